@@ -50,6 +50,26 @@ export interface PairedBootstrapResult extends BootstrapResult {
   estimateB: number | null
 }
 
+/**
+ * The statistic "mean of the picked rows' values", skipping rows whose value is null or NaN (a
+ * per-query metric that is undefined there); null when no picked row has a value.
+ * Usage: bootstrapCI(values.length, meanStatistic(values), {rng}).
+ */
+export function meanStatistic(values: ArrayLike<number | null>): IndexStatistic {
+  return (indices) => {
+    let total = 0
+    let count = 0
+    for (let i = 0; i < indices.length; i++) {
+      const v = values[indices[i]]
+      if (v !== null && !Number.isNaN(v)) {
+        total += v
+        count++
+      }
+    }
+    return count === 0 ? null : total / count
+  }
+}
+
 /** 0, 1, ..., n-1: the original sample. */
 export function identityIndices(n: number): Int32Array {
   const indices = new Int32Array(n)

@@ -87,6 +87,48 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | n
   return pearson(averageRanks(x), averageRanks(y))
 }
 
+/** One-way decomposition of the variation of `values` by `category`. */
+interface VarianceDecomposition {
+  /** Sum of squared deviations from the grand mean. */
+  total: number
+  /** Sum over groups of n_g * (group mean - grand mean)^2. */
+  between: number
+  /** Sum of squared deviations from the group means, computed directly (no cancellation). */
+  within: number
+  /** Number of distinct categories. */
+  groups: number
+}
+
+/** Sums of squares of a one-way ANOVA; null when n < 2 or `values` is constant. */
+function decompose<K>(category: ArrayLike<K>, values: ArrayLike<number>, where: string): VarianceDecomposition | null {
+  if (category.length !== values.length) {
+    throw new RangeError(`${where}: expected samples of equal length, got ${category.length} and ${values.length}`)
+  }
+  const n = values.length
+  if (n < 2 || isConstant(values)) return null
+  const grand = mean(values)
+  const sums = new Map<K, {count: number; sum: number}>()
+  for (let i = 0; i < n; i++) {
+    const g = sums.get(category[i])
+    if (g) {
+      g.count++
+      g.sum += values[i]
+    } else sums.set(category[i], {count: 1, sum: values[i]})
+  }
+  let between = 0
+  for (const g of sums.values()) {
+    const d = g.sum / g.count - grand
+    between += g.count * d * d
+  }
+  let within = 0
+  for (let i = 0; i < n; i++) {
+    const g = sums.get(category[i])!
+    const d = values[i] - g.sum / g.count
+    within += d * d
+  }
+  return {total: sumSquaredDeviations(values), between, within, groups: sums.size}
+}
+
 /**
  * Correlation ratio eta squared (Pearson 1903; Fisher's one-way ANOVA decomposition): the share of
  * the variance of `values` explained by grouping them on `category`,
@@ -94,36 +136,31 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | n
  * 0 when the group means are equal, 1 when every group is constant. kt uses it to detect label
  * leakage: a feature whose categories nearly determine the label.
  *
- * Categories are compared with SameValueZero (Map keys). Beware that eta^2 is biased upward when
- * groups are small: with one row per category it is 1 whatever the data; compare against the
- * number of groups (see groupCount) before calling a feature leaky.
- * Null when n < 2 or `values` is constant; NaN if any value is NaN.
+ * Categories are compared with SameValueZero (Map keys). eta^2 is biased upward when groups are
+ * small: with one row per category it is 1 whatever the data. Check adjustedCorrelationRatio or
+ * groupCount before calling a feature leaky.
+ * Null when n < 2 or `values` is constant; NaN if any value is NaN or infinite.
  */
 export function correlationRatio<K>(category: ArrayLike<K>, values: ArrayLike<number>): number | null {
-  if (category.length !== values.length) {
-    throw new RangeError(
-      `correlationRatio: expected samples of equal length, got ${category.length} and ${values.length}`,
-    )
-  }
+  const d = decompose(category, values, 'correlationRatio')
+  if (d === null) return null
+  const eta2 = d.between / d.total
+  return Number.isNaN(eta2) ? NaN : Math.max(0, Math.min(1, eta2))
+}
+
+/**
+ * Epsilon squared (Kelley 1935, "An unbiased correlation ratio measure"), eta^2 corrected for the
+ * number of groups k: (SS_between - (k - 1) * MS_within) / SS_total, MS_within = SS_within / (n - k).
+ * Near 0 for a grouping unrelated to the values however many groups it has (it can dip below 0);
+ * use it to tell real leakage from the inflation of eta^2 by many small groups.
+ * Null when eta^2 is, or when n = k (every row its own group: no within-group variation to judge by).
+ */
+export function adjustedCorrelationRatio<K>(category: ArrayLike<K>, values: ArrayLike<number>): number | null {
+  const d = decompose(category, values, 'adjustedCorrelationRatio')
+  if (d === null) return null
   const n = values.length
-  if (n < 2 || isConstant(values)) return null
-  const total = sumSquaredDeviations(values)
-  if (Number.isNaN(total)) return NaN
-  const grand = mean(values)
-  const groups = new Map<K, {count: number; sum: number}>()
-  for (let i = 0; i < n; i++) {
-    const g = groups.get(category[i])
-    if (g) {
-      g.count++
-      g.sum += values[i]
-    } else groups.set(category[i], {count: 1, sum: values[i]})
-  }
-  let between = 0
-  for (const g of groups.values()) {
-    const d = g.sum / g.count - grand
-    between += g.count * d * d
-  }
-  return Math.max(0, Math.min(1, between / total))
+  if (n === d.groups) return null
+  return (d.between - ((d.groups - 1) * d.within) / (n - d.groups)) / d.total
 }
 
 /** Number of distinct categories (SameValueZero), to judge how much eta^2 small groups inflate. */

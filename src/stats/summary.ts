@@ -11,7 +11,7 @@
  * Sum with Neumaier's compensation (Neumaier 1974, "Rundungsfehleranalyse einiger Verfahren zur
  * Summation endlicher Summen"), an improved Kahan summation: the rounding error of each addition
  * is carried separately, so sums of many values of mixed magnitude stay accurate.
- * The sum of nothing is 0.
+ * The sum of nothing is 0; infinite values give the IEEE sum (Infinity, or NaN for +Inf + -Inf).
  */
 export function sum(values: ArrayLike<number>): number {
   let total = 0
@@ -23,7 +23,22 @@ export function sum(values: ArrayLike<number>): number {
     compensation += Math.abs(total) >= Math.abs(v) ? total - t + v : v - t + total
     total = t
   }
-  return total + compensation
+  // Past an infinity the compensation is Inf - Inf = NaN and means nothing.
+  return Number.isFinite(total) ? total + compensation : total
+}
+
+/**
+ * The values that are defined: drops null, undefined and NaN. Per-query metrics are null where
+ * undefined (e.g. nDCG of a query without relevant items); average them with
+ * mean(definedValues(xs)) and report how many were dropped.
+ */
+export function definedValues(values: ArrayLike<number | null | undefined>): Float64Array {
+  const out: number[] = []
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]
+    if (v !== null && v !== undefined && !Number.isNaN(v)) out.push(v)
+  }
+  return Float64Array.from(out)
 }
 
 /** Arithmetic mean; NaN for an empty sample. */

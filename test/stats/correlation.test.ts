@@ -1,6 +1,9 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {averageRanks, correlationRatio, groupCount, pearson, spearman} from '../../src/stats/correlation.js'
+import {
+  adjustedCorrelationRatio, averageRanks, correlationRatio, groupCount, pearson, spearman,
+} from '../../src/stats/correlation.js'
+import {Rng} from '../../src/util/rng.js'
 
 describe('pearson', () => {
   it('matches scipy.stats.pearsonr', () => {
@@ -113,7 +116,41 @@ describe('correlationRatio', () => {
     const r = pearson(g, v)!
     expect(correlationRatio(g, v)).toBeCloseTo(r * r, 13)
   })
+  it('rejects unpaired input', () => {
+    expect(() => correlationRatio(['a'], [1, 2])).toThrow(RangeError)
+  })
+  it('matches numpy-computed sums of squares on an unrelated grouping', () => {
+    // numpy: SS_between / SS_total = 0.5192790919331082; (SS_b - 2 * SS_w / 5) / SS_t = 0.3269907287063514
+    const v = [2.5, 3.1, 1.9, 4.4, 3.8, 2.2, 2.9, 3.3]
+    const g = [0, 1, 2, 0, 1, 2, 0, 1]
+    expect(correlationRatio(g, v)).toBeCloseTo(0.5192790919331082, 13)
+    expect(adjustedCorrelationRatio(g, v)).toBeCloseTo(0.3269907287063514, 13)
+  })
   it('counts groups', () => {
     expect(groupCount(['a', 'b', 'a', 'c'])).toBe(3)
+  })
+})
+
+describe('adjustedCorrelationRatio (epsilon squared)', () => {
+  it('matches hand-computed values', () => {
+    // 1,3 | 5,7: SS_b 16, SS_w 4, k 2, n 4: (16 - 1 * 4/2) / 20 = 0.7
+    expect(adjustedCorrelationRatio(['a', 'a', 'b', 'b'], [1, 3, 5, 7])).toBeCloseTo(0.7, 14)
+    // 1,2,3 | 4,5,6 | 7,8,9: SS_b 54, SS_w 6, k 3, n 9: (54 - 2 * 6/6) / 60 = 52/60
+    expect(adjustedCorrelationRatio([0, 0, 0, 1, 1, 1, 2, 2, 2], [1, 2, 3, 4, 5, 6, 7, 8, 9])).toBeCloseTo(52 / 60, 14)
+  })
+  it('is null when every row is its own group (where eta^2 is a meaningless 1)', () => {
+    expect(correlationRatio(['a', 'b', 'c'], [1, 5, 2])).toBe(1)
+    expect(adjustedCorrelationRatio(['a', 'b', 'c'], [1, 5, 2])).toBeNull()
+  })
+  it('stays near 0 for many small random groups where eta^2 is inflated (seeded simulation)', () => {
+    // 200 rows, 50 random groups of about 4, values independent of the groups: E[eta^2] is about
+    // (k - 1) / (n - 1) = 0.246, while epsilon^2 is nearly unbiased for 0 (sd about 0.06 here: eta^2 ~ Beta(24.5, 75)).
+    // Measured with this seed: eta^2 = 0.184, epsilon^2 = -0.061.
+    const rng = new Rng(42)
+    const n = 200
+    const groups = Array.from({length: n}, () => rng.int(50))
+    const values = Array.from({length: n}, () => rng.normal())
+    expect(correlationRatio(groups, values)!).toBeGreaterThan(0.15)
+    expect(Math.abs(adjustedCorrelationRatio(groups, values)!)).toBeLessThan(0.12)
   })
 })

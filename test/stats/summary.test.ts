@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {
-  iqr, max, mean, median, min, quantile, quantiles, quantileSorted, sd, standardError, sum,
+  definedValues, iqr, max, mean, median, min, quantile, quantiles, quantileSorted, sd, standardError, sum,
   sumSquaredDeviations, variance,
 } from '../../src/stats/summary.js'
 
@@ -16,9 +16,12 @@ describe('sum', () => {
     // naive summation gives 1.1102230246251565e-16.
     expect(sum(new Float64Array([0.1, 0.2, 0.3, -0.6]))).toBe(2 ** -55)
   })
-  it('is 0 for nothing and propagates NaN', () => {
+  it('is 0 for nothing, propagates NaN and follows IEEE for infinities', () => {
     expect(sum([])).toBe(0)
     expect(sum([1, NaN])).toBeNaN()
+    expect(sum([1, Infinity, 2])).toBe(Infinity)
+    expect(sum([-Infinity, 1])).toBe(-Infinity)
+    expect(sum([Infinity, -Infinity])).toBeNaN()
   })
   it('sums 0.1 ten thousand times to 1000 within one ulp', () => {
     const xs = new Float64Array(10_000).fill(0.1)
@@ -67,6 +70,13 @@ describe('moments', () => {
     expect(max(new Float64Array(EXAMPLE))).toBe(9)
     expect(min([])).toBeNaN()
     expect(max([1, NaN])).toBeNaN()
+  })
+})
+
+describe('definedValues', () => {
+  it('drops null, undefined and NaN', () => {
+    expect(Array.from(definedValues([1, null, NaN, 2, undefined, 0]))).toEqual([1, 2, 0])
+    expect(mean(definedValues([null, null]))).toBeNaN()
   })
 })
 
