@@ -114,6 +114,8 @@ function percentileInterval(values: Float64Array, confidence: number): {low: num
 
 /**
  * Percentile bootstrap confidence interval of `statistic` over a sample of n rows.
+ * The percentile interval undercovers a little for small n (about 92-94% nominal 95% for a mean
+ * at n = 30 in kt's seeded test); treat intervals from fewer than ~20 rows as rough.
  * Resamples on which the statistic is null (or NaN) are counted in undefinedResamples and left
  * out of the interval; many of them mean the interval describes only the resamples where the
  * statistic exists, so report the count.
