@@ -1,0 +1,70 @@
+import {SIGNALS, type Signal, type Weights} from '../src/engine/importance/space.js'
+import {scoreColumns} from '../src/engine/importance/score.js'
+import {correlationInterval} from './lib/metrics.js'
+import type {PhaseContext} from './lib/context.js'
+import type {AblationConfig, AblationResult, Interval} from './report-types.js'
+
+/**
+ * Phase 3: ablation. Each signal alone, each left out (the others renormalised), every pair (the
+ * baseline's two weights renormalised), and the full baseline; Pearson and Spearman against the
+ * truth with bootstrap intervals on every dataset of the plan.
+ */
+export function ablationConfigs(baseline: Weights): Array<Pick<AblationConfig, 'id' | 'kind' | 'weights'>> {
+  const only = (keep: readonly Signal[]): Weights => {
+    const total = keep.reduce((s, k) => s + baseline[k], 0)
+    // a subset whose baseline weights are all zero gets equal weights instead
+    return Object.fromEntries(SIGNALS.map((s) => [s, keep.includes(s) ? (total > 0 ? baseline[s] / total : 1 / keep.length) : 0])) as unknown as Weights
+  }
+  const configs: Array<Pick<AblationConfig, 'id' | 'kind' | 'weights'>> = [{id: 'baseline', kind: 'baseline', weights: {...baseline}}]
+  for (const s of SIGNALS) configs.push({id: `${s} alone`, kind: 'alone', weights: only([s])})
+  for (const s of SIGNALS) configs.push({id: `without ${s}`, kind: 'without', weights: only(SIGNALS.filter((x) => x !== s))})
+  for (let i = 0; i < SIGNALS.length; i++)
+    for (let j = i + 1; j < SIGNALS.length; j++) configs.push({id: `${SIGNALS[i]} + ${SIGNALS[j]}`, kind: 'pair', weights: only([SIGNALS[i], SIGNALS[j]])})
+  return configs.map((c) => ({...c, weights: {...c.weights}}))
+}
+
+export function runAblation(ctx: PhaseContext): AblationResult {
+  const {plan} = ctx.plan
+  const configs = ablationConfigs(plan.baseline)
+  const datasets = ctx.datasets().map((ds) => {
+    ctx.progress(`phase 3: ablation on ${ds.id}`)
+    return {
+      dataset: ds.id,
+      configs: configs.map((c): AblationConfig => {
+        const scores = scoreColumns(ds.signals, c.weights)
+        return {
+          ...c,
+          pearson: correlationInterval('pearson', scores, ds.truth, plan, ctx.rng(`ablation/${ds.id}/${c.id}/pearson`)),
+          spearman: correlationInterval('spearman', scores, ds.truth, plan, ctx.rng(`ablation/${ds.id}/${c.id}/spearman`)),
+        }
+      }),
+    }
+  })
+  return {datasets, headline: ablationHeadline(datasets[0].dataset, datasets[0].configs)}
+}
+
+/** The headline, computed from the tuning dataset's numbers (never typed in). */
+export function ablationHeadline(dataset: string, configs: AblationConfig[]): string {
+  const baseline = configs.find((c) => c.kind === 'baseline')!
+  const defined = configs.filter((c) => c.spearman.estimate !== null)
+  const best = defined.reduce((a, b) => (b.spearman.estimate! > a.spearman.estimate! ? b : a))
+  const without = configs.filter((c) => c.kind === 'without' && c.spearman.estimate !== null)
+  const mostHelpful = without.reduce((a, b) => (b.spearman.estimate! < a.spearman.estimate! ? b : a))
+  const leastHelpful = without.reduce((a, b) => (b.spearman.estimate! > a.spearman.estimate! ? b : a))
+  const undefinedOnes = configs.filter((c) => c.spearman.estimate === null).map((c) => c.id)
+  const parts = [
+    `On ${dataset}, the best ablation configuration is "${best.id}" with Spearman ${fmt(best.spearman)}, against ${fmt(baseline.spearman)} for the baseline.`,
+    `Removing ${mostHelpful.id.replace('without ', '')} costs the most (Spearman ${fmt(mostHelpful.spearman)}, an absolute change of ${signed(mostHelpful.spearman.estimate! - baseline.spearman.estimate!)}); ` +
+      `removing ${leastHelpful.id.replace('without ', '')} ${leastHelpful.spearman.estimate! >= baseline.spearman.estimate! ? 'helps' : 'costs the least'} (${signed(leastHelpful.spearman.estimate! - baseline.spearman.estimate!)}).`,
+  ]
+  if (undefinedOnes.length) parts.push(`Undefined (constant scores): ${undefinedOnes.join(', ')}.`)
+  return parts.join(' ')
+}
+
+function fmt(i: Interval): string {
+  return i.estimate === null ? 'undefined' : `${i.estimate.toFixed(3)} [${i.low!.toFixed(3)}, ${i.high!.toFixed(3)}]`
+}
+
+function signed(x: number): string {
+  return `${x >= 0 ? '+' : ''}${x.toFixed(3)}`
+}

@@ -1,0 +1,143 @@
+import {SIGNALS, type Weights} from '../src/engine/importance/space.js'
+import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
+import {pearson, spearman} from '../src/stats/correlation.js'
+import {paretoFront} from '../src/stats/pareto.js'
+import {correlationInterval} from './lib/metrics.js'
+import {simplexLattice, latticeAround, randomSimplex, withWeight} from './lib/simplex.js'
+import type {PhaseContext, StudyDataset} from './lib/context.js'
+import type {Plan} from './plan.js'
+import type {ScoredPoint, SearchResult} from './report-types.js'
+
+/** Points per weight line in the landscape chart (0, 0.05, ..., 1). */
+const LANDSCAPE_POINTS = 21
+
+/**
+ * Phase 4: search over the weight simplex on the tuning dataset: the full lattice grid, a finer
+ * lattice around its best point, and uniform random search; then the optimum with its interval,
+ * the top points, the local gradient, 2-D slices for the heatmap, lines through the optimum and
+ * the front of correlation vs token budget.
+ */
+export function runSearch(ctx: PhaseContext): SearchResult {
+  const {plan} = ctx.plan
+  const ds = ctx.datasets().find((d) => d.role === 'tune')!
+  const evaluate = evaluator(ds, plan)
+
+  ctx.progress(`phase 4: grid search on ${ds.id}`)
+  const grid = simplexLattice(plan.search.grid_step).map(evaluate)
+  const gridBest = best(grid)
+  ctx.progress('phase 4: refining around the grid optimum')
+  const refine = latticeAround(gridBest.weights, plan.search.refine_step, plan.search.refine_radius).map(evaluate)
+  const refineBest = best(refine)
+  ctx.progress('phase 4: random search')
+  const random = randomSimplex(plan.search.random_samples, ctx.rng('search/random')).map(evaluate)
+  const randomBest = best(random)
+
+  const candidates: Array<[string, ScoredPoint]> = [['grid', gridBest], ['refine', refineBest], ['random', randomBest]]
+  const [source, optimum] = candidates.reduce((a, b) => (better(b[1], a[1]) ? b : a))
+  const baselineScores = scoreColumns(ds.signals, plan.baseline)
+  const optimumScores = scoreColumns(ds.signals, optimum.weights)
+
+  const all = dedupe([...grid, ...refine, ...random])
+  const frontIdx = paretoFront(grid.filter((p) => p.objective !== null), [
+    {value: (p: ScoredPoint) => p.objective!, sense: 'max'},
+    {value: (p: ScoredPoint) => p.token_budget, sense: 'min'},
+  ])
+  const definedGrid = grid.filter((p) => p.objective !== null)
+  const front = frontIdx.map((i) => definedGrid[i]).sort((a, b) => a.token_budget - b.token_budget || b.objective! - a.objective!)
+
+  return {
+    dataset: ds.id,
+    objective: plan.objective,
+    grid: {step: plan.search.grid_step, points: grid.length, evaluated: grid.length, best: gridBest},
+    refine: {step: plan.search.refine_step, radius: plan.search.refine_radius, points: refine.length, best: refineBest},
+    random: {samples: random.length, best: randomBest},
+    optimum: {
+      weights: optimum.weights,
+      source,
+      objective: correlationInterval(plan.objective, optimumScores, ds.truth, plan, ctx.rng('search/optimum-ci')),
+      token_budget: optimum.token_budget,
+    },
+    baseline: {
+      weights: {...plan.baseline},
+      objective: correlationInterval(plan.objective, baselineScores, ds.truth, plan, ctx.rng('search/baseline-ci')),
+      token_budget: evaluate(plan.baseline).token_budget,
+    },
+    top: all.filter((p) => p.objective !== null).sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, plan.search.top),
+    smoothness: gradientAt(optimum.weights, evaluate, plan.search.grid_step),
+    slices: slices(grid),
+    landscape: SIGNALS.map((s) => ({
+      signal: s,
+      points: Array.from({length: LANDSCAPE_POINTS}, (_, k) => {
+        const weight = k / (LANDSCAPE_POINTS - 1)
+        return {weight, objective: evaluate(withWeight(optimum.weights, s, weight)).objective}
+      }),
+    })),
+    front: front.map((p) => ({weights: p.weights, objective: p.objective!, token_budget: p.token_budget})),
+  }
+}
+
+function evaluator(ds: StudyDataset, plan: Plan): (w: Weights) => ScoredPoint {
+  const scores = new Float64Array(ds.signals.n)
+  const correlation = plan.objective === 'spearman' ? spearman : pearson
+  return (w) => {
+    scoreColumns(ds.signals, w, scores)
+    const levels = detailLevels(scores, plan.detail_levels)
+    return {weights: {...w}, objective: correlation(scores, ds.truth), token_budget: tokenBudget(levels, ds.signals.tokens, plan.token_cost)}
+  }
+}
+
+/** a beats b: higher objective; ties go to the smaller token budget, then to the earlier point. */
+function better(a: ScoredPoint, b: ScoredPoint): boolean {
+  if (a.objective === null) return false
+  if (b.objective === null) return true
+  if (a.objective !== b.objective) return a.objective > b.objective
+  return a.token_budget < b.token_budget
+}
+
+function best(points: ScoredPoint[]): ScoredPoint {
+  return points.reduce((a, b) => (better(b, a) ? b : a))
+}
+
+function dedupe(points: ScoredPoint[]): ScoredPoint[] {
+  const seen = new Set<string>()
+  return points.filter((p) => {
+    const key = SIGNALS.map((s) => p.weights[s].toFixed(6)).join(',')
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/**
+ * Gradient of the objective at w in the simplex's tangent space: for each signal, a central
+ * difference along withWeight(w, s, w_s +/- h) (one-sided at a face). h is the grid step:
+ * Spearman is a step function of the weights, so smaller steps mostly read 0.
+ */
+function gradientAt(w: Weights, evaluate: (w: Weights) => ScoredPoint, h: number): SearchResult['smoothness'] {
+  const gradient: Record<string, number> = {}
+  for (const s of SIGNALS) {
+    const up = Math.min(1, w[s] + h), down = Math.max(0, w[s] - h)
+    const fUp = evaluate(withWeight(w, s, up)).objective, fDown = evaluate(withWeight(w, s, down)).objective
+    gradient[s] = fUp === null || fDown === null || up === down ? 0 : (fUp - fDown) / (up - down)
+  }
+  const norm = Math.sqrt(SIGNALS.reduce((t, s) => t + gradient[s] ** 2, 0))
+  return {gradient, gradient_norm: norm, step: h, note: 'finite differences along each weight with the others rescaled; step = grid step'}
+}
+
+/** For each pair of weights, the best objective over the other two at each lattice cell (a profile). */
+function slices(grid: ScoredPoint[]): SearchResult['slices'] {
+  const out: SearchResult['slices'] = []
+  for (let i = 0; i < SIGNALS.length; i++)
+    for (let j = i + 1; j < SIGNALS.length; j++) {
+      const x = SIGNALS[i], y = SIGNALS[j]
+      const cells = new Map<string, {x: number; y: number; objective: number | null}>()
+      for (const p of grid) {
+        const key = `${p.weights[x]},${p.weights[y]}`
+        const cell = cells.get(key)
+        if (!cell) cells.set(key, {x: p.weights[x], y: p.weights[y], objective: p.objective})
+        else if (p.objective !== null && (cell.objective === null || p.objective > cell.objective)) cell.objective = p.objective
+      }
+      out.push({x, y, cells: [...cells.values()], aggregation: 'max over the other two weights'})
+    }
+  return out
+}

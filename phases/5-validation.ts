@@ -1,0 +1,76 @@
+import {DETAIL_LEVELS} from '../src/engine/importance/score.js'
+import {wilsonInterval} from '../src/stats/interval.js'
+import {mean} from '../src/stats/summary.js'
+import {evaluateWeights, correlationInterval, correlationDelta} from './lib/metrics.js'
+import type {PhaseContext} from './lib/context.js'
+import type {AcceptanceCriterion} from './plan.js'
+import type {CriterionVerdict, ValidationDataset, ValidationResult} from './report-types.js'
+
+/**
+ * Phase 5: the optimum against the baseline on every dataset it was not tuned on (held-out
+ * synthetic and imported data): per-turn change, share of turns scored higher, correlations with
+ * intervals, the paired change in correlation, detail-level transitions, the token budget's
+ * relative change, and a verdict per acceptance criterion.
+ */
+export function runValidation(ctx: PhaseContext): ValidationResult {
+  const {plan} = ctx.plan
+  const search = ctx.results.search
+  if (!search) throw new Error('phase 5 needs the search phase result')
+  const optimum = search.optimum.weights
+  const datasets = ctx.datasets().filter((d) => d.role !== 'tune').map((ds): ValidationDataset => {
+    ctx.progress(`phase 5: validating on ${ds.id}`)
+    const base = evaluateWeights(ds, plan.baseline, plan)
+    const opt = evaluateWeights(ds, optimum, plan)
+    const n = ds.signals.n
+    const changes = opt.scores.map((v, i) => v - base.scores[i])
+    const positive = changes.reduce((c, d) => c + (d > 0 ? 1 : 0), 0)
+    const share = wilsonInterval(positive, n, plan.bootstrap.confidence)!
+    const transitions = DETAIL_LEVELS.map(() => DETAIL_LEVELS.map(() => 0))
+    for (let i = 0; i < n; i++) transitions[base.levels[i]][opt.levels[i]]++
+    const counts = (levels: Uint8Array) => DETAIL_LEVELS.map((_, k) => levels.reduce((c, l) => c + (l === k ? 1 : 0), 0))
+    const r = (label: string) => ctx.rng(`validation/${ds.id}/${label}`)
+    const record: Omit<ValidationDataset, 'verdicts'> = {
+      dataset: ds.id,
+      role: ds.role,
+      turns: n,
+      mean_change: {kind: 'absolute', unit: 'importance score (0-1)', value: mean(changes)},
+      share_positive: {value: share.estimate, low: share.low, high: share.high, confidence: plan.bootstrap.confidence},
+      baseline: {pearson: correlationInterval('pearson', base.scores, ds.truth, plan, r('base-pearson')), spearman: correlationInterval('spearman', base.scores, ds.truth, plan, r('base-spearman')), token_budget: base.tokenBudget},
+      optimum: {pearson: correlationInterval('pearson', opt.scores, ds.truth, plan, r('opt-pearson')), spearman: correlationInterval('spearman', opt.scores, ds.truth, plan, r('opt-spearman')), token_budget: opt.tokenBudget},
+      delta: {
+        pearson: correlationDelta('pearson', base.scores, opt.scores, ds.truth, plan, r('delta-pearson')),
+        spearman: correlationDelta('spearman', base.scores, opt.scores, ds.truth, plan, r('delta-spearman')),
+      },
+      token_budget_change: {kind: 'relative', unit: '%', value: base.tokenBudget > 0 ? (100 * (opt.tokenBudget - base.tokenBudget)) / base.tokenBudget : 0},
+      levels: {order: [...DETAIL_LEVELS], baseline_counts: counts(base.levels), optimum_counts: counts(opt.levels), transitions},
+      scatter: Array.from(ds.truth, (truth, i) => ({truth, baseline: base.scores[i], optimum: opt.scores[i]})),
+    }
+    return {...record, verdicts: plan.acceptance.map((c) => verdict(c, record))}
+  })
+  return {optimum, baseline: {...plan.baseline}, datasets, passed: datasets.every((d) => d.verdicts.every((v) => v.passed))}
+}
+
+/** The value an acceptance metric takes on one dataset (token change as a fraction, not %). */
+function metricValue(metric: AcceptanceCriterion['metric'], d: Omit<ValidationDataset, 'verdicts'>): number | null {
+  switch (metric) {
+    case 'token_budget_change_rel':
+      return d.token_budget_change.value / 100
+    case 'spearman_delta_abs':
+      return d.delta.spearman.estimate
+    case 'spearman_delta_abs_ci_low':
+      return d.delta.spearman.low
+    case 'pearson_delta_abs':
+      return d.delta.pearson.estimate
+    case 'share_positive':
+      return d.share_positive.value
+  }
+}
+
+const COMPARE: Record<AcceptanceCriterion['op'], (a: number, b: number) => boolean> = {
+  '<': (a, b) => a < b, '<=': (a, b) => a <= b, '>': (a, b) => a > b, '>=': (a, b) => a >= b,
+}
+
+function verdict(c: AcceptanceCriterion, d: Omit<ValidationDataset, 'verdicts'>): CriterionVerdict {
+  const value = metricValue(c.metric, d)
+  return {id: c.id, description: c.description, metric: c.metric, op: c.op, threshold: c.value, value, passed: value !== null && COMPARE[c.op](value, c.value)}
+}

@@ -1,0 +1,40 @@
+import {join} from 'node:path'
+import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
+import {makeProfile, profileJson, renderEnvFile, renderShellScript, ROLLOUT_STAGES, type Profile} from '../src/deploy/profile.js'
+import {writeFileAtomic} from '../src/util/fs.js'
+import type {PhaseContext} from './lib/context.js'
+import type {DeployResult, WeightsRecord} from './report-types.js'
+
+export const PROFILES_DIR = 'profiles'
+
+/**
+ * Phase 6: deployable profiles. The optimum and the baseline (the profile it replaces) as .env,
+ * a POSIX shell script of exports and JSON with metrics, source run and rollout plan; plus
+ * rollback.sh, which restores the previous (baseline) profile.
+ */
+export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
+  const {plan} = ctx.plan
+  const search = ctx.results.search
+  if (!search) throw new Error('phase 6 needs the search phase result')
+  const validation = ctx.results.validation
+  const scale = plan.time_scale_hours
+  const metricsFor = (w: WeightsRecord, role: 'baseline' | 'optimum'): Profile['metrics'] => ({
+    [`${search.objective}_on_${search.dataset}`]: role === 'optimum' ? search.optimum.objective.estimate : search.baseline.objective.estimate,
+    [`token_budget_on_${search.dataset}`]: role === 'optimum' ? search.optimum.token_budget : search.baseline.token_budget,
+    validation_passed: validation ? (role === 'optimum' ? String(validation.passed) : 'reference') : 'not run',
+    weights_sum: w.decay + w.surprise + w.relevance + w.habituation,
+  })
+  const profiles = ([['baseline', plan.baseline], ['optimum', search.optimum.weights]] as const).map(([name, w]) => {
+    ctx.progress(`phase 6: writing profile ${name}`)
+    const profile = makeProfile(IMPORTANCE_SPACE, name, importanceConfig(w, scale), metricsFor(w, name), runId)
+    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
+    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(IMPORTANCE_SPACE, profile))
+    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(IMPORTANCE_SPACE, profile), 0o755)
+    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
+    return {name, weights: {...w}, files, profile}
+  })
+  const previous = profiles[0].profile
+  const rollback = `${PROFILES_DIR}/rollback.sh`
+  writeFileAtomic(join(ctx.outDir, rollback), renderShellScript(IMPORTANCE_SPACE, previous, `rollback: restores the previous profile (${previous.name}); source it: . ${rollback}`), 0o755)
+  return {profiles: profiles.map(({name, weights, files}) => ({name, weights, files})), rollback_script: rollback, rollout: ROLLOUT_STAGES.map((s) => ({...s}))}
+}

@@ -1,0 +1,93 @@
+import {dirname, resolve} from 'node:path'
+import {createHash} from 'node:crypto'
+import {z} from 'zod'
+import {InputError, describeValue} from '../src/util/errors.js'
+import {readText, parseJson} from '../src/util/fs.js'
+import {phasesDir} from '../src/util/paths.js'
+import {SIMPLEX_SUM_TOLERANCE} from '../src/space/types.js'
+
+/** Version of the study-plan format (`kt_plan` field). */
+export const PLAN_FORMAT_VERSION = 1
+export const DEFAULT_PLAN_FILE = resolve(phasesDir, 'plan.default.json')
+
+const unit = z.number().finite().min(0).max(1)
+const positive = z.number().finite().positive()
+
+const AcceptanceSchema = z.object({
+  id: z.string().min(1),
+  description: z.string(),
+  metric: z.enum(['token_budget_change_rel', 'spearman_delta_abs', 'spearman_delta_abs_ci_low', 'pearson_delta_abs', 'share_positive']),
+  op: z.enum(['<', '<=', '>', '>=']),
+  value: z.number().finite(),
+}).strict()
+
+const PlanSchema = z.object({
+  kt_plan: z.literal(PLAN_FORMAT_VERSION),
+  name: z.string().min(1),
+  description: z.string(),
+  datasets: z.object({
+    tune: z.string().min(1),
+    holdout: z.array(z.string().min(1)),
+    imported: z.array(z.string().min(1)),
+  }).strict(),
+  baseline: z.object({decay: unit, surprise: unit, relevance: unit, habituation: unit}).strict(),
+  time_scale_hours: positive,
+  objective: z.enum(['spearman', 'pearson']),
+  properties: z.object({runs: z.number().int().min(1).max(100_000)}).strict(),
+  bootstrap: z.object({resamples: z.number().int().min(100).max(100_000), confidence: z.number().gt(0).lt(1)}).strict(),
+  search: z.object({
+    grid_step: z.number().gt(0).lt(1),
+    refine_step: z.number().gt(0).lt(1),
+    refine_radius: z.number().gt(0).lt(1),
+    random_samples: z.number().int().min(1).max(1_000_000),
+    top: z.number().int().min(1).max(1000),
+  }).strict(),
+  detail_levels: z.object({FULL: unit, CHUNKS: unit, SUMMARY: unit}).strict(),
+  token_cost: z.object({FULL: unit, CHUNKS: unit, SUMMARY: unit, DROPPED: unit}).strict(),
+  acceptance: z.array(AcceptanceSchema),
+}).strict()
+
+/**
+ * A study plan: which datasets to tune and validate on, the baseline, search settings, detail
+ * levels and token costs, and the acceptance criteria. Paths are relative to the plan file.
+ */
+export type Plan = z.infer<typeof PlanSchema>
+export type AcceptanceCriterion = z.infer<typeof AcceptanceSchema>
+
+export interface LoadedPlan {
+  readonly plan: Plan
+  readonly file: string
+  /** sha256 of the plan text, first 12 hex digits: part of the run id. */
+  readonly hash: string
+  resolvePath(path: string): string
+}
+
+export function loadPlan(file: string = DEFAULT_PLAN_FILE): LoadedPlan {
+  const text = readText(file)
+  const plan = parsePlan(parseJson(file, text), file)
+  const base = dirname(resolve(file))
+  return {plan, file, hash: createHash('sha256').update(text).digest('hex').slice(0, 12), resolvePath: (p) => resolve(base, p)}
+}
+
+export function parsePlan(value: unknown, file: string): Plan {
+  const result = PlanSchema.safeParse(value)
+  if (!result.success) {
+    const issue = result.error.issues[0]
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || '(top level)'
+    const got = issue.path.reduce<unknown>((v, key) => (v as Record<string | number, unknown> | undefined)?.[key], value)
+    throw new InputError(`${file}: ${path}`, issue.code === 'unrecognized_keys' ? `no unknown fields (${issue.keys.join(', ')})` : issue.message.toLowerCase(), describeValue(got))
+  }
+  const plan = result.data
+  const sum = plan.baseline.decay + plan.baseline.surprise + plan.baseline.relevance + plan.baseline.habituation
+  if (Math.abs(sum - 1) > SIMPLEX_SUM_TOLERANCE) throw new InputError(`${file}: baseline`, `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`, String(sum))
+  const t = plan.detail_levels
+  if (!(t.FULL > t.CHUNKS && t.CHUNKS > t.SUMMARY)) throw new InputError(`${file}: detail_levels`, 'thresholds with FULL > CHUNKS > SUMMARY', JSON.stringify(t))
+  if (!isLatticeStep(plan.search.grid_step)) throw new InputError(`${file}: search.grid_step`, 'a step that divides 1 into a whole number of parts (e.g. 0.05)', String(plan.search.grid_step))
+  return plan
+}
+
+/** True when 1/step is (within rounding) a whole number, so the grid lands exactly on the simplex. */
+export function isLatticeStep(step: number): boolean {
+  const parts = 1 / step
+  return Math.abs(parts - Math.round(parts)) < 1e-9
+}

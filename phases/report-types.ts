@@ -1,0 +1,186 @@
+/**
+ * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
+ * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
+ * ('absolute' or 'relative') and their unit.
+ */
+export const REPORT_SCHEMA = 'kt.report'
+export const REPORT_VERSION = 1
+
+export const PHASE_NAMES = ['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy', 'visualize'] as const
+export type PhaseName = (typeof PHASE_NAMES)[number]
+
+export type WeightsRecord = {decay: number; surprise: number; relevance: number; habituation: number}
+
+/** A point estimate with a bootstrap percentile interval; estimate null = undefined statistic. */
+export interface Interval {
+  estimate: number | null
+  low: number | null
+  high: number | null
+  confidence: number
+  resamples: number
+  undefined_resamples: number
+  note?: string
+}
+
+export interface DeltaInterval extends Omit<Interval, 'note'> {
+  kind: 'absolute'
+  unit: string
+}
+
+export interface PropertyResult {
+  id: string
+  description: string
+  cases: number
+  violations: number
+  counterexample: string | null
+  seed: number
+}
+
+export interface PropertiesResult {
+  properties: PropertyResult[]
+  passed: boolean
+}
+
+export interface SignalAuditRecord {
+  signal: string
+  verdict: 'ok' | 'leak' | 'constant'
+  dependence: number | null
+  spearman: number | null
+  reason: string
+}
+
+export interface DatasetSummary {
+  id: string
+  file: string
+  role: 'tune' | 'holdout' | 'imported'
+  sha256: string
+  turns: number
+  reference_time: string
+  generator: Record<string, string | number> | null
+  /** Regenerated from its recorded generator options: identical to the committed file? null if not synthetic. */
+  regenerates_identically: boolean | null
+  truth: {mean: number; quantiles: {p10: number; p50: number; p90: number}}
+  signals: Record<string, {mean: number; min: number; max: number}>
+  leakage: SignalAuditRecord[]
+}
+
+export interface SyntheticResult {
+  datasets: DatasetSummary[]
+  leaks_found: number
+}
+
+export interface AblationConfig {
+  id: string
+  kind: 'baseline' | 'alone' | 'without' | 'pair'
+  weights: WeightsRecord
+  pearson: Interval
+  spearman: Interval
+}
+
+export interface AblationDataset {
+  dataset: string
+  configs: AblationConfig[]
+}
+
+export interface AblationResult {
+  datasets: AblationDataset[]
+  headline: string
+}
+
+export interface ScoredPoint {
+  weights: WeightsRecord
+  objective: number | null
+  token_budget: number
+}
+
+export interface SearchResult {
+  dataset: string
+  objective: 'spearman' | 'pearson'
+  grid: {step: number; points: number; evaluated: number; best: ScoredPoint}
+  refine: {step: number; radius: number; points: number; best: ScoredPoint}
+  random: {samples: number; best: ScoredPoint}
+  optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
+  baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
+  top: ScoredPoint[]
+  smoothness: {gradient: Record<string, number>; gradient_norm: number; step: number; note: string}
+  slices: Array<{x: string; y: string; cells: Array<{x: number; y: number; objective: number | null}>; aggregation: string}>
+  landscape: Array<{signal: string; points: Array<{weight: number; objective: number | null}>}>
+  front: Array<{weights: WeightsRecord; objective: number; token_budget: number}>
+}
+
+export interface CriterionVerdict {
+  id: string
+  description: string
+  metric: string
+  op: string
+  threshold: number
+  value: number | null
+  passed: boolean
+}
+
+export interface ValidationDataset {
+  dataset: string
+  role: string
+  turns: number
+  mean_change: {kind: 'absolute'; unit: string; value: number}
+  share_positive: {value: number; low: number; high: number; confidence: number}
+  baseline: {pearson: Interval; spearman: Interval; token_budget: number}
+  optimum: {pearson: Interval; spearman: Interval; token_budget: number}
+  delta: {pearson: DeltaInterval; spearman: DeltaInterval}
+  token_budget_change: {kind: 'relative'; unit: '%'; value: number}
+  levels: {order: string[]; baseline_counts: number[]; optimum_counts: number[]; transitions: number[][]}
+  scatter: Array<{truth: number; baseline: number; optimum: number}>
+  verdicts: CriterionVerdict[]
+}
+
+export interface ValidationResult {
+  optimum: WeightsRecord
+  baseline: WeightsRecord
+  datasets: ValidationDataset[]
+  passed: boolean
+}
+
+export interface DeployResult {
+  profiles: Array<{name: string; weights: WeightsRecord; files: string[]}>
+  rollback_script: string
+  rollout: Array<{stage: number; traffic_percent: number; gate: string}>
+}
+
+export interface ChartRecord {
+  id: string
+  title: string
+  spec: string
+  svg: string
+  png: string
+}
+
+export interface VisualizeResult {
+  charts: ChartRecord[]
+  font: string
+}
+
+export interface PhaseResults {
+  properties: PropertiesResult
+  synthetic: SyntheticResult
+  ablation: AblationResult
+  search: SearchResult
+  validation: ValidationResult
+  deploy: DeployResult
+  visualize: VisualizeResult
+}
+
+export interface Report {
+  schema: typeof REPORT_SCHEMA
+  version: typeof REPORT_VERSION
+  run: {
+    id: string
+    seed: number
+    plan: {name: string; file: string; sha256_12: string}
+    phases_requested: PhaseName[]
+    phases_run: PhaseName[]
+    kt_version: string
+  }
+  phases: Partial<PhaseResults>
+  /** Wall-clock timings: the one part of the report that differs between identical runs. */
+  timing: {total_ms: number; phases_ms: Partial<Record<PhaseName, number>>}
+}

@@ -1,0 +1,164 @@
+import {existsSync, readFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {InputError} from '../src/util/errors.js'
+import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
+import {packageRoot} from '../src/util/paths.js'
+import {renderMarkdown} from '../src/report/markdown.js'
+import {startChartRenderer} from '../src/report/chart-pool.js'
+import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
+import {createContext, displayPath, type PhaseContext} from './lib/context.js'
+import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from './report-types.js'
+import {runProperties} from './1-properties.js'
+import {runSynthetic} from './2-synthetic.js'
+import {runAblation} from './3-ablation.js'
+import {runSearch} from './4-search.js'
+import {runValidation} from './5-validation.js'
+import {runDeploy} from './6-deploy.js'
+import {runVisualize} from './7-visualize.js'
+
+interface PhaseDef {
+  readonly number: number
+  readonly name: PhaseName
+  readonly title: string
+  /** Phases whose results this one reads; they run first even when not requested. */
+  readonly needs: readonly PhaseName[]
+  run(ctx: PhaseContext, runId: string): unknown
+}
+
+/** The seven phases of the study, in order. */
+export const PHASES: readonly PhaseDef[] = [
+  {number: 1, name: 'properties', title: 'Property tests of the scoring math', needs: [], run: runProperties},
+  {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
+  {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
+  {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
+  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['search'], run: runValidation},
+  {number: 6, name: 'deploy', title: 'Deployable profiles and rollback', needs: ['search', 'validation'], run: runDeploy},
+  {number: 7, name: 'visualize', title: 'Charts', needs: ['ablation', 'search', 'validation'], run: runVisualize},
+]
+
+/** A phase by number (1..7) or name; an unknown one is a one-line error. */
+export function findPhase(key: string): PhaseDef {
+  const byNumber = /^\d+$/.test(key) ? PHASES.find((p) => p.number === Number(key)) : undefined
+  const phase = byNumber ?? PHASES.find((p) => p.name === key.toLowerCase())
+  if (!phase) throw new InputError(`phase ${JSON.stringify(key)}`, `a phase number 1-7 or a name (${PHASE_NAMES.join(', ')})`)
+  return phase
+}
+
+export interface RunOptions {
+  readonly planFile?: string
+  readonly seed: number
+  readonly outDir?: string
+  /** Phases to run; their prerequisites are added. Default: all seven. */
+  readonly phases?: readonly PhaseName[]
+  /** Reuse phase results checkpointed by an interrupted run with the same inputs. */
+  readonly resume?: boolean
+  readonly progress?: (text: string) => void
+}
+
+export interface RunOutcome {
+  readonly report: Report
+  readonly outDir: string
+  readonly reused: PhaseName[]
+}
+
+export const KT_VERSION: string = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}).version
+
+/** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
+export function runIdFor(seed: number, planHash: string): string {
+  return `seed${seed}-plan${planHash}`
+}
+
+export async function runStudy(options: RunOptions): Promise<RunOutcome> {
+  const started = performance.now()
+  const loaded = loadPlan(options.planFile ?? DEFAULT_PLAN_FILE)
+  const runId = runIdFor(options.seed, loaded.hash)
+  const outDir = resolve(options.outDir ?? join('reports', runId))
+  ensureDir(outDir)
+  const progress = options.progress ?? (() => {})
+  const requested = options.phases ?? PHASE_NAMES
+  const toRun = withPrerequisites(requested)
+  const charts = toRun.includes('visualize') ? startChartRenderer() : undefined
+  const ctx = createContext(loaded, options.seed, outDir, progress, charts)
+  const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
+  const reused: PhaseName[] = []
+  const checkpointKey = `${KT_VERSION}/${runId}/${datasetFingerprint(ctx)}`
+
+  try {
+    for (const def of PHASES.filter((p) => toRun.includes(p.name))) {
+      const t0 = performance.now()
+      const saved = options.resume ? readCheckpoint(outDir, def.name, checkpointKey) : undefined
+      if (saved !== undefined) {
+        ;(ctx.results as Record<string, unknown>)[def.name] = saved
+        reused.push(def.name)
+        progress(`phase ${def.number}: reused from an interrupted run`)
+      } else {
+        progress(`phase ${def.number}: ${def.title}`)
+        const result = await def.run(ctx, runId)
+        ;(ctx.results as Record<string, unknown>)[def.name] = result
+        writeCheckpoint(outDir, def.name, checkpointKey, result)
+      }
+      timing.phases_ms[def.name] = round(performance.now() - t0)
+    }
+  } finally {
+    await charts?.close()
+  }
+
+  const report: Report = {
+    schema: REPORT_SCHEMA,
+    version: REPORT_VERSION,
+    run: {
+      id: runId,
+      seed: options.seed,
+      plan: {name: loaded.plan.name, file: displayPath(resolve(loaded.file)), sha256_12: loaded.hash},
+      phases_requested: PHASE_NAMES.filter((p) => requested.includes(p)),
+      phases_run: PHASE_NAMES.filter((p) => toRun.includes(p)),
+      kt_version: KT_VERSION,
+    },
+    phases: Object.fromEntries(PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]])) as Partial<PhaseResults>,
+    timing,
+  }
+  timing.total_ms = round(performance.now() - started)
+  writeReport(outDir, report)
+  return {report, outDir, reused}
+}
+
+export function writeReport(outDir: string, report: Report): void {
+  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+  writeFileAtomic(join(outDir, 'report.md'), renderMarkdown(report))
+}
+
+function withPrerequisites(requested: readonly PhaseName[]): PhaseName[] {
+  const out = new Set<PhaseName>()
+  const add = (name: PhaseName): void => {
+    for (const need of findPhase(name).needs) add(need)
+    out.add(name)
+  }
+  requested.forEach(add)
+  return PHASE_NAMES.filter((p) => out.has(p))
+}
+
+function datasetFingerprint(ctx: PhaseContext): string {
+  return ctx.datasets().map((d) => `${d.id}:${d.signals.n}:${d.dataset.reference_time}`).join(',')
+}
+
+const CHECKPOINT_DIR = '.checkpoints'
+
+function readCheckpoint(outDir: string, phase: PhaseName, key: string): unknown {
+  const file = join(outDir, CHECKPOINT_DIR, `${phase}.json`)
+  if (!existsSync(file)) return undefined
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {key: string; result: unknown}
+    return saved.key === key ? saved.result : undefined
+  } catch {
+    return undefined // a torn checkpoint is just not reused
+  }
+}
+
+function writeCheckpoint(outDir: string, phase: PhaseName, key: string, result: unknown): void {
+  writeFileAtomic(join(outDir, CHECKPOINT_DIR, `${phase}.json`), JSON.stringify({key, result}))
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10
+}

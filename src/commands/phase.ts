@@ -1,0 +1,21 @@
+import {Args, Flags} from '@oclif/core'
+import {KtCommand, commonFlags} from '../cli/base.js'
+
+export default class Phase extends KtCommand {
+  static override summary = 'Run one phase of the study (with the phases it needs) and write the report.'
+  static override description = 'PHASE is a number 1-7 or a name: properties, synthetic, ablation, search, validation, deploy, visualize. Phases that PHASE reads from (e.g. search for validation) run first and are recorded in the report.'
+  static override examples = ['<%= config.bin %> phase 3', '<%= config.bin %> phase ablation --seed 7', '<%= config.bin %> phase 5 --json']
+  static override args = {phase: Args.string({description: 'phase number (1-7) or name', required: true})}
+  static override flags = {
+    ...commonFlags,
+    resume: Flags.boolean({description: 'Reuse the phase results an interrupted run with the same inputs left in the output folder.', default: false}),
+  }
+
+  async run(): Promise<unknown> {
+    const {args, flags} = await this.parse(Phase)
+    const {findPhase} = await import('../../phases/runner.js')
+    const {runAndSummarise} = await import('../cli/study.js')
+    const phase = findPhase(args.phase)
+    return runAndSummarise(this, {planFile: flags.plan, seed: flags.seed, outDir: flags.out, resume: flags.resume, phases: [phase.name]})
+  }
+}

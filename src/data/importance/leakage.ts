@@ -1,0 +1,40 @@
+import {functionalDependence} from '../../stats/dependence.js'
+import {spearman} from '../../stats/correlation.js'
+import {SIGNALS, type Signal} from '../../engine/importance/space.js'
+import type {SignalColumns} from '../../engine/importance/signals.js'
+
+/**
+ * A signal whose variance is this much explained by a function of the label is treated as
+ * derived from the label: it would score well in any study because it *is* the answer.
+ */
+export const LEAKAGE_DEPENDENCE_THRESHOLD = 0.95
+
+export type LeakageVerdict = 'ok' | 'leak' | 'constant'
+
+export interface SignalAudit {
+  readonly signal: Signal
+  readonly verdict: LeakageVerdict
+  /** Share of the signal's variance explained by a function of the label (null: constant signal). */
+  readonly dependence: number | null
+  readonly spearman: number | null
+  readonly reason: string
+}
+
+/** Flags each signal that is (nearly) a function of the label, and each constant signal. */
+export function auditLeakage(columns: SignalColumns, truth: ArrayLike<number>): SignalAudit[] {
+  return SIGNALS.map((signal) => {
+    const values = columns[signal]
+    const dependence = functionalDependence(truth, values)
+    const rho = spearman(values, truth)
+    if (dependence === null)
+      return {signal, verdict: 'constant', dependence, spearman: rho, reason: 'constant signal: it cannot rank turns, and its correlation is undefined'}
+    if (dependence >= LEAKAGE_DEPENDENCE_THRESHOLD)
+      return {signal, verdict: 'leak', dependence, spearman: rho,
+        reason: `${fmt(dependence)} of its variance is a function of the label (threshold ${LEAKAGE_DEPENDENCE_THRESHOLD}): it is probably computed from the label`}
+    return {signal, verdict: 'ok', dependence, spearman: rho, reason: `${fmt(dependence)} of its variance is explained by the label`}
+  })
+}
+
+function fmt(x: number): string {
+  return `${(x * 100).toFixed(1)}%`
+}

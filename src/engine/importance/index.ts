@@ -1,0 +1,3 @@
+export * from './space.js'
+export * from './signals.js'
+export * from './score.js'

@@ -1,0 +1,168 @@
+import type {PhaseResults} from '../../phases/report-types.js'
+import {withChartDefaults, type VegaLiteSpec} from './render.js'
+
+/**
+ * The importance study's charts. Each is a vega-lite spec whose data values are copied from the
+ * phase results of the run: nothing here is typed in.
+ */
+export interface ChartSpec {
+  readonly id: string
+  readonly title: string
+  readonly spec: VegaLiteSpec
+}
+
+const SIGNAL_COLORS = {domain: ['decay', 'surprise', 'relevance', 'habituation'], range: ['#4c78a8', '#f58518', '#54a24b', '#b279a2']}
+
+export function importanceCharts(r: Partial<PhaseResults>): ChartSpec[] {
+  const charts: ChartSpec[] = []
+  if (r.search) charts.push(heatmap(r.search), front(r.search), landscape(r.search))
+  if (r.ablation) charts.push(ablationBars(r.ablation))
+  if (r.validation) charts.push(scatter(r.validation), levels(r.validation))
+  return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
+}
+
+function heatmap(s: PhaseResults['search']): ChartSpec {
+  const values = s.slices.flatMap((slice) => slice.cells.map((c) => ({pair: `${slice.x} (x) vs ${slice.y} (y)`, x: c.x, y: c.y, objective: c.objective})))
+  return {
+    id: 'weight-heatmap',
+    title: `${s.objective} on ${s.dataset} over the weight simplex (best over the other two weights)`,
+    spec: {
+      data: {values},
+      facet: {field: 'pair', type: 'nominal', title: null},
+      columns: 3,
+      spec: {
+        width: 180, height: 180,
+        mark: {type: 'rect'},
+        encoding: {
+          x: {field: 'x', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'x weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
+          y: {field: 'y', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'y weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
+          color: {field: 'objective', type: 'quantitative', title: s.objective, scale: {scheme: 'viridis'}},
+        },
+      },
+      resolve: {scale: {color: 'shared'}},
+    },
+  }
+}
+
+function front(s: PhaseResults['search']): ChartSpec {
+  const frontValues = s.front.map((p) => ({token_budget: p.token_budget, objective: p.objective, series: 'Pareto front (grid)'}))
+  const marks = [
+    {token_budget: s.baseline.token_budget, objective: s.baseline.objective.estimate, series: 'baseline'},
+    {token_budget: s.optimum.token_budget, objective: s.optimum.objective.estimate, series: 'optimum'},
+  ]
+  return {
+    id: 'front',
+    title: `${s.objective} vs token budget on ${s.dataset}`,
+    spec: {
+      width: 420, height: 280,
+      layer: [
+        {data: {values: frontValues}, mark: {type: 'line', point: true, interpolate: 'step-after'}, encoding: {
+          x: {field: 'token_budget', type: 'quantitative', title: 'token budget (tokens kept)', scale: {zero: false}},
+          y: {field: 'objective', type: 'quantitative', title: s.objective, scale: {zero: false}},
+          color: {field: 'series', type: 'nominal', title: null},
+        }},
+        {data: {values: marks}, mark: {type: 'point', size: 120, filled: true, shape: 'diamond'}, encoding: {
+          x: {field: 'token_budget', type: 'quantitative'}, y: {field: 'objective', type: 'quantitative'}, color: {field: 'series', type: 'nominal'},
+        }},
+      ],
+    },
+  }
+}
+
+function landscape(s: PhaseResults['search']): ChartSpec {
+  const values = s.landscape.flatMap((l) => l.points.map((p) => ({signal: l.signal, weight: p.weight, objective: p.objective})))
+  return {
+    id: 'landscape',
+    title: `${s.objective} along each weight through the optimum (others rescaled)`,
+    spec: {
+      width: 420, height: 280,
+      data: {values},
+      mark: {type: 'line', point: true},
+      encoding: {
+        x: {field: 'weight', type: 'quantitative', title: 'weight of the signal'},
+        y: {field: 'objective', type: 'quantitative', title: s.objective, scale: {zero: false}},
+        color: {field: 'signal', type: 'nominal', scale: SIGNAL_COLORS},
+      },
+    },
+  }
+}
+
+function ablationBars(a: PhaseResults['ablation']): ChartSpec {
+  const values = a.datasets.flatMap((d) => d.configs.map((c, k) => ({
+    dataset: d.dataset, config: c.id, order: k, estimate: c.spearman.estimate, low: c.spearman.low, high: c.spearman.high,
+  })))
+  const order = a.datasets[0].configs.map((c) => c.id)
+  return {
+    id: 'ablation',
+    title: 'Ablation: Spearman against the truth with 95% bootstrap intervals',
+    spec: {
+      data: {values},
+      facet: {field: 'dataset', type: 'nominal', title: null},
+      columns: a.datasets.length,
+      spec: {
+        width: 200, height: 320,
+        layer: [
+          {mark: {type: 'bar', color: '#4c78a8'}, encoding: {
+            y: {field: 'config', type: 'nominal', sort: order, title: null},
+            x: {field: 'estimate', type: 'quantitative', title: 'Spearman', scale: {domain: [-1, 1]}},
+          }},
+          {mark: {type: 'rule', color: 'black'}, encoding: {
+            y: {field: 'config', type: 'nominal', sort: order}, x: {field: 'low', type: 'quantitative'}, x2: {field: 'high'},
+          }},
+        ],
+      },
+    },
+  }
+}
+
+function scatter(v: PhaseResults['validation']): ChartSpec {
+  const values = v.datasets.flatMap((d) => d.scatter.flatMap((p) => [
+    {dataset: d.dataset, truth: p.truth, score: p.baseline, weights: 'baseline'},
+    {dataset: d.dataset, truth: p.truth, score: p.optimum, weights: 'optimum'},
+  ]))
+  return {
+    id: 'scatter',
+    title: 'Calculated importance vs ground truth (held-out data)',
+    spec: {
+      data: {values},
+      facet: {field: 'dataset', type: 'nominal', title: null},
+      columns: Math.max(1, v.datasets.length),
+      spec: {
+        width: 240, height: 240,
+        mark: {type: 'point', opacity: 0.7},
+        encoding: {
+          x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
+          y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
+          color: {field: 'weights', type: 'nominal', title: null},
+        },
+      },
+    },
+  }
+}
+
+function levels(v: PhaseResults['validation']): ChartSpec {
+  const values = v.datasets.flatMap((d) => d.levels.order.flatMap((level, k) => [
+    {dataset: d.dataset, level, rank: k, weights: 'baseline', turns: d.levels.baseline_counts[k]},
+    {dataset: d.dataset, level, rank: k, weights: 'optimum', turns: d.levels.optimum_counts[k]},
+  ]))
+  const order = v.datasets[0]?.levels.order ?? []
+  return {
+    id: 'detail-levels',
+    title: 'Detail levels before (baseline) and after (optimum)',
+    spec: {
+      data: {values},
+      facet: {field: 'dataset', type: 'nominal', title: null},
+      columns: Math.max(1, v.datasets.length),
+      spec: {
+        width: 240, height: 200,
+        mark: {type: 'bar'},
+        encoding: {
+          x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
+          xOffset: {field: 'weights'},
+          y: {field: 'turns', type: 'quantitative', title: 'turns'},
+          color: {field: 'weights', type: 'nominal', title: null},
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,154 @@
+import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults} from '../../phases/report-types.js'
+
+/**
+ * report.md: a pull-request-ready rendering of report.json. Every number is read from the
+ * report object, so `kt report DIR --format md` reproduces it from the JSON alone.
+ */
+export function renderMarkdown(r: Report): string {
+  const out: string[] = []
+  const p = r.phases
+  out.push(`# kt study: ${r.run.plan.name}`, '')
+  out.push(`Run \`${r.run.id}\` · seed ${r.run.seed} · plan \`${r.run.plan.file}\` (sha256 ${r.run.plan.sha256_12}) · kt ${r.run.kt_version} · phases run: ${r.run.phases_run.join(', ')}`, '')
+  out.push('## Summary', '', ...summary(p), '')
+  if (p.properties) out.push(...properties(p.properties))
+  if (p.synthetic) out.push(...synthetic(p.synthetic))
+  if (p.ablation) out.push(...ablation(p.ablation))
+  if (p.search) out.push(...search(p.search))
+  if (p.validation) out.push(...validation(p.validation))
+  if (p.deploy) out.push(...deploy(p.deploy))
+  if (p.visualize) out.push(...charts(p.visualize))
+  out.push('## Timing (differs between runs; everything above is reproducible)', '', '| phase | ms |', '|---|---:|')
+  for (const [name, ms] of Object.entries(r.timing.phases_ms)) out.push(`| ${name} | ${ms} |`)
+  out.push(`| total | ${r.timing.total_ms} |`, '')
+  return `${out.join('\n')}\n`
+}
+
+function summary(p: Partial<PhaseResults>): string[] {
+  const lines: string[] = []
+  if (p.properties) {
+    const ok = p.properties.properties.filter((x) => x.violations === 0).length
+    lines.push(`- Properties: ${ok} of ${p.properties.properties.length} hold (${p.properties.properties.reduce((n, x) => n + x.cases, 0)} cases).`)
+  }
+  if (p.synthetic) lines.push(`- Leakage audit: ${p.synthetic.leaks_found === 0 ? 'no signal is a function of the label and none is constant' : `${p.synthetic.leaks_found} flagged signal(s), see Phase 2`}.`)
+  if (p.ablation) lines.push(`- Ablation: ${p.ablation.headline}`)
+  if (p.search) {
+    const s = p.search
+    lines.push(`- Search on ${s.dataset} (${s.grid.points}-point grid, ${s.refine.points}-point refinement, ${s.random.samples} random): optimum ${weights(s.optimum.weights)} with ${s.objective} ${ci(s.optimum.objective)}, against the baseline ${weights(s.baseline.weights)} at ${ci(s.baseline.objective)}.`)
+  }
+  if (p.validation) {
+    for (const d of p.validation.datasets) {
+      const verdicts = d.verdicts.map((v) => `${v.id} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ')
+      lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
+    }
+    lines.push(`- Verdict: ${p.validation.passed ? '**all acceptance criteria pass**' : '**at least one acceptance criterion fails**'}.`)
+  }
+  return lines
+}
+
+function properties(r: PhaseResults['properties']): string[] {
+  return [
+    '## Phase 1: property tests', '',
+    '| property | cases | violations | shrunk counterexample |', '|---|---:|---:|---|',
+    ...r.properties.map((x) => `| ${x.description} | ${x.cases} | ${x.violations} | ${x.counterexample === null ? '-' : `\`${x.counterexample.replace(/\|/g, '\\|')}\``} |`),
+    '',
+  ]
+}
+
+function synthetic(r: PhaseResults['synthetic']): string[] {
+  const out = ['## Phase 2: datasets and leakage audit', '',
+    '| dataset | role | turns | reference time | regenerates identically | mean truth | sha256 |', '|---|---|---:|---|---|---:|---|']
+  for (const d of r.datasets)
+    out.push(`| ${d.id} | ${d.role} | ${d.turns} | ${d.reference_time} | ${d.regenerates_identically === null ? 'n/a (imported)' : d.regenerates_identically ? 'yes' : '**no**'} | ${f(d.truth.mean)} | \`${d.sha256.slice(0, 12)}\` |`)
+  out.push('', '| dataset | signal | verdict | variance explained by the label | Spearman with truth |', '|---|---|---|---:|---:|')
+  for (const d of r.datasets)
+    for (const a of d.leakage) out.push(`| ${d.id} | ${a.signal} | ${a.verdict === 'ok' ? 'ok' : `**${a.verdict}**`} | ${a.dependence === null ? 'undefined' : pct(a.dependence)} | ${a.spearman === null ? 'undefined' : f(a.spearman)} |`)
+  return [...out, '']
+}
+
+function ablation(r: PhaseResults['ablation']): string[] {
+  const out = ['## Phase 3: ablation', '', r.headline, '']
+  for (const d of r.datasets) {
+    out.push(`### ${d.dataset}`, '', '| configuration | weights | Pearson (95% CI) | Spearman (95% CI) |', '|---|---|---|---|')
+    for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    out.push('')
+  }
+  return out
+}
+
+function search(s: PhaseResults['search']): string[] {
+  const out = [
+    '## Phase 4: search', '',
+    `Objective: ${s.objective} against the truth on ${s.dataset}. Grid: all ${s.grid.points} points of the simplex lattice with step ${s.grid.step}; refinement: ${s.refine.points} points with step ${s.refine.step} within ${s.refine.radius} of the grid optimum; random: ${s.random.samples} uniform points on the simplex.`, '',
+    '| search | best weights | objective | token budget |', '|---|---|---:|---:|',
+    `| grid | ${weights(s.grid.best.weights)} | ${fn(s.grid.best.objective)} | ${f(s.grid.best.token_budget, 1)} |`,
+    `| refine | ${weights(s.refine.best.weights)} | ${fn(s.refine.best.objective)} | ${f(s.refine.best.token_budget, 1)} |`,
+    `| random | ${weights(s.random.best.weights)} | ${fn(s.random.best.objective)} | ${f(s.random.best.token_budget, 1)} |`,
+    '',
+    `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)}; baseline ${ci(s.baseline.objective)}. ` +
+      `Gradient at the optimum (step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}).`,
+    '', `Top ${s.top.length}:`, '', '| rank | weights | objective | token budget |', '|---:|---|---:|---:|',
+    ...s.top.map((t, i) => `| ${i + 1} | ${weights(t.weights)} | ${fn(t.objective)} | ${f(t.token_budget, 1)} |`),
+    '', `Front of ${s.objective} vs token budget: ${s.front.length} non-dominated grid points, from ${f(s.front[0]?.token_budget ?? 0, 1)} tokens (${fn(s.front[0]?.objective ?? null)}) to ${f(s.front.at(-1)?.token_budget ?? 0, 1)} tokens (${fn(s.front.at(-1)?.objective ?? null)}).`, '',
+  ]
+  return out
+}
+
+function validation(v: PhaseResults['validation']): string[] {
+  const out = ['## Phase 5: validation', '', `Optimum ${weights(v.optimum)} against the baseline ${weights(v.baseline)} on data it was not tuned on.`, '']
+  for (const d of v.datasets) {
+    out.push(`### ${d.dataset} (${d.role}, ${d.turns} turns)`, '',
+      '| measure | baseline | optimum | change |', '|---|---|---|---|',
+      `| Pearson | ${ci(d.baseline.pearson)} | ${ci(d.optimum.pearson)} | ${delta(d.delta.pearson)} |`,
+      `| Spearman | ${ci(d.baseline.spearman)} | ${ci(d.optimum.spearman)} | ${delta(d.delta.spearman)} |`,
+      `| token budget | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${signed(d.token_budget_change.value, 1)}% (relative) |`,
+      '',
+      `Mean per-turn change: ${signed(d.mean_change.value)} (absolute, ${d.mean_change.unit}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
+      '', 'Detail-level transitions (rows: baseline, columns: optimum):', '',
+      `| baseline \\ optimum | ${d.levels.order.join(' | ')} |`, `|---|${d.levels.order.map(() => '---:').join('|')}|`,
+      ...d.levels.order.map((l, i) => `| ${l} | ${d.levels.transitions[i].join(' | ')} |`),
+      '', '| criterion | metric | threshold | value | verdict |', '|---|---|---|---:|---|',
+      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${c.threshold} | ${fn(c.value)} | ${c.passed ? 'PASS' : '**FAIL**'} |`), '')
+  }
+  return out
+}
+
+function deploy(d: PhaseResults['deploy']): string[] {
+  return ['## Phase 6: profiles', '',
+    '| profile | weights | files |', '|---|---|---|',
+    ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
+    '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '']
+}
+
+function charts(v: PhaseResults['visualize']): string[] {
+  return ['## Phase 7: charts', '', ...v.charts.flatMap((c) => [`### ${c.title}`, '', `![${c.title}](${c.png})`, '', `Spec: [${c.spec}](${c.spec}) · [SVG](${c.svg})`, ''])]
+}
+
+export function weights(w: WeightsRecord): string {
+  return `decay ${f(w.decay, 2)} / surprise ${f(w.surprise, 2)} / relevance ${f(w.relevance, 2)} / habituation ${f(w.habituation, 2)}`
+}
+
+function ci(i: Interval): string {
+  if (i.estimate === null) return 'undefined (constant scores)'
+  return `${f(i.estimate)} [${fn(i.low)}, ${fn(i.high)}]`
+}
+
+function delta(d: DeltaInterval): string {
+  if (d.estimate === null) return 'undefined'
+  return `${signed(d.estimate)} [${signed(d.low ?? NaN)}, ${signed(d.high ?? NaN)}] (${d.kind}, ${d.unit})`
+}
+
+function f(x: number, digits = 3): string {
+  return x.toFixed(digits)
+}
+
+function fn(x: number | null, digits = 3): string {
+  return x === null ? 'undefined' : x.toFixed(digits)
+}
+
+function signed(x: number, digits = 3): string {
+  return `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`
+}
+
+function pct(x: number, digits = 1): string {
+  return `${(100 * x).toFixed(digits)}%`
+}
