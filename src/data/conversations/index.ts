@@ -1,0 +1,6 @@
+export * from './types.js'
+export * from './dates.js'
+export * from './evidence.js'
+export * from './load.js'
+export {parseLocomo} from './locomo.js'
+export {DEFAULT_CONVERSATION, TURN_FIELDS, type TurnField} from './turns.js'

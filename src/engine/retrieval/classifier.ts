@@ -1,0 +1,86 @@
+import type {Config} from '../../space/types.js'
+
+/**
+ * A rule-based query classifier (no model call): five query types decided from the query's
+ * words and lookups in the conversation's entity index. Rules are checked in the order below;
+ * the first that fires decides.
+ * 1. temporal: asks for a time ("when", "what year", "how long", "before", "ago", a date named);
+ * 2. multi-hop: names two or more known entities, or asks for a comparison or an inference
+ *    ("both", "in common", "why", "would", "likely");
+ * 3. entity lookup: asks for an entity ("who", "which", "whose", "name");
+ * 4. exploratory: asks for a kind, list or description ("what kind of", "what activities",
+ *    "describe", a plural noun after "what");
+ * 5. simple factual: everything else ("what did X buy?").
+ */
+export const QUERY_TYPES = ['entity_lookup', 'temporal', 'multi_hop', 'simple_factual', 'exploratory'] as const
+export type QueryType = (typeof QUERY_TYPES)[number]
+
+const TEMPORAL_FIRST = new Set(['when'])
+const TEMPORAL_WORDS = new Set(['year', 'years', 'month', 'months', 'week', 'weeks', 'date', 'ago', 'before', 'after', 'since', 'during', 'until', 'yesterday', 'recently', 'lately', 'weekend', 'time'])
+const TEMPORAL_PHRASES = ['how long', 'how many years', 'how many months', 'how many weeks', 'how many days', 'what day', 'first time', 'last time']
+const MULTI_HOP_WORDS = new Set(['both', 'common', 'compare', 'similar', 'why', 'would', 'likely', 'might', 'because', 'reason', 'relationship', 'between'])
+const ENTITY_FIRST = new Set(['who', 'whom', 'whose', 'which'])
+const ENTITY_WORDS = new Set(['name', 'named', 'called', 'who'])
+const EXPLORATORY_PHRASES = ['what kind', 'what kinds', 'what type', 'what types', 'what sort', 'tell me about', 'what are some', 'what else']
+const EXPLORATORY_WORDS = new Set(['describe', 'activities', 'hobbies', 'interests', 'things', 'ways', 'events', 'plans', 'kinds', 'types', 'feel', 'feelings'])
+/** Words after "what" that end in s but are not plural nouns. */
+const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'his', 'its', 'as', 'us'])
+const MONTHS_AND_YEARS = /^(january|february|march|april|june|july|august|september|october|november|december|(19|20)\d\d)$/
+const QUERY_WORD = /[a-z0-9]+/g
+
+/** Entity index lookups the classifier needs: is this lower-case word a known name? */
+export interface EntityLookup {
+  isName(word: string): boolean
+}
+
+export function classifyQuery(query: string, entities: EntityLookup): QueryType {
+  const lower = query.toLowerCase().replace(/['\u2019]s\b/g, '')
+  const ws: string[] = lower.match(QUERY_WORD) ?? []
+  if (ws.length === 0) return 'simple_factual'
+  if (TEMPORAL_FIRST.has(ws[0]) || hasAny(ws, TEMPORAL_WORDS) || hasPhrase(lower, TEMPORAL_PHRASES) || ws.some((w) => MONTHS_AND_YEARS.test(w))) return 'temporal'
+  let names = 0
+  let lastName = ''
+  for (const w of ws) {
+    if (w !== lastName && entities.isName(w)) {
+      names++
+      lastName = w
+    }
+  }
+  if (names >= 2 || hasAny(ws, MULTI_HOP_WORDS)) return 'multi_hop'
+  if (ENTITY_FIRST.has(ws[0]) || hasAny(ws, ENTITY_WORDS)) return 'entity_lookup'
+  if (hasPhrase(lower, EXPLORATORY_PHRASES) || hasAny(ws, EXPLORATORY_WORDS)) return 'exploratory'
+  const afterWhat = ws[0] === 'what' && ws.length > 1 ? ws[1] : ''
+  if (afterWhat.length > 3 && afterWhat.endsWith('s') && !afterWhat.endsWith('ss') && !NOT_PLURAL.has(afterWhat)) return 'exploratory'
+  return 'simple_factual'
+}
+
+function hasAny(ws: readonly string[], set: ReadonlySet<string>): boolean {
+  for (const w of ws) if (set.has(w)) return true
+  return false
+}
+
+function hasPhrase(text: string, phrases: readonly string[]): boolean {
+  for (const p of phrases) if (text.includes(p)) return true
+  return false
+}
+
+/** Per-type parameter overrides: a routed configuration is the base configuration plus these. */
+export type RoutedOverrides = Partial<Record<QueryType, Config>>
+
+/**
+ * Default overrides: hand-set starting points (tuning refines them): temporal queries lean on
+ * temporal and episodic edges; multi-hop queries spread further and weigh the graph more;
+ * entity lookups seed the named entities harder; exploratory queries seed and spread wider.
+ */
+export const DEFAULT_OVERRIDES: RoutedOverrides = {
+  temporal: {'edge.temporal': 0.4, 'edge.episodic': 0.7},
+  multi_hop: {'spread.max_depth': 3, 'edge.semantic': 0.7, 'fusion.bm25': 0.4, 'fusion.vector': 0.25, 'fusion.graph': 0.35},
+  entity_lookup: {'seeds.entity': 0.6, 'edge.associative': 0.4},
+  exploratory: {'seeds.count': 15, 'spread.max_depth': 3, 'edge.semantic': 0.7},
+}
+
+/** The configuration used for a query of the given type. */
+export function routedConfig(base: Config, type: QueryType, overrides: RoutedOverrides = DEFAULT_OVERRIDES): Config {
+  const o = overrides[type]
+  return o ? {...base, ...o} : base
+}
