@@ -1,0 +1,80 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+
+export default class BenchOptimizers extends KtCommand {
+  static override summary = 'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
+  static override description =
+    'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random, and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
+  static override examples = [
+    '<%= config.bin %> bench optimizers --function branin --optimizer bohb --seeds 0-9',
+    '<%= config.bin %> bench optimizers --function counting_ones,simplex_mf --optimizer random,bohb --seeds 0-9 --json',
+  ]
+  static override flags = {
+    function: Flags.string({description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.', default: 'branin,hartmann6,counting_ones,simplex,simplex_mf'}),
+    optimizer: Flags.string({description: 'Optimisers, comma-separated: random, grid, bohb.', default: 'random,grid,bohb'}),
+    seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
+    out: Flags.string({description: 'Folder for runs.jsonl, summary.json and the chart.', default: 'reports/bench-optimizers'}),
+    'no-chart': Flags.boolean({description: 'Skip rendering the chart (the vega-lite spec is still written).', default: false}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(BenchOptimizers)
+    const {join} = await import('node:path')
+    const {writeFileAtomic} = await import('../../util/fs.js')
+    const {benchmarkObjective} = await import('../../search/benchmarks/index.js')
+    const {checkOptimizerName} = await import('../../search/optimizers.js')
+    const {runBenchmark, summarizeRuns} = await import('../../search/bench.js')
+    const report = await import('../../search/bench-report.js')
+    const functions = flags.function.split(',').map((f) => f.trim()).filter(Boolean)
+    for (const f of functions) benchmarkObjective(f)
+    const optimizers = flags.optimizer.split(',').map((o) => checkOptimizerName(o.trim()))
+    const seeds = report.parseSeeds(flags.seeds)
+    const json = this.jsonEnabled()
+    const spinner = this.spinner('bench optimizers')
+    const groups = new Map<string, ReturnType<typeof runBenchmark>[]>()
+    const lines: string[] = []
+    for (const fn of functions) {
+      for (const opt of optimizers) {
+        const runs: ReturnType<typeof runBenchmark>[] = []
+        for (const seed of seeds) {
+          await spinner.update(`bench optimizers: ${fn} ${opt} seed ${seed}`)
+          const run = runBenchmark(fn as never, opt, seed)
+          runs.push(run)
+          const line = JSON.stringify(run, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
+          lines.push(line)
+          if (json) process.stdout.write(`${line}\n`)
+        }
+        groups.set(`${fn}/${opt}`, runs)
+      }
+    }
+    await spinner.succeed(`bench optimizers: ${lines.length} runs`)
+    const summaries = [...groups.values()].map((runs) => summarizeRuns(runs))
+    const checks = functions.flatMap((fn) => (groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`) ? [report.checkTargets(groups.get(`${fn}/bohb`)!, groups.get(`${fn}/random`)!)] : []))
+    writeFileAtomic(join(flags.out, 'runs.jsonl'), `${lines.join('\n')}\n`)
+    writeFileAtomic(join(flags.out, 'summary.json'), `${JSON.stringify({seeds, summaries, targets: checks}, null, 2)}\n`)
+    const spec = report.regretChartSpec(groups)
+    const specPath = join(flags.out, 'regret-vs-budget.vl.json')
+    writeFileAtomic(specPath, `${JSON.stringify(spec)}\n`)
+    let chartNote = `chart spec: ${specPath}`
+    if (!flags['no-chart']) {
+      try {
+        const {renderChart, withChartDefaults} = await import('../../report/render.js')
+        const chart = await renderChart(withChartDefaults(spec))
+        writeFileAtomic(join(flags.out, 'regret-vs-budget.svg'), chart.svg)
+        writeFileAtomic(join(flags.out, 'regret-vs-budget.png'), chart.png)
+        chartNote = `chart: ${join(flags.out, 'regret-vs-budget.png')} (spec ${specPath})`
+      } catch (error) {
+        chartNote = `chart spec: ${specPath} (not rendered: ${(error as Error).message.split('\n')[0]})`
+      }
+    }
+    if (json) {
+      process.stderr.write(`${chartNote}\n`)
+      return undefined
+    }
+    this.log(`median regret [IQR] over seeds ${flags.seeds} (budget checkpoints in b_max, continuation accounting)`)
+    this.log(report.summaryTable(summaries))
+    if (checks.length > 0) this.log(`\n${report.targetLines(checks)}`)
+    this.log(`\nruns: ${join(flags.out, 'runs.jsonl')}\n${chartNote}`)
+    return undefined
+  }
+}

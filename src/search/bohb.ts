@@ -1,0 +1,327 @@
+/**
+ * BOHB: Bayesian optimisation and Hyperband (Falkner, Klein & Hutter 2018, "BOHB: Robust and
+ * Efficient Hyperparameter Optimization at Scale"), following the reference implementation
+ * hpbandster (optimizers/bohb.py, optimizers/config_generators/bohb.py,
+ * optimizers/iterations/successivehalving.py):
+ *
+ * - Hyperband brackets (hyperband.ts), each run as synchronous successive halving: a rung starts
+ *   only when the previous rung has finished; the best 1/eta (by loss) are promoted; a failed
+ *   trial is never promoted.
+ * - One KDE pair per budget, built from every result at that budget once at least
+ *   min_points_in_model results exist and each side of the good/bad split has more points than
+ *   dimensions (the best top_n_percent are "good"). New configurations are drawn from the model of
+ *   the largest budget that has one: num_samples candidates around good points (truncated normal
+ *   with bandwidth x bandwidth_factor, categoricals kept with probability 1 - lambda), keeping the
+ *   one with the smallest bad/good density ratio. A random_fraction of configurations is drawn
+ *   uniformly at random.
+ * - Floored simplex groups: the group's free coordinates are redrawn together until they are
+ *   feasible (rejection sampling inside the KDE).
+ * - A promoted configuration's trial names the trial it continues, so an objective with
+ *   continuation reuses the lower-budget work.
+ * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
+ *   results in the same order give the same trials.
+ */
+import type {ParamSpace} from '../space/index.js'
+import {Rng} from '../util/rng.js'
+import {InputError} from '../util/errors.js'
+import {Encoding} from './encoding.js'
+import {bracketAt, checkFidelity, type Bracket} from './hyperband.js'
+import {Kde, truncatedNormal01} from './kde.js'
+import {rankOrder} from './ranking.js'
+import type {Fidelity, Optimizer, Trial, TrialResult} from './types.js'
+
+/** hpbandster BOHB defaults (config_generators/bohb.py), as in Falkner et al. 2018, section 4. */
+export const BOHB_DEFAULTS = {
+  /** Percentage of the observations that form the "good" density. */
+  topNPercent: 15,
+  /** Candidates drawn from the good density per model-based configuration. */
+  numSamples: 64,
+  /** Fraction of configurations sampled uniformly at random, model or not. */
+  randomFraction: 1 / 3,
+  /** Widens the good KDE's bandwidth when drawing candidates, for more exploration. */
+  bandwidthFactor: 3,
+  /** Lower bound of every KDE bandwidth, so the model never collapses onto single points. */
+  minBandwidth: 1e-3,
+} as const
+
+/** Attempts at a feasible simplex group around one good point before keeping that point's own. */
+const SIMPLEX_REJECTION_TRIES = 100
+
+/** The budget of single-fidelity objectives. */
+export const SINGLE_FIDELITY: Fidelity = {min: 1, max: 1, eta: 3}
+
+export interface BohbOptions {
+  readonly seed: number
+  readonly fidelity?: Fidelity
+  readonly topNPercent?: number
+  readonly numSamples?: number
+  readonly randomFraction?: number
+  readonly bandwidthFactor?: number
+  readonly minBandwidth?: number
+  /** Observations at a budget before a model is built (default: dimensions + 1, as hpbandster). */
+  readonly minPointsInModel?: number
+  /** Hyperband iterations (brackets) to run; unbounded by default (the study stops it). */
+  readonly maxIterations?: number
+}
+
+interface Observation {
+  readonly vector: Float64Array
+  readonly loss: number
+  readonly values?: readonly number[]
+}
+
+interface ConfigRecord {
+  readonly configId: string
+  readonly vector: Float64Array
+  readonly modelBased: boolean
+  /** Last trial of this configuration (for continuation). */
+  lastTrial?: {trialId: number; budget: number}
+  /** Result at the current rung. */
+  result?: TrialResult
+}
+
+/** One running successive-halving bracket. */
+class BracketRun {
+  rung = 0
+  readonly configs: ConfigRecord[] = []
+  /** Config indices still to ask at the current rung. */
+  queue: number[] = []
+  /** Config indices running at the current rung. */
+  readonly running = new Set<number>()
+  /** Config indices that ran at the current rung. */
+  ranAtRung: number[] = []
+  done = false
+
+  constructor(readonly plan: Bracket) {}
+
+  get budget(): number {
+    return this.plan.budgets[this.rung]
+  }
+
+  needsNewConfig(): boolean {
+    return this.rung === 0 && this.configs.length < this.plan.counts[0]
+  }
+
+  rungFinished(): boolean {
+    return !this.needsNewConfig() && this.queue.length === 0 && this.running.size === 0
+  }
+}
+
+export class BohbOptimizer implements Optimizer {
+  readonly name = 'bohb'
+  readonly encoding: Encoding
+  readonly fidelity: Fidelity
+  private readonly rng: Rng
+  private readonly options: Required<Omit<BohbOptions, 'fidelity' | 'maxIterations'>> & {maxIterations: number}
+  private readonly observations = new Map<number, Observation[]>()
+  private readonly models = new Map<number, {good: Kde; bad: Kde}>()
+  private readonly brackets: BracketRun[] = []
+  private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
+  private nextTrialId = 0
+
+  constructor(space: ParamSpace, options: BohbOptions) {
+    this.encoding = new Encoding(space)
+    this.fidelity = options.fidelity ?? SINGLE_FIDELITY
+    checkFidelity(this.fidelity)
+    const d = this.encoding.size
+    this.options = {
+      seed: options.seed,
+      topNPercent: options.topNPercent ?? BOHB_DEFAULTS.topNPercent,
+      numSamples: options.numSamples ?? BOHB_DEFAULTS.numSamples,
+      randomFraction: options.randomFraction ?? BOHB_DEFAULTS.randomFraction,
+      bandwidthFactor: options.bandwidthFactor ?? BOHB_DEFAULTS.bandwidthFactor,
+      minBandwidth: options.minBandwidth ?? BOHB_DEFAULTS.minBandwidth,
+      minPointsInModel: options.minPointsInModel ?? d + 1,
+      maxIterations: options.maxIterations ?? Infinity,
+    }
+    const o = this.options
+    if (!(o.topNPercent > 0 && o.topNPercent < 100)) throw new InputError('bohb: top_n_percent', 'a percentage in (0, 100)', String(o.topNPercent))
+    if (!(o.randomFraction >= 0 && o.randomFraction <= 1)) throw new InputError('bohb: random_fraction', 'a fraction in [0, 1]', String(o.randomFraction))
+    if (!(o.numSamples >= 1)) throw new InputError('bohb: num_samples', 'at least 1', String(o.numSamples))
+    this.rng = new Rng(options.seed)
+  }
+
+  ask(): Trial | 'wait' | 'done' {
+    for (const bracket of this.brackets) {
+      if (bracket.done) continue
+      const trial = this.nextInBracket(bracket)
+      if (trial) return trial
+    }
+    if (this.brackets.length < this.options.maxIterations) {
+      const bracket = new BracketRun(bracketAt(this.fidelity, this.brackets.length))
+      this.brackets.push(bracket)
+      return this.nextInBracket(bracket) ?? 'wait'
+    }
+    return this.brackets.every((b) => b.done) ? 'done' : 'wait'
+  }
+
+  tell(trialId: number, result: TrialResult): void {
+    const entry = this.trials.get(trialId)
+    if (!entry) throw new RangeError(`bohb: trial ${trialId} was never asked`)
+    this.trials.delete(trialId)
+    const {bracket, config} = entry
+    const record = bracket.configs[config]
+    if (!bracket.running.delete(config)) throw new RangeError(`bohb: trial ${trialId} told twice`)
+    record.result = result
+    bracket.ranAtRung.push(config)
+    this.observe(bracket.budget, record.vector, result)
+    if (bracket.rungFinished()) this.advance(bracket)
+  }
+
+  /** Budgets that currently have a model, for reports and tests. */
+  modelBudgets(): number[] {
+    return [...this.models.keys()].sort((a, b) => a - b)
+  }
+
+  private nextInBracket(bracket: BracketRun): Trial | undefined {
+    let index: number
+    if (bracket.needsNewConfig()) {
+      const {vector, modelBased} = this.sampleVector()
+      index = bracket.configs.length
+      bracket.configs.push({configId: `${bracket.plan.iteration}.${index}`, vector, modelBased})
+    } else if (bracket.queue.length > 0) {
+      index = bracket.queue.shift()!
+    } else {
+      return undefined
+    }
+    const record = bracket.configs[index]
+    bracket.running.add(index)
+    const id = this.nextTrialId++
+    this.trials.set(id, {bracket, config: index})
+    const trial: Trial = {
+      id,
+      configId: record.configId,
+      config: this.encoding.decode(record.vector),
+      budget: bracket.budget,
+      continues: record.lastTrial ? {...record.lastTrial} : undefined,
+      info: {iteration: bracket.plan.iteration, bracket: bracket.plan.s, rung: bracket.rung, model_based: record.modelBased},
+    }
+    record.lastTrial = {trialId: id, budget: bracket.budget}
+    return trial
+  }
+
+  /** Successive halving: promote the best counts[rung + 1] successful configurations. */
+  private advance(bracket: BracketRun): void {
+    const next = bracket.rung + 1
+    if (next >= bracket.plan.counts.length) {
+      bracket.done = true
+      return
+    }
+    const ran = bracket.ranAtRung.filter((i) => bracket.configs[i].result?.status === 'ok')
+    const order = rankOrder(ran.map((i) => ({loss: bracket.configs[i].result!.loss!, values: bracket.configs[i].result!.values})))
+    bracket.queue = order.slice(0, bracket.plan.counts[next]).map((k) => ran[k]).sort((a, b) => a - b)
+    bracket.ranAtRung = []
+    bracket.rung = next
+    if (bracket.queue.length === 0) bracket.done = true
+  }
+
+  /** hpbandster's new_result: record the observation and refit the KDE pair of its budget. */
+  private observe(budget: number, vector: Float64Array, result: TrialResult): void {
+    // hpbandster skips budgets below the largest one that already has a model.
+    let largestModel = -Infinity
+    for (const b of this.models.keys()) largestModel = Math.max(largestModel, b)
+    if (largestModel > budget) return
+    const loss = result.status === 'ok' && result.loss !== undefined && Number.isFinite(result.loss) ? result.loss : Infinity
+    const list = this.observations.get(budget) ?? []
+    this.observations.set(budget, list)
+    list.push({vector, loss, values: result.status === 'ok' ? result.values : undefined})
+    this.fitModel(budget, list)
+  }
+
+  private fitModel(budget: number, list: readonly Observation[]): void {
+    const {minPointsInModel, topNPercent, minBandwidth} = this.options
+    const n = list.length
+    if (n < minPointsInModel) return
+    const d = this.encoding.size
+    const split = goodBadSplit(list, topNPercent, minPointsInModel)
+    // Each side needs more points than dimensions before its KDE is used.
+    if (split.good.length <= d || split.bad.length <= d) return
+    const rows = (ids: number[]): Float64Array[] => ids.map((i) => list[i].vector)
+    this.models.set(budget, {
+      good: new Kde(rows(split.good), this.encoding.vartypes, minBandwidth),
+      bad: new Kde(rows(split.bad), this.encoding.vartypes, minBandwidth),
+    })
+  }
+
+  /** hpbandster's get_config: random with probability random_fraction or without a model. */
+  private sampleVector(): {vector: Float64Array; modelBased: boolean} {
+    if (this.models.size === 0 || this.rng.next() < this.options.randomFraction) {
+      return {vector: this.canonical(this.encoding.sampleUniform(this.rng)), modelBased: false}
+    }
+    let budget = -Infinity
+    for (const b of this.models.keys()) budget = Math.max(budget, b)
+    const {good, bad} = this.models.get(budget)!
+    let best = Infinity
+    let bestVector: Float64Array | undefined
+    for (let i = 0; i < this.options.numSamples; i++) {
+      const datum = good.row(this.rng.int(good.n))
+      const candidate = this.sampleAround(datum, good.bw)
+      // log of hpbandster's ratio bad(x) / good(x); smaller is better.
+      const value = bad.logPdf(candidate) - good.logPdf(candidate)
+      if (value < best || bestVector === undefined) {
+        best = value
+        bestVector = candidate
+      }
+    }
+    return {vector: this.canonical(bestVector!), modelBased: true}
+  }
+
+  /** One candidate drawn from the good KDE's kernel centred on a good point. */
+  private sampleAround(datum: Float64Array, bandwidths: Float64Array): Float64Array {
+    const {bandwidthFactor, minBandwidth} = this.options
+    const dims = this.encoding.dims
+    const vector = new Float64Array(dims.length)
+    const doneGroups = new Set<number>()
+    for (let j = 0; j < dims.length; j++) {
+      const dim = dims[j]
+      const bw = Math.max(bandwidths[j], minBandwidth)
+      if (dim.kind === 'categorical') {
+        vector[j] = this.rng.next() < 1 - bw ? datum[j] : this.rng.int(dim.vartype)
+      } else if (dim.kind === 'simplex') {
+        const group = dim.group!
+        if (doneGroups.has(group)) continue
+        doneGroups.add(group)
+        this.sampleSimplexGroup(datum, bandwidths, group, vector)
+      } else {
+        vector[j] = truncatedNormal01(this.rng, datum[j], bandwidthFactor * bw)
+      }
+    }
+    return vector
+  }
+
+  /** Rejection sampling of a simplex group's free coordinates until they sum to at most 1. */
+  private sampleSimplexGroup(datum: Float64Array, bandwidths: Float64Array, group: number, out: Float64Array): void {
+    const {bandwidthFactor, minBandwidth} = this.options
+    const dims = this.encoding.simplexBlocks[group].dims
+    for (let attempt = 0; attempt < SIMPLEX_REJECTION_TRIES; attempt++) {
+      let sum = 0
+      for (const j of dims) {
+        out[j] = truncatedNormal01(this.rng, datum[j], bandwidthFactor * Math.max(bandwidths[j], minBandwidth))
+        sum += out[j]
+      }
+      if (sum <= 1) return
+    }
+    for (const j of dims) out[j] = datum[j]
+  }
+
+  /** The vector of the configuration a vector decodes to (ints snapped), as hpbandster stores it. */
+  private canonical(vector: Float64Array): Float64Array {
+    return this.encoding.encode(this.encoding.decode(vector))
+  }
+}
+
+/**
+ * hpbandster's split: sort by loss; the first max(min_points, floor(top_n% * n)) are good, the
+ * next max(min_points, floor((100 - top_n)% * n)) bad.
+ */
+export function goodBadSplit(
+  list: readonly {loss: number; values?: readonly number[]}[],
+  topNPercent: number,
+  minPoints: number,
+): {good: number[]; bad: number[]} {
+  const n = list.length
+  const order = rankOrder(list)
+  const nGood = Math.max(minPoints, Math.floor((topNPercent * n) / 100))
+  const nBad = Math.max(minPoints, Math.floor(((100 - topNPercent) * n) / 100))
+  return {good: order.slice(0, nGood), bad: order.slice(nGood, nGood + nBad)}
+}

@@ -1,0 +1,213 @@
+/**
+ * Encoding between a ParamSpace configuration and the unit cube the optimisers work in. It reads
+ * only the ParamSpace table (src/space), so every optimiser sees the same parameters.
+ *
+ * Dimensions, in table order:
+ * - float: (x - low) / (high - low), or the same on log(x) for log scale;
+ * - int: like a float over [low - 1/2, high + 1/2] so each integer owns an equal cell (the
+ *   representation ConfigSpace uses, which hpbandster's KDE works on); decoding rounds;
+ * - categorical: the choice index (0 .. c-1), a "vartype" of c in hpbandster's terms;
+ * - simplex group of k members with floor f: k - 1 coordinates u_i = (w_i - f) / (1 - k f); the
+ *   last member is implied, w_k = 1 - sum of the others. Feasible points satisfy sum(u) <= 1; the
+ *   samplers keep to that constraint (uniform Dirichlet draws, rejection inside the KDE).
+ */
+import type {CategoricalParam, Choice, Config, FloatParam, IntParam, ParamSpace, SimplexGroup} from '../space/index.js'
+import {checkSpace, configKeys} from '../space/index.js'
+import {InputError} from '../util/errors.js'
+import type {Rng} from '../util/rng.js'
+
+/** Spans below this are treated as a single point (a simplex whose floors sum to exactly 1). */
+const DEGENERATE_SPAN = 1e-12
+
+/** Half an integer cell: ints are encoded over [low - 1/2, high + 1/2] (ConfigSpace's convention). */
+const INT_CELL_HALF = 0.5
+
+export type DimKind = 'float' | 'int' | 'categorical' | 'simplex'
+
+/** One coordinate of the unit-cube encoding. */
+export interface Dim {
+  readonly kind: DimKind
+  /** Parameter (or simplex member) name this coordinate carries. */
+  readonly name: string
+  /** 0 for continuous coordinates, the number of choices for a categorical (hpbandster's vartypes). */
+  readonly vartype: number
+  /** Index of the simplex group, for simplex coordinates. */
+  readonly group?: number
+}
+
+/** A simplex group's coordinates in the vector. */
+export interface SimplexBlock {
+  readonly param: SimplexGroup
+  /** Vector indices of the k - 1 free coordinates. */
+  readonly dims: readonly number[]
+  /** 1 - k * floor: the length each free coordinate is scaled by. */
+  readonly span: number
+}
+
+export class Encoding {
+  readonly dims: Dim[] = []
+  readonly vartypes: Int32Array
+  readonly simplexBlocks: SimplexBlock[] = []
+  private readonly keys: Set<string>
+
+  constructor(readonly space: ParamSpace) {
+    checkSpace(space)
+    for (const p of space.params) {
+      if (p.kind === 'simplex') {
+        const block: SimplexBlock = {param: p, dims: [], span: 1 - p.members.length * p.floor}
+        const group = this.simplexBlocks.length
+        for (let i = 0; i < p.members.length - 1; i++) {
+          ;(block.dims as number[]).push(this.dims.length)
+          this.dims.push({kind: 'simplex', name: p.members[i].name, vartype: 0, group})
+        }
+        this.simplexBlocks.push(block)
+      } else if (p.kind === 'categorical') {
+        this.dims.push({kind: 'categorical', name: p.name, vartype: p.choices.length})
+      } else {
+        this.dims.push({kind: p.kind, name: p.name, vartype: 0})
+      }
+    }
+    this.vartypes = Int32Array.from(this.dims, (d) => d.vartype)
+    this.keys = new Set(configKeys(space))
+  }
+
+  get size(): number {
+    return this.dims.length
+  }
+
+  /** The unit-cube vector of a configuration. Unknown or missing names are one-line errors. */
+  encode(config: Config, where = 'configuration'): Float64Array {
+    for (const key of Object.keys(config)) {
+      if (!this.keys.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
+    }
+    const vector = new Float64Array(this.dims.length)
+    let d = 0
+    for (const p of this.space.params) {
+      if (p.kind === 'simplex') {
+        const block = this.simplexBlocks[this.dims[d].group ?? 0]
+        for (let i = 0; i < p.members.length - 1; i++) {
+          const w = numberOf(config, p.members[i].name, where)
+          vector[d++] = block.span > DEGENERATE_SPAN ? clamp01((w - p.floor) / block.span) : 0
+        }
+      } else if (p.kind === 'categorical') {
+        const index = p.choices.indexOf(config[p.name] as Choice)
+        if (index < 0) throw new InputError(`${where}: ${p.name}`, `one of ${p.choices.map(String).join(', ')}`, String(config[p.name]))
+        vector[d++] = index
+      } else {
+        vector[d++] = encodeNumber(p, numberOf(config, p.name, where))
+      }
+    }
+    return vector
+  }
+
+  /** The configuration of a unit-cube vector (values outside [0, 1] are clamped). */
+  decode(vector: ArrayLike<number>): Config {
+    const config: Config = {}
+    let d = 0
+    for (const p of this.space.params) {
+      if (p.kind === 'simplex') {
+        const block = this.simplexBlocks[this.dims[d].group ?? 0]
+        const us: number[] = []
+        for (let i = 0; i < p.members.length - 1; i++) us.push(clamp01(vector[d++]))
+        const weights = simplexWeights(p, block.span, us)
+        p.members.forEach((m, i) => (config[m.name] = weights[i]))
+      } else if (p.kind === 'categorical') {
+        config[p.name] = p.choices[categoryIndex(vector[d++], p.choices.length)]
+      } else {
+        config[p.name] = decodeNumber(p, vector[d++])
+      }
+    }
+    return config
+  }
+
+  /** True if the vector satisfies every simplex constraint (sum of free coordinates <= 1). */
+  feasible(vector: ArrayLike<number>): boolean {
+    for (const block of this.simplexBlocks) {
+      let sum = 0
+      for (const d of block.dims) sum += vector[d]
+      if (sum > 1) return false
+    }
+    return true
+  }
+
+  /**
+   * A uniform draw from the space: each scalar coordinate uniform on [0, 1] (log-uniform and
+   * uniform over integers after decoding), each categorical uniform over its choices, each floored
+   * simplex uniform (a flat Dirichlet over the free weight).
+   */
+  sampleUniform(rng: Rng): Float64Array {
+    const vector = new Float64Array(this.dims.length)
+    for (let d = 0; d < this.dims.length; d++) {
+      const dim = this.dims[d]
+      if (dim.kind === 'categorical') vector[d] = rng.int(dim.vartype)
+      else if (dim.kind !== 'simplex') vector[d] = rng.next()
+    }
+    for (const block of this.simplexBlocks) {
+      const k = block.dims.length + 1
+      const draw = rng.dirichlet(new Float64Array(k).fill(1))
+      block.dims.forEach((d, i) => (vector[d] = draw[i]))
+    }
+    return vector
+  }
+}
+
+/** Reads a number from a configuration or throws a one-line error naming the field. */
+function numberOf(config: Config, name: string, where: string): number {
+  const value = config[name]
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InputError(`${where}: ${name}`, 'a finite number', value === undefined ? 'nothing' : String(value))
+  return value
+}
+
+export function clamp01(x: number): number {
+  return x < 0 ? 0 : x > 1 ? 1 : x
+}
+
+/** The category a coordinate names (nearest index, clamped). */
+export function categoryIndex(x: number, count: number): number {
+  const i = Math.round(x)
+  return i < 0 ? 0 : i >= count ? count - 1 : i
+}
+
+/** The [low, high] interval a numeric parameter is encoded over, in the encoding's scale. */
+function encodedBounds(p: FloatParam | IntParam): [number, number] {
+  const pad = p.kind === 'int' ? INT_CELL_HALF : 0
+  const low = p.low - pad
+  const high = p.high + pad
+  return p.scale === 'log' ? [Math.log(low), Math.log(high)] : [low, high]
+}
+
+export function encodeNumber(p: FloatParam | IntParam, x: number): number {
+  const [low, high] = encodedBounds(p)
+  const t = p.scale === 'log' ? Math.log(x) : x
+  return clamp01((t - low) / (high - low))
+}
+
+export function decodeNumber(p: FloatParam | IntParam, u: number): number {
+  const [low, high] = encodedBounds(p)
+  const t = low + clamp01(u) * (high - low)
+  const x = p.scale === 'log' ? Math.exp(t) : t
+  if (p.kind === 'int') return Math.min(p.high, Math.max(p.low, Math.round(x)))
+  // exp/log round trips can step a hair outside the range at the ends.
+  return Math.min(p.high, Math.max(p.low, x))
+}
+
+/**
+ * The k weights of a floored simplex from its k - 1 free coordinates. The last weight takes the
+ * remainder, so the sum is 1 up to one rounding; an infeasible input (sum of coordinates above 1)
+ * is scaled back onto the face where the last weight sits at its floor.
+ */
+export function simplexWeights(p: SimplexGroup, span: number, us: readonly number[]): number[] {
+  let total = 0
+  for (const u of us) total += u
+  const scale = total > 1 ? 1 / total : 1
+  const weights = us.map((u) => p.floor + u * scale * span)
+  let rest = 1
+  for (const w of weights) rest -= w
+  weights.push(Math.max(p.floor, rest))
+  return weights
+}
+
+/** Categorical helper for callers that build configurations by hand. */
+export function choiceIndex(p: CategoricalParam, value: Choice): number {
+  return p.choices.indexOf(value)
+}

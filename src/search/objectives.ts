@@ -1,0 +1,75 @@
+/**
+ * Objectives by a serializable description, so that a worker thread or a resumed process can
+ * rebuild exactly the objective a study was created with.
+ *
+ * - a benchmark function by name (branin, hartmann6, counting_ones, simplex, simplex_mf);
+ * - any module that exports `createObjective(options): Objective | Promise<Objective>` (the
+ *   generic hook Phase 4 uses for the retrieval engine: `{name: 'module', module: <path>, options}`);
+ * - `delayMs` adds a sleep to every evaluation (demos, and the kill/resume test), `evalLog`
+ *   appends one line per finished evaluation to a file (the exactly-once test).
+ */
+import {appendFileSync} from 'node:fs'
+import {isAbsolute, resolve} from 'node:path'
+import {pathToFileURL} from 'node:url'
+import {InputError} from '../util/errors.js'
+import {BENCHMARK_FUNCTIONS, benchmarkObjective, isBenchmarkName} from './benchmarks/index.js'
+import type {Objective} from './types.js'
+
+export interface ObjectiveSpec {
+  /** A benchmark function name, or 'module'. */
+  readonly name: string
+  /** For 'module': path of an ES module exporting the factory. */
+  readonly module?: string
+  /** For 'module': name of the factory export (default createObjective). */
+  readonly export?: string
+  /** Passed to the module's factory. */
+  readonly options?: Record<string, unknown>
+  /** Milliseconds to sleep before each evaluation. */
+  readonly delayMs?: number
+  /** File to append `trialId budget pid` to after each evaluation. */
+  readonly evalLog?: string
+}
+
+export const DEFAULT_FACTORY_EXPORT = 'createObjective'
+
+/** Names `kt search --objective` accepts. */
+export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'module'] as const
+
+export async function createObjective(spec: ObjectiveSpec, where = '--objective'): Promise<Objective> {
+  let base: Objective
+  if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
+  else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
+  else throw new InputError(where, `one of ${OBJECTIVE_NAMES.join(', ')}`, spec.name)
+  return withInstrumentation(base, spec)
+}
+
+async function loadModuleObjective(spec: ObjectiveSpec, where: string): Promise<Objective> {
+  if (!spec.module) throw new InputError(`${where} module`, 'a module path (--objective-module)', 'nothing')
+  const path = isAbsolute(spec.module) ? spec.module : resolve(spec.module)
+  let mod: Record<string, unknown>
+  try {
+    mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>
+  } catch (error) {
+    throw new InputError(`${where} module ${path}`, 'an importable ES module', (error as Error).message.split('\n')[0])
+  }
+  const name = spec.export ?? DEFAULT_FACTORY_EXPORT
+  const factory = mod[name]
+  if (typeof factory !== 'function') throw new InputError(`${where} module ${path}`, `an exported function ${name}`, typeof factory)
+  const objective = (await (factory as (o: unknown) => Objective | Promise<Objective>)(spec.options ?? {})) as Objective
+  if (!objective || typeof objective.evaluate !== 'function' || !objective.space) throw new InputError(`${where} module ${path}`, `${name}() returning an Objective {space, evaluate}`, 'something else')
+  return objective
+}
+
+function withInstrumentation(base: Objective, spec: ObjectiveSpec): Objective {
+  if (!spec.delayMs && !spec.evalLog) return base
+  return {
+    ...base,
+    trueLoss: base.trueLoss?.bind(base),
+    async evaluate(config, budget, ctx) {
+      if (spec.delayMs) await new Promise((r) => setTimeout(r, spec.delayMs))
+      const result = await base.evaluate(config, budget, ctx)
+      if (spec.evalLog) appendFileSync(spec.evalLog, `${ctx.trialId} ${budget} ${process.pid}\n`)
+      return result
+    },
+  }
+}

@@ -1,0 +1,45 @@
+/** The optimisers by name, so commands, studies and benchmarks build them one way. */
+import type {ParamSpace} from '../space/index.js'
+import {InputError} from '../util/errors.js'
+import {BohbOptimizer, SINGLE_FIDELITY, type BohbOptions} from './bohb.js'
+import {autoPointsPerDim, DEFAULT_POINTS_PER_DIM, DEFAULT_SIMPLEX_STEP, GridOptimizer} from './grid.js'
+import {RandomOptimizer} from './random.js'
+import type {Fidelity, Optimizer} from './types.js'
+
+export const OPTIMIZER_NAMES = ['grid', 'random', 'bohb'] as const
+export type OptimizerName = (typeof OPTIMIZER_NAMES)[number]
+
+/** Options of every optimiser, resolved once when a study is created and stored with it. */
+export interface OptimizerSettings {
+  readonly gridPoints?: number
+  readonly simplexStep?: number
+  readonly bohb?: Omit<BohbOptions, 'seed' | 'fidelity'>
+}
+
+export function checkOptimizerName(name: string, where = '--optimizer'): OptimizerName {
+  if (!(OPTIMIZER_NAMES as readonly string[]).includes(name)) throw new InputError(where, `one of ${OPTIMIZER_NAMES.join(', ')}`, name)
+  return name as OptimizerName
+}
+
+/**
+ * Fills in what depends on the study size (the grid resolution) so a resumed study rebuilds the
+ * same optimiser even if it is continued with a larger trial limit.
+ */
+export function resolveSettings(name: OptimizerName, space: ParamSpace, settings: OptimizerSettings, maxTrials: number | undefined): OptimizerSettings {
+  if (name !== 'grid') return settings
+  const simplexStep = settings.simplexStep ?? DEFAULT_SIMPLEX_STEP
+  const gridPoints = settings.gridPoints ?? (maxTrials !== undefined ? autoPointsPerDim(space, maxTrials, simplexStep) : DEFAULT_POINTS_PER_DIM)
+  return {...settings, gridPoints, simplexStep}
+}
+
+export function createOptimizer(name: string, space: ParamSpace, seed: number, fidelity: Fidelity | undefined, settings: OptimizerSettings = {}): Optimizer {
+  const budget = (fidelity ?? SINGLE_FIDELITY).max
+  switch (checkOptimizerName(name)) {
+    case 'grid':
+      return new GridOptimizer(space, {seed, budget, pointsPerDim: settings.gridPoints, simplexStep: settings.simplexStep})
+    case 'random':
+      return new RandomOptimizer(space, {seed, budget})
+    case 'bohb':
+      return new BohbOptimizer(space, {...settings.bohb, seed, fidelity})
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The ask/tell contract every kt optimiser implements, modelled on Optuna's ask-and-tell interface:
+ * the optimiser proposes a trial (`ask`), somebody evaluates it, and the result comes back (`tell`).
+ * The optimiser never calls the objective itself, so one study loop serves every optimiser, any
+ * number of workers, and resumption from a store.
+ */
+import type {Config, ParamSpace} from '../space/index.js'
+
+/** One evaluation request: a configuration at a budget. */
+export interface Trial {
+  /** Sequential id within the study (0, 1, 2, ...), in ask order. */
+  readonly id: number
+  /**
+   * The configuration's identity. A configuration promoted to a higher budget keeps its id, so the
+   * objective can reuse its lower-budget work and its noise stream stays the same.
+   */
+  readonly configId: string
+  readonly config: Config
+  /** Budget in the objective's own units (queries, samples); 1 for single-fidelity objectives. */
+  readonly budget: number
+  /**
+   * Set when this trial continues a lower-budget evaluation of the same configuration: the id of
+   * that trial and its budget. The runner passes its checkpoint to the objective.
+   */
+  readonly continues?: {readonly trialId: number; readonly budget: number}
+  /** Optimiser-specific provenance (bracket, rung, model-based pick), kept in the store. */
+  readonly info?: Readonly<Record<string, number | string | boolean>>
+}
+
+export type TrialStatus = 'ok' | 'failed'
+
+/** What is told back about a trial. A failed trial has no loss and is never promoted. */
+export interface TrialResult {
+  readonly status: TrialStatus
+  /** Scalar loss to minimise (required when status is ok). */
+  readonly loss?: number
+  /**
+   * Optional objective vector, every entry minimised (e.g. [-quality, p99_ms]). Optimisers that
+   * support several objectives rank by it; others use `loss`.
+   */
+  readonly values?: readonly number[]
+}
+
+/** An optimiser behind the ask/tell contract. */
+export interface Optimizer {
+  /** Short name: grid, random, bohb. */
+  readonly name: string
+  /**
+   * The next trial to evaluate, `'wait'` when nothing can be proposed until pending trials are told
+   * (synchronous successive halving), or `'done'` when the optimiser has nothing more to propose
+   * (a finished grid).
+   */
+  ask(): Trial | 'wait' | 'done'
+  tell(trialId: number, result: TrialResult): void
+}
+
+/** Budget levels of a multi-fidelity objective. */
+export interface Fidelity {
+  readonly min: number
+  readonly max: number
+  /** Reduction factor between budget levels (Hyperband's eta). */
+  readonly eta: number
+}
+
+/** A lower-budget result the objective can continue from. */
+export interface Checkpoint {
+  readonly budget: number
+  readonly state: unknown
+}
+
+/** What the objective learns about the call besides the configuration. */
+export interface EvalContext {
+  readonly trialId: number
+  readonly configId: string
+  /** The study seed: objectives derive their noise from it and the configId, never from the clock. */
+  readonly seed: number
+  /** Present when the trial continues a lower-budget evaluation and the objective supports it. */
+  readonly checkpoint?: Checkpoint
+}
+
+/** What an objective returns for one evaluation. */
+export interface EvalResult {
+  readonly loss: number
+  /** Minimised objective vector for bi-objective studies, in the order of `Objective.valueNames`. */
+  readonly values?: readonly number[]
+  /** Any further measurements (quality per query type, latency percentiles). */
+  readonly metrics?: Readonly<Record<string, number>>
+  /** State a higher-budget evaluation of the same configuration can continue from (JSON). */
+  readonly checkpoint?: unknown
+}
+
+/** A function to minimise over a parameter space, at a budget. */
+export interface Objective {
+  readonly id: string
+  readonly space: ParamSpace
+  /** Budget levels; absent for single-fidelity objectives (every evaluation at budget 1). */
+  readonly fidelity?: Fidelity
+  /** True if `evaluate` continues from `ctx.checkpoint` instead of starting over. */
+  readonly continuation?: boolean
+  /** Names of the entries of `EvalResult.values`, when the objective is multi-objective. */
+  readonly valueNames?: readonly string[]
+  /** Noise-free loss at full budget, for benchmarks (regret). */
+  trueLoss?(config: Config): number
+  /** The known minimum of `trueLoss`, for benchmarks. */
+  readonly optimum?: number
+  evaluate(config: Config, budget: number, ctx: EvalContext): EvalResult | Promise<EvalResult>
+}

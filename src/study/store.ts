@@ -1,0 +1,357 @@
+/**
+ * The study store: every trial of every study in one SQLite file (better-sqlite3 12), written the
+ * moment the trial is asked (status running) and again the moment it finishes, each in its own
+ * transaction. WAL journal with synchronous=NORMAL: a committed trial survives a crash, kill -9 or
+ * Ctrl-C of the process (an operating-system crash may lose the last commits, which resume then
+ * simply runs again).
+ *
+ * A study also records the order in which results were told to the optimiser (tell_seq, and how
+ * many trials had been asked by then), so resume can replay the optimiser exactly.
+ */
+import {createRequire} from 'node:module'
+import {existsSync} from 'node:fs'
+import type BetterSqlite3 from 'better-sqlite3'
+import {InputError} from '../util/errors.js'
+import {ensureDir} from '../util/fs.js'
+import {dirname} from 'node:path'
+
+/** Marker and version of kt's study schema, kept in the kt_meta table. */
+export const STUDY_FORMAT = 'kt-study'
+export const STUDY_FORMAT_VERSION = '1'
+
+/** Wait this long for another process's write lock before failing (ms). */
+const BUSY_TIMEOUT_MS = 5000
+
+export type StoredStatus = 'running' | 'ok' | 'failed'
+
+/** A study's fixed description: enough to rebuild the objective and the optimiser on resume. */
+export interface StudyRecord {
+  readonly name: string
+  /** Serializable objective description (see src/study/objectives.ts). */
+  readonly objective: unknown
+  readonly optimizer: string
+  /** Optimiser options, stopping rule, timeout: whatever the runner needs to continue. */
+  readonly options: Record<string, unknown>
+  readonly seed: number
+  /** The ParamSpace searched (after --fix / --range overrides), as JSON. */
+  readonly space: unknown
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly state: string
+}
+
+export interface TrialRow {
+  readonly study: string
+  readonly id: number
+  readonly configId: string
+  readonly config: Record<string, string | number | boolean>
+  readonly budget: number
+  readonly continues: number | null
+  readonly info: Record<string, unknown> | null
+  readonly status: StoredStatus
+  readonly loss: number | null
+  readonly values: number[] | null
+  readonly metrics: Record<string, number> | null
+  readonly checkpoint: unknown
+  readonly error: string | null
+  readonly tellSeq: number | null
+  readonly asksBefore: number | null
+  readonly startedAt: string | null
+  readonly finishedAt: string | null
+  readonly durationMs: number | null
+  readonly worker: number | null
+}
+
+export interface FinishedTrial {
+  readonly status: 'ok' | 'failed'
+  readonly loss?: number
+  readonly values?: readonly number[]
+  readonly metrics?: Readonly<Record<string, number>>
+  readonly checkpoint?: unknown
+  readonly error?: string
+  readonly tellSeq: number
+  readonly asksBefore: number
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly durationMs: number
+  readonly worker?: number
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS kt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS studies (
+  name TEXT PRIMARY KEY,
+  objective TEXT NOT NULL,
+  optimizer TEXT NOT NULL,
+  options TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  space TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+  study TEXT NOT NULL REFERENCES studies(name) ON DELETE CASCADE,
+  id INTEGER NOT NULL,
+  config_id TEXT NOT NULL,
+  config TEXT NOT NULL,
+  budget REAL NOT NULL,
+  continues INTEGER,
+  info TEXT,
+  status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
+  loss REAL,
+  objective_values TEXT,
+  metrics TEXT,
+  checkpoint TEXT,
+  error TEXT,
+  tell_seq INTEGER,
+  asks_before INTEGER,
+  started_at TEXT,
+  finished_at TEXT,
+  duration_ms REAL,
+  worker INTEGER,
+  PRIMARY KEY (study, id)
+);
+`
+
+/** SQLite result codes that mean "this file is not a (healthy) database". */
+const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CANTOPEN'])
+
+type Db = BetterSqlite3.Database
+
+export class StudyStore {
+  private constructor(
+    readonly path: string,
+    private readonly db: Db,
+  ) {}
+
+  /**
+   * Opens (or, unless `mustExist`, creates) a study file. A file that is not SQLite, is damaged,
+   * or is some other program's SQLite database is a one-line InputError; nothing is written to it.
+   */
+  static open(path: string, options: {mustExist?: boolean; readonly?: boolean} = {}): StudyStore {
+    const exists = path !== ':memory:' && existsSync(path)
+    if (!exists && (options.mustExist || options.readonly) && path !== ':memory:') throw new InputError(path, 'an existing kt study file', 'no such file')
+    if (!exists && path !== ':memory:') ensureDir(dirname(path))
+    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
+    let db: Db
+    try {
+      db = new Database(path, {readonly: options.readonly ?? false, fileMustExist: exists})
+    } catch (error) {
+      throw storageError(path, error)
+    }
+    const store = new StudyStore(path, db)
+    try {
+      store.checkOrInit(options.readonly ?? false)
+    } catch (error) {
+      db.close()
+      throw error instanceof InputError ? error : storageError(path, error)
+    }
+    return store
+  }
+
+  private checkOrInit(readonly: boolean): void {
+    const tables = this.guard(() => this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {name: string}[])
+    const names = new Set(tables.map((t) => t.name))
+    if (names.size > 0 && !names.has('kt_meta')) throw new InputError(this.path, 'a kt study file', `a SQLite database of another program (tables: ${[...names].slice(0, 3).join(', ')})`)
+    if (names.has('kt_meta')) {
+      const meta = new Map((this.guard(() => this.db.prepare('SELECT key, value FROM kt_meta').all()) as {key: string; value: string}[]).map((r) => [r.key, r.value]))
+      if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.path, `a kt study file (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
+      if (meta.get('version') !== STUDY_FORMAT_VERSION) throw new InputError(this.path, `study format version ${STUDY_FORMAT_VERSION}`, `version ${meta.get('version') ?? 'none'}`)
+      if (!names.has('studies') || !names.has('trials')) throw new InputError(this.path, 'a kt study file with studies and trials tables', 'a damaged study file')
+    }
+    if (readonly) return
+    this.guard(() => {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('synchronous = NORMAL')
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+      this.db.pragma('foreign_keys = ON')
+      if (names.size === 0) {
+        this.db.transaction(() => {
+          this.db.exec(SCHEMA)
+          const put = this.db.prepare('INSERT INTO kt_meta (key, value) VALUES (?, ?)')
+          put.run('format', STUDY_FORMAT)
+          put.run('version', STUDY_FORMAT_VERSION)
+        })()
+      }
+    })
+  }
+
+  /** Runs a database call, turning "not a database" and corruption into one-line InputErrors. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn()
+    } catch (error) {
+      throw storageError(this.path, error)
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+
+  createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): StudyRecord {
+    if (this.getStudy(record.name)) throw new InputError(`${this.path}: study ${record.name}`, 'a new study name (use --resume to continue it)', 'an existing study')
+    const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
+    this.guard(() =>
+      this.db
+        .prepare('INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(full.name, JSON.stringify(full.objective), full.optimizer, JSON.stringify(full.options), full.seed, JSON.stringify(full.space), now, now, full.state),
+    )
+    return full
+  }
+
+  getStudy(name: string): StudyRecord | undefined {
+    const row = this.guard(() => this.db.prepare('SELECT * FROM studies WHERE name = ?').get(name)) as Record<string, unknown> | undefined
+    return row ? this.studyFromRow(row) : undefined
+  }
+
+  listStudies(): Array<StudyRecord & {trials: number; ok: number; failed: number; running: number; bestLoss: number | null}> {
+    const rows = this.guard(() =>
+      this.db
+        .prepare(
+          `SELECT s.*, COUNT(t.id) AS trials,
+             SUM(t.status = 'ok') AS ok, SUM(t.status = 'failed') AS failed, SUM(t.status = 'running') AS running,
+             MIN(CASE WHEN t.status = 'ok' THEN t.loss END) AS best_loss
+           FROM studies s LEFT JOIN trials t ON t.study = s.name GROUP BY s.name ORDER BY s.created_at, s.name`,
+        )
+        .all(),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => ({
+      ...this.studyFromRow(r),
+      trials: Number(r.trials ?? 0),
+      ok: Number(r.ok ?? 0),
+      failed: Number(r.failed ?? 0),
+      running: Number(r.running ?? 0),
+      bestLoss: r.best_loss === null || r.best_loss === undefined ? null : Number(r.best_loss),
+    }))
+  }
+
+  setStudyState(name: string, state: string, now: string): void {
+    this.guard(() => this.db.prepare('UPDATE studies SET state = ?, updated_at = ? WHERE name = ?').run(state, now, name))
+  }
+
+  /** Updates the options a study continues with (e.g. a larger trial limit on resume). */
+  setStudyOptions(name: string, options: Record<string, unknown>, now: string): void {
+    this.guard(() => this.db.prepare('UPDATE studies SET options = ?, updated_at = ? WHERE name = ?').run(JSON.stringify(options), now, name))
+  }
+
+  /** Records an asked trial (status running) — or leaves an existing row of a resumed study alone. */
+  recordAsk(
+    study: string,
+    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>},
+    startedAt: string,
+  ): void {
+    this.guard(() =>
+      this.db
+        .prepare(
+          `INSERT INTO trials (study, id, config_id, config, budget, continues, info, status, started_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)
+           ON CONFLICT (study, id) DO UPDATE SET started_at = excluded.started_at WHERE trials.status = 'running'`,
+        )
+        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt),
+    )
+  }
+
+  /**
+   * Records a finished trial. Only a running trial can finish, so a trial is never finished twice;
+   * returns false if it was already finished.
+   */
+  recordResult(study: string, trialId: number, r: FinishedTrial): boolean {
+    const info = this.guard(() =>
+      this.db
+        .prepare(
+          `UPDATE trials SET status = ?, loss = ?, objective_values = ?, metrics = ?, checkpoint = ?, error = ?,
+             tell_seq = ?, asks_before = ?, started_at = ?, finished_at = ?, duration_ms = ?, worker = ?
+           WHERE study = ? AND id = ? AND status = 'running'`,
+        )
+        .run(
+          r.status,
+          r.status === 'ok' ? (r.loss ?? null) : null,
+          r.values ? JSON.stringify(r.values) : null,
+          r.metrics ? JSON.stringify(r.metrics) : null,
+          r.checkpoint === undefined ? null : JSON.stringify(r.checkpoint),
+          r.error ?? null,
+          r.tellSeq,
+          r.asksBefore,
+          r.startedAt,
+          r.finishedAt,
+          r.durationMs,
+          r.worker ?? null,
+          study,
+          trialId,
+        ),
+    )
+    return info.changes === 1
+  }
+
+  trials(study: string): TrialRow[] {
+    const rows = this.guard(() => this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study)) as Record<string, unknown>[]
+    return rows.map((r) => this.trialFromRow(r))
+  }
+
+  trialCheckpoint(study: string, trialId: number): unknown {
+    const row = this.guard(() => this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId)) as {checkpoint: string | null} | undefined
+    return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
+  }
+
+  private parse(text: string, field: string): any {
+    try {
+      return JSON.parse(text)
+    } catch {
+      throw new InputError(`${this.path}: ${field}`, 'JSON written by kt', 'unparseable text (damaged study file)')
+    }
+  }
+
+  private studyFromRow(r: Record<string, unknown>): StudyRecord {
+    const name = String(r.name)
+    return {
+      name,
+      objective: this.parse(String(r.objective), `study ${name} objective`),
+      optimizer: String(r.optimizer),
+      options: this.parse(String(r.options), `study ${name} options`),
+      seed: Number(r.seed),
+      space: this.parse(String(r.space), `study ${name} space`),
+      createdAt: String(r.created_at),
+      updatedAt: String(r.updated_at),
+      state: String(r.state),
+    }
+  }
+
+  private trialFromRow(r: Record<string, unknown>): TrialRow {
+    const where = `study ${String(r.study)} trial ${Number(r.id)}`
+    const json = (v: unknown, field: string): any => (v === null || v === undefined ? null : this.parse(String(v), `${where} ${field}`))
+    const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+    return {
+      study: String(r.study),
+      id: Number(r.id),
+      configId: String(r.config_id),
+      config: json(r.config, 'config'),
+      budget: Number(r.budget),
+      continues: num(r.continues),
+      info: json(r.info, 'info'),
+      status: r.status as StoredStatus,
+      loss: num(r.loss),
+      values: json(r.objective_values, 'values'),
+      metrics: json(r.metrics, 'metrics'),
+      checkpoint: json(r.checkpoint, 'checkpoint'),
+      error: r.error === null || r.error === undefined ? null : String(r.error),
+      tellSeq: num(r.tell_seq),
+      asksBefore: num(r.asks_before),
+      startedAt: r.started_at === null ? null : String(r.started_at),
+      finishedAt: r.finished_at === null ? null : String(r.finished_at),
+      durationMs: num(r.duration_ms),
+      worker: num(r.worker),
+    }
+  }
+}
+
+/** One-line error for a file SQLite cannot use. */
+function storageError(path: string, error: unknown): Error {
+  const e = error as {code?: string; message?: string}
+  if (e && typeof e.code === 'string' && (CORRUPT_CODES.has(e.code) || e.code.startsWith('SQLITE_CORRUPT') || e.code.startsWith('SQLITE_NOTADB')))
+    return new InputError(path, 'a kt study file (SQLite)', (e.message ?? e.code).split('\n')[0])
+  if (e && typeof e.code === 'string' && e.code.startsWith('SQLITE_'))
+    return new InputError(path, 'a usable kt study file', `${e.code}: ${(e.message ?? '').split('\n')[0]}`)
+  return error as Error
+}

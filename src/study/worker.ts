@@ -1,0 +1,26 @@
+/**
+ * Worker-thread entry of the study pool: builds the objective from its serializable description
+ * once, then evaluates one job per message and posts the outcome back.
+ */
+import {parentPort, workerData, threadId} from 'node:worker_threads'
+import {createObjective, type ObjectiveSpec} from '../search/objectives.js'
+import {evaluateHere, errorLine, type EvalJob} from './evaluate.js'
+
+const port = parentPort
+if (!port) throw new Error('study worker: must run in a worker thread')
+
+const {spec} = workerData as {spec: ObjectiveSpec}
+const ready = createObjective(spec)
+const now = (): string => new Date().toISOString()
+
+port.on('message', async (job: EvalJob) => {
+  try {
+    const objective = await ready
+    // The pool enforces the timeout by terminating this thread; here the evaluation just runs.
+    const outcome = await evaluateHere(objective, job, undefined, now)
+    port.postMessage({trialId: job.trialId, outcome: {...outcome, worker: threadId}})
+  } catch (error) {
+    const t = now()
+    port.postMessage({trialId: job.trialId, outcome: {status: 'failed', error: errorLine(error), startedAt: t, finishedAt: t, durationMs: 0, worker: threadId}})
+  }
+})
