@@ -103,7 +103,7 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
         width: 200, height: 320,
         layer: [
           {mark: {type: 'bar', color: '#4c78a8'}, encoding: {
-            y: {field: 'config', type: 'nominal', sort: order, title: null},
+            y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
             x: {field: 'estimate', type: 'quantitative', title: 'Spearman', scale: {domain: [-1, 1]}},
           }},
           {mark: {type: 'rule', color: 'black'}, encoding: {

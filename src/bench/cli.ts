@@ -1,0 +1,42 @@
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {packageRoot} from '../util/paths.js'
+import {median} from '../stats/summary.js'
+
+/** Wall-time targets of the foundation issue. */
+export const TARGET_RUN_MS = 2000
+export const TARGET_HELP_MS = 200
+
+export interface CliBench {
+  runs: number
+  kt_run_ms: {median: number; min: number; max: number}
+  kt_help_ms: {median: number; min: number; max: number}
+  target_run_ms: number
+  target_help_ms: number
+  run_meets_target: boolean
+  help_meets_target: boolean
+}
+
+/** Times whole `kt run` and `kt --help` processes (wall clock, as a user sees them). */
+export function benchCli(runs: number): CliBench {
+  const bin = join(packageRoot, 'bin', 'kt.js')
+  const dir = mkdtempSync(join(tmpdir(), 'kt-bench-'))
+  const time = (args: string[]) => {
+    const t0 = performance.now()
+    const r = spawnSync(process.execPath, [bin, ...args], {encoding: 'utf8', env: {...process.env, KT_NO_PROGRESS: '1'}})
+    const ms = performance.now() - t0
+    if (r.status !== 0) throw new Error(`kt ${args.join(' ')} failed: ${r.stderr.split('\n')[0]}`)
+    return ms
+  }
+  try {
+    const stats = (xs: number[]) => ({median: median(xs), min: Math.min(...xs), max: Math.max(...xs)})
+    const run = stats(Array.from({length: runs}, () => time(['run', '--out', join(dir, 'run'), '--json'])))
+    const help = stats(Array.from({length: runs}, () => time(['--help'])))
+    return {runs, kt_run_ms: run, kt_help_ms: help, target_run_ms: TARGET_RUN_MS, target_help_ms: TARGET_HELP_MS, run_meets_target: run.median < TARGET_RUN_MS, help_meets_target: help.median < TARGET_HELP_MS}
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
+}

@@ -1,0 +1,19 @@
+import {join} from 'node:path'
+import {InputError} from '../util/errors.js'
+import {readJson} from '../util/fs.js'
+import {REPORT_SCHEMA, REPORT_VERSION, type Report} from '../../phases/report-types.js'
+import {renderMarkdown} from './markdown.js'
+
+/** Reads a run's report.json, refusing files of another schema or version. */
+export function loadReport(runDir: string): Report {
+  const file = join(runDir, 'report.json')
+  const value = readJson(file) as Partial<Report>
+  if (value?.schema !== REPORT_SCHEMA) throw new InputError(`${file}: schema`, JSON.stringify(REPORT_SCHEMA), JSON.stringify(value?.schema))
+  if (value.version !== REPORT_VERSION) throw new InputError(`${file}: version`, String(REPORT_VERSION), JSON.stringify(value.version))
+  if (!value.run || !value.phases || !value.timing) throw new InputError(file, 'the fields run, phases and timing')
+  return value as Report
+}
+
+export function rerender(report: Report, format: 'md' | 'json'): string {
+  return format === 'md' ? renderMarkdown(report) : `${JSON.stringify(report, null, 2)}\n`
+}
