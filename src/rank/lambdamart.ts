@@ -1,0 +1,163 @@
+import {applyBinning, fitBinning, MAX_BINS} from './bins.js'
+import {numDocs, numFeatures, numQueries, type LtrDataset} from './dataset.js'
+import {queryLambdas, type LambdaParams} from './lambda.js'
+import {idealDcg, NdcgEvaluator, PRIMARY_CUTOFF, widestQuery} from './ndcg.js'
+import {growTree, predictTree, type RegressionTree, type TreeParams} from './tree.js'
+
+/**
+ * LambdaMART (Burges 2010, section 7): gradient-boosted regression trees where each tree is fitted
+ * to the lambda gradients of NDCG@k (lambda.ts) with Newton leaf values (tree.ts). Scores start at
+ * 0; tree t is fitted to the lambdas at the scores of trees 1..t-1.
+ */
+
+export interface LambdaMartParams extends TreeParams, LambdaParams {
+  /** Boosting rounds (trees) at most. */
+  trees: number
+  /** Stop when validation NDCG@10 has not improved for this many trees (0 = never); keep the best prefix. */
+  earlyStoppingRounds: number
+  /** Bins per feature for histogram splits (at most MAX_BINS). */
+  maxBins: number
+}
+
+/**
+ * Defaults follow LightGBM's lambdarank defaults (num_leaves 31, min_data_in_leaf 20,
+ * min_sum_hessian_in_leaf 1e-3, lambda_l2 0, learning_rate 0.1, sigmoid 1, max_bin 255, 100 rounds),
+ * except the truncation level: 10 (LightGBM: 30) so the gradients target NDCG@10, the number kt
+ * selects and reports on.
+ */
+export const DEFAULT_LAMBDAMART: LambdaMartParams = {
+  trees: 100,
+  learningRate: 0.1,
+  maxLeaves: 31,
+  maxDepth: 0,
+  minDataInLeaf: 20,
+  minSumHessianInLeaf: 1e-3,
+  l2: 0,
+  truncation: PRIMARY_CUTOFF,
+  sigma: 1,
+  earlyStoppingRounds: 0,
+  maxBins: MAX_BINS,
+}
+
+export interface LambdaMartModel {
+  readonly featureNames: readonly string[]
+  readonly trees: readonly RegressionTree[]
+}
+
+/** One point of the learning curve: NDCG@10 of each evaluation set after `trees` trees. */
+export interface CurvePoint {
+  trees: number
+  ndcg10: Record<string, number>
+}
+
+export interface FeatureImportance {
+  feature: string
+  /** Sum of split gains over all trees. */
+  gain: number
+  /** Share of the total gain. */
+  share: number
+  splits: number
+}
+
+export interface TrainOutcome {
+  model: LambdaMartModel
+  /** NDCG@10 per evaluation set after every tree (including trees dropped by early stopping). */
+  curve: CurvePoint[]
+  importance: FeatureImportance[]
+  /** Trees grown before stopping (>= model.trees.length when early stopping trimmed the tail). */
+  treesGrown: number
+}
+
+/** Sum of all trees' outputs for the row at features[offset] (the trainer's own prediction). */
+export function predictRow(model: LambdaMartModel, features: ArrayLike<number>, offset: number): number {
+  let score = 0
+  for (const tree of model.trees) score += predictTree(tree, features, offset)
+  return score
+}
+
+/** Scores every document of a data set with the trainer's own prediction. */
+export function scoreDataset(model: LambdaMartModel, data: LtrDataset): Float64Array {
+  const width = numFeatures(data)
+  const scores = new Float64Array(numDocs(data))
+  for (let d = 0; d < scores.length; d++) scores[d] = predictRow(model, data.features, d * width)
+  return scores
+}
+
+/**
+ * Trains LambdaMART on `train`. `evalSets` (same feature columns) are scored after every tree for
+ * the learning curve; the one named "valid", if any, drives early stopping.
+ */
+export function trainLambdaMart(
+  train: LtrDataset,
+  params: LambdaMartParams = DEFAULT_LAMBDAMART,
+  evalSets: Record<string, LtrDataset> = {},
+  onTree?: (done: number) => void,
+): TrainOutcome {
+  const width = numFeatures(train)
+  const binned = applyBinning(train, fitBinning(train, Math.min(params.maxBins, MAX_BINS)))
+  const n = numDocs(train)
+  const scores = new Float64Array(n)
+  const grad = new Float64Array(n)
+  const hess = new Float64Array(n)
+  const order = new Int32Array(Math.max(1, widestQuery(train)))
+  const ideal = new Float64Array(numQueries(train))
+  for (let q = 0; q < ideal.length; q++) ideal[q] = idealDcg(train.labels, train.queryOffsets[q], train.queryOffsets[q + 1], params.truncation)
+
+  const sets = Object.entries({train, ...evalSets}).map(([name, data]) => ({
+    name,
+    data,
+    evaluator: new NdcgEvaluator(data, [PRIMARY_CUTOFF]),
+    scores: name === 'train' ? scores : new Float64Array(numDocs(data)),
+  }))
+  const valid = sets.find((s) => s.name === 'valid')
+
+  const trees: RegressionTree[] = []
+  const curve: CurvePoint[] = []
+  let bestValid = Number.NEGATIVE_INFINITY
+  let bestTrees = 0
+  for (let t = 0; t < params.trees; t++) {
+    for (let q = 0; q < ideal.length; q++) {
+      queryLambdas(scores, train.labels, train.queryOffsets[q], train.queryOffsets[q + 1], ideal[q], params, order, grad, hess)
+    }
+    const {tree, leafOfDoc} = growTree(binned, grad, hess, params)
+    if (tree.splitFeature.length === 0) break // no admissible split: every further tree would be the same
+    trees.push(tree)
+    for (let d = 0; d < n; d++) scores[d] += tree.leafValue[leafOfDoc[d]]
+    for (const set of sets) {
+      if (set.name === 'train') continue
+      const w = numFeatures(set.data)
+      for (let d = 0; d < set.scores.length; d++) set.scores[d] += predictTree(tree, set.data.features, d * w)
+    }
+    const point: CurvePoint = {trees: trees.length, ndcg10: {}}
+    for (const set of sets) point.ndcg10[set.name] = set.evaluator.mean(set.scores)
+    curve.push(point)
+    onTree?.(trees.length)
+    if (valid) {
+      const v = point.ndcg10.valid
+      if (v > bestValid) {
+        bestValid = v
+        bestTrees = trees.length
+      } else if (params.earlyStoppingRounds > 0 && trees.length - bestTrees >= params.earlyStoppingRounds) break
+    }
+  }
+  const treesGrown = trees.length
+  if (valid && params.earlyStoppingRounds > 0) trees.length = bestTrees
+  const model: LambdaMartModel = {featureNames: train.featureNames.slice(0, width), trees}
+  return {model, curve, importance: featureImportance(model), treesGrown}
+}
+
+/** Split gain summed per feature over the model's trees, largest first. */
+export function featureImportance(model: LambdaMartModel): FeatureImportance[] {
+  const gain = new Float64Array(model.featureNames.length)
+  const splits = new Int32Array(model.featureNames.length)
+  for (const tree of model.trees) {
+    for (let s = 0; s < tree.splitFeature.length; s++) {
+      gain[tree.splitFeature[s]] += tree.gain[s]
+      splits[tree.splitFeature[s]]++
+    }
+  }
+  const total = gain.reduce((a, b) => a + b, 0)
+  return model.featureNames
+    .map((feature, f) => ({feature, gain: gain[f], share: total > 0 ? gain[f] / total : 0, splits: splits[f]}))
+    .sort((a, b) => b.gain - a.gain || a.feature.localeCompare(b.feature))
+}

@@ -1,0 +1,144 @@
+import {z} from 'zod'
+import {InputError} from '../util/errors.js'
+import {readJson, writeFileAtomic} from '../util/fs.js'
+import type {LambdaMartModel, LambdaMartParams} from './lambdamart.js'
+import type {NdcgReport} from './ndcg.js'
+import type {RegressionTree} from './tree.js'
+
+/**
+ * The saved reranker: a JSON file with the trees, the feature columns they read, the training
+ * parameters and the NDCG measured on each split at training time (the registry compares the
+ * validation NDCG@10 before deploying). Thresholds and leaf values are JSON numbers, which
+ * round-trip float64 exactly, so a loaded model scores exactly like the trained one.
+ */
+
+export const MODEL_FORMAT = 'kt-lambdamart'
+export const MODEL_VERSION = 1
+
+export interface SavedModel {
+  format: typeof MODEL_FORMAT
+  version: typeof MODEL_VERSION
+  feature_names: string[]
+  params: Partial<LambdaMartParams>
+  /** NDCG per split ("train", "valid", "test") at training time. */
+  metrics: Record<string, NdcgReport>
+  /** The data files the model was trained and measured on. */
+  data: Record<string, string>
+  trees: {
+    split_feature: number[]
+    threshold: number[]
+    left: number[]
+    right: number[]
+    gain: number[]
+    leaf_value: number[]
+  }[]
+}
+
+const finite = z.number().finite()
+const savedModelSchema = z.object({
+  format: z.literal(MODEL_FORMAT),
+  version: z.literal(MODEL_VERSION),
+  feature_names: z.array(z.string()).min(1),
+  params: z.record(z.unknown()),
+  metrics: z.record(z.record(finite)),
+  data: z.record(z.string()),
+  trees: z.array(
+    z.object({
+      split_feature: z.array(z.number().int().nonnegative()),
+      threshold: z.array(finite),
+      left: z.array(z.number().int()),
+      right: z.array(z.number().int()),
+      gain: z.array(finite),
+      leaf_value: z.array(finite).min(1),
+    }),
+  ),
+})
+
+/** The JSON form of a trained model with its metrics. */
+export function toSavedModel(
+  model: LambdaMartModel,
+  params: Partial<LambdaMartParams>,
+  metrics: Record<string, NdcgReport>,
+  data: Record<string, string>,
+): SavedModel {
+  return {
+    format: MODEL_FORMAT,
+    version: MODEL_VERSION,
+    feature_names: [...model.featureNames],
+    params,
+    metrics,
+    data,
+    trees: model.trees.map((tree) => ({
+      split_feature: Array.from(tree.splitFeature),
+      threshold: Array.from(tree.threshold),
+      left: Array.from(tree.left),
+      right: Array.from(tree.right),
+      gain: Array.from(tree.gain),
+      leaf_value: Array.from(tree.leafValue),
+    })),
+  }
+}
+
+/** The trainer-side model of a saved one. */
+export function fromSavedModel(saved: SavedModel): LambdaMartModel {
+  return {
+    featureNames: saved.feature_names,
+    trees: saved.trees.map(
+      (tree): RegressionTree => ({
+        splitFeature: Int32Array.from(tree.split_feature),
+        threshold: Float64Array.from(tree.threshold),
+        left: Int32Array.from(tree.left),
+        right: Int32Array.from(tree.right),
+        gain: Float64Array.from(tree.gain),
+        leafValue: Float64Array.from(tree.leaf_value),
+      }),
+    ),
+  }
+}
+
+export function writeModel(path: string, saved: SavedModel): void {
+  writeFileAtomic(path, JSON.stringify(saved) + '\n')
+}
+
+/** Reads and checks a saved model: schema, then tree structure (see checkTree). */
+export function readModel(path: string): SavedModel {
+  return checkSavedModel(readJson(path), path)
+}
+
+export function checkSavedModel(value: unknown, where: string): SavedModel {
+  const parsed = savedModelSchema.safeParse(value)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new InputError(`${where} field ${issue.path.join('.') || '(top)'}`, `a ${MODEL_FORMAT} v${MODEL_VERSION} model (${issue.message})`)
+  }
+  const saved = parsed.data as SavedModel
+  saved.trees.forEach((tree, t) => checkTree(tree, saved.feature_names.length, `${where} field trees.${t}`))
+  return saved
+}
+
+/**
+ * A tree is well formed when its split arrays have one entry per split, there is one more leaf than
+ * splits, features are in range, and every internal node but the root and every leaf is the child of
+ * exactly one earlier node (so a walk from the root always ends at a leaf).
+ */
+function checkTree(tree: SavedModel['trees'][number], width: number, where: string): void {
+  const splits = tree.split_feature.length
+  for (const key of ['threshold', 'left', 'right', 'gain'] as const) {
+    if (tree[key].length !== splits) throw new InputError(`${where}.${key}`, `${splits} entries (one per split)`, String(tree[key].length))
+  }
+  if (tree.leaf_value.length !== splits + 1) {
+    throw new InputError(`${where}.leaf_value`, `${splits + 1} entries (splits + 1)`, String(tree.leaf_value.length))
+  }
+  const internalSeen = new Uint8Array(splits)
+  const leafSeen = new Uint8Array(splits + 1)
+  for (let i = 0; i < splits; i++) {
+    if (tree.split_feature[i] >= width) throw new InputError(`${where}.split_feature.${i}`, `a feature index below ${width}`, String(tree.split_feature[i]))
+    for (const child of [tree.left[i], tree.right[i]]) {
+      const ok = child >= 0 ? child > i && child < splits && !internalSeen[child] : ~child <= splits && !leafSeen[~child]
+      if (!ok) throw new InputError(`${where} node ${i}`, 'children that are later nodes or unused leaves', String(child))
+      if (child >= 0) internalSeen[child] = 1
+      else leafSeen[~child] = 1
+    }
+  }
+  if (splits > 0 && leafSeen.some((seen) => !seen)) throw new InputError(where, 'every leaf reachable', 'an orphan leaf')
+}

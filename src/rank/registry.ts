@@ -1,0 +1,185 @@
+import {existsSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {z} from 'zod'
+import {InputError} from '../util/errors.js'
+import {readJson, writeFileAtomic} from '../util/fs.js'
+import type {LtrDataset} from './dataset.js'
+import {scoreDataset} from './lambdamart.js'
+import {fromSavedModel, readModel, writeModel, type SavedModel} from './model.js'
+import {reportEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
+import {PackedEnsemble} from './packed.js'
+
+/**
+ * The reranker model registry: a folder with one JSON file per kept version and an index,
+ * `registry.json`, naming the current version. Rules:
+ * - deploy: a candidate replaces the current model only if its validation NDCG@10 is not worse
+ *   (>=) than the current one's; otherwise it is rejected and nothing changes. The comparison uses
+ *   the validation NDCG stored in each model, or, given a data set, both models re-scored on it.
+ * - the last KEEP_VERSIONS deployed versions are kept with their metrics; older ones are deleted.
+ * - rollback: the previous kept version becomes current and the rolled-back one is dropped.
+ * Writes are atomic: a model file is written whole before the index names it, and the index is
+ * replaced by rename, so a crash leaves either the old or the new registry.
+ */
+
+export const REGISTRY_INDEX = 'registry.json'
+/** Versions kept (the issue: "the last three versions are kept with their metrics"). */
+export const KEEP_VERSIONS = 3
+export {DEFAULT_REGISTRY} from './defaults.js'
+
+const METRIC = `ndcg@${PRIMARY_CUTOFF}` as const
+
+export interface RegistryVersion {
+  id: string
+  file: string
+  /** NDCG per split stored with the model at training time. */
+  metrics: Record<string, Record<string, number>>
+  trees: number
+  deployed_at: string
+  /** The model file it was deployed from. */
+  source: string
+}
+
+export interface RegistryIndex {
+  format: 'kt-reranker-registry'
+  current: string | null
+  next_version: number
+  /** Oldest first. */
+  versions: RegistryVersion[]
+}
+
+const indexSchema = z.object({
+  format: z.literal('kt-reranker-registry'),
+  current: z.string().nullable(),
+  next_version: z.number().int().positive(),
+  versions: z.array(
+    z.object({
+      id: z.string(),
+      file: z.string().regex(/^[\w.-]+$/),
+      metrics: z.record(z.record(z.number())),
+      trees: z.number().int().nonnegative(),
+      deployed_at: z.string(),
+      source: z.string(),
+    }),
+  ),
+})
+
+function emptyIndex(): RegistryIndex {
+  return {format: 'kt-reranker-registry', current: null, next_version: 1, versions: []}
+}
+
+/** Reads the registry index (an absent folder or index is an empty registry). */
+export function readRegistry(dir: string): RegistryIndex {
+  const path = join(dir, REGISTRY_INDEX)
+  if (!existsSync(path)) return emptyIndex()
+  const parsed = indexSchema.safeParse(readJson(path))
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new InputError(`${path} field ${issue.path.join('.') || '(top)'}`, `a kt reranker registry index (${issue.message})`)
+  }
+  const index = parsed.data as RegistryIndex
+  if (index.current !== null && !index.versions.some((v) => v.id === index.current)) {
+    throw new InputError(`${path} field current`, 'the id of a kept version', index.current)
+  }
+  return index
+}
+
+function writeRegistry(dir: string, index: RegistryIndex): void {
+  writeFileAtomic(join(dir, REGISTRY_INDEX), JSON.stringify(index, null, 2) + '\n')
+}
+
+export function currentVersion(index: RegistryIndex): RegistryVersion | undefined {
+  return index.versions.find((v) => v.id === index.current)
+}
+
+/** Loads the saved model of a kept version. */
+export function readVersionModel(dir: string, version: RegistryVersion): SavedModel {
+  return readModel(join(dir, version.file))
+}
+
+export interface DeployOutcome {
+  deployed: boolean
+  /** The version current after the call. */
+  current: string | null
+  /** The new version's id when deployed. */
+  version?: string
+  candidate_ndcg10: number
+  current_ndcg10: number | null
+  /** "stored validation metrics" or the data file both models were re-scored on. */
+  compared_on: string
+  /** Version ids deleted to keep the last KEEP_VERSIONS. */
+  removed: string[]
+  reason: string
+}
+
+/** Validation NDCG@10 of a saved model: re-scored on `data` if given, else its stored metric. */
+function validationNdcg(saved: SavedModel, data: LtrDataset | undefined, where: string): number {
+  if (data) {
+    if (saved.feature_names.length !== data.featureNames.length) {
+      throw new InputError(data.source, `${saved.feature_names.length} feature columns like the model ${where}`, String(data.featureNames.length))
+    }
+    return reportEvaluator(data).report(scoreDataset(fromSavedModel(saved), data))[METRIC]
+  }
+  const value = saved.metrics.valid?.[METRIC]
+  if (value === undefined) throw new InputError(`${where} field metrics.valid`, `a validation ${METRIC} (train with --valid, or deploy with --valid DATA)`, 'none')
+  return value
+}
+
+/** Deploys the model at `modelPath` if it is not worse than the current one (see module comment). */
+export function deploy(dir: string, modelPath: string, options: {compareOn?: LtrDataset; now?: Date} = {}): DeployOutcome {
+  const candidate = readModel(modelPath)
+  const index = readRegistry(dir)
+  const current = currentVersion(index)
+  const comparedOn = options.compareOn ? options.compareOn.source : 'stored validation metrics'
+  const candidateScore = validationNdcg(candidate, options.compareOn, modelPath)
+  const currentScore = current ? validationNdcg(readVersionModel(dir, current), options.compareOn, join(dir, current.file)) : null
+  if (currentScore !== null && candidateScore < currentScore) {
+    return {
+      deployed: false, current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn, removed: [],
+      reason: `rejected: validation ${METRIC} ${candidateScore.toFixed(4)} is worse than current ${index.current}'s ${currentScore.toFixed(4)}`,
+    }
+  }
+  const id = `v${index.next_version}`
+  const file = `${id}.json`
+  writeModel(join(dir, file), candidate)
+  const version: RegistryVersion = {
+    id, file, metrics: candidate.metrics, trees: candidate.trees.length,
+    deployed_at: (options.now ?? new Date()).toISOString(), source: modelPath,
+  }
+  const versions = [...index.versions, version]
+  const removed = versions.splice(0, Math.max(0, versions.length - KEEP_VERSIONS))
+  writeRegistry(dir, {...index, current: id, next_version: index.next_version + 1, versions})
+  for (const old of removed) rmSync(join(dir, old.file), {force: true})
+  return {
+    deployed: true, current: id, version: id, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn,
+    removed: removed.map((v) => v.id),
+    reason: currentScore === null ? 'deployed: first version' : `deployed: validation ${METRIC} ${candidateScore.toFixed(4)} >= ${currentScore.toFixed(4)}`,
+  }
+}
+
+export interface RollbackOutcome {
+  current: string
+  removed: string
+}
+
+/** Makes the previous kept version current and drops the rolled-back one. */
+export function rollback(dir: string): RollbackOutcome {
+  const index = readRegistry(dir)
+  const at = index.versions.findIndex((v) => v.id === index.current)
+  if (at <= 0) {
+    throw new InputError(join(dir, REGISTRY_INDEX), 'an earlier kept version to roll back to', at < 0 ? 'no deployed model' : `only ${index.current}`)
+  }
+  const previous = index.versions[at - 1]
+  readVersionModel(dir, previous) // the version rolled back to must load before anything changes
+  const [dropped] = index.versions.splice(at, 1)
+  writeRegistry(dir, {...index, current: previous.id})
+  rmSync(join(dir, dropped.file), {force: true})
+  return {current: previous.id, removed: dropped.id}
+}
+
+/** The current model packed for inference, or undefined when nothing is deployed. */
+export function loadDeployed(dir: string): {version: RegistryVersion; packed: PackedEnsemble} | undefined {
+  const index = readRegistry(dir)
+  const version = currentVersion(index)
+  if (!version) return undefined
+  return {version, packed: new PackedEnsemble(fromSavedModel(readVersionModel(dir, version)))}
+}

@@ -1,0 +1,194 @@
+import {InputError} from '../util/errors.js'
+import {numDocs, numFeatures, numQueries, widenTo, type LtrDataset} from './dataset.js'
+import {scoreDataset, trainLambdaMart, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
+import {bestSingleFeature, scoreLinear, scoreSingleFeature, tuneLinear} from './linear.js'
+import {toSavedModel, writeModel} from './model.js'
+import {NDCG_CUTOFFS, PRIMARY_CUTOFF, reportEvaluator, type NdcgEvaluator, type NdcgReport} from './ndcg.js'
+import {readLtrFile} from './parse.js'
+
+/**
+ * `kt rerank train`: trains LambdaMART on the training split and reports NDCG@1/3/5/10 on every
+ * given split next to the two baselines tuned on the same training split (linear.ts), the NDCG@10
+ * learning curve and feature importance by gain. A split that was not given is absent.
+ */
+
+export const SPLIT_NAMES = ['train', 'valid', 'test'] as const
+export type SplitName = (typeof SPLIT_NAMES)[number]
+
+export interface TrainReportOptions {
+  files: Partial<Record<SplitName, string>> & {train: string}
+  params: LambdaMartParams
+  /** Seeds the linear baseline's coordinate ascent (LambdaMART itself draws no random numbers). */
+  seed: number
+  /** Where to save the trained model (JSON), if anywhere. */
+  save?: string
+  onProgress?: (text: string) => void
+}
+
+export interface TrainReport {
+  splits: Partial<Record<SplitName, NdcgReport>>
+  baselines: {linear: Partial<Record<SplitName, NdcgReport>>; best_feature: Partial<Record<SplitName, NdcgReport>>}
+  trees: number
+  train_ms: number
+  /** Extras beyond the issue's shape. */
+  ndcg_by_trees: ({trees: number} & Partial<Record<SplitName, number>>)[]
+  importance: FeatureImportance[]
+  baseline_models: {
+    linear: {weights: Record<string, number>; note: string}
+    best_feature: {feature: string; direction: 'descending' | 'ascending'}
+  }
+  queries: Partial<Record<SplitName, {total: number; judged: number; documents: number}>>
+  convention: string
+  model?: string
+}
+
+export const NO_RELEVANT_CONVENTION = 'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
+
+/** Reads the given splits and puts their feature columns in the training split's order. */
+export function loadSplits(files: TrainReportOptions['files']): Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset} {
+  const raw: Partial<Record<SplitName, LtrDataset>> = {}
+  for (const name of SPLIT_NAMES) {
+    const path = files[name]
+    if (path !== undefined) raw[name] = readLtrFile(path)
+  }
+  return alignSplits(raw as Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset})
+}
+
+/**
+ * LETOR-style numbered features ("1".."n") are widened to the widest split (sparse files omit
+ * trailing zeros); named features (JSONL logs) must match the training split's names and are
+ * reordered to its column order.
+ */
+export function alignSplits<T extends Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset}>(splits: T): T {
+  const present = SPLIT_NAMES.filter((name) => splits[name] !== undefined).map((name) => splits[name]!)
+  const numbered = (data: LtrDataset): boolean => data.featureNames.every((name, i) => name === String(i + 1))
+  if (present.every(numbered)) {
+    const width = Math.max(...present.map(numFeatures))
+    const names = Array.from({length: width}, (_, i) => String(i + 1))
+    const out = {...splits}
+    for (const name of SPLIT_NAMES) if (out[name]) (out as Record<string, LtrDataset>)[name] = widenTo(out[name]!, names)
+    return out
+  }
+  const names = splits.train.featureNames
+  const out = {...splits}
+  for (const name of SPLIT_NAMES) {
+    const data = splits[name]
+    if (!data || data === splits.train) continue
+    const columns = names.map((feature) => data.featureNames.indexOf(feature))
+    const missing = columns.findIndex((c) => c < 0)
+    if (missing >= 0 || data.featureNames.length !== names.length) {
+      throw new InputError(data.source, `the training features (${names.join(', ')})`, missing >= 0 ? `no feature ${names[missing]}` : `${data.featureNames.length} features`)
+    }
+    const width = names.length
+    const features = new Float64Array(numDocs(data) * width)
+    for (let d = 0; d < numDocs(data); d++) {
+      for (let f = 0; f < width; f++) features[d * width + f] = data.features[d * width + columns[f]]
+    }
+    ;(out as Record<string, LtrDataset>)[name] = {...data, featureNames: names, features}
+  }
+  return out
+}
+
+/** Trains, evaluates and (optionally) saves; everything the command prints. */
+export function runTrainReport(options: TrainReportOptions): TrainReport {
+  const progress = options.onProgress ?? (() => {})
+  progress('reading data')
+  const data = loadSplits(options.files)
+  const present = SPLIT_NAMES.filter((name) => data[name] !== undefined)
+  const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<SplitName, NdcgEvaluator>
+
+  progress('training LambdaMART')
+  const started = performance.now()
+  const evalSets: Record<string, LtrDataset> = {}
+  for (const name of present) if (name !== 'train') evalSets[name] = data[name]!
+  const outcome = trainLambdaMart(data.train, options.params, evalSets, (t) => {
+    if (t % 10 === 0) progress(`training LambdaMART: ${t} trees`)
+  })
+  const trainMs = performance.now() - started
+
+  progress('tuning the linear baseline (coordinate ascent)')
+  const linear = tuneLinear(data.train, options.seed)
+  const single = bestSingleFeature(data.train)
+
+  const report: TrainReport = {
+    splits: {},
+    baselines: {linear: {}, best_feature: {}},
+    trees: outcome.model.trees.length,
+    train_ms: Math.round(trainMs),
+    ndcg_by_trees: outcome.curve.map((point) => ({trees: point.trees, ...point.ndcg10})),
+    importance: outcome.importance,
+    baseline_models: {
+      linear: {
+        weights: Object.fromEntries(linear.featureNames.map((name, f) => [name, linear.weights[f]])),
+        note: 'weights on training z-scores, L1 norm 1',
+      },
+      best_feature: {feature: single.feature, direction: single.sign > 0 ? 'descending' : 'ascending'},
+    },
+    queries: {},
+    convention: NO_RELEVANT_CONVENTION,
+  }
+  for (const name of present) {
+    const split = data[name]!
+    const evaluator = evaluators[name]
+    report.splits[name] = evaluator.report(scoreDataset(outcome.model, split))
+    report.baselines.linear[name] = evaluator.report(scoreLinear(linear, split))
+    report.baselines.best_feature[name] = evaluator.report(scoreSingleFeature(single, split))
+    report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
+  }
+  if (options.save) {
+    const params: Partial<LambdaMartParams> = {...options.params}
+    writeModel(options.save, toSavedModel(outcome.model, params, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>))
+    report.model = options.save
+  }
+  return report
+}
+
+/** Curve checkpoints shown in the human table: 1, 5, 10, 20, 50, 100, 200, ... and the last. */
+function curveCheckpoints(total: number): number[] {
+  const marks = new Set<number>()
+  for (let m = 1; m <= total; m *= 10) for (const k of [1, 2, 5]) if (k * m <= total) marks.add(k * m)
+  marks.add(total)
+  return [...marks].filter((m) => m >= 1).sort((a, b) => a - b)
+}
+
+/** The human-readable report. */
+export function formatTrainReport(report: TrainReport): string {
+  const lines: string[] = []
+  const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(4))
+  const header = ['split', 'scorer', ...NDCG_CUTOFFS.map((k) => `NDCG@${k}`)]
+  const rows: string[][] = []
+  for (const name of SPLIT_NAMES) {
+    const own = report.splits[name]
+    if (!own) continue
+    const q = report.queries[name]!
+    const best = report.baseline_models.best_feature
+    const scorers: [string, NdcgReport][] = [
+      [`LambdaMART (${report.trees} trees)`, own],
+      ['linear fusion (coordinate ascent)', report.baselines.linear[name]!],
+      [`best feature (${best.feature}, ${best.direction})`, report.baselines.best_feature[name]!],
+    ]
+    scorers.forEach(([label, values], i) => {
+      rows.push([i === 0 ? `${name} (${q.judged}/${q.total} q)` : '', label, ...NDCG_CUTOFFS.map((k) => fmt(values[`ndcg@${k}`]))])
+    })
+  }
+  lines.push(table(header, rows, 2))
+  lines.push(`Queries counted: those with a relevant document; ${NO_RELEVANT_CONVENTION}.`)
+  lines.push(`Training: ${report.train_ms} ms for ${report.trees} trees.`)
+
+  const present = SPLIT_NAMES.filter((name) => report.splits[name])
+  const byTrees = new Map(report.ndcg_by_trees.map((p) => [p.trees, p]))
+  lines.push('', `NDCG@${PRIMARY_CUTOFF} against number of trees`)
+  lines.push(table(['trees', ...present], curveCheckpoints(report.ndcg_by_trees.length).map((t) => [String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
+
+  lines.push('', 'Feature importance (split gain)')
+  lines.push(table(['feature', 'gain', 'share', 'splits'], report.importance.map((f) => [f.feature, f.gain.toFixed(1), `${(100 * f.share).toFixed(1)}%`, String(f.splits)])))
+  if (report.model) lines.push('', `Model saved to ${report.model}`)
+  return lines.join('\n')
+}
+
+/** A plain text table: the first `textColumns` columns left-aligned, the rest (numbers) right-aligned. */
+export function table(header: string[], rows: string[][], textColumns = 1): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
+  const line = (cells: string[]): string => cells.map((cell, c) => (c < textColumns ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
