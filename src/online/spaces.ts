@@ -1,0 +1,48 @@
+/**
+ * The parameter spaces a tenant's bandits can tune, by id, and which of their parameters the
+ * bandits tune by default. The parameters themselves live only in each space's table.
+ */
+import type {ParamSpace} from '../space/types.js'
+import {InputError, describeValue} from '../util/errors.js'
+import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {IMPORTANCE_SPACE} from '../engine/importance/space.js'
+
+const SPACES: Record<string, ParamSpace> = {
+  [RETRIEVAL_SPACE.id]: RETRIEVAL_SPACE,
+  [IMPORTANCE_SPACE.id]: IMPORTANCE_SPACE,
+}
+
+/**
+ * Parameters of the retrieval space the bandits tune per tenant by default: eleven query-time
+ * parameters that plausibly differ between query mixes (text matching, entity seeding, how far
+ * activation spreads, temporal edges, recency, and the fusion weights; the fusion simplex is one
+ * parameter with three bandit dimensions). The rest stay at the deployed profile's values.
+ * Eleven is the size the issue's sampling budget (5 µs per query) is stated for.
+ */
+export const RETRIEVAL_TUNED = [
+  'bm25.k1',
+  'bm25.b',
+  'seeds.count',
+  'seeds.entity',
+  'spread.retention',
+  'spread.max_depth',
+  'spread.inhibition',
+  'edge.temporal',
+  'actr.decay',
+  'actr.alpha',
+  'fusion',
+] as const
+
+/** Default tuned parameters per space id (absent: every parameter). */
+export const DEFAULT_TUNED: Record<string, readonly string[]> = {[RETRIEVAL_SPACE.id]: RETRIEVAL_TUNED}
+
+/** The space with this id; an unknown id is an InputError naming `where`. */
+export function spaceById(id: string, where = 'space'): ParamSpace {
+  const space = SPACES[id]
+  if (!space) throw new InputError(where, `one of ${Object.keys(SPACES).join(', ')}`, describeValue(id))
+  return space
+}
+
+export function spaceIds(): string[] {
+  return Object.keys(SPACES)
+}
