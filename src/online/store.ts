@@ -99,7 +99,7 @@ function acquireLock(path: string): void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new InputError(path, 'a writable lock file', (error as Error).message.split('\n')[0])
       const pid = Number(readFileSync(path, 'utf8').trim())
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isProcessAlive(pid)) throw new InputError(path, 'a tenant no other process has open', `held by pid ${pid}`)
+      if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new InputError(path, 'a tenant nobody else has open', pid === process.pid ? 'already open in this process' : `held by pid ${pid}`)
       rmSync(path, {force: true})
     }
   }

@@ -1,26 +1,9 @@
 import {describe, expect, it} from 'vitest'
 import {ARMS_PER_PARAM, configFromArms, dimensionsOf, projectFlooredSimplex} from '../../src/online/bins.js'
 import {profilePrior, PROFILE_PRIOR_STRENGTH} from '../../src/online/prior.js'
-import type {ParamSpace} from '../../src/space/types.js'
+import {TEST_SPACE} from './helpers.js'
 import {defaultConfig, validateConfig} from '../../src/space/space.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
-
-/** A small space with one parameter of every kind. */
-export const TEST_SPACE: ParamSpace = {
-  id: 'online-test',
-  params: [
-    {kind: 'float', name: 'lin', env: 'T_LIN', low: 0, high: 1, scale: 'linear', default: 0.55, description: 'linear float'},
-    {kind: 'float', name: 'logf', env: 'T_LOGF', low: 1, high: 8760, scale: 'log', default: 168, description: 'log float'},
-    {kind: 'int', name: 'small', env: 'T_SMALL', low: 1, high: 6, scale: 'linear', default: 2, description: 'six integers'},
-    {kind: 'int', name: 'logi', env: 'T_LOGI', low: 1, high: 20, scale: 'log', default: 8, description: 'log int'},
-    {kind: 'categorical', name: 'cat', env: 'T_CAT', choices: ['a', 'b', 'c'], default: 'b', description: 'choice'},
-    {kind: 'simplex', name: 'w', description: 'weights', floor: 0.05, members: [
-      {name: 'w.x', env: 'T_WX', default: 0.5, description: 'x'},
-      {name: 'w.y', env: 'T_WY', default: 0.3, description: 'y'},
-      {name: 'w.z', env: 'T_WZ', default: 0.2, description: 'z'},
-    ]},
-  ],
-}
 
 describe('bins', () => {
   const dims = dimensionsOf(TEST_SPACE)

@@ -1,0 +1,38 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import type {ParamSpace} from '../../src/space/types.js'
+import {defaultConfig} from '../../src/space/space.js'
+import type {BanditSettings} from '../../src/online/bandit.js'
+import {TenantStore} from '../../src/online/store.js'
+
+/** A small space with one parameter of every kind. */
+export const TEST_SPACE: ParamSpace = {
+  id: 'online-test',
+  params: [
+    {kind: 'float', name: 'lin', env: 'T_LIN', low: 0, high: 1, scale: 'linear', default: 0.55, description: 'linear float'},
+    {kind: 'float', name: 'logf', env: 'T_LOGF', low: 1, high: 8760, scale: 'log', default: 168, description: 'log float'},
+    {kind: 'int', name: 'small', env: 'T_SMALL', low: 1, high: 6, scale: 'linear', default: 2, description: 'six integers'},
+    {kind: 'int', name: 'logi', env: 'T_LOGI', low: 1, high: 20, scale: 'log', default: 8, description: 'log int'},
+    {kind: 'categorical', name: 'cat', env: 'T_CAT', choices: ['a', 'b', 'c'], default: 'b', description: 'choice'},
+    {kind: 'simplex', name: 'w', description: 'weights', floor: 0.05, members: [
+      {name: 'w.x', env: 'T_WX', default: 0.5, description: 'x'},
+      {name: 'w.y', env: 'T_WY', default: 0.3, description: 'y'},
+      {name: 'w.z', env: 'T_WZ', default: 0.2, description: 'z'},
+    ]},
+  ],
+}
+
+export const TEST_SETTINGS: BanditSettings = {levels: 4, sampler: 'gaussian', forgetting: {kind: 'periodic', every: 5, fraction: 0.5}}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'kt-online-'))
+}
+
+export function createTenant(dir: string, tenant: string, settings: BanditSettings = TEST_SETTINGS, snapshotEvery?: number): TenantStore {
+  return TenantStore.open({dir, tenant, create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 7}, snapshotEvery})
+}
+
+export function openTenant(dir: string, tenant: string, snapshotEvery?: number): TenantStore {
+  return TenantStore.open({dir, tenant, resolveSpace: () => TEST_SPACE, snapshotEvery})
+}

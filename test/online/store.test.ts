@@ -1,0 +1,151 @@
+import {describe, expect, it} from 'vitest'
+import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH} from '../../src/online/store.js'
+import {InputError} from '../../src/util/errors.js'
+import {createTenant, openTenant, tempDir, TEST_SETTINGS} from './helpers.js'
+
+/** Drives a store through queries with a mix of feedback, at 1 s steps from `t0`. */
+function drive(store: TenantStore, queries: number, t0: number): number {
+  let t = t0
+  for (let i = 0; i < queries; i++) {
+    const {queryId} = store.choose(t)
+    t += 1000
+    if (queryId % 3 === 0) store.used(String(queryId), t)
+    if (queryId % 4 === 0) store.label(String(queryId), queryId % 4, t)
+    if (queryId % 7 === 0) store.used('12345', t) // unknown
+  }
+  return t
+}
+
+function stateOf(store: TenantStore): string {
+  return JSON.stringify(store.learner.save())
+}
+
+describe('tenant store', () => {
+  it('resumes from snapshot plus log tail exactly as a full replay would', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme', TEST_SETTINGS, 7)
+    drive(a, 40, 0)
+    const live = stateOf(a)
+    a.close()
+    const b = openTenant(dir, 'acme')
+    expect(stateOf(b)).toBe(live)
+    b.close()
+    rmSync(join(dir, 'acme', 'state.json'))
+    const c = openTenant(dir, 'acme')
+    expect(c.openReport.replayed).toBeGreaterThan(40)
+    expect(stateOf(c)).toBe(live)
+    c.close()
+  })
+
+  it('resumes decay in phase after a restart (the query counter is persisted)', () => {
+    const dir = tempDir()
+    const whole = createTenant(dir, 'whole')
+    drive(whole, 12, 0)
+    const split1 = createTenant(dir, 'split')
+    const t = drive(split1, 7, 0)
+    split1.close()
+    const split2 = openTenant(dir, 'split')
+    expect(split2.learner.bandit.queries).toBe(7)
+    // queries 8..12 continue at the same times; decay (every 5) fires at 10 in both
+    let tt = t
+    for (let q = 8; q <= 12; q++) {
+      const {queryId} = split2.choose(tt)
+      tt += 1000
+      if (queryId % 3 === 0) split2.used(String(queryId), tt)
+      if (queryId % 4 === 0) split2.label(String(queryId), queryId % 4, tt)
+      if (queryId % 7 === 0) split2.used('12345', tt)
+    }
+    expect(JSON.stringify(split2.learner.bandit.save())).toBe(JSON.stringify(whole.learner.bandit.save()))
+    split2.close()
+    whole.close()
+  })
+
+  it('rebuilds from the log when the state file is truncated or fails its checksum', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme', TEST_SETTINGS, 5)
+    drive(a, 30, 0)
+    const live = stateOf(a)
+    a.close()
+    const statePath = join(dir, 'acme', 'state.json')
+    const good = readFileSync(statePath, 'utf8')
+
+    writeFileSync(statePath, good.slice(0, good.length - 40))
+    const b = openTenant(dir, 'acme')
+    expect(b.openReport.rebuilt).toMatch(/truncated/)
+    expect(stateOf(b)).toBe(live)
+    b.close()
+
+    writeFileSync(statePath, good.replace('"queries":30', '"queries":31'))
+    const c = openTenant(dir, 'acme')
+    expect(c.openReport.rebuilt).toMatch(/checksum/)
+    expect(stateOf(c)).toBe(live)
+    c.close()
+
+    writeFileSync(statePath, '')
+    const d = openTenant(dir, 'acme')
+    expect(d.openReport.rebuilt).not.toBeNull()
+    expect(stateOf(d)).toBe(live)
+    d.close()
+  })
+
+  it('cuts a torn last log line (a crash mid-write) and keeps everything before it', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    drive(a, 10, 0)
+    const live = stateOf(a)
+    a.close()
+    appendFileSync(join(dir, 'acme', 'log.jsonl'), '{"e":"used","id":"3","t":99')
+    const b = openTenant(dir, 'acme')
+    expect(b.openReport.tornBytes).toBe(27)
+    expect(stateOf(b)).toBe(live)
+    expect(b.used('10', 20_000)).toBe('applied') // appending after the cut still gives a well-formed log
+    b.close()
+    const c = openTenant(dir, 'acme')
+    expect(c.learner.counters.used).toBe(JSON.parse(live).counters.used + 1)
+    c.close()
+  })
+
+  it('reports a corrupt line inside the log by file and line', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    drive(a, 3, 0)
+    a.close()
+    const logPath = join(dir, 'acme', 'log.jsonl')
+    const lines = readFileSync(logPath, 'utf8').split('\n')
+    lines[2] = '{"e":"q","id":2,"t":"soon","arms":[]}'
+    writeFileSync(logPath, lines.join('\n'))
+    rmSync(join(dir, 'acme', 'state.json'))
+    expect(() => openTenant(dir, 'acme')).toThrow(/log\.jsonl:3: t: expected a finite number/)
+    expect(existsSync(join(dir, 'acme', 'lock'))).toBe(false)
+  })
+
+  it('validates tenant ids before touching the file system', () => {
+    const dir = tempDir()
+    for (const bad of ['../evil', 'a/b', 'a\\b', '', '.hidden', '..', 'x'.repeat(MAX_TENANT_ID_LENGTH + 1), 'sp ace']) {
+      expect(() => validateTenantId(bad)).toThrow(InputError)
+      expect(() => createTenant(dir, bad)).toThrow(/tenant id/)
+    }
+    expect(existsSync(join(dir, '..', 'evil'))).toBe(false)
+    expect(() => validateTenantId('tenant-1.prod_A')).not.toThrow()
+  })
+
+  it('refuses a second open of a tenant that is in use, and unknown or duplicate tenants', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    expect(() => openTenant(dir, 'acme')).toThrow(/already open in this process/)
+    a.close()
+    expect(() => createTenant(dir, 'acme')).toThrow(/no existing tenant/)
+    expect(() => openTenant(dir, 'nobody')).toThrow(/an existing tenant nobody/)
+  })
+
+  it('takes over a lock left by a dead process', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', 'lock'), '999999999\n')
+    const b = openTenant(dir, 'acme')
+    expect(b.learner.counters.queries).toBe(0)
+    b.close()
+  })
+})
