@@ -116,3 +116,26 @@ describe('import', () => {
     expect(() => importLabelledTurns({file: join(dir, 'x.txt'), id: 'x', columns: DEFAULT_COLUMNS})).toThrow(/expected an existing file/)
   })
 })
+
+describe('functional dependence with ties', () => {
+  it('does not let the order of tied labels fake smoothness', () => {
+    // label: 0 for most rows, y trends with row order: the label explains none of y's variance
+    const n = 300
+    const x = Float64Array.from({length: n}, (_, i) => (i % 10 === 0 ? 1 : 0))
+    const y = Float64Array.from({length: n}, (_, i) => i / n)
+    expect(functionalDependence(x, y)!).toBeLessThan(0.1)
+  })
+
+  it('equals the plain successive-difference formula without ties', () => {
+    const x = [3, 1, 2, 5, 4], y = [0.3, 0.9, 0.1, 0.7, 0.5]
+    // sorted by x: y = 0.9, 0.1, 0.3, 0.5, 0.7; diffs^2 = .64 + .04 + .04 + .04 = .76
+    const mean = 0.5, ss = [0.3, 0.9, 0.1, 0.7, 0.5].reduce((s, v) => s + (v - mean) ** 2, 0)
+    expect(functionalDependence(x, y)).toBeCloseTo(1 - 0.76 / (2 * ss), 12)
+  })
+
+  it('is near 1 for a function of a discrete label', () => {
+    const x = Float64Array.from({length: 100}, (_, i) => i % 4)
+    // 1 - 35 / 2450: the three jumps between label groups are the only differences
+    expect(functionalDependence(x, x.map((v) => v * v))).toBeCloseTo(1 - 35 / 2450, 12)
+  })
+})

@@ -2,15 +2,18 @@ import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
 
 export default class DataImport extends KtCommand {
-  static override summary = 'Import your own labelled turns (CSV or JSONL) as a kt dataset.'
-  static override description = 'Each turn needs an id, a time (ISO-8601 with a zone, or epoch seconds), its text, a ground-truth importance in [0, 1], a surprise in [0, 1] and the query it is scored against; map your column names with the --col-* flags. The reference time defaults to the latest turn time in the file (never the clock). Add the written file to a plan\'s datasets.imported list to validate on it.'
+  static override summary = 'Import labelled turns (CSV or JSONL), or a real LoCoMo conversation, as a kt importance dataset.'
+  static override description = 'Each turn needs an id, a time (ISO-8601 with a zone, or epoch seconds), its text, a ground-truth importance in [0, 1], a surprise in [0, 1] and the query it is scored against; map your column names with the --col-* flags. The reference time defaults to the latest turn time in the file (never the clock). Add the written file to a plan\'s datasets.imported list to validate on it. With --format locomo, FILE is LoCoMo JSON and the labels come from its questions: truth = 1 - exp(-number of scored questions citing the turn as evidence); surprise is novelty against the previous turns and the query is the adjacent turn, so no signal sees the questions.'
   static override examples = [
     '<%= config.bin %> data import turns.csv --out data/mine.json',
+    '<%= config.bin %> data import ../shared/locomo/locomo-dev.json --format locomo --conversation conv-26 --out reports/locomo-conv-26.json',
     '<%= config.bin %> data import log.jsonl --out data/log.json --col-truth label --col-text content --reference-time 2025-06-01T00:00:00Z',
   ]
   static override args = {file: Args.string({description: 'a .csv (with a header row) or .jsonl file', required: true})}
   static override flags = {
     out: Flags.string({description: 'Dataset JSON to write.', required: true}),
+    format: Flags.string({description: 'Input format (default: from the extension; .json needs --format locomo).', options: ['csv', 'jsonl', 'locomo']}),
+    conversation: Flags.string({description: 'With --format locomo: the sample_id of the conversation (default: the first).'}),
     id: Flags.string({description: 'Dataset id (default: the file name).'}),
     'reference-time': Flags.string({description: 'ISO UTC time ages are measured from (default: the latest turn).'}),
     'col-id': Flags.string({description: 'Column of the turn id.', default: 'id'}),
@@ -27,6 +30,15 @@ export default class DataImport extends KtCommand {
     const {importLabelledTurns} = await import('../../data/importance/import.js')
     const {serializeDataset} = await import('../../data/importance/dataset.js')
     const {writeFileAtomic} = await import('../../util/fs.js')
+    if (flags.format === 'locomo') {
+      const {loadMemoryDataset} = await import('../../data/conversations/load.js')
+      const {importanceFromConversation} = await import('../../data/importance/from-conversations.js')
+      const data = importanceFromConversation(loadMemoryDataset(args.file, {format: 'locomo'}), {conversation: flags.conversation, id: flags.id})
+      writeFileAtomic(flags.out, serializeDataset(data))
+      const cited = data.turns.filter((t) => t.truth > 0).length
+      this.log(`wrote ${flags.out}: ${data.turns.length} turns (${cited} cited as evidence), reference time ${data.reference_time}`)
+      return {file: flags.out, id: data.id, turns: data.turns.length, cited_turns: cited, reference_time: data.reference_time}
+    }
     const dataset = importLabelledTurns({
       file: args.file,
       id: flags.id ?? basename(args.file, extname(args.file)),
