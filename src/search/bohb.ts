@@ -44,6 +44,16 @@ export const BOHB_DEFAULTS = {
   minBandwidth: 1e-3,
 } as const
 
+/**
+ * kt's one deliberate departure from hpbandster, measured with `kt bench optimizers` (10 seeds):
+ * with hpbandster's fixed 1e-3 floor the good KDE collapses onto a tight cluster on smooth
+ * problems (simplex: median regret 0.020 after 200 evaluations, worse than random's 0.017;
+ * branin 0.063). Optuna's magic clip (bandwidth >= range / min(100, 1 + n)) keeps it exploring:
+ * simplex 0.0013, branin 0.0023, with counting_ones unchanged within noise. `reference: true`
+ * restores hpbandster's behaviour exactly.
+ */
+export const KT_BOHB_MAGIC_CLIP = true
+
 /** Attempts at a feasible simplex group around one good point before keeping that point's own. */
 const SIMPLEX_REJECTION_TRIES = 100
 
@@ -60,6 +70,12 @@ export interface BohbOptions {
   readonly minBandwidth?: number
   /** Observations at a budget before a model is built (default: dimensions + 1, as hpbandster). */
   readonly minPointsInModel?: number
+  /** Floor continuous KDE bandwidths at 1 / min(100, 1 + n) (Optuna's magic clip); default on, off in hpbandster. */
+  readonly magicClip?: boolean
+  /** Exactly hpbandster's BOHB: turns the magic clip off unless magicClip is given. */
+  readonly reference?: boolean
+  /** Weight of a uniform prior in both KDEs, in data points (Optuna's consider_prior); 0 in hpbandster. */
+  readonly priorWeight?: number
   /** Hyperband iterations (brackets) to run; unbounded by default (the study stops it). */
   readonly maxIterations?: number
 }
@@ -132,6 +148,9 @@ export class BohbOptimizer implements Optimizer {
       bandwidthFactor: options.bandwidthFactor ?? BOHB_DEFAULTS.bandwidthFactor,
       minBandwidth: options.minBandwidth ?? BOHB_DEFAULTS.minBandwidth,
       minPointsInModel: options.minPointsInModel ?? d + 1,
+      magicClip: options.magicClip ?? (options.reference ? false : KT_BOHB_MAGIC_CLIP),
+      reference: options.reference ?? false,
+      priorWeight: options.priorWeight ?? 0,
       maxIterations: options.maxIterations ?? Infinity,
     }
     const o = this.options
@@ -237,10 +256,14 @@ export class BohbOptimizer implements Optimizer {
     // Each side needs more points than dimensions before its KDE is used.
     if (split.good.length <= d || split.bad.length <= d) return
     const rows = (ids: number[]): Float64Array[] => ids.map((i) => list[i].vector)
-    this.models.set(budget, {
-      good: new Kde(rows(split.good), this.encoding.vartypes, minBandwidth),
-      bad: new Kde(rows(split.bad), this.encoding.vartypes, minBandwidth),
-    })
+    let model = this.models.get(budget)
+    if (!model) {
+      const kdeOptions = {magicClip: this.options.magicClip, priorWeight: this.options.priorWeight}
+      model = {good: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions), bad: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions)}
+      this.models.set(budget, model)
+    }
+    model.good.fit(rows(split.good))
+    model.bad.fit(rows(split.bad))
   }
 
   /** hpbandster's get_config: random with probability random_fraction or without a model. */

@@ -1,0 +1,109 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../cli/base.js'
+
+export default class Search extends KtCommand {
+  static override summary = 'Run (or resume) an optimisation study and store every trial.'
+  static override description =
+    'Optimises an objective with grid, random or BOHB search. Every trial is written to the study file (SQLite) the moment it finishes, so a study stopped by a crash, kill -9 or Ctrl-C continues with --resume NAME without losing or repeating a finished trial. --workers N evaluates in parallel worker threads. Objectives: the benchmark functions of `kt bench optimizers`, or any ES module exporting createObjective(options) (--objective module --objective-module PATH).'
+  static override examples = [
+    '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
+    '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
+    '<%= config.bin %> search --resume co-1 --storage studies.sqlite',
+    '<%= config.bin %> search --objective hartmann6 --optimizer random --fix x1=0.2 --range x2=0:0.5 --trials 50 --json',
+  ]
+  static override flags = {
+    objective: Flags.string({description: 'What to optimise: branin, hartmann6, counting_ones, simplex, simplex_mf, or module.'}),
+    'objective-module': Flags.string({description: 'For --objective module: path of an ES module exporting createObjective(options).'}),
+    'objective-options': Flags.string({description: 'For --objective module: JSON options passed to createObjective.'}),
+    optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
+    storage: Flags.string({description: 'Study file (SQLite; created if missing).', default: 'kt-studies.sqlite'}),
+    study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
+    resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
+    trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
+    budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
+    workers: Flags.integer({description: 'Worker threads evaluating in parallel (1 = in this thread).', default: 1, min: 1}),
+    'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
+    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 0}),
+    fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
+    range: Flags.string({description: 'Search a numeric parameter over LOW:HIGH instead: NAME=LOW:HIGH (repeatable).', multiple: true}),
+    floor: Flags.string({description: 'Change a simplex group floor: GROUP=FLOOR (repeatable).', multiple: true}),
+    'grid-points': Flags.integer({description: 'Grid values per numeric parameter (default: the largest grid that fits --trials).', min: 2}),
+    'simplex-step': Flags.string({description: 'Grid lattice step of simplex groups.', default: '0.05'}),
+    'bohb-reference': Flags.boolean({description: "Exactly hpbandster's BOHB (no magic-clip bandwidth floor).", default: false}),
+    'delay-ms': Flags.integer({description: 'Sleep this long in every evaluation (demos and crash tests).', min: 0, hidden: true}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(Search)
+    const {InputError} = await import('../util/errors.js')
+    const {runSearch} = await import('../study/search.js')
+    const {checkOptimizerName} = await import('../search/optimizers.js')
+    const {parseJson} = await import('../util/fs.js')
+    const {formatSearchOutcome} = await import('../study/format.js')
+    const parseNumber = (text: string | undefined, flag: string): number | undefined => {
+      if (text === undefined) return undefined
+      const v = Number(text)
+      if (!Number.isFinite(v) || v <= 0) throw new InputError(flag, 'a positive number', JSON.stringify(text))
+      return v
+    }
+    const resume = flags.resume !== undefined
+    if (!resume && !flags.objective) throw new InputError('--objective', 'an objective (or --resume STUDY)', 'nothing')
+    if (resume && flags.objective) throw new InputError('--objective', 'no objective with --resume (the study keeps its own)', flags.objective)
+    const maxBudget = parseNumber(flags.budget, '--budget')
+    const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
+    const objective = flags.objective
+      ? {
+          name: flags.objective,
+          module: flags['objective-module'],
+          options: flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined,
+          delayMs: flags['delay-ms'],
+        }
+      : undefined
+    const controller = new AbortController()
+    const stop = (): void => controller.abort()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    const spinner = this.spinner('kt search: starting')
+    let count = 0
+    try {
+      const outcome = await runSearch({
+        storage: flags.storage,
+        study: resume ? flags.resume : flags.study,
+        resume,
+        objective,
+        optimizer: resume ? undefined : checkOptimizerName(flags.optimizer),
+        seed: flags.seed,
+        settings: {
+          gridPoints: flags['grid-points'],
+          simplexStep: parseNumber(flags['simplex-step'], '--simplex-step'),
+          bohb: flags['bohb-reference'] ? {reference: true} : undefined,
+        },
+        overrides: {fix: flags.fix, range: flags.range, floor: flags.floor},
+        maxTrials,
+        maxBudget,
+        workers: flags.workers,
+        timeoutMs: flags['timeout-ms'],
+        signal: controller.signal,
+        onTrial: (trial, outcome) => {
+          count++
+          void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
+        },
+      })
+      const interrupted = outcome.summary.stoppedBy === 'aborted'
+      await (interrupted ? spinner.fail('kt search: interrupted') : spinner.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
+      const view = formatSearchOutcome(outcome, flags.storage)
+      if (!this.jsonEnabled()) this.log(view.text)
+      if (interrupted) {
+        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
+        process.exitCode = 130
+      }
+      return view.json
+    } catch (error) {
+      await spinner.fail('kt search: stopped')
+      throw error
+    } finally {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+
+export default class StudyList extends KtCommand {
+  static override summary = 'List the studies in a study file.'
+  static override examples = ['<%= config.bin %> study list', '<%= config.bin %> study list --storage studies.sqlite --json']
+  static override flags = {
+    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(StudyList)
+    const {StudyStore} = await import('../../study/store.js')
+    const {incumbent} = await import('../../search/incumbent.js')
+    const store = StudyStore.open(flags.storage, {readonly: true})
+    try {
+      const studies = store.listStudies().map((s) => ({
+        name: s.name,
+        objective: (s.objective as {name?: string}).name ?? '?',
+        optimizer: s.optimizer,
+        seed: s.seed,
+        state: s.state,
+        trials: s.trials,
+        ok: s.ok,
+        failed: s.failed,
+        running: s.running,
+        incumbent_loss: incumbent(store.trials(s.name))?.loss ?? null,
+        updated_at: s.updatedAt,
+      }))
+      if (!this.jsonEnabled()) {
+        if (studies.length === 0) this.log(`no studies in ${flags.storage}`)
+        const header = ['name', 'objective', 'optimizer', 'seed', 'state', 'trials', 'ok', 'failed', 'running', 'incumbent loss']
+        const rows = studies.map((s) => [s.name, s.objective, s.optimizer, String(s.seed), s.state, String(s.trials), String(s.ok), String(s.failed), String(s.running), s.incumbent_loss === null ? '-' : s.incumbent_loss.toPrecision(6)])
+        const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
+        if (studies.length > 0) for (const r of [header, ...rows]) this.log(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd())
+      }
+      return {storage: flags.storage, studies}
+    } finally {
+      store.close()
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import {Args, Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+
+export default class StudyShow extends KtCommand {
+  static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
+  static override examples = ['<%= config.bin %> study show branin-bohb-s0', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
+  static override args = {
+    name: Args.string({description: 'Study name.', required: true}),
+  }
+  static override flags = {
+    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+    top: Flags.integer({description: 'Also list the best N successful trials at the largest budget.', default: 5, min: 0}),
+  }
+
+  async run(): Promise<unknown> {
+    const {args, flags} = await this.parse(StudyShow)
+    const {StudyStore} = await import('../../study/store.js')
+    const {InputError} = await import('../../util/errors.js')
+    const {studyJson, configLines, trialJson} = await import('../../study/format.js')
+    const store = StudyStore.open(flags.storage, {readonly: true})
+    try {
+      const study = store.getStudy(args.name)
+      if (!study) throw new InputError(`${flags.storage}: study ${args.name}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      const trials = store.trials(study.name)
+      const view = studyJson(study, trials)
+      const maxBudget = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
+      const top = trials
+        .filter((t) => t.status === 'ok' && t.budget === maxBudget)
+        .sort((a, b) => (a.loss ?? Infinity) - (b.loss ?? Infinity) || a.id - b.id)
+        .slice(0, flags.top)
+      if (!this.jsonEnabled()) {
+        this.log(`study ${study.name}: ${study.optimizer} on ${(study.objective as {name?: string}).name}, seed ${study.seed}, ${study.state}`)
+        this.log(`  trials ${view.trials}: ${view.ok} ok, ${view.failed} failed, ${view.running} running`)
+        for (const b of view.by_budget as Array<Record<string, number | null>>)
+          this.log(`  budget ${b.budget}: ${b.ok} ok, ${b.failed} failed, ${b.running} running, best loss ${b.best_loss === null ? '-' : Number(b.best_loss).toPrecision(6)}`)
+        const best = view.best as {id: number; loss: number; budget: number; config: Record<string, unknown>} | null
+        if (best) this.log(`  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`)
+        if (top.length > 0) this.log(`  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`)
+      }
+      return {...view, top: top.map(trialJson)}
+    } finally {
+      store.close()
+    }
+  }
+}

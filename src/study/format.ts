@@ -1,0 +1,114 @@
+/** Human and JSON views of studies and search outcomes, shared by `kt search` and `kt study`. */
+import {incumbent} from '../search/incumbent.js'
+import type {SearchOutcome} from './search.js'
+import type {StudyRecord, TrialRow} from './store.js'
+
+function num(x: number | null | undefined, digits = 6): string {
+  return x === null || x === undefined ? '-' : Number.isInteger(x) ? String(x) : x.toPrecision(digits)
+}
+
+/** One line per configuration value. */
+export function configLines(config: Record<string, unknown>, indent = '    '): string {
+  return Object.entries(config)
+    .map(([k, v]) => `${indent}${k} = ${typeof v === 'number' ? num(v) : String(v)}`)
+    .join('\n')
+}
+
+/** Counts of trials per budget and status. */
+export function budgetTable(trials: readonly TrialRow[]): Array<{budget: number; ok: number; failed: number; running: number; best_loss: number | null}> {
+  const byBudget = new Map<number, {ok: number; failed: number; running: number; best_loss: number | null}>()
+  for (const t of trials) {
+    const row = byBudget.get(t.budget) ?? {ok: 0, failed: 0, running: 0, best_loss: null}
+    row[t.status]++
+    if (t.status === 'ok' && t.loss !== null && (row.best_loss === null || t.loss < row.best_loss)) row.best_loss = t.loss
+    byBudget.set(t.budget, row)
+  }
+  return [...byBudget.entries()].sort((a, b) => a[0] - b[0]).map(([budget, r]) => ({budget, ...r}))
+}
+
+export function trialJson(t: TrialRow): Record<string, unknown> {
+  return {
+    id: t.id,
+    config_id: t.configId,
+    budget: t.budget,
+    status: t.status,
+    loss: t.loss,
+    values: t.values,
+    metrics: t.metrics,
+    config: t.config,
+    continues: t.continues,
+    info: t.info,
+    error: t.error,
+    started_at: t.startedAt,
+    finished_at: t.finishedAt,
+    duration_ms: t.durationMs,
+    worker: t.worker,
+  }
+}
+
+export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Record<string, unknown> {
+  const best = incumbent(trials)
+  return {
+    name: study.name,
+    objective: study.objective,
+    optimizer: study.optimizer,
+    seed: study.seed,
+    state: study.state,
+    options: study.options,
+    created_at: study.createdAt,
+    updated_at: study.updatedAt,
+    trials: trials.length,
+    ok: trials.filter((t) => t.status === 'ok').length,
+    failed: trials.filter((t) => t.status === 'failed').length,
+    running: trials.filter((t) => t.status === 'running').length,
+    by_budget: budgetTable(trials),
+    best: best ? trialJson(best) : null,
+  }
+}
+
+export function formatSearchOutcome(outcome: SearchOutcome, storage: string): {text: string; json: Record<string, unknown>} {
+  const {study, summary, trials, best} = outcome
+  const lines = [
+    `study ${study.name} (${study.optimizer}, seed ${study.seed}) in ${storage}`,
+    `  trials: ${summary.finished} finished (${summary.ok} ok, ${summary.failed} failed); this run evaluated ${summary.evaluated}` +
+      (summary.replayed > 0 ? `, replayed ${summary.replayed} stored results` : '') +
+      (summary.rerun > 0 ? `, re-ran ${summary.rerun} interrupted trials` : ''),
+    `  budget used: ${num(summary.budgetUsed, 4)} x max budget; stopped: ${summary.stoppedBy}`,
+  ]
+  if (best) lines.push(`  best (largest budget ${num(best.budget)}): trial ${best.id}, loss ${num(best.loss)}`, configLines(best.config))
+  else lines.push('  no successful trial yet')
+  return {text: lines.join('\n'), json: {...studyJson(study, trials), run: summary}}
+}
+
+/** Quotes a CSV field when needed (RFC 4180). */
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value)
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+/** Trials as CSV: fixed columns, then one column per parameter, objective value and metric. */
+export function trialsCsv(trials: readonly TrialRow[], valueNames: readonly string[] = []): string {
+  const params = [...new Set(trials.flatMap((t) => Object.keys(t.config)))]
+  const metrics = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))].sort()
+  const nValues = Math.max(0, ...trials.map((t) => t.values?.length ?? 0))
+  const valueCols = Array.from({length: nValues}, (_, i) => `value.${valueNames[i] ?? i}`)
+  const header = ['id', 'config_id', 'budget', 'status', 'loss', ...valueCols, ...metrics.map((m) => `metric.${m}`), ...params.map((p) => `param.${p}`), 'continues', 'started_at', 'finished_at', 'duration_ms', 'worker', 'error']
+  const rows = trials.map((t) => [
+    t.id,
+    t.configId,
+    t.budget,
+    t.status,
+    t.loss,
+    ...valueCols.map((_, i) => t.values?.[i]),
+    ...metrics.map((m) => t.metrics?.[m]),
+    ...params.map((p) => t.config[p]),
+    t.continues,
+    t.startedAt,
+    t.finishedAt,
+    t.durationMs,
+    t.worker,
+    t.error,
+  ])
+  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n'
+}
