@@ -39,6 +39,12 @@ export const ALARM_KEEP_OTHERS = 0.3
  * `kt online simulate --env switch-rise` and docs/online.md for the trade-off).
  */
 export const ADAPTIVE_HALF_LIFE_QUERIES = 2000
+/**
+ * The background half-life is applied in steps of this many queries (factor 0.5^(25/H) each
+ * time) rather than every query: the same decay to within a step, and the posteriors' cached
+ * draw parameters are recomputed 25 times less often.
+ */
+export const ADAPTIVE_DISCOUNT_EVERY_QUERIES = 25
 
 export type ForgettingSettings =
   | {kind: 'none'}
@@ -156,19 +162,20 @@ export class PageHinkley {
 class AdaptiveForgetting implements Forgetting {
   alarms = 0
   private readonly detectors: PageHinkley[]
-  private readonly perQueryKeep: number
+  /** Share of evidence kept at each discount step. */
+  private readonly stepKeep: number
 
   constructor(
     private readonly settings: Extract<ForgettingSettings, {kind: 'adaptive'}>,
     armsPerDimension: readonly number[],
   ) {
     this.detectors = armsPerDimension.map((arms) => new PageHinkley(arms, settings.delta, settings.lambda, settings.minSamples))
-    this.perQueryKeep = settings.halfLife === null ? 1 : Math.pow(0.5, 1 / settings.halfLife)
+    this.stepKeep = settings.halfLife === null ? 1 : Math.pow(0.5, ADAPTIVE_DISCOUNT_EVERY_QUERIES / settings.halfLife)
   }
 
-  onQuery(_counter: number, posteriors: readonly ArmPosteriors[]): void {
-    if (this.perQueryKeep === 1) return
-    for (const p of posteriors) p.shrinkAll(this.perQueryKeep)
+  onQuery(counter: number, posteriors: readonly ArmPosteriors[]): void {
+    if (this.stepKeep === 1 || counter % ADAPTIVE_DISCOUNT_EVERY_QUERIES !== 0) return
+    for (const p of posteriors) p.shrinkAll(this.stepKeep)
   }
 
   onObserve(dim: number, arm: number, reward: number, posteriors: readonly ArmPosteriors[]): boolean {

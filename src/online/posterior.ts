@@ -7,7 +7,7 @@
  * an arm tried often with poor results has a posterior concentrated on low rewards.
  */
 import type {Rng} from '../util/rng.js'
-import {type SamplerKind, LAYER_MASK, kn, wn, normalSlowPath, sampleMeanExact} from './sampling.js'
+import {type SamplerKind, LAYER_MASK, digamma, kn, wn, normalSlowPath, sampleMeanExact, trigamma} from './sampling.js'
 
 /** Pseudo-count of every level in the base prior: Dirichlet(1, ..., 1), uniform over the simplex (Beta(1, 1) for binary). */
 export const BASE_PRIOR_COUNT = 1
@@ -17,10 +17,16 @@ export class ArmPosteriors {
   readonly counts: Float64Array
   /** The prior the counts started from and decay back toward. */
   readonly prior: Float64Array
-  /** Posterior mean and standard deviation of each arm's expected reward (for the Gaussian sampler), valid unless `stale`. */
+  /**
+   * Location and scale of each arm's approximate draw (value = mu + sd z): the expected reward's
+   * mean and sd for the Gaussian sampler, the logit's mean and sd for the logit sampler. Cached
+   * for `cachedKind`; an arm whose counts changed is recomputed before the next draw.
+   */
   private readonly mu: Float64Array
   private readonly sd: Float64Array
-  private stale = true
+  private readonly staleArm: Uint8Array
+  private anyStale = true
+  private cachedKind: SamplerKind | null = null
 
   constructor(
     readonly arms: number,
@@ -35,35 +41,74 @@ export class ArmPosteriors {
     this.counts = Float64Array.from(this.prior)
     this.mu = new Float64Array(arms)
     this.sd = new Float64Array(arms)
+    this.staleArm = new Uint8Array(arms).fill(1)
+  }
+
+  private markArm(arm: number): void {
+    this.staleArm[arm] = 1
+    this.anyStale = true
+  }
+
+  private markAll(): void {
+    this.staleArm.fill(1)
+    this.anyStale = true
   }
 
   /** Adds an observation of `level` on `arm` (weight 1 = one observation). */
   observe(arm: number, level: number, weight = 1): void {
     this.counts[arm * this.levels + level] += weight
-    this.stale = true
+    this.markArm(arm)
   }
 
   /**
-   * Mean mu = sum r_l alpha_l / alpha_0 and standard deviation of each arm's expected reward under
-   * its Dirichlet: variance (sum r_l^2 alpha_l / alpha_0 - mu^2) / (alpha_0 + 1), the exact moments.
+   * Mean mu = sum r_l alpha_l / alpha_0 and variance (sum r_l^2 alpha_l / alpha_0 - mu^2) / (alpha_0 + 1)
+   * of an arm's expected reward under its Dirichlet (the exact moments).
    */
-  private refreshMoments(): void {
+  private rewardMoments(arm: number): {mean: number; variance: number} {
     const top = this.levels - 1
-    for (let arm = 0; arm < this.arms; arm++) {
-      let total = 0, m1 = 0, m2 = 0
-      for (let l = 0; l < this.levels; l++) {
-        const a = this.counts[arm * this.levels + l]
-        const r = l / top
-        total += a
-        m1 += a * r
-        m2 += a * r * r
-      }
-      const mu = m1 / total
-      const variance = (m2 / total - mu * mu) / (total + 1)
-      this.mu[arm] = mu
-      this.sd[arm] = Math.sqrt(variance > 0 ? variance : 0)
+    let total = 0, m1 = 0, m2 = 0
+    for (let l = 0; l < this.levels; l++) {
+      const a = this.counts[arm * this.levels + l]
+      const r = l / top
+      total += a
+      m1 += a * r
+      m2 += a * r * r
     }
-    this.stale = false
+    const mean = m1 / total
+    const variance = (m2 / total - mean * mean) / (total + 1)
+    return {mean, variance: variance > 0 ? variance : 0}
+  }
+
+  /**
+   * The Beta(a, b) the logit sampler approximates: exactly Beta(alpha_1, alpha_0) for two levels;
+   * otherwise the Beta with the expected reward's mean and variance (a + b = mu (1 - mu) / var - 1).
+   */
+  private betaOf(arm: number): {a: number; b: number} {
+    if (this.levels === 2) return {a: this.counts[arm * 2 + 1], b: this.counts[arm * 2]}
+    const {mean, variance} = this.rewardMoments(arm)
+    const size = (mean * (1 - mean)) / variance - 1
+    return {a: mean * size, b: (1 - mean) * size}
+  }
+
+  private refresh(kind: SamplerKind): void {
+    if (kind !== this.cachedKind) {
+      this.staleArm.fill(1)
+      this.cachedKind = kind
+    }
+    for (let arm = 0; arm < this.arms; arm++) {
+      if (this.staleArm[arm] === 0) continue
+      if (kind === 'logit') {
+        const {a, b} = this.betaOf(arm)
+        this.mu[arm] = digamma(a) - digamma(b)
+        this.sd[arm] = Math.sqrt(trigamma(a) + trigamma(b))
+      } else {
+        const {mean, variance} = this.rewardMoments(arm)
+        this.mu[arm] = mean
+        this.sd[arm] = Math.sqrt(variance)
+      }
+      this.staleArm[arm] = 0
+    }
+    this.anyStale = false
   }
 
   /** Posterior mean reward of an arm: sum_l r_l alpha_l / alpha_0. */
@@ -87,7 +132,7 @@ export class ArmPosteriors {
 
   /** Thompson sampling: one draw of each arm's expected reward, the arm with the largest draw. */
   sampleBest(rng: Rng, sampler: SamplerKind): number {
-    return sampler === 'exact' ? this.sampleBestExact(rng) : this.sampleBestGaussian(rng)
+    return sampler === 'exact' ? this.sampleBestExact(rng) : this.sampleBestApprox(rng, sampler)
   }
 
   private sampleBestExact(rng: Rng): number {
@@ -103,9 +148,9 @@ export class ArmPosteriors {
     return best
   }
 
-  /** The moment-matched Gaussian draw (see sampleMeanGaussian) with the ziggurat's fast path inlined. */
-  private sampleBestGaussian(rng: Rng): number {
-    if (this.stale) this.refreshMoments()
+  /** The Gaussian or logit-normal draw (see SamplerKind) with the ziggurat's fast path inlined. */
+  private sampleBestApprox(rng: Rng, kind: SamplerKind): number {
+    if (this.anyStale || kind !== this.cachedKind) this.refresh(kind)
     let best = 0
     let bestValue = -Infinity
     for (let arm = 0; arm < this.arms; arm++) {
@@ -127,7 +172,7 @@ export class ArmPosteriors {
     const c = this.counts
     const p = this.prior
     for (let i = 0; i < c.length; i++) c[i] = p[i] + keep * (c[i] - p[i])
-    this.stale = true
+    this.markAll()
   }
 
   /** Evidence of one arm shrunk toward its prior (keep 0 resets it). */
@@ -136,7 +181,7 @@ export class ArmPosteriors {
       const i = arm * this.levels + l
       this.counts[i] = this.prior[i] + keep * (this.counts[i] - this.prior[i])
     }
-    this.stale = true
+    this.markArm(arm)
   }
 
   /** Replaces the counts (restoring persisted state); lengths must match. */
@@ -146,6 +191,6 @@ export class ArmPosteriors {
       if (!(counts[i] > 0) || !Number.isFinite(counts[i])) throw new RangeError(`counts must be positive and finite, got ${counts[i]}`)
       this.counts[i] = counts[i]
     }
-    this.stale = true
+    this.markAll()
   }
 }

@@ -118,8 +118,45 @@ export function fastBeta(rng: Rng, a: number, b: number): number {
   return x / (x + fastGamma(rng, b))
 }
 
-/** How an arm's expected reward is drawn from its posterior. */
-export type SamplerKind = 'exact' | 'gaussian'
+/**
+ * How an arm's expected reward is drawn from its posterior:
+ * - exact: the Dirichlet (Beta) draw itself, from gamma variates;
+ * - gaussian: a normal with the posterior's exact mean and variance;
+ * - logit: a normal in logit space with the exact mean and variance of logit(p) for p ~ Beta(a, b),
+ *   psi(a) - psi(b) and psi'(a) + psi'(b) (the logistic-normal approximation, Aitchison & Shen 1980,
+ *   "Logistic-normal distributions: some properties and uses", Biometrika 67(2)). It keeps the
+ *   Beta's skew and its bounded support, so arms with few observations keep their heavy tail.
+ *   For more than two levels (a, b) is the Beta with the Dirichlet mean's first two moments.
+ *   Only the argmax matters and the logistic function is increasing, so draws are compared in logit space.
+ */
+export type SamplerKind = 'exact' | 'gaussian' | 'logit'
+export const SAMPLER_KINDS: readonly SamplerKind[] = ['exact', 'gaussian', 'logit']
+
+/** Below this argument digamma and trigamma shift up by their recurrences before the asymptotic series (error < 1e-10 from 6 on). */
+const PSI_ASYMPTOTIC_FROM = 6
+
+/** Digamma psi(x) for x > 0: recurrence psi(x) = psi(x+1) - 1/x, then the asymptotic (Stirling) series (Abramowitz & Stegun 6.3.18). */
+export function digamma(x: number): number {
+  let shift = 0
+  while (x < PSI_ASYMPTOTIC_FROM) {
+    shift -= 1 / x
+    x += 1
+  }
+  const inv2 = 1 / (x * x)
+  return shift + Math.log(x) - 0.5 / x - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+}
+
+/** Trigamma psi'(x) for x > 0: recurrence psi'(x) = psi'(x+1) + 1/x^2, then the asymptotic series (A&S 6.4.12). */
+export function trigamma(x: number): number {
+  let shift = 0
+  while (x < PSI_ASYMPTOTIC_FROM) {
+    shift += 1 / (x * x)
+    x += 1
+  }
+  const inv = 1 / x
+  const inv2 = inv * inv
+  return shift + inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
+}
 
 /**
  * One draw of the expected reward sum_l r_l p_l with p ~ Dirichlet(alpha[offset .. offset+levels))

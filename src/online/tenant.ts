@@ -26,6 +26,9 @@ export const IMPLICIT_WINDOW_MS = 5 * 60 * 1000
 /** How long a query is remembered for explicit labels (graded judgments arrive later than clicks). */
 export const LABEL_WINDOW_MS = 60 * 60 * 1000
 
+/** 2^32 / golden ratio: multiplying ids by it spreads consecutive ids over the 32-bit seeds (Knuth's multiplicative hashing). */
+const GOLDEN_RATIO_32 = 0x9e3779b1
+
 export type Verdict = 'applied' | 'duplicate' | 'late' | 'unknown-query' | 'bad-label'
 
 /** What started the tenant: everything replay needs besides the events. */
@@ -105,18 +108,25 @@ export class TenantLearner {
   private implicitQueue: number[] = []
   private implicitHead = 0
 
+  private readonly seedHash: number
+
   constructor(
     readonly init: TenantInit,
     space: ParamSpace,
   ) {
     this.bandit = new TenantBandit(space, init.profile, init.settings)
+    this.seedHash = streamSeed(init.seed, 'query')
   }
 
   /** Samples the arms of the next query (deterministic in the seed and the query number; changes nothing). */
   sampleNext(): {id: number; arms: number[]} {
     const id = this.bandit.queries + 1
-    const rng = new Rng(streamSeed(this.init.seed, 'query', id))
-    return {id, arms: Array.from(this.bandit.sampleArms(rng))}
+    return {id, arms: Array.from(this.bandit.sampleArms(this.queryRng(id)))}
+  }
+
+  /** The random stream of query `id`: the Rng's splitmix seeding decorrelates neighbouring ids. */
+  queryRng(id: number): Rng {
+    return new Rng((this.seedHash ^ Math.imul(id, GOLDEN_RATIO_32)) >>> 0)
   }
 
   configOf(arms: readonly number[]): Config {

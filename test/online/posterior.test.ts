@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {ArmPosteriors} from '../../src/online/posterior.js'
-import {PageHinkley, makeForgetting} from '../../src/online/forgetting.js'
+import {ADAPTIVE_DISCOUNT_EVERY_QUERIES, PageHinkley, makeForgetting} from '../../src/online/forgetting.js'
 import {Rng} from '../../src/util/rng.js'
 
 describe('per-arm posteriors', () => {
@@ -99,7 +99,7 @@ describe('forgetting', () => {
   })
 
   it('adaptive: an alarm resets the arm and shrinks its siblings; the half-life halves evidence', () => {
-    const f = makeForgetting({kind: 'adaptive', halfLife: 2, delta: 0.1, lambda: 1, minSamples: 1, keepOthers: 0.5}, [2])
+    const f = makeForgetting({kind: 'adaptive', halfLife: 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES, delta: 0.1, lambda: 1, minSamples: 1, keepOthers: 0.5}, [2])
     const p = new ArmPosteriors(2, 2)
     p.observe(1, 1, 4) // arm 1: [1, 5]
     const rewards = [1, 1, 1, 0, 0]
@@ -111,8 +111,10 @@ describe('forgetting', () => {
     expect(alarms).toBe(1)
     expect(f.alarms).toBe(1)
     expect(Array.from(p.counts)).toEqual([1, 1, 1, 3]) // arm 0 reset; arm 1: 1 + 0.5 * 4
-    f.onQuery(1, [p])
-    f.onQuery(2, [p]) // two queries = one half-life: arm 1 back to 1 + 1
-    expect(p.counts[3]).toBeCloseTo(2, 12)
+    // the half-life is applied every ADAPTIVE_DISCOUNT_EVERY_QUERIES queries: one half-life = two steps
+    for (let q = 1; q < ADAPTIVE_DISCOUNT_EVERY_QUERIES; q++) f.onQuery(q, [p])
+    expect(p.counts[3]).toBe(3)
+    for (let q = ADAPTIVE_DISCOUNT_EVERY_QUERIES; q <= 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES; q++) f.onQuery(q, [p])
+    expect(p.counts[3]).toBeCloseTo(2, 12) // arm 1: 1 + 2 / 2
   })
 })
