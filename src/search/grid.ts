@@ -22,7 +22,7 @@ export const DEFAULT_POINTS_PER_DIM = 5
 /** Largest grid kt will enumerate (the visiting order is a permutation of all of it). */
 export const MAX_GRID_POINTS = 20_000_000
 
-/** Rounding of lattice weights, so 0.05 * 3 prints as 0.15. */
+/** Rounding of grid values and lattice weights, so 0.05 * 3 prints as 0.15. */
 const LATTICE_DIGITS = 12
 
 export interface GridOptions {
@@ -63,6 +63,8 @@ function numericAxis(p: FloatParam | IntParam, points: number): number[] {
     if (p.kind === 'int') v = decodeNumber(p, t)
     else if (p.scale === 'log') v = Math.exp(Math.log(p.low) + t * (Math.log(p.high) - Math.log(p.low)))
     else v = p.low + t * (p.high - p.low)
+    // 12 significant digits: the log-scale midpoint of 1..100 is 10, not 10.000000000000002.
+    v = Math.min(p.high, Math.max(p.low, Number(v.toPrecision(LATTICE_DIGITS))))
     if (i === 0) v = p.low
     if (i === points - 1) v = p.high
     if (values[values.length - 1] !== v) values.push(v)

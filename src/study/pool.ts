@@ -3,21 +3,29 @@
  * optimiser and the store and hands each trial to exactly one idle worker, so nothing is evaluated
  * twice. A worker that overruns the timeout is terminated and replaced; its trial fails.
  */
+import {createRequire} from 'node:module'
+import {pathToFileURL} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import type {ObjectiveSpec} from '../search/objectives.js'
+import {InputError} from '../util/errors.js'
 import {errorLine, type EvalJob, type Outcome} from './evaluate.js'
 
 interface Slot {
   worker: Worker
-  busy?: {job: EvalJob; resolve: (o: Outcome) => void; timer?: NodeJS.Timeout; startedAt: string; t0: number}
+  busy?: {job: EvalJob; resolve: (o: Outcome) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout; startedAt: string; t0: number}
 }
 
-/** The worker module next to this file: worker.js when built, worker.ts (through tsx) from source. */
-function workerTarget(): {url: URL; execArgv: string[]} {
-  const fromSource = import.meta.url.endsWith('.ts')
-  return fromSource
-    ? {url: new URL('./worker.ts', import.meta.url), execArgv: [...process.execArgv.filter((a) => a !== '--import' && a !== 'tsx'), '--import', 'tsx']}
-    : {url: new URL('./worker.js', import.meta.url), execArgv: process.execArgv}
+/**
+ * Starts the worker module next to this file: worker.js when built; from TypeScript sources
+ * (tests) worker.ts, through a tiny bootstrap that registers tsx in the new thread first (Node 20
+ * workers do not inherit the parent's module hooks).
+ */
+function startWorker(workerData: unknown): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), {workerData})
+  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href
+  const target = new URL('./worker.ts', import.meta.url).href
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(target)}) })`
+  return new Worker(bootstrap, {eval: true, workerData})
 }
 
 export class WorkerPool {
@@ -42,9 +50,8 @@ export class WorkerPool {
   }
 
   private spawn(): Worker {
-    const {url, execArgv} = workerTarget()
-    const worker = new Worker(url, {workerData: {spec: this.spec}, execArgv})
-    worker.on('message', (message: {trialId: number; outcome: Outcome}) => this.onMessage(worker, message))
+    const worker = startWorker({spec: this.spec})
+    worker.on('message', (message: {trialId: number; outcome?: Outcome; fatal?: string}) => this.onMessage(worker, message))
     worker.on('error', (error) => this.onCrash(worker, error))
     worker.on('exit', (code) => {
       if (!this.closed && code !== 0) this.onCrash(worker, new Error(`worker exited with code ${code}`))
@@ -56,20 +63,21 @@ export class WorkerPool {
   evaluate(job: EvalJob): Promise<Outcome> {
     const slot = this.slots.find((s) => !s.busy)
     if (!slot) throw new Error('WorkerPool: no idle worker')
-    return new Promise((resolve) => {
-      slot.busy = {job, resolve, startedAt: this.now(), t0: performance.now()}
+    return new Promise((resolve, reject) => {
+      slot.busy = {job, resolve, reject, startedAt: this.now(), t0: performance.now()}
       if (this.timeoutMs) slot.busy.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs)
       slot.worker.postMessage(job)
     })
   }
 
-  private onMessage(worker: Worker, message: {trialId: number; outcome: Outcome}): void {
+  private onMessage(worker: Worker, message: {trialId: number; outcome?: Outcome; fatal?: string}): void {
     const slot = this.slots.find((s) => s.worker === worker)
     if (!slot?.busy || slot.busy.job.trialId !== message.trialId) return
-    const {resolve, timer} = slot.busy
+    const {resolve, reject, timer} = slot.busy
     if (timer) clearTimeout(timer)
     slot.busy = undefined
-    resolve(message.outcome)
+    if (message.fatal !== undefined) reject(new InputError('objective (in a worker thread)', 'an objective that builds', message.fatal))
+    else resolve(message.outcome!)
   }
 
   private fail(slot: Slot, error: string): void {

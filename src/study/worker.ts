@@ -14,8 +14,15 @@ const ready = createObjective(spec)
 const now = (): string => new Date().toISOString()
 
 port.on('message', async (job: EvalJob) => {
+  let objective
   try {
-    const objective = await ready
+    objective = await ready
+  } catch (error) {
+    // The objective cannot be built here: every job would fail the same way, so stop the study.
+    port.postMessage({trialId: job.trialId, fatal: errorLine(error)})
+    return
+  }
+  try {
     // The pool enforces the timeout by terminating this thread; here the evaluation just runs.
     const outcome = await evaluateHere(objective, job, undefined, now)
     port.postMessage({trialId: job.trialId, outcome: {...outcome, worker: threadId}})

@@ -1,0 +1,95 @@
+import {describe, expect, it} from 'vitest'
+import {BohbOptimizer} from '../../src/search/bohb.js'
+import {countingOnesObjective, simplexObjective} from '../../src/search/benchmarks/index.js'
+import {RandomOptimizer} from '../../src/search/random.js'
+import type {Objective, Optimizer, Trial} from '../../src/search/types.js'
+
+/** Runs ask/tell sequentially; returns every trial with its loss. */
+function drive(opt: Optimizer, obj: Objective, n: number, seed: number, fails: (t: Trial) => boolean = () => false): Array<Trial & {loss?: number}> {
+  const out: Array<Trial & {loss?: number}> = []
+  const checkpoints = new Map<number, unknown>()
+  for (let i = 0; i < n; i++) {
+    const t = opt.ask()
+    if (typeof t === 'string') throw new Error(t)
+    if (fails(t)) {
+      opt.tell(t.id, {status: 'failed'})
+      out.push(t)
+      continue
+    }
+    const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
+    const r = obj.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+    checkpoints.set(t.id, r.checkpoint)
+    opt.tell(t.id, {status: 'ok', loss: r.loss})
+    out.push({...t, loss: r.loss})
+  }
+  return out
+}
+
+describe('BOHB', () => {
+  const obj = countingOnesObjective()
+
+  it('is deterministic: the same seed gives the same trials, another seed other trials', () => {
+    const run = (seed: number): string => JSON.stringify(drive(new BohbOptimizer(obj.space, {seed, fidelity: obj.fidelity}), obj, 200, seed))
+    expect(run(3)).toBe(run(3))
+    expect(run(3)).not.toBe(run(4))
+  })
+
+  it('runs the first bracket as synchronous successive halving: 81 at 9, the best 27 continue at 27, then 9 at 81', () => {
+    const trials = drive(new BohbOptimizer(obj.space, {seed: 1, fidelity: obj.fidelity}), obj, 81 + 27 + 9 + 3 + 1, 1)
+    expect(trials.slice(0, 81).every((t) => t.budget === 9)).toBe(true)
+    const rung1 = trials.slice(81, 108)
+    expect(rung1.every((t) => t.budget === 27)).toBe(true)
+    const best27 = [...trials.slice(0, 81)].sort((a, b) => a.loss! - b.loss! || a.id - b.id).slice(0, 27).map((t) => t.configId)
+    expect(new Set(rung1.map((t) => t.configId))).toEqual(new Set(best27))
+    for (const t of rung1) {
+      const previous = trials.find((p) => p.id === t.continues!.trialId)!
+      expect(previous.configId).toBe(t.configId)
+      expect(t.continues!.budget).toBe(9)
+    }
+    expect(trials.slice(108, 117).every((t) => t.budget === 81)).toBe(true)
+    expect(trials.slice(117, 120).every((t) => t.budget === 243)).toBe(true)
+    expect(trials[120].budget).toBe(729)
+  })
+
+  it('uses the model only after each side of the split has more points than dimensions (34 at d = 16)', () => {
+    const trials = drive(new BohbOptimizer(obj.space, {seed: 2, fidelity: obj.fidelity}), obj, 81, 2)
+    expect(trials.slice(0, 34).some((t) => t.info?.model_based)).toBe(false)
+    const later = trials.slice(34).filter((t) => t.info?.model_based).length
+    // About 2/3 of the remaining 47 draws are model-based (1/3 stay random).
+    expect(later).toBeGreaterThan(20)
+    expect(later).toBeLessThan(47)
+  })
+
+  it('never promotes a failed trial', () => {
+    const failing = (t: Trial): boolean => t.budget === 9 && t.id % 10 !== 0 // only 9 of 81 succeed
+    const trials = drive(new BohbOptimizer(obj.space, {seed: 5, fidelity: obj.fidelity}), obj, 81 + 9, 5, failing)
+    const okAt9 = new Set(trials.slice(0, 81).filter((t) => t.id % 10 === 0).map((t) => t.configId))
+    const rung1 = trials.slice(81, 90)
+    expect(rung1.every((t) => t.budget === 27 && okAt9.has(t.configId))).toBe(true)
+  })
+
+  it('opens the next bracket while a rung waits for results (parallel workers)', () => {
+    const bohb = new BohbOptimizer(obj.space, {seed: 1, fidelity: obj.fidelity})
+    for (let i = 0; i < 81; i++) expect((bohb.ask() as Trial).budget).toBe(9)
+    const next = bohb.ask() as Trial
+    expect(next.budget).toBe(27)
+    expect(next.info?.iteration).toBe(1)
+  })
+
+  it('keeps every simplex proposal on the floored simplex (rejection inside the KDE)', () => {
+    const simplex = simplexObjective()
+    const trials = drive(new BohbOptimizer(simplex.space, {seed: 7}), simplex, 150, 7)
+    expect(trials.filter((t) => t.info?.model_based).length).toBeGreaterThan(50)
+    for (const t of trials) {
+      const w = Object.values(t.config) as number[]
+      expect(Math.abs(w.reduce((a, b) => a + b, 0) - 1)).toBeLessThan(1e-9)
+      for (const x of w) expect(x).toBeGreaterThanOrEqual(0.05 - 1e-12)
+    }
+  })
+
+  it('beats random search on the simplex after 100 evaluations for this seed (model-based picks help)', () => {
+    const simplex = simplexObjective()
+    const best = (opt: Optimizer): number => Math.min(...drive(opt, simplex, 100, 0).map((t) => t.loss!))
+    expect(best(new BohbOptimizer(simplex.space, {seed: 0}))).toBeLessThan(best(new RandomOptimizer(simplex.space, {seed: 0})))
+  })
+})

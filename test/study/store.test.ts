@@ -1,0 +1,82 @@
+import {mkdtempSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {StudyStore} from '../../src/study/store.js'
+import {runSearch} from '../../src/study/search.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'kt-store-'))
+const Database = createRequire(import.meta.url)('better-sqlite3')
+
+describe('study store', () => {
+  it('persists every finished trial with config, budget, loss, timings and status', async () => {
+    const storage = join(dir, 'ok.sqlite')
+    const out = await runSearch({storage, objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 1, maxTrials: 90})
+    const store = StudyStore.open(storage, {readonly: true})
+    const trials = store.trials(out.study.name)
+    store.close()
+    expect(trials).toHaveLength(90)
+    expect(trials.map((t) => t.id)).toEqual([...Array(90).keys()])
+    expect(trials.every((t) => t.status === 'ok' && typeof t.loss === 'number' && t.durationMs !== null && t.finishedAt !== null)).toBe(true)
+    expect(trials.filter((t) => t.budget === 27)).toHaveLength(9)
+    expect(trials.filter((t) => t.budget === 27).every((t) => t.continues !== null && t.checkpoint !== null)).toBe(true)
+    expect(out.study.state).toBe('finished')
+  })
+
+  it('refuses an existing study name without --resume', async () => {
+    const storage = join(dir, 'dup.sqlite')
+    await runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})
+    await expect(runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study x: expected a new study name \(use --resume to continue it\), got an existing study/)
+  })
+
+  it('gives a one-line error for a file that is not SQLite, and leaves it alone', () => {
+    const path = join(dir, 'notes.txt')
+    writeFileSync(path, 'these are my notes, not a database\n'.repeat(200))
+    const before = readFileSync(path)
+    expect(() => StudyStore.open(path)).toThrow(new RegExp(`^${path}: expected a kt study file \\(SQLite\\), got file is not a database$`))
+    expect(readFileSync(path).equals(before)).toBe(true)
+  })
+
+  it('gives a one-line error for another program\'s SQLite database, without writing to it', () => {
+    const path = join(dir, 'foreign.sqlite')
+    const db = new Database(path)
+    db.exec('CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL); INSERT INTO invoices VALUES (1, 9.5);')
+    db.close()
+    const mtime = statSync(path).mtimeMs
+    const before = readFileSync(path)
+    expect(() => StudyStore.open(path)).toThrow(/foreign\.sqlite: expected a kt study file, got a SQLite database of another program \(tables: invoices\)/)
+    expect(readFileSync(path).equals(before)).toBe(true)
+    expect(statSync(path).mtimeMs).toBe(mtime)
+  })
+
+  it('gives a one-line error for a damaged study file', async () => {
+    const path = join(dir, 'damaged.sqlite')
+    await runSearch({storage: path, objective: {name: 'branin'}, optimizer: 'random', maxTrials: 300})
+    // Checkpoint the WAL into the main file, then overwrite its pages after the header.
+    const db = new Database(path)
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    db.pragma('journal_mode = DELETE')
+    db.close()
+    const bytes = readFileSync(path)
+    for (let i = 4096; i < bytes.length; i++) bytes[i] = (i * 131) & 0xff
+    writeFileSync(path, bytes)
+    let message = ''
+    try {
+      const store = StudyStore.open(path)
+      store.listStudies()
+      store.trials('branin-random-s0')
+      store.close()
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).toMatch(/damaged\.sqlite: expected a (kt study file|usable kt study file)/)
+    expect(message).not.toContain('\n')
+  })
+
+  it('says which study is missing on --resume', async () => {
+    const storage = join(dir, 'ok.sqlite')
+    await expect(runSearch({storage, study: 'nope', resume: true})).rejects.toThrow(/--resume nope: expected an existing study \(counting_ones-bohb-s1\), got no such study/)
+    await expect(runSearch({storage: join(dir, 'missing.sqlite'), study: 'a', resume: true})).rejects.toThrow(/missing\.sqlite: expected an existing kt study file, got no such file/)
+  })
+})
