@@ -172,7 +172,7 @@ export function formatTrainReport(report: TrainReport): string {
     })
   }
   lines.push(table(header, rows, 2))
-  lines.push(`Queries counted: those with a relevant document; ${NO_RELEVANT_CONVENTION}.`)
+  lines.push(`(j/n q) = judged of all queries. Convention: ${NO_RELEVANT_CONVENTION}.`)
   lines.push(`Training: ${report.train_ms} ms for ${report.trees} trees.`)
 
   const present = SPLIT_NAMES.filter((name) => report.splits[name])
@@ -186,9 +186,13 @@ export function formatTrainReport(report: TrainReport): string {
   return lines.join('\n')
 }
 
-/** A plain text table: the first `textColumns` columns left-aligned, the rest (numbers) right-aligned. */
-export function table(header: string[], rows: string[][], textColumns = 1): string {
+/**
+ * A plain text table: text columns left-aligned, the rest (numbers) right-aligned. `textColumns` is
+ * a count of leading text columns or the list of their indices.
+ */
+export function table(header: string[], rows: string[][], textColumns: number | readonly number[] = 1): string {
+  const isText = (c: number): boolean => (typeof textColumns === 'number' ? c < textColumns : textColumns.includes(c))
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
-  const line = (cells: string[]): string => cells.map((cell, c) => (c < textColumns ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
+  const line = (cells: string[]): string => cells.map((cell, c) => (isText(c) ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }

@@ -26,7 +26,7 @@ export default class RerankList extends KtCommand {
           v.deployed_at,
           v.source,
         ])
-        this.log(table(['version', 'valid NDCG@10', 'test NDCG@10', 'trees', 'deployed at', 'from'], rows))
+        this.log(table(['version', 'valid NDCG@10', 'test NDCG@10', 'trees', 'deployed at', 'from'], rows, [0, 4, 5]))
         this.log('* current')
       }
     }
