@@ -12,7 +12,7 @@ export default class Search extends KtCommand {
     '<%= config.bin %> search --objective hartmann6 --optimizer random --fix x1=0.2 --range x2=0:0.5 --trials 50 --json',
   ]
   static override flags = {
-    objective: Flags.string({description: 'What to optimise: branin, hartmann6, counting_ones, simplex, simplex_mf, or module.'}),
+    objective: Flags.string({description: 'What to optimise: branin, hartmann6, counting_ones, simplex, simplex_mf, retrieval (with --data), or module.'}),
     'objective-module': Flags.string({description: 'For --objective module: path of an ES module exporting createObjective(options).'}),
     'objective-options': Flags.string({description: 'For --objective module: JSON options passed to createObjective.'}),
     optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
@@ -31,6 +31,11 @@ export default class Search extends KtCommand {
     'simplex-step': Flags.string({description: 'Grid lattice step of simplex groups.', default: '0.05'}),
     'bohb-reference': Flags.boolean({description: "Exactly hpbandster's BOHB (no magic-clip bandwidth floor).", default: false}),
     'delay-ms': Flags.integer({description: 'Sleep this long in every evaluation (demos and crash tests).', min: 0, hidden: true}),
+    data: Flags.string({description: 'For --objective retrieval: the dataset (LoCoMo .json, .jsonl or .csv turns).'}),
+    metric: Flags.string({description: 'For --objective retrieval: the ranking metric to maximise (recall@10, ndcg@10, mrr, hit@k).'}),
+    'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
+    'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
+    out: Flags.string({description: 'Write the Pareto front, domain profiles, routed profile and front chart (bi-objective studies) to this folder.'}),
   }
 
   async run(): Promise<unknown> {
@@ -51,14 +56,31 @@ export default class Search extends KtCommand {
     if (resume && flags.objective) throw new InputError('--objective', 'no objective with --resume (the study keeps its own)', flags.objective)
     const maxBudget = parseNumber(flags.budget, '--budget')
     const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
-    const objective = flags.objective
-      ? {
-          name: flags.objective,
-          module: flags['objective-module'],
-          options: flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined,
-          delayMs: flags['delay-ms'],
-        }
-      : undefined
+    let options = flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined
+    if (flags.data || flags.metric || flags['query-type']) {
+      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
+      options = {...options, data: flags.data ?? options?.data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
+    }
+    const objective = flags.objective ? {name: flags.objective, module: flags['objective-module'], options, delayMs: flags['delay-ms']} : undefined
+    if (flags['per-type']) {
+      if (flags.objective !== 'retrieval' || !options?.data) throw new InputError('--per-type', '--objective retrieval with --data', flags.objective ?? 'no objective')
+      const {runRoutedSweeps} = await import('../study/sweeps.js')
+      const result = await runRoutedSweeps({
+        data: String(options.data),
+        metric: options.metric as string | undefined,
+        storage: flags.storage,
+        studyPrefix: flags.study ?? `retrieval-${flags.optimizer}-s${flags.seed}`,
+        optimizer: checkOptimizerName(flags.optimizer),
+        seed: flags.seed,
+        maxTrials: flags.trials ?? (maxBudget === undefined ? 100 : undefined),
+        maxBudget,
+        workers: flags.workers,
+        timeoutMs: flags['timeout-ms'],
+        out: flags.out,
+        log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
+      })
+      return result
+    }
     const controller = new AbortController()
     const stop = (): void => controller.abort()
     process.once('SIGINT', stop)
@@ -93,6 +115,12 @@ export default class Search extends KtCommand {
       await (interrupted ? spinner.fail('kt search: interrupted') : spinner.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
+      const {writeStudyAnalysis} = await import('../study/sweeps.js')
+      const analysis = await writeStudyAnalysis(outcome.trials, flags.out)
+      if (analysis) {
+        if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
+        Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files})
+      }
       if (interrupted) {
         process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
         process.exitCode = 130

@@ -3,6 +3,8 @@
  * rebuild exactly the objective a study was created with.
  *
  * - a benchmark function by name (branin, hartmann6, counting_ones, simplex, simplex_mf);
+ * - `retrieval`: the retrieval engine on a dataset, quality vs P99 latency (src/search/retrieval.ts;
+ *   options: data, metric, queryType, tierSeed);
  * - any module that exports `createObjective(options): Objective | Promise<Objective>` (the
  *   generic hook Phase 4 uses for the retrieval engine: `{name: 'module', module: <path>, options}`);
  * - `delayMs` adds a sleep to every evaluation (demos, and the kill/resume test), `evalLog`
@@ -33,11 +35,12 @@ export interface ObjectiveSpec {
 export const DEFAULT_FACTORY_EXPORT = 'createObjective'
 
 /** Names `kt search --objective` accepts. */
-export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'module'] as const
+export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'retrieval', 'module'] as const
 
 export async function createObjective(spec: ObjectiveSpec, where = '--objective'): Promise<Objective> {
   let base: Objective
   if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
+  else if (spec.name === 'retrieval') base = await (await import('./retrieval.js')).createObjective(spec.options ?? {})
   else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
   else throw new InputError(where, `one of ${OBJECTIVE_NAMES.join(', ')}`, spec.name)
   return withInstrumentation(base, spec)

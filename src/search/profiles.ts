@@ -1,0 +1,221 @@
+/**
+ * Domain profiles chosen from a study's trials under stated priorities, with the rationale
+ * computed: which constraint binds (the unconstrained best violates it), what it costs in the
+ * primary metric, and what a stated preference (e.g. a favoured temporal weight) costs.
+ *
+ * Written against plain candidates {trialId, config, metrics}, so it works for any objective that
+ * reports the named metrics (the retrieval engine's quality, p99_ms and per-query-type quality).
+ */
+import type {Config} from '../space/index.js'
+import {frontReport, type FrontPoint} from './front.js'
+
+export interface Candidate {
+  readonly trialId: number
+  readonly config: Config
+  readonly metrics: Readonly<Record<string, number>>
+}
+
+/** A hard limit on a metric: absolute, or a fraction of the best value any candidate reaches. */
+export interface Constraint {
+  readonly metric: string
+  readonly op: '<=' | '>='
+  readonly value?: number
+  readonly fractionOfBest?: number
+  readonly label: string
+}
+
+export interface ProfileRule {
+  readonly name: string
+  readonly description: string
+  /** What is optimised first. */
+  readonly primary: {readonly metric: string; readonly sense: 'max' | 'min'; readonly label: string}
+  readonly constraints: readonly Constraint[]
+  /**
+   * A preference among near-ties: among feasible candidates within `tolerance` of the best primary
+   * value, the one with the highest (or lowest) value of a parameter.
+   */
+  readonly favour?: {readonly param: string; readonly direction: 'high' | 'low'; readonly tolerance: number; readonly label: string}
+}
+
+export interface MetricNames {
+  /** Overall quality, maximised (e.g. recall@10). */
+  readonly quality: string
+  /** P99 latency in ms, minimised. */
+  readonly latency: string
+  /** Quality on entity-lookup queries. */
+  readonly entity: string
+  /** The configuration parameter that weights temporal evidence. */
+  readonly temporalParam: string
+}
+
+/** Metric names of kt's retrieval objective (src/search/retrieval.ts) and the retrieval space. */
+export const RETRIEVAL_METRIC_NAMES: MetricNames = {quality: 'quality', latency: 'p99_ms', entity: 'quality.entity_lookup', temporalParam: 'edge.temporal'}
+
+/** The priorities of issue 4. */
+export const FINANCIAL_P99_MS = 50
+export const HIGH_THROUGHPUT_QUALITY_SHARE = 0.8
+export const CODING_P99_MS = 20
+/** Quality within this of the best counts as a near-tie for a favoured parameter (one query in 200 at recall). */
+export const FAVOUR_TOLERANCE = 0.005
+
+export function domainRules(names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileRule[] {
+  return [
+    {
+      name: 'financial-compliance',
+      description: `accuracy first, P99 <= ${FINANCIAL_P99_MS} ms, temporal weight favoured`,
+      primary: {metric: names.quality, sense: 'max', label: 'accuracy'},
+      constraints: [{metric: names.latency, op: '<=', value: FINANCIAL_P99_MS, label: `P99 <= ${FINANCIAL_P99_MS} ms`}],
+      favour: {param: names.temporalParam, direction: 'high', tolerance: FAVOUR_TOLERANCE, label: 'temporal weight favoured'},
+    },
+    {
+      name: 'high-throughput',
+      description: `latency first, accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} of the best`,
+      primary: {metric: names.latency, sense: 'min', label: 'P99 latency'},
+      constraints: [{metric: names.quality, op: '>=', fractionOfBest: HIGH_THROUGHPUT_QUALITY_SHARE, label: `accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} x best`}],
+    },
+    {
+      name: 'coding-assistant',
+      description: `entity lookup first, P99 <= ${CODING_P99_MS} ms`,
+      primary: {metric: names.entity, sense: 'max', label: 'entity-lookup accuracy'},
+      constraints: [{metric: names.latency, op: '<=', value: CODING_P99_MS, label: `P99 <= ${CODING_P99_MS} ms`}],
+    },
+  ]
+}
+
+export interface ConstraintOutcome {
+  readonly label: string
+  /** The threshold applied (a fraction of the best resolved to a number). */
+  readonly threshold: number
+  /** True if the unconstrained best violates it, so it changed the choice. */
+  readonly binds: boolean
+  /** Candidates it excludes. */
+  readonly excluded: number
+}
+
+export interface ProfileChoice {
+  readonly profile: string
+  readonly description: string
+  readonly trialId: number | null
+  readonly config: Config | null
+  readonly metrics: Readonly<Record<string, number>> | null
+  /** On the quality/latency Pareto front of all candidates. */
+  readonly onFront: boolean | null
+  readonly constraints: ConstraintOutcome[]
+  /** Primary metric: unconstrained best, chosen, and the difference the constraints and preference cost. */
+  readonly cost: {readonly metric: string; readonly unconstrained: number; readonly chosen: number | null; readonly given_up: number | null} | null
+  readonly rationale: string[]
+}
+
+function fmt(x: number): string {
+  return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3)
+}
+
+/** Best candidate by a metric (ties: lower latency if known, then lower trial id). */
+function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min', latency: string): Candidate | undefined {
+  let best: Candidate | undefined
+  for (const c of cands) {
+    const v = c.metrics[metric]
+    if (v === undefined || !Number.isFinite(v)) continue
+    if (!best) {
+      best = c
+      continue
+    }
+    const b = best.metrics[metric]
+    const better = sense === 'max' ? v > b : v < b
+    const tie = v === b && ((c.metrics[latency] ?? Infinity) < (best.metrics[latency] ?? Infinity) || ((c.metrics[latency] ?? Infinity) === (best.metrics[latency] ?? Infinity) && c.trialId < best.trialId))
+    if (better || tie) best = c
+  }
+  return best
+}
+
+function threshold(c: Constraint, cands: readonly Candidate[]): number {
+  if (c.value !== undefined) return c.value
+  const values = cands.map((x) => x.metrics[c.metric]).filter((v) => v !== undefined && Number.isFinite(v))
+  const best = c.op === '>=' ? Math.max(...values) : Math.min(...values)
+  return (c.fractionOfBest ?? 1) * best
+}
+
+function satisfies(c: Constraint, t: number, cand: Candidate): boolean {
+  const v = cand.metrics[c.metric]
+  if (v === undefined || !Number.isFinite(v)) return false
+  return c.op === '<=' ? v <= t : v >= t
+}
+
+/** Chooses one profile from the candidates under a rule, and says why. */
+export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[], names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileChoice {
+  const {metric, sense, label} = rule.primary
+  const usable = candidates.filter((c) => Number.isFinite(c.metrics[metric]))
+  const empty = {profile: rule.name, description: rule.description, trialId: null, config: null, metrics: null, onFront: null}
+  if (usable.length === 0) return {...empty, constraints: [], cost: null, rationale: [`no trial reports ${metric}`]}
+  const unconstrained = bestBy(usable, metric, sense, names.latency)!
+  const thresholds = rule.constraints.map((c) => threshold(c, usable))
+  const outcomes: ConstraintOutcome[] = rule.constraints.map((c, i) => ({
+    label: c.label,
+    threshold: thresholds[i],
+    binds: !satisfies(c, thresholds[i], unconstrained),
+    excluded: usable.filter((x) => !satisfies(c, thresholds[i], x)).length,
+  }))
+  const feasible = usable.filter((x) => rule.constraints.every((c, i) => satisfies(c, thresholds[i], x)))
+  const rationale: string[] = []
+  const describe = (c: Candidate): string => `#${c.trialId}: ${label} ${fmt(c.metrics[metric])}` + (metric !== names.latency && c.metrics[names.latency] !== undefined ? `, p99 ${fmt(c.metrics[names.latency])} ms` : '') + (metric !== names.quality && c.metrics[names.quality] !== undefined ? `, accuracy ${fmt(c.metrics[names.quality])}` : '')
+  if (feasible.length === 0) {
+    rule.constraints.forEach((c, i) => {
+      const closest = bestBy(usable, c.metric, c.op === '<=' ? 'min' : 'max', names.latency)
+      rationale.push(`no trial meets ${c.label}${c.fractionOfBest !== undefined ? ` (= ${fmt(thresholds[i])})` : ''}; closest is #${closest?.trialId} at ${closest ? fmt(closest.metrics[c.metric]) : '-'}`)
+    })
+    return {...empty, constraints: outcomes, cost: {metric, unconstrained: unconstrained.metrics[metric], chosen: null, given_up: null}, rationale}
+  }
+  const bestFeasible = bestBy(feasible, metric, sense, names.latency)!
+  let chosen = bestFeasible
+  rationale.push(`${label} first: best among ${feasible.length} of ${usable.length} trials meeting ${rule.constraints.map((c) => c.label).join(' and ') || 'no constraint'}: ${describe(bestFeasible)}`)
+  rule.constraints.forEach((c, i) => {
+    const o = outcomes[i]
+    const limit = c.fractionOfBest !== undefined ? ` (= ${fmt(o.threshold)})` : ''
+    if (o.binds) rationale.push(`${c.label}${limit} binds: the best by ${label} overall (${describe(unconstrained)}) violates it; it excludes ${o.excluded} trials`)
+    else rationale.push(`${c.label}${limit} does not bind: the best by ${label} overall meets it (it excludes ${o.excluded} other trials)`)
+  })
+  if (rule.favour) {
+    const f = rule.favour
+    const bestValue = bestFeasible.metrics[metric]
+    const band = feasible.filter((c) => (sense === 'max' ? c.metrics[metric] >= bestValue - f.tolerance : c.metrics[metric] <= bestValue + f.tolerance) && typeof c.config[f.param] === 'number')
+    if (band.length === 0 || typeof bestFeasible.config[f.param] !== 'number') {
+      rationale.push(`${f.label}: parameter ${f.param} is not in the searched configurations; not applied`)
+    } else {
+      const pick = band.reduce((a, b) => {
+        const va = a.config[f.param] as number
+        const vb = b.config[f.param] as number
+        const better = f.direction === 'high' ? vb > va : vb < va
+        return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, names.latency)!.trialId) ? b : a
+      })
+      if (pick.trialId === bestFeasible.trialId) rationale.push(`${f.label}: the best trial already has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`)
+      else
+        rationale.push(
+          `${f.label}: among ${band.length} trials within ${f.tolerance} ${label} of the best, #${pick.trialId} has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)} vs ${fmt(bestFeasible.config[f.param] as number)}), costing ${fmt(Math.abs(bestValue - pick.metrics[metric]))} ${label}`,
+        )
+      chosen = pick
+    }
+  }
+  const givenUp = sense === 'max' ? unconstrained.metrics[metric] - chosen.metrics[metric] : chosen.metrics[metric] - unconstrained.metrics[metric]
+  rationale.push(givenUp > 0 ? `in all, the constraints${rule.favour ? ' and the preference' : ''} cost ${fmt(givenUp)} ${label} against the unconstrained best #${unconstrained.trialId}` : `nothing given up against the unconstrained best`)
+  const points: FrontPoint[] = usable
+    .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
+    .map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config}))
+  const onFront = points.length > 0 && points.some((p) => p.trialId === chosen.trialId) ? frontReport(points).front.some((p) => p.trialId === chosen.trialId) : null
+  if (onFront === false) rationale.push(`#${chosen.trialId} is not on the accuracy/latency front: ${rule.primary.label} is what this profile optimises`)
+  return {
+    profile: rule.name,
+    description: rule.description,
+    trialId: chosen.trialId,
+    config: chosen.config,
+    metrics: chosen.metrics,
+    onFront,
+    constraints: outcomes,
+    cost: {metric, unconstrained: unconstrained.metrics[metric], chosen: chosen.metrics[metric], given_up: givenUp},
+    rationale,
+  }
+}
+
+/** The three domain profiles of issue 4 from one set of candidates. */
+export function chooseDomainProfiles(candidates: readonly Candidate[], names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileChoice[] {
+  return domainRules(names).map((rule) => chooseProfile(rule, candidates, names))
+}

@@ -1,0 +1,144 @@
+/**
+ * The retrieval engine as a bi-objective search objective: quality (a ranking metric over the
+ * fidelity tier's queries, maximised) and P99 query latency (minimised), with the quality per
+ * query type (the engine's classifier) in the metrics so domain profiles and routed sweeps can
+ * read it. Built on the engine's evaluation harness (src/eval), which it does not change.
+ *
+ * - loss = -quality; values = [-quality, p99_ms] (both minimised, for BOHB's Pareto ranking);
+ * - budget picks the fidelity tier (1, 3, 9: a ninth, a third, all of the queries);
+ * - `queryType` restricts the objective to the queries the classifier gives that type (tiers are
+ *   then built from those queries), for per-type sweeps.
+ * Latency is measured in-process, one timed pass per evaluation: it is a timing, so a repeated
+ * study reproduces the configurations and qualities exactly but not the latencies.
+ */
+import {performance} from 'node:perf_hooks'
+import {loadMemoryDataset} from '../data/conversations/index.js'
+import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
+import type {RetrievalEngine} from '../engine/retrieval/engine.js'
+import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {prepareEvaluation, rankQuery, type PreparedEvaluation} from '../eval/harness.js'
+import {DEFAULT_KS, queryMetrics, rankingDepth} from '../eval/metrics.js'
+import type {EvalQuery} from '../eval/queries.js'
+import {fidelityTiers, tierForBudget, type FidelityTier} from '../eval/tiers.js'
+import {DEFAULT_TUNING_METRIC, RETRIEVAL_FIDELITY} from '../eval/tune.js'
+import {defaultConfig} from '../space/index.js'
+import {quantile} from '../stats/summary.js'
+import {InputError} from '../util/errors.js'
+import type {EvalResult, Objective} from './types.js'
+
+/** Names of the minimised objective vector. */
+export const RETRIEVAL_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
+/** Percentiles of query latency reported. */
+const P50 = 0.5
+const P99 = 0.99
+
+export interface RetrievalObjectiveOptions {
+  /** Ranking metric to maximise (default recall@10). */
+  readonly metric?: string
+  /** Only the queries the classifier gives this type. */
+  readonly queryType?: string
+  /** Seed of the fidelity tiers (default 0). */
+  readonly tierSeed?: number
+}
+
+/** The classifier's type of each scored query. */
+export function queryTypes(prepared: PreparedEvaluation): Map<string, QueryType> {
+  const types = new Map<string, QueryType>()
+  for (const q of prepared.selection.queries) types.set(q.id, (prepared.engines.get(q.conversation) as RetrievalEngine).classify(q.text))
+  return types
+}
+
+export function retrievalSearchObjective(prepared: PreparedEvaluation, options: RetrievalObjectiveOptions = {}): Objective {
+  const metric = options.metric ?? DEFAULT_TUNING_METRIC
+  const types = queryTypes(prepared)
+  let pool: readonly EvalQuery[] = prepared.selection.queries
+  if (options.queryType !== undefined) {
+    if (!(QUERY_TYPES as readonly string[]).includes(options.queryType)) throw new InputError('query type', `one of ${QUERY_TYPES.join(', ')}`, options.queryType)
+    pool = pool.filter((q) => types.get(q.id) === options.queryType)
+    if (pool.length === 0) throw new InputError(`query type ${options.queryType}`, 'at least one scored query of that type', 'none in the dataset')
+  }
+  const tiers: FidelityTier[] = fidelityTiers(pool, options.tierSeed ?? 0)
+  const byId = new Map(pool.map((q) => [q.id, q]))
+  const base = defaultConfig(RETRIEVAL_SPACE)
+  const depth = rankingDepth(DEFAULT_KS)
+  return {
+    id: `retrieval:${prepared.dataset.source}${options.queryType ? `:${options.queryType}` : ''}`,
+    space: RETRIEVAL_SPACE,
+    fidelity: RETRIEVAL_FIDELITY,
+    valueNames: RETRIEVAL_VALUE_NAMES,
+    evaluate(config, budget): EvalResult {
+      const tier = tierForBudget(tiers, budget)
+      const full = {...base, ...config}
+      const times: number[] = []
+      const sums = new Map<string, {sum: number; n: number}>()
+      let total = 0
+      for (const id of tier.queryIds) {
+        const q = byId.get(id) as EvalQuery
+        const t0 = performance.now()
+        const ranked = rankQuery(prepared, q, 'engine', full, depth)
+        times.push(performance.now() - t0)
+        const value = queryMetrics(ranked, q.evidence, DEFAULT_KS)[metric]
+        if (value === undefined) throw new InputError('retrieval metric', 'recall@k, hit@k, ndcg@10 or mrr', metric)
+        total += value
+        const type = types.get(id) as string
+        const s = sums.get(type) ?? {sum: 0, n: 0}
+        s.sum += value
+        s.n++
+        sums.set(type, s)
+      }
+      const quality = total / tier.queryIds.length
+      const p99 = quantile(times, P99)
+      const metrics: Record<string, number> = {quality, p99_ms: p99, p50_ms: quantile(times, P50), queries: tier.queryIds.length}
+      for (const [type, s] of sums) {
+        metrics[`quality.${type}`] = s.sum / s.n
+        metrics[`queries.${type}`] = s.n
+      }
+      return {loss: -quality, values: [-quality, p99], metrics}
+    },
+  }
+}
+
+/**
+ * Module factory for `kt search --objective retrieval` and worker threads: loads the dataset and
+ * builds the engines in this thread. Options: data (path), metric, queryType, tierSeed, format,
+ * questions, columns (as `kt eval`).
+ */
+export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
+  const data = options.data
+  if (typeof data !== 'string') throw new InputError('retrieval objective: data', 'a dataset path (--data)', String(data))
+  const dataset = loadMemoryDataset(data, {
+    format: options.format as 'locomo' | 'jsonl' | 'csv' | undefined,
+    questions: options.questions as string | undefined,
+    columns: options.columns as never,
+  })
+  return retrievalSearchObjective(prepareEvaluation(dataset), {
+    metric: options.metric as string | undefined,
+    queryType: options.queryType as string | undefined,
+    tierSeed: options.tierSeed as number | undefined,
+  })
+}
+
+/**
+ * Loads a dataset once and hands out objectives over all queries or one query type (for routed
+ * sweeps), with the serializable spec worker threads and resumed studies rebuild them from.
+ * Types without any scored query in the dataset are listed in `missingTypes`.
+ */
+export function retrievalObjectives(options: {data: string; metric?: string; tierSeed?: number}): {
+  objectiveFor: (type: string | undefined) => {spec: {name: 'retrieval'; options: Record<string, unknown>}; instance: Objective}
+  types: QueryType[]
+  missingTypes: QueryType[]
+} {
+  const prepared = prepareEvaluation(loadMemoryDataset(options.data))
+  const counts = new Map<string, number>()
+  for (const type of queryTypes(prepared).values()) counts.set(type, (counts.get(type) ?? 0) + 1)
+  const cache = new Map<string, Objective>()
+  return {
+    objectiveFor(type) {
+      const key = type ?? '*'
+      if (!cache.has(key)) cache.set(key, retrievalSearchObjective(prepared, {metric: options.metric, queryType: type, tierSeed: options.tierSeed}))
+      return {spec: {name: 'retrieval', options: {data: options.data, metric: options.metric, tierSeed: options.tierSeed, queryType: type}}, instance: cache.get(key)!}
+    },
+    types: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) > 0),
+    missingTypes: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) === 0),
+  }
+}

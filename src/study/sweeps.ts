@@ -1,0 +1,130 @@
+/**
+ * Study-level outputs of bi-objective searches: the front, the domain profiles and their files,
+ * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
+ */
+import {join} from 'node:path'
+import type {ParamSpace} from '../space/index.js'
+import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../search/analysis.js'
+import type {ProfileChoice} from '../search/profiles.js'
+import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
+import type {OptimizerName} from '../search/optimizers.js'
+import {writeFileAtomic} from '../util/fs.js'
+import {runSearch} from './search.js'
+import {StudyStore} from './store.js'
+
+/** The retrieval space's switch for per-type routing (src/engine/retrieval/space.ts). */
+export const RETRIEVAL_ROUTER_PARAM = 'router.enabled'
+
+/** Writes the front, profiles and chart of a bi-objective study; undefined for other studies. */
+export async function writeStudyAnalysis(trials: Parameters<typeof analyzeStudy>[0], out: string | undefined): Promise<(StudyAnalysis & {files: string[]}) | undefined> {
+  if (!isBiObjective(trials)) return undefined
+  const analysis = analyzeStudy(trials)
+  const files: string[] = []
+  if (out) {
+    const write = (name: string, data: string | Uint8Array): void => {
+      writeFileAtomic(join(out, name), data)
+      files.push(join(out, name))
+    }
+    write('front.json', `${JSON.stringify(analysis.front, null, 2)}\n`)
+    write('profiles.json', `${JSON.stringify(analysis.profiles, null, 2)}\n`)
+    write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
+    try {
+      const {renderChart, withChartDefaults} = await import('../report/render.js')
+      const chart = await renderChart(withChartDefaults(analysis.chart))
+      write('front.svg', chart.svg)
+      write('front.png', chart.png)
+    } catch (error) {
+      analysis.lines.push(`front chart not rendered (${(error as Error).message.split('\n')[0]}); spec in ${join(out, 'front.vl.json')}`)
+    }
+  }
+  return {...analysis, files}
+}
+
+/** Deployable kt profiles (src/deploy/profile.ts) of the chosen domain profiles, for Phase 6. */
+export async function deployableProfiles(choices: readonly ProfileChoice[], space: ParamSpace, sourceRun: string): Promise<unknown[]> {
+  const {makeProfile} = await import('../deploy/profile.js')
+  const {defaultConfig} = await import('../space/index.js')
+  return choices
+    .filter((c) => c.config !== null)
+    .map((c) => {
+      const metrics: Record<string, number | string | null> = {...(c.metrics ?? {}), trial: c.trialId, rationale: c.rationale.join(' | ')}
+      // The study stores the full configuration; anything outside the space (none, normally) is dropped.
+      const config = Object.fromEntries(Object.entries({...defaultConfig(space), ...c.config}).filter(([k]) => k in defaultConfig(space)))
+      return makeProfile(space, c.profile, config, metrics, sourceRun)
+    })
+}
+
+export interface RoutedSweepOptions {
+  readonly data: string
+  readonly metric?: string
+  readonly storage: string
+  readonly studyPrefix: string
+  readonly optimizer: OptimizerName
+  readonly seed: number
+  readonly maxTrials?: number
+  readonly maxBudget?: number
+  readonly workers?: number
+  readonly timeoutMs?: number
+  readonly out?: string
+  readonly log?: (line: string) => void
+}
+
+export interface RoutedSweepResult {
+  readonly routed: RoutedProfile
+  readonly studies: string[]
+  readonly missing_types: string[]
+  readonly analysis?: StudyAnalysis
+  readonly files: string[]
+}
+
+/**
+ * One retrieval study over all queries and one per query type (each resumable by name), the
+ * routed profile bundled from them, and the base study's front and domain profiles.
+ */
+export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
+  const {retrievalObjectives} = await import('../search/retrieval.js')
+  const objectives = retrievalObjectives({data: options.data, metric: options.metric})
+  const store = StudyStore.open(options.storage)
+  const studies: string[] = []
+  let baseTrials: Parameters<typeof analyzeStudy>[0] = []
+  try {
+    const routed = await runTypeSweeps({
+      types: objectives.types,
+      objectiveFor: objectives.objectiveFor,
+      studyPrefix: options.studyPrefix,
+      seed: options.seed,
+      routerParam: RETRIEVAL_ROUTER_PARAM,
+      runStudy: async (name, objective) => {
+        const outcome = await runSearch({
+          storage: options.storage,
+          store,
+          study: name,
+          resume: store.getStudy(name) !== undefined,
+          objective: objective.spec,
+          objectiveInstance: objective.instance,
+          optimizer: options.optimizer,
+          seed: options.seed,
+          maxTrials: options.maxTrials,
+          maxBudget: options.maxBudget,
+          workers: options.workers,
+          timeoutMs: options.timeoutMs,
+        })
+        studies.push(name)
+        if (name.endsWith('-all')) baseTrials = outcome.trials
+        options.log?.(`study ${name}: ${outcome.summary.finished} trials, incumbent ${outcome.best ? `#${outcome.best.id} loss ${outcome.best.loss?.toFixed(4)}` : 'none'}`)
+        return outcome.best ? {config: outcome.best.config} : undefined
+      },
+    })
+    for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
+    const analysis = await writeStudyAnalysis(baseTrials, options.out)
+    const files = analysis?.files ?? []
+    if (options.out) {
+      writeFileAtomic(join(options.out, 'routed.json'), `${JSON.stringify(routed, null, 2)}\n`)
+      files.push(join(options.out, 'routed.json'))
+    }
+    if (analysis) for (const line of analysis.lines) options.log?.(line)
+    return {routed, studies, missing_types: objectives.missingTypes, analysis, files}
+  } finally {
+    store.close()
+  }
+}
