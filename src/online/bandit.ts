@@ -61,6 +61,7 @@ export function checkSettings(settings: BanditSettings, where: string): void {
     if (!positive(f.delta)) throw new InputError(`${where}: forgetting.delta`, 'a positive number', describeValue(f.delta))
     if (!positive(f.lambda)) throw new InputError(`${where}: forgetting.lambda`, 'a positive number', describeValue(f.lambda))
     if (!Number.isInteger(f.minSamples) || f.minSamples < 1) throw new InputError(`${where}: forgetting.minSamples`, 'a positive integer', describeValue(f.minSamples))
+    if (!(typeof f.referenceWindow === 'number' && f.referenceWindow >= 1)) throw new InputError(`${where}: forgetting.referenceWindow`, 'a number >= 1', describeValue(f.referenceWindow))
     if (!(f.keepOthers >= 0 && f.keepOthers <= 1)) throw new InputError(`${where}: forgetting.keepOthers`, 'a fraction in [0, 1]', describeValue(f.keepOthers))
   } else if (f.kind !== 'none') throw new InputError(`${where}: forgetting.kind`, 'none, periodic or adaptive', describeValue((f as {kind: unknown}).kind))
 }
@@ -82,7 +83,7 @@ export class TenantBandit {
     validateConfig(space, profile, 'profile')
     this.dims = dimensionsOf(space, settings.tuned)
     this.posteriors = this.dims.map((d) => new ArmPosteriors(d.values.length, settings.levels, profilePrior(d, profile[d.key], settings.levels)))
-    this.forgetting = makeForgetting(settings.forgetting, this.dims.map((d) => d.values.length))
+    this.forgetting = makeForgetting(settings.forgetting)
   }
 
   /** Thompson sampling: one arm per dimension, written into `out`. */
@@ -113,15 +114,14 @@ export class TenantBandit {
     return this.queries
   }
 
-  /** Credits reward `level` to every arm a query played; returns the number of change alarms it raised. */
-  observe(arms: ArrayLike<number>, level: number): number {
-    const reward = level / (this.settings.levels - 1)
-    let alarms = 0
-    for (let d = 0; d < this.posteriors.length; d++) {
-      this.posteriors[d].observe(arms[d], level)
-      if (this.forgetting.onObserve(d, arms[d], reward, this.posteriors)) alarms++
-    }
-    return alarms
+  /** Credits reward `level` to every arm a query played. */
+  observe(arms: ArrayLike<number>, level: number): void {
+    for (let d = 0; d < this.posteriors.length; d++) this.posteriors[d].observe(arms[d], level)
+  }
+
+  /** The settled outcome of one query (in query order) for change detection; true when it raised an alarm. */
+  outcome(level: number): boolean {
+    return this.forgetting.onOutcome(level / (this.settings.levels - 1), this.posteriors)
   }
 
   /** Checks that an arm choice read back from disk fits these dimensions. */

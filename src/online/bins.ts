@@ -33,6 +33,17 @@ export interface Dimension {
   readonly positions: readonly number[]
 }
 
+/**
+ * Where a played value sits in its dimension's range, on [0, 1] in the parameter's scale
+ * (simplex members within [floor, 1 - (m-1) floor]; categoricals at their arm's position).
+ */
+export function unitOf(dim: Dimension, value: Choice): number {
+  const p = dim.param
+  if (p.kind === 'float' || p.kind === 'int') return toUnit(value as number, p.low, p.high, p.scale)
+  if (p.kind === 'simplex') return toUnit(value as number, p.floor, 1 - (p.members.length - 1) * p.floor, 'linear')
+  return dim.positions[dim.binOf(value)]
+}
+
 /** Maps a value to [0, 1] in a scale: linear, or the position of log(value) between log(low) and log(high). */
 function toUnit(value: number, low: number, high: number, scale: 'linear' | 'log'): number {
   return scale === 'log' ? Math.log(value / low) / Math.log(high / low) : (value - low) / (high - low)

@@ -135,7 +135,7 @@ export class ThompsonPolicy implements Policy {
 
   constructor(arms: number, levels: number, settings: ForgettingSettings, private readonly sampler: SamplerKind) {
     this.posterior = new ArmPosteriors(arms, levels)
-    this.forgetting = makeForgetting(settings, [arms])
+    this.forgetting = makeForgetting(settings)
   }
 
   select(rng: Rng): number {
@@ -146,7 +146,7 @@ export class ThompsonPolicy implements Policy {
     this.steps++
     this.forgetting.onQuery(this.steps, [this.posterior])
     this.posterior.observe(arm, level)
-    this.forgetting.onObserve(0, arm, level / (this.posterior.levels - 1), [this.posterior])
+    this.forgetting.onOutcome(level / (this.posterior.levels - 1), [this.posterior])
   }
 
   get alarms(): number {

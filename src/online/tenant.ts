@@ -4,6 +4,9 @@
  * tick); applying the same events in the same order gives the same state, which is what lets the
  * feedback log be replayed after a crash.
  *
+ * Change detection (adaptive forgetting) sees one settled outcome per implicit window, when it
+ * closes (top level if used, 0 if not), and each accepted label when it arrives.
+ *
  * Feedback rules:
  * - implicit: a retrieved node was used. Within IMPLICIT_WINDOW_MS of the query it credits the
  *   top reward level to the arms the query played; a query whose window closes unused credits
@@ -173,10 +176,16 @@ export class TenantLearner {
     while (this.implicitHead < q.length) {
       const record = this.pending.get(q[this.implicitHead])
       if (record && record.t + IMPLICIT_WINDOW_MS >= now) break
-      if (record && record.implicit === IMPLICIT_OPEN) {
-        record.implicit = IMPLICIT_EXPIRED
-        this.credit(record.arms, 0)
-        this.counters.expired++
+      if (record) {
+        // The implicit outcome is settled now: feed change detection in query order (a use is
+        // credited to the posteriors at once, but reaches the test only here, so that fast
+        // positives and window-delayed negatives do not look like a fall of the mean).
+        if (record.implicit === IMPLICIT_OPEN) {
+          record.implicit = IMPLICIT_EXPIRED
+          this.bandit.observe(record.arms, 0)
+          this.counters.expired++
+        }
+        this.detect(record.implicit === IMPLICIT_USED ? this.bandit.settings.levels - 1 : 0)
       }
       this.implicitHead++
     }
@@ -190,8 +199,8 @@ export class TenantLearner {
     }
   }
 
-  private credit(arms: readonly number[], level: number): void {
-    this.counters.alarms += this.bandit.observe(arms, level)
+  private detect(level: number): void {
+    if (this.bandit.outcome(level)) this.counters.alarms++
   }
 
   /** A record for feedback, or the verdict when there is none. */
@@ -221,7 +230,7 @@ export class TenantLearner {
       return 'late'
     }
     record.implicit = IMPLICIT_USED
-    this.credit(record.arms, this.bandit.settings.levels - 1)
+    this.bandit.observe(record.arms, this.bandit.settings.levels - 1)
     this.counters.used++
     return 'applied'
   }
@@ -238,7 +247,8 @@ export class TenantLearner {
       return 'duplicate'
     }
     record.labelled = true
-    this.credit(record.arms, grade)
+    this.bandit.observe(record.arms, grade)
+    this.detect(grade)
     this.counters.labels++
     return 'applied'
   }

@@ -63,7 +63,7 @@ describe('per-arm posteriors', () => {
 
 describe('forgetting', () => {
   it('decays 5% every N queries, in phase with the counter', () => {
-    const f = makeForgetting({kind: 'periodic', every: 3, fraction: 0.5}, [1])
+    const f = makeForgetting({kind: 'periodic', every: 3, fraction: 0.5})
     const p = new ArmPosteriors(1, 2)
     p.observe(0, 1, 8) // [1, 9]
     f.onQuery(1, [p])
@@ -76,45 +76,45 @@ describe('forgetting', () => {
     expect(Array.from(p.counts)).toEqual([1, 3])
   })
 
-  it('Page-Hinkley alarms on the step computed by hand', () => {
-    // delta 0.1, lambda 1: rewards 1,1,1 give down = .1,.2,.3; then 0 (mean .75): down = -.35,
-    // gap .65; then 0 (mean .6): down = -.85, gap 1.15 > 1: alarm on the fifth reward.
-    const ph = new PageHinkley(1, 0.1, 1, 1)
-    expect([1, 1, 1, 0].map((x) => ph.update(0, x))).toEqual([false, false, false, false])
-    expect(ph.update(0, 0)).toBe(true)
-    // the detector restarted
-    expect(Array.from(ph.stats)).toEqual([0, 0, 0, 0, 0, 0])
+  it('Page-Hinkley statistics follow the hand computation', () => {
+    // delta 0.1, lambda 1, reference window 2 (weights 1, then 1/2):
+    // x=1: m=1, down=.1; x=1: m=1, down=.2; x=1: m=1, down=.3 (max .3);
+    // x=0: m=.5, down=.3-.5+.1=-.1 (gap .4); x=0: m=.25, down=-.1-.25+.1=-.25 (gap .55 < 1)
+    const ph = new PageHinkley(0.1, 1, 1, 2)
+    expect([1, 1, 1, 0, 0].map((x) => ph.update(x))).toEqual([false, false, false, false, false])
+    expect(Array.from(ph.stats).map((v) => +v.toFixed(12))).toEqual([5, 0.25, -0.25, 0.3])
   })
 
-  it('Page-Hinkley detects a rise as well', () => {
-    // rewards 0,0,0 then 1: mean .25, up = -.3 + .75 - .1 = .35 (min -.3): gap .65; then 1 (mean .4): up = .35 + .6 - .1 = .85, gap 1.15
-    const ph = new PageHinkley(1, 0.1, 1, 1)
-    expect([0, 0, 0, 1].map((x) => ph.update(0, x))).toEqual([false, false, false, false])
-    expect(ph.update(0, 1)).toBe(true)
+  it('Page-Hinkley with a long reference catches a fall and ignores a rise', () => {
+    // reference window 100 = running mean for 100 outcomes. Ten 1s then zeros: after k zeros
+    // m = 10/(10+k), down = 1 + sum_{j=1..k} (0 - 10/(10+j) + .1); gap = 1 - down.
+    // k=1: m=.9091 gap .8091; k=2: m=.8333 gap 1.5424 > lambda 1.5 -> alarm on the 12th outcome.
+    const ph = new PageHinkley(0.1, 1.5, 1, 100)
+    const alarms = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0].map((x) => ph.update(x))
+    expect(alarms.indexOf(true)).toBe(11)
+    expect(Array.from(ph.stats)).toEqual([0, 0, 0, 0]) // restarted
+    const rising = new PageHinkley(0.1, 1.5, 1, 100)
+    expect([0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1].some((x) => rising.update(x))).toBe(false)
   })
 
-  it('waits for the minimum number of samples', () => {
-    const ph = new PageHinkley(1, 0.1, 1, 10)
-    expect([1, 1, 1, 0, 0, 0, 0].some((x) => ph.update(0, x))).toBe(false)
+  it('waits for the minimum number of outcomes', () => {
+    const ph = new PageHinkley(0.1, 1.5, 20, 100)
+    expect([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0].some((x) => ph.update(x))).toBe(false)
   })
 
-  it('adaptive: an alarm resets the arm and shrinks its siblings; the half-life halves evidence', () => {
-    const f = makeForgetting({kind: 'adaptive', halfLife: 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES, delta: 0.1, lambda: 1, minSamples: 1, keepOthers: 0.5}, [2])
+  it('adaptive: an alarm resets each incumbent and shrinks the other arms; the half-life halves evidence', () => {
+    const f = makeForgetting({kind: 'adaptive', halfLife: 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES, delta: 0.1, lambda: 1.5, minSamples: 1, referenceWindow: 100, keepOthers: 0.5})
     const p = new ArmPosteriors(2, 2)
-    p.observe(1, 1, 4) // arm 1: [1, 5]
-    const rewards = [1, 1, 1, 0, 0]
-    let alarms = 0
-    for (const x of rewards) {
-      p.observe(0, x)
-      if (f.onObserve(0, 0, x, [p])) alarms++
-    }
+    p.observe(0, 1, 10) // arm 0 (incumbent): [1, 11]
+    p.observe(1, 0, 4) // arm 1: [5, 1]
+    const alarms = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0].filter((x) => f.onOutcome(x, [p])).length
     expect(alarms).toBe(1)
     expect(f.alarms).toBe(1)
-    expect(Array.from(p.counts)).toEqual([1, 1, 1, 3]) // arm 0 reset; arm 1: 1 + 0.5 * 4
+    expect(Array.from(p.counts)).toEqual([1, 1, 3, 1]) // arm 0 reset; arm 1: 1 + 0.5 * 4
     // the half-life is applied every ADAPTIVE_DISCOUNT_EVERY_QUERIES queries: one half-life = two steps
     for (let q = 1; q < ADAPTIVE_DISCOUNT_EVERY_QUERIES; q++) f.onQuery(q, [p])
-    expect(p.counts[3]).toBe(3)
+    expect(p.counts[2]).toBe(3)
     for (let q = ADAPTIVE_DISCOUNT_EVERY_QUERIES; q <= 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES; q++) f.onQuery(q, [p])
-    expect(p.counts[3]).toBeCloseTo(2, 12) // arm 1: 1 + 2 / 2
+    expect(p.counts[2]).toBeCloseTo(2, 12) // 1 + 2 / 2
   })
 })

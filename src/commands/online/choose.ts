@@ -1,0 +1,28 @@
+import {KtCommand} from '../../cli/base.js'
+import {eventTime, tenantFlags} from '../../online/cli.js'
+
+export default class OnlineChoose extends KtCommand {
+  static override summary = 'Sample a configuration for one query (Thompson sampling: one bin per tuned parameter).'
+  static override description = 'Draws an expected reward from every arm\'s posterior, plays the best bin of each parameter, logs the query (fsync) and prints its id (name it in feedback) and the configuration.'
+  static override examples = ['<%= config.bin %> online choose --tenant acme', '<%= config.bin %> online choose --tenant acme --json']
+  static override flags = {...tenantFlags}
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(OnlineChoose)
+    const {TenantStore} = await import('../../online/store.js')
+    const {spaceById} = await import('../../online/spaces.js')
+    const {renderTable} = await import('../../online/format.js')
+    const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, resolveSpace: (id) => spaceById(id)})
+    try {
+      const {queryId, arms, config} = store.choose(eventTime(flags.time))
+      if (!this.jsonEnabled()) {
+        this.log(`query ${queryId}`)
+        const dims = store.learner.bandit.dims
+        this.log(renderTable(['parameter', 'bin', 'value'], dims.map((d, i) => [d.key, `${arms[i] + 1}/${d.values.length}`, String(config[d.key])])))
+      }
+      return {query_id: queryId, arms, config}
+    } finally {
+      store.close()
+    }
+  }
+}

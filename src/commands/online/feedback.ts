@@ -1,0 +1,36 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+import {eventTime, tenantFlags} from '../../online/cli.js'
+import {InputError} from '../../util/errors.js'
+
+export default class OnlineFeedback extends KtCommand {
+  static override summary = 'Record feedback for a query: implicit (--used) or a graded label (--label).'
+  static override description = 'Implicit feedback counts when a retrieved node is used within 5 minutes of the query (IMPLICIT_WINDOW_MS); a query whose window closes unused counts as reward 0. Labels 0..levels-1 are accepted for an hour (LABEL_WINDOW_MS). Duplicates and late feedback are counted and ignored; an unknown query id or an out-of-range label is a counted rejection and exits with code 2. Every event is logged (fsync) before it is applied.'
+  static override examples = ['<%= config.bin %> online feedback --tenant acme --query 17 --used', '<%= config.bin %> online feedback --tenant acme --query 17 --label 3']
+  static override flags = {
+    ...tenantFlags,
+    query: Flags.string({description: 'Query id printed by kt online choose.', required: true}),
+    used: Flags.boolean({description: 'A node retrieved for the query was used (implicit feedback).', exclusive: ['label']}),
+    label: Flags.integer({description: 'Graded relevance of the query\'s results, 0..levels-1 (explicit feedback).', exclusive: ['used']}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(OnlineFeedback)
+    if (!flags.used && flags.label === undefined) throw new InputError('kt online feedback', 'one of --used or --label G')
+    const {TenantStore} = await import('../../online/store.js')
+    const {spaceById} = await import('../../online/spaces.js')
+    const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, resolveSpace: (id) => spaceById(id)})
+    const now = eventTime(flags.time)
+    let verdict
+    try {
+      verdict = flags.used ? store.used(flags.query, now) : store.label(flags.query, flags.label!, now)
+    } finally {
+      store.close()
+    }
+    const levels = store.learner.bandit.settings.levels
+    if (verdict === 'unknown-query') throw new InputError(`feedback for query ${flags.query}`, `a query id issued to tenant ${flags.tenant} (1..${store.learner.bandit.queries})`, 'an unknown id (counted as rejected)')
+    if (verdict === 'bad-label') throw new InputError(`feedback for query ${flags.query}: --label`, `an integer in 0..${levels - 1}`, `${flags.label} (counted as rejected)`)
+    if (!this.jsonEnabled()) this.log(`query ${flags.query}: ${verdict}`)
+    return {query_id: flags.query, verdict}
+  }
+}
