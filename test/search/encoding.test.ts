@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import type {ParamSpace} from '../../src/space/index.js'
+import type {ParamSpace, SimplexGroup} from '../../src/space/index.js'
 import {Encoding} from '../../src/search/encoding.js'
 import {applyOverrides} from '../../src/search/space-overrides.js'
 import {Rng} from '../../src/util/rng.js'
@@ -85,7 +85,7 @@ describe('bad spaces and overrides are one-line errors', () => {
 
   it('simplex floors summing past 1', () => {
     expect(() => applyOverrides(space, {floor: ['w=0.4']})).toThrow(/--floor w: expected floors that sum to at most 1 \(3 x 0.4 = 1.2/)
-    const bad: ParamSpace = {...space, params: [{...(space.params[5] as never), floor: 0.5}]}
+    const bad: ParamSpace = {...space, params: [{...(space.params[5] as SimplexGroup), floor: 0.5}]}
     expect(() => new Encoding(bad)).toThrow(/expected floors that sum to at most 1/)
   })
 
