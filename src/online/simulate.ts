@@ -332,9 +332,11 @@ export interface SimulationReport {
  * null when at least half the runs never recovered (the median is then not a number of steps).
  */
 export function recoveryMedian(recoveries: readonly (number | null)[]): number | null {
-  const sorted = recoveries.map((r) => (r === null ? Infinity : r)).sort((a, b) => a - b)
-  const m = median(sorted)
-  return Number.isFinite(m) ? m : null
+  const never = recoveries.filter((r) => r === null).length
+  if (recoveries.length === 0 || 2 * never >= recoveries.length) return null
+  // With fewer than half never recovered the middle order statistics are real step counts; a
+  // finite stand-in for "never" keeps the interpolation free of Infinity arithmetic.
+  return median(recoveries.map((r) => (r === null ? Number.MAX_VALUE : r)))
 }
 
 export function summarize(outcomes: readonly RunOutcome[]): AlgorithmSummary {
