@@ -34,8 +34,8 @@ export function runAblation(ctx: PhaseContext): AblationResult {
         const scores = scoreColumns(ds.signals, c.weights)
         return {
           ...c,
-          pearson: correlationInterval('pearson', scores, ds.truth, plan, ctx.rng(`ablation/${ds.id}/${c.id}/pearson`)),
-          spearman: correlationInterval('spearman', scores, ds.truth, plan, ctx.rng(`ablation/${ds.id}/${c.id}/spearman`)),
+          pearson: correlationInterval(ctx, 'pearson', scores, ds),
+          spearman: correlationInterval(ctx, 'spearman', scores, ds),
         }
       }),
     }

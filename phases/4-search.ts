@@ -54,12 +54,12 @@ export function runSearch(ctx: PhaseContext): SearchResult {
     optimum: {
       weights: optimum.weights,
       source,
-      objective: correlationInterval(plan.objective, optimumScores, ds.truth, plan, ctx.rng('search/optimum-ci')),
+      objective: correlationInterval(ctx, plan.objective, optimumScores, ds),
       token_budget: optimum.token_budget,
     },
     baseline: {
       weights: {...plan.baseline},
-      objective: correlationInterval(plan.objective, baselineScores, ds.truth, plan, ctx.rng('search/baseline-ci')),
+      objective: correlationInterval(ctx, plan.objective, baselineScores, ds),
       token_budget: evaluate(plan.baseline).token_budget,
     },
     top: all.filter((p) => p.objective !== null).sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, plan.search.top),

@@ -28,18 +28,17 @@ export function runValidation(ctx: PhaseContext): ValidationResult {
     const transitions = DETAIL_LEVELS.map(() => DETAIL_LEVELS.map(() => 0))
     for (let i = 0; i < n; i++) transitions[base.levels[i]][opt.levels[i]]++
     const counts = (levels: Uint8Array) => DETAIL_LEVELS.map((_, k) => levels.reduce((c, l) => c + (l === k ? 1 : 0), 0))
-    const r = (label: string) => ctx.rng(`validation/${ds.id}/${label}`)
     const record: Omit<ValidationDataset, 'verdicts'> = {
       dataset: ds.id,
       role: ds.role,
       turns: n,
       mean_change: {kind: 'absolute', unit: 'importance score (0-1)', value: mean(changes)},
       share_positive: {value: share.estimate, low: share.low, high: share.high, confidence: plan.bootstrap.confidence},
-      baseline: {pearson: correlationInterval('pearson', base.scores, ds.truth, plan, r('base-pearson')), spearman: correlationInterval('spearman', base.scores, ds.truth, plan, r('base-spearman')), token_budget: base.tokenBudget},
-      optimum: {pearson: correlationInterval('pearson', opt.scores, ds.truth, plan, r('opt-pearson')), spearman: correlationInterval('spearman', opt.scores, ds.truth, plan, r('opt-spearman')), token_budget: opt.tokenBudget},
+      baseline: {pearson: correlationInterval(ctx, 'pearson', base.scores, ds), spearman: correlationInterval(ctx, 'spearman', base.scores, ds), token_budget: base.tokenBudget},
+      optimum: {pearson: correlationInterval(ctx, 'pearson', opt.scores, ds), spearman: correlationInterval(ctx, 'spearman', opt.scores, ds), token_budget: opt.tokenBudget},
       delta: {
-        pearson: correlationDelta('pearson', base.scores, opt.scores, ds.truth, plan, r('delta-pearson')),
-        spearman: correlationDelta('spearman', base.scores, opt.scores, ds.truth, plan, r('delta-spearman')),
+        pearson: correlationDelta(ctx, 'pearson', base.scores, opt.scores, ds),
+        spearman: correlationDelta(ctx, 'spearman', base.scores, opt.scores, ds),
       },
       token_budget_change: {kind: 'relative', unit: '%', value: base.tokenBudget > 0 ? (100 * (opt.tokenBudget - base.tokenBudget)) / base.tokenBudget : 0},
       levels: {order: [...DETAIL_LEVELS], baseline_counts: counts(base.levels), optimum_counts: counts(opt.levels), transitions},

@@ -1,14 +1,12 @@
 import {pearson, spearman} from '../../src/stats/correlation.js'
-import {ResampledCorrelation} from '../../src/stats/resampled-correlation.js'
-import {bootstrapCI, pairedBootstrapDelta} from '../../src/stats/bootstrap.js'
-import type {Rng} from '../../src/util/rng.js'
+import {ResampleCounts, correlationBootstrap, correlationDeltaBootstrap, type CorrelationKind} from '../../src/stats/correlation-bootstrap.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../../src/engine/importance/score.js'
 import type {Weights} from '../../src/engine/importance/space.js'
 import type {Plan} from '../plan.js'
-import type {StudyDataset} from './context.js'
+import type {PhaseContext, StudyDataset} from './context.js'
 import type {Interval, DeltaInterval} from '../report-types.js'
 
-export type CorrelationKind = 'pearson' | 'spearman'
+export type {CorrelationKind}
 
 export interface WeightsEvaluation {
   readonly scores: Float64Array
@@ -30,21 +28,30 @@ export function evaluateWeights(ds: StudyDataset, w: Weights, plan: Plan): Weigh
   }
 }
 
-/** A correlation of (x, y) over resampled rows, in linear time per resample. */
-function resampled(kind: CorrelationKind, x: Float64Array, y: Float64Array): (idx: Int32Array) => number | null {
-  const r = new ResampledCorrelation(x, y)
-  return kind === 'pearson' ? (idx) => r.pearson(idx) : (idx) => r.spearman(idx)
+const resampleSets = new WeakMap<StudyDataset, ResampleCounts>()
+
+/**
+ * The bootstrap resamples of a dataset: one seeded set per dataset and run, shared by every
+ * interval on it, so competing configurations are compared on the same resamples.
+ */
+export function resamplesFor(ctx: PhaseContext, ds: StudyDataset): ResampleCounts {
+  let set = resampleSets.get(ds)
+  if (!set) {
+    set = new ResampleCounts(ds.signals.n, ctx.plan.plan.bootstrap.resamples, ctx.rng(`bootstrap/${ds.id}`))
+    resampleSets.set(ds, set)
+  }
+  return set
 }
 
 /** Correlation of scores with the truth, with a percentile bootstrap interval. */
-export function correlationInterval(kind: CorrelationKind, scores: Float64Array, truth: Float64Array, plan: Plan, rng: Rng): Interval {
-  const r = bootstrapCI(truth.length, resampled(kind, scores, truth), {rng, resamples: plan.bootstrap.resamples, confidence: plan.bootstrap.confidence})
+export function correlationInterval(ctx: PhaseContext, kind: CorrelationKind, scores: Float64Array, ds: StudyDataset): Interval {
+  const r = correlationBootstrap(kind, scores, ds.truth, resamplesFor(ctx, ds), ctx.plan.plan.bootstrap.confidence)
   return {estimate: r.estimate, low: r.low, high: r.high, confidence: r.confidence, resamples: r.resamples, undefined_resamples: r.undefinedResamples,
     ...(r.estimate === null ? {note: 'undefined: the scores are constant, so the correlation does not exist'} : {})}
 }
 
 /** Absolute change (B - A) of a correlation with the truth, by paired bootstrap. */
-export function correlationDelta(kind: CorrelationKind, a: Float64Array, b: Float64Array, truth: Float64Array, plan: Plan, rng: Rng): DeltaInterval {
-  const r = pairedBootstrapDelta(truth.length, resampled(kind, a, truth), resampled(kind, b, truth), {rng, resamples: plan.bootstrap.resamples, confidence: plan.bootstrap.confidence})
+export function correlationDelta(ctx: PhaseContext, kind: CorrelationKind, a: Float64Array, b: Float64Array, ds: StudyDataset): DeltaInterval {
+  const r = correlationDeltaBootstrap(kind, a, b, ds.truth, resamplesFor(ctx, ds), ctx.plan.plan.bootstrap.confidence)
   return {kind: 'absolute', unit: `${kind} correlation`, estimate: r.estimate, low: r.low, high: r.high, confidence: r.confidence, resamples: r.resamples, undefined_resamples: r.undefinedResamples}
 }
