@@ -1,7 +1,9 @@
+import {spawnSync} from 'node:child_process'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import type {ParamSpace} from '../../src/space/types.js'
+import {packageRoot} from '../../src/util/paths.js'
 import {defaultConfig} from '../../src/space/space.js'
 import type {BanditSettings} from '../../src/online/bandit.js'
 import {TenantStore} from '../../src/online/store.js'
@@ -35,4 +37,10 @@ export function createTenant(dir: string, tenant: string, settings: BanditSettin
 
 export function openTenant(dir: string, tenant: string, snapshotEvery?: number): TenantStore {
   return TenantStore.open({dir, tenant, resolveSpace: () => TEST_SPACE, snapshotEvery})
+}
+
+/** Runs the built kt CLI (npm test builds first) with progress output off. */
+export function kt(args: string[]): {status: number | null; stdout: string; stderr: string} {
+  const r = spawnSync(process.execPath, [join(packageRoot, 'bin', 'kt.js'), ...args], {encoding: 'utf8', env: {...process.env, KT_NO_PROGRESS: '1'}})
+  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }

@@ -18,7 +18,8 @@ export default class OnlineChoose extends KtCommand {
       if (!this.jsonEnabled()) {
         this.log(`query ${queryId}`)
         const dims = store.learner.bandit.dims
-        this.log(renderTable(['parameter', 'bin', 'value'], dims.map((d, i) => [d.key, `${arms[i] + 1}/${d.values.length}`, String(config[d.key])])))
+        const show = (v: unknown): string => (typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v))
+        this.log(renderTable(['parameter', 'bin', 'value'], dims.map((d, i) => [d.key, `${arms[i] + 1}/${d.values.length}`, show(config[d.key])])))
       }
       return {query_id: queryId, arms, config}
     } finally {

@@ -1,0 +1,46 @@
+import {describe, expect, it} from 'vitest'
+import {kt, tempDir} from './helpers.js'
+
+describe('kt online (built CLI)', () => {
+  const dir = tempDir()
+  const t = (args: string[]) => kt([...args, '--dir', dir])
+
+  it('creates a tenant, serves a query, joins feedback and rejects bad feedback with exit code 2', () => {
+    expect(t(['online', 'init', '--tenant', 'acme', '--levels', '4', '--json']).status).toBe(0)
+    const chosen = t(['online', 'choose', '--tenant', 'acme', '--time', '1000', '--json'])
+    expect(chosen.status, chosen.stderr).toBe(0)
+    const q = JSON.parse(chosen.stdout)
+    expect(q.query_id).toBe(1)
+    expect(Object.keys(q.config)).toContain('fusion.graph')
+
+    const used = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--used', '--time', '2000', '--json'])
+    expect(JSON.parse(used.stdout).verdict).toBe('applied')
+    expect(JSON.parse(t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--used', '--time', '3000', '--json']).stdout).verdict).toBe('duplicate')
+
+    const unknown = t(['online', 'feedback', '--tenant', 'acme', '--query', '7', '--used', '--time', '3000'])
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr.trim().split('\n')).toHaveLength(1)
+    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1\), got an unknown id \(counted as rejected\)/)
+
+    const badLabel = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--label', '4', '--time', '3000'])
+    expect(badLabel.status).toBe(2)
+    expect(badLabel.stderr).toMatch(/--label: expected an integer in 0\.\.3, got 4/)
+
+    const pathTenant = t(['online', 'choose', '--tenant', '../etc'])
+    expect(pathTenant.status).toBe(2)
+    expect(pathTenant.stderr).toMatch(/tenant id: expected .*no path separators/)
+
+    const status = JSON.parse(t(['online', 'status', '--tenant', 'acme', '--json']).stdout)
+    expect(status.counters).toMatchObject({queries: 1, used: 1, duplicate: 1, unknown: 1, badLabel: 1})
+  })
+
+  it('prints the simulator\'s JSON in the issue\'s shape', () => {
+    const r = kt(['online', 'simulate', '--env', 'switch-reverse', '--runs', '2', '--steps', '400', '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    const out = JSON.parse(r.stdout)
+    expect(out).toMatchObject({env: 'switch-reverse', runs: 2, steps: 400})
+    expect(Object.keys(out.algorithms)).toEqual(['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
+    expect(out.algorithms.ts).toHaveProperty('never_recovered_share')
+    expect(kt(['online', 'simulate', '--env', 'nope']).status).toBe(2)
+  })
+})
