@@ -2,6 +2,7 @@ import {performance} from 'node:perf_hooks'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {RetrievalEngine, type EngineOptions} from '../engine/retrieval/engine.js'
 import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
+import {candidateFeatures} from '../engine/retrieval/features.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
 import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
@@ -168,4 +169,31 @@ export function runEvaluation(dataset: MemoryDataset, config: Config, options: {
     turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
     conversations: dataset.conversations.length,
   }
+}
+
+/** A candidate row labelled for learning to rank: its query, relevance and features. */
+export interface LabelledCandidate {
+  readonly query: string
+  readonly category: string
+  readonly turn: string
+  /** 1 if the turn is gold evidence for the query, else 0. */
+  readonly relevant: 0 | 1
+  readonly score: number
+  readonly features: Float64Array
+}
+
+/**
+ * Feature rows (CANDIDATE_FEATURES order) of every scored query's top `pool` engine candidates,
+ * labelled with evidence relevance: the training data of a learned reranker (src/rank).
+ */
+export function labelledCandidates(prepared: PreparedEvaluation, config: Config, options: {pool?: number; queryIds?: readonly string[]} = {}): LabelledCandidate[] {
+  const out: LabelledCandidate[] = []
+  for (const q of queriesOf(prepared, options.queryIds)) {
+    const engine = prepared.engines.get(q.conversation) as RetrievalEngine
+    const evidence = new Set(q.evidence)
+    for (const row of candidateFeatures(engine, q.text, config, options.pool)) {
+      out.push({query: q.id, category: q.category, turn: row.id, relevant: evidence.has(row.id) ? 1 : 0, score: row.score, features: row.features})
+    }
+  }
+  return out
 }

@@ -11,10 +11,21 @@ import {fuse} from './fusion.js'
 import {buildMemoryGraph, MS_PER_DAY, type MemoryGraph} from './graph.js'
 import {PprState} from './ppr.js'
 import {RETRIEVAL_SPACE, resolveParams, validateRetrievalConfig, type RetrievalParams} from './space.js'
-import {terms} from './tokenize.js'
+import {terms, words} from './tokenize.js'
 
 /** Default BM25 parameters for the plain-BM25 baseline (Robertson & Zaragoza 2009). */
 export const BASELINE_BM25 = {k1: 1.2, b: 0.75} as const
+
+/**
+ * Speaker prior: a query that names a speaker ("What did Caroline research?") is about what that
+ * speaker said, so their turns' fused scores are multiplied by 1 + speaker.boost. Speakers are
+ * tracked in a 31-bit set; a conversation rarely has more than a handful.
+ */
+export const MAX_SPEAKERS = 31
+const NO_SPEAKER = 31
+/** Shortest query word that counts as (a prefix of) a speaker's name. */
+export const MIN_NAME_PREFIX = 3
+const CAPITALISED = /\b[A-Z][a-z]+/g
 
 /** Content tiers (a reranker feature): chit-chat, ordinary, fact-bearing (names a date, number or name). */
 export const CONTENT_TIER = {chitChat: 0, ordinary: 1, factBearing: 2} as const
@@ -54,6 +65,10 @@ export function indexedText(turn: {speaker: string; text: string; caption?: stri
  */
 export class RetrievalEngine {
   readonly turnIds: readonly string[]
+  /** Distinct speakers (at most MAX_SPEAKERS), the speaker index of each turn, their name words. */
+  readonly speakers: readonly string[]
+  private readonly speakerOf: Int8Array
+  private readonly speakerNames: readonly (readonly string[])[]
   readonly graph: MemoryGraph
   readonly bm25: Bm25Index
   readonly vectors: VectorIndex
@@ -90,6 +105,11 @@ export class RetrievalEngine {
     const turns = conversation.turns
     const T = turns.length
     this.turnIds = turns.map((t) => t.id)
+    this.speakers = [...new Set(turns.map((t) => t.speaker))].slice(0, MAX_SPEAKERS)
+    const speakerIndex = new Map(this.speakers.map((s, i) => [s, i]))
+    // Speakers beyond the first MAX_SPEAKERS get no speaker prior.
+    this.speakerOf = Int8Array.from(turns.map((t) => speakerIndex.get(t.speaker) ?? NO_SPEAKER))
+    this.speakerNames = this.speakers.map((s) => words(s).filter((w) => w.length >= MIN_NAME_PREFIX))
     const texts = turns.map(indexedText)
     const termsOf = texts.map(terms)
     this.bm25 = new Bm25Index(termsOf)
@@ -147,11 +167,29 @@ export class RetrievalEngine {
     const fb = this.maxBm25 > 0 ? bm25 / this.maxBm25 : 0
     const fv = this.maxVec > 0 ? vector / this.maxVec : 0
     const fg = this.maxGraph > 0 ? graph / this.maxGraph : 0
+    const named = p.speakerBoost > 0 ? this.namedSpeakers(query) : 0
     for (let i = 0; i < this.candidateCount; i++) {
       const t = this.candidates[i]
-      scores[t] = fb * this.bm25Score[t] + fv * this.vecScore[t] + fg * this.graphScore[t]
+      const fused = fb * this.bm25Score[t] + fv * this.vecScore[t] + fg * this.graphScore[t]
+      scores[t] = (named & (1 << this.speakerOf[t])) !== 0 ? fused * (1 + p.speakerBoost) : fused
     }
     return this.topCandidates(k, scores)
+  }
+
+  /**
+   * Bit set of the speakers a query names: a capitalised query word equal to a word of the
+   * speaker's name, or a prefix of it of at least MIN_NAME_PREFIX letters ("Mel" for Melanie).
+   */
+  namedSpeakers(query: string): number {
+    let named = 0
+    for (const m of query.matchAll(CAPITALISED)) {
+      const w = m[0].toLowerCase()
+      if (w.length < MIN_NAME_PREFIX) continue
+      this.speakerNames.forEach((names, i) => {
+        for (const n of names) if (n === w || n.startsWith(w)) named |= 1 << i
+      })
+    }
+    return named
   }
 
   /** Plain BM25 over the same index (baseline). */
