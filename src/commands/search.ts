@@ -85,7 +85,8 @@ export default class Search extends KtCommand {
     const stop = (): void => controller.abort()
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
-    const spinner = this.spinner('kt search: starting')
+    // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
+    let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
     try {
       const outcome = await runSearch({
@@ -108,11 +109,12 @@ export default class Search extends KtCommand {
         signal: controller.signal,
         onTrial: (trial, outcome) => {
           count++
+          spinner ??= this.spinner('kt search')
           void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
-      await (interrupted ? spinner.fail('kt search: interrupted') : spinner.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
+      await (interrupted ? spinner?.fail('kt search: interrupted') : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
@@ -127,7 +129,7 @@ export default class Search extends KtCommand {
       }
       return view.json
     } catch (error) {
-      await spinner.fail('kt search: stopped')
+      await spinner?.fail('kt search: stopped')
       throw error
     } finally {
       process.off('SIGINT', stop)

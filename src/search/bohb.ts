@@ -134,9 +134,14 @@ export class BohbOptimizer implements Optimizer {
   private readonly brackets: BracketRun[] = []
   private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
   private nextTrialId = 0
+  /** Scratch vectors of the candidate search (no allocation per candidate). */
+  private readonly candidateBuffer: Float64Array
+  private readonly bestBuffer: Float64Array
 
   constructor(space: ParamSpace, options: BohbOptions) {
     this.encoding = new Encoding(space)
+    this.candidateBuffer = new Float64Array(this.encoding.size)
+    this.bestBuffer = new Float64Array(this.encoding.size)
     this.fidelity = options.fidelity ?? SINGLE_FIDELITY
     checkFidelity(this.fidelity)
     const d = this.encoding.size
@@ -275,41 +280,38 @@ export class BohbOptimizer implements Optimizer {
     for (const b of this.models.keys()) budget = Math.max(budget, b)
     const {good, bad} = this.models.get(budget)!
     let best = Infinity
-    let bestVector: Float64Array | undefined
+    const candidate = this.candidateBuffer
+    const bestVector = this.bestBuffer
     for (let i = 0; i < this.options.numSamples; i++) {
       const datum = good.row(this.rng.int(good.n))
-      const candidate = this.sampleAround(datum, good.bw)
+      this.sampleAround(datum, good.bw, candidate)
       // log of hpbandster's ratio bad(x) / good(x); smaller is better.
       const value = bad.logPdf(candidate) - good.logPdf(candidate)
-      if (value < best || bestVector === undefined) {
+      if (value < best || i === 0) {
         best = value
-        bestVector = candidate
+        bestVector.set(candidate)
       }
     }
-    return {vector: this.canonical(bestVector!), modelBased: true}
+    return {vector: this.canonical(bestVector), modelBased: true}
   }
 
-  /** One candidate drawn from the good KDE's kernel centred on a good point. */
-  private sampleAround(datum: Float64Array, bandwidths: Float64Array): Float64Array {
+  /** One candidate drawn from the good KDE's kernel centred on a good point, written into `vector`. */
+  private sampleAround(datum: Float64Array, bandwidths: Float64Array, vector: Float64Array): void {
     const {bandwidthFactor, minBandwidth} = this.options
     const dims = this.encoding.dims
-    const vector = new Float64Array(dims.length)
-    const doneGroups = new Set<number>()
     for (let j = 0; j < dims.length; j++) {
       const dim = dims[j]
       const bw = Math.max(bandwidths[j], minBandwidth)
       if (dim.kind === 'categorical') {
         vector[j] = this.rng.next() < 1 - bw ? datum[j] : this.rng.int(dim.vartype)
       } else if (dim.kind === 'simplex') {
-        const group = dim.group!
-        if (doneGroups.has(group)) continue
-        doneGroups.add(group)
-        this.sampleSimplexGroup(datum, bandwidths, group, vector)
+        // A group's coordinates are contiguous: draw them together at the group's first one.
+        const block = this.encoding.simplexBlocks[dim.group!]
+        if (block.dims[0] === j) this.sampleSimplexGroup(datum, bandwidths, dim.group!, vector)
       } else {
         vector[j] = truncatedNormal01(this.rng, datum[j], bandwidthFactor * bw)
       }
     }
-    return vector
   }
 
   /** Rejection sampling of a simplex group's free coordinates until they sum to at most 1. */
