@@ -25,7 +25,8 @@ export interface EngineBenchRow {
   readonly p99_ms: number
   /**
    * p99 of process CPU time per query: excludes time the process waited while other processes
-   * held the cores (a loaded machine inflates wall-clock tails), includes GC and JIT threads.
+   * held the cores (a loaded machine inflates wall-clock tails), but includes the CPU time of the
+   * process's other threads (concurrent GC, JIT compilation), so it can exceed wall time.
    */
   readonly cpu_p99_ms: number
   readonly bm25_p50_ms: number
