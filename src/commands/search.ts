@@ -59,7 +59,10 @@ export default class Search extends KtCommand {
     let options = flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined
     if (flags.data || flags.metric || flags['query-type']) {
       if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
-      options = {...options, data: flags.data ?? options?.data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
+      const {resolve} = await import('node:path')
+      const data = flags.data ?? options?.data
+      // Stored absolute, so a resume from another folder (and every worker) finds the same file.
+      options = {...options, data: typeof data === 'string' ? resolve(data) : data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
     }
     const objective = flags.objective ? {name: flags.objective, module: flags['objective-module'], options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {

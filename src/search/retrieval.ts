@@ -61,6 +61,8 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
   const byId = new Map(pool.map((q) => [q.id, q]))
   const base = defaultConfig(RETRIEVAL_SPACE)
   const depth = rankingDepth(DEFAULT_KS)
+  // One untimed pass with the defaults, so the first trial's latency is not the JIT warming up.
+  for (const q of pool) rankQuery(prepared, q, 'engine', base, depth)
   return {
     id: `retrieval:${prepared.dataset.source}${options.queryType ? `:${options.queryType}` : ''}`,
     space: RETRIEVAL_SPACE,

@@ -104,7 +104,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       }
       record = store.createStudy(
         {
-          name: options.study ?? defaultStudyName(objective.id, optimizerName, seed),
+          name: options.study ?? defaultStudyName(options.objective.name === 'module' ? objective.id : options.objective.name, optimizerName, seed),
           objective: options.objective,
           optimizer: optimizerName,
           options: stored as unknown as Record<string, unknown>,

@@ -37,6 +37,12 @@ export default class StudyShow extends KtCommand {
         if (best) this.log(`  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`)
         if (top.length > 0) this.log(`  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`)
       }
+      const {analyzeStudy, isBiObjective} = await import('../../search/analysis.js')
+      if (isBiObjective(trials)) {
+        const analysis = analyzeStudy(trials)
+        if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
+        return {...view, top: top.map(trialJson), front: analysis.front, profiles: analysis.profiles}
+      }
       return {...view, top: top.map(trialJson)}
     } finally {
       store.close()
