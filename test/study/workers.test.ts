@@ -78,3 +78,33 @@ describe('an objective that cannot be built in a worker', () => {
     ).rejects.toThrow(/objective \(in a worker thread\): expected an objective that builds, got .*no-such-module\.ts: expected an importable ES module/)
   })
 })
+
+describe('resume with parallel workers', () => {
+  it('replays the out-of-order history of a two-worker study and finishes it without re-evaluating a finished trial', async () => {
+    const storage = join(dir, 'parallel-resume.sqlite')
+    const evalLog = join(dir, 'parallel-evals.log')
+    const controller = new AbortController()
+    let finished = 0
+    const first = await runSearch({
+      storage,
+      study: 'p',
+      objective: {name: 'counting_ones', delayMs: 4, evalLog},
+      optimizer: 'bohb',
+      seed: 6,
+      maxTrials: 100,
+      workers: 2,
+      signal: controller.signal,
+      onTrial: () => {
+        if (++finished === 60) controller.abort()
+      },
+    })
+    const done = new Set(first.trials.filter((t) => t.status !== 'running').map((t) => t.id))
+    expect(done.size).toBe(60)
+    const resumed = await runSearch({storage, study: 'p', resume: true, workers: 2})
+    expect(resumed.summary.replayed).toBe(60)
+    expect(resumed.trials.map((t) => t.id)).toEqual([...Array(100).keys()])
+    expect(resumed.trials.every((t) => t.status === 'ok')).toBe(true)
+    const ids = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+    for (const id of done) expect(ids.filter((x) => x === id)).toHaveLength(1)
+  })
+})
