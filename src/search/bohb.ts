@@ -20,6 +20,12 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
+ *
+ * Departures from hpbandster, each stated where it is made: densities are compared in log space
+ * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
+ * capped at (c - 1) / c; a failed trial is never promoted (hpbandster ranks it last as +inf but
+ * can promote it when too few succeed); and by default continuous bandwidths are floored with
+ * Optuna's magic clip (KT_BOHB_MAGIC_CLIP below), which `reference: true` turns off.
  */
 import type {ParamSpace} from '../space/index.js'
 import {Rng} from '../util/rng.js'
