@@ -15,6 +15,7 @@ export default class BenchOptimizers extends KtCommand {
     seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
     out: Flags.string({description: 'Folder for runs.jsonl, summary.json and the chart.', default: 'reports/bench-optimizers'}),
     'no-chart': Flags.boolean({description: 'Skip rendering the chart (the vega-lite spec is still written).', default: false}),
+    'bohb-reference': Flags.boolean({description: "Run BOHB exactly as hpbandster (no magic-clip bandwidth floor), for comparison.", default: false}),
   }
 
   async run(): Promise<unknown> {
@@ -38,7 +39,7 @@ export default class BenchOptimizers extends KtCommand {
         const runs: ReturnType<typeof runBenchmark>[] = []
         for (const seed of seeds) {
           await spinner.update(`bench optimizers: ${fn} ${opt} seed ${seed}`)
-          const run = runBenchmark(fn as never, opt, seed)
+          const run = runBenchmark(fn as never, opt, seed, {settings: flags['bohb-reference'] ? {bohb: {reference: true}} : undefined})
           runs.push(run)
           const line = JSON.stringify(run, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
           lines.push(line)
