@@ -15,6 +15,11 @@ export interface LtrDataset {
   readonly queryIds: readonly string[]
   /** Query q owns documents queryOffsets[q] .. queryOffsets[q + 1] - 1; length = queries + 1. */
   readonly queryOffsets: Int32Array
+  /**
+   * The logging engine's own score per document (its fixed fusion), when the data is a kt feature
+   * log that records it: the ranking a learned reranker has to improve on.
+   */
+  readonly engineScores?: Float64Array
 }
 
 /**
@@ -42,6 +47,7 @@ export class DatasetBuilder {
   private labels: number[] = []
   private queryIds: string[] = []
   private offsets: number[] = [0]
+  private engineScores: number[] = []
   private width = 0
 
   /** Starts a new query; the following rows belong to it. */
@@ -55,9 +61,13 @@ export class DatasetBuilder {
     this.queryIds.push(qid)
   }
 
-  /** Adds one document row (dense, may be shorter than the final width; missing = 0). */
-  addRow(label: number, row: Float64Array): void {
+  /**
+   * Adds one document row (dense, may be shorter than the final width; missing = 0). The engine
+   * score is kept only if every row has one.
+   */
+  addRow(label: number, row: Float64Array, engineScore?: number): void {
     if (this.queryIds.length === 0) throw new Error('DatasetBuilder: addRow before beginQuery')
+    if (engineScore !== undefined) this.engineScores.push(engineScore)
     this.rows.push(row)
     this.labels.push(label)
     if (row.length > this.width) this.width = row.length
@@ -80,6 +90,7 @@ export class DatasetBuilder {
       labels: Float64Array.from(this.labels),
       queryIds: [...this.queryIds],
       queryOffsets: Int32Array.from(offsets),
+      ...(this.labels.length > 0 && this.engineScores.length === this.labels.length ? {engineScores: Float64Array.from(this.engineScores)} : {}),
     }
   }
 }
@@ -109,14 +120,19 @@ export function selectQueries(data: LtrDataset, queries: readonly number[], sour
   const features = new Float64Array(total * width)
   const labels = new Float64Array(total)
   const offsets = new Int32Array(queries.length + 1)
+  const engineScores = data.engineScores ? new Float64Array(total) : undefined
   let at = 0
   queries.forEach((q, i) => {
     const begin = data.queryOffsets[q]
     const end = data.queryOffsets[q + 1]
     features.set(data.features.subarray(begin * width, end * width), at * width)
     labels.set(data.labels.subarray(begin, end), at)
+    engineScores?.set(data.engineScores!.subarray(begin, end), at)
     at += end - begin
     offsets[i + 1] = at
   })
-  return {source, featureNames: data.featureNames, features, labels, queryIds: queries.map((q) => data.queryIds[q]), queryOffsets: offsets}
+  return {
+    source, featureNames: data.featureNames, features, labels, queryIds: queries.map((q) => data.queryIds[q]), queryOffsets: offsets,
+    ...(engineScores ? {engineScores} : {}),
+  }
 }

@@ -19,7 +19,7 @@ export interface SavedModel {
   format: typeof MODEL_FORMAT
   version: typeof MODEL_VERSION
   feature_names: string[]
-  params: Partial<LambdaMartParams>
+  params: Partial<LambdaMartParams> & Record<string, unknown>
   /** NDCG per split ("train", "valid", "test") at training time. */
   metrics: Record<string, NdcgReport>
   /** The data files the model was trained and measured on. */
@@ -57,7 +57,7 @@ const savedModelSchema = z.object({
 /** The JSON form of a trained model with its metrics. */
 export function toSavedModel(
   model: LambdaMartModel,
-  params: Partial<LambdaMartParams>,
+  params: Partial<LambdaMartParams> & Record<string, unknown>,
   metrics: Record<string, NdcgReport>,
   data: Record<string, string>,
 ): SavedModel {

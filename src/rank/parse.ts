@@ -17,7 +17,10 @@ import {DatasetBuilder, MAX_LABEL, type LtrDataset} from './dataset.js'
  *    - `qid` string or number; lines of one query contiguous.
  *    - `label` the feedback grade, an integer 0..MAX_LABEL (0 = not relevant / not used).
  *    - `features` an object of finite numbers; every line has the same keys, and the key order of
- *      the first line fixes the column order. Extra fields (`doc`, ...) are ignored.
+ *      the first line fixes the column order.
+ *    - `engine_score` (optional, on every line or none): the logging engine's own fused score, kept
+ *      as a baseline ranking (not a feature).
+ *    Other fields (`doc`, ...) are ignored. `kt rerank log` writes such logs from the engine.
  */
 
 /**
@@ -115,6 +118,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
   const builder = new DatasetBuilder()
   const firstLineOfQuery = new Map<string, number>()
   let names: string[] | undefined
+  let hasEngineScore: boolean | undefined
   let current: string | undefined
   forEachDataLine(text, (line, lineNo) => {
     const where = `${path}:${lineNo}`
@@ -127,7 +131,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new InputError(where, 'a JSON object {qid, label, features}', describeValue(record))
     }
-    const {qid: rawQid, label: rawLabel, features} = record as Record<string, unknown>
+    const {qid: rawQid, label: rawLabel, features, engine_score: engineScore} = record as Record<string, unknown>
     if (typeof rawQid !== 'string' && typeof rawQid !== 'number') {
       throw new InputError(`${where} field qid`, 'a string or number', describeValue(rawQid))
     }
@@ -151,6 +155,10 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     if (extra !== undefined) {
       throw new InputError(`${where} field features.${extra}`, `only the features of the first line (${names.join(', ')})`, 'an extra feature')
     }
+    hasEngineScore ??= engineScore !== undefined
+    if (hasEngineScore !== (engineScore !== undefined) || (engineScore !== undefined && (typeof engineScore !== 'number' || !Number.isFinite(engineScore)))) {
+      throw new InputError(`${where} field engine_score`, hasEngineScore ? 'a finite number (the first line has one)' : 'no engine_score (the first line has none)', describeValue(engineScore))
+    }
     if (qid !== current) {
       const seen = firstLineOfQuery.get(qid)
       if (seen !== undefined) {
@@ -160,7 +168,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
       builder.beginQuery(qid)
       current = qid
     }
-    builder.addRow(label, row)
+    builder.addRow(label, row, engineScore as number | undefined)
   })
   return builder.build(path, names ?? [])
 }

@@ -22,12 +22,22 @@ export interface TrainReportOptions {
   seed: number
   /** Where to save the trained model (JSON), if anywhere. */
   save?: string
+  /**
+   * Append the logged engine score as one more feature column, ENGINE_SCORE_FEATURE (stacking:
+   * the reranker then refines the engine's ranking instead of rebuilding it from the raw features).
+   */
+  engineScoreFeature?: boolean
   onProgress?: (text: string) => void
 }
 
 export interface TrainReport {
   splits: Partial<Record<SplitName, NdcgReport>>
-  baselines: {linear: Partial<Record<SplitName, NdcgReport>>; best_feature: Partial<Record<SplitName, NdcgReport>>}
+  baselines: {
+    linear: Partial<Record<SplitName, NdcgReport>>
+    best_feature: Partial<Record<SplitName, NdcgReport>>
+    /** Extra, only for feature logs that record it: the logging engine's own ranking. */
+    engine?: Partial<Record<SplitName, NdcgReport>>
+  }
   trees: number
   train_ms: number
   /** Extras beyond the issue's shape. */
@@ -43,6 +53,23 @@ export interface TrainReport {
 }
 
 export const NO_RELEVANT_CONVENTION = 'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
+
+/** Name of the extra column added by `engineScoreFeature`. */
+export const ENGINE_SCORE_FEATURE = 'engine_score'
+
+/** The data with the logged engine score appended as a last feature column. */
+export function withEngineScoreFeature(data: LtrDataset): LtrDataset {
+  if (!data.engineScores) throw new InputError(data.source, 'a kt feature log with engine_score on every line (for --engine-score-feature)', 'none')
+  if (data.featureNames.includes(ENGINE_SCORE_FEATURE)) throw new InputError(data.source, `no feature already named ${ENGINE_SCORE_FEATURE}`, 'one')
+  const width = numFeatures(data)
+  const n = numDocs(data)
+  const features = new Float64Array(n * (width + 1))
+  for (let d = 0; d < n; d++) {
+    features.set(data.features.subarray(d * width, (d + 1) * width), d * (width + 1))
+    features[d * (width + 1) + width] = data.engineScores[d]
+  }
+  return {...data, featureNames: [...data.featureNames, ENGINE_SCORE_FEATURE], features}
+}
 
 /** Reads the given splits and puts their feature columns in the training split's order. */
 export function loadSplits(files: TrainReportOptions['files']): Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset} {
@@ -94,6 +121,7 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   const progress = options.onProgress ?? (() => {})
   progress('reading data')
   const data = loadSplits(options.files)
+  if (options.engineScoreFeature) for (const name of SPLIT_NAMES) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
   const present = SPLIT_NAMES.filter((name) => data[name] !== undefined)
   const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<SplitName, NdcgEvaluator>
 
@@ -127,16 +155,19 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     queries: {},
     convention: NO_RELEVANT_CONVENTION,
   }
+  const hasEngineScores = present.every((name) => data[name]!.engineScores !== undefined)
+  if (hasEngineScores) report.baselines.engine = {}
   for (const name of present) {
     const split = data[name]!
     const evaluator = evaluators[name]
     report.splits[name] = evaluator.report(scoreDataset(outcome.model, split))
     report.baselines.linear[name] = evaluator.report(scoreLinear(linear, split))
     report.baselines.best_feature[name] = evaluator.report(scoreSingleFeature(single, split))
+    if (hasEngineScores) report.baselines.engine![name] = evaluator.report(split.engineScores!)
     report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
   }
   if (options.save) {
-    const params: Partial<LambdaMartParams> = {...options.params}
+    const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
     writeModel(options.save, toSavedModel(outcome.model, params, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>))
     report.model = options.save
   }
@@ -167,6 +198,8 @@ export function formatTrainReport(report: TrainReport): string {
       ['linear fusion (coordinate ascent)', report.baselines.linear[name]!],
       [`best feature (${best.feature}, ${best.direction})`, report.baselines.best_feature[name]!],
     ]
+    const engine = report.baselines.engine?.[name]
+    if (engine) scorers.push(['engine\'s own fused score (logged)', engine])
     scorers.forEach(([label, values], i) => {
       rows.push([i === 0 ? `${name} (${q.judged}/${q.total} q)` : '', label, ...NDCG_CUTOFFS.map((k) => fmt(values[`ndcg@${k}`]))])
     })

@@ -68,6 +68,9 @@ describe('kt feature logs (JSONL)', () => {
     expect(data.featureNames).toEqual(['bm25', 'vector'])
     expect(Array.from(data.features)).toEqual([1.5, 0.2, 0.1, 0.9, 3, 0])
     expect(numQueries(data)).toBe(2)
+    expect(data.engineScores).toBeUndefined()
+    const scored = parseFeatureLog('{"qid":1,"label":1,"features":{"x":1},"engine_score":0.5}\n{"qid":1,"label":0,"features":{"x":2},"engine_score":-2}', 'e.jsonl')
+    expect(Array.from(scored.engineScores!)).toEqual([0.5, -2])
   })
 
   it.each([
@@ -77,6 +80,8 @@ describe('kt feature logs (JSONL)', () => {
     [`${line('a', 1, {x: 1})}\n${line('a', 0, {x: 1, z: 3})}`, 'log.jsonl:2 field features.z: expected only the features of the first line (x), got an extra feature'],
     [`${line('a', 1, {x: 'big'})}`, 'log.jsonl:1 field features.x: expected a finite number'],
     ['{"label": 1, "features": {"x": 1}}', 'log.jsonl:1 field qid: expected a string or number, got nothing'],
+    ['{"qid":1,"label":1,"features":{"x":1},"engine_score":0.5}\n{"qid":1,"label":0,"features":{"x":2}}', 'log.jsonl:2 field engine_score: expected a finite number (the first line has one), got nothing'],
+    ['{"qid":1,"label":1,"features":{"x":1}}\n{"qid":1,"label":0,"features":{"x":2},"engine_score":1}', 'log.jsonl:2 field engine_score: expected no engine_score (the first line has none), got 1'],
   ])('names file, line and field of a bad record: %j', (text, message) => {
     expect(() => parseFeatureLog(text, 'log.jsonl')).toThrow(message)
   })

@@ -23,6 +23,7 @@ export default class RerankTrain extends KtCommand {
     'early-stop': Flags.integer({description: 'Stop after this many trees without validation NDCG@10 gain and keep the best prefix (0: off; needs --valid).', default: 0, min: 0}),
     seed: Flags.integer({description: 'Seed of the linear baseline\'s coordinate ascent.', default: 42}),
     save: Flags.string({description: 'Write the trained model (JSON, with its metrics) to this path.'}),
+    'engine-score-feature': Flags.boolean({description: 'Feature logs only: add the logged engine_score as one more feature (the reranker refines the engine\'s ranking).', default: false}),
   }
 
   async run(): Promise<unknown> {
@@ -55,6 +56,7 @@ export default class RerankTrain extends KtCommand {
         params,
         seed: flags.seed,
         save: flags.save,
+        engineScoreFeature: flags['engine-score-feature'],
         onProgress: (text) => void spinner.update(`kt rerank: ${text}`),
       })
       await spinner.succeed(`kt rerank: trained ${report.trees} trees in ${report.train_ms} ms`)

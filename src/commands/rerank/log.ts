@@ -1,0 +1,51 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+
+export default class RerankLog extends KtCommand {
+  static override summary = 'Log the retrieval engine\'s candidates with their twelve reranker features and evidence labels (train/valid/test JSONL).'
+  static override description = 'Runs the engine on every scored question of a memory dataset and writes, per split, one JSONL line per candidate: {qid, label, features: {bm25, vector, activation, ...}, doc, engine_score}. The label is 1 when the turn is cited as the question\'s evidence (a stand-in for feedback), else 0. The test split holds out whole conversations (20%, at least one); the other conversations\' questions are shuffled 75/25 into train and valid. Feed the files to "kt rerank train".'
+  static override examples = [
+    '<%= config.bin %> rerank log --data ../shared/locomo/locomo-dev.json --out /tmp/locomo-features --test-conversations conv-41',
+    '<%= config.bin %> rerank log --data turns.jsonl --out logs --pool 100 --profile tuned.json',
+  ]
+  static override flags = {
+    data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
+    out: Flags.string({description: 'Folder for train.jsonl, valid.jsonl and test.jsonl.', required: true}),
+    pool: Flags.integer({description: 'Candidates per query (the engine\'s top N).', default: 50, min: 1}),
+    profile: Flags.string({description: 'Retrieval profile JSON (default: the engine\'s default configuration).'}),
+    seed: Flags.integer({description: 'Seed of the split.', default: 42}),
+    'test-conversations': Flags.string({description: 'Comma-separated conversation ids to hold out as the test split (default: 20% drawn with the seed).'}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(RerankLog)
+    const {join} = await import('node:path')
+    const {loadMemoryDataset} = await import('../../data/conversations/index.js')
+    const {loadRetrievalProfile} = await import('../../eval/profile.js')
+    const {defaultRetrievalConfig} = await import('../../engine/retrieval/engine.js')
+    const {engineFeatureLogs} = await import('../../rank/engine-log.js')
+    const {table} = await import('../../rank/report.js')
+    const {writeFileAtomic} = await import('../../util/fs.js')
+    const profile = flags.profile === undefined ? {config: defaultRetrievalConfig()} : loadRetrievalProfile(flags.profile)
+    const dataset = loadMemoryDataset(flags.data)
+    const spinner = this.spinner(`kt rerank log: ranking ${dataset.questions.length} questions`)
+    const logs = engineFeatureLogs(dataset, profile.config, {
+      pool: flags.pool,
+      seed: flags.seed,
+      engine: {overrides: profile.overrides},
+      testConversations: flags['test-conversations']?.split(',').map((id) => id.trim()),
+    })
+    const files = logs.splits.map((s) => {
+      const file = join(flags.out, `${s.split}.jsonl`)
+      writeFileAtomic(file, s.text)
+      return {split: s.split, file, queries: s.queries, judged: s.judged, candidates: s.candidates, conversations: s.conversations}
+    })
+    await spinner.succeed(`kt rerank log: wrote ${flags.out}`)
+    if (!this.jsonEnabled()) {
+      this.log(table(['split', 'file', 'queries', 'evidence in pool', 'candidates', 'conversations'],
+        files.map((f) => [f.split, f.file, String(f.queries), String(f.judged), String(f.candidates), f.conversations.join(' ')]), [0, 1, 5]))
+      this.log(`split unit: ${logs.unit}; pool ${flags.pool}; label 1 = evidence turn`)
+    }
+    return {unit: logs.unit, pool: flags.pool, files}
+  }
+}

@@ -1,0 +1,101 @@
+import {describe, expect, it} from 'vitest'
+import {parseMemoryDataset} from '../../src/data/conversations/load.js'
+import {defaultRetrievalConfig} from '../../src/engine/retrieval/engine.js'
+import {CANDIDATE_FEATURES} from '../../src/engine/retrieval/features.js'
+import {engineFeatureLogs} from '../../src/rank/engine-log.js'
+import {parseFeatureLog} from '../../src/rank/parse.js'
+import {runTrainReport} from '../../src/rank/report.js'
+import {DEFAULT_LAMBDAMART} from '../../src/rank/lambdamart.js'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+/** A small LoCoMo-format dataset written for this test: three conversations about hobbies. */
+function conversation(id: string, a: string, b: string, topic: string, place: string, thing: string) {
+  return {
+    sample_id: id,
+    conversation: {
+      speaker_a: a,
+      speaker_b: b,
+      session_1_date_time: '1:56 pm on 8 May, 2023',
+      session_1: [
+        {speaker: a, dia_id: 'D1:1', text: `I started ${topic} classes last week.`},
+        {speaker: b, dia_id: 'D1:2', text: `Nice! Where are the ${topic} classes?`},
+        {speaker: a, dia_id: 'D1:3', text: `At the studio near ${place}.`},
+        {speaker: b, dia_id: 'D1:4', text: 'Sounds lovely, good luck.'},
+      ],
+      session_2_date_time: '12:05 am on 1 June, 2023',
+      session_2: [
+        {speaker: b, dia_id: 'D2:1', text: `How is the ${topic} going?`},
+        {speaker: a, dia_id: 'D2:2', text: `I made a ${thing} for my sister Cleo.`},
+        {speaker: b, dia_id: 'D2:3', text: `A ${thing}! She must love it.`},
+      ],
+    },
+    qa: [
+      {question: `Where does ${a} take ${topic} classes?`, answer: place, evidence: ['D1:3'], category: 4},
+      {question: `What did ${a} make for Cleo?`, answer: thing, evidence: ['D2:2'], category: 1},
+      {question: `When did ${a} start ${topic}?`, answer: 'May 2023', evidence: ['D1:1'], category: 2},
+    ],
+  }
+}
+
+const text = JSON.stringify([
+  conversation('c1', 'Ann', 'Bo', 'pottery', 'Lake Merritt', 'vase'),
+  conversation('c2', 'Dee', 'Eli', 'painting', 'the harbour', 'portrait'),
+  conversation('c3', 'Fay', 'Gus', 'weaving', 'the old mill', 'scarf'),
+])
+const dataset = parseMemoryDataset('hobbies.json', text, {format: 'locomo'})
+
+describe('engine feature logs', () => {
+  const logs = engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c2']})
+  const parsed = Object.fromEntries(logs.splits.map((s) => [s.split, parseFeatureLog(s.text, `${s.split}.jsonl`)]))
+
+  it('writes kt feature logs with the engine\'s twelve features and its fused score', () => {
+    for (const split of ['train', 'valid', 'test']) {
+      expect(parsed[split].featureNames).toEqual([...CANDIDATE_FEATURES])
+      expect(parsed[split].engineScores?.length).toBe(parsed[split].labels.length)
+    }
+    expect(logs.splits.map((s) => s.queries)).toEqual([4, 2, 3])
+    expect(logs.splits.reduce((n, s) => n + s.candidates, 0)).toBe(9 * 5)
+  })
+
+  it('labels exactly the evidence turns 1 and holds out the chosen conversation', () => {
+    const test = logs.splits.find((s) => s.split === 'test')!
+    expect(test.conversations).toEqual(['c2'])
+    for (const s of logs.splits.filter((x) => x.split !== 'test')) expect(s.conversations).not.toContain('c2')
+    const evidence: Record<string, string> = {q0: 'D1:3', q1: 'D2:2', q2: 'D1:1'}
+    for (const line of logs.splits.flatMap((s) => s.text.trim().split('\n'))) {
+      const record = JSON.parse(line) as {qid: string; doc: string; label: number}
+      expect(record.label).toBe(record.doc === evidence[record.qid.split('/')[1]] ? 1 : 0)
+    }
+  })
+
+  it('is deterministic and feeds kt rerank train, which then reports the engine as a baseline', () => {
+    const again = engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c2']})
+    expect(again.splits.map((s) => s.text)).toEqual(logs.splits.map((s) => s.text))
+    const dir = mkdtempSync(join(tmpdir(), 'kt-rank-log-'))
+    for (const s of logs.splits) writeFileSync(join(dir, `${s.split}.jsonl`), s.text)
+    const report = runTrainReport({
+      files: {train: join(dir, 'train.jsonl'), test: join(dir, 'test.jsonl')},
+      params: {...DEFAULT_LAMBDAMART, trees: 3, minDataInLeaf: 2},
+      seed: 1,
+    })
+    expect(Object.keys(report.baselines.engine!)).toEqual(['train', 'test'])
+    expect(report.importance.map((f) => f.feature).sort()).toEqual([...CANDIDATE_FEATURES].sort())
+    const stacked = runTrainReport({
+      files: {train: join(dir, 'train.jsonl'), test: join(dir, 'test.jsonl')},
+      params: {...DEFAULT_LAMBDAMART, trees: 3, minDataInLeaf: 2},
+      seed: 1,
+      engineScoreFeature: true,
+    })
+    expect(stacked.importance.map((f) => f.feature)).toContain('engine_score')
+    expect(Object.keys(stacked.baseline_models.linear.weights)).toEqual([...CANDIDATE_FEATURES, 'engine_score'])
+    const letor = join(dir, 'plain.txt')
+    writeFileSync(letor, '1 qid:1 1:1\n0 qid:1 1:0\n')
+    expect(() => runTrainReport({files: {train: letor}, params: DEFAULT_LAMBDAMART, seed: 1, engineScoreFeature: true})).toThrow(/plain.txt: expected a kt feature log with engine_score on every line/)
+  })
+
+  it('rejects an unknown held-out conversation', () => {
+    expect(() => engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c9']})).toThrow(/--test-conversations: expected conversations with scored questions \(c1, c2, c3\), got c9/)
+  })
+})
