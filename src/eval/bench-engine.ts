@@ -4,6 +4,7 @@ import {generateMemoryDataset} from '../data/memory-synth/generate.js'
 import {RetrievalEngine, defaultRetrievalConfig} from '../engine/retrieval/engine.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
+import {LATENCY_WARMUP_QUERIES} from './harness.js'
 
 /** Targets of the issue: p99 query latency at 10,000 turns and classifier time per query. */
 export const ENGINE_P99_TARGET_MS = 5
@@ -50,7 +51,8 @@ export function benchEngineAt(turns: number, options: {seed: number; repeats: nu
   const buildMs = performance.now() - t0
   const config = options.config ?? defaultRetrievalConfig()
   const queries = dataset.questions.map((q) => q.text)
-  for (const q of queries) engine.search(q, config, BENCH_K)
+  // Warm-up as in measureLatency: enough untimed queries for V8 to optimise the hot paths.
+  for (let w = 0; w < Math.ceil(LATENCY_WARMUP_QUERIES / Math.max(1, queries.length)); w++) for (const q of queries) engine.search(q, config, BENCH_K)
   const times: number[] = []
   const cpu: number[] = []
   const bm25: number[] = []

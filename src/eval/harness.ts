@@ -65,19 +65,35 @@ export interface LatencySummary {
   readonly queries: number
 }
 
+/** Timed queries wanted for stable tail percentiles (a p99 from 50 timings is nearly the maximum). */
+export const LATENCY_MIN_TIMINGS = 500
+/** At most this many timed passes over the queries. */
+export const LATENCY_MAX_PASSES = 20
 /**
- * Engine latency per query in milliseconds, warm and in-process: one untimed pass over the
- * queries first (JIT, caches), then one timed pass.
+ * Untimed queries first: V8 optimises hot functions only after a few hundred calls, and the calls
+ * around that point can take tens of milliseconds (compilation, deoptimisation).
+ */
+export const LATENCY_WARMUP_QUERIES = 500
+
+/**
+ * Engine latency per query in milliseconds, warm and in-process: untimed passes over the
+ * queries first (at least LATENCY_WARMUP_QUERIES queries), then timed passes until there are
+ * LATENCY_MIN_TIMINGS timings (at most LATENCY_MAX_PASSES passes each way).
  */
 export function measureLatency(prepared: PreparedEvaluation, config: Config, ks: readonly number[] = DEFAULT_KS): LatencySummary {
   const depth = rankingDepth(ks)
   const queries = prepared.selection.queries
-  for (const q of queries) rankQuery(prepared, q, 'engine', config, depth)
-  const times = queries.map((q) => {
-    const t0 = performance.now()
-    rankQuery(prepared, q, 'engine', config, depth)
-    return performance.now() - t0
-  })
+  const passesFor = (wanted: number): number => (queries.length === 0 ? 0 : Math.min(LATENCY_MAX_PASSES, Math.ceil(wanted / queries.length)))
+  for (let pass = 0; pass < passesFor(LATENCY_WARMUP_QUERIES); pass++) for (const q of queries) rankQuery(prepared, q, 'engine', config, depth)
+  const passes = passesFor(LATENCY_MIN_TIMINGS)
+  const times: number[] = []
+  for (let pass = 0; pass < passes; pass++) {
+    for (const q of queries) {
+      const t0 = performance.now()
+      rankQuery(prepared, q, 'engine', config, depth)
+      times.push(performance.now() - t0)
+    }
+  }
   if (times.length === 0) return {p50: 0, p95: 0, p99: 0, queries: 0}
   return {p50: quantile(times, 0.5), p95: quantile(times, 0.95), p99: quantile(times, 0.99), queries: times.length}
 }
