@@ -73,15 +73,16 @@ function hasPhrase(text: string, phrases: readonly string[]): boolean {
 export type RoutedOverrides = Partial<Record<QueryType, Config>>
 
 /**
- * Default overrides: hand-set starting points (tuning refines them): temporal queries lean on
- * temporal and episodic edges; multi-hop queries spread further and weigh the graph more;
- * entity lookups seed the named entities harder; exploratory queries seed and spread wider.
+ * Default overrides: hand-set starting points that change a few knobs of whatever base
+ * configuration is in use (tuning per type refines them): temporal queries lean on temporal and
+ * episodic edges and on recency; multi-hop and exploratory queries seed wider and spread
+ * further; entity lookups seed the named entities harder.
  */
 export const DEFAULT_OVERRIDES: RoutedOverrides = {
-  temporal: {'edge.temporal': 0.4, 'edge.episodic': 0.7},
-  multi_hop: {'spread.max_depth': 3, 'edge.semantic': 0.7, 'fusion.bm25': 0.4, 'fusion.vector': 0.25, 'fusion.graph': 0.35},
-  entity_lookup: {'seeds.entity': 0.6, 'edge.associative': 0.4},
-  exploratory: {'seeds.count': 15, 'spread.max_depth': 3, 'edge.semantic': 0.7},
+  temporal: {'edge.temporal': 0.8, 'edge.episodic': 0.8},
+  multi_hop: {'spread.max_depth': 4, 'seeds.count': 15},
+  entity_lookup: {'seeds.entity': 0.5, 'edge.associative': 0.4},
+  exploratory: {'seeds.count': 15, 'spread.max_depth': 4},
 }
 
 /** The configuration used for a query of the given type. */
