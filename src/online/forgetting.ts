@@ -158,7 +158,7 @@ export class PageHinkley {
   }
 }
 
-/** Change detection with a partial restart plus a slow background half-life (see the file comment). */
+/** Change detection with a partial restart plus a slow background half-life (see the file comment and src/online/README.md). */
 class AdaptiveForgetting implements Forgetting {
   alarms = 0
   private readonly detector: PageHinkley
