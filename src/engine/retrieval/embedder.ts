@@ -98,10 +98,17 @@ export interface HashedFeatures {
   readonly length: number
 }
 
+/** Feature families, coded in the low bits of a sort key (bucket << FAMILY_BITS | family). */
+const FAMILY_WORD = 0
+const FAMILY_BIGRAM = 1
+const FAMILY_CHAR = 2
+const FAMILY_BITS = 2
+const FAMILY_MASK = (1 << FAMILY_BITS) - 1
+
 export function hashedFeatures(text: string, options: HashedTfidfOptions): HashedFeatures {
   const mask = (1 << options.hashBits) - 1
-  const rawBuckets: number[] = []
-  const rawWeights: number[] = []
+  // Keys bucket << 2 | family, so one numeric sort groups a bucket's occurrences.
+  const keys: number[] = []
   let previous: string | undefined
   for (const w of words(text)) {
     if (STOP_WORDS.has(w)) {
@@ -109,50 +116,40 @@ export function hashedFeatures(text: string, options: HashedTfidfOptions): Hashe
       continue
     }
     const s = stem(w)
-    rawBuckets.push(fnvString(WORD_PREFIX, s) & mask)
-    rawWeights.push(options.wordWeight)
-    if (previous !== undefined) {
-      rawBuckets.push(fnvString(fnvStep(fnvString(BIGRAM_PREFIX, previous), SPACE), s) & mask)
-      rawWeights.push(options.bigramWeight)
-    }
+    keys.push(((fnvString(WORD_PREFIX, s) & mask) << FAMILY_BITS) | FAMILY_WORD)
+    if (previous !== undefined) keys.push(((fnvString(fnvStep(fnvString(BIGRAM_PREFIX, previous), SPACE), s) & mask) << FAMILY_BITS) | FAMILY_BIGRAM)
     previous = s
-    // Padded word "<w>": code at position i (0 = '<', length + 1 = '>').
+    // Padded word "<w>": position 0 is '<', position length + 1 is '>'.
     const padded = w.length + 2
-    const code = (i: number): number => (i === 0 ? WORD_START : i === padded - 1 ? WORD_END : w.charCodeAt(i - 1))
     for (let i = 0; i + options.charMin <= padded; i++) {
       let h = CHAR_PREFIX
       for (let j = i; j < padded && j - i < options.charMax; j++) {
-        h = fnvStep(h, code(j))
-        if (j - i + 1 >= options.charMin) {
-          rawBuckets.push(h & mask)
-          rawWeights.push(options.charWeight)
-        }
+        h = fnvStep(h, j === 0 ? WORD_START : j === padded - 1 ? WORD_END : w.charCodeAt(j - 1))
+        if (j - i + 1 >= options.charMin) keys.push(((h & mask) << FAMILY_BITS) | FAMILY_CHAR)
       }
     }
   }
-  return mergeFeatures(rawBuckets, rawWeights)
+  return mergeFeatures(Int32Array.from(keys).sort(), [options.wordWeight, options.bigramWeight, options.charWeight])
 }
 
-/** Sorts (bucket, weight) occurrences by bucket and merges repeats into counts. */
-function mergeFeatures(rawBuckets: number[], rawWeights: number[]): HashedFeatures {
-  const n = rawBuckets.length
-  const order = new Int32Array(n)
-  for (let i = 0; i < n; i++) order[i] = i
-  order.sort((a, b) => rawBuckets[a] - rawBuckets[b])
+/** Merges sorted keys into (bucket, count, weight) with the largest family weight per bucket. */
+function mergeFeatures(sorted: Int32Array, familyWeight: readonly number[]): HashedFeatures {
+  const n = sorted.length
   const buckets = new Int32Array(n)
   const counts = new Float64Array(n)
   const weights = new Float64Array(n)
   let m = -1
   for (let k = 0; k < n; k++) {
-    const i = order[k]
-    if (m >= 0 && buckets[m] === rawBuckets[i]) {
+    const bucket = sorted[k] >> FAMILY_BITS
+    const weight = familyWeight[sorted[k] & FAMILY_MASK]
+    if (m >= 0 && buckets[m] === bucket) {
       counts[m]++
-      if (rawWeights[i] > weights[m]) weights[m] = rawWeights[i]
+      if (weight > weights[m]) weights[m] = weight
     } else {
       m++
-      buckets[m] = rawBuckets[i]
+      buckets[m] = bucket
       counts[m] = 1
-      weights[m] = rawWeights[i]
+      weights[m] = weight
     }
   }
   return {buckets, counts, weights, length: m + 1}
