@@ -12,6 +12,11 @@ import type {RegressionTree} from './tree.js'
  *   that size), thresholds and features drawn uniformly, candidates uniform in [0,1)^12;
  * - "trained": LambdaMART trained on synthetic data with depth limit 6 and 64 leaves.
  * Scores of both scorers are compared for exact equality on every candidate.
+ *
+ * Each timing is the median over repetitions of both the process CPU time and the wall time per
+ * candidate. Scoring is single-threaded, so on an idle machine the two agree; when other processes
+ * compete for the cores, wall time also counts the waits for a core, so the target is checked on
+ * CPU time and the load average is reported beside it.
  */
 
 /** The issue's budget: at most 2 microseconds per candidate. */
@@ -26,8 +31,12 @@ export interface BenchCase {
   max_depth: number
   nodes: number
   candidates: number
+  /** CPU time per candidate (median over repetitions). */
   packed_us_per_candidate: number
   trainer_us_per_candidate: number
+  /** Wall time per candidate (median over repetitions). */
+  packed_wall_us_per_candidate: number
+  trainer_wall_us_per_candidate: number
   speedup: number
   equal_scores: boolean
   meets_target: boolean
@@ -52,18 +61,27 @@ export function randomCompleteTree(depth: number, width: number, rng: Rng): Regr
   return {splitFeature, threshold, left, right, gain: new Float64Array(splits), leafValue}
 }
 
-/** Median over repetitions of the microseconds per candidate of `scoreAll`. */
-function timePerCandidate(scoreAll: () => void, candidates: number, repetitions: number): number {
+/** Medians over repetitions of the CPU and wall microseconds per candidate of `scoreAll`. */
+function timePerCandidate(scoreAll: () => void, candidates: number, repetitions: number): {cpu: number; wall: number} {
   scoreAll() // warm up (JIT)
   scoreAll()
-  const samples: number[] = []
+  const cpu: number[] = []
+  const wall: number[] = []
   for (let r = 0; r < repetitions; r++) {
-    const start = process.hrtime.bigint()
+    const cpuStart = process.cpuUsage()
+    const wallStart = process.hrtime.bigint()
     scoreAll()
-    samples.push(Number(process.hrtime.bigint() - start) / 1000 / candidates)
+    wall.push(Number(process.hrtime.bigint() - wallStart) / 1000 / candidates)
+    const used = process.cpuUsage(cpuStart)
+    cpu.push((used.user + used.system) / candidates)
   }
-  samples.sort((a, b) => a - b)
-  return samples[Math.floor(samples.length / 2)]
+  return {cpu: median(cpu), wall: median(wall)}
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
 function benchModel(ensemble: BenchCase['ensemble'], model: LambdaMartModel, rows: Float64Array, candidates: number, repetitions: number): BenchCase {
@@ -71,8 +89,8 @@ function benchModel(ensemble: BenchCase['ensemble'], model: LambdaMartModel, row
   const width = model.featureNames.length
   const packedScores = new Float64Array(candidates)
   const trainerScores = new Float64Array(candidates)
-  const packedUs = timePerCandidate(() => packed.scoreAll(rows, candidates, packedScores), candidates, repetitions)
-  const trainerUs = timePerCandidate(() => {
+  const packedTime = timePerCandidate(() => packed.scoreAll(rows, candidates, packedScores), candidates, repetitions)
+  const trainerTime = timePerCandidate(() => {
     for (let d = 0; d < candidates; d++) trainerScores[d] = predictRow(model, rows, d * width)
   }, candidates, repetitions)
   let equal = true
@@ -83,11 +101,13 @@ function benchModel(ensemble: BenchCase['ensemble'], model: LambdaMartModel, row
     max_depth: Math.max(...packed.depth),
     nodes: packed.feature.length,
     candidates,
-    packed_us_per_candidate: packedUs,
-    trainer_us_per_candidate: trainerUs,
-    speedup: trainerUs / packedUs,
+    packed_us_per_candidate: packedTime.cpu,
+    trainer_us_per_candidate: trainerTime.cpu,
+    packed_wall_us_per_candidate: packedTime.wall,
+    trainer_wall_us_per_candidate: trainerTime.wall,
+    speedup: trainerTime.cpu / packedTime.cpu,
     equal_scores: equal,
-    meets_target: packedUs <= TARGET_US_PER_CANDIDATE,
+    meets_target: packedTime.cpu <= TARGET_US_PER_CANDIDATE,
   }
 }
 
