@@ -16,6 +16,7 @@ const LOCOMO_DATE = /^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z
 const ISO_DATE = /^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?\s*$/
 
 const HOURS_PER_HALF_DAY = 12
+export const MS_PER_DAY = 86_400_000
 
 /** Milliseconds since the epoch (UTC) of a LoCoMo date string, or undefined if it does not parse. */
 export function parseLocomoDate(text: string): number | undefined {

@@ -1,6 +1,5 @@
 import {Rng} from '../../util/rng.js'
-import {formatLocomoDate} from '../conversations/dates.js'
-import {MS_PER_DAY} from '../../engine/retrieval/graph.js'
+import {MS_PER_DAY, formatLocomoDate} from '../conversations/dates.js'
 import {CITIES, CLOSERS, FILLERS, FIRST_NAMES, HOBBIES, JOBS, OPENER_REPLIES, OPENERS, PET_KINDS, PET_NAMES, RELATIONS, REPLIES} from './vocabulary.js'
 
 /**
