@@ -1,4 +1,10 @@
-import {SIGNALS, type Weights} from '../src/engine/importance/space.js'
+import {rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {SIGNALS, weightsFromConfig, type Weights} from '../src/engine/importance/space.js'
+import {runSearch as runStudyOptimiser} from '../src/study/search.js'
+import {budgetLevels} from '../src/search/hyperband.js'
+import {importanceObjective, IMPORTANCE_FIDELITY} from './lib/importance-objective.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
 import {pearson, spearman} from '../src/stats/correlation.js'
 import {paretoFront} from '../src/stats/pareto.js'
@@ -17,7 +23,7 @@ const LANDSCAPE_POINTS = 21
  * the top points, the local gradient, 2-D slices for the heatmap, lines through the optimum and
  * the front of correlation vs token budget.
  */
-export function runSearch(ctx: PhaseContext): SearchResult {
+export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
   const {plan} = ctx.plan
   const ds = ctx.datasets().find((d) => d.role === 'tune')!
   const evaluate = evaluator(ds, plan)
@@ -32,7 +38,10 @@ export function runSearch(ctx: PhaseContext): SearchResult {
   const random = randomSimplex(plan.search.random_samples, ctx.rng('search/random')).map(evaluate)
   const randomBest = best(random)
 
-  const candidates: Array<[string, ScoredPoint]> = [['grid', gridBest], ['refine', refineBest], ['random', randomBest]]
+  ctx.progress('phase 4: BOHB on the weight simplex')
+  const bohb = await bohbSearch(ctx, ds, plan, evaluate)
+
+  const candidates: Array<[string, ScoredPoint]> = [['grid', gridBest], ['refine', refineBest], ['random', randomBest], ['bohb', bohb.best]]
   const [source, optimum] = candidates.reduce((a, b) => (better(b[1], a[1]) ? b : a))
   const baselineScores = scoreColumns(ds.signals, plan.baseline)
   const optimumScores = scoreColumns(ds.signals, optimum.weights)
@@ -51,6 +60,7 @@ export function runSearch(ctx: PhaseContext): SearchResult {
     grid: {step: plan.search.grid_step, points: grid.length, evaluated: grid.length, best: gridBest},
     refine: {step: plan.search.refine_step, radius: plan.search.refine_radius, points: refine.length, best: refineBest},
     random: {samples: random.length, best: randomBest},
+    bohb,
     optimum: {
       weights: optimum.weights,
       source,
@@ -75,6 +85,31 @@ export function runSearch(ctx: PhaseContext): SearchResult {
     front: front.map((p) => ({weights: p.weights, objective: p.objective!, token_budget: p.token_budget})),
   }
 }
+
+/** BOHB over the weight simplex, every trial persisted in the run's study store. */
+async function bohbSearch(ctx: PhaseContext, ds: StudyDataset, plan: Plan, evaluate: (w: Weights) => ScoredPoint): Promise<SearchResult['bohb']> {
+  const file = join(ctx.outDir, STUDY_FILE)
+  // this run's store: a rerun starts it afresh, so the trial sequence depends only on the inputs
+  rmSync(file, {force: true})
+  const spec = {name: 'module', module: fileURLToPath(new URL('./lib/importance-objective.js', import.meta.url)),
+    options: {dataset: ctx.plan.resolvePath(plan.datasets.tune), timeScaleHours: plan.time_scale_hours, objective: plan.objective, seed: ctx.seed}}
+  const out = await runStudyOptimiser({
+    storage: file, study: BOHB_STUDY, objective: spec, objectiveInstance: importanceObjective(ds.signals, ds.truth, plan.objective, ctx.seed, `importance:${ds.id}`),
+    optimizer: 'bohb', seed: ctx.seed, maxBudget: plan.search.bohb_budget,
+  })
+  if (!out.best) throw new Error('BOHB finished no trial')
+  return {
+    evaluations: out.summary.finished,
+    budget_used: out.summary.budgetUsed,
+    budget_unit: `full tuning set (${ds.signals.n} turns); budgets ${budgetLevels(IMPORTANCE_FIDELITY).map((b) => `${b}/${IMPORTANCE_FIDELITY.max}`).join(', ')}`,
+    study: {file: STUDY_FILE, name: BOHB_STUDY},
+    best: evaluate(weightsFromConfig(out.best.config)),
+  }
+}
+
+/** The run's study store (SQLite) and the name of the importance BOHB study in it. */
+export const STUDY_FILE = 'studies.sqlite'
+const BOHB_STUDY = 'importance-bohb'
 
 function evaluator(ds: StudyDataset, plan: Plan): (w: Weights) => ScoredPoint {
   const scores = new Float64Array(ds.signals.n)

@@ -40,6 +40,7 @@ const PlanSchema = z.object({
     refine_step: z.number().gt(0).lt(1),
     refine_radius: z.number().gt(0).lt(1),
     random_samples: z.number().int().min(1).max(1_000_000),
+    bohb_budget: z.number().positive().max(100_000),
     top: z.number().int().min(1).max(1000),
   }).strict(),
   detail_levels: z.object({FULL: unit, CHUNKS: unit, SUMMARY: unit}).strict(),

@@ -99,6 +99,8 @@ export interface SearchResult {
   grid: {step: number; points: number; evaluated: number; best: ScoredPoint}
   refine: {step: number; radius: number; points: number; best: ScoredPoint}
   random: {samples: number; best: ScoredPoint}
+  /** BOHB (src/search) on the weight simplex with multi-fidelity subsamples of the tuning set. */
+  bohb: {evaluations: number; budget_used: number; budget_unit: string; study: {file: string; name: string}; best: ScoredPoint}
   optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
   baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
   top: ScoredPoint[]

@@ -33,7 +33,7 @@ function summary(p: Partial<PhaseResults>): string[] {
   if (p.ablation) lines.push(`- Ablation: ${p.ablation.headline}`)
   if (p.search) {
     const s = p.search
-    lines.push(`- Search on ${s.dataset} (${s.grid.points}-point grid, ${s.refine.points}-point refinement, ${s.random.samples} random): optimum ${weights(s.optimum.weights)} with ${s.objective} ${ci(s.optimum.objective)}, against the baseline ${weights(s.baseline.weights)} at ${ci(s.baseline.objective)}.`)
+    lines.push(`- Search on ${s.dataset} (${s.grid.points}-point grid, ${s.refine.points}-point refinement, ${s.random.samples} random, ${s.bohb.evaluations} BOHB evaluations): optimum ${weights(s.optimum.weights)} with ${s.objective} ${ci(s.optimum.objective)}, against the baseline ${weights(s.baseline.weights)} at ${ci(s.baseline.objective)}.`)
   }
   if (p.validation) {
     for (const d of p.validation.datasets) {
@@ -83,6 +83,9 @@ function search(s: PhaseResults['search']): string[] {
     `| grid | ${weights(s.grid.best.weights)} | ${fn(s.grid.best.objective)} | ${f(s.grid.best.token_budget, 1)} |`,
     `| refine | ${weights(s.refine.best.weights)} | ${fn(s.refine.best.objective)} | ${f(s.refine.best.token_budget, 1)} |`,
     `| random | ${weights(s.random.best.weights)} | ${fn(s.random.best.objective)} | ${f(s.random.best.token_budget, 1)} |`,
+    `| BOHB | ${weights(s.bohb.best.weights)} | ${fn(s.bohb.best.objective)} | ${f(s.bohb.best.token_budget, 1)} |`,
+    '',
+    `BOHB: ${s.bohb.evaluations} evaluations using ${f(s.bohb.budget_used, 1)} units of budget (one unit = the ${s.bohb.budget_unit}); every trial is in \`${s.bohb.study.file}\` (study ${s.bohb.study.name}; \`kt study show ${s.bohb.study.name} --storage ${s.bohb.study.file}\`).`,
     '',
     `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)}; baseline ${ci(s.baseline.objective)}. ` +
       `Gradient at the optimum (step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}).`,
