@@ -1,11 +1,15 @@
 import {describe, expect, it} from 'vitest'
 import {parseMemoryDataset} from '../../src/data/conversations/load.js'
 import {defaultRetrievalConfig} from '../../src/engine/retrieval/engine.js'
-import {CANDIDATE_FEATURES} from '../../src/engine/retrieval/features.js'
+import {CANDIDATE_FEATURES} from '../../src/engine/retrieval/space.js'
 import {engineFeatureLogs} from '../../src/rank/engine-log.js'
+import {engineReranker} from '../../src/rank/apply.js'
+import {fromSavedModel, readModel} from '../../src/rank/model.js'
+import {RetrievalEngine} from '../../src/engine/retrieval/engine.js'
+import {candidateFeatures} from '../../src/engine/retrieval/features.js'
 import {parseFeatureLog} from '../../src/rank/parse.js'
 import {runTrainReport} from '../../src/rank/report.js'
-import {DEFAULT_LAMBDAMART} from '../../src/rank/lambdamart.js'
+import {DEFAULT_LAMBDAMART, predictRow} from '../../src/rank/lambdamart.js'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -93,6 +97,26 @@ describe('engine feature logs', () => {
     const letor = join(dir, 'plain.txt')
     writeFileSync(letor, '1 qid:1 1:1\n0 qid:1 1:0\n')
     expect(() => runTrainReport({files: {train: letor}, params: DEFAULT_LAMBDAMART, seed: 1, engineScoreFeature: true})).toThrow(/plain.txt: expected a kt feature log with engine_score on every line/)
+  })
+
+  it('a saved model reranks the engine\'s candidate rows by its packed scores', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kt-rank-apply-'))
+    for (const s of logs.splits) writeFileSync(join(dir, `${s.split}.jsonl`), s.text)
+    const modelPath = join(dir, 'model.json')
+    runTrainReport({files: {train: join(dir, 'train.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    const reranker = engineReranker(readModel(modelPath), modelPath)
+    expect(reranker.usesEngineScore).toBe(true)
+    const engine = new RetrievalEngine(dataset.conversations[0])
+    const rows = candidateFeatures(engine, 'Where does Ann take pottery classes?', defaultRetrievalConfig(), 5)
+    const reranked = reranker.rerank(rows)
+    expect(reranked.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort())
+    const scores = reranked.map((r) => reranker.score(r))
+    for (let i = 1; i < scores.length; i++) expect(scores[i - 1]).toBeGreaterThanOrEqual(scores[i])
+    // Exactly the trainer's own prediction on the same row.
+    const row = Float64Array.from([...rows[0].features, rows[0].score])
+    expect(reranker.score(rows[0])).toBe(predictRow(fromSavedModel(readModel(modelPath)), row, 0))
+    const letorModel = {...readModel(modelPath), feature_names: ['1', '2']}
+    expect(() => engineReranker(letorModel, 'm.json')).toThrow(/m.json field feature_names: expected the engine's features/)
   })
 
   it('rejects an unknown held-out conversation', () => {
