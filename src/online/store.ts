@@ -4,7 +4,8 @@
  * <dir>/<tenant>/log.jsonl   line 1 the init record, then one event per line; every line is
  *                            written with one write() and fsync'd before the event is applied,
  *                            so an acknowledged query or feedback survives a crash.
- * <dir>/<tenant>/state.json  the learner after the first `logLines` lines, written atomically
+ * <dir>/<tenant>/state.json  the learner after the first `logLines` lines (`logBytes` bytes: opening
+ *                            reads only the log after them), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
  *                            followed by a line `sha256 <hex of everything before it>`.
  * <dir>/<tenant>/lock        the pid of the process that has the tenant open.
@@ -16,7 +17,7 @@
  * newline at the end) is cut off; it was never acknowledged. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fsyncSync, openSync, readFileSync, rmSync, truncateSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -73,6 +74,39 @@ export interface OpenReport {
   rebuilt: string | null
   /** Bytes of a torn last log line that were cut off. */
   tornBytes: number
+}
+
+const NEWLINE = 0x0a
+/** Bytes read at a time while looking for the end of the init line. */
+const READ_CHUNK = 65536
+
+/** Bytes [from, to) of a file. */
+function readRange(path: string, from: number, to: number): Buffer {
+  const buffer = Buffer.alloc(Math.max(0, to - from))
+  const fd = openSync(path, 'r')
+  try {
+    let done = 0
+    while (done < buffer.length) {
+      const n = readSync(fd, buffer, done, buffer.length - done, from + done)
+      if (n === 0) break
+      done += n
+    }
+    return buffer.subarray(0, done)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The log's first line (the init record), without its newline. */
+function readFirstLine(path: string): string {
+  const size = statSync(path).size
+  let text = Buffer.alloc(0)
+  for (let from = 0; from < size; from += READ_CHUNK) {
+    text = Buffer.concat([text, readRange(path, from, Math.min(size, from + READ_CHUNK))])
+    const nl = text.indexOf(NEWLINE)
+    if (nl >= 0) return text.subarray(0, nl).toString('utf8')
+  }
+  throw new InputError(path, 'an init record on line 1', size === 0 ? 'an empty log' : 'no complete first line')
 }
 
 function sha256(text: string): string {
@@ -152,8 +186,8 @@ export class TenantStore {
     readonly dir: string,
     readonly learner: TenantLearner,
     private readonly initLine: string,
-    /** Lines in the log (the init line included). */
-    private logLines: number,
+    /** Lines and bytes in the log (the init line included). */
+    private log: {lines: number; bytes: number},
     readonly openReport: OpenReport,
     private readonly snapshotEvery: number,
   ) {
@@ -195,84 +229,73 @@ export class TenantStore {
 
   private static load(dir: string, options: OpenOptions): TenantStore {
     const logPath = join(dir, LOG_FILE)
-    let text = readFileSync(logPath, 'utf8')
-    let tornBytes = 0
-    const end = text.lastIndexOf('\n') + 1
-    if (end < text.length) {
-      tornBytes = Buffer.byteLength(text.slice(end))
-      text = text.slice(0, end)
-      truncateSync(logPath, Buffer.byteLength(text))
+    const initLine = readFirstLine(logPath)
+    let init: TenantInit
+    try {
+      init = JSON.parse(initLine) as TenantInit
+    } catch (error) {
+      throw new InputError(`${logPath}:1`, 'one JSON event per line', (error as Error).message.split('\n')[0])
     }
-    const lines = text.split('\n').slice(0, -1)
-    if (lines.length === 0) throw new InputError(logPath, 'an init record on line 1', 'an empty log')
-    const parseLine = (i: number): unknown => {
-      try {
-        return JSON.parse(lines[i])
-      } catch (error) {
-        throw new InputError(`${logPath}:${i + 1}`, 'one JSON event per line', (error as Error).message.split('\n')[0])
-      }
-    }
-    const init = parseLine(0) as TenantInit
     const where = `${logPath}:1`
     if (init?.e !== 'init' || init.v !== 1) throw new InputError(where, 'an init record of format 1', describeValue(init?.e))
     if (init.tenant !== options.tenant) throw new InputError(`${where}: tenant`, JSON.stringify(options.tenant), describeValue(init.tenant))
     const space = options.create?.space ?? options.resolveSpace?.(init.space)
     if (!space || space.id !== init.space) throw new InputError(`${where}: space`, 'a known parameter space', describeValue(init.space))
-    const learner = new TenantLearner(init, space)
+    let learner = new TenantLearner(init, space)
     if (dimensionsFingerprint(learner.bandit) !== init.dims)
       throw new InputError(`${where}: dims`, `the bins of space ${space.id} as the tenant was created with`, 'a changed space (create a new tenant)')
 
-    const initLine = lines[0]
-    let start = 1
+    // The snapshot says how many lines and bytes of the log it covers; only the rest is read.
+    let covered = {lines: 1, bytes: Buffer.byteLength(initLine) + 1}
     let rebuilt: string | null = null
     const statePath = join(dir, STATE_FILE)
     if (existsSync(statePath)) {
-      const loaded = TenantStore.readState(statePath, initLine, lines.length)
+      const loaded = TenantStore.readState(statePath, initLine, logPath)
       if (typeof loaded === 'string') rebuilt = loaded
       else {
         try {
           learner.load(loaded.learner)
-          start = loaded.logLines
+          covered = {lines: loaded.logLines, bytes: loaded.logBytes}
         } catch (error) {
           rebuilt = `state does not fit the tenant (${(error as Error).message})`
         }
       }
-      if (rebuilt !== null) {
-        const fresh = new TenantLearner(init, space)
-        return TenantStore.replayInto(dir, fresh, lines, 1, logPath, {rebuilt, tornBytes}, options, initLine)
-      }
+      if (rebuilt !== null) learner = new TenantLearner(init, space)
     }
-    return TenantStore.replayInto(dir, learner, lines, start, logPath, {rebuilt, tornBytes}, options, initLine)
-  }
 
-  private static replayInto(dir: string, learner: TenantLearner, lines: string[], start: number, logPath: string, found: {rebuilt: string | null; tornBytes: number}, options: OpenOptions, initLine: string): TenantStore {
-    for (let i = start; i < lines.length; i++) {
-      const where = `${logPath}:${i + 1}`
+    const size = statSync(logPath).size
+    const tail = readRange(logPath, covered.bytes, size)
+    const end = tail.lastIndexOf(NEWLINE) + 1
+    const tornBytes = tail.length - end
+    if (tornBytes > 0) truncateSync(logPath, covered.bytes + end)
+    const lines = end === 0 ? [] : tail.subarray(0, end - 1).toString('utf8').split('\n')
+    for (let i = 0; i < lines.length; i++) {
+      const at = `${logPath}:${covered.lines + i + 1}`
       let value: unknown
       try {
         value = JSON.parse(lines[i])
       } catch (error) {
-        throw new InputError(where, 'one JSON event per line', (error as Error).message.split('\n')[0])
+        throw new InputError(at, 'one JSON event per line', (error as Error).message.split('\n')[0])
       }
-      const event = parseEvent(value, where)
-      if (event.e === 'q') learner.bandit.checkArms(event.arms, where)
+      const event = parseEvent(value, at)
+      if (event.e === 'q') learner.bandit.checkArms(event.arms, at)
       learner.apply(event)
     }
-    const report: OpenReport = {replayed: lines.length - start, rebuilt: found.rebuilt, tornBytes: found.tornBytes}
-    const store = new TenantStore(dir, learner, initLine, lines.length, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
+    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
+    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
     return store
   }
 
   /** The parsed snapshot, or why it cannot be used. */
-  private static readState(path: string, initLine: string, logLines: number): {logLines: number; learner: LearnerState} | string {
+  private static readState(path: string, initLine: string, logPath: string): {logLines: number; logBytes: number; learner: LearnerState} | string {
     const text = readFileSync(path, 'utf8')
     const cut = text.lastIndexOf(`\n${CHECKSUM_PREFIX}`)
     if (cut < 0 || !text.endsWith('\n')) return 'state file truncated (no checksum line)'
     const body = text.slice(0, cut + 1)
     const sum = text.slice(cut + 1 + CHECKSUM_PREFIX.length, -1)
     if (sha256(body) !== sum) return 'state file checksum mismatch'
-    let parsed: {format?: string; init?: string; logLines?: number; learner?: LearnerState}
+    let parsed: {format?: string; init?: string; logLines?: number; logBytes?: number; learner?: LearnerState}
     try {
       parsed = JSON.parse(body)
     } catch {
@@ -280,17 +303,21 @@ export class TenantStore {
     }
     if (parsed.format !== STATE_FORMAT) return `state file format ${describeValue(parsed.format)} is not ${STATE_FORMAT}`
     if (parsed.init !== sha256(initLine)) return 'state file belongs to another log'
-    if (!Number.isInteger(parsed.logLines) || parsed.logLines! < 1 || parsed.logLines! > logLines) return 'state file is ahead of the log'
+    const {logLines, logBytes} = parsed
+    if (!Number.isInteger(logLines) || logLines! < 1 || !Number.isInteger(logBytes) || logBytes! <= Buffer.byteLength(initLine)) return 'state file has no valid log position'
+    // The covered part must end at a line boundary inside the log.
+    if (logBytes! > statSync(logPath).size || readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE) return 'state file is ahead of the log'
     if (!parsed.learner) return 'state file has no learner'
-    return {logLines: parsed.logLines!, learner: parsed.learner}
+    return {logLines: logLines!, logBytes: logBytes!, learner: parsed.learner}
   }
 
   /** Logs (fsync'd) and applies one event. */
   private record(event: TenantEvent): Verdict {
     if (this.closed) throw new Error('tenant store is closed')
-    writeSync(this.fd, `${JSON.stringify(event)}\n`)
+    const line = `${JSON.stringify(event)}\n`
+    writeSync(this.fd, line)
     fsyncSync(this.fd)
-    this.logLines++
+    this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
     if (++this.sinceSnapshot >= this.snapshotEvery) this.snapshot()
     return verdict
@@ -323,7 +350,7 @@ export class TenantStore {
 
   /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
   snapshot(): void {
-    const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.logLines, learner: this.learner.save()})}\n`
+    const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0
   }

@@ -90,6 +90,35 @@ describe('tenant store', () => {
     d.close()
   })
 
+  it('replays only the log after the snapshot, and rebuilds when the snapshot claims more log than there is', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme', TEST_SETTINGS, 1000)
+    drive(a, 5, 0)
+    a.snapshot()
+    drive(a, 3, 10_000)
+    const live = stateOf(a)
+    const logPath = join(dir, 'acme', 'log.jsonl')
+    const statePath = join(dir, 'acme', 'state.json')
+    const snapshotText = readFileSync(statePath, 'utf8')
+    a.close() // snapshots again
+    writeFileSync(statePath, snapshotText) // back to the snapshot taken after 5 queries
+    const b = openTenant(dir, 'acme')
+    expect(b.openReport.rebuilt).toBeNull()
+    const coveredLines = JSON.parse(snapshotText.split('\n')[0]).logLines as number
+    const totalLines = readFileSync(logPath, 'utf8').split('\n').length - 1
+    expect(b.openReport.replayed).toBe(totalLines - coveredLines)
+    expect(stateOf(b)).toBe(live)
+    b.close()
+    // lose the last two log lines (query 8 and its label): the fresh snapshot now points past the end of the log
+    const lines = readFileSync(logPath, 'utf8').split('\n')
+    expect(lines.slice(-3, -1).map((l) => JSON.parse(l).e)).toEqual(['q', 'label'])
+    writeFileSync(logPath, lines.slice(0, -3).join('\n') + '\n')
+    const c = openTenant(dir, 'acme')
+    expect(c.openReport.rebuilt).toMatch(/ahead of the log/)
+    expect(c.learner.counters.queries).toBe(7)
+    c.close()
+  })
+
   it('cuts a torn last log line (a crash mid-write) and keeps everything before it', () => {
     const dir = tempDir()
     const a = createTenant(dir, 'acme')
