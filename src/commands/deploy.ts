@@ -1,21 +1,24 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 
-export const DEFAULT_TARGET = 'reports/deployed'
+/** Default deployment folder; one per parameter space, so importance and retrieval profiles live side by side. */
+export const DEFAULT_TARGET_ROOT = 'reports/deployed'
 
 export default class Deploy extends KtCommand {
   static override summary = 'Deploy a profile: make it the active one, keeping the replaced profile for rollback.'
-  static override description = 'Validates the profile (weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`.'
+  static override description = 'Validates the profile against its parameter space (importance or retrieval: weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`. The default TARGET is reports/deployed/<space>.'
   static override examples = ['<%= config.bin %> deploy reports/seed42-plan0123abcd4567/profiles/optimum.json', '<%= config.bin %> deploy profile.json --target /srv/agent/importance --json']
   static override args = {profile: Args.string({description: 'profile JSON written by phase 6', required: true})}
-  static override flags = {target: Flags.string({description: 'Deployment folder.', default: DEFAULT_TARGET})}
+  static override flags = {target: Flags.string({description: 'Deployment folder (default reports/deployed/<space of the profile>).'})}
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Deploy)
     const {deployProfile} = await import('../deploy/target.js')
-    const {IMPORTANCE_SPACE} = await import('../engine/importance/space.js')
-    const outcome = deployProfile(IMPORTANCE_SPACE, args.profile, flags.target)
-    this.log(`deployed ${outcome.active} to ${flags.target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback restores it)` : ''}`)
-    return {target: flags.target, ...outcome}
+    const {spaceOfProfileFile} = await import('../deploy/spaces.js')
+    const space = spaceOfProfileFile(args.profile)
+    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${space.id}`
+    const outcome = deployProfile(space, args.profile, target)
+    this.log(`deployed ${outcome.active} to ${target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback --target ${target} restores it)` : ''}`)
+    return {target, space: space.id, ...outcome}
   }
 }

@@ -1,19 +1,28 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
-import {DEFAULT_TARGET} from './deploy.js'
+import {DEFAULT_TARGET_ROOT} from './deploy.js'
 
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
   static override description = 'Pops the newest profile from TARGET/history/ and makes it active again (active.json, active.env, active.sh).'
-  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --target /srv/agent/importance --json']
-  static override flags = {target: Flags.string({description: 'Deployment folder.', default: DEFAULT_TARGET})}
+  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /srv/agent/importance --json']
+  static override flags = {
+    space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>); the folder\'s own active profile decides how it is read.', options: ['importance', 'retrieval'], default: 'importance'}),
+    target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),
+  }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Rollback)
     const {rollback} = await import('../deploy/target.js')
-    const {IMPORTANCE_SPACE} = await import('../engine/importance/space.js')
-    const outcome = rollback(IMPORTANCE_SPACE, flags.target)
-    this.log(`rolled back to ${outcome.active} in ${flags.target}/active.env (${outcome.history} older profile(s) left)`)
-    return {target: flags.target, ...outcome}
+    const {spaceById, spaceOfProfileFile} = await import('../deploy/spaces.js')
+    const {existsSync} = await import('node:fs')
+    const {join} = await import('node:path')
+    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${flags.space}`
+    // the deployment itself says which space it holds; --space only picks the default folder
+    const active = join(target, 'active.json')
+    const space = existsSync(active) ? spaceOfProfileFile(active) : spaceById(flags.space)
+    const outcome = rollback(space, target)
+    this.log(`rolled back to ${outcome.active} in ${target}/active.env (${outcome.history} older profile(s) left)`)
+    return {target, space: space.id, ...outcome}
   }
 }

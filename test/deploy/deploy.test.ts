@@ -72,3 +72,21 @@ describe('deploy and rollback', () => {
     expect(existsSync(join(target, 'history', '0001.json'))).toBe(false)
   })
 })
+
+describe('deploying retrieval profiles', () => {
+  it('reads the space from the profile and the deployment', async () => {
+    const {RETRIEVAL_SPACE} = await import('../../src/engine/retrieval/space.js')
+    const {defaultConfig} = await import('../../src/space/space.js')
+    const {spaceOfProfileFile} = await import('../../src/deploy/spaces.js')
+    const file = join(dir, 'retrieval.json')
+    writeFileSync(file, profileJson(makeProfile(RETRIEVAL_SPACE, 'fast', defaultConfig(RETRIEVAL_SPACE), {}, 'r')))
+    expect(spaceOfProfileFile(file).id).toBe('retrieval')
+    const target = join(dir, 'retrieval-target')
+    deployProfile(RETRIEVAL_SPACE, file, target)
+    expect(spaceOfProfileFile(join(target, 'active.json')).id).toBe('retrieval')
+    expect(() => deployProfile(IMPORTANCE_SPACE, file, target)).toThrow(/space: expected "importance", got "retrieval"/)
+    const bad = join(dir, 'nospace.json')
+    writeFileSync(bad, '{"space": "ranking"}')
+    expect(() => spaceOfProfileFile(bad)).toThrow(/nospace\.json: space: expected one of importance, retrieval, got "ranking"/)
+  })
+})
