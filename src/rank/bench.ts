@@ -24,6 +24,11 @@ export const TARGET_US_PER_CANDIDATE = 2
 export const BENCH_TREES = 100
 export const BENCH_DEPTH = 6
 export const BENCH_FEATURES = 12
+/** Synthetic training data for the "trained" case: queries of 10..30 documents, enough for 64-leaf trees. */
+const TRAIN_DOCS = {min: 10, max: 30, mean: 20}
+const TRAIN_MIN_QUERIES = 50
+/** Small leaves so the depth-6 trees actually fill out. */
+const TRAIN_MIN_DATA_IN_LEAF = 5
 
 export interface BenchCase {
   ensemble: 'complete' | 'trained'
@@ -123,9 +128,10 @@ export function runRerankBench(options: BenchOptions): BenchCase[] {
   const complete: LambdaMartModel = {featureNames: names, trees: Array.from({length: BENCH_TREES}, () => randomCompleteTree(BENCH_DEPTH, BENCH_FEATURES, rng))}
   const uniformRows = Float64Array.from({length: options.candidates * BENCH_FEATURES}, () => rng.next())
 
-  const data = generateSynthetic({queries: Math.max(50, Math.ceil(options.candidates / 20)), minDocs: 10, maxDocs: 30, seed: options.seed})
+  const queries = Math.max(TRAIN_MIN_QUERIES, Math.ceil(options.candidates / TRAIN_DOCS.mean))
+  const data = generateSynthetic({queries, minDocs: TRAIN_DOCS.min, maxDocs: TRAIN_DOCS.max, seed: options.seed})
   const trained = trainLambdaMart(data, {
-    ...DEFAULT_LAMBDAMART, trees: BENCH_TREES, maxDepth: BENCH_DEPTH, maxLeaves: 2 ** BENCH_DEPTH, minDataInLeaf: 5,
+    ...DEFAULT_LAMBDAMART, trees: BENCH_TREES, maxDepth: BENCH_DEPTH, maxLeaves: 2 ** BENCH_DEPTH, minDataInLeaf: TRAIN_MIN_DATA_IN_LEAF,
   }).model
   const candidates = Math.min(options.candidates, numDocs(data))
   const dataRows = data.features.subarray(0, candidates * numFeatures(data))
