@@ -126,8 +126,11 @@ export function quantileSorted(sorted: ArrayLike<number>, p: number): number {
   if (lo >= n - 1) return sorted[n - 1]
   const a = sorted[lo]
   const b = sorted[lo + 1]
-  // a + (h - lo) * (b - a) would give NaN for equal infinite neighbours; keep them exact.
-  return a === b ? a : a + (h - lo) * (b - a)
+  // a + (h - lo) * (b - a) would give NaN for equal infinite neighbours, and 0 * Infinity when h
+  // lands exactly on an order statistic next to an infinite one; keep both exact.
+  const frac = h - lo
+  if (a === b || frac === 0) return a
+  return a + frac * (b - a)
 }
 
 /** An ascending sorted copy; null if any value is NaN (no order exists then). */
