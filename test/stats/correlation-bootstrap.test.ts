@@ -66,11 +66,3 @@ describe('ResampleCounts', () => {
     expect(r.undefinedResamples).toBe(50)
   })
 })
-
-describe('quantileSorted at an order statistic next to an infinity', () => {
-  it('returns the order statistic, not NaN', () => {
-    expect(quantileSorted([100, 200, Infinity], 0.5)).toBe(200)
-    expect(quantileSorted([-Infinity, 1, 2], 0.5)).toBe(1)
-    expect(quantileSorted([1, 2, Infinity], 0.75)).toBe(Infinity)
-  })
-})
