@@ -51,6 +51,15 @@ describe('PackedEnsemble', () => {
     expectIdentical(packed.scoreAll(rows, 300, new Float64Array(300)), trainer)
   })
 
+  it('scores pairs and a final odd candidate in scoreAll exactly like score() one at a time', () => {
+    const packed = new PackedEnsemble(model)
+    const width = numFeatures(data)
+    const count = 301
+    const one = Float64Array.from({length: count}, (_, d) => packed.score(data.features, d * width))
+    expectIdentical(packed.scoreAll(data.features, count, new Float64Array(count)), one)
+    expectIdentical(one, Float64Array.from({length: count}, (_, d) => predictRow(model, data.features, d * width)))
+  })
+
   it('handles a model with a split-free tree and an empty model', () => {
     const stump = {featureNames: ['a'], trees: [{splitFeature: new Int32Array(0), threshold: new Float64Array(0), left: new Int32Array(0), right: new Int32Array(0), gain: new Float64Array(0), leafValue: Float64Array.of(0.25)}]}
     expect(new PackedEnsemble(stump).score(Float64Array.of(3), 0)).toBe(0.25)
