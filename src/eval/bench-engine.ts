@@ -1,6 +1,7 @@
 import {performance} from 'node:perf_hooks'
 import {parseLocomo} from '../data/conversations/locomo.js'
-import {generateMemoryDataset} from '../data/memory-synth/generate.js'
+import type {MemoryDataset} from '../data/conversations/types.js'
+import {generateMemoryDataset, MIN_SESSIONS} from '../data/memory-synth/generate.js'
 import {RetrievalEngine, defaultRetrievalConfig} from '../engine/retrieval/engine.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
@@ -36,15 +37,20 @@ export interface EngineBenchRow {
   readonly edges: number
 }
 
+/** The seeded synthetic benchmark dataset: one conversation of about `turns` turns with its questions. */
+export function benchDataset(turns: number, seed: number): MemoryDataset {
+  const sessions = Math.max(MIN_SESSIONS, Math.round(turns / BENCH_TURNS_PER_SESSION))
+  const samples = generateMemoryDataset({seed, conversations: 1, sessions, turnsPerSession: BENCH_TURNS_PER_SESSION, noiseWords: BENCH_NOISE_WORDS})
+  return parseLocomo(`synthetic-${turns}`, '', samples)
+}
+
 /**
  * Builds a synthetic conversation of about `turns` turns and times, warm and in-process, every
  * generated question run `repeats` times through the engine (default configuration, top 20),
  * plain BM25, and the query classifier.
  */
 export function benchEngineAt(turns: number, options: {seed: number; repeats: number; config?: Config}): EngineBenchRow {
-  const sessions = Math.max(6, Math.round(turns / BENCH_TURNS_PER_SESSION))
-  const samples = generateMemoryDataset({seed: options.seed, conversations: 1, sessions, turnsPerSession: BENCH_TURNS_PER_SESSION, noiseWords: BENCH_NOISE_WORDS})
-  const dataset = parseLocomo(`synthetic-${turns}`, '', samples)
+  const dataset = benchDataset(turns, options.seed)
   const conversation = dataset.conversations[0]
   const t0 = performance.now()
   const engine = new RetrievalEngine(conversation)

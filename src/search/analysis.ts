@@ -6,12 +6,17 @@
 import type {TrialRow} from '../study/store.js'
 import {frontChartSpec, frontLines, frontReport, type FrontReport, type ReferencePoint} from './front.js'
 import {chooseDomainProfiles, RETRIEVAL_METRIC_NAMES, type Candidate, type MetricNames, type ProfileChoice} from './profiles.js'
+import {splitTimingMetrics} from './types.js'
 
-/** Successful trials at the largest budget any successful trial reached, with their metrics. */
+/**
+ * Successful trials at the largest budget any successful trial reached, with their metrics less
+ * the wall-clock timings (TIMING_METRIC_PREFIX), so that the front and profiles built from them
+ * repeat exactly when the study does.
+ */
 export function fullBudgetCandidates(trials: readonly TrialRow[]): Candidate[] {
   const ok = trials.filter((t) => t.status === 'ok' && t.metrics)
   const top = Math.max(-Infinity, ...ok.map((t) => t.budget))
-  return ok.filter((t) => t.budget === top).map((t) => ({trialId: t.id, config: t.config, metrics: t.metrics as Record<string, number>}))
+  return ok.filter((t) => t.budget === top).map((t) => ({trialId: t.id, config: t.config, metrics: splitTimingMetrics(t.metrics as Record<string, number>).deterministic}))
 }
 
 /** True if the trials carry the quality and latency metrics a front needs. */

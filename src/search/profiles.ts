@@ -5,6 +5,8 @@
  *
  * Written against plain candidates {trialId, config, metrics}, so it works for any objective that
  * reports the named metrics (the retrieval engine's quality, p99_ms and per-query-type quality).
+ * For the retrieval objective p99_ms is the cost-model estimate (src/engine/retrieval/cost.ts),
+ * so latency constraints such as P99 <= 50 ms read the deterministic estimate, not a timing.
  */
 import type {Config} from '../space/index.js'
 import {frontReport, type FrontPoint} from './front.js'
@@ -40,7 +42,7 @@ export interface ProfileRule {
 export interface MetricNames {
   /** Overall quality, maximised (e.g. recall@10). */
   readonly quality: string
-  /** P99 latency in ms, minimised. */
+  /** P99 latency in ms, minimised (for the retrieval objective: the cost-model estimate). */
   readonly latency: string
   /** Quality on entity-lookup queries. */
   readonly entity: string

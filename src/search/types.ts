@@ -83,10 +83,25 @@ export interface EvalResult {
   readonly loss: number
   /** Minimised objective vector for bi-objective studies, in the order of `Objective.valueNames`. */
   readonly values?: readonly number[]
-  /** Any further measurements (quality per query type, latency percentiles). */
+  /**
+   * Any further measurements (quality per query type, latency percentiles). Wall-clock timings,
+   * which differ from run to run, are named with TIMING_METRIC_PREFIX so that reproducible
+   * outputs can keep them apart (splitTimingMetrics).
+   */
   readonly metrics?: Readonly<Record<string, number>>
   /** State a higher-budget evaluation of the same configuration can continue from (JSON). */
   readonly checkpoint?: unknown
+}
+
+/** Metrics named with this prefix are wall-clock timings (e.g. `measured_p99_ms`), not results. */
+export const TIMING_METRIC_PREFIX = 'measured_'
+
+/** Splits metrics into deterministic ones and wall-clock timings (names with TIMING_METRIC_PREFIX). */
+export function splitTimingMetrics(metrics: Readonly<Record<string, number>>): {deterministic: Record<string, number>; timings: Record<string, number>} {
+  const deterministic: Record<string, number> = {}
+  const timings: Record<string, number> = {}
+  for (const [k, v] of Object.entries(metrics)) (k.startsWith(TIMING_METRIC_PREFIX) ? timings : deterministic)[k] = v
+  return {deterministic, timings}
 }
 
 /** A function to minimise over a parameter space, at a budget. */

@@ -53,6 +53,11 @@ export class ActivationState {
   private nextDelta: Float64Array
   readonly touched: Int32Array
   touchedCount = 0
+  /**
+   * Edges the last spread() scanned: for every node that fired, the edges within its fan-out
+   * (those whose amount is zero included, since the loop visits them). The engine's work count.
+   */
+  lastEdges = 0
 
   constructor(readonly nodeCount: number) {
     this.activation = new Float64Array(nodeCount)
@@ -88,6 +93,7 @@ export class ActivationState {
   /** Runs the spread from `seeds` (after reset()); seeds count as reached (hop 0) with activation 0. */
   spread(graph: MemoryGraph, seeds: readonly Seed[], params: SpreadParams): void {
     const {start, target, type, weight} = graph
+    let scanned = 0
     let frontier: number[] = []
     for (const {node, activation} of seeds) {
       if (!(activation > 0)) continue
@@ -105,6 +111,7 @@ export class ActivationState {
         this.fired[u] = 1
         const end = Math.min(start[u + 1], start[u] + params.fanOut)
         const passed = received * params.retention
+        scanned += end - start[u]
         for (let e = start[u]; e < end; e++) {
           const amount = passed * params.edgeWeights[type[e]] * weight[e]
           if (!(amount > 0)) continue
@@ -129,6 +136,7 @@ export class ActivationState {
       frontier = next
     }
     for (const u of frontier) this.delta[u] = 0
+    this.lastEdges = scanned
   }
 }
 

@@ -15,6 +15,8 @@ export class Bm25Index {
   readonly docLength: Float32Array
   readonly averageLength: number
   readonly docCount: number
+  /** Postings the last score() call scanned (its inner-loop steps; the engine's work count). */
+  lastPostings = 0
 
   /** `docs[i]` is the list of (stemmed) terms of document i. */
   constructor(docs: readonly (readonly string[])[]) {
@@ -65,8 +67,10 @@ export class Bm25Index {
     const {start, cols, values} = this.postings
     const avg = this.averageLength > 0 ? this.averageLength : 1
     let count = touchedCount
+    let scanned = 0
     for (const t of queryTermIds) {
       const idf = this.idf[t]
+      scanned += start[t + 1] - start[t]
       for (let p = start[t]; p < start[t + 1]; p++) {
         const d = cols[p]
         const tf = values[p]
@@ -75,6 +79,7 @@ export class Bm25Index {
         out[d] += (idf * tf * (k1 + 1)) / (tf + norm)
       }
     }
+    this.lastPostings = scanned
     return count
   }
 }

@@ -14,6 +14,12 @@ export interface Embedder {
 export interface VectorIndex {
   readonly size: number
   /**
+   * Inner-loop steps of the last similarities() call, for the engine's work count (cost.ts): the
+   * postings scanned by an inverted index, the documents compared by a brute-force index. An
+   * index that leaves it out is counted as brute force (`size` steps a query).
+   */
+  readonly lastWork?: number
+  /**
    * Adds the cosine similarity (clipped at 0) of the query to each document into `out` (zero
    * where untouched), appends newly touched documents to `touched`; returns the touched count.
    */
@@ -161,6 +167,8 @@ function mergeFeatures(sorted: Int32Array, familyWeight: readonly number[]): Has
  */
 class HashedTfidfIndex implements VectorIndex {
   readonly size: number
+  /** Postings the last similarities() call scanned. */
+  lastWork = 0
   private readonly featureId = new Map<number, number>()
   private readonly idf: Float64Array
   /** Document vectors by row (feature ids ascending), for document-to-document similarity. */
@@ -252,15 +260,18 @@ class HashedTfidfIndex implements VectorIndex {
     const n = this.weigh(feats, this.queryFeatures, this.queryWeights)
     const {start, cols, values} = this.postings
     let count = touchedCount
+    let scanned = 0
     for (let k = 0; k < n; k++) {
       const f = this.queryFeatures[k]
       const qw = this.queryWeights[k]
+      scanned += start[f + 1] - start[f]
       for (let p = start[f]; p < start[f + 1]; p++) {
         const d = cols[p]
         if (out[d] === 0) touched[count++] = d
         out[d] += qw * values[p]
       }
     }
+    this.lastWork = scanned
     return count
   }
 
@@ -306,6 +317,8 @@ export class DenseEmbedder implements Embedder {
     const embed = this.embed
     return {
       size: texts.length,
+      // Brute force has no postings: a query compares itself with every document.
+      lastWork: texts.length,
       similarities(query, out, touched, touchedCount) {
         const q = normalised(embed([query])[0])
         let count = touchedCount

@@ -9,6 +9,7 @@ import {HashedTfidfEmbedder, type Embedder, type VectorIndex} from './embedder.j
 import {extractEntities, queryEntityKeys} from './entities.js'
 import {fuse} from './fusion.js'
 import {buildMemoryGraph, MS_PER_DAY, type MemoryGraph} from './graph.js'
+import type {QueryWork} from './cost.js'
 import {PprState} from './ppr.js'
 import {RETRIEVAL_SPACE, resolveParams, validateRetrievalConfig, type RetrievalParams} from './space.js'
 import {terms, words} from './tokenize.js'
@@ -100,6 +101,18 @@ export class RetrievalEngine {
   private maxBm25 = 0
   private maxVec = 0
   private maxGraph = 0
+  /**
+   * Work of the last query: its inner-loop steps (BM25 and vector postings scanned, edges scanned
+   * by spreading activation and by PageRank over all iterations, candidates fused), the
+   * deterministic input of the latency cost model (cost.ts). Set by search(), run() (no fusion),
+   * searchBm25() and searchVector() (their one signal's postings).
+   */
+  lastWork = 0
+  private workBm25 = 0
+  private workVector = 0
+  private workActivation = 0
+  private workPpr = 0
+  private workFused = 0
 
   constructor(conversation: Conversation, options: EngineOptions = {}) {
     const turns = conversation.turns
@@ -173,6 +186,8 @@ export class RetrievalEngine {
       const fused = fb * this.bm25Score[t] + fv * this.vecScore[t] + fg * this.graphScore[t]
       scores[t] = (named & (1 << this.speakerOf[t])) !== 0 ? fused * (1 + p.speakerBoost) : fused
     }
+    this.workFused = this.candidateCount
+    this.lastWork += this.candidateCount
     return this.topCandidates(k, scores)
   }
 
@@ -196,6 +211,7 @@ export class RetrievalEngine {
   searchBm25(query: string, k: number, k1: number = BASELINE_BM25.k1, b: number = BASELINE_BM25.b): Ranked {
     this.clear()
     this.bm25Count = this.bm25.score(this.bm25.queryTerms(terms(query)), k1, b, this.bm25Score, this.bm25Touched, 0)
+    this.workBm25 = this.lastWork = this.bm25.lastPostings
     this.candidateCount = 0
     for (let i = 0; i < this.bm25Count; i++) this.candidates[this.candidateCount++] = this.bm25Touched[i]
     return this.topCandidates(k, this.bm25Score)
@@ -205,6 +221,7 @@ export class RetrievalEngine {
   searchVector(query: string, k: number): Ranked {
     this.clear()
     this.vecCount = this.vectors.similarities(query, this.vecScore, this.vecTouched, 0)
+    this.workVector = this.lastWork = this.vectors.lastWork ?? this.vectors.size
     this.candidateCount = 0
     for (let i = 0; i < this.vecCount; i++) this.candidates[this.candidateCount++] = this.vecTouched[i]
     return this.topCandidates(k, this.vecScore)
@@ -253,6 +270,8 @@ export class RetrievalEngine {
     const T = this.turnCount
     this.bm25Count = this.bm25.score(this.bm25.queryTerms(terms(query)), p.k1, p.b, this.bm25Score, this.bm25Touched, 0)
     this.vecCount = this.vectors.similarities(query, this.vecScore, this.vecTouched, 0)
+    this.workBm25 = this.bm25.lastPostings
+    this.workVector = this.vectors.lastWork ?? this.vectors.size
     this.maxBm25 = maxOver(this.bm25Score, this.bm25Touched, this.bm25Count)
     this.maxVec = maxOver(this.vecScore, this.vecTouched, this.vecCount)
     // Candidates: the union of turns either text signal touched.
@@ -261,6 +280,7 @@ export class RetrievalEngine {
     for (let i = 0; i < this.vecCount; i++) this.addCandidate(this.vecTouched[i])
     const seeds = this.seeds(query, p)
     this.activation.spread(this.graph, seeds, {retention: p.retention, maxDepth: p.maxDepth, fanOut: p.fanOut, threshold: p.threshold, edgeWeights: p.edgeWeights})
+    this.workActivation = this.activation.lastEdges
     const act = this.activation.activation
     const activated: number[] = []
     for (let i = 0; i < this.activation.touchedCount; i++) {
@@ -289,6 +309,12 @@ export class RetrievalEngine {
       this.addCandidate(t)
       if (this.graphScore[t] > this.maxGraph) this.maxGraph = this.graphScore[t]
     }
+    this.lastWork = this.workBm25 + this.workVector + this.workActivation + this.workPpr
+  }
+
+  /** The last query's work by stage; its total is `lastWork`. */
+  lastWorkBreakdown(): QueryWork {
+    return {bm25Postings: this.workBm25, vectorPostings: this.workVector, activationEdges: this.workActivation, pprEdges: this.workPpr, candidatesFused: this.workFused}
   }
 
   /** Seeds: the top text matches (by the fusion's text weights) and the entities the query names. */
@@ -316,6 +342,7 @@ export class RetrievalEngine {
   private addPageRank(seeds: readonly Seed[], p: RetrievalParams, reached: number[]): void {
     this.ppr.reset()
     this.ppr.compute(this.graph, seeds, {teleport: p.teleport, iterations: p.pprIterations, fanOut: p.fanOut, edgeWeights: p.edgeWeights})
+    this.workPpr = this.ppr.lastEdges
     const T = this.turnCount
     let maxRank = 0
     for (const v of this.ppr.nodes) if (v < T && this.ppr.rank[v] > maxRank) maxRank = this.ppr.rank[v]
@@ -397,6 +424,7 @@ export class RetrievalEngine {
     this.vecCount = 0
     this.candidateCount = 0
     this.maxBm25 = this.maxVec = this.maxGraph = 0
+    this.lastWork = this.workBm25 = this.workVector = this.workActivation = this.workPpr = this.workFused = 0
   }
 
   /** The k best candidates by `score[t]` (ties: lower turn index first), via a size-k min-heap. */

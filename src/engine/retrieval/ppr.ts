@@ -24,6 +24,12 @@ export class PprState {
   private next: Float64Array
   /** Nodes with nonzero rank after compute(). */
   nodes: number[] = []
+  /**
+   * Edge visits of the last compute(), over all iterations: each node holding mass scans its
+   * fan-out edges once for the out-weight and, if that is positive, once more to pass mass on.
+   * The engine's work count.
+   */
+  lastEdges = 0
 
   constructor(readonly nodeCount: number) {
     this.rank = new Float64Array(nodeCount)
@@ -37,6 +43,7 @@ export class PprState {
 
   compute(graph: MemoryGraph, seeds: readonly Seed[], params: PprParams): void {
     const {start, target, type, weight} = graph
+    this.lastEdges = 0
     let total = 0
     for (const s of seeds) if (s.activation > 0) total += s.activation
     if (total <= 0) return
@@ -50,6 +57,7 @@ export class PprState {
     let current = seedNodes.slice()
     for (const u of seedNodes) this.rank[u] = seedMass.get(u) as number
     const c = params.teleport
+    let scanned = 0
     for (let it = 0; it < params.iterations; it++) {
       const touched: number[] = []
       const add = (v: number, m: number): void => {
@@ -60,12 +68,14 @@ export class PprState {
       for (const u of current) {
         const mass = this.rank[u] * (1 - c)
         const end = Math.min(start[u + 1], start[u] + params.fanOut)
+        scanned += end - start[u]
         let out = 0
         for (let e = start[u]; e < end; e++) out += params.edgeWeights[type[e]] * weight[e]
         if (out <= 0) {
           dangling += mass
           continue
         }
+        scanned += end - start[u]
         for (let e = start[u]; e < end; e++) {
           const w = params.edgeWeights[type[e]] * weight[e]
           if (w > 0) add(target[e], (mass * w) / out)
@@ -86,5 +96,6 @@ export class PprState {
       current = kept
     }
     this.nodes = current
+    this.lastEdges = scanned
   }
 }
