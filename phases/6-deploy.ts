@@ -3,7 +3,10 @@ import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space
 import {makeProfile, profileJson, renderEnvFile, renderShellScript, ROLLOUT_STAGES, type Profile} from '../src/deploy/profile.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {DeployResult, WeightsRecord} from './report-types.js'
+import type {DeployResult, RetrievalSearchResult, WeightsRecord} from './report-types.js'
+import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
+import {defaultConfig} from '../src/space/space.js'
+import type {Config} from '../src/space/types.js'
 
 export const PROFILES_DIR = 'profiles'
 
@@ -36,5 +39,34 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   const previous = profiles[0].profile
   const rollback = `${PROFILES_DIR}/rollback.sh`
   writeFileAtomic(join(ctx.outDir, rollback), renderShellScript(IMPORTANCE_SPACE, previous, `rollback: restores the previous profile (${previous.name}); source it: . ${rollback}`), 0o755)
-  return {profiles: profiles.map(({name, weights, files}) => ({name, weights, files})), rollback_script: rollback, rollout: ROLLOUT_STAGES.map((s) => ({...s}))}
+  return {
+    profiles: profiles.map(({name, weights, files}) => ({name, weights, files})),
+    rollback_script: rollback,
+    rollout: ROLLOUT_STAGES.map((s) => ({...s})),
+    ...(search.retrieval ? {retrieval: retrievalProfiles(ctx, search.retrieval, runId)} : {}),
+  }
+}
+
+/**
+ * The retrieval study's domain profiles (one kt profile each, space "retrieval") and its routed
+ * profile (base configuration plus per-query-type overrides, the form `kt eval --profile` reads).
+ */
+function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
+  const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
+    const name = `retrieval-${p.name}`
+    ctx.progress(`phase 6: writing profile ${name}`)
+    const metrics: Profile['metrics'] = {trial: p.trial, quality: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, rationale: p.rationale.join(' | ')}
+    const profile = makeProfile(RETRIEVAL_SPACE, name, inSpace(p.config!), metrics, runId)
+    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
+    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(RETRIEVAL_SPACE, profile))
+    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(RETRIEVAL_SPACE, profile), 0o755)
+    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
+    return {name, trial: p.trial, files}
+  })
+  const routedFile = `${PROFILES_DIR}/retrieval-routed.json`
+  const routed = {kt_routed_profile: 1, space: RETRIEVAL_SPACE.id, source_run: runId, config: inSpace(r.routed.base), overrides: r.routed.overrides, per_type: r.routed.per_type}
+  writeFileAtomic(join(ctx.outDir, routedFile), `${JSON.stringify(routed, null, 2)}\n`)
+  return {domain, routed: routedFile, overridden_types: Object.keys(r.routed.overrides)}
 }

@@ -46,6 +46,12 @@ const PlanSchema = z.object({
   detail_levels: z.object({FULL: unit, CHUNKS: unit, SUMMARY: unit}).strict(),
   token_cost: z.object({FULL: unit, CHUNKS: unit, SUMMARY: unit, DROPPED: unit}).strict(),
   acceptance: z.array(AcceptanceSchema),
+  retrieval: z.object({
+    data: z.string().min(1),
+    metric: z.string().regex(/^(recall@\d+|hit@\d+|ndcg@10|mrr)$/, 'recall@k, hit@k, ndcg@10 or mrr'),
+    optimizer: z.enum(['bohb', 'random', 'grid']),
+    budget: z.number().positive().max(100_000),
+  }).strict().optional(),
 }).strict()
 
 /**

@@ -108,6 +108,35 @@ export interface SearchResult {
   slices: Array<{x: string; y: string; cells: Array<{x: number; y: number; objective: number | null}>; aggregation: string}>
   landscape: Array<{signal: string; points: Array<{weight: number; objective: number | null}>}>
   front: Array<{weights: WeightsRecord; objective: number; token_budget: number}>
+  retrieval?: RetrievalSearchResult
+}
+
+export interface RetrievalFrontPoint {
+  trial: number
+  quality: number
+  p99_ms: number
+}
+
+/** Phase 4's retrieval-engine study (present when the plan has a `retrieval` section). */
+export interface RetrievalSearchResult {
+  data: string
+  metric: string
+  optimizer: string
+  /** In units of the largest fidelity tier, per study. */
+  budget: number
+  studies: string[]
+  missing_types: string[]
+  /** The engine's default configuration on every query (the largest tier). */
+  default_quality: number
+  front: {
+    reference: {quality: number; p99_ms: number; rule: string}
+    points: RetrievalFrontPoint[]
+    dominated: RetrievalFrontPoint[]
+    hypervolume: number
+    hypervolume_share: number
+  }
+  profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
+  routed: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
 }
 
 export interface CriterionVerdict {
@@ -146,6 +175,8 @@ export interface DeployResult {
   profiles: Array<{name: string; weights: WeightsRecord; files: string[]}>
   rollback_script: string
   rollout: Array<{stage: number; traffic_percent: number; gate: string}>
+  /** Retrieval profiles from the Phase 4 retrieval study: one per domain, and the routed profile. */
+  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]}>; routed: string; overridden_types: string[]}
 }
 
 export interface ChartRecord {

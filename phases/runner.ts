@@ -5,7 +5,8 @@ import {InputError} from '../src/util/errors.js'
 import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
 import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
-import {startChartRenderer} from '../src/report/chart-pool.js'
+import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
+import {importanceCharts} from '../src/report/importance-charts.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, type PhaseContext} from './lib/context.js'
 import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from './report-types.js'
@@ -78,7 +79,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const progress = options.progress ?? (() => {})
   const requested = options.phases ?? PHASE_NAMES
   const toRun = withPrerequisites(requested)
-  const charts = toRun.includes('visualize') ? startChartRenderer() : undefined
+  const charts = toRun.includes('visualize') ? memoizedRenderer(startChartRenderer()) : undefined
   const ctx = createContext(loaded, options.seed, outDir, progress, charts)
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
   const reused: PhaseName[] = []
@@ -99,6 +100,8 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         writeCheckpoint(outDir, def.name, checkpointKey, result)
       }
       timing.phases_ms[def.name] = round(performance.now() - t0)
+      // start rendering every chart whose data is now complete, while later phases compute
+      if (charts) for (const chart of importanceCharts(ctx.results)) charts.prefetch(chart.spec)
     }
   } finally {
     await charts?.close()

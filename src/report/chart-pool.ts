@@ -10,8 +10,8 @@ export interface ChartRenderer {
   close(): Promise<void>
 }
 
-/** At most this many render workers (the CI machine has two cores). */
-export const MAX_CHART_WORKERS = 2
+/** Render workers: one, because loading vega costs about 0.4 s of CPU per worker and the runner already overlaps rendering with the phases (two cores on CI). */
+export const MAX_CHART_WORKERS = 1
 
 const workerFile = fileURLToPath(new URL('./render-worker.js', import.meta.url))
 
@@ -48,5 +48,29 @@ export function startChartRenderer(): ChartRenderer {
     async close() {
       await Promise.all(workers.map((w) => w.terminate()))
     },
+  }
+}
+
+/**
+ * A renderer that renders each distinct spec once: the runner asks for every chart whose data is
+ * ready as soon as its phase ends, so rendering overlaps the later phases, and Phase 7 then gets
+ * the same promises back.
+ */
+export function memoizedRenderer(base: ChartRenderer): ChartRenderer & {prefetch(spec: VegaLiteSpec): void} {
+  const cache = new Map<string, Promise<RenderedChart>>()
+  const render = (spec: VegaLiteSpec): Promise<RenderedChart> => {
+    const key = JSON.stringify(spec)
+    let p = cache.get(key)
+    if (!p) {
+      p = base.render(spec)
+      cache.set(key, p)
+    }
+    return p
+  }
+  return {
+    render,
+    // errors surface when Phase 7 awaits the same promise
+    prefetch: (spec) => void render(spec).catch(() => {}),
+    close: () => base.close(),
   }
 }

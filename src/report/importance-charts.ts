@@ -16,6 +16,7 @@ const SIGNAL_COLORS = {domain: ['decay', 'surprise', 'relevance', 'habituation']
 export function importanceCharts(r: Partial<PhaseResults>): ChartSpec[] {
   const charts: ChartSpec[] = []
   if (r.search) charts.push(heatmap(r.search), front(r.search), landscape(r.search))
+  if (r.search?.retrieval) charts.push(retrievalFront(r.search.retrieval))
   if (r.ablation) charts.push(ablationBars(r.ablation))
   if (r.validation) charts.push(scatter(r.validation), levels(r.validation))
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
@@ -63,6 +64,30 @@ function front(s: PhaseResults['search']): ChartSpec {
         }},
         {data: {values: marks}, mark: {type: 'point', size: 120, filled: true, shape: 'diamond'}, encoding: {
           x: {field: 'token_budget', type: 'quantitative'}, y: {field: 'objective', type: 'quantitative'}, color: {field: 'series', type: 'nominal'},
+        }},
+      ],
+    },
+  }
+}
+
+function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+  const values = [
+    ...r.front.points.map((p) => ({...p, set: 'Pareto front'})),
+    ...r.front.dominated.map((p) => ({...p, set: 'dominated'})),
+  ]
+  return {
+    id: 'retrieval-front',
+    title: `Retrieval: ${r.metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
+    spec: {
+      width: 420, height: 280,
+      data: {values},
+      layer: [
+        {transform: [{filter: "datum.set === 'Pareto front'"}], mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'}, encoding: {
+          x: {field: 'p99_ms', type: 'quantitative', title: 'P99 latency (ms)'}, y: {field: 'quality', type: 'quantitative', title: r.metric},
+        }},
+        {mark: {type: 'point', filled: true, size: 50}, encoding: {
+          x: {field: 'p99_ms', type: 'quantitative'}, y: {field: 'quality', type: 'quantitative'},
+          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated'], range: ['#4c78a8', '#bbbbbb']}, title: null},
         }},
       ],
     },

@@ -93,7 +93,25 @@ function search(s: PhaseResults['search']): string[] {
     ...s.top.map((t, i) => `| ${i + 1} | ${weights(t.weights)} | ${fn(t.objective)} | ${f(t.token_budget, 1)} |`),
     '', `Front of ${s.objective} vs token budget: ${s.front.length} non-dominated grid points, from ${f(s.front[0]?.token_budget ?? 0, 1)} tokens (${fn(s.front[0]?.objective ?? null)}) to ${f(s.front.at(-1)?.token_budget ?? 0, 1)} tokens (${fn(s.front.at(-1)?.objective ?? null)}).`, '',
   ]
+  if (s.retrieval) out.push(...retrieval(s.retrieval))
   return out
+}
+
+function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[] {
+  return [
+    '### Retrieval engine', '',
+    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}). Objectives: ${r.metric} (maximised) and P99 latency (minimised). The default configuration scores ${f(r.default_quality)}.`,
+    '',
+    `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
+    '', '| trial | ' + r.metric + ' | P99 ms |', '|---:|---:|---:|',
+    ...r.front.points.map((p) => `| ${p.trial} | ${f(p.quality)} | ${p.p99_ms.toFixed(3)} |`),
+    '', '| domain profile | trial | why |', '|---|---:|---|',
+    ...r.profiles.map((p) => `| ${p.name} (${p.description}) | ${p.trial ?? '-'} | ${p.rationale.join('; ').replace(/\|/g, '\\|')} |`),
+    '', `Routed profile (minimum gain ${r.routed.min_gain}):`, '', '| query type | base | type sweep | gain | override |', '|---|---:|---:|---:|---|',
+    ...r.routed.per_type.map((t) => `| ${t.type} | ${f(t.base_score)} | ${f(t.best_score)} | ${signed(t.gain)} | ${t.override ? `yes (${t.keys.length} parameters)` : 'no'} |`),
+    ...(r.missing_types.length ? ['', `No scored queries of type ${r.missing_types.join(', ')} in the data: no sweep.`] : []),
+    '',
+  ]
 }
 
 function validation(v: PhaseResults['validation']): string[] {
@@ -119,7 +137,10 @@ function deploy(d: PhaseResults['deploy']): string[] {
   return ['## Phase 6: profiles', '',
     '| profile | weights | files |', '|---|---|---|',
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
-    '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '']
+    '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
+    ...(d.retrieval ? [
+      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial})`).join(', ')}; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}; use it with \`kt eval --profile\`).`, ''] : []),
+  ]
 }
 
 function charts(v: PhaseResults['visualize']): string[] {

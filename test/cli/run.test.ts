@@ -134,3 +134,21 @@ describe('bad input', () => {
     expect(r.stderr).toMatch(/file-not-dir\/sub: expected a writable folder/)
   })
 })
+
+// run b is a full run that no later test overwrites
+describe('kt run: the retrieval study in Phase 4', () => {
+  it('writes the front, the domain profiles and the routed profile, and Phase 6 exports them', () => {
+    const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
+    const r = report.phases.search.retrieval
+    expect(r.optimizer).toBe('bohb')
+    expect(r.studies[0]).toBe('retrieval-all')
+    expect(r.front.points.length).toBeGreaterThan(0)
+    expect(r.front.hypervolume).toBeGreaterThan(0)
+    expect(r.profiles.map((p: {name: string}) => p.name)).toEqual(['financial-compliance', 'high-throughput', 'coding-assistant'])
+    const d = report.phases.deploy.retrieval
+    for (const p of d.domain) for (const f of p.files) expect(existsSync(join(dir, 'b', f)), f).toBe(true)
+    const routed = JSON.parse(readFileSync(join(dir, 'b', d.routed), 'utf8'))
+    expect(Object.keys(routed.overrides).sort()).toEqual([...d.overridden_types].sort())
+    expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toContain('retrieval-front')
+  })
+})
