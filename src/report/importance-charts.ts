@@ -83,7 +83,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
       data: {values},
       layer: [
         {transform: [{filter: "datum.set === 'Pareto front'"}], mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'}, encoding: {
-          x: {field: 'p99_ms', type: 'quantitative', title: 'P99 latency (ms)'}, y: {field: 'quality', type: 'quantitative', title: r.metric},
+          x: {field: 'p99_ms', type: 'quantitative', title: 'P99 latency, ms (cost-model estimate)'}, y: {field: 'quality', type: 'quantitative', title: r.metric},
         }},
         {mark: {type: 'point', filled: true, size: 50}, encoding: {
           x: {field: 'p99_ms', type: 'quantitative'}, y: {field: 'quality', type: 'quantitative'},
