@@ -14,6 +14,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {InputError} from '../util/errors.js'
 import {ensureDir} from '../util/fs.js'
 import {dirname} from 'node:path'
+import type {Outcome} from './evaluate.js'
 
 /** Marker and version of kt's study schema, kept in the kt_meta table. */
 export const STUDY_FORMAT = 'kt-study'
@@ -62,19 +63,10 @@ export interface TrialRow {
   readonly worker: number | null
 }
 
-export interface FinishedTrial {
-  readonly status: 'ok' | 'failed'
-  readonly loss?: number
-  readonly values?: readonly number[]
-  readonly metrics?: Readonly<Record<string, number>>
-  readonly checkpoint?: unknown
-  readonly error?: string
+/** A finished evaluation as the store records it: the outcome plus its place in the tell order. */
+export interface FinishedTrial extends Outcome {
   readonly tellSeq: number
   readonly asksBefore: number
-  readonly startedAt: string
-  readonly finishedAt: string
-  readonly durationMs: number
-  readonly worker?: number
 }
 
 const SCHEMA = `
