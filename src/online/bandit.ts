@@ -10,9 +10,9 @@ import {InputError, describeValue} from '../util/errors.js'
 import type {Rng} from '../util/rng.js'
 import {type Dimension, configFromArms, dimensionsOf} from './bins.js'
 import {type Forgetting, type ForgettingSettings, type ForgettingState, makeForgetting} from './forgetting.js'
-import {ArmPosteriors} from './posterior.js'
+import {ArmPosteriors, type ChangeState} from './posterior.js'
 import {profilePrior} from './prior.js'
-import {type SamplerKind, SAMPLER_KINDS} from './sampling.js'
+import {type SamplerKind, DrawStream, SAMPLER_KINDS} from './sampling.js'
 
 /**
  * The sampler tenants use by default. The exact Dirichlet draw costs about 15 µs per query for
@@ -41,6 +41,8 @@ export interface BanditSettings {
 export interface BanditState {
   queries: number
   counts: number[][]
+  /** Change-model state per dimension (null: no arm suspected); absent in states saved before it existed. */
+  change?: (ChangeState | null)[]
   forgetting: ForgettingState
 }
 
@@ -58,6 +60,8 @@ export function checkSettings(settings: BanditSettings, where: string): void {
     if (!(f.fraction > 0 && f.fraction < 1)) throw new InputError(`${where}: forgetting.fraction`, 'a fraction in (0, 1)', describeValue(f.fraction))
   } else if (f.kind === 'adaptive') {
     if (f.halfLife !== null && !positive(f.halfLife)) throw new InputError(`${where}: forgetting.halfLife`, 'a positive number of queries or null', describeValue(f.halfLife))
+    if (f.changeHalfLife != null && !positive(f.changeHalfLife)) throw new InputError(`${where}: forgetting.changeHalfLife`, 'a positive number of queries or null', describeValue(f.changeHalfLife))
+    if (f.staleHalfLife != null && !positive(f.staleHalfLife)) throw new InputError(`${where}: forgetting.staleHalfLife`, 'a positive number of queries or null', describeValue(f.staleHalfLife))
     if (!positive(f.delta)) throw new InputError(`${where}: forgetting.delta`, 'a positive number', describeValue(f.delta))
     if (!positive(f.lambda)) throw new InputError(`${where}: forgetting.lambda`, 'a positive number', describeValue(f.lambda))
     if (!Number.isInteger(f.minSamples) || f.minSamples < 1) throw new InputError(`${where}: forgetting.minSamples`, 'a positive integer', describeValue(f.minSamples))
@@ -72,6 +76,8 @@ export class TenantBandit {
   readonly forgetting: Forgetting
   /** Queries counted so far; scheduled decay fires on multiples of its period, so it is persisted. */
   queries = 0
+  /** The fast bit stream a query's draws use, reseeded from the query's Rng. */
+  private readonly stream = new DrawStream()
 
   constructor(
     readonly space: ParamSpace,
@@ -89,7 +95,8 @@ export class TenantBandit {
   /** Thompson sampling: one arm per dimension, written into `out`. */
   sampleArms(rng: Rng, out: Uint8Array = new Uint8Array(this.dims.length)): Uint8Array {
     const sampler = this.settings.sampler
-    for (let d = 0; d < this.posteriors.length; d++) out[d] = this.posteriors[d].sampleBest(rng, sampler)
+    const stream = this.stream.reseed(rng)
+    for (let d = 0; d < this.posteriors.length; d++) out[d] = this.posteriors[d].sampleBest(stream, sampler)
     return out
   }
 
@@ -107,10 +114,10 @@ export class TenantBandit {
     })
   }
 
-  /** Counts one query; forgetting runs in phase with the counter. Returns the new count. */
-  countQuery(): number {
+  /** Counts one query that plays `arms`; forgetting runs in phase with the counter. Returns the new count. */
+  countQuery(arms: ArrayLike<number>): number {
     this.queries++
-    this.forgetting.onQuery(this.queries, this.posteriors)
+    this.forgetting.onQuery(this.queries, this.posteriors, arms)
     return this.queries
   }
 
@@ -119,9 +126,9 @@ export class TenantBandit {
     for (let d = 0; d < this.posteriors.length; d++) this.posteriors[d].observe(arms[d], level)
   }
 
-  /** The settled outcome of one query (in query order) for change detection; true when it raised an alarm. */
-  outcome(level: number): boolean {
-    return this.forgetting.onOutcome(level / (this.settings.levels - 1), this.posteriors)
+  /** The settled outcome of one query that played `arms` (in query order) for change detection; true when it raised an alarm. */
+  outcome(arms: ArrayLike<number>, level: number): boolean {
+    return this.forgetting.onOutcome(level, this.posteriors, arms, this.queries)
   }
 
   /** Checks that an arm choice read back from disk fits these dimensions. */
@@ -134,13 +141,17 @@ export class TenantBandit {
   }
 
   save(): BanditState {
-    return {queries: this.queries, counts: this.posteriors.map((p) => Array.from(p.counts)), forgetting: this.forgetting.save()}
+    const state: BanditState = {queries: this.queries, counts: this.posteriors.map((p) => Array.from(p.counts)), forgetting: this.forgetting.save()}
+    const change = this.posteriors.map((p) => p.saveChange() ?? null)
+    if (change.some((c) => c !== null)) state.change = change
+    return state
   }
 
   load(state: BanditState): void {
     if (state.counts.length !== this.posteriors.length) throw new RangeError(`expected ${this.posteriors.length} dimensions, got ${state.counts.length}`)
-    state.counts.forEach((c, d) => this.posteriors[d].restore(c))
-    this.forgetting.load(state.forgetting)
+    if (state.change !== undefined && state.change.length !== this.posteriors.length) throw new RangeError(`expected change state for ${this.posteriors.length} dimensions, got ${state.change.length}`)
+    state.counts.forEach((c, d) => this.posteriors[d].restore(c, state.change?.[d] ?? undefined))
+    this.forgetting.load(state.forgetting, this.posteriors)
     this.queries = state.queries
   }
 }

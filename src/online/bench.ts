@@ -72,7 +72,7 @@ function benchCase(space: ParamSpace, tuned: readonly string[] | undefined, leve
   const arms = new Uint8Array(bandit.dims.length)
   for (let q = 0; q < WARMUP_QUERIES; q++) {
     bandit.sampleArms(rng, arms)
-    bandit.countQuery()
+    bandit.countQuery(arms)
     bandit.observe(arms, rng.int(levels))
   }
   const n = options.queries
@@ -83,7 +83,7 @@ function benchCase(space: ParamSpace, tuned: readonly string[] | undefined, leve
   const choose = time(options.repetitions, n, () => {
     for (let q = 0; q < n; q++) {
       const config = bandit.configOf(bandit.sampleArms(rng, arms))
-      bandit.countQuery()
+      bandit.countQuery(arms)
       sink += Object.keys(config).length
     }
   })

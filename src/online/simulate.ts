@@ -15,7 +15,7 @@ import {Rng} from '../util/rng.js'
 import {mean, median, standardError} from '../stats/summary.js'
 import {ArmPosteriors} from './posterior.js'
 import {type Forgetting, type ForgettingSettings, forgettingDefaults, makeForgetting} from './forgetting.js'
-import {type SamplerKind, streamSeed} from './sampling.js'
+import {type SamplerKind, DrawStream, streamSeed} from './sampling.js'
 
 /** Arms in every simulated environment (the issue). */
 export const SIM_ARMS = 10
@@ -132,6 +132,9 @@ export class ThompsonPolicy implements Policy {
   readonly posterior: ArmPosteriors
   private readonly forgetting: Forgetting
   private steps = 0
+  private readonly played = new Uint8Array(1)
+  /** Draw bits: seeded from the policy's Rng at the first selection (a run gives each policy its own Rng). */
+  private stream: DrawStream | null = null
 
   constructor(arms: number, levels: number, settings: ForgettingSettings, private readonly sampler: SamplerKind) {
     this.posterior = new ArmPosteriors(arms, levels)
@@ -139,14 +142,16 @@ export class ThompsonPolicy implements Policy {
   }
 
   select(rng: Rng): number {
-    return this.posterior.sampleBest(rng, this.sampler)
+    this.stream ??= new DrawStream(rng)
+    return this.posterior.sampleBest(this.stream, this.sampler)
   }
 
   update(arm: number, level: number): void {
     this.steps++
-    this.forgetting.onQuery(this.steps, [this.posterior])
+    this.played[0] = arm
+    this.forgetting.onQuery(this.steps, [this.posterior], this.played)
     this.posterior.observe(arm, level)
-    this.forgetting.onOutcome(level / (this.posterior.levels - 1), [this.posterior])
+    this.forgetting.onOutcome(level, [this.posterior], this.played, this.steps)
   }
 
   get alarms(): number {

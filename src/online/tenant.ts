@@ -162,7 +162,7 @@ export class TenantLearner {
   }
 
   private applyQuery(id: number, t: number, arms: number[]): Verdict {
-    const counted = this.bandit.countQuery()
+    const counted = this.bandit.countQuery(arms)
     if (id !== counted) throw new RangeError(`query event out of order: id ${id} where ${counted} was expected`)
     this.counters.queries++
     this.pending.set(id, {t, arms, implicit: IMPLICIT_OPEN, labelled: false})
@@ -185,7 +185,7 @@ export class TenantLearner {
           this.bandit.observe(record.arms, 0)
           this.counters.expired++
         }
-        this.detect(record.implicit === IMPLICIT_USED ? this.bandit.settings.levels - 1 : 0)
+        this.detect(record.arms, record.implicit === IMPLICIT_USED ? this.bandit.settings.levels - 1 : 0)
       }
       this.implicitHead++
     }
@@ -199,8 +199,8 @@ export class TenantLearner {
     }
   }
 
-  private detect(level: number): void {
-    if (this.bandit.outcome(level)) this.counters.alarms++
+  private detect(arms: readonly number[], level: number): void {
+    if (this.bandit.outcome(arms, level)) this.counters.alarms++
   }
 
   /** A record for feedback, or the verdict when there is none. */
@@ -248,7 +248,7 @@ export class TenantLearner {
     }
     record.labelled = true
     this.bandit.observe(record.arms, grade)
-    this.detect(grade)
+    this.detect(record.arms, grade)
     this.counters.labels++
     return 'applied'
   }

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../src/util/rng.js'
-import {fastBeta, fastGamma, fastNormal, sampleMeanExact, sampleMeanGaussian} from '../../src/online/sampling.js'
+import {DrawStream, fastBeta, fastGamma, fastNormal, gammaMT, sampleMeanExact, sampleMeanGaussian} from '../../src/online/sampling.js'
 
 /** Sample mean and variance of n draws. */
 function moments(n: number, draw: () => number): {mean: number; variance: number} {
@@ -86,5 +86,50 @@ describe('expected-reward draws of a Dirichlet', () => {
     const m = moments(100_000, () => sampleMeanExact(rng, counts, 0, 2))
     expect(m.mean).toBeCloseTo(0.3, 2)
     expectVariance(m.variance, 0.21 / 11, 100_000)
+  })
+})
+
+/** xoshiro128** written out with unsigned arithmetic (Blackman & Vigna's reference `next`), independent of DrawStream's int32 form. */
+function referenceXoshiro(state: number[]): () => number {
+  const s = state.map((x) => x >>> 0)
+  const rotl = (x: number, k: number) => ((x << k) | (x >>> (32 - k))) >>> 0
+  const mul = (a: number, b: number) => Number((BigInt(a) * BigInt(b)) & 0xffffffffn)
+  return () => {
+    const result = mul(rotl(mul(s[1], 5), 7), 9)
+    const t = (s[1] << 9) >>> 0
+    s[2] = (s[2] ^ s[0]) >>> 0
+    s[3] = (s[3] ^ s[1]) >>> 0
+    s[1] = (s[1] ^ s[2]) >>> 0
+    s[0] = (s[0] ^ s[3]) >>> 0
+    s[2] = (s[2] ^ t) >>> 0
+    s[3] = rotl(s[3], 11)
+    return result
+  }
+}
+
+describe('draw stream', () => {
+  it('is xoshiro128** seeded with four draws of its source', () => {
+    const words = [1, 2, 3, 4]
+    let i = 0
+    const stream = new DrawStream({nextU32: () => words[i++]})
+    // first output by hand: rotl(2 * 5, 7) * 9 = 1280 * 9
+    expect(stream.nextU32()).toBe(11520)
+    const ref = referenceXoshiro([1, 2, 3, 4])
+    ref()
+    for (let k = 0; k < 1000; k++) expect(stream.nextU32()).toBe(ref())
+    const big = [0xffffffff, 0x80000000, 0x12345678, 0xdeadbeef]
+    let j = 0
+    const s2 = new DrawStream({nextU32: () => big[j++]})
+    const ref2 = referenceXoshiro(big)
+    for (let k = 0; k < 1000; k++) expect(s2.nextU32()).toBe(ref2())
+  })
+
+  it('feeds the cached-constant gamma draw: Gamma(2.5) from d = 2.5 - 1/3, c = 1/sqrt(9d) has mean and variance 2.5', () => {
+    const stream = new DrawStream(new Rng(21))
+    const d = 2.5 - 1 / 3
+    const n = 100_000
+    const m = moments(n, () => gammaMT(stream, d, 1 / Math.sqrt(9 * d)))
+    expect(Math.abs(m.mean - 2.5)).toBeLessThan(4 * Math.sqrt(2.5 / n))
+    expect(Math.abs(m.variance - 2.5)).toBeLessThan(4 * 2.5 * Math.sqrt((2 + 6 / 2.5) / n))
   })
 })

@@ -108,4 +108,11 @@ describe('simulate', () => {
     expect(r.algorithms['ts-adaptive'].regret_mean).toBeLessThan(r.algorithms.ts.regret_mean)
     expect(r.algorithms['ts-adaptive'].recovery_steps_median!).toBeLessThan(500)
   })
+
+  it('the change model recovers from a rise of an ignored arm, where no forgetting does not (20 runs x 3000 steps)', () => {
+    const r = simulate({env: 'switch-rise', runs: 20, steps: 3000, seed: 1, sampler: 'logit', algorithms: ['ts', 'ts-adaptive']})
+    expect(r.algorithms.ts.recovery_steps_median).toBeNull()
+    expect(r.algorithms['ts-adaptive'].recovery_steps_median!).toBeLessThan(500)
+    expect(r.algorithms['ts-adaptive'].never_recovered_share!).toBeLessThanOrEqual(0.1)
+  })
 })

@@ -3,6 +3,7 @@ import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'n
 import {join} from 'node:path'
 import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH} from '../../src/online/store.js'
 import {InputError} from '../../src/util/errors.js'
+import {forgettingDefaults} from '../../src/online/forgetting.js'
 import {createTenant, openTenant, tempDir, TEST_SETTINGS} from './helpers.js'
 
 /** Drives a store through queries with a mix of feedback, at 1 s steps from `t0`. */
@@ -36,6 +37,31 @@ describe('tenant store', () => {
     const c = openTenant(dir, 'acme')
     expect(c.openReport.replayed).toBeGreaterThan(40)
     expect(stateOf(c)).toBe(live)
+    c.close()
+  })
+
+  it('persists the change model (suspicions, idle tables) and replays it exactly', () => {
+    const dir = tempDir()
+    // a fast hazard (half-life 10 queries per dimension) so that suspicions are open within 150 queries
+    const settings = {...TEST_SETTINGS, forgetting: {...forgettingDefaults('adaptive'), changeHalfLife: 10}}
+    const a = createTenant(dir, 'drift', settings as typeof TEST_SETTINGS, 7)
+    let t = 0
+    for (let i = 0; i < 150; i++) {
+      const {queryId} = a.choose(t)
+      t += 10_000 // 10 s apart: implicit windows (5 min) close after 30 queries and settle in query order
+      if (queryId % 3 !== 0) a.used(String(queryId), t)
+    }
+    const live = JSON.parse(stateOf(a))
+    expect(live.bandit.change.some((c: unknown) => c !== null)).toBe(true)
+    expect(live.bandit.forgetting.lastPlayed).toHaveLength(a.learner.bandit.dims.length)
+    expect(live.bandit.forgetting.lastResult).toHaveLength(a.learner.bandit.dims.length)
+    a.close()
+    const b = openTenant(dir, 'drift')
+    expect(JSON.parse(stateOf(b))).toEqual(live)
+    b.close()
+    rmSync(join(dir, 'drift', 'state.json'))
+    const c = openTenant(dir, 'drift')
+    expect(JSON.parse(stateOf(c))).toEqual(live)
     c.close()
   })
 

@@ -18,6 +18,7 @@ export default class OnlineSimulate extends KtCommand {
     '<%= config.bin %> online simulate --env lin --runs 100 --steps 5000',
     '<%= config.bin %> online simulate --env switch-rise --runs 50 --steps 5000 --json',
     '<%= config.bin %> online simulate --env switch-drop --runs 50 --steps 5000 --sampler exact --half-life 1000',
+    '<%= config.bin %> online simulate --env lin --change-half-life 0 --stale-half-life 500',
   ]
 
   static override flags = {
@@ -26,7 +27,9 @@ export default class OnlineSimulate extends KtCommand {
     steps: Flags.integer({description: 'Steps per run (T; switches happen at T/2).', default: 5000, min: 20}),
     seed: Flags.integer({description: 'Seed of every random choice (same seed and flags give the same numbers).', default: 42}),
     sampler: Flags.string({description: 'How Thompson sampling draws from an arm posterior: exact Beta/Dirichlet, moment-matched Gaussian, or logistic-normal; default the tenants\' DEFAULT_SAMPLER.', options: ['exact', 'gaussian', 'logit']}),
-    'half-life': Flags.integer({description: 'Background half-life of ts-adaptive in steps (0 = none); default the tenants\' ADAPTIVE_HALF_LIFE_QUERIES.', min: 0}),
+    'change-half-life': Flags.integer({description: 'ts-adaptive\'s change model: idle steps after which an arm has changed with prior probability 1/2 (0 = no change model); default the tenants\' CHANGE_HALF_LIFE_QUERIES.', min: 0}),
+    'stale-half-life': Flags.integer({description: 'ts-adaptive: half-life of an arm\'s evidence while it is not played, in steps (0 = none, the default; for the trade-off study).', min: 0}),
+    'half-life': Flags.integer({description: 'ts-adaptive: background half-life of all evidence in steps (0 = none, the default; for the trade-off study).', min: 0}),
   }
 
   async run(): Promise<unknown> {
@@ -37,7 +40,14 @@ export default class OnlineSimulate extends KtCommand {
     const {renderTable, fixed} = await import('../../online/format.js')
     type Env = Parameters<typeof simulate>[0]['env']
     const sampler = (flags.sampler ?? DEFAULT_SAMPLER) as 'exact' | 'gaussian' | 'logit'
-    const adaptive = flags['half-life'] === undefined ? ADAPTIVE_DEFAULTS : {...ADAPTIVE_DEFAULTS, halfLife: flags['half-life'] === 0 ? null : flags['half-life']}
+    if (ADAPTIVE_DEFAULTS.kind !== 'adaptive') throw new Error('ADAPTIVE_DEFAULTS must be adaptive')
+    const override = (value: number | undefined, fallback: number | null | undefined): number | null => (value === undefined ? fallback ?? null : value === 0 ? null : value)
+    const adaptive = {
+      ...ADAPTIVE_DEFAULTS,
+      halfLife: override(flags['half-life'], ADAPTIVE_DEFAULTS.halfLife),
+      changeHalfLife: override(flags['change-half-life'], ADAPTIVE_DEFAULTS.changeHalfLife),
+      staleHalfLife: override(flags['stale-half-life'], ADAPTIVE_DEFAULTS.staleHalfLife),
+    }
     const spinner = this.spinner(`kt online simulate ${flags.env}: run 0/${flags.runs}`)
     const report = simulate({env: flags.env as Env, runs: flags.runs, steps: flags.steps, seed: flags.seed, sampler, adaptive}, (run) => {
       void spinner.update(`kt online simulate ${flags.env}: run ${run + 1}/${flags.runs}`)
@@ -45,8 +55,9 @@ export default class OnlineSimulate extends KtCommand {
     await spinner.succeed(`kt online simulate ${flags.env}: ${flags.runs} runs x ${flags.steps} steps`)
     if (!this.jsonEnabled()) {
       const isSwitch = flags.env.startsWith('switch')
-      const halfLife = adaptive.kind === 'adaptive' ? adaptive.halfLife : null
-      this.log(`env ${report.env}: 10 arms, ${report.runs} runs x ${report.steps} steps, sampler ${sampler}, ts-adaptive half-life ${halfLife ?? 'none'}, seed ${flags.seed}`)
+      const none = (v: number | null): string => (v === null ? 'none' : String(v))
+      this.log(`env ${report.env}: 10 arms, ${report.runs} runs x ${report.steps} steps, sampler ${sampler}, seed ${flags.seed}`)
+      this.log(`ts-adaptive: Page-Hinkley on falls, change half-life ${none(adaptive.changeHalfLife)}, staleness half-life ${none(adaptive.staleHalfLife)}, background half-life ${none(adaptive.halfLife)}`)
       const header = ['algorithm', 'regret mean', '± se', 'optimal share last 10%']
       if (isSwitch) header.push('recovery median', 'never recovered')
       const rows = Object.entries(report.algorithms).map(([name, s]) => {
