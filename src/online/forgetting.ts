@@ -12,7 +12,7 @@
  *      played) to its prior and shrinks the other arms to ALARM_KEEP_OTHERS of their evidence.
  *   2. a bin that is not played gets better: a per-arm change model (posterior.ts). The prior
  *      probability that an idle arm has changed grows with its idle time, as for a constant
- *      hazard: 1 - 0.5^(idle / CHANGE_HALF_LIFE_QUERIES). Thompson sampling draws a suspected arm
+ *      hazard: 1 - 0.5^(idle / (CHANGE_HALF_LIFE_QUERIES * dimensions)). Thompson sampling draws a suspected arm
  *      from its "changed" component (the prior plus evidence since the suspicion began) with
  *      that probability, so a long-idle arm is re-tried now and then, usually once: its old
  *      evidence is kept, and one result that fits it lowers the change probability again (the
@@ -57,12 +57,13 @@ export const PH_REFERENCE_WINDOW = 500
 /** Share of evidence the non-incumbent arms keep at an alarm (the incumbent keeps none). */
 export const ALARM_KEEP_OTHERS = 0.3
 /**
- * Change model: idle queries after which an arm has changed with prior probability 1/2. Measured
- * (100 runs x 5000 steps, logit sampler, seed 42; `lin` regret / `switch-rise` median steps to
- * recover): 10000: 103 / 383, 15000: 95 / 408, 20000: 91 / 498, 30000: 85 / 544 (before the
- * suspicion timeout), against 61 / never without forgetting. 15000 is the longest that keeps the
- * rise recovery under 500 steps with a margin over seeds (seeds 1, 2: 444, 451). The cost when
- * nothing changes is about one pull of every bin per 430 queries.
+ * Change model: idle queries after which an arm of a one-dimension bandit has changed with prior
+ * probability 1/2; in a tenant each arm's half-life is this times the number of dimensions (the
+ * re-tries are paid per query, and a query plays one arm of every dimension). Measured (100 runs
+ * x 5000 steps, logit sampler, seed 42; `lin` regret / `switch-rise` median steps to recover):
+ * 10000: 112 / 370, 15000: 101 / 379, 20000: 95 / 473, 30000: 89 / 511, none: 61 / never.
+ * 15000 is the longest that keeps the rise recovery under 500 steps with a margin over seeds
+ * (seeds 1, 2: 427, 438). In `lin` it costs about one pull of every bin per 430 queries.
  */
 export const CHANGE_HALF_LIFE_QUERIES = 15_000
 /**
@@ -210,12 +211,13 @@ export class PageHinkley {
  * staleness half-life and a background half-life (kept for the trade-off study).
  *
  * Every ADAPTIVE_DISCOUNT_EVERY_QUERIES (K) queries, for each arm not played in the last K queries:
- * - change model (changeHalfLife H): an open suspicion whose fresh evidence favours "unchanged"
- *   (Bayes factor <= 1) is settled, then the arm's change probability grows as for a constant
- *   hazard, w = 1 - (1 - w) 0.5^(K / H): an arm idle for s queries has changed with probability
- *   about 1 - 0.5^(s / H);
+ * - change model (changeHalfLife H, D dimensions): an open suspicion whose Bayes factor is <= 1,
+ *   or that got no result for SUSPICION_TIMEOUT_QUERIES, is decided; then the arm's change
+ *   probability grows as for a constant hazard, w = 1 - (1 - w) 0.5^(K / (H D)): an arm idle
+ *   for s queries has changed with probability about 1 - 0.5^(s / (H D));
  * - staleness decay (staleHalfLife): the arm keeps 0.5^(K / staleHalfLife) of its evidence.
- * An arm played at least once every K queries is idle in no step.
+ * An arm played at least once every K queries is idle in no step. Settled results (onOutcome)
+ * update the suspected arms' change probabilities, then feed the Page-Hinkley test.
  */
 class AdaptiveForgetting implements Forgetting {
   alarms = 0

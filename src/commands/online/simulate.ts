@@ -12,6 +12,8 @@ export default class OnlineSimulate extends KtCommand {
     '100 post-switch steps stays >= 0.5 to the end of the run (a run that gets there less than 100 steps before the end never recovered);',
     'the median counts never-recovered runs as infinitely slow (null when half or more never recovered).',
     'All algorithms in a run face the same environment and the same reward draws (common random numbers).',
+    'ts-adaptive is the tenants\' adaptive forgetting: a Page-Hinkley test for falls of the reward plus a per-arm change model that',
+    're-tries long-idle arms (src/online/README.md); the --*-half-life flags override its settings for trade-off studies.',
   ].join(' ')
 
   static override examples = [
