@@ -27,6 +27,11 @@ import {
 export const BASE_PRIOR_COUNT = 1
 /** Change probability at which a suspected change is accepted and the arm's old evidence dropped. */
 export const CHANGE_ACCEPT_PROB = 0.9
+/**
+ * Change probability below which a suspicion is settled at once as "unchanged" (an arm that keeps
+ * being played is never idle, so this keeps its Bayes factor from underflowing).
+ */
+export const CHANGE_SETTLE_PROB = 1e-9
 const INV_2_32 = 2 ** -32
 
 /** Component indices of the cached draw parameters. */
@@ -109,7 +114,7 @@ export class ArmPosteriors {
    * (alpha_0 - 1), and p_c the changed component's (prior_l + fresh_l) / (prior_0 + fresh_0),
    * the change probability becomes w' = w r / (w r + 1 - w), r = p_c / p_u; the Bayes factor is
    * multiplied by r and the result joins the fresh evidence. At CHANGE_ACCEPT_PROB the change is
-   * accepted.
+   * accepted; below CHANGE_SETTLE_PROB the suspicion is settled.
    */
   updateChange(arm: number, level: number): void {
     const w = this.changeProb[arm]
@@ -119,6 +124,7 @@ export class ArmPosteriors {
     this.changeFactor[arm] *= ratio
     this.fresh[arm * this.levels + level] += 1
     if (this.changeProb[arm] >= CHANGE_ACCEPT_PROB) this.acceptChange(arm)
+    else if (this.changeProb[arm] < CHANGE_SETTLE_PROB) this.settleChange(arm)
     else this.markArm(arm)
   }
 
@@ -374,7 +380,7 @@ export class ArmPosteriors {
       if (change.fresh.length !== this.fresh.length || change.prob.length !== this.arms || change.factor.length !== this.arms)
         throw new RangeError(`change state must hold ${this.fresh.length} fresh counts and ${this.arms} probabilities and factors`)
       for (const f of change.fresh) if (!(f >= 0 && Number.isFinite(f))) throw new RangeError(`fresh counts must be non-negative and finite, got ${f}`)
-      for (const w of change.prob) if (!(w >= 0 && w < 1)) throw new RangeError(`change probabilities must be in [0, 1), got ${w}`)
+      for (const w of change.prob) if (!(w >= 0 && w <= 1)) throw new RangeError(`change probabilities must be in [0, 1], got ${w}`)
       for (const b of change.factor) if (!(b > 0 && Number.isFinite(b))) throw new RangeError(`Bayes factors must be positive and finite, got ${b}`)
     }
     this.counts.set(counts)

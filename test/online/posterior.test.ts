@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {ArmPosteriors} from '../../src/online/posterior.js'
 import {ADAPTIVE_DISCOUNT_EVERY_QUERIES, SUSPICION_TIMEOUT_QUERIES, type ForgettingSettings, PageHinkley, makeForgetting} from '../../src/online/forgetting.js'
-import {CHANGE_ACCEPT_PROB} from '../../src/online/posterior.js'
+import {CHANGE_ACCEPT_PROB, CHANGE_SETTLE_PROB} from '../../src/online/posterior.js'
 import {DrawStream} from '../../src/online/sampling.js'
 import {Rng} from '../../src/util/rng.js'
 
@@ -196,6 +196,25 @@ describe('change model of one arm (hand-computed Bayes updates)', () => {
     p.updateChange(1, 1) // arm 1 was never suspected: nothing moves
     expect(p.changeProb[1]).toBe(0)
     expect(Array.from(p.fresh)).toEqual([0, 0, 0, 0])
+  })
+
+  it('settles a suspicion whose change probability falls below CHANGE_SETTLE_PROB', () => {
+    expect(CHANGE_SETTLE_PROB).toBe(1e-9)
+    const p = new ArmPosteriors(1, 2)
+    p.observe(0, 1, 99) // Beta(100, 1): counts [1, 100]
+    p.raiseChangeProb(0, 1 - 2e-9) // w = 2e-9 (to rounding of 1 - 2e-9)
+    const w0 = p.changeProb[0]
+    expect(w0).toBeCloseTo(2e-9, 15)
+    p.observe(0, 1)
+    p.updateChange(0, 1) // unchanged 100/101, changed 1/2: r = 0.505, w = 1.01e-9: still open
+    expect(p.changeProb[0] / ((w0 * 0.505) / (w0 * 0.505 + 1 - w0))).toBeCloseTo(1, 12)
+    expect(p.freshEvidence(0)).toBe(1)
+    p.observe(0, 1)
+    p.updateChange(0, 1) // unchanged 101/102, changed 2/3: r = 0.673, w = 6.8e-10 < 1e-9: settled
+    expect(p.changeProb[0]).toBe(0)
+    expect(p.freshEvidence(0)).toBe(0)
+    expect(p.changeFactor[0]).toBe(1)
+    expect(Array.from(p.counts)).toEqual([1, 102])
   })
 
   it('graded levels use the Dirichlet predictive alpha_l / alpha_0', () => {
