@@ -4,8 +4,9 @@
  * tick); applying the same events in the same order gives the same state, which is what lets the
  * feedback log be replayed after a crash.
  *
- * Change detection (adaptive forgetting) sees one settled outcome per implicit window, when it
- * closes (top level if used, 0 if not), and each accepted label when it arrives.
+ * Change detection (adaptive forgetting: the Page-Hinkley test and the per-arm change model) sees
+ * one settled outcome per implicit window, when it closes (top level if used, 0 if not), with the
+ * arms the query played, and each accepted label when it arrives.
  *
  * Feedback rules:
  * - implicit: a retrieved node was used. Within IMPLICIT_WINDOW_MS of the query it credits the
