@@ -5,7 +5,6 @@ import {SIGNALS, weightsFromConfig, type Weights} from '../src/engine/importance
 import {runSearch as runStudyOptimiser} from '../src/study/search.js'
 import {budgetLevels} from '../src/search/hyperband.js'
 import {importanceObjective, IMPORTANCE_FIDELITY} from './lib/importance-objective.js'
-import {retrievalStudy} from './lib/retrieval-study.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
 import {pearson, spearman} from '../src/stats/correlation.js'
 import {paretoFront} from '../src/stats/pareto.js'
@@ -84,7 +83,7 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
       }),
     })),
     front: front.map((p) => ({weights: p.weights, objective: p.objective!, token_budget: p.token_budget})),
-    ...(plan.retrieval ? {retrieval: await retrievalStudy(ctx, plan.retrieval, join(ctx.outDir, STUDY_FILE))} : {}),
+    ...(ctx.retrieval ? {retrieval: await ctx.retrieval} : {}),
   }
 }
 

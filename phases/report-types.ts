@@ -125,6 +125,8 @@ export interface RetrievalSearchResult {
   /** In units of the largest fidelity tier, per study. */
   budget: number
   studies: string[]
+  /** The SQLite study store in the run folder that holds every trial. */
+  store: string
   missing_types: string[]
   /** The engine's default configuration on every query (the largest tier). */
   default_quality: number

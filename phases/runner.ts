@@ -7,6 +7,7 @@ import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {importanceCharts} from '../src/report/importance-charts.js'
+import {startRetrievalStudy, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, type PhaseContext} from './lib/context.js'
 import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from './report-types.js'
@@ -84,6 +85,13 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
   const reused: PhaseName[] = []
   const checkpointKey = `${KT_VERSION}/${runId}/${datasetFingerprint(ctx)}`
+  const retrieval = loaded.plan.retrieval
+  if (retrieval && toRun.includes('search') && !(options.resume && readCheckpoint(outDir, 'search', checkpointKey) !== undefined)) {
+    const data = loaded.resolvePath(retrieval.data)
+    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
+    // a failure surfaces when Phase 4 awaits it; until then it must not count as unhandled
+    ctx.retrieval.catch(() => {})
+  }
 
   try {
     for (const def of PHASES.filter((p) => toRun.includes(p.name))) {

@@ -4,7 +4,7 @@ import {loadDataset, toImportanceInput, truthOf, type Dataset} from '../../src/d
 import {computeSignals, type SignalColumns} from '../../src/engine/importance/signals.js'
 import {packageRoot} from '../../src/util/paths.js'
 import type {LoadedPlan} from '../plan.js'
-import type {PhaseResults} from '../report-types.js'
+import type {PhaseResults, RetrievalSearchResult} from '../report-types.js'
 import type {ChartRenderer} from '../../src/report/chart-pool.js'
 import {renderChart} from '../../src/report/render.js'
 
@@ -31,6 +31,8 @@ export interface PhaseContext {
   progress(text: string): void
   /** Chart renderer (worker threads, started before the phases so the libraries load meanwhile). */
   readonly charts: ChartRenderer
+  /** The retrieval study, started with the run when the plan has one (Phase 4 awaits it). */
+  retrieval?: Promise<RetrievalSearchResult>
 }
 
 export function createContext(plan: LoadedPlan, seed: number, outDir: string, progress: (t: string) => void, charts: ChartRenderer = {render: renderChart, close: async () => {}}): PhaseContext {

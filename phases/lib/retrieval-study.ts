@@ -1,46 +1,56 @@
-import {join} from 'node:path'
+import {existsSync, rmSync} from 'node:fs'
+import {basename} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {retrievalObjectives} from '../../src/search/retrieval.js'
 import {qualityAtFullBudget} from '../../src/search/routed.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
+import {InputError} from '../../src/util/errors.js'
 import type {Plan} from '../plan.js'
-import type {PhaseContext} from './context.js'
-import {displayPath} from './context.js'
 import type {RetrievalSearchResult} from '../report-types.js'
 
-/** Study names in the run's store start with this. */
+/** Study names in the retrieval store start with this. */
 const STUDY_PREFIX = 'retrieval'
+/** The retrieval studies' store in the run folder (separate from the importance study's). */
+export const RETRIEVAL_STUDY_FILE = 'retrieval-studies.sqlite'
+
+export interface RetrievalStudyInput {
+  readonly settings: NonNullable<Plan['retrieval']>
+  /** Absolute path of the memory dataset. */
+  readonly data: string
+  /** How the report names the dataset. */
+  readonly dataLabel: string
+  readonly storage: string
+  readonly seed: number
+}
 
 /**
  * The retrieval engine tuned on a memory dataset's fidelity tiers: one bi-objective study over all
  * queries (quality vs P99 latency) and one per query type, bundled into a routed profile; the
- * Pareto front with its hypervolume and the domain profiles chosen from it.
+ * Pareto front with its hypervolume and the domain profiles chosen from it. A function of its
+ * inputs alone, so it can run on a worker thread while the importance phases compute.
  */
-export async function retrievalStudy(ctx: PhaseContext, settings: NonNullable<Plan['retrieval']>, storage: string): Promise<RetrievalSearchResult> {
-  const data = ctx.plan.resolvePath(settings.data)
-  const lines: string[] = []
+export async function retrievalStudy(input: RetrievalStudyInput, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+  const {settings, data, seed} = input
   const result = await runRoutedSweeps({
-    data, metric: settings.metric, storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed: ctx.seed, maxBudget: settings.budget,
-    log: (line) => {
-      lines.push(line)
-      ctx.progress(`phase 4: ${line}`)
-    },
+    data, metric: settings.metric, storage: input.storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed, maxBudget: settings.budget,
+    log: progress,
   })
   const analysis = result.analysis
   if (!analysis) throw new Error('the retrieval study produced no bi-objective trials')
   const {objectiveFor} = retrievalObjectives({data, metric: settings.metric})
-  const overall = objectiveFor(undefined).instance
-  const defaults = defaultConfig(RETRIEVAL_SPACE)
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
-    data: displayPath(data),
+    data: input.dataLabel,
     metric: settings.metric,
     optimizer: settings.optimizer,
     budget: settings.budget,
     studies: result.studies,
+    store: basename(input.storage),
     missing_types: result.missing_types,
-    default_quality: await qualityAtFullBudget(overall, defaults, ctx.seed, 'defaults'),
+    default_quality: await qualityAtFullBudget(objectiveFor(undefined).instance, defaultConfig(RETRIEVAL_SPACE), seed, 'defaults'),
     front: {
       reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
       points: analysis.front.front.map(point),
@@ -55,3 +65,26 @@ export async function retrievalStudy(ctx: PhaseContext, settings: NonNullable<Pl
   }
 }
 
+const workerFile = fileURLToPath(new URL('./retrieval-worker.js', import.meta.url))
+
+/**
+ * Starts the retrieval study now, on a worker thread when running from the build (it needs
+ * nothing the other phases compute, so it overlaps them); in this thread from TypeScript sources.
+ * A fresh run starts a fresh store; a resumed run keeps it, so finished studies are not redone.
+ */
+export function startRetrievalStudy(input: RetrievalStudyInput, resume: boolean, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+  if (!resume) for (const suffix of ['', '-wal', '-shm']) rmSync(`${input.storage}${suffix}`, {force: true})
+  if (!existsSync(workerFile) || !import.meta.url.endsWith('.js')) return retrievalStudy(input, progress)
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerFile, {workerData: input})
+    worker.on('message', (msg: {progress?: string; result?: RetrievalSearchResult; error?: {message: string; input?: {where: string; expected: string; got?: string}}}) => {
+      if (msg.progress !== undefined) progress(msg.progress)
+      else if (msg.result) resolve(msg.result)
+      else if (msg.error) reject(msg.error.input ? new InputError(msg.error.input.where, msg.error.input.expected, msg.error.input.got) : new Error(msg.error.message))
+    })
+    worker.on('error', reject)
+    worker.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`the retrieval study worker stopped with code ${code}`))
+    })
+  })
+}

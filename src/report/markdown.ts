@@ -100,7 +100,7 @@ function search(s: PhaseResults['search']): string[] {
 function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[] {
   return [
     '### Retrieval engine', '',
-    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The default configuration scores ${f(r.default_quality)}.`,
+    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The default configuration scores ${f(r.default_quality)}.`,
     '',
     `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
     '', '| trial | ' + r.metric + ' | P99 ms (estimate) |', '|---:|---:|---:|',
