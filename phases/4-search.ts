@@ -6,7 +6,7 @@ import {runSearch as runStudyOptimiser} from '../src/study/search.js'
 import {budgetLevels} from '../src/search/hyperband.js'
 import {importanceObjective, IMPORTANCE_FIDELITY} from './lib/importance-objective.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
-import {pearson, spearman} from '../src/stats/correlation.js'
+import {averageRanks, pearson} from '../src/stats/correlation.js'
 import {paretoFront} from '../src/stats/pareto.js'
 import {correlationInterval} from './lib/metrics.js'
 import {simplexLattice, latticeAround, randomSimplex, withWeight} from './lib/simplex.js'
@@ -114,11 +114,13 @@ const BOHB_STUDY = 'importance-bohb'
 
 function evaluator(ds: StudyDataset, plan: Plan): (w: Weights) => ScoredPoint {
   const scores = new Float64Array(ds.signals.n)
-  const correlation = plan.objective === 'spearman' ? spearman : pearson
+  // Spearman is Pearson on average ranks: rank the fixed truth once, not at every point.
+  const truthRanks = averageRanks(ds.truth)
+  const correlation = plan.objective === 'spearman' ? (x: Float64Array) => pearson(averageRanks(x), truthRanks) : (x: Float64Array) => pearson(x, ds.truth)
   return (w) => {
     scoreColumns(ds.signals, w, scores)
     const levels = detailLevels(scores, plan.detail_levels)
-    return {weights: {...w}, objective: correlation(scores, ds.truth), token_budget: tokenBudget(levels, ds.signals.tokens, plan.token_cost)}
+    return {weights: {...w}, objective: correlation(scores), token_budget: tokenBudget(levels, ds.signals.tokens, plan.token_cost)}
   }
 }
 
