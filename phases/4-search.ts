@@ -41,8 +41,18 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
   ctx.progress('phase 4: BOHB on the weight simplex')
   const bohb = await bohbSearch(ctx, ds, plan, evaluate)
 
-  const candidates: Array<[string, ScoredPoint]> = [['grid', gridBest], ['refine', refineBest], ['random', randomBest], ['bohb', bohb.best]]
-  const [source, optimum] = candidates.reduce((a, b) => (better(b[1], a[1]) ? b : a))
+  // The optimum honours the plan's token-budget criterion on the tuning set: the best point whose
+  // token budget stays within the allowed growth over the baseline's (otherwise the best overall).
+  const baselinePoint = evaluate(plan.baseline)
+  const limit = tokenBudgetLimit(plan, baselinePoint.token_budget)
+  const tagged: Array<[string, ScoredPoint]> = [
+    ...grid.map((p): [string, ScoredPoint] => ['grid', p]), ...refine.map((p): [string, ScoredPoint] => ['refine', p]),
+    ...random.map((p): [string, ScoredPoint] => ['random', p]), ['bohb', bohb.best],
+  ]
+  const pick = (points: Array<[string, ScoredPoint]>) => points.reduce((a, b) => (better(b[1], a[1]) ? b : a))
+  const unconstrained = pick(tagged)
+  const feasible = limit ? tagged.filter(([, p]) => limit.allows(p.token_budget)) : tagged
+  const [source, optimum] = feasible.length > 0 ? pick(feasible) : unconstrained
   const baselineScores = scoreColumns(ds.signals, plan.baseline)
   const optimumScores = scoreColumns(ds.signals, optimum.weights)
 
@@ -61,6 +71,14 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
     refine: {step: plan.search.refine_step, radius: plan.search.refine_radius, points: refine.length, best: refineBest},
     random: {samples: random.length, best: randomBest},
     bohb,
+    constraint: {
+      description: limit ? `token budget on ${ds.id} ${limit.op} ${limit.max.toFixed(1)} tokens (the baseline's ${baselinePoint.token_budget.toFixed(1)} x (1 + ${limit.growth}), from acceptance criterion ${limit.criterion})` : 'none (the plan has no token-budget criterion)',
+      token_budget_max: limit ? limit.max : null,
+      feasible_points: feasible.length,
+      evaluated_points: tagged.length,
+      unconstrained_best: {...unconstrained[1], source: unconstrained[0]},
+      binds: unconstrained[1] !== optimum,
+    },
     optimum: {
       weights: optimum.weights,
       source,
@@ -85,6 +103,14 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
     front: front.map((p) => ({weights: p.weights, objective: p.objective!, token_budget: p.token_budget})),
     ...(ctx.retrieval ? {retrieval: await ctx.retrieval} : {}),
   }
+}
+
+/** The token-budget ceiling from the plan's acceptance criterion (relative growth over the baseline). */
+function tokenBudgetLimit(plan: Plan, baseline: number): {max: number; op: string; growth: number; criterion: string; allows(b: number): boolean} | undefined {
+  const c = plan.acceptance.find((a) => a.metric === 'token_budget_change_rel' && (a.op === '<' || a.op === '<='))
+  if (!c) return undefined
+  const max = baseline * (1 + c.value)
+  return {max, op: c.op, growth: c.value, criterion: c.id, allows: (b) => (c.op === '<' ? b < max : b <= max)}
 }
 
 /** BOHB over the weight simplex, every trial persisted in the run's study store. */

@@ -1,6 +1,7 @@
 import {DETAIL_LEVELS} from '../src/engine/importance/score.js'
 import {wilsonInterval} from '../src/stats/interval.js'
 import {mean} from '../src/stats/summary.js'
+import {bootstrapCI, meanStatistic} from '../src/stats/bootstrap.js'
 import {evaluateWeights, correlationInterval, correlationDelta} from './lib/metrics.js'
 import type {PhaseContext} from './lib/context.js'
 import type {AcceptanceCriterion} from './plan.js'
@@ -32,7 +33,7 @@ export function runValidation(ctx: PhaseContext): ValidationResult {
       dataset: ds.id,
       role: ds.role,
       turns: n,
-      mean_change: {kind: 'absolute', unit: 'importance score (0-1)', value: mean(changes)},
+      mean_change: meanChange(changes, ctx, ds.id),
       share_positive: {value: share.estimate, low: share.low, high: share.high, confidence: plan.bootstrap.confidence},
       baseline: {pearson: correlationInterval(ctx, 'pearson', base.scores, ds), spearman: correlationInterval(ctx, 'spearman', base.scores, ds), token_budget: base.tokenBudget},
       optimum: {pearson: correlationInterval(ctx, 'pearson', opt.scores, ds), spearman: correlationInterval(ctx, 'spearman', opt.scores, ds), token_budget: opt.tokenBudget},
@@ -46,7 +47,16 @@ export function runValidation(ctx: PhaseContext): ValidationResult {
     }
     return {...record, verdicts: plan.acceptance.map((c) => verdict(c, record))}
   })
+  // no held-out data means nothing was validated: that is not a pass
+  if (datasets.length === 0) return {optimum, baseline: {...plan.baseline}, datasets, passed: false, note: 'no held-out or imported dataset in the plan: nothing was validated'}
   return {optimum, baseline: {...plan.baseline}, datasets, passed: datasets.every((d) => d.verdicts.every((v) => v.passed))}
+}
+
+/** Mean per-turn score change with a percentile bootstrap interval (absolute, in score units). */
+function meanChange(changes: Float64Array, ctx: PhaseContext, id: string): ValidationDataset['mean_change'] {
+  const {bootstrap} = ctx.plan.plan
+  const r = bootstrapCI(changes.length, meanStatistic(changes), {rng: ctx.rng(`validation/${id}/mean-change`), resamples: bootstrap.resamples, confidence: bootstrap.confidence})
+  return {kind: 'absolute', unit: 'importance score (0-1)', value: mean(changes), low: r.low!, high: r.high!, confidence: r.confidence}
 }
 
 /** The value an acceptance metric takes on one dataset (token change as a fraction, not %). */

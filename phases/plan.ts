@@ -1,7 +1,8 @@
 import {dirname, resolve} from 'node:path'
 import {createHash} from 'node:crypto'
 import {z} from 'zod'
-import {InputError, describeValue} from '../src/util/errors.js'
+import {InputError} from '../src/util/errors.js'
+import {parseWith} from '../src/util/zod.js'
 import {readText, parseJson} from '../src/util/fs.js'
 import {phasesDir} from '../src/util/paths.js'
 import {SIMPLEX_SUM_TOLERANCE} from '../src/space/types.js'
@@ -73,18 +74,16 @@ export function loadPlan(file: string = DEFAULT_PLAN_FILE): LoadedPlan {
   const text = readText(file)
   const plan = parsePlan(parseJson(file, text), file)
   const base = dirname(resolve(file))
+  const tune = resolve(base, plan.datasets.tune)
+  for (const [field, list] of [['holdout', plan.datasets.holdout], ['imported', plan.datasets.imported]] as const)
+    list.forEach((path, i) => {
+      if (resolve(base, path) === tune) throw new InputError(`${file}: datasets.${field}[${i}]`, 'a dataset other than the tuning set (validating on training data proves nothing)', JSON.stringify(path))
+    })
   return {plan, file, hash: createHash('sha256').update(text).digest('hex').slice(0, 12), resolvePath: (p) => resolve(base, p)}
 }
 
 export function parsePlan(value: unknown, file: string): Plan {
-  const result = PlanSchema.safeParse(value)
-  if (!result.success) {
-    const issue = result.error.issues[0]
-    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || '(top level)'
-    const got = issue.path.reduce<unknown>((v, key) => (v as Record<string | number, unknown> | undefined)?.[key], value)
-    throw new InputError(`${file}: ${path}`, issue.code === 'unrecognized_keys' ? `no unknown fields (${issue.keys.join(', ')})` : issue.message.toLowerCase(), describeValue(got))
-  }
-  const plan = result.data
+  const plan = parseWith(PlanSchema, value, file)
   const sum = plan.baseline.decay + plan.baseline.surprise + plan.baseline.relevance + plan.baseline.habituation
   if (Math.abs(sum - 1) > SIMPLEX_SUM_TOLERANCE) throw new InputError(`${file}: baseline`, `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`, String(sum))
   const t = plan.detail_levels

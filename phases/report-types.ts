@@ -101,6 +101,8 @@ export interface SearchResult {
   random: {samples: number; best: ScoredPoint}
   /** BOHB (src/search) on the weight simplex with multi-fidelity subsamples of the tuning set. */
   bohb: {evaluations: number; budget_used: number; budget_unit: string; study: {file: string; name: string}; best: ScoredPoint}
+  /** The acceptance criterion the optimum must meet on the tuning set, and whether it changed the pick. */
+  constraint: {description: string; token_budget_max: number | null; feasible_points: number; evaluated_points: number; unconstrained_best: ScoredPoint & {source: string}; binds: boolean}
   optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
   baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
   top: ScoredPoint[]
@@ -155,7 +157,7 @@ export interface ValidationDataset {
   dataset: string
   role: string
   turns: number
-  mean_change: {kind: 'absolute'; unit: string; value: number}
+  mean_change: {kind: 'absolute'; unit: string; value: number; low: number; high: number; confidence: number}
   share_positive: {value: number; low: number; high: number; confidence: number}
   baseline: {pearson: Interval; spearman: Interval; token_budget: number}
   optimum: {pearson: Interval; spearman: Interval; token_budget: number}
@@ -171,6 +173,8 @@ export interface ValidationResult {
   baseline: WeightsRecord
   datasets: ValidationDataset[]
   passed: boolean
+  /** Why the verdict is not a pass although no criterion failed (e.g. nothing to validate on). */
+  note?: string
 }
 
 export interface DeployResult {

@@ -75,7 +75,10 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const started = performance.now()
   const loaded = loadPlan(options.planFile ?? DEFAULT_PLAN_FILE)
   const runId = runIdFor(options.seed, loaded.hash)
-  const outDir = resolve(options.outDir ?? join('reports', runId))
+  const requestedPhases = options.phases ?? PHASE_NAMES
+  // a partial run must not overwrite the full run's report: it gets a folder of its own
+  const partial = PHASE_NAMES.some((p) => !requestedPhases.includes(p))
+  const outDir = resolve(options.outDir ?? join('reports', partial ? `${runId}-${requestedPhases.join('-')}` : runId))
   ensureDir(outDir)
   const progress = options.progress ?? (() => {})
   const requested = options.phases ?? PHASE_NAMES

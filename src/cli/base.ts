@@ -18,8 +18,11 @@ export abstract class KtCommand extends Command {
       process.stderr.write(`kt: ${error.message.replace(/\s*\n\s*/g, ' ')}\n`)
       this.exit(2)
     }
-    if (error instanceof Errors.CLIError && (error as Errors.CLIError).oclif?.exit !== 0 && /Nonexistent flag|Unexpected argument|Expected|Missing required|parse/i.test(error.message)) {
-      process.stderr.write(`kt: ${error.message.split('\n')[0]}\n`)
+    // oclif's parse errors (unknown flag, bad value, missing argument) span several lines: fold
+    // them into one, without the "See more help" hint
+    if (error instanceof Errors.CLIError && /Nonexistent flag|Unexpected argument|Expected|Missing .*required|Parsing --|must be|is not one of/i.test(error.message)) {
+      const line = error.message.split('\n').map((l) => l.trim()).filter((l) => l && !/^See more help/.test(l)).join(' ')
+      process.stderr.write(`kt: ${line}\n`)
       this.exit(2)
     }
     return super.catch(error)
@@ -31,7 +34,8 @@ export class Progress {
   private spinnerPromise: Promise<{text: string; succeed(t?: string): void; fail(t?: string): void; stop(): void} | undefined>
 
   constructor(text: string, silent: boolean) {
-    this.spinnerPromise = silent || process.env.KT_NO_PROGRESS
+    // a spinner only where someone watches: a terminal, not --json, not KT_NO_PROGRESS
+    this.spinnerPromise = silent || process.env.KT_NO_PROGRESS || !process.stderr.isTTY
       ? Promise.resolve(undefined)
       : import('ora').then(({default: ora}) => ora({text, stream: process.stderr}).start())
   }
@@ -46,9 +50,10 @@ export class Progress {
     s?.succeed(text)
   }
 
-  async fail(text?: string): Promise<void> {
+  /** Stops the spinner and clears its line (the error message that follows says what failed). */
+  async fail(): Promise<void> {
     const s = await this.spinnerPromise
-    s?.fail(text)
+    s?.stop()
   }
 }
 

@@ -31,13 +31,17 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
         const o = r.phases.search.optimum
         lines.push(`  optimum: ${Object.entries(o.weights).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} (${r.phases.search.objective} ${o.objective.estimate?.toFixed(3)})`)
       }
-      if (r.phases.validation) lines.push(`  validation: ${r.phases.validation.passed ? 'PASS' : 'FAIL'}`)
-      lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (${r.timing.total_ms} ms)`)
+      if (r.phases.validation) {
+        const v = r.phases.validation
+        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+        lines.push(`  validation: ${v.note ? `NOT VALIDATED (${v.note})` : v.passed ? 'PASS' : `FAIL (${failed.join(', ')})`}`)
+      }
+      lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (phases took ${r.timing.total_ms} ms)`)
       cmd.log(lines.join('\n'))
     }
     return summary
   } catch (error) {
-    await spinner.fail('kt: stopped')
+    await spinner.fail()
     throw error
   }
 }

@@ -9,7 +9,10 @@ export default class Deploy extends KtCommand {
   static override description = 'Validates the profile against its parameter space (importance or retrieval: weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`. The default TARGET is reports/deployed/<space>.'
   static override examples = ['<%= config.bin %> deploy reports/seed42-plan0123abcd4567/profiles/optimum.json', '<%= config.bin %> deploy profile.json --target /srv/agent/importance --json']
   static override args = {profile: Args.string({description: 'profile JSON written by phase 6', required: true})}
-  static override flags = {target: Flags.string({description: 'Deployment folder (default reports/deployed/<space of the profile>).'})}
+  static override flags = {
+    target: Flags.string({description: 'Deployment folder (default reports/deployed/<space of the profile>).'}),
+    force: Flags.boolean({description: 'Deploy even though the profile\'s run failed its validation.', default: false}),
+  }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Deploy)
@@ -17,7 +20,7 @@ export default class Deploy extends KtCommand {
     const {spaceOfProfileFile} = await import('../deploy/spaces.js')
     const space = spaceOfProfileFile(args.profile)
     const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${space.id}`
-    const outcome = deployProfile(space, args.profile, target)
+    const outcome = deployProfile(space, args.profile, target, {force: flags.force})
     this.log(`deployed ${outcome.active} to ${target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback --target ${target} restores it)` : ''}`)
     return {target, space: space.id, ...outcome}
   }

@@ -36,6 +36,9 @@ export default class Eval extends KtCommand {
     })
     const progress = this.spinner(`evaluating ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`)
     const output = runEvaluation(dataset, profile.config, {ks, engine: {overrides: profile.overrides}})
+    // no scored question means no measurement: an error, not a table of zeros
+    if (output.queries === 0)
+      throw new InputError(flags.data, 'at least one question of categories 1-4 whose evidence names a turn of its conversation', `${dataset.questions.length} questions, none scorable`)
     await progress.succeed(`evaluated ${output.queries} queries`)
     if (!this.jsonEnabled()) this.log(renderEvalReport(output))
     return output

@@ -117,7 +117,7 @@ export default class Search extends KtCommand {
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
-      await (interrupted ? spinner?.fail('kt search: interrupted') : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
+      await (interrupted ? spinner?.fail() : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
@@ -132,7 +132,7 @@ export default class Search extends KtCommand {
       }
       return view.json
     } catch (error) {
-      await spinner?.fail('kt search: stopped')
+      await spinner?.fail()
       throw error
     } finally {
       process.off('SIGINT', stop)

@@ -1,5 +1,6 @@
 import {z} from 'zod'
 import {InputError, describeValue} from '../util/errors.js'
+import {parseWith} from '../util/zod.js'
 import {configFromEnv, configToEnv, validateConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 
@@ -32,16 +33,12 @@ export function makeProfile(space: ParamSpace, name: string, config: Config, met
 }
 
 export function parseProfile(value: unknown, file: string, space: ParamSpace): Profile {
-  const result = ProfileSchema.safeParse(value)
-  if (!result.success) {
-    const issue = result.error.issues[0]
-    const path = issue.path.join('.') || '(top level)'
-    const got = issue.path.reduce<unknown>((v, key) => (v as Record<string | number, unknown> | undefined)?.[key], value)
-    throw new InputError(`${file}: ${path}`, issue.message.toLowerCase(), describeValue(got))
-  }
-  if (result.data.space !== space.id) throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(result.data.space))
-  validateConfig(space, result.data.config, `${file}: config`)
-  return result.data
+  if (typeof value === 'object' && value !== null && 'kt_routed_profile' in value)
+    throw new InputError(file, 'a kt profile (kt_profile); this is a routed profile (base plus per-query-type overrides): use it with kt eval --profile')
+  const data = parseWith(ProfileSchema, value, file)
+  if (data.space !== space.id) throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(data.space))
+  validateConfig(space, data.config, `${file}: config`)
+  return data
 }
 
 export function profileJson(p: Profile): string {

@@ -19,8 +19,11 @@ export interface DeployOutcome {
   readonly history: number
 }
 
-export function deployProfile(space: ParamSpace, profileFile: string, target: string): DeployOutcome {
+export function deployProfile(space: ParamSpace, profileFile: string, target: string, options: {force?: boolean} = {}): DeployOutcome {
   const profile = parseProfile(readJson(profileFile), profileFile, space)
+  // a profile whose own run failed its acceptance criteria does not go live by accident
+  if (profile.metrics.validation_passed === 'false' && !options.force)
+    throw new InputError(`${profileFile}: metrics.validation_passed`, 'a profile that passed its validation (or --force)', 'false')
   ensureDir(join(target, HISTORY))
   const activeFile = join(target, `${ACTIVE}.json`)
   let previous: string | null = null

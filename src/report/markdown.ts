@@ -40,7 +40,8 @@ function summary(p: Partial<PhaseResults>): string[] {
       const verdicts = d.verdicts.map((v) => `${v.id} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ')
       lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
     }
-    lines.push(`- Verdict: ${p.validation.passed ? '**all acceptance criteria pass**' : '**at least one acceptance criterion fails**'}.`)
+    const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
+    lines.push(`- Verdict: ${p.validation.note ? `**not validated**: ${p.validation.note}` : p.validation.passed ? '**all acceptance criteria pass**' : `**failed**: ${failed.join(', ')}`}.`)
   }
   return lines
 }
@@ -59,7 +60,8 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
     '| dataset | role | turns | reference time | regenerates identically | mean truth | sha256 |', '|---|---|---:|---|---|---:|---|']
   for (const d of r.datasets)
     out.push(`| ${d.id} | ${d.role} | ${d.turns} | ${d.reference_time} | ${d.regenerates_identically === null ? 'n/a (imported)' : d.regenerates_identically ? 'yes' : '**no**'} | ${f(d.truth.mean)} | \`${d.sha256.slice(0, 12)}\` |`)
-  out.push('', '| dataset | signal | verdict | variance explained by the label | Spearman with truth |', '|---|---|---|---:|---:|')
+  out.push('', 'Variance explained by the label: the share of a signal\'s variance that some function of the label explains (von Neumann successive differences after sorting by the label); about 0 when unrelated, so small negative values are estimation noise. At 95% or more a signal is flagged as computed from the label.', '',
+    '| dataset | signal | verdict | variance explained by the label | Spearman with truth |', '|---|---|---|---:|---:|')
   for (const d of r.datasets)
     for (const a of d.leakage) out.push(`| ${d.id} | ${a.signal} | ${a.verdict === 'ok' ? 'ok' : `**${a.verdict}**`} | ${a.dependence === null ? 'undefined' : pct(a.dependence)} | ${a.spearman === null ? 'undefined' : f(a.spearman)} |`)
   return [...out, '']
@@ -79,7 +81,7 @@ function search(s: PhaseResults['search']): string[] {
   const out = [
     '## Phase 4: search', '',
     `Objective: ${s.objective} against the truth on ${s.dataset}. Grid: all ${s.grid.points} points of the simplex lattice with step ${s.grid.step}; refinement: ${s.refine.points} points with step ${s.refine.step} within ${s.refine.radius} of the grid optimum; random: ${s.random.samples} uniform points on the simplex.`, '',
-    '| search | best weights | objective | token budget |', '|---|---|---:|---:|',
+    '| search | best weights | objective | token budget (tokens) |', '|---|---|---:|---:|',
     `| grid | ${weights(s.grid.best.weights)} | ${fn(s.grid.best.objective)} | ${f(s.grid.best.token_budget, 1)} |`,
     `| refine | ${weights(s.refine.best.weights)} | ${fn(s.refine.best.objective)} | ${f(s.refine.best.token_budget, 1)} |`,
     `| random | ${weights(s.random.best.weights)} | ${fn(s.random.best.objective)} | ${f(s.random.best.token_budget, 1)} |`,
@@ -87,8 +89,15 @@ function search(s: PhaseResults['search']): string[] {
     '',
     `BOHB: ${s.bohb.evaluations} evaluations using ${f(s.bohb.budget_used, 1)} units of budget (one unit = the ${s.bohb.budget_unit}); every trial is in \`${s.bohb.study.file}\` (study ${s.bohb.study.name}; \`kt study show ${s.bohb.study.name} --storage ${s.bohb.study.file}\`).`,
     '',
-    `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)}; baseline ${ci(s.baseline.objective)}. ` +
-      `Gradient at the optimum (step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}).`,
+    `Constraint: ${s.constraint.description}; ${s.constraint.feasible_points} of ${s.constraint.evaluated_points} evaluated points meet it. ` +
+      (s.constraint.binds
+        ? `It binds: the unconstrained best (${s.constraint.unconstrained_best.source}, ${weights(s.constraint.unconstrained_best.weights)}) reaches ${fn(s.constraint.unconstrained_best.objective)} with ${f(s.constraint.unconstrained_best.token_budget, 1)} tokens.`
+        : 'It does not bind: the best point meets it.'),
+    '',
+    `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)} with ${f(s.optimum.token_budget, 1)} tokens; baseline ${ci(s.baseline.objective)} with ${f(s.baseline.token_budget, 1)} tokens. ` +
+      `The interval is optimistic: the optimum was picked as the best of ${s.constraint.evaluated_points} points on this same data (Phase 5 measures it on data it was not tuned on).`,
+    '',
+    `Gradient at the optimum (${s.smoothness.note}, step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}); a small norm means a flat neighbourhood, so nearby weights score about the same.`,
     '', `Top ${s.top.length}:`, '', '| rank | weights | objective | token budget |', '|---:|---|---:|---:|',
     ...s.top.map((t, i) => `| ${i + 1} | ${weights(t.weights)} | ${fn(t.objective)} | ${f(t.token_budget, 1)} |`),
     '', `Front of ${s.objective} vs token budget: ${s.front.length} non-dominated grid points, from ${f(s.front[0]?.token_budget ?? 0, 1)} tokens (${fn(s.front[0]?.objective ?? null)}) to ${f(s.front.at(-1)?.token_budget ?? 0, 1)} tokens (${fn(s.front.at(-1)?.objective ?? null)}).`, '',
@@ -121,14 +130,14 @@ function validation(v: PhaseResults['validation']): string[] {
       '| measure | baseline | optimum | change |', '|---|---|---|---|',
       `| Pearson | ${ci(d.baseline.pearson)} | ${ci(d.optimum.pearson)} | ${delta(d.delta.pearson)} |`,
       `| Spearman | ${ci(d.baseline.spearman)} | ${ci(d.optimum.spearman)} | ${delta(d.delta.spearman)} |`,
-      `| token budget | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${signed(d.token_budget_change.value, 1)}% (relative) |`,
+      `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval) |`,
       '',
-      `Mean per-turn change: ${signed(d.mean_change.value)} (absolute, ${d.mean_change.unit}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
+      `Mean per-turn change: ${signed(d.mean_change.value)} [${signed(d.mean_change.low)}, ${signed(d.mean_change.high)}] (absolute, ${d.mean_change.unit}, bootstrap ${pct(d.mean_change.confidence, 0)}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
       '', 'Detail-level transitions (rows: baseline, columns: optimum):', '',
       `| baseline \\ optimum | ${d.levels.order.join(' | ')} |`, `|---|${d.levels.order.map(() => '---:').join('|')}|`,
       ...d.levels.order.map((l, i) => `| ${l} | ${d.levels.transitions[i].join(' | ')} |`),
       '', '| criterion | metric | threshold | value | verdict |', '|---|---|---|---:|---|',
-      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${c.threshold} | ${fn(c.value)} | ${c.passed ? 'PASS' : '**FAIL**'} |`), '')
+      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${criterionValue(c.metric, c.value)} | ${c.passed ? 'PASS' : '**FAIL**'} |`), '')
   }
   return out
 }
@@ -145,6 +154,14 @@ function deploy(d: PhaseResults['deploy']): string[] {
 
 function charts(v: PhaseResults['visualize']): string[] {
   return ['## Phase 7: charts', '', ...v.charts.flatMap((c) => [`### ${c.title}`, '', `![${c.title}](${c.png})`, '', `Spec: [${c.spec}](${c.spec}) · [SVG](${c.svg})`, ''])]
+}
+
+/** A criterion's value in its own unit: relative token changes as percentages, correlations as numbers. */
+function criterionValue(metric: string, value: number | null): string {
+  if (value === null) return 'undefined'
+  if (metric === 'token_budget_change_rel') return `${signed(100 * value, 1)}% (relative)`
+  if (metric === 'share_positive') return pct(value)
+  return `${signed(value)} (absolute)`
 }
 
 export function weights(w: WeightsRecord): string {

@@ -9,6 +9,7 @@ import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
+import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
 import {StudyStore} from './store.js'
 
@@ -103,7 +104,8 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
           objective: objective.spec,
           objectiveInstance: objective.instance,
           optimizer: options.optimizer,
-          seed: options.seed,
+          // each sweep its own stream: with one seed every type's study would try the same configurations
+          seed: (options.seed ^ hashString(name)) >>> 0,
           maxTrials: options.maxTrials,
           maxBudget: options.maxBudget,
           workers: options.workers,

@@ -105,9 +105,9 @@ describe('bad input', () => {
   it('names the field of a NaN or negative weight and a missing field', () => {
     const plan = JSON.parse(readFileSync(join(__dirname, '../../phases/plan.default.json'), 'utf8'))
     plan.baseline.surprise = -0.3
-    expect(kt(['run', '--plan', bad('neg.json', JSON.stringify(plan))]).stderr).toMatch(/neg\.json: baseline\.surprise: .*greater than or equal to 0/)
+    expect(kt(['run', '--plan', bad('neg.json', JSON.stringify(plan))]).stderr).toMatch(/neg\.json: baseline\.surprise: expected a number >= 0, got -0\.3/)
     delete plan.baseline.surprise
-    expect(kt(['run', '--plan', bad('missing.json', JSON.stringify(plan))]).stderr).toMatch(/missing\.json: baseline\.surprise: expected required, got nothing/)
+    expect(kt(['run', '--plan', bad('missing.json', JSON.stringify(plan))]).stderr).toMatch(/missing\.json: baseline\.surprise: expected number \(the field is missing\), got nothing/)
   })
 
   it('rejects a dataset with a NaN-like truth, naming the turn', () => {
@@ -150,5 +150,53 @@ describe('kt run: the retrieval study in Phase 4', () => {
     const routed = JSON.parse(readFileSync(join(dir, 'b', d.routed), 'utf8'))
     expect(Object.keys(routed.overrides).sort()).toEqual([...d.overridden_types].sort())
     expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toContain('retrieval-front')
+  })
+})
+
+describe('plans and deploys that would mislead', () => {
+  const write = (name: string, value: unknown) => {
+    const file = join(dir, name)
+    writeFileSync(file, JSON.stringify(value))
+    return file
+  }
+  const plan = () => {
+    const p = JSON.parse(readFileSync(join(__dirname, '../../phases/plan.default.json'), 'utf8'))
+    p.datasets.tune = join(__dirname, '../../fixtures/realistic_100.json')
+    delete p.retrieval
+    return p
+  }
+
+  it('refuses a plan that validates on the tuning set', () => {
+    const p = plan()
+    p.datasets.holdout = [p.datasets.tune]
+    const r = kt(['phase', '5', '--plan', write('self.json', p), '--out', join(dir, 'self')])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/self\.json: datasets\.holdout\[0\]: expected a dataset other than the tuning set/)
+  })
+
+  it('does not call a run without held-out data validated', () => {
+    const p = plan()
+    p.datasets.holdout = []
+    const r = kt(['phase', '5', '--plan', write('none.json', p), '--out', join(dir, 'none'), '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).validation_passed).toBe(false)
+    expect(readFileSync(join(dir, 'none', 'report.md'), 'utf8')).toMatch(/not validated/)
+  })
+
+  it('refuses to deploy a profile whose run failed validation, unless forced', () => {
+    const profile = JSON.parse(readFileSync(join(dir, 'b', 'profiles', 'optimum.json'), 'utf8'))
+    profile.metrics.validation_passed = 'false'
+    const file = write('failed-profile.json', profile)
+    const r = kt(['deploy', file, '--target', join(dir, 'dep')])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/metrics\.validation_passed: expected a profile that passed its validation \(or --force\)/)
+    expect(kt(['deploy', file, '--target', join(dir, 'dep'), '--force']).status).toBe(0)
+  })
+
+  it('keeps the optimum within the plan token-budget criterion on the tuning set', () => {
+    const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
+    const s = report.phases.search
+    expect(s.constraint.token_budget_max).toBeCloseTo(s.baseline.token_budget * 1.2, 9)
+    expect(s.optimum.token_budget).toBeLessThan(s.constraint.token_budget_max)
   })
 })

@@ -7,7 +7,7 @@ export default class OnlineInit extends KtCommand {
   static override description = 'Each tuned parameter is cut into 10 bins (log-scale parameters in log space; categoricals one arm per choice; simplex members binned and projected back onto the floored simplex); every bin is an arm with its own Dirichlet posterior over reward levels (Beta for --levels 2). Bins near the profile\'s value start with extra prior mass (PROFILE_PRIOR_STRENGTH). The settings are fixed at creation and kept in the tenant\'s log.'
   static override examples = [
     '<%= config.bin %> online init --tenant acme',
-    '<%= config.bin %> online init --tenant acme --profile reports/run/profiles/optimum.json --forgetting adaptive --levels 2',
+    '<%= config.bin %> online init --tenant acme --profile reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
   ]
 
   static override flags = {

@@ -63,7 +63,7 @@ export default class RerankTrain extends KtCommand {
       if (!this.jsonEnabled()) this.log(formatTrainReport(report))
       return report
     } catch (error) {
-      await spinner.fail('kt rerank: stopped')
+      await spinner.fail()
       throw error
     }
   }

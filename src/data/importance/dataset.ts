@@ -1,5 +1,6 @@
 import {z} from 'zod'
-import {InputError, describeValue} from '../../util/errors.js'
+import {InputError} from '../../util/errors.js'
+import {parseWith} from '../../util/zod.js'
 import {readJson} from '../../util/fs.js'
 import type {ImportanceInput} from '../../engine/importance/signals.js'
 
@@ -40,33 +41,9 @@ export type DatasetTurn = z.infer<typeof TurnSchema>
 
 /** Validates parsed JSON as a dataset; errors name the file and the JSON path of the field. */
 export function parseDataset(value: unknown, file: string): Dataset {
-  const result = DatasetSchema.safeParse(value)
-  if (!result.success) {
-    const issue = result.error.issues[0]
-    const path = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') : '(top level)'
-    const got = issue.path.reduce<unknown>((v, key) => (v as Record<string | number, unknown> | undefined)?.[key], value)
-    throw new InputError(`${file}: ${path}`, describeExpected(issue), describeValue(got))
-  }
-  const dataset = result.data
+  const dataset = parseWith(DatasetSchema, value, file)
   checkConsistency(dataset, file)
   return dataset
-}
-
-function describeExpected(issue: z.ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      return `${issue.expected}`
-    case 'too_small':
-      return issue.type === 'array' ? `at least ${issue.minimum} items` : issue.type === 'string' ? 'a non-empty string' : `a value >= ${issue.minimum}`
-    case 'too_big':
-      return `a value <= ${issue.maximum}`
-    case 'invalid_literal':
-      return JSON.stringify(issue.expected)
-    case 'unrecognized_keys':
-      return `no unknown fields (${issue.keys.join(', ')})`
-    default:
-      return issue.message
-  }
 }
 
 function checkConsistency(d: Dataset, file: string): void {
