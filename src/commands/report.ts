@@ -15,7 +15,7 @@ export default class ReportCmd extends KtCommand {
     const {args, flags} = await this.parse(ReportCmd)
     const {loadReport, rerender} = await import('../report/load.js')
     const report = loadReport(args.runDir)
-    const text = rerender(report, flags.format as 'md' | 'json')
+    const text = rerender(report, flags.format as 'md' | 'json', `${args.runDir}/report.json`)
     if (flags.stdout) {
       if (!this.jsonEnabled()) process.stdout.write(text)
       return {format: flags.format, text}

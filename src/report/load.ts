@@ -14,6 +14,12 @@ export function loadReport(runDir: string): Report {
   return value as Report
 }
 
-export function rerender(report: Report, format: 'md' | 'json'): string {
-  return format === 'md' ? renderMarkdown(report) : `${JSON.stringify(report, null, 2)}\n`
+export function rerender(report: Report, format: 'md' | 'json', file = 'report.json'): string {
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`
+  try {
+    return renderMarkdown(report)
+  } catch (error) {
+    // a report edited by hand or cut short: say so in one line instead of a stack trace
+    throw new InputError(file, `a complete report (schema ${REPORT_SCHEMA} version ${REPORT_VERSION}) as kt writes it`, (error as Error).message)
+  }
 }
