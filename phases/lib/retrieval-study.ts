@@ -4,13 +4,16 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {retrievalObjectives} from '../../src/search/retrieval.js'
-import {qualityAtFullBudget} from '../../src/search/routed.js'
+import {analyzeStudy} from '../../src/search/analysis.js'
+import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../report-types.js'
 
+/** The id the engine's default configuration carries among the trials (no real trial has it). */
+export const DEFAULTS_TRIAL = -1
 /** Study names in the retrieval store start with this. */
 const STUDY_PREFIX = 'retrieval'
 /** The retrieval studies' store in the run folder (separate from the importance study's). */
@@ -38,9 +41,23 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     data, metric: settings.metric, storage: input.storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed, maxBudget: settings.budget,
     log: progress,
   })
-  const analysis = result.analysis
-  if (!analysis) throw new Error('the retrieval study produced no bi-objective trials')
+  if (!result.analysis) throw new Error('the retrieval study produced no bi-objective trials')
   const {objectiveFor} = retrievalObjectives({data, metric: settings.metric})
+  // The engine's defaults compete too (as trial -1, measured like a trial at the full budget), so
+  // no front point or domain profile is one the defaults beat on the same queries.
+  const overall = objectiveFor(undefined).instance
+  const budget = overall.fidelity?.max ?? 1
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const measured = await overall.evaluate(defaults, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
+  const store = StudyStore.open(input.storage, {mustExist: true})
+  const trials = store.trials(`${STUDY_PREFIX}-all`)
+  store.close()
+  const defaultsRow: TrialRow = {
+    study: `${STUDY_PREFIX}-all`, id: DEFAULTS_TRIAL, configId: 'defaults', config: defaults, budget, continues: null, info: {defaults: true}, status: 'ok',
+    loss: measured.loss, values: measured.values ? [...measured.values] : null, metrics: measured.metrics ? {...measured.metrics} : null, checkpoint: null,
+    error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
+  }
+  const analysis = analyzeStudy([...trials, defaultsRow])
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
     data: input.dataLabel,
@@ -50,7 +67,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     studies: result.studies,
     store: basename(input.storage),
     missing_types: result.missing_types,
-    default_quality: await qualityAtFullBudget(objectiveFor(undefined).instance, defaultConfig(RETRIEVAL_SPACE), seed, 'defaults'),
+    default_quality: -measured.loss,
     front: {
       reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
       points: analysis.front.front.map(point),

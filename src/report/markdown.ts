@@ -109,13 +109,13 @@ function search(s: PhaseResults['search']): string[] {
 function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[] {
   return [
     '### Retrieval engine', '',
-    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The default configuration scores ${f(r.default_quality)}.`,
+    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The engine's default configuration scores ${f(r.default_quality)} and competes as trial "defaults", so nothing it beats on these queries is chosen. These are tuning-set numbers on ${r.data}: check a profile on your own data with \`kt eval --profile\`.`,
     '',
     `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
     '', '| trial | ' + r.metric + ' | P99 ms (estimate) |', '|---:|---:|---:|',
-    ...r.front.points.map((p) => `| ${p.trial} | ${f(p.quality)} | ${p.p99_ms.toFixed(3)} |`),
+    ...r.front.points.map((p) => `| ${p.trial === -1 ? 'defaults' : p.trial} | ${f(p.quality)} | ${p.p99_ms.toFixed(3)} |`),
     '', '| domain profile | trial | why |', '|---|---:|---|',
-    ...r.profiles.map((p) => `| ${p.name} (${p.description}) | ${p.trial ?? '-'} | ${p.rationale.join('; ').replace(/\|/g, '\\|')} |`),
+    ...r.profiles.map((p) => `| ${p.name} (${p.description}) | ${p.trial === -1 ? 'defaults' : p.trial ?? '-'} | ${p.rationale.join('; ').replace(/\|/g, '\\|')} |`),
     '', `Routed profile (minimum gain ${r.routed.min_gain}):`, '', '| query type | base | type sweep | gain | override |', '|---|---:|---:|---:|---|',
     ...r.routed.per_type.map((t) => `| ${t.type} | ${f(t.base_score)} | ${f(t.best_score)} | ${signed(t.gain)} | ${t.override ? `yes (${t.keys.length} parameters)` : 'no'} |`),
     ...(r.missing_types.length ? ['', `No scored queries of type ${r.missing_types.join(', ')} in the data: no sweep.`] : []),
