@@ -45,6 +45,8 @@ export default class Search extends KtCommand {
     const {checkOptimizerName} = await import('../search/optimizers.js')
     const {parseJson} = await import('../util/fs.js')
     const {formatSearchOutcome} = await import('../study/format.js')
+    // an unwritable --out must fail before the study runs, not after
+    if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
       if (text === undefined) return undefined
       const v = Number(text)

@@ -45,7 +45,8 @@ const SENSES: readonly [Sense, Sense] = ['max', 'min']
 export function roundUpTwoDigits(x: number): number {
   if (!(x > 0)) return x
   const scale = Math.pow(10, Math.floor(Math.log10(x)) - 1)
-  return Math.ceil(x / scale - 1e-9) * scale
+  // toPrecision drops the binary noise of the product (0.059000000000000004 -> 0.059)
+  return Number((Math.ceil(x / scale - 1e-9) * scale).toPrecision(2))
 }
 
 export function defaultReference(points: readonly FrontPoint[]): ReferencePoint & {rule: string} {

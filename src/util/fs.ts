@@ -1,5 +1,5 @@
-import {mkdirSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync} from 'node:fs'
-import {dirname, basename, join} from 'node:path'
+import {mkdirSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync, statSync} from 'node:fs'
+import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
 
 /**
@@ -19,11 +19,27 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: 
   }
 }
 
+/**
+ * Creates a folder and its missing parents one level at a time (Node's recursive mkdir can spin
+ * forever on special file systems such as /proc); any failure is a one-line InputError.
+ */
 export function ensureDir(dir: string): void {
-  try {
-    mkdirSync(dir, {recursive: true})
-  } catch (error) {
-    throw new InputError(dir, 'a writable folder', (error as NodeJS.ErrnoException).code ?? 'an error')
+  const missing: string[] = []
+  let d = resolve(dir)
+  while (!existsSync(d)) {
+    missing.push(d)
+    const parent = dirname(d)
+    if (parent === d) break
+    d = parent
+  }
+  if (existsSync(d) && !statSync(d).isDirectory()) throw new InputError(dir, 'a writable folder', `${d} is a file`)
+  for (const m of missing.reverse()) {
+    try {
+      mkdirSync(m)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'EEXIST') throw new InputError(dir, 'a writable folder', code ?? 'an error')
+    }
   }
 }
 

@@ -200,3 +200,11 @@ describe('plans and deploys that would mislead', () => {
     expect(s.optimum.token_budget).toBeLessThan(s.constraint.token_budget_max)
   })
 })
+
+describe('output folders', () => {
+  it('fails at once, in one line, on a folder that cannot be made (no hang on /proc)', () => {
+    const r = kt(['phase', '1', '--out', '/proc/kt-cannot-exist'])
+    expect(r.status).toBe(2)
+    expect(r.stderr.trim()).toBe('kt: /proc/kt-cannot-exist: expected a writable folder, got ENOENT')
+  })
+})

@@ -43,6 +43,7 @@ export default class DataImport extends KtCommand {
       file: args.file,
       id: flags.id ?? basename(args.file, extname(args.file)),
       referenceTime: flags['reference-time'],
+      format: flags.format as 'csv' | 'jsonl' | undefined,
       columns: {id: flags['col-id'], time: flags['col-time'], text: flags['col-text'], truth: flags['col-truth'], surprise: flags['col-surprise'], query: flags['col-query']},
     })
     writeFileAtomic(flags.out, serializeDataset(dataset))

@@ -22,6 +22,8 @@ export interface ImportOptions {
   readonly columns: ColumnMap
   /** ISO UTC reference time; default: the latest turn time in the data (never the clock). */
   readonly referenceTime?: string
+  /** Input format; by default from the file extension. */
+  readonly format?: 'csv' | 'jsonl'
 }
 
 type Row = {line: number; values: Record<string, unknown>}
@@ -31,12 +33,12 @@ type Row = {line: number; values: Record<string, unknown>}
  * dataset. Every problem is reported with file, line and column; nothing is guessed.
  */
 export function importLabelledTurns(o: ImportOptions): Dataset {
-  const ext = extname(o.file).toLowerCase()
+  const ext = o.format ? `.${o.format}` : extname(o.file).toLowerCase()
   const text = readText(o.file)
   let rows: Row[]
   if (ext === '.csv') rows = csvRows(text, o.file)
   else if (ext === '.jsonl' || ext === '.ndjson') rows = jsonlRows(text, o.file)
-  else throw new InputError(o.file, 'a .csv or .jsonl file', extname(o.file) || 'no extension')
+  else throw new InputError(o.file, `a .csv or .jsonl file${ext === '.json' ? ' (for LoCoMo JSON use --format locomo)' : ''}`, extname(o.file) || 'no extension')
   if (rows.length < 2) throw new InputError(o.file, 'at least two turns', String(rows.length))
 
   const queryIds = new Map<string, string>()
