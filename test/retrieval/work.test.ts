@@ -1,5 +1,4 @@
 import {describe, expect, it} from 'vitest'
-import type {Conversation} from '../../src/data/conversations/types.js'
 import {ActivationState} from '../../src/engine/retrieval/activation.js'
 import {Bm25Index} from '../../src/engine/retrieval/bm25.js'
 import {FIXED_QUERY_OVERHEAD_MS, NS_PER_WORK_UNIT, estimatedLatencyMs, fitLatencyModel, totalWork} from '../../src/engine/retrieval/cost.js'
@@ -8,6 +7,7 @@ import {RetrievalEngine, defaultRetrievalConfig} from '../../src/engine/retrieva
 import {EPISODIC, buildMemoryGraph, graphFromEdges} from '../../src/engine/retrieval/graph.js'
 import {PprState} from '../../src/engine/retrieval/ppr.js'
 import type {Config} from '../../src/space/types.js'
+import {conversation} from './tiny-conversation.js'
 
 const ZERO_EDGE_WEIGHTS = [0, 0, 0, 0, 0]
 
@@ -93,23 +93,7 @@ describe('work counts of each signal, by hand', () => {
 })
 
 describe("the engine's work per query", () => {
-  const DAY = 86_400_000
-  const T0 = Date.UTC(2023, 0, 1)
-  const conversation: Conversation = {
-    id: 'c',
-    sessions: [
-      {id: '1', time: T0},
-      {id: '2', time: T0 + 10 * DAY},
-    ],
-    turns: [
-      {id: 'D1:1', session: '1', speaker: 'Ann', time: T0, text: 'My sister Cleo lives in Porto near the harbor.'},
-      {id: 'D1:2', session: '1', speaker: 'Bo', time: T0, text: 'Porto sounds lovely, I want to visit.'},
-      {id: 'D1:3', session: '1', speaker: 'Ann', time: T0, text: 'Thanks so much!'},
-      {id: 'D2:1', session: '2', speaker: 'Bo', time: T0 + 10 * DAY, text: 'How is the pottery class going?'},
-      {id: 'D2:2', session: '2', speaker: 'Ann', time: T0 + 10 * DAY, text: 'Cleo got hired as a chemist at a water lab.'},
-      {id: 'D2:3', session: '2', speaker: 'Bo', time: T0 + 10 * DAY, text: 'I bought a chemist kit for my nephew.'},
-    ],
-  }
+
   // Every document gets the same positive vector, so the vector signal touches all six turns.
   const engine = new RetrievalEngine(conversation, {embedder: new DenseEmbedder('flat', (texts) => texts.map(() => Float32Array.from([1, 0])))})
   // One seed, no entity seeds, edges that pass nothing: activation scans only the seed's fan-out.
