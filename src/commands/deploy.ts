@@ -7,7 +7,10 @@ export const DEFAULT_TARGET_ROOT = 'reports/deployed'
 export default class Deploy extends KtCommand {
   static override summary = 'Deploy a profile: make it the active one, keeping the replaced profile for rollback.'
   static override description = 'Validates the profile against its parameter space (importance or retrieval: weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`. The default TARGET is reports/deployed/<space>.'
-  static override examples = ['<%= config.bin %> deploy reports/seed42-plan0123abcd4567/profiles/optimum.json', '<%= config.bin %> deploy profile.json --target /srv/agent/importance --json']
+  static override examples = [
+    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json',
+    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json --force --target /srv/agent/importance --json',
+  ]
   static override args = {profile: Args.string({description: 'profile JSON written by phase 6', required: true})}
   static override flags = {
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space of the profile>).'}),

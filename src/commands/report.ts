@@ -4,7 +4,7 @@ import {KtCommand} from '../cli/base.js'
 export default class ReportCmd extends KtCommand {
   static override summary = 'Re-render a run\'s report from its report.json.'
   static override description = 'Reads RUN_DIR/report.json (validating its schema and version) and writes report.md again (--format md), or prints the Markdown (--stdout).'
-  static override examples = ['<%= config.bin %> report reports/seed42-plan0123abcd4567 --format md', '<%= config.bin %> report reports/seed42-plan0123abcd4567 --stdout']
+  static override examples = ['<%= config.bin %> report reports/seed42-plan9b926bf7b784 --format md', '<%= config.bin %> report reports/seed42-plan9b926bf7b784 --stdout']
   static override args = {runDir: Args.string({description: 'run folder holding report.json', required: true})}
   static override flags = {
     format: Flags.string({description: 'Output format.', options: ['md', 'json'], default: 'md'}),
