@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {importanceCharts} from '../src/report/importance-charts.js'
+import {studyCharts} from '../src/report/study-charts.js'
 import {CHART_FONT_FAMILY} from '../src/report/render.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
@@ -9,7 +9,7 @@ export const CHARTS_DIR = 'charts'
 
 /** Phase 7: every chart from this run's phase results, as vega-lite spec, SVG and PNG side by side. */
 export async function runVisualize(ctx: PhaseContext): Promise<VisualizeResult> {
-  const specs = importanceCharts(ctx.results)
+  const specs = studyCharts(ctx.results)
   ctx.progress(`phase 7: rendering ${specs.length} charts`)
   const rendered = await Promise.all(specs.map((c) => ctx.charts.render(c.spec)))
   const charts: ChartRecord[] = []

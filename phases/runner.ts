@@ -6,7 +6,7 @@ import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
 import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
-import {importanceCharts} from '../src/report/importance-charts.js'
+import {studyCharts} from '../src/report/study-charts.js'
 import {startRetrievalStudy, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, type PhaseContext} from './lib/context.js'
@@ -112,7 +112,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       }
       timing.phases_ms[def.name] = round(performance.now() - t0)
       // start rendering every chart whose data is now complete, while later phases compute
-      if (charts) for (const chart of importanceCharts(ctx.results)) charts.prefetch(chart.spec)
+      if (charts) for (const chart of studyCharts(ctx.results)) charts.prefetch(chart.spec)
     }
   } finally {
     await charts?.close()

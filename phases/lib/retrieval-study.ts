@@ -3,7 +3,6 @@ import {basename} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
-import {retrievalObjectives} from '../../src/search/retrieval.js'
 import {analyzeStudy} from '../../src/search/analysis.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
@@ -42,10 +41,10 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     log: progress,
   })
   if (!result.analysis) throw new Error('the retrieval study produced no bi-objective trials')
-  const {objectiveFor} = retrievalObjectives({data, metric: settings.metric})
   // The engine's defaults compete too (as trial -1, measured like a trial at the full budget), so
   // no front point or domain profile is one the defaults beat on the same queries.
-  const overall = objectiveFor(undefined).instance
+  // the sweeps' own objective: the dataset is loaded and the engines are built once
+  const overall = result.objectiveFor(undefined).instance
   const budget = overall.fidelity?.max ?? 1
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const measured = await overall.evaluate(defaults, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})

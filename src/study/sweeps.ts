@@ -76,6 +76,8 @@ export interface RoutedSweepResult {
   readonly missing_types: string[]
   readonly analysis?: StudyAnalysis
   readonly files: string[]
+  /** The objectives the sweeps used (dataset loaded and engines built once), for further evaluations. */
+  readonly objectiveFor: ReturnType<typeof import('../search/retrieval.js').retrievalObjectives>['objectiveFor']
 }
 
 /**
@@ -125,7 +127,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       files.push(join(options.out, 'routed.json'))
     }
     if (analysis) for (const line of analysis.lines) options.log?.(line)
-    return {routed, studies, missing_types: objectives.missingTypes, analysis, files}
+    return {routed, studies, missing_types: objectives.missingTypes, analysis, files, objectiveFor: objectives.objectiveFor}
   } finally {
     store.close()
   }

@@ -2,7 +2,7 @@ import type {PhaseResults} from '../../phases/report-types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 
 /**
- * The importance study's charts. Each is a vega-lite spec whose data values are copied from the
+ * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
  * phase results of the run: nothing here is typed in.
  */
 export interface ChartSpec {
@@ -13,7 +13,7 @@ export interface ChartSpec {
 
 const SIGNAL_COLORS = {domain: ['decay', 'surprise', 'relevance', 'habituation'], range: ['#4c78a8', '#f58518', '#54a24b', '#b279a2']}
 
-export function importanceCharts(r: Partial<PhaseResults>): ChartSpec[] {
+export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
   const charts: ChartSpec[] = []
   if (r.search) charts.push(heatmap(r.search), front(r.search), landscape(r.search))
   if (r.search?.retrieval) charts.push(retrievalFront(r.search.retrieval))
