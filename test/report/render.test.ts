@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {Resvg} from '@resvg/resvg-js'
 import {existsSync} from 'node:fs'
 import {renderChart, withChartDefaults, CHART_FONT_FILE, PNG_SCALE} from '../../src/report/render.js'
-import {importanceCharts} from '../../src/report/importance-charts.js'
+import {studyCharts} from '../../src/report/study-charts.js'
 import type {PhaseResults} from '../../phases/report-types.js'
 
 describe('chart rendering', () => {
@@ -21,7 +21,7 @@ describe('chart rendering', () => {
 
   it('builds every chart from the results it is given', () => {
     const ablation = {headline: 'h', datasets: [{dataset: 'd1', configs: [{id: 'baseline', kind: 'baseline', weights: {decay: 1, surprise: 0, relevance: 0, habituation: 0}, pearson: {estimate: 0.5, low: 0.4, high: 0.6}, spearman: {estimate: 0.123456, low: 0.1, high: 0.2}}]}]}
-    const charts = importanceCharts({ablation} as unknown as Partial<PhaseResults>)
+    const charts = studyCharts({ablation} as unknown as Partial<PhaseResults>)
     expect(charts.map((c) => c.id)).toEqual(['ablation'])
     expect(JSON.stringify(charts[0].spec)).toContain('0.123456')
   })
