@@ -13,6 +13,7 @@
  */
 import {Rng} from '../util/rng.js'
 import {mean, median, standardError} from '../stats/summary.js'
+import {bootstrapCI} from '../stats/bootstrap.js'
 import {ArmPosteriors} from './posterior.js'
 import {type Forgetting, type ForgettingSettings, forgettingDefaults, makeForgetting} from './forgetting.js'
 import {type SamplerKind, DrawStream, streamSeed} from './sampling.js'
@@ -46,6 +47,17 @@ export const LAST_SHARE = 0.1
  */
 export const RECOVERY_WINDOW = 100
 export const RECOVERY_SHARE = 0.5
+/**
+ * Regret is also reported at the steps of a 1-2-5 series from REGRET_CURVE_FIRST up to T: Thompson
+ * sampling's regret grows like log T and epsilon-greedy's linearly (a fixed exploration rate pays
+ * for every step), so which is lower depends on the horizon; one run shows the whole curve.
+ */
+export const REGRET_CURVE_FIRST = 100
+const ONE_TWO_FIVE = [1, 2, 5] as const
+/** The algorithm the comparisons are about; every other simulated algorithm is its baseline. */
+export const COMPARED = 'ts'
+/** Bootstrap resamples (over runs) of the comparisons' intervals. */
+export const COMPARISON_RESAMPLES = 2000
 
 export const ENVIRONMENTS = ['lin', 'hard', 'rand', 'cat5', 'switch-rise', 'switch-drop', 'switch-reverse'] as const
 export type EnvironmentName = (typeof ENVIRONMENTS)[number]
@@ -255,6 +267,8 @@ export function makePolicy(name: AlgorithmName, levels: number, options: Pick<Si
 /** What one run of one algorithm produced. */
 export interface RunOutcome {
   regret: number
+  /** Cumulative regret after each checkpoint step (same order as the checkpoints given to playRun). */
+  regretAt: Float64Array
   optimalShareLast: number
   /** Steps to recover after the switch; null = never (switch environments only; undefined otherwise). */
   recovery?: number | null
@@ -274,12 +288,27 @@ function optimalMask(means: Float64Array): Uint8Array {
   return Uint8Array.from(means, (m) => (m >= best - 1e-12 ? 1 : 0))
 }
 
-/** Plays one algorithm through one run of an environment; `noiseSeed` fixes the reward draws. */
-export function playRun(env: EnvironmentRun, policy: Policy, steps: number, policyRng: Rng, noiseSeed: number): RunOutcome {
+/** The 1-2-5 series of steps from REGRET_CURVE_FIRST below T, then T itself. */
+export function regretCheckpoints(steps: number): number[] {
+  const out: number[] = []
+  for (let scale = REGRET_CURVE_FIRST; scale < steps; scale *= 10) {
+    for (const m of ONE_TWO_FIVE) if (m * scale < steps) out.push(m * scale)
+  }
+  out.push(steps)
+  return out
+}
+
+/**
+ * Plays one algorithm through one run of an environment; `noiseSeed` fixes the reward draws.
+ * `checkpoints` (ascending steps in 1..steps) are where the cumulative regret is recorded.
+ */
+export function playRun(env: EnvironmentRun, policy: Policy, steps: number, policyRng: Rng, noiseSeed: number, checkpoints: readonly number[] = [steps]): RunOutcome {
   const noise = new Rng(noiseSeed)
   const optimal = env.means.map(optimalMask)
   const best = env.means.map((m) => Math.max(...m))
   const optimalPulls = new Uint8Array(steps)
+  const regretAt = new Float64Array(checkpoints.length)
+  let next = 0
   let regret = 0
   for (let t = 0; t < steps; t++) {
     const phase = t < env.switchAt ? 0 : 1
@@ -288,11 +317,12 @@ export function playRun(env: EnvironmentRun, policy: Policy, steps: number, poli
     policy.update(arm, level)
     regret += best[phase] - env.means[phase][arm]
     optimalPulls[t] = optimal[phase][arm]
+    while (next < checkpoints.length && checkpoints[next] === t + 1) regretAt[next++] = regret
   }
   const lastFrom = steps - Math.max(1, Math.ceil(steps * LAST_SHARE))
   let lastOptimal = 0
   for (let t = lastFrom; t < steps; t++) lastOptimal += optimalPulls[t]
-  const outcome: RunOutcome = {regret, optimalShareLast: lastOptimal / (steps - lastFrom)}
+  const outcome: RunOutcome = {regret, regretAt, optimalShareLast: lastOptimal / (steps - lastFrom)}
   if (Number.isFinite(env.switchAt)) outcome.recovery = recoverySteps(optimalPulls, env.switchAt)
   return outcome
 }
@@ -323,6 +353,29 @@ export interface AlgorithmSummary {
   optimal_share_last10: number
   recovery_steps_median: number | null
   never_recovered_share: number | null
+  /** Cumulative regret (mean and standard error over runs) at the report's checkpoints. */
+  regret_at: {step: number; mean: number; se: number}[]
+}
+
+/** An interval estimate: which kind of delta it is is named by the field holding it. */
+export interface Estimate {
+  estimate: number
+  low: number | null
+  high: number | null
+}
+
+/**
+ * COMPARED's final regret against one baseline, paired by run (both faced the same environment
+ * and reward draws): absolute = mean regret difference (COMPARED - baseline, in regret units);
+ * relative = mean(COMPARED) / mean(baseline) - 1. Percentile intervals from one set of bootstrap
+ * resamples of the runs.
+ */
+export interface Comparison {
+  algorithm: string
+  baseline: string
+  delta_absolute: Estimate
+  delta_relative: Estimate
+  confidence: number
 }
 
 export interface SimulationReport {
@@ -330,6 +383,7 @@ export interface SimulationReport {
   runs: number
   steps: number
   algorithms: Record<string, AlgorithmSummary>
+  comparisons: Comparison[]
 }
 
 /**
@@ -344,7 +398,7 @@ export function recoveryMedian(recoveries: readonly (number | null)[]): number |
   return median(recoveries.map((r) => (r === null ? Number.MAX_VALUE : r)))
 }
 
-export function summarize(outcomes: readonly RunOutcome[]): AlgorithmSummary {
+export function summarize(outcomes: readonly RunOutcome[], checkpoints: readonly number[] = []): AlgorithmSummary {
   const regrets = outcomes.map((o) => o.regret)
   const isSwitch = outcomes.length > 0 && outcomes[0].recovery !== undefined
   const recoveries = outcomes.map((o) => o.recovery ?? null)
@@ -354,24 +408,58 @@ export function summarize(outcomes: readonly RunOutcome[]): AlgorithmSummary {
     optimal_share_last10: mean(outcomes.map((o) => o.optimalShareLast)),
     recovery_steps_median: isSwitch ? recoveryMedian(recoveries) : null,
     never_recovered_share: isSwitch ? recoveries.filter((r) => r === null).length / outcomes.length : null,
+    regret_at: checkpoints.map((step, c) => {
+      const at = outcomes.map((o) => o.regretAt[c])
+      return {step, mean: mean(at), se: outcomes.length > 1 ? standardError(at) : NaN}
+    }),
   }
+}
+
+/**
+ * Paired comparison of two algorithms' final regrets over the same runs (see Comparison): the
+ * absolute and relative deltas are evaluated on the same bootstrap resamples of the runs.
+ */
+export function compareRegrets(algorithm: string, a: readonly RunOutcome[], baseline: string, b: readonly RunOutcome[], seed: number, resamples = COMPARISON_RESAMPLES): Comparison {
+  if (a.length !== b.length) throw new RangeError(`compareRegrets: ${a.length} runs of ${algorithm} vs ${b.length} of ${baseline}`)
+  const meanAt = (outcomes: readonly RunOutcome[], indices: Int32Array): number => {
+    let total = 0
+    for (let i = 0; i < indices.length; i++) total += outcomes[indices[i]].regret
+    return total / indices.length
+  }
+  // The two statistics see the same resamples: two generators from one seed.
+  const absolute = bootstrapCI(a.length, (idx) => meanAt(a, idx) - meanAt(b, idx), {rng: new Rng(seed), resamples})
+  const relative = bootstrapCI(a.length, (idx) => {
+    const base = meanAt(b, idx)
+    return base > 0 ? meanAt(a, idx) / base - 1 : null
+  }, {rng: new Rng(seed), resamples})
+  const estimate = (r: typeof absolute): Estimate => ({estimate: r.estimate ?? NaN, low: r.low, high: r.high})
+  return {algorithm, baseline, delta_absolute: estimate(absolute), delta_relative: estimate(relative), confidence: absolute.confidence}
 }
 
 /** Runs every algorithm on `runs` independent runs of the environment. */
 export function simulate(options: SimulateOptions, onRun?: (run: number) => void): SimulationReport {
   const algorithms = options.algorithms ?? ALGORITHMS
   const outcomes = new Map<AlgorithmName, RunOutcome[]>(algorithms.map((a) => [a, []]))
+  const checkpoints = regretCheckpoints(options.steps)
   for (let run = 0; run < options.runs; run++) {
     const env = makeEnvironment(options.env, options.steps, new Rng(streamSeed(options.seed, options.env, run, 'environment')))
     const noiseSeed = streamSeed(options.seed, options.env, run, 'rewards')
     for (const name of algorithms) {
       const policy = makePolicy(name, env.levels, options)
       const rng = new Rng(streamSeed(options.seed, options.env, run, name))
-      outcomes.get(name)!.push(playRun(env, policy, options.steps, rng, noiseSeed))
+      outcomes.get(name)!.push(playRun(env, policy, options.steps, rng, noiseSeed, checkpoints))
     }
     onRun?.(run)
   }
   const summaries: Record<string, AlgorithmSummary> = {}
-  for (const name of algorithms) summaries[name] = summarize(outcomes.get(name)!)
-  return {env: options.env, runs: options.runs, steps: options.steps, algorithms: summaries}
+  for (const name of algorithms) summaries[name] = summarize(outcomes.get(name)!, checkpoints)
+  const comparisons: Comparison[] = []
+  if (algorithms.includes(COMPARED) && options.runs > 1) {
+    const seedOf = (baseline: string): number => streamSeed(options.seed, options.env, 0, `comparison:${baseline}`)
+    for (const baseline of algorithms) {
+      if (baseline === COMPARED) continue
+      comparisons.push(compareRegrets(COMPARED, outcomes.get(COMPARED)!, baseline, outcomes.get(baseline)!, seedOf(baseline)))
+    }
+  }
+  return {env: options.env, runs: options.runs, steps: options.steps, algorithms: summaries, comparisons}
 }

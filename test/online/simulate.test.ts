@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../src/util/rng.js'
 import {
-  EpsilonGreedyPolicy, Ucb1Policy, makeEnvironment, playRun, recoveryMedian, recoverySteps, simulate, summarize,
+  EpsilonGreedyPolicy, Ucb1Policy, compareRegrets, makeEnvironment, playRun, recoveryMedian, recoverySteps, regretCheckpoints, simulate, summarize,
 } from '../../src/online/simulate.js'
 
 describe('environments', () => {
@@ -80,12 +80,44 @@ describe('simulate', () => {
     const a = simulate({env: 'switch-drop', runs: 3, steps: 400, seed: 9, sampler: 'logit'})
     const b = simulate({env: 'switch-drop', runs: 3, steps: 400, seed: 9, sampler: 'logit'})
     expect(a).toEqual(b)
-    expect(Object.keys(a)).toEqual(['env', 'runs', 'steps', 'algorithms'])
+    expect(Object.keys(a)).toEqual(['env', 'runs', 'steps', 'algorithms', 'comparisons'])
     expect(Object.keys(a.algorithms)).toEqual(['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
-    expect(Object.keys(a.algorithms.ts)).toEqual(['regret_mean', 'regret_se', 'optimal_share_last10', 'recovery_steps_median', 'never_recovered_share'])
+    expect(Object.keys(a.algorithms.ts)).toEqual(['regret_mean', 'regret_se', 'optimal_share_last10', 'recovery_steps_median', 'never_recovered_share', 'regret_at'])
+    expect(a.algorithms.ts.regret_at.map((c) => c.step)).toEqual([100, 200, 400])
+    expect(a.algorithms.ts.regret_at[2].mean).toBe(a.algorithms.ts.regret_mean)
+    expect(a.comparisons.map((c) => c.baseline)).toEqual(['ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
     const lin = simulate({env: 'lin', runs: 2, steps: 200, seed: 9, sampler: 'logit', algorithms: ['ts']})
     expect(lin.algorithms.ts.recovery_steps_median).toBeNull()
     expect(lin.algorithms.ts.never_recovered_share).toBeNull()
+  })
+
+  it('reports regret at the steps of a 1-2-5 series up to T', () => {
+    expect(regretCheckpoints(100)).toEqual([100])
+    expect(regretCheckpoints(5000)).toEqual([100, 200, 500, 1000, 2000, 5000])
+    expect(regretCheckpoints(20000)).toEqual([100, 200, 500, 1000, 2000, 5000, 10000, 20000])
+    expect(regretCheckpoints(150)).toEqual([100, 150])
+  })
+
+  it('records the cumulative regret at each checkpoint', () => {
+    const env = makeEnvironment('lin', 10, new Rng(1))
+    const always0 = {select: () => 0, update: () => {}}
+    const out = playRun(env, always0, 10, new Rng(1), 1, [1, 4, 10])
+    expect(Array.from(out.regretAt).map((r) => Number(r.toFixed(10)))).toEqual([0.72, 2.88, 7.2])
+  })
+
+  it('compares final regrets paired by run: absolute and relative deltas with intervals on the same resamples', () => {
+    const outcome = (regret: number) => ({regret, regretAt: new Float64Array([regret]), optimalShareLast: 0})
+    // a is b minus 10 in every run: the absolute delta is exactly -10 in every resample (pairing cancels run noise).
+    const b = [40, 60, 80, 100, 120].map(outcome)
+    const a = b.map((o) => outcome(o.regret - 10))
+    const c = compareRegrets('ts', a, 'eps-greedy', b, 7, 200)
+    expect(c.delta_absolute).toEqual({estimate: -10, low: -10, high: -10})
+    expect(c.delta_relative.estimate).toBeCloseTo(70 / 80 - 1, 12)
+    // relative = -10 / mean(b): resamples with a larger mean(b) give a smaller |delta|.
+    expect(c.delta_relative.low!).toBeLessThan(-0.125)
+    expect(c.delta_relative.high!).toBeGreaterThan(-0.125)
+    expect(c.delta_relative.high!).toBeLessThan(0)
+    expect(c.confidence).toBe(0.95)
   })
 
   it('counts regret as the gap of every pull to the best mean', () => {

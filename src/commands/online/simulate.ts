@@ -7,7 +7,9 @@ export default class OnlineSimulate extends KtCommand {
     'Environments (10 arms): lin = Bernoulli means 0.10 + 0.08k; hard = one arm 0.50, nine 0.45; rand = means U(0,1) per run;',
     'cat5 = rewards {0,.25,.5,.75,1} with level probabilities from a flat Dirichlet per arm; switch-rise / switch-drop / switch-reverse',
     'run lin and at T/2 the worst arm jumps to 0.95, the best drops to 0.05, or all means reverse.',
-    'Reports cumulative pseudo-regret (mean and standard error over runs), the share of optimal pulls in the last 10% of steps and,',
+    'Reports cumulative pseudo-regret (mean and standard error over runs; also at the steps of a 1-2-5 series up to T, since',
+    'Thompson sampling\'s regret grows like log T and epsilon-greedy\'s linearly), Thompson sampling\'s final regret against every other',
+    'algorithm paired by run (absolute and relative deltas with bootstrap intervals), the share of optimal pulls in the last 10% of steps and,',
     'for switches, the steps to recover: the first step after the switch from which the share of optimal pulls in the trailing',
     '100 post-switch steps stays >= 0.5 to the end of the run (a run that gets there less than 100 steps before the end never recovered);',
     'the median counts never-recovered runs as infinitely slow (null when half or more never recovered).',
@@ -69,6 +71,26 @@ export default class OnlineSimulate extends KtCommand {
       })
       this.log(renderTable(header, rows))
       if (isSwitch) this.log(`recovered = trailing ${RECOVERY_WINDOW}-step share of optimal pulls stays >= ${RECOVERY_SHARE} from that step to the end`)
+      const names = Object.keys(report.algorithms)
+      const steps = report.algorithms[names[0]].regret_at.map((c) => c.step)
+      this.log('')
+      this.log('cumulative regret (mean) at step')
+      this.log(renderTable(['step', ...names], steps.map((step, c) => [String(step), ...names.map((n) => fixed(report.algorithms[n].regret_at[c].mean, 1))])))
+      if (report.comparisons.length > 0) {
+        this.log('')
+        const pct = (x: number | null): string => (x === null ? '-' : `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}%`)
+        const abs = (x: number | null): string => (x === null ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(1)}`)
+        const level = Math.round(100 * report.comparisons[0].confidence)
+        this.log(`final regret, paired by run (bootstrap ${level}% intervals over runs)`)
+        this.log(renderTable(
+          ['comparison', 'absolute delta', `${level}% CI`, 'relative delta', `${level}% CI`],
+          report.comparisons.map((c) => [
+            `${c.algorithm} - ${c.baseline}`,
+            abs(c.delta_absolute.estimate), `[${abs(c.delta_absolute.low)}, ${abs(c.delta_absolute.high)}]`,
+            pct(c.delta_relative.estimate), `[${pct(c.delta_relative.low)}, ${pct(c.delta_relative.high)}]`,
+          ]),
+        ))
+      }
     }
     return report
   }
