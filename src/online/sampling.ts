@@ -4,7 +4,7 @@
  * 55 ns) and `Rng.gamma` (about 70 ns) are too slow for the 5 µs budget. Everything here still
  * draws its bits from a seeded `Rng`: directly, or through a `DrawStream` seeded from one.
  */
-import {hashString} from '../util/rng.js'
+import {Rng, hashString} from '../util/rng.js'
 
 /** Anything that gives uniform 32-bit unsigned integers: an `Rng` or a `DrawStream` seeded from one. */
 export interface U32Source {
@@ -12,44 +12,14 @@ export interface U32Source {
 }
 
 /**
- * The xoshiro128** generator of `Rng` (Blackman & Vigna 2018) with its state held as int32
- * fields, seeded from an `Rng` (four of its draws). `Rng.nextU32` keeps unsigned state words,
- * which V8 stores as boxed doubles: about 12 ns a draw on the reference machine against 3.5 ns
- * here, and the exact sampler makes four to eight draws per arm. Query draws go through a
- * stream reseeded from the query's `Rng`, so they stay a function of the seed.
+ * A generator seeded from four draws of another (`Rng.reseed`): query draws go through a stream
+ * reseeded from the query's `Rng`, so they stay a function of the seed without allocating a
+ * generator per query.
  */
-export class DrawStream implements U32Source {
-  private s0 = 0
-  private s1 = 0
-  private s2 = 0
-  private s3 = 0
-
+export class DrawStream extends Rng implements U32Source {
   constructor(rng?: U32Source) {
+    super(0)
     if (rng) this.reseed(rng)
-  }
-
-  /** Takes the state from four draws of `rng` (never all zero). */
-  reseed(rng: U32Source): this {
-    this.s0 = rng.nextU32() | 0
-    this.s1 = rng.nextU32() | 0
-    this.s2 = rng.nextU32() | 0
-    this.s3 = rng.nextU32() | 0
-    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1
-    return this
-  }
-
-  nextU32(): number {
-    const s1 = this.s1
-    const m = Math.imul(s1, 5)
-    const result = Math.imul((m << 7) | (m >>> 25), 9)
-    const t = s1 << 9
-    const s2 = this.s2 ^ this.s0
-    const s3 = this.s3 ^ s1
-    this.s1 = s1 ^ s2
-    this.s0 ^= s3
-    this.s2 = s2 ^ t
-    this.s3 = (s3 << 11) | (s3 >>> 21)
-    return result >>> 0
   }
 }
 
