@@ -8,7 +8,7 @@ export const DEFAULT_ONLINE_DIR = join('.kt', 'online')
 export const tenantFlags = {
   tenant: Flags.string({description: `Tenant id (letters, digits, ".", "-", "_"; at most 64 characters).`, required: true}),
   dir: Flags.string({description: 'Folder holding the tenants\' logs and state.', default: DEFAULT_ONLINE_DIR}),
-  time: Flags.integer({description: 'Event time in ms since the epoch (default: now). Feedback windows are measured in this clock.'}),
+  time: Flags.integer({description: 'Event time in ms since the epoch, >= 0 (default: now). Feedback windows are measured in this clock.', min: 0}),
 }
 
 export function eventTime(flag: number | undefined): number {

@@ -27,6 +27,11 @@ describe('kt online (built CLI)', () => {
     expect(badLabel.status).toBe(2)
     expect(badLabel.stderr).toMatch(/--label: expected an integer in 0\.\.3, got 4/)
 
+    const negativeTime = t(['online', 'choose', '--tenant', 'acme', '--time', '-5'])
+    expect(negativeTime.status).toBe(2)
+    expect(negativeTime.stderr.trim().split('\n')).toHaveLength(1)
+    expect(negativeTime.stderr).toMatch(/--time.*0/)
+
     const pathTenant = t(['online', 'choose', '--tenant', '../etc'])
     expect(pathTenant.status).toBe(2)
     expect(pathTenant.stderr).toMatch(/tenant id: expected .*no path separators/)
@@ -42,5 +47,7 @@ describe('kt online (built CLI)', () => {
     expect(r.stdout).toMatch(/^env switch-reverse: 10 arms, 2 runs x 400 steps/)
     for (const name of ['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy']) expect(r.stdout).toMatch(new RegExp(`^${name} `, 'm'))
     expect(r.stdout).toMatch(/recovered = trailing 100-step share of optimal pulls stays >= 0.5/)
+    expect(r.stdout).toMatch(/^cumulative regret \(mean\) at step\nstep +ts +ts-decay/m)
+    expect(r.stdout).toMatch(/^ts - eps-greedy +[-+]\d+\.\d +\[[-+]\d+\.\d, [-+]\d+\.\d\] +[-+]\d+\.\d%/m)
   })
 })
