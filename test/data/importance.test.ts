@@ -104,6 +104,13 @@ describe('import', () => {
     expect(d.queries).toEqual([{id: 'q1', text: 'trip'}])
   })
 
+  it('reads epoch seconds and epoch milliseconds alike, as the conversation loaders do', () => {
+    const file = join(dir, 'epoch.csv')
+    writeFileSync(file, 'id,time,text,truth,surprise,query\n1,1740823200,a,0.5,0.1,q\n2,1740823200000,b,0.5,0.1,q\n')
+    const d = importLabelledTurns({file, id: 'e', columns: DEFAULT_COLUMNS})
+    expect(d.turns.map((t) => t.time)).toEqual(['2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z'])
+  })
+
   it('names file, line and column of bad values', () => {
     const file = join(dir, 'b.jsonl')
     writeFileSync(file, '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T00:00:00Z","text":"b","truth":7,"surprise":0.1,"query":"q"}\n')

@@ -2,6 +2,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {canonicalDiaId, formatLocomoDate, loadMemoryDataset, normaliseEvidence, parseIsoDate, parseLocomoDate, parseMemoryDataset} from '../../src/data/conversations/index.js'
 import {InputError} from '../../src/util/errors.js'
+import {EPOCH_MILLISECONDS_FROM, epochMs} from '../../src/data/conversations/dates.js'
 
 const fixture = (name: string): string => join(import.meta.dirname, 'fixtures', name)
 
@@ -148,6 +149,18 @@ describe('JSONL turns', () => {
     expect(errorOf(() => parse(jsonl(turn, {question: 'q', evidence: [], category: 'bogus'})))).toMatch(/^t\.jsonl:2: category: expected a LoCoMo code 1\.\.5 or one of/)
   })
 
+  it('reads epoch seconds and milliseconds alike (numbers or digit strings), split at EPOCH_MILLISECONDS_FROM', () => {
+    const at = Date.UTC(2025, 2, 1, 10)
+    const times = [at / 1000, at, String(at / 1000), String(at)]
+    const d = parseMemoryDataset('t.jsonl', jsonl(...times.map((time, i) => ({...turn, id: `t${i}`, time}))), {format: 'jsonl'})
+    expect(d.conversations[0].turns.map((t) => t.time)).toEqual([at, at, at, at])
+    expect(epochMs(EPOCH_MILLISECONDS_FROM - 1)).toBe((EPOCH_MILLISECONDS_FROM - 1) * 1000)
+    expect(epochMs(EPOCH_MILLISECONDS_FROM)).toBe(EPOCH_MILLISECONDS_FROM)
+    // the split: 1e11 s is after the year 5000, 1e11 ms before 1974
+    expect(new Date(EPOCH_MILLISECONDS_FROM * 1000).getUTCFullYear()).toBeGreaterThan(5000)
+    expect(new Date(EPOCH_MILLISECONDS_FROM).getUTCFullYear()).toBeLessThan(1974)
+  })
+
   it('counts evidence that names no turn', () => {
     const d = parseMemoryDataset('t.jsonl', jsonl(turn, {question: 'q?', evidence: ['t1', 'nope'], category: 4}), {format: 'jsonl'})
     expect(d.questions[0].evidence).toEqual(['t1'])
@@ -174,7 +187,7 @@ describe('CSV turns', () => {
   it('names a missing mapped column and a bad row by line', () => {
     expect(errorOf(() => loadMemoryDataset(fixture('tiny-turns.csv')))).toMatch(/tiny-turns\.csv:1: expected a column "id" for the turn id, got columns turn, sess, who, when, utterance$/)
     const text = 'id,session,text,time\na,s,hello,2023-01-01\nb,s,bye,not a date\n'
-    expect(errorOf(() => parseMemoryDataset('c.csv', text, {format: 'csv'}))).toBe('c.csv:3: time: expected a date (ISO 8601, "1:56 pm on 8 May, 2023", or epoch milliseconds), got "not a date"')
+    expect(errorOf(() => parseMemoryDataset('c.csv', text, {format: 'csv'}))).toBe('c.csv:3: time: expected a date (ISO 8601, "1:56 pm on 8 May, 2023", or epoch seconds or milliseconds), got "not a date"')
     expect(errorOf(() => parseMemoryDataset('c.csv', 'id,session,text\na,s,"unclosed\n', {format: 'csv'}))).toMatch(/^c\.csv(:\d+)?: expected well-formed CSV/)
   })
 })

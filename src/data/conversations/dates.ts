@@ -53,12 +53,29 @@ export function parseIsoDate(text: string): number | undefined {
 }
 
 /**
- * A time in any format kt reads: a LoCoMo date string, an ISO 8601 string, or a number of
- * milliseconds since the epoch. Undefined if none of them fits.
+ * Epoch numbers below this are seconds, from it on milliseconds: 1e11 seconds is the year 5138 and
+ * 1e11 milliseconds is 1973-03-03, so Unix timestamps (seconds) and JavaScript ones (milliseconds)
+ * of any time from 1973 to 5138 are both read right. Every kt loader reads epoch numbers this way.
+ */
+export const EPOCH_MILLISECONDS_FROM = 1e11
+
+/** Milliseconds since the epoch of an epoch number in seconds or milliseconds (EPOCH_MILLISECONDS_FROM). */
+export function epochMs(value: number): number {
+  return Math.abs(value) < EPOCH_MILLISECONDS_FROM ? value * 1000 : value
+}
+
+/** How an epoch number is described in error messages. */
+export const EPOCH_DESCRIPTION = 'epoch seconds or milliseconds'
+
+/**
+ * A time in any format kt reads: a LoCoMo date string, an ISO 8601 string, or an epoch number
+ * (seconds or milliseconds, see epochMs; also as a string of digits). Milliseconds since the
+ * epoch, or undefined if none of them fits.
  */
 export function parseTime(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
+  if (typeof value === 'number') return Number.isFinite(value) ? epochMs(value) : undefined
   if (typeof value !== 'string') return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return epochMs(Number(value))
   return parseLocomoDate(value) ?? parseIsoDate(value)
 }
 

@@ -1,6 +1,6 @@
 import {InputError, describeValue} from '../../util/errors.js'
 import {normaliseEvidence} from './evidence.js'
-import {parseTime} from './dates.js'
+import {EPOCH_DESCRIPTION, parseTime} from './dates.js'
 import {QUESTION_CATEGORIES, categoryFromCode, countWarning, type Conversation, type LoadWarnings, type Question, type QuestionCategory, type Session, type Turn} from './types.js'
 
 /** Conversation id used when turn records do not name one. */
@@ -31,7 +31,7 @@ export class TurnCollector {
     let time: number | null = null
     if (rawTime !== undefined && rawTime !== null && rawTime !== '') {
       const parsed = parseTime(rawTime)
-      if (parsed === undefined) throw new InputError(`${where}: time`, 'a date (ISO 8601, "1:56 pm on 8 May, 2023", or epoch milliseconds)', describeValue(rawTime))
+      if (parsed === undefined) throw new InputError(`${where}: time`, `a date (ISO 8601, "1:56 pm on 8 May, 2023", or ${EPOCH_DESCRIPTION})`, describeValue(rawTime))
       time = parsed
     }
     let conv = this.conversations.get(conversation)

@@ -2,6 +2,7 @@ import {extname} from 'node:path'
 import {parse as parseCsv} from 'csv-parse/sync'
 import {InputError, describeValue} from '../../util/errors.js'
 import {readText} from '../../util/fs.js'
+import {EPOCH_DESCRIPTION, epochMs} from '../conversations/dates.js'
 import {DATASET_FORMAT_VERSION, parseDataset, type Dataset, type DatasetTurn} from './dataset.js'
 
 /** Which input column holds each field of a labelled turn. */
@@ -103,13 +104,13 @@ function jsonlRows(text: string, file: string): Row[] {
   return rows
 }
 
-/** ISO-8601 with a zone, or epoch seconds; normalised to ISO UTC with whole seconds. */
+/** ISO-8601 with a zone, or an epoch number (seconds or milliseconds, see epochMs); normalised to ISO UTC with whole seconds. */
 function parseTime(raw: unknown, where: string): string {
   const s = String(raw).trim()
   let ms: number
-  if (/^\d+(\.\d+)?$/.test(s)) ms = Number(s) * 1000
+  if (/^\d+(\.\d+)?$/.test(s)) ms = epochMs(Number(s))
   else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s)) ms = Date.parse(s)
-  else throw new InputError(where, 'an ISO-8601 time with a zone (2025-01-01T12:00:00Z) or epoch seconds', describeValue(raw))
+  else throw new InputError(where, `an ISO-8601 time with a zone (2025-01-01T12:00:00Z) or ${EPOCH_DESCRIPTION}`, describeValue(raw))
   if (!Number.isFinite(ms)) throw new InputError(where, 'a valid time', describeValue(raw))
   return new Date(Math.round(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
 }
