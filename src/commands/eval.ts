@@ -1,15 +1,18 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 import {InputError} from '../util/errors.js'
+import {DEFAULT_REGISTRY} from '../rank/defaults.js'
 
 export default class Eval extends KtCommand {
   static override summary = 'Evaluate retrieval on a conversational memory dataset: the engine against plain BM25 and vector-only baselines.'
   static override description =
-    'Builds the memory engine for each conversation, ranks its turns for every question with evidence (LoCoMo category 5 and questions without evidence are skipped and counted), and reports evidence recall@k, hit@k, NDCG@10 and MRR per category and overall for the engine, plain BM25 and vector similarity; warm in-process latency per query (p50/p95/p99), index build time, and the query classifier against the LoCoMo categories.'
+    'Builds the memory engine for each conversation, ranks its turns for every question with evidence (LoCoMo category 5 and questions without evidence are skipped and counted), and reports evidence recall@k, hit@k, NDCG@10 and MRR per category and overall for the engine, plain BM25 and vector similarity; warm in-process latency per query (p50/p95/p99), index build time, and the query classifier against the LoCoMo categories. With --reranker, also the engine followed by a learned reranker (kt rerank train --save, or the registry\'s deployed version) on the same questions: the same metrics as one more system, a paired bootstrap interval of its difference from the engine, and its latency. --conversation restricts everything to some conversations (e.g. the reranker\'s held-out one).'
   static override examples = [
     '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --k 1,5,10 --json',
     '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
+    '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json --conversation conv-41 --reranker /tmp/locomo-features/model.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
@@ -18,6 +21,10 @@ export default class Eval extends KtCommand {
     format: Flags.string({description: 'Input format (default: from the file extension).', options: ['locomo', 'jsonl', 'csv']}),
     columns: Flags.string({description: 'CSV column mapping, e.g. id=turn_id,session=sess,speaker=who,time=ts,text=utterance.'}),
     questions: Flags.string({description: 'JSONL questions {question, evidence, category, conversation?} for JSONL/CSV turns.'}),
+    conversation: Flags.string({description: 'Evaluate only these conversations (comma-separated ids), e.g. the ones a reranker was not trained on.'}),
+    reranker: Flags.string({description: 'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).'}),
+    registry: Flags.string({description: 'Reranker registry folder read by --reranker deployed.', default: DEFAULT_REGISTRY}),
+    'rerank-pool': Flags.integer({description: 'Engine candidates the reranker reorders per query (match kt rerank log --pool; at least the deepest cut-off and 10).', default: 50}),
   }
 
   async run(): Promise<unknown> {
@@ -28,14 +35,27 @@ export default class Eval extends KtCommand {
     const {defaultRetrievalConfig} = await import('../engine/retrieval/engine.js')
     const {runEvaluation} = await import('../eval/harness.js')
     const {renderEvalReport} = await import('../eval/render.js')
+    const {restrictConversations} = await import('../eval/queries.js')
     const profile = flags.profile === undefined ? {config: defaultRetrievalConfig()} : loadRetrievalProfile(flags.profile)
-    const dataset = loadMemoryDataset(flags.data, {
+    const loaded = loadMemoryDataset(flags.data, {
       format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
       columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
       questions: flags.questions,
     })
+    const dataset = flags.conversation === undefined ? loaded : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
+    let rerank: {reranker: import('../rank/apply.js').EngineReranker; pool: number; identity: import('../eval/reranked.js').RerankerIdentity} | undefined
+    if (flags.reranker !== undefined) {
+      const {loadReranker} = await import('../rank/search.js')
+      const {checkPool} = await import('../eval/reranked.js')
+      checkPool(flags['rerank-pool'], ks)
+      const loadedModel = loadReranker(flags.reranker, flags.registry)
+      rerank = {reranker: loadedModel.reranker, pool: flags['rerank-pool'], identity: loadedModel}
+    }
     const progress = this.spinner(`evaluating ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`)
-    const output = runEvaluation(dataset, profile.config, {ks, engine: {overrides: profile.overrides}})
+    const engine = {overrides: profile.overrides}
+    const output = rerank === undefined
+      ? runEvaluation(dataset, profile.config, {ks, engine})
+      : (await import('../eval/reranked.js')).runRerankedEvaluation(dataset, profile.config, {...rerank, ks, engine})
     // no scored question means no measurement: an error, not a table of zeros
     if (output.queries === 0)
       throw new InputError(flags.data, 'at least one question of categories 1-4 whose evidence names a turn of its conversation', `${dataset.questions.length} questions, none scorable`)
@@ -52,6 +72,12 @@ function parseKs(text: string): number[] {
     if (!Number.isInteger(k) || k < 1) throw new InputError('--k', 'comma-separated positive integers', JSON.stringify(ks[i]))
   })
   return [...new Set(values)].sort((a, b) => a - b)
+}
+
+function parseIds(text: string, flag: string): string[] {
+  const ids = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0)
+  if (ids.length === 0) throw new InputError(flag, 'comma-separated ids', JSON.stringify(text))
+  return ids
 }
 
 function parseColumns(text: string): Record<string, string> {

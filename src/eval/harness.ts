@@ -7,6 +7,7 @@ import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
 import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from './queries.js'
+import type {RerankedOutput} from './reranked.js'
 
 /** The three systems every evaluation compares. */
 export const SYSTEMS = ['engine', 'bm25', 'vector'] as const
@@ -82,18 +83,28 @@ export const LATENCY_WARMUP_QUERIES = 500
  */
 export function measureLatency(prepared: PreparedEvaluation, config: Config, ks: readonly number[] = DEFAULT_KS): LatencySummary {
   const depth = rankingDepth(ks)
-  const queries = prepared.selection.queries
-  const passesFor = (wanted: number): number => (queries.length === 0 ? 0 : Math.min(LATENCY_MAX_PASSES, Math.ceil(wanted / queries.length)))
-  for (let pass = 0; pass < passesFor(LATENCY_WARMUP_QUERIES); pass++) for (const q of queries) rankQuery(prepared, q, 'engine', config, depth)
-  const passes = passesFor(LATENCY_MIN_TIMINGS)
   const times: number[] = []
-  for (let pass = 0; pass < passes; pass++) {
-    for (const q of queries) {
-      const t0 = performance.now()
-      rankQuery(prepared, q, 'engine', config, depth)
-      times.push(performance.now() - t0)
-    }
-  }
+  runTimedPasses(prepared.selection.queries, (q, timed) => {
+    const t0 = performance.now()
+    rankQuery(prepared, q, 'engine', config, depth)
+    if (timed) times.push(performance.now() - t0)
+  })
+  return latencySummary(times)
+}
+
+/**
+ * Runs `run` over the queries: untimed passes first (at least LATENCY_WARMUP_QUERIES queries), then
+ * timed passes until LATENCY_MIN_TIMINGS queries ran (at most LATENCY_MAX_PASSES passes each way);
+ * `timed` tells `run` whether to record its timings.
+ */
+export function runTimedPasses(queries: readonly EvalQuery[], run: (query: EvalQuery, timed: boolean) => void): void {
+  const passesFor = (wanted: number): number => (queries.length === 0 ? 0 : Math.min(LATENCY_MAX_PASSES, Math.ceil(wanted / queries.length)))
+  for (let pass = 0; pass < passesFor(LATENCY_WARMUP_QUERIES); pass++) for (const q of queries) run(q, false)
+  for (let pass = 0; pass < passesFor(LATENCY_MIN_TIMINGS); pass++) for (const q of queries) run(q, true)
+}
+
+/** p50/p95/p99 of per-query timings in milliseconds (zeros when there are none). */
+export function latencySummary(times: readonly number[]): LatencySummary {
   if (times.length === 0) return {p50: 0, p95: 0, p99: 0, queries: 0}
   return {p50: quantile(times, 0.5), p95: quantile(times, 0.95), p99: quantile(times, 0.99), queries: times.length}
 }
@@ -162,11 +173,17 @@ export interface EvalOutput {
   readonly warnings: Record<string, number>
   readonly turns: number
   readonly conversations: number
+  /** With `kt eval --reranker`: the engine followed by the learned reranker (eval/reranked.ts). */
+  readonly reranked?: RerankedOutput
 }
 
 export function runEvaluation(dataset: MemoryDataset, config: Config, options: {ks?: readonly number[]; engine?: EngineOptions} = {}): EvalOutput {
-  const ks = options.ks ?? DEFAULT_KS
-  const prepared = prepareEvaluation(dataset, options.engine)
+  return evaluatePrepared(prepareEvaluation(dataset, options.engine), config, options.ks ?? DEFAULT_KS)
+}
+
+/** runEvaluation on a dataset whose engines are already built. */
+export function evaluatePrepared(prepared: PreparedEvaluation, config: Config, ks: readonly number[] = DEFAULT_KS): EvalOutput {
+  const dataset = prepared.dataset
   const engine = evaluateSystem(prepared, 'engine', config, {ks}).report
   const bm25 = evaluateSystem(prepared, 'bm25', config, {ks}).report
   const vector = evaluateSystem(prepared, 'vector', config, {ks}).report

@@ -1,48 +1,52 @@
 import type {CandidateRow} from '../engine/retrieval/features.js'
-import {CANDIDATE_FEATURES} from '../engine/retrieval/space.js'
-import {InputError} from '../util/errors.js'
 import {fromSavedModel, type SavedModel} from './model.js'
 import {PackedEnsemble} from './packed.js'
-import {ENGINE_SCORE_FEATURE} from './report.js'
+import {layoutNames, layoutOf, rerankerInputs, type FeatureLayout} from './query-features.js'
 
 /**
  * Applying a saved reranker to the engine's candidates (`candidateFeatures` rows): the model must
- * read exactly the engine's CANDIDATE_FEATURES, optionally followed by the engine's fused score
- * (models trained with --engine-score-feature). Rows are scored with the packed ensemble through
- * one reused feature buffer and returned best first (ties keep the engine's order).
+ * read the engine's CANDIDATE_FEATURES, optionally followed by query-level blocks and the engine's
+ * fused score (query-features.ts, whose `rerankerInputs` also writes the training logs). A query's
+ * rows are laid out in one reused buffer and scored with the packed ensemble; rerank() returns
+ * them best first (ties keep the engine's order).
  */
 export interface EngineReranker {
   readonly packed: PackedEnsemble
+  /** The columns the model reads. */
+  readonly layout: FeatureLayout
   /** Whether the model's last column is the engine's fused score. */
   readonly usesEngineScore: boolean
-  /** The packed score of one candidate. */
-  score(row: CandidateRow): number
-  /** The candidates re-ordered by the model, best first. */
-  rerank(rows: readonly CandidateRow[]): CandidateRow[]
+  /** Packed scores of one query's candidates, in row order (valid until the next call). */
+  scoreAll(rows: readonly CandidateRow[]): Float64Array
+  /** The candidates re-ordered by the model, best first, with their model scores. */
+  rerank(rows: readonly CandidateRow[]): {row: CandidateRow; score: number}[]
 }
 
+/** A reranker over the engine's candidates; `where` (the model file) names a misfit feature_names. */
 export function engineReranker(saved: SavedModel, where = 'model'): EngineReranker {
-  const names = saved.feature_names
-  const base = names.slice(0, CANDIDATE_FEATURES.length)
-  const usesEngineScore = names.length === CANDIDATE_FEATURES.length + 1 && names[names.length - 1] === ENGINE_SCORE_FEATURE
-  if (base.join(',') !== CANDIDATE_FEATURES.join(',') || (names.length !== CANDIDATE_FEATURES.length && !usesEngineScore)) {
-    throw new InputError(`${where} field feature_names`, `the engine's features (${CANDIDATE_FEATURES.join(', ')}[, ${ENGINE_SCORE_FEATURE}])`, names.join(', '))
-  }
+  const layout = layoutOf(saved.feature_names, where)
+  const width = layoutNames(layout).length
   const packed = new PackedEnsemble(fromSavedModel(saved))
-  const buffer = new Float64Array(names.length)
-  const score = (row: CandidateRow): number => {
-    buffer.set(row.features)
-    if (usesEngineScore) buffer[CANDIDATE_FEATURES.length] = row.score
-    return packed.score(buffer, 0)
+  let inputs = new Float64Array(0)
+  let scores = new Float64Array(0)
+  const scoreAll = (rows: readonly CandidateRow[]): Float64Array => {
+    if (inputs.length < rows.length * width) {
+      inputs = new Float64Array(rows.length * width)
+      scores = new Float64Array(rows.length)
+    }
+    rerankerInputs(rows, layout, inputs)
+    return packed.scoreAll(inputs, rows.length, scores).subarray(0, rows.length)
   }
   return {
     packed,
-    usesEngineScore,
-    score,
+    layout,
+    usesEngineScore: layout.engineScore,
+    scoreAll,
     rerank(rows) {
-      const scored = rows.map((row, i) => ({row, i, s: score(row)}))
-      scored.sort((a, b) => b.s - a.s || a.i - b.i)
-      return scored.map((x) => x.row)
+      const s = scoreAll(rows)
+      const scored = rows.map((row, i) => ({row, i, score: s[i]}))
+      scored.sort((a, b) => b.score - a.score || a.i - b.i)
+      return scored.map(({row, score}) => ({row, score}))
     },
   }
 }

@@ -1,17 +1,19 @@
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {RetrievalEngine, type EngineOptions} from '../engine/retrieval/engine.js'
-import {CANDIDATE_FEATURES, candidateFeatures} from '../engine/retrieval/features.js'
+import {candidateFeatures} from '../engine/retrieval/features.js'
 import {selectScoredQueries, type EvalQuery} from '../eval/queries.js'
 import type {Config} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'
+import {layoutNames, rerankerInputs, type QueryFeatureKind} from './query-features.js'
 import type {SplitName} from './report.js'
 
 /**
  * Feature logs from the retrieval engine (`kt rerank log`): for every scored question of a memory
  * dataset, the engine's top `pool` candidate turns with their twelve CANDIDATE_FEATURES, the
  * engine's own fused score, and a label standing in for feedback: 1 if the turn is cited as the
- * question's evidence, else 0. Written as kt feature logs (parse.ts, form 3).
+ * question's evidence, else 0. Written as kt feature logs (parse.ts, form 3). Optional query-level
+ * columns (query-features.ts) come from the same function the reranker uses at query time.
  *
  * Splits keep conversations apart where possible, since queries of one conversation share turns:
  * the test split is whole held-out conversations (TEST_CONVERSATION_SHARE of them, at least one);
@@ -32,12 +34,19 @@ export interface FeatureLogRecord {
   engine_score: number
 }
 
-/** The engine's candidates for one query as feature-log records. */
-export function queryRecords(engine: RetrievalEngine, query: EvalQuery, config: Config, pool: number): FeatureLogRecord[] {
+/**
+ * The engine's candidates for one query as feature-log records: the engine's features, then the
+ * chosen query-level blocks (rerankerInputs, the query-time code path).
+ */
+export function queryRecords(engine: RetrievalEngine, query: EvalQuery, config: Config, pool: number, queryFeatures: readonly QueryFeatureKind[] = []): FeatureLogRecord[] {
   const evidence = new Set(query.evidence)
-  return candidateFeatures(engine, query.text, config, pool).map((row) => {
+  const layout = {queryFeatures, engineScore: false}
+  const names = layoutNames(layout)
+  const rows = candidateFeatures(engine, query.text, config, pool)
+  const matrix = rerankerInputs(rows, layout)
+  return rows.map((row, d) => {
     const features: Record<string, number> = {}
-    CANDIDATE_FEATURES.forEach((name, f) => (features[name] = row.features[f]))
+    names.forEach((name, f) => (features[name] = matrix[d * names.length + f]))
     return {qid: query.id, label: evidence.has(row.id) ? EVIDENCE_LABEL : 0, features, doc: row.id, engine_score: row.score}
   })
 }
@@ -101,7 +110,7 @@ export interface LogSummary {
 export function engineFeatureLogs(
   dataset: MemoryDataset,
   config: Config,
-  options: {pool: number; seed: number; engine?: EngineOptions; testConversations?: readonly string[]},
+  options: {pool: number; seed: number; engine?: EngineOptions; testConversations?: readonly string[]; queryFeatures?: readonly QueryFeatureKind[]},
 ): {unit: 'conversation' | 'query'; splits: LogSummary[]} {
   const {queries} = selectScoredQueries(dataset)
   const {splits, unit} = splitForLog(queries, options.seed, options.testConversations)
@@ -123,7 +132,7 @@ export function engineFeatureLogs(
     let candidates = 0
     let judged = 0
     for (const query of chosen) {
-      const records = queryRecords(engineFor(query.conversation), query, config, options.pool)
+      const records = queryRecords(engineFor(query.conversation), query, config, options.pool, options.queryFeatures)
       candidates += records.length
       if (records.some((r) => r.label > 0)) judged++
       for (const record of records) lines.push(JSON.stringify(record))

@@ -176,10 +176,14 @@ export function rollback(dir: string): RollbackOutcome {
   return {current: previous.id, removed: dropped.id}
 }
 
-/** The current model packed for inference, or undefined when nothing is deployed. */
-export function loadDeployed(dir: string): {version: RegistryVersion; packed: PackedEnsemble} | undefined {
+/**
+ * The current model, read and packed for inference, with the file it was read from; undefined
+ * when nothing is deployed.
+ */
+export function loadDeployed(dir: string): {version: RegistryVersion; packed: PackedEnsemble; saved: SavedModel; file: string} | undefined {
   const index = readRegistry(dir)
   const version = currentVersion(index)
   if (!version) return undefined
-  return {version, packed: new PackedEnsemble(fromSavedModel(readVersionModel(dir, version)))}
+  const saved = readVersionModel(dir, version)
+  return {version, packed: new PackedEnsemble(fromSavedModel(saved)), saved, file: join(dir, version.file)}
 }

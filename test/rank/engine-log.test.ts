@@ -8,6 +8,7 @@ import {fromSavedModel, readModel} from '../../src/rank/model.js'
 import {RetrievalEngine} from '../../src/engine/retrieval/engine.js'
 import {candidateFeatures} from '../../src/engine/retrieval/features.js'
 import {parseFeatureLog} from '../../src/rank/parse.js'
+import {layoutNames, rerankerInputs} from '../../src/rank/query-features.js'
 import {runTrainReport} from '../../src/rank/report.js'
 import {DEFAULT_LAMBDAMART, predictRow} from '../../src/rank/lambdamart.js'
 import {mkdtempSync, writeFileSync} from 'node:fs'
@@ -109,14 +110,43 @@ describe('engine feature logs', () => {
     const engine = new RetrievalEngine(dataset.conversations[0])
     const rows = candidateFeatures(engine, 'Where does Ann take pottery classes?', defaultRetrievalConfig(), 5)
     const reranked = reranker.rerank(rows)
-    expect(reranked.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort())
-    const scores = reranked.map((r) => reranker.score(r))
-    for (let i = 1; i < scores.length; i++) expect(scores[i - 1]).toBeGreaterThanOrEqual(scores[i])
+    expect(reranked.map((r) => r.row.id).sort()).toEqual(rows.map((r) => r.id).sort())
+    for (let i = 1; i < reranked.length; i++) expect(reranked[i - 1].score).toBeGreaterThanOrEqual(reranked[i].score)
     // Exactly the trainer's own prediction on the same row.
     const row = Float64Array.from([...rows[0].features, rows[0].score])
-    expect(reranker.score(rows[0])).toBe(predictRow(fromSavedModel(readModel(modelPath)), row, 0))
+    expect(reranker.scoreAll(rows)[0]).toBe(predictRow(fromSavedModel(readModel(modelPath)), row, 0))
     const letorModel = {...readModel(modelPath), feature_names: ['1', '2']}
     expect(() => engineReranker(letorModel, 'm.json')).toThrow(/m.json field feature_names: expected the engine's features/)
+  })
+
+  it('logs query-level columns with the code the reranker runs at query time: logged rows score like served ones', () => {
+    const withQuery = engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c2'], queryFeatures: ['qmax', 'qrank']})
+    const dir = mkdtempSync(join(tmpdir(), 'kt-rank-qf-'))
+    for (const s of withQuery.splits) writeFileSync(join(dir, `${s.split}.jsonl`), s.text)
+    const train = parseFeatureLog(withQuery.splits[0].text, 'train.jsonl')
+    expect(train.featureNames).toEqual(layoutNames({queryFeatures: ['qmax', 'qrank'], engineScore: false}))
+    const modelPath = join(dir, 'model.json')
+    runTrainReport({files: {train: join(dir, 'train.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    const saved = readModel(modelPath)
+    const reranker = engineReranker(saved, modelPath)
+    expect(reranker.layout).toEqual({queryFeatures: ['qmax', 'qrank'], engineScore: true})
+    // every test-split query: the trainer's prediction on the logged line = the served score
+    const test = parseFeatureLog(withQuery.splits[2].text, 'test.jsonl')
+    const width = test.featureNames.length
+    const trainer = fromSavedModel(saved)
+    const engine = new RetrievalEngine(dataset.conversations.find((c) => c.id === 'c2')!)
+    const questions = dataset.questions.filter((q) => q.conversation === 'c2')
+    expect(test.queryIds).toEqual(questions.map((q) => q.id))
+    questions.forEach((q, i) => {
+      const rows = candidateFeatures(engine, q.text, defaultRetrievalConfig(), 5)
+      const loggedRows = test.features.subarray(test.queryOffsets[i] * width, test.queryOffsets[i + 1] * width)
+      expect(Array.from(rerankerInputs(rows, {queryFeatures: ['qmax', 'qrank'], engineScore: false}))).toEqual(Array.from(loggedRows))
+      const served = reranker.scoreAll(rows)
+      for (let d = test.queryOffsets[i]; d < test.queryOffsets[i + 1]; d++) {
+        const logged = Float64Array.from([...test.features.subarray(d * width, (d + 1) * width), test.engineScores![d]])
+        expect(served[d - test.queryOffsets[i]]).toBe(predictRow(trainer, logged, 0))
+      }
+    })
   })
 
   it('rejects an unknown held-out conversation', () => {

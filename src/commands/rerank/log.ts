@@ -7,6 +7,7 @@ export default class RerankLog extends KtCommand {
   static override examples = [
     '<%= config.bin %> rerank log --data ../shared/locomo/locomo-dev.json --out /tmp/locomo-features --test-conversations conv-41',
     '<%= config.bin %> rerank log --data turns.jsonl --out logs --pool 100 --profile tuned.json',
+    '<%= config.bin %> rerank log --data ../shared/locomo/locomo-dev.json --out /tmp/locomo-qf --test-conversations conv-41 --query-features qmax,qrank',
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
@@ -14,6 +15,7 @@ export default class RerankLog extends KtCommand {
     pool: Flags.integer({description: 'Candidates per query (the engine\'s top N).', default: 50, min: 1}),
     profile: Flags.string({description: 'Retrieval profile JSON (default: the engine\'s default configuration).'}),
     seed: Flags.integer({description: 'Seed of the split.', default: 42}),
+    'query-features': Flags.string({description: 'Also log query-level columns: qmax (value / the query\'s largest), qrank (rank within the query, 0 best .. 1), comma-separated; computed by the same code the reranker runs at query time.'}),
     'test-conversations': Flags.string({description: 'Comma-separated conversation ids to hold out as the test split (default: 20% drawn with the seed).'}),
   }
 
@@ -24,6 +26,7 @@ export default class RerankLog extends KtCommand {
     const {loadRetrievalProfile} = await import('../../eval/profile.js')
     const {defaultRetrievalConfig} = await import('../../engine/retrieval/engine.js')
     const {engineFeatureLogs} = await import('../../rank/engine-log.js')
+    const {parseQueryFeatureKinds} = await import('../../rank/query-features.js')
     const {table} = await import('../../rank/report.js')
     const {writeFileAtomic} = await import('../../util/fs.js')
     const profile = flags.profile === undefined ? {config: defaultRetrievalConfig()} : loadRetrievalProfile(flags.profile)
@@ -34,6 +37,7 @@ export default class RerankLog extends KtCommand {
       seed: flags.seed,
       engine: {overrides: profile.overrides},
       testConversations: flags['test-conversations']?.split(',').map((id) => id.trim()),
+      queryFeatures: flags['query-features'] === undefined ? [] : parseQueryFeatureKinds(flags['query-features'], '--query-features'),
     })
     const files = logs.splits.map((s) => {
       const file = join(flags.out, `${s.split}.jsonl`)
@@ -44,7 +48,7 @@ export default class RerankLog extends KtCommand {
     if (!this.jsonEnabled()) {
       this.log(table(['split', 'file', 'queries', 'evidence in pool', 'candidates', 'conversations'],
         files.map((f) => [f.split, f.file, String(f.queries), String(f.judged), String(f.candidates), f.conversations.join(' ')]), [0, 1, 5]))
-      this.log(`split unit: ${logs.unit}; pool ${flags.pool}; label 1 = evidence turn`)
+      this.log(`split unit: ${logs.unit}; pool ${flags.pool}; label 1 = evidence turn${flags['query-features'] ? `; query features: ${flags['query-features']}` : ''}`)
     }
     return {unit: logs.unit, pool: flags.pool, files}
   }

@@ -1,0 +1,188 @@
+import {performance} from 'node:perf_hooks'
+import {candidateFeatures} from '../engine/retrieval/features.js'
+import type {RetrievalEngine} from '../engine/retrieval/engine.js'
+import type {EngineReranker} from '../rank/apply.js'
+import {rerankCandidates, rerankedSearch} from '../rank/search.js'
+import type {Config} from '../space/types.js'
+import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
+import {InputError} from '../util/errors.js'
+import {Rng} from '../util/rng.js'
+import type {MemoryDataset} from '../data/conversations/types.js'
+import type {EngineOptions} from '../engine/retrieval/engine.js'
+import {evaluatePrepared, evaluateSystem, latencySummary, prepareEvaluation, queriesOf, runTimedPasses, type EvalOutput, type LatencySummary, type PreparedEvaluation} from './harness.js'
+import {aggregate, DEFAULT_KS, NDCG_K, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
+import type {EvalQuery} from './queries.js'
+
+/**
+ * `kt eval --reranker`: the engine followed by a learned reranker (src/rank) scored on the same
+ * questions with the same metrics as the engine alone, a paired comparison of the two, and the
+ * reranked path's latency (timing, separate from the results).
+ */
+
+/** Name of the reranked system in reports. */
+export const RERANKED_SYSTEM = 'engine+reranker'
+/** Seed of the paired bootstrap (fixed so the interval is reproducible). */
+export const RERANK_BOOTSTRAP_SEED = 20_241
+/** Metrics the paired comparison reports (NDCG at the report's cut-off, MRR). */
+export const PAIRED_METRICS = [`ndcg@${NDCG_K}`, 'mrr'] as const
+
+export interface RerankOptions {
+  readonly reranker: EngineReranker
+  /** Engine candidates the model reorders per query. */
+  readonly pool: number
+}
+
+/** The top `depth` turn ids of the reranked system for one query. */
+export function rankReranked(prepared: PreparedEvaluation, query: EvalQuery, config: Config, depth: number, options: RerankOptions): string[] {
+  const engine = prepared.engines.get(query.conversation) as RetrievalEngine
+  return rerankedSearch(engine, options.reranker, query.text, config, depth, options.pool).ids
+}
+
+/** The ranking depth the cut-offs need must fit in the pool (a one-line error naming --rerank-pool). */
+export function checkPool(pool: number, ks: readonly number[]): void {
+  const depth = rankingDepth(ks)
+  if (!Number.isInteger(pool) || pool < depth) throw new InputError('--rerank-pool', `an integer >= the ranking depth the cut-offs need (${depth})`, String(pool))
+}
+
+/** Per-query metric rows and their averages for the engine + reranker. */
+export function evaluateReranked(
+  prepared: PreparedEvaluation,
+  config: Config,
+  options: RerankOptions & {queryIds?: readonly string[]; ks?: readonly number[]},
+): {report: MetricReport; rows: MetricValues[]; queries: EvalQuery[]} {
+  const ks = options.ks ?? DEFAULT_KS
+  checkPool(options.pool, ks)
+  const depth = rankingDepth(ks)
+  const queries = queriesOf(prepared, options.queryIds)
+  const rows = queries.map((q) => queryMetrics(rankReranked(prepared, q, config, depth, options), q.evidence, ks))
+  return {report: aggregate(queries, rows), rows, queries}
+}
+
+/** A paired bootstrap interval of (reranked - engine) for one metric over the same queries. */
+export interface PairedDelta {
+  readonly metric: string
+  readonly engine: number
+  readonly reranked: number
+  readonly delta: number
+  readonly low: number | null
+  readonly high: number | null
+  readonly confidence: number
+  /** Queries where the reranked system scores higher / lower than the engine. */
+  readonly better: number
+  readonly worse: number
+}
+
+/** Paired deltas of PAIRED_METRICS (seeded percentile bootstrap over queries). */
+export function pairedDeltas(engineRows: readonly MetricValues[], rerankedRows: readonly MetricValues[]): PairedDelta[] {
+  return PAIRED_METRICS.map((metric) => {
+    const a = engineRows.map((r) => r[metric])
+    const b = rerankedRows.map((r) => r[metric])
+    const result = pairedBootstrapDelta(a.length, meanStatistic(a), meanStatistic(b), {rng: new Rng(RERANK_BOOTSTRAP_SEED)})
+    return {
+      metric,
+      engine: result.estimateA ?? 0,
+      reranked: result.estimateB ?? 0,
+      delta: result.estimate ?? 0,
+      low: result.low,
+      high: result.high,
+      confidence: result.confidence,
+      better: a.filter((x, i) => b[i] > x).length,
+      worse: a.filter((x, i) => b[i] < x).length,
+    }
+  })
+}
+
+/** Per-query latency of the reranked path (ms), whole and by stage. */
+export interface RerankLatency extends LatencySummary {
+  /** The engine's search at pool depth plus the candidates' feature rows. */
+  readonly candidates: LatencySummary
+  /** The model: query-level columns, packed scoring and the sort (the reranking proper). */
+  readonly model: LatencySummary
+}
+
+/** Warm in-process latency of engine + reranker per query, as measureLatency times the engine. */
+export function measureRerankLatency(prepared: PreparedEvaluation, config: Config, options: RerankOptions & {ks?: readonly number[]}): RerankLatency {
+  const depth = rankingDepth(options.ks ?? DEFAULT_KS)
+  const total: number[] = []
+  const candidates: number[] = []
+  const model: number[] = []
+  runTimedPasses(prepared.selection.queries, (q, timed) => {
+    const engine = prepared.engines.get(q.conversation) as RetrievalEngine
+    const t0 = performance.now()
+    const rows = candidateFeatures(engine, q.text, config, options.pool)
+    const t1 = performance.now()
+    rerankCandidates(options.reranker, rows, depth)
+    const t2 = performance.now()
+    if (timed) {
+      total.push(t2 - t0)
+      candidates.push(t1 - t0)
+      model.push(t2 - t1)
+    }
+  })
+  return {...latencySummary(total), candidates: latencySummary(candidates), model: latencySummary(model)}
+}
+
+/** What `kt eval --reranker` adds to the evaluation output. */
+export interface RerankedOutput extends MetricReport {
+  readonly system: typeof RERANKED_SYSTEM
+  /** The model file read (a registry version's file for `deployed`). */
+  readonly model: string
+  readonly version?: string
+  readonly trees: number
+  readonly feature_names: readonly string[]
+  readonly pool: number
+  /** Paired (reranked - engine) differences over the same queries. */
+  readonly vs_engine: PairedDelta[]
+  /** Timing only (varies from run to run): per query, warm, in-process. */
+  readonly latency_ms: {
+    readonly p50: number
+    readonly p95: number
+    readonly p99: number
+    readonly candidates: {readonly p50: number; readonly p99: number}
+    readonly model: {readonly p50: number; readonly p99: number}
+  }
+}
+
+/** The model as the report names it. */
+export interface RerankerIdentity {
+  readonly file: string
+  readonly version?: string
+  readonly trees: number
+  readonly featureNames: readonly string[]
+}
+
+/** The engine + reranker's part of the evaluation output. */
+export function rerankedOutput(prepared: PreparedEvaluation, config: Config, ks: readonly number[], options: RerankOptions & {identity: RerankerIdentity}): RerankedOutput {
+  const engine = evaluateSystem(prepared, 'engine', config, {ks})
+  const reranked = evaluateReranked(prepared, config, {...options, ks})
+  const latency = measureRerankLatency(prepared, config, {...options, ks})
+  return {
+    system: RERANKED_SYSTEM,
+    model: options.identity.file,
+    ...(options.identity.version === undefined ? {} : {version: options.identity.version}),
+    trees: options.identity.trees,
+    feature_names: options.identity.featureNames,
+    pool: options.pool,
+    ...reranked.report,
+    vs_engine: pairedDeltas(engine.rows, reranked.rows),
+    latency_ms: {
+      p50: latency.p50,
+      p95: latency.p95,
+      p99: latency.p99,
+      candidates: {p50: latency.candidates.p50, p99: latency.candidates.p99},
+      model: {p50: latency.model.p50, p99: latency.model.p99},
+    },
+  }
+}
+
+/** runEvaluation plus the engine + reranker on the same questions (engines built once). */
+export function runRerankedEvaluation(
+  dataset: MemoryDataset,
+  config: Config,
+  options: RerankOptions & {identity: RerankerIdentity; ks?: readonly number[]; engine?: EngineOptions},
+): EvalOutput {
+  const ks = options.ks ?? DEFAULT_KS
+  checkPool(options.pool, ks)
+  const prepared = prepareEvaluation(dataset, options.engine)
+  return {...evaluatePrepared(prepared, config, ks), reranked: rerankedOutput(prepared, config, ks, options)}
+}
