@@ -2,9 +2,12 @@
  * `kt online workload`: a tenant whose query mix shifts from entity lookups to temporal questions,
  * and the bandits retuning the retrieval engine's parameters in response.
  *
- * The reward is SYNTHETIC. Running the real engine per simulated query would need labelled
- * queries of both kinds over one memory and a quality signal per query; instead a documented
- * model stands in for "how the parameters affect answer quality per query type": for type k,
+ * One policy loop (runWorkload) serves every query through a reward model (WorkloadEnvironment).
+ * Two models plug into it: the synthetic one below, and the real engine over a labelled memory
+ * dataset (engine-workload.ts, `--data`).
+ *
+ * The synthetic reward stands in for "how the parameters affect answer quality per query type":
+ * for type k,
  *
  *   quality_k(config) = QUALITY_FLOOR + (QUALITY_PEAK - QUALITY_FLOOR) * exp(-sum_p w_kp (u_p - u*_kp)^2)
  *
@@ -15,9 +18,10 @@
  * edges, deeper spreading, recency (low actr.alpha) and more weight on the graph score.
  *
  * Each query is served by the tenant's learner exactly as in production (sampled arms, logged
- * times, the implicit-feedback window): the query's node is used with probability
- * quality(config) after a delay of 1..USE_DELAY_MAX_S seconds; otherwise its 5-minute window
- * closes and it counts as reward 0. One query per second.
+ * times, the implicit-feedback window): the query's node is used (synthetic: with probability
+ * quality(config); engine: when an evidence turn is in the top k) after a delay of
+ * 1..USE_DELAY_MAX_S seconds; otherwise its 5-minute window closes and it counts as reward 0.
+ * One query per second.
  */
 import {Rng} from '../util/rng.js'
 import type {Config} from '../space/types.js'
@@ -102,19 +106,28 @@ export function mixAt(step: number, shiftAt: number): number[] {
   return step < shiftAt ? [MAJORITY_SHARE, 1 - MAJORITY_SHARE] : [1 - MAJORITY_SHARE, MAJORITY_SHARE]
 }
 
-/** The best arm choice for a mix, by coordinate ascent over the bins from the profile's bins (the reference "oracle"). */
-export function oracleArms(model: QualityModel, dims: readonly Dimension[], base: Config, mix: readonly number[]): number[] {
+/** Sweeps of coordinate ascent at most (a sweep tries every other arm of every dimension). */
+export const MAX_ASCENT_SWEEPS = 50
+/** An improvement this small is rounding, not a better configuration. */
+const ASCENT_TOLERANCE = 1e-12
+
+/**
+ * Coordinate ascent over the bins from the profile's bins: one dimension at a time, every other
+ * arm tried and kept when it raises `value` (of the configuration the arms play), until a sweep
+ * changes nothing. A local optimum, not a proof of the best bins.
+ */
+export function coordinateAscent(dims: readonly Dimension[], base: Config, value: (config: Config) => number): {arms: number[]; value: number} {
   const arms = dims.map((d) => d.binOf(base[d.key]))
-  let best = model.mixQuality(configFromArms(base, dims, arms), mix)
-  for (let sweep = 0; sweep < 50; sweep++) {
+  let best = value(configFromArms(base, dims, arms))
+  for (let sweep = 0; sweep < MAX_ASCENT_SWEEPS; sweep++) {
     let improved = false
     for (let d = 0; d < dims.length; d++) {
       for (let a = 0; a < dims[d].values.length; a++) {
         const old = arms[d]
         if (a === old) continue
         arms[d] = a
-        const q = model.mixQuality(configFromArms(base, dims, arms), mix)
-        if (q > best + 1e-12) {
+        const q = value(configFromArms(base, dims, arms))
+        if (q > best + ASCENT_TOLERANCE) {
           best = q
           improved = true
         } else arms[d] = old
@@ -122,14 +135,59 @@ export function oracleArms(model: QualityModel, dims: readonly Dimension[], base
     }
     if (!improved) break
   }
-  return arms
+  return {arms, value: best}
+}
+
+/** The best arm choice for a mix under the synthetic model, by coordinate ascent from the profile's bins (the reference "oracle"). */
+export function oracleArms(model: QualityModel, dims: readonly Dimension[], base: Config, mix: readonly number[]): number[] {
+  return coordinateAscent(dims, base, (config) => model.mixQuality(config, mix)).arms
 }
 
 export const WORKLOAD_POLICIES = ['profile', 'ts', 'ts-decay', 'ts-adaptive', 'oracle'] as const
 export type WorkloadPolicy = (typeof WORKLOAD_POLICIES)[number]
+/** The policies that learn: a tenant's bandits without forgetting, with the scheduled decay, with change detection. */
+export const LEARNING_POLICIES = ['ts', 'ts-decay', 'ts-adaptive'] as const
+export type LearningPolicy = (typeof LEARNING_POLICIES)[number]
 
-function forgettingOf(policy: WorkloadPolicy): ForgettingSettings {
+function forgettingOf(policy: LearningPolicy): ForgettingSettings {
   return policy === 'ts-decay' ? forgettingDefaults('periodic') : policy === 'ts-adaptive' ? forgettingDefaults('adaptive') : {kind: 'none'}
+}
+
+/** A policy of the simulation: a tenant learner with some forgetting, or a fixed configuration per phase (before, after the shift). */
+export type WorkloadPolicySpec = {readonly name: string; readonly forgetting: ForgettingSettings} | {readonly name: string; readonly phases: readonly [Config, Config]}
+
+/** The tenant learners, one per LEARNING_POLICIES entry. */
+export function learnerPolicies(): WorkloadPolicySpec[] {
+  return LEARNING_POLICIES.map((name) => ({name, forgetting: forgettingOf(name)}))
+}
+
+/** What the reward model made of one served query. */
+export interface ServedQuery {
+  /** The step's recorded quality (synthetic: expected quality under the mix; engine: the query's hit, 0 or 1). */
+  readonly quality: number
+  /** Seconds until the retrieved node is used (1..USE_DELAY_MAX_S), or 0 when it never is. */
+  readonly useDelayS: number
+}
+
+/** One run's query stream under a reward model. */
+export interface WorkloadEpisode {
+  /** Serves query `t` (type probabilities `mix`) with `config`; called once per step, in step order. */
+  serve(t: number, config: Config, mix: readonly number[]): ServedQuery
+}
+
+/** A reward model plugged into the one policy loop (runWorkload). */
+export interface WorkloadEnvironment {
+  readonly dims: readonly Dimension[]
+  /** The deployed profile: the learners' prior and the value of every untuned parameter. */
+  readonly profile: Config
+  /** Policies in report order. */
+  readonly policies: readonly WorkloadPolicySpec[]
+  /** The policy regret after the shift is measured against, step by step in the same run. */
+  readonly reference: string
+  /** Parameters listed in final_best. */
+  readonly reportedKeys: readonly string[]
+  /** Run `run`'s query stream; every call for the same run gives the same stream (every policy sees the same queries). */
+  episode(run: number): WorkloadEpisode
 }
 
 export interface WorkloadOptions {
@@ -141,26 +199,42 @@ export interface WorkloadOptions {
   window: number
 }
 
-/** Expected quality per step of one run of one policy. */
-function playWorkload(policy: WorkloadPolicy, run: number, options: WorkloadOptions, model: QualityModel, dims: readonly Dimension[], profile: Config): {quality: Float64Array; finalBest: number[]} {
+export interface WorkloadProgress {
+  policy: string
+  run: number
+  /** Steps of this run done. */
+  step: number
+}
+
+/** Steps between progress reports inside a run. */
+const PROGRESS_EVERY_STEPS = 500
+
+/** Quality per step of one run of one policy, and the arms it believes best at the end. */
+function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOptions, env: WorkloadEnvironment, onProgress?: (p: WorkloadProgress) => void): {quality: Float64Array; finalBest: number[]} {
   const shiftAt = Math.floor(options.steps / 2)
+  const mixes = [mixAt(0, shiftAt), mixAt(shiftAt, shiftAt)]
   const quality = new Float64Array(options.steps)
-  const types = new Rng(streamSeed(options.seed, 'workload', run, 'types'))
-  const outcomes = new Rng(streamSeed(options.seed, 'workload', run, 'outcomes'))
-  if (policy === 'profile' || policy === 'oracle') {
-    const before = policy === 'profile' ? profile : configFromArms(profile, dims, oracleArms(model, dims, profile, mixAt(0, shiftAt)))
-    const after = policy === 'profile' ? profile : configFromArms(profile, dims, oracleArms(model, dims, profile, mixAt(shiftAt, shiftAt)))
-    for (let t = 0; t < options.steps; t++) quality[t] = model.mixQuality(t < shiftAt ? before : after, mixAt(t, shiftAt))
-    return {quality, finalBest: (policy === 'profile' ? dims.map((d) => d.binOf(profile[d.key])) : dims.map((d) => d.binOf(after[d.key])))}
+  const episode = env.episode(run)
+  const progress = (t: number): void => {
+    if (onProgress && t % PROGRESS_EVERY_STEPS === 0) onProgress({policy: spec.name, run, step: t})
   }
-  const settings = {levels: 2, sampler: options.sampler, forgetting: forgettingOf(policy), tuned: [...RETRIEVAL_TUNED]}
-  const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile, settings, seed: streamSeed(options.seed, 'workload', run, policy)}
+  if ('phases' in spec) {
+    for (let t = 0; t < options.steps; t++) {
+      progress(t)
+      const phase = t < shiftAt ? 0 : 1
+      quality[t] = episode.serve(t, spec.phases[phase], mixes[phase]).quality
+    }
+    return {quality, finalBest: env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
+  }
+  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: [...RETRIEVAL_TUNED]}
+  const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile: env.profile, settings, seed: streamSeed(options.seed, 'workload', run, spec.name)}
   const learner = new TenantLearner(init, RETRIEVAL_SPACE)
   init.dims = dimensionsFingerprint(learner.bandit)
   // Uses reported in the future, by time: [time, query id].
   const uses: Array<[number, number]> = []
   let head = 0
   for (let t = 0; t < options.steps; t++) {
+    progress(t)
     const now = t * MS_PER_QUERY
     while (head < uses.length && uses[head][0] <= now) {
       learner.apply({e: 'used', id: String(uses[head][1]), t: uses[head][0]})
@@ -168,12 +242,10 @@ function playWorkload(policy: WorkloadPolicy, run: number, options: WorkloadOpti
     }
     const {id, arms} = learner.sampleNext()
     learner.apply({e: 'q', id, t: now, arms})
-    const config = learner.configOf(arms)
-    const mix = mixAt(t, shiftAt)
-    quality[t] = model.mixQuality(config, mix)
-    const type = types.next() < mix[0] ? 0 : 1
-    if (outcomes.next() < model.quality(config, type)) {
-      const at = now + (1 + outcomes.int(USE_DELAY_MAX_S)) * MS_PER_QUERY
+    const served = episode.serve(t, learner.configOf(arms), mixes[t < shiftAt ? 0 : 1])
+    quality[t] = served.quality
+    if (served.useDelayS > 0) {
+      const at = now + served.useDelayS * MS_PER_QUERY
       // keep `uses` sorted by time (delays are short, so insert from the end)
       let i = uses.length
       uses.push([at, id])
@@ -195,18 +267,71 @@ export interface WorkloadWindow {
 }
 
 export interface WorkloadPolicyReport {
-  /** Mean expected quality over the last `window` queries before the shift. */
+  /** Mean quality over the last `window` queries before the shift. */
   before_shift: WorkloadWindow
   /** Consecutive windows after the shift. */
   after_shift: WorkloadWindow[]
-  /** Cumulative regret after the shift against the oracle (the best bins for the new mix). */
+  /** Cumulative regret after the shift against the reference policy (synthetic: the oracle; engine: the tuned reference). */
   regret_after_shift_mean: number
   regret_after_shift_se: number
-  /** Values the bandits believe best at the end (run 0), for the parameters the model uses. */
+  /** Values the bandits believe best at the end (run 0), for the reported parameters. */
   final_best: Record<string, string | number | boolean>
 }
 
+function windowOf(runs: Float64Array[], from: number, to: number): WorkloadWindow {
+  const perRun = runs.map((q) => mean(q.subarray(from, to)))
+  return {from, to, quality_mean: mean(perRun), quality_se: runs.length > 1 ? standardError(perRun) : NaN}
+}
+
+/**
+ * The one policy loop both reward models plug into: every policy, every run, then windows of
+ * quality and the regret after the shift, sum over t >= T/2 of (reference's quality at t - the
+ * policy's quality at t) in the same run.
+ */
+export function runWorkload(env: WorkloadEnvironment, options: WorkloadOptions, onProgress?: (p: WorkloadProgress) => void): Record<string, WorkloadPolicyReport> {
+  const shiftAt = Math.floor(options.steps / 2)
+  const played = new Map<string, {runs: Float64Array[]; finalBest: number[]}>()
+  for (const spec of env.policies) {
+    const runs: Float64Array[] = []
+    let finalBest: number[] = []
+    for (let run = 0; run < options.runs; run++) {
+      const out = playPolicy(spec, run, options, env, onProgress)
+      runs.push(out.quality)
+      if (run === 0) finalBest = out.finalBest
+    }
+    played.set(spec.name, {runs, finalBest})
+  }
+  const reference = played.get(env.reference)
+  if (!reference) throw new RangeError(`workload: reference policy ${env.reference} is not simulated`)
+  const reported = new Set(env.reportedKeys)
+  const policies: Record<string, WorkloadPolicyReport> = {}
+  for (const [name, {runs, finalBest}] of played) {
+    const after: WorkloadWindow[] = []
+    for (let from = shiftAt; from < options.steps; from += options.window) after.push(windowOf(runs, from, Math.min(options.steps, from + options.window)))
+    const regrets = runs.map((q, run) => {
+      const ref = reference.runs[run]
+      let r = 0
+      for (let t = shiftAt; t < options.steps; t++) r += ref[t] - q[t]
+      return r
+    })
+    const best: Record<string, string | number | boolean> = {}
+    env.dims.forEach((d, i) => {
+      if (reported.has(d.key)) best[d.key] = d.values[finalBest[i]]
+    })
+    policies[name] = {
+      before_shift: windowOf(runs, Math.max(0, shiftAt - options.window), shiftAt),
+      after_shift: after,
+      regret_after_shift_mean: mean(regrets),
+      regret_after_shift_se: runs.length > 1 ? standardError(regrets) : NaN,
+      final_best: best,
+    }
+  }
+  return policies
+}
+
+/** The synthetic workload's report (`kt online workload` without --data). */
 export interface WorkloadReport {
+  reward_model: 'synthetic'
   steps: number
   runs: number
   shift_at: number
@@ -215,46 +340,48 @@ export interface WorkloadReport {
   policies: Record<string, WorkloadPolicyReport>
 }
 
-function windowOf(runs: Float64Array[], from: number, to: number): WorkloadWindow {
-  const perRun = runs.map((q) => mean(q.subarray(from, to)))
-  return {from, to, quality_mean: mean(perRun), quality_se: runs.length > 1 ? standardError(perRun) : NaN}
+/**
+ * The synthetic reward model as a workload environment: a query's type is drawn from the mix, its
+ * node used with probability quality(config, type); the step records the expected quality under
+ * the mix. Streams are seeded by run only, so every policy sees the same type and outcome draws.
+ */
+function syntheticEnvironment(options: WorkloadOptions, model: QualityModel, dims: readonly Dimension[], profile: Config, oracle: readonly [Config, Config]): WorkloadEnvironment {
+  return {
+    dims,
+    profile,
+    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(), {name: 'oracle', phases: oracle}],
+    reference: 'oracle',
+    reportedKeys: WORKLOAD_TYPES.flatMap((t) => Object.keys(IDEALS[t])),
+    episode(run) {
+      const types = new Rng(streamSeed(options.seed, 'workload', run, 'types'))
+      const outcomes = new Rng(streamSeed(options.seed, 'workload', run, 'outcomes'))
+      return {
+        serve(_t, config, mix) {
+          const quality = model.mixQuality(config, mix)
+          const type = types.next() < mix[0] ? 0 : 1
+          const used = outcomes.next() < model.quality(config, type)
+          return {quality, useDelayS: used ? 1 + outcomes.int(USE_DELAY_MAX_S) : 0}
+        },
+      }
+    },
+  }
 }
 
-export function simulateWorkload(options: WorkloadOptions, onProgress?: (policy: string, run: number) => void): WorkloadReport {
+export function simulateWorkload(options: WorkloadOptions, onProgress?: (p: WorkloadProgress) => void): WorkloadReport {
   const dims = dimensionsOf(RETRIEVAL_SPACE, RETRIEVAL_TUNED)
   const profile = defaultConfig(RETRIEVAL_SPACE)
   const model = new QualityModel(dims)
   const shiftAt = Math.floor(options.steps / 2)
-  const oracle = [mixAt(0, shiftAt), mixAt(shiftAt, shiftAt)].map((mix) => model.mixQuality(configFromArms(profile, dims, oracleArms(model, dims, profile, mix)), mix))
-  const used = new Set(WORKLOAD_TYPES.flatMap((t) => Object.keys(IDEALS[t])))
-  const policies: Record<string, WorkloadPolicyReport> = {}
-  for (const policy of WORKLOAD_POLICIES) {
-    const runs: Float64Array[] = []
-    let finalBest: number[] = []
-    for (let run = 0; run < options.runs; run++) {
-      const out = playWorkload(policy, run, options, model, dims, profile)
-      runs.push(out.quality)
-      if (run === 0) finalBest = out.finalBest
-      onProgress?.(policy, run)
-    }
-    const after: WorkloadWindow[] = []
-    for (let from = shiftAt; from < options.steps; from += options.window) after.push(windowOf(runs, from, Math.min(options.steps, from + options.window)))
-    const regrets = runs.map((q) => {
-      let r = 0
-      for (let t = shiftAt; t < options.steps; t++) r += oracle[1] - q[t]
-      return r
-    })
-    const best: Record<string, string | number | boolean> = {}
-    dims.forEach((d, i) => {
-      if (used.has(d.key)) best[d.key] = d.values[finalBest[i]]
-    })
-    policies[policy] = {
-      before_shift: windowOf(runs, Math.max(0, shiftAt - options.window), shiftAt),
-      after_shift: after,
-      regret_after_shift_mean: mean(regrets),
-      regret_after_shift_se: runs.length > 1 ? standardError(regrets) : NaN,
-      final_best: best,
-    }
+  const mixes = [mixAt(0, shiftAt), mixAt(shiftAt, shiftAt)]
+  const oracle = mixes.map((mix) => configFromArms(profile, dims, oracleArms(model, dims, profile, mix))) as [Config, Config]
+  const policies = runWorkload(syntheticEnvironment(options, model, dims, profile, oracle), options, onProgress)
+  return {
+    reward_model: 'synthetic',
+    steps: options.steps,
+    runs: options.runs,
+    shift_at: shiftAt,
+    synthetic_reward_model: true,
+    oracle_quality: {before: model.mixQuality(oracle[0], mixes[0]), after: model.mixQuality(oracle[1], mixes[1])},
+    policies,
   }
-  return {steps: options.steps, runs: options.runs, shift_at: shiftAt, synthetic_reward_model: true, oracle_quality: {before: oracle[0], after: oracle[1]}, policies}
 }

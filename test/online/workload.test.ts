@@ -35,6 +35,7 @@ describe('workload simulation', () => {
     const first = (p: string) => r.policies[p].after_shift[0].quality_mean
     const regret = (p: string) => r.policies[p].regret_after_shift_mean
     expect(r.synthetic_reward_model).toBe(true)
+    expect(r.reward_model).toBe('synthetic')
     expect(first('ts-adaptive')).toBeGreaterThan(first('ts') + 0.05)
     expect(regret('ts-adaptive')).toBeLessThan(regret('ts'))
     expect(regret('ts-adaptive')).toBeLessThan(regret('ts-decay'))
