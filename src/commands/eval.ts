@@ -4,7 +4,7 @@ import {InputError} from '../util/errors.js'
 import {DEFAULT_REGISTRY} from '../rank/defaults.js'
 
 export default class Eval extends KtCommand {
-  static override summary = 'Evaluate retrieval on a conversational memory dataset: the engine against plain BM25 and vector-only baselines.'
+  static override summary = 'Evaluate retrieval on a conversational memory dataset: the engine against plain BM25 and vector-only baselines (and, with --reranker, the engine followed by a learned reranker).'
   static override description =
     'Builds the memory engine for each conversation, ranks its turns for every question with evidence (LoCoMo category 5 and questions without evidence are skipped and counted), and reports evidence recall@k, hit@k, NDCG@10 and MRR per category and overall for the engine, plain BM25 and vector similarity; warm in-process latency per query (p50/p95/p99), index build time, and the query classifier against the LoCoMo categories. With --reranker, also the engine followed by a learned reranker (kt rerank train --save, or the registry\'s deployed version) on the same questions: the same metrics as one more system, a paired bootstrap interval of its difference from the engine, and its latency. --conversation restricts everything to some conversations (e.g. the reranker\'s held-out one).'
   static override examples = [
