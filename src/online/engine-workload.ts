@@ -100,7 +100,7 @@ export class EngineHits {
   /** Engine searches run, and hit lookups asked (searches / lookups = share not memoised). */
   searches = 0
   lookups = 0
-  private readonly memo = new Map<string, {config: Config; hits: Int8Array}>()
+  private readonly memo = new Map<string, Int8Array>()
 
   constructor(
     readonly questions: readonly PoolQuestion[],
@@ -113,11 +113,11 @@ export class EngineHits {
   /** 1 if an evidence turn of question `q` is in the top k under `config`, else 0. */
   hit(q: number, config: Config): number {
     this.lookups++
-    const entry = this.entryOf(config)
-    let h = entry.hits[q]
+    const hits = this.hitsOf(config)
+    let h = hits[q]
     if (h === NOT_COMPUTED) {
-      h = searchHits(this.questions[q], entry.config, this.k)
-      entry.hits[q] = h
+      h = searchHits(this.questions[q], config, this.k)
+      hits[q] = h
       this.searches++
     }
     return h
@@ -132,17 +132,26 @@ export class EngineHits {
     })
   }
 
-  /** The memo entry of a configuration: one canonical Config object per key, so the engine resolves its parameters once. */
-  private entryOf(config: Config): {config: Config; hits: Int8Array} {
+  /** Configurations memoised now. */
+  get memoised(): number {
+    return this.memo.size
+  }
+
+  /**
+   * The memoised hits of a configuration, by the values of the tuned dimensions (the untuned ones
+   * are the profile's in every configuration simulated). Only the flags are kept, not the Config:
+   * holding every learner's Config alive would also hold the engine's resolved parameters for it.
+   */
+  private hitsOf(config: Config): Int8Array {
     let key = ''
     for (const d of this.dims) key += `${config[d.key]}|`
-    let entry = this.memo.get(key)
-    if (!entry) {
+    let hits = this.memo.get(key)
+    if (!hits) {
       if (this.memo.size >= MAX_MEMOISED_CONFIGS) this.memo.clear()
-      entry = {config, hits: new Int8Array(this.questions.length).fill(NOT_COMPUTED)}
-      this.memo.set(key, entry)
+      hits = new Int8Array(this.questions.length).fill(NOT_COMPUTED)
+      this.memo.set(key, hits)
     }
-    return entry
+    return hits
   }
 }
 
@@ -170,9 +179,10 @@ export interface HitRates {
 
 export interface TunedPhase {
   mix: number[]
-  /** Mix-weighted pool hit rate of the tuned bins (in-sample). */
+  /** Mix-weighted pool hit rate of the tuned bins under the mix they were tuned for (in-sample). */
   hit_rate: number
-  hit_rate_by_type: Record<WorkloadType, number>
+  /** Their hit rates per type and under both phases' mixes (how far the other phase's best is from this one). */
+  rates: HitRates
   /** Each dimension's arm value, as final_best reports them (fusion members before their projection onto the simplex). */
   values: Record<string, string | number | boolean>
 }
@@ -214,6 +224,8 @@ export interface EngineWorkloadReport {
     tuning_searches: number
     /** Share of hit lookups answered from the memo. */
     memoised_share: number
+    /** Configurations in the memo at the end. */
+    memoised_configs: number
   }
 }
 
@@ -234,12 +246,12 @@ function hitRatesOf(hits: EngineHits, config: Config, mixes: readonly number[][]
 }
 
 /** The tuned reference for one mix: coordinate ascent over the bandits' bins from the profile's bins. */
-export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile: Config, mix: readonly number[]): {config: Config; phase: TunedPhase} {
+export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile: Config, mix: readonly number[], mixes: readonly number[][]): {arms: number[]; config: Config; phase: TunedPhase} {
   const {arms, value} = coordinateAscent(dims, profile, (config) => mixValue(hits.hitRates(config), mix))
   const config = configFromArms(profile, dims, arms)
   const values: Record<string, string | number | boolean> = {}
   dims.forEach((d, i) => (values[d.key] = d.values[arms[i]]))
-  return {config, phase: {mix: [...mix], hit_rate: value, hit_rate_by_type: byType(hits.hitRates(config)), values}}
+  return {arms, config, phase: {mix: [...mix], hit_rate: value, rates: hitRatesOf(hits, config, mixes), values}}
 }
 
 /**
@@ -248,11 +260,11 @@ export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile
  * the same questions and delays); the step's quality is the question's hit under the played
  * configuration. Policies: the profile, the three learners, the tuned reference (per phase).
  */
-export function engineEnvironment(hits: EngineHits, profile: Config, tuned: readonly [Config, Config], seed: number): WorkloadEnvironment {
+export function engineEnvironment(hits: EngineHits, profile: Config, tuned: readonly [Config, Config], seed: number, tunedArms?: readonly number[]): WorkloadEnvironment {
   return {
     dims: hits.dims,
     profile,
-    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(), {name: 'tuned', phases: tuned}],
+    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(), {name: 'tuned', phases: tuned, finalArms: tunedArms}],
     reference: 'tuned',
     reportedKeys: hits.dims.map((d) => d.key),
     episode(run) {
@@ -287,12 +299,12 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
   const t1 = performance.now()
   const tuned = mixes.map((mix, phase) => {
     onProgress?.(`tuning the in-sample reference for the ${phase === 0 ? 'first' : 'second'} phase's mix`)
-    return tuneForMix(hits, dims, profile, mix)
+    return tuneForMix(hits, dims, profile, mix, mixes)
   })
   const tuningMs = performance.now() - t1
   const tuningSearches = hits.searches
 
-  const env = engineEnvironment(hits, profile, [tuned[0].config, tuned[1].config], options.seed)
+  const env = engineEnvironment(hits, profile, [tuned[0].config, tuned[1].config], options.seed, tuned[1].arms)
   const t2 = performance.now()
   const lookups0 = hits.lookups
   const searches0 = hits.searches
@@ -330,6 +342,7 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
       engine_searches: searches,
       tuning_searches: tuningSearches,
       memoised_share: lookups > 0 ? 1 - searches / lookups : 0,
+      memoised_configs: hits.memoised,
     },
   }
 }

@@ -153,8 +153,15 @@ function forgettingOf(policy: LearningPolicy): ForgettingSettings {
   return policy === 'ts-decay' ? forgettingDefaults('periodic') : policy === 'ts-adaptive' ? forgettingDefaults('adaptive') : {kind: 'none'}
 }
 
-/** A policy of the simulation: a tenant learner with some forgetting, or a fixed configuration per phase (before, after the shift). */
-export type WorkloadPolicySpec = {readonly name: string; readonly forgetting: ForgettingSettings} | {readonly name: string; readonly phases: readonly [Config, Config]}
+/**
+ * A policy of the simulation: a tenant learner with some forgetting, or a fixed configuration per
+ * phase (before, after the shift), reported by the arms it plays after the shift (`finalArms`;
+ * default: the bin of each value it plays, which for simplex members is the bin of the projected
+ * weight, not necessarily the arm that produced it).
+ */
+export type WorkloadPolicySpec =
+  | {readonly name: string; readonly forgetting: ForgettingSettings}
+  | {readonly name: string; readonly phases: readonly [Config, Config]; readonly finalArms?: readonly number[]}
 
 /** The tenant learners, one per LEARNING_POLICIES entry. */
 export function learnerPolicies(): WorkloadPolicySpec[] {
@@ -224,7 +231,7 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
       const phase = t < shiftAt ? 0 : 1
       quality[t] = episode.serve(t, spec.phases[phase], mixes[phase]).quality
     }
-    return {quality, finalBest: env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
+    return {quality, finalBest: spec.finalArms ? [...spec.finalArms] : env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
   }
   const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: [...RETRIEVAL_TUNED]}
   const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile: env.profile, settings, seed: streamSeed(options.seed, 'workload', run, spec.name)}

@@ -33,6 +33,7 @@ describe('engine-backed workload', () => {
     expect(report.tuned_reference.in_sample).toBe(true)
     expect(report.tuned_reference.note).toMatch(/in-sample/)
     expect(report.policies.tuned.regret_after_shift_mean).toBe(0)
+    expect(report.policies.tuned.final_best).toEqual(report.tuned_reference.after.values)
     // quality is a hit rate
     for (const p of Object.values(report.policies)) for (const w of [p.before_shift, ...p.after_shift]) expect(w.quality_mean).toBeGreaterThanOrEqual(0), expect(w.quality_mean).toBeLessThanOrEqual(1)
   })
@@ -51,7 +52,9 @@ describe('engine-backed workload', () => {
     expect(report.tuned_reference.after.hit_rate).toBeGreaterThanOrEqual(report.profile_hit_rate.after)
     // the mix-weighted value is 0.9 / 0.1 of the per-type rates
     const b = report.tuned_reference.before
-    expect(b.hit_rate).toBeCloseTo(0.9 * b.hit_rate_by_type.entity_lookup + 0.1 * b.hit_rate_by_type.temporal, 12)
+    expect(b.hit_rate).toBeCloseTo(0.9 * b.rates.by_type.entity_lookup + 0.1 * b.rates.by_type.temporal, 12)
+    expect(b.rates.before).toBe(b.hit_rate)
+    expect(report.tuned_reference.after.rates.after).toBe(report.tuned_reference.after.hit_rate)
     const p = report.profile_hit_rate
     expect(p.after).toBeCloseTo(0.1 * p.by_type.entity_lookup + 0.9 * p.by_type.temporal, 12)
   })

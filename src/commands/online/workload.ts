@@ -81,21 +81,21 @@ export default class OnlineWorkload extends KtCommand {
       const pools = Object.entries(report.pools).map(([type, p]) => `${p.questions} ${p.category} (${type})`).join(', ')
       this.log(`engine reward model: ${report.data}, hit@${report.k}; pools ${pools}; ${report.runs} runs x ${report.steps} queries, mix shifts at ${report.shift_at}, seed ${report.seed}`)
       const rates = (label: string, r: typeof report.profile_hit_rate): string[] => [label, fixed(r.by_type.entity_lookup, 3), fixed(r.by_type.temporal, 3), fixed(r.before, 3), fixed(r.after, 3)]
-      const tuned = (label: string, p: typeof report.tuned_reference.before): string[] => [label, fixed(p.hit_rate_by_type.entity_lookup, 3), fixed(p.hit_rate_by_type.temporal, 3), ...(p.mix[0] > p.mix[1] ? [fixed(p.hit_rate, 3), ''] : ['', fixed(p.hit_rate, 3)])]
       this.log(`\npool hit@${report.k} (every question of the pools):`)
       this.log(renderTable(['configuration', 'entity lookups', 'temporal', 'mix before', 'mix after'], [
         rates('profile (deployed)', report.profile_hit_rate),
         rates('profile\'s bins (bandits\' start)', report.profile_bins_hit_rate),
-        tuned('tuned for before (in-sample)', report.tuned_reference.before),
-        tuned('tuned for after (in-sample)', report.tuned_reference.after),
+        rates('tuned for before (in-sample)', report.tuned_reference.before.rates),
+        rates('tuned for after (in-sample)', report.tuned_reference.after.rates),
       ]))
       this.log(`"tuned" is ${report.tuned_reference.note}.`)
       this.log(`\nhit rate of the simulated queries (same questions for every policy of a run); regret = tuned's hits - the policy's, after the shift:`)
       this.log(renderTable(...(await this.qualityTable(report.policies, report.shift_at, options.window))))
-      this.log('\nvalues believed best at the end (run 1; profile: its bins; tuned: the after-shift reference), and the tuned reference before the shift; fusion members are arm values, played after projection onto the simplex:')
-      const names = Object.keys(report.policies)
+      this.log('\nvalues believed best at the end (run 1; profile: its bins), and the tuned reference\'s bins per phase; fusion members are arm values, played after projection onto the simplex:')
+      const names = Object.keys(report.policies).filter((n) => n !== 'tuned')
       const keys = Object.keys(report.tuned_reference.before.values)
-      this.log(renderTable(['parameter', 'deployed', ...names, 'tuned before'], keys.map((k) => [k, shortValue(report.profile_values[k]), ...names.map((n) => shortValue(report.policies[n].final_best[k])), shortValue(report.tuned_reference.before.values[k])])))
+      const tunedValues = [report.tuned_reference.before.values, report.tuned_reference.after.values]
+      this.log(renderTable(['parameter', 'deployed', ...names, 'tuned before', 'tuned after'], keys.map((k) => [k, shortValue(report.profile_values[k]), ...names.map((n) => shortValue(report.policies[n].final_best[k])), ...tunedValues.map((v) => shortValue(v[k]))])))
       const t = report.timing
       this.log(`\ntiming: ${t.simulated_queries} simulated queries in ${(t.simulation_ms / 1000).toFixed(1)} s (${Math.round(t.queries_per_second)} queries/s; ${t.engine_searches} engine searches, ${(100 * t.memoised_share).toFixed(0)}% of lookups memoised); engines built in ${(t.build_ms / 1000).toFixed(1)} s; reference tuned in ${(t.tuning_ms / 1000).toFixed(1)} s (${t.tuning_searches} searches)`)
     }
