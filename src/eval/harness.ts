@@ -52,10 +52,19 @@ export function evaluateSystem(
   config: Config,
   options: {queryIds?: readonly string[]; ks?: readonly number[]} = {},
 ): {report: MetricReport; rows: MetricValues[]; queries: EvalQuery[]} {
+  return evaluateRanking(prepared, (q, depth) => rankQuery(prepared, q, system, config, depth), options)
+}
+
+/** Per-query metric rows and their averages for any ranking of the queries (ids best first, at least `depth` deep). */
+export function evaluateRanking(
+  prepared: PreparedEvaluation,
+  rank: (query: EvalQuery, depth: number) => string[],
+  options: {queryIds?: readonly string[]; ks?: readonly number[]} = {},
+): {report: MetricReport; rows: MetricValues[]; queries: EvalQuery[]} {
   const ks = options.ks ?? DEFAULT_KS
   const depth = rankingDepth(ks)
   const queries = queriesOf(prepared, options.queryIds)
-  const rows = queries.map((q) => queryMetrics(rankQuery(prepared, q, system, config, depth), q.evidence, ks))
+  const rows = queries.map((q) => queryMetrics(rank(q, depth), q.evidence, ks))
   return {report: aggregate(queries, rows), rows, queries}
 }
 

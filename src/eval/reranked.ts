@@ -9,8 +9,8 @@ import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import type {EngineOptions} from '../engine/retrieval/engine.js'
-import {evaluatePrepared, evaluateSystem, latencySummary, prepareEvaluation, queriesOf, runTimedPasses, type EvalOutput, type LatencySummary, type PreparedEvaluation} from './harness.js'
-import {aggregate, DEFAULT_KS, NDCG_K, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
+import {evaluatePrepared, evaluateRanking, evaluateSystem, latencySummary, prepareEvaluation, runTimedPasses, type EvalOutput, type LatencySummary, type PreparedEvaluation} from './harness.js'
+import {DEFAULT_KS, NDCG_K, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
 import type {EvalQuery} from './queries.js'
 
 /**
@@ -50,12 +50,8 @@ export function evaluateReranked(
   config: Config,
   options: RerankOptions & {queryIds?: readonly string[]; ks?: readonly number[]},
 ): {report: MetricReport; rows: MetricValues[]; queries: EvalQuery[]} {
-  const ks = options.ks ?? DEFAULT_KS
-  checkPool(options.pool, ks)
-  const depth = rankingDepth(ks)
-  const queries = queriesOf(prepared, options.queryIds)
-  const rows = queries.map((q) => queryMetrics(rankReranked(prepared, q, config, depth, options), q.evidence, ks))
-  return {report: aggregate(queries, rows), rows, queries}
+  checkPool(options.pool, options.ks ?? DEFAULT_KS)
+  return evaluateRanking(prepared, (q, depth) => rankReranked(prepared, q, config, depth, options), options)
 }
 
 /** A paired bootstrap interval of (reranked - engine) for one metric over the same queries. */
