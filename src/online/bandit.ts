@@ -29,11 +29,24 @@ export const DEFAULT_LEVELS = 4
 /** Most reward levels a tenant may declare (grades 0..10). */
 export const MAX_LEVELS = 11
 
+/**
+ * What feedback a tenant sends (tenant.ts):
+ * - implicit: uses of retrieved nodes; a query whose window closes unused is a 0, so the tenant
+ *   must report every use. Labels, when sent as well, are further evidence.
+ * - labels: graded labels only; silence is not a 0 (no implicit window), and a "used" is refused.
+ */
+export const FEEDBACK_MODES = ['implicit', 'labels'] as const
+export type FeedbackMode = (typeof FEEDBACK_MODES)[number]
+/** Tenants created before the setting existed worked as `implicit`. */
+export const DEFAULT_FEEDBACK: FeedbackMode = 'implicit'
+
 export interface BanditSettings {
   /** Reward levels: explicit labels are 0..levels-1; implicit feedback is the top level (used) or 0 (not used in time). */
   levels: number
   sampler: SamplerKind
   forgetting: ForgettingSettings
+  /** What feedback the tenant sends (absent = DEFAULT_FEEDBACK). */
+  feedback?: FeedbackMode
   /** Names of the tuned parameters (a simplex group by its name); absent = all. */
   tuned?: string[]
 }
@@ -56,6 +69,7 @@ export function checkSettings(settings: BanditSettings, where: string): void {
   const {levels, sampler, forgetting: f} = settings
   if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS) throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))
   if (!SAMPLER_KINDS.includes(sampler)) throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
+  if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback)) throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
   if (f.kind === 'periodic') {
     if (!Number.isInteger(f.every) || f.every < 1) throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))
     if (!(f.fraction > 0 && f.fraction < 1)) throw new InputError(`${where}: forgetting.fraction`, 'a fraction in (0, 1)', describeValue(f.fraction))

@@ -8,6 +8,11 @@
  * one settled outcome per implicit window, when it closes (top level if used, 0 if not), with the
  * arms the query played, and each accepted label when it arrives.
  *
+ * What the tenant sends is a setting (BanditSettings.feedback): `implicit` tenants report every
+ * use, so a window that closes unused is a 0; `labels` tenants send graded labels only, so silence
+ * means nothing (no implicit window at all) and a "used" is refused. Without that setting a
+ * label-only tenant had every label diluted by a 0 when the query's implicit window closed.
+ *
  * Feedback rules:
  * - implicit: a retrieved node was used. Within IMPLICIT_WINDOW_MS of the query it credits the
  *   top reward level to the arms the query played; a query whose window closes unused credits
@@ -22,7 +27,7 @@
  */
 import type {Config, ParamSpace} from '../space/types.js'
 import {Rng} from '../util/rng.js'
-import {type BanditSettings, type BanditState, TenantBandit} from './bandit.js'
+import {type BanditSettings, type BanditState, DEFAULT_FEEDBACK, TenantBandit} from './bandit.js'
 import {streamSeed} from './sampling.js'
 
 /** Time a retrieved node may take to be used and still count as implicit feedback (the issue: 5 minutes). */
@@ -33,7 +38,7 @@ export const LABEL_WINDOW_MS = 60 * 60 * 1000
 /** 2^32 / golden ratio: multiplying ids by it spreads consecutive ids over the 32-bit seeds (Knuth's multiplicative hashing). */
 const GOLDEN_RATIO_32 = 0x9e3779b1
 
-export type Verdict = 'applied' | 'duplicate' | 'late' | 'unknown-query' | 'bad-label'
+export type Verdict = 'applied' | 'duplicate' | 'late' | 'unknown-query' | 'bad-label' | 'not-accepted'
 
 /** What started the tenant: everything replay needs besides the events. */
 export interface TenantInit {
@@ -65,6 +70,8 @@ export interface Counters {
   late: number
   unknown: number
   badLabel: number
+  /** Feedback of a kind the tenant does not take ("used" for a labels-only tenant). */
+  notAccepted: number
   alarms: number
 }
 
@@ -94,7 +101,7 @@ export function dimensionsFingerprint(bandit: TenantBandit): string {
 }
 
 function zeroCounters(): Counters {
-  return {queries: 0, used: 0, labels: 0, expired: 0, duplicate: 0, late: 0, unknown: 0, badLabel: 0, alarms: 0}
+  return {queries: 0, used: 0, labels: 0, expired: 0, duplicate: 0, late: 0, unknown: 0, badLabel: 0, notAccepted: 0, alarms: 0}
 }
 
 /** The id of a query as feedback names it: a positive integer, else null (unknown). */
@@ -113,6 +120,8 @@ export class TenantLearner {
   private implicitHead = 0
 
   private readonly seedHash: number
+  /** Whether queries settle through an implicit window (feedback mode `implicit`). */
+  private readonly implicit: boolean
 
   constructor(
     readonly init: TenantInit,
@@ -120,6 +129,7 @@ export class TenantLearner {
   ) {
     this.bandit = new TenantBandit(space, init.profile, init.settings)
     this.seedHash = streamSeed(init.seed, 'query')
+    this.implicit = (init.settings.feedback ?? DEFAULT_FEEDBACK) === 'implicit'
   }
 
   /** Samples the arms of the next query (deterministic in the seed and the query number; changes nothing). */
@@ -167,7 +177,7 @@ export class TenantLearner {
     if (id !== counted) throw new RangeError(`query event out of order: id ${id} where ${counted} was expected`)
     this.counters.queries++
     this.pending.set(id, {t, arms, implicit: IMPLICIT_OPEN, labelled: false})
-    this.implicitQueue.push(id)
+    if (this.implicit) this.implicitQueue.push(id)
     return 'applied'
   }
 
@@ -220,6 +230,10 @@ export class TenantLearner {
   }
 
   private applyUsed(raw: string): Verdict {
+    if (!this.implicit) {
+      this.counters.notAccepted++
+      return 'not-accepted'
+    }
     const record = this.lookup(raw)
     if (typeof record === 'string') return record
     if (record.implicit === IMPLICIT_USED) {
@@ -275,7 +289,9 @@ export class TenantLearner {
     for (const [id, t, arms, implicit, labelled] of state.pending) {
       this.bandit.checkArms(arms, `pending query ${id}`)
       this.pending.set(id, {t, arms, implicit, labelled: labelled === 1})
-      if (implicit === IMPLICIT_OPEN) this.implicitQueue.push(id)
+      // Every window that has not closed yet, used or not: its outcome still has to reach change
+      // detection when it closes (expire() has closed exactly the windows that ended before lastT).
+      if (this.implicit && implicit !== IMPLICIT_EXPIRED && t + IMPLICIT_WINDOW_MS >= this.lastT) this.implicitQueue.push(id)
     }
   }
 }

@@ -2,9 +2,12 @@ import {describe, expect, it} from 'vitest'
 import {defaultConfig} from '../../src/space/space.js'
 import {IMPLICIT_WINDOW_MS, LABEL_WINDOW_MS, TenantLearner, type TenantInit} from '../../src/online/tenant.js'
 import {TEST_SPACE} from './helpers.js'
+import {forgettingDefaults} from '../../src/online/forgetting.js'
+import type {BanditSettings} from '../../src/online/bandit.js'
+import {Rng} from '../../src/util/rng.js'
 
-function learner(levels = 4): TenantLearner {
-  const init: TenantInit = {e: 'init', v: 1, tenant: 't', space: TEST_SPACE.id, dims: '', profile: defaultConfig(TEST_SPACE), settings: {levels, sampler: 'exact', forgetting: {kind: 'none'}}, seed: 3}
+function learner(levels = 4, settings: Partial<BanditSettings> = {}): TenantLearner {
+  const init: TenantInit = {e: 'init', v: 1, tenant: 't', space: TEST_SPACE.id, dims: '', profile: defaultConfig(TEST_SPACE), settings: {levels, sampler: 'exact', forgetting: {kind: 'none'}, ...settings}, seed: 3}
   return new TenantLearner(init, TEST_SPACE)
 }
 
@@ -80,5 +83,68 @@ describe('feedback join', () => {
   it('samples the same arms for the same seed and query number', () => {
     const a = learner(), b = learner()
     for (let i = 0; i < 5; i++) expect(query(a, i).arms).toEqual(query(b, i).arms)
+  })
+
+  it('labels-only tenants take each label as the query\'s outcome: no 0 when the implicit window closes, and "used" is refused', () => {
+    const l = learner(4, {feedback: 'labels'})
+    const q = query(l, 0)
+    const total = (): number => l.bandit.posteriors.reduce((s, p) => s + p.counts.reduce((a, b) => a + b, 0), 0)
+    const before = total()
+    expect(l.apply({e: 'label', id: String(q.id), t: 1000, grade: 3})).toBe('applied')
+    expect(l.apply({e: 'tick', t: 10 * IMPLICIT_WINDOW_MS})).toBe('applied')
+    // one observation per dimension: the label's
+    expect(total()).toBe(before + l.bandit.posteriors.length)
+    expect(l.counters).toMatchObject({labels: 1, expired: 0})
+    const q2 = query(l, 10 * IMPLICIT_WINDOW_MS)
+    expect(l.apply({e: 'used', id: String(q2.id), t: 10 * IMPLICIT_WINDOW_MS + 1})).toBe('not-accepted')
+    expect(l.counters.notAccepted).toBe(1)
+    expect(total()).toBe(before + l.bandit.posteriors.length)
+  })
+})
+
+describe('snapshots', () => {
+  /** A seeded stream of queries, uses, labels and ticks over a few windows. */
+  function events(l: TenantLearner, n: number, seed: number): Array<Parameters<TenantLearner['apply']>[0]> {
+    const rng = new Rng(seed)
+    const out: Array<Parameters<TenantLearner['apply']>[0]> = []
+    let t = 0
+    let issued = 0
+    for (let i = 0; i < n; i++) {
+      t += rng.int(20_000)
+      const u = rng.next()
+      if (u < 0.5 || issued === 0) out.push({e: 'q', id: ++issued, t, arms: []})
+      // feedback for one of the last few queries, so most of it lands inside the windows
+      else if (u < 0.8) out.push({e: 'used', id: String(issued - rng.int(Math.min(issued, 4))), t})
+      else if (u < 0.9) out.push({e: 'label', id: String(issued - rng.int(Math.min(issued, 4))), t, grade: rng.int(4)})
+      else out.push({e: 'tick', t})
+    }
+    void l
+    return out
+  }
+
+  /** Applies the events, filling in each query's arms from the learner as the CLI does. */
+  function play(l: TenantLearner, e: Parameters<TenantLearner['apply']>[0]): void {
+    if (e.e === 'q') {
+      const q = l.sampleNext()
+      l.apply({...e, id: q.id, arms: q.arms})
+    } else l.apply(e)
+  }
+
+  it('a learner restored from its snapshot after every event ends where one that never stopped does (adaptive forgetting sees every settled outcome)', () => {
+    for (const feedback of ['implicit', 'labels'] as const) {
+      const settings: Partial<BanditSettings> = {forgetting: forgettingDefaults('adaptive'), feedback}
+      const straight = learner(4, settings)
+      let restarted = learner(4, settings)
+      for (const e of events(straight, 1000, 5)) {
+        play(straight, e)
+        play(restarted, e)
+        const state = JSON.parse(JSON.stringify(restarted.save()))
+        restarted = learner(4, settings)
+        restarted.load(state)
+      }
+      expect(restarted.save()).toEqual(straight.save())
+      if (feedback === 'implicit') expect(straight.counters.used).toBeGreaterThan(100)
+      else expect(straight.counters.labels).toBeGreaterThan(50)
+    }
   })
 })

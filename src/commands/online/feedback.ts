@@ -5,7 +5,7 @@ import {InputError} from '../../util/errors.js'
 
 export default class OnlineFeedback extends KtCommand {
   static override summary = 'Record feedback for a query: implicit (--used) or a graded label (--label).'
-  static override description = 'Implicit feedback counts when a retrieved node is used within 5 minutes of the query (IMPLICIT_WINDOW_MS); a query whose window closes unused counts as reward 0. Labels 0..levels-1 are accepted for an hour (LABEL_WINDOW_MS). Duplicates and late feedback are counted and ignored; an unknown query id or an out-of-range label is a counted rejection and exits with code 2. Every event is logged (fsync) before it is applied.'
+  static override description = 'Implicit feedback counts when a retrieved node is used within 5 minutes of the query (IMPLICIT_WINDOW_MS); a query whose window closes unused counts as reward 0 (tenants created with --feedback labels take labels only: no window, and --used is refused). Labels 0..levels-1 are accepted for an hour (LABEL_WINDOW_MS). Duplicates and late feedback are counted and ignored; an unknown query id or an out-of-range label is a counted rejection and exits with code 2. Every event is logged (fsync) before it is applied.'
   static override examples = ['<%= config.bin %> online feedback --tenant acme --query 17 --used', '<%= config.bin %> online feedback --tenant acme --query 17 --label 3']
   static override flags = {
     ...tenantFlags,
@@ -29,6 +29,7 @@ export default class OnlineFeedback extends KtCommand {
     }
     const levels = store.learner.bandit.settings.levels
     if (verdict === 'unknown-query') throw new InputError(`feedback for query ${flags.query}`, `a query id issued to tenant ${flags.tenant} (1..${store.learner.bandit.queries})`, 'an unknown id (counted as rejected)')
+    if (verdict === 'not-accepted') throw new InputError(`feedback for query ${flags.query}: --used`, `a --label: tenant ${flags.tenant} takes labels only (init --feedback labels)`, 'implicit feedback (counted as rejected)')
     if (verdict === 'bad-label') throw new InputError(`feedback for query ${flags.query}: --label`, `an integer in 0..${levels - 1}`, `${flags.label} (counted as rejected)`)
     if (!this.jsonEnabled()) this.log(`query ${flags.query}: ${verdict}`)
     return {query_id: flags.query, verdict}
