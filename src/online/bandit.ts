@@ -11,7 +11,7 @@ import type {Rng} from '../util/rng.js'
 import {type Dimension, configFromArms, dimensionsOf} from './bins.js'
 import {type Forgetting, type ForgettingSettings, type ForgettingState, makeForgetting} from './forgetting.js'
 import {ArmPosteriors, type ChangeState} from './posterior.js'
-import {profilePrior} from './prior.js'
+import {PROFILE_PRIOR_STRENGTH, profilePrior} from './prior.js'
 import {type SamplerKind, DrawStream, SAMPLER_KINDS} from './sampling.js'
 
 /**
@@ -47,6 +47,8 @@ export interface BanditSettings {
   forgetting: ForgettingSettings
   /** What feedback the tenant sends (absent = DEFAULT_FEEDBACK). */
   feedback?: FeedbackMode
+  /** Pseudo-observations of top reward on the profile's bin (absent = PROFILE_PRIOR_STRENGTH); prior.ts. */
+  priorStrength?: number
   /** Names of the tuned parameters (a simplex group by its name); absent = all. */
   tuned?: string[]
 }
@@ -69,6 +71,8 @@ export function checkSettings(settings: BanditSettings, where: string): void {
   const {levels, sampler, forgetting: f} = settings
   if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS) throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))
   if (!SAMPLER_KINDS.includes(sampler)) throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
+  if (settings.priorStrength !== undefined && !(typeof settings.priorStrength === 'number' && settings.priorStrength >= 0 && Number.isFinite(settings.priorStrength)))
+    throw new InputError(`${where}: priorStrength`, 'a number of pseudo-observations >= 0', describeValue(settings.priorStrength))
   if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback)) throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
   if (f.kind === 'periodic') {
     if (!Number.isInteger(f.every) || f.every < 1) throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))
@@ -103,7 +107,7 @@ export class TenantBandit {
     checkSettings(settings, 'bandit settings')
     validateConfig(space, profile, 'profile')
     this.dims = dimensionsOf(space, settings.tuned)
-    this.posteriors = this.dims.map((d) => new ArmPosteriors(d.values.length, settings.levels, profilePrior(d, profile[d.key], settings.levels)))
+    this.posteriors = this.dims.map((d) => new ArmPosteriors(d.values.length, settings.levels, profilePrior(d, profile[d.key], settings.levels, settings.priorStrength ?? PROFILE_PRIOR_STRENGTH)))
     this.forgetting = makeForgetting(settings.forgetting)
   }
 

@@ -76,6 +76,13 @@ describe('profile prior', () => {
     for (let arm = 0; arm < 10; arm++) expect(prior[arm * 2]).toBe(1) // the low level keeps the flat prior
   })
 
+  it('scales with a tenant\'s prior strength', () => {
+    const prior = profilePrior(dims[0], 0.55, 2, 10)
+    expect(prior[5 * 2 + 1]).toBe(11)
+    expect(prior[4 * 2 + 1]).toBeCloseTo(1 + 10 * Math.exp(-0.5), 12)
+    expect(Array.from(profilePrior(dims[0], 0.55, 2, 0))).toEqual(new Array(20).fill(1))
+  })
+
   it('gives a categorical prior to the profile choice only', () => {
     const prior = profilePrior(dims[4], 'b', 3)
     expect(Array.from(prior)).toEqual([1, 1, 1, 1, 1, 1 + PROFILE_PRIOR_STRENGTH, 1, 1, 1])
