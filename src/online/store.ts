@@ -8,7 +8,10 @@
  *                            reads only the log after them), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
  *                            followed by a line `sha256 <hex of everything before it>`.
- * <dir>/<tenant>/lock        the pid of the process that has the tenant open.
+ * <dir>/<tenant>/lock        the pid of the process that has the tenant open. It is created with
+ *                            its content in one step (the pid is written to a temp file that is
+ *                            then hard-linked to `lock`), so nobody ever sees it empty; an opener
+ *                            that finds it held waits up to LOCK_WAIT_MS.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
  * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
@@ -17,7 +20,7 @@
  * newline at the end) is cut off; it was never acknowledged. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, unlinkSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -36,9 +39,21 @@ export const SNAPSHOT_EVERY_EVENTS = 200
 /** Format tag of the state file. */
 export const STATE_FORMAT = 'kt-online-state/1'
 
+/**
+ * How long opening waits for a tenant another process has open. A command holds the lock for one
+ * open-apply-close (milliseconds; the CLI's start-up is outside it), so bursts of concurrent
+ * commands queue well inside this; a longer hold is a stuck or long-running process, and the
+ * error names its pid.
+ */
+export const LOCK_WAIT_MS = 5000
+/** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
+export const LOCK_POLL_MS = 5
+
 const LOG_FILE = 'log.jsonl'
 const STATE_FILE = 'state.json'
 const LOCK_FILE = 'lock'
+/** Taken (like the lock) while removing a dead owner's lock, so two openers never both remove and re-take it. */
+const TAKEOVER_FILE = 'lock.takeover'
 const CHECKSUM_PREFIX = 'sha256 '
 
 /** Throws InputError unless `tenant` is a safe tenant id. */
@@ -64,6 +79,8 @@ export interface OpenOptions {
   /** Finds a space by id (for tenants created earlier). */
   resolveSpace?: (id: string) => ParamSpace
   snapshotEvery?: number
+  /** How long to wait for a tenant another process has open (default LOCK_WAIT_MS). */
+  lockWaitMs?: number
 }
 
 /** What opening found. */
@@ -122,22 +139,120 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
-/** Takes the tenant's lock file, taking over one left by a dead process. */
-function acquireLock(path: string): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
+/** Blocks the thread for `ms`: the store's API is synchronous, so waiting for the lock is too. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/** Temp files holding this process's pid, unique per open (a process may open several tenants). */
+let lockTempSeq = 0
+
+/** Writes our pid to a fresh temp file in `dir` (fsync'd, so a lock that survives a power loss is never empty). */
+function writeLockTemp(dir: string): string {
+  const path = join(dir, `.lock.${process.pid}.${++lockTempSeq}.tmp`)
+  try {
+    const fd = openSync(path, 'w')
     try {
-      const fd = openSync(path, 'wx')
       writeSync(fd, `${process.pid}\n`)
+      fsyncSync(fd)
+    } finally {
       closeSync(fd)
-      return
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new InputError(path, 'a writable lock file', (error as Error).message.split('\n')[0])
-      const pid = Number(readFileSync(path, 'utf8').trim())
-      if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new InputError(path, 'a tenant nobody else has open', pid === process.pid ? 'already open in this process' : `held by pid ${pid}`)
-      rmSync(path, {force: true})
     }
+  } catch (error) {
+    rmSync(path, {force: true})
+    throw new InputError(path, 'a writable tenant folder', (error as Error).message.split('\n')[0])
   }
-  throw new InputError(path, 'a lock file that can be taken', 'another process keeps creating it')
+  return path
+}
+
+/** Creates `path` as a hard link to the filled temp file: atomic create-with-content; false if it exists. */
+function tryLink(temp: string, path: string): boolean {
+  try {
+    linkSync(temp, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw new InputError(path, 'a lock file that can be created (a folder that supports hard links)', (error as Error).message.split('\n')[0])
+  }
+}
+
+/** No lock file (released while we looked). */
+const LOCK_GONE = 'gone'
+/** A lock file without a pid: an unknown owner (e.g. an older kt that crashed between creating and writing it). */
+const LOCK_UNKNOWN = 'unknown'
+
+/** Who holds a lock file: a pid, LOCK_UNKNOWN or LOCK_GONE. */
+function lockOwner(path: string): number | typeof LOCK_UNKNOWN | typeof LOCK_GONE {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return LOCK_GONE
+    throw new InputError(path, 'a readable lock file', (error as Error).message.split('\n')[0])
+  }
+  return /^[1-9][0-9]*\n?$/.test(text) ? Number(text) : LOCK_UNKNOWN
+}
+
+/**
+ * Removes a lock whose owner `pid` is dead, holding the takeover lock: it re-reads the lock there,
+ * so a lock someone re-took in between is left alone. False if another opener is taking over.
+ */
+function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, pid: number): boolean {
+  if (!tryLink(temp, takeoverPath)) return false
+  try {
+    if (lockOwner(lockPath) !== pid || isProcessAlive(pid)) return false
+    unlinkSync(lockPath)
+    return true
+  } finally {
+    unlinkSync(takeoverPath)
+  }
+}
+
+/** The one-line error for a lock that stayed held for the whole wait. */
+function heldError(lockPath: string, takeoverPath: string, tenant: string, owner: number | typeof LOCK_UNKNOWN, waitMs: number): InputError {
+  const expected = `a tenant nobody else has open (waited ${waitMs} ms)`
+  if (owner === LOCK_UNKNOWN) return new InputError(lockPath, expected, `held by an unknown owner (a lock file without a pid; if no process uses tenant ${tenant}, remove ${lockPath})`)
+  if (!isProcessAlive(owner)) return new InputError(takeoverPath, expected, `a takeover of dead pid ${owner}'s lock that never finished (if no process uses tenant ${tenant}, remove ${takeoverPath})`)
+  return new InputError(lockPath, expected, `held by pid ${owner}`)
+}
+
+/**
+ * Takes the tenant's lock, waiting up to `waitMs` while another live process holds it, and taking
+ * over a lock left by a dead process. A lock file without a pid counts as held, never as dead.
+ */
+function acquireLock(dir: string, tenant: string, waitMs: number): void {
+  const lockPath = join(dir, LOCK_FILE)
+  const takeoverPath = join(dir, TAKEOVER_FILE)
+  const temp = writeLockTemp(dir)
+  try {
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      if (tryLink(temp, lockPath)) return
+      const owner = lockOwner(lockPath)
+      if (owner === LOCK_GONE) continue // released between our link and our read: try again at once
+      if (owner === process.pid) throw new InputError(lockPath, 'a tenant nobody else has open', 'already open in this process')
+      if (owner !== LOCK_UNKNOWN && !isProcessAlive(owner) && removeDeadLock(temp, lockPath, takeoverPath, owner)) continue
+      if (Date.now() >= deadline) throw heldError(lockPath, takeoverPath, tenant, owner, waitMs)
+      sleepSync(LOCK_POLL_MS)
+    }
+  } finally {
+    rmSync(temp, {force: true})
+  }
+}
+
+/** Removes the tenant's lock if this process holds it. */
+function releaseLock(dir: string): void {
+  const lockPath = join(dir, LOCK_FILE)
+  if (lockOwner(lockPath) === process.pid) rmSync(lockPath, {force: true})
+}
+
+/** Removes a folder this open created, unless something else has appeared in it meanwhile. */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir)
+  } catch {
+    // not empty (another opener's files) or already gone: leave it
+  }
 }
 
 function fsyncDir(dir: string): void {
@@ -199,28 +314,49 @@ export class TenantStore {
     validateTenantId(options.tenant)
     const dir = join(options.dir, options.tenant)
     const logPath = join(dir, LOG_FILE)
-    if (options.create) {
+    const c = options.create
+    let bandit: TenantBandit | undefined
+    let madeDir = false
+    if (c) {
       if (existsSync(logPath)) throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
+      // Checks settings, profile and tuned parameters before anything is created: a failed init leaves no folder behind.
+      bandit = new TenantBandit(c.space, c.profile, c.settings)
+      madeDir = !existsSync(dir)
       ensureDir(dir)
     } else if (!existsSync(logPath)) throw new InputError(logPath, `an existing tenant ${options.tenant} (create it with kt online init)`, 'no such tenant')
-    const lockPath = join(dir, LOCK_FILE)
-    acquireLock(lockPath)
     try {
-      if (options.create) TenantStore.writeInit(dir, options.tenant, options.create)
-      return TenantStore.load(dir, options)
+      acquireLock(dir, options.tenant, options.lockWaitMs ?? LOCK_WAIT_MS)
+      let madeLog = false
+      try {
+        if (c) {
+          // Another init may have created the tenant while this one waited for the lock.
+          if (existsSync(logPath)) throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
+          TenantStore.writeInit(dir, options.tenant, c, bandit!)
+          madeLog = true
+        }
+        return TenantStore.load(dir, options)
+      } catch (error) {
+        if (madeLog) rmSync(logPath, {force: true})
+        releaseLock(dir)
+        throw error
+      }
     } catch (error) {
-      rmSync(lockPath, {force: true})
+      if (madeDir) removeIfEmpty(dir)
       throw error
     }
   }
 
-  private static writeInit(dir: string, tenant: string, c: CreateOptions): void {
-    const bandit = new TenantBandit(c.space, c.profile, c.settings)
+  /** Writes the init record as a new log; a log it fails to complete is removed again. */
+  private static writeInit(dir: string, tenant: string, c: CreateOptions, bandit: TenantBandit): void {
     const init: TenantInit = {e: 'init', v: 1, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile, settings: c.settings, seed: c.seed}
-    const fd = openSync(join(dir, LOG_FILE), 'wx')
+    const logPath = join(dir, LOG_FILE)
+    const fd = openSync(logPath, 'wx')
     try {
       writeSync(fd, `${JSON.stringify(init)}\n`)
       fsyncSync(fd)
+    } catch (error) {
+      rmSync(logPath, {force: true})
+      throw error
     } finally {
       closeSync(fd)
     }
@@ -278,7 +414,11 @@ export class TenantStore {
         throw new InputError(at, 'one JSON event per line', (error as Error).message.split('\n')[0])
       }
       const event = parseEvent(value, at)
-      if (event.e === 'q') learner.bandit.checkArms(event.arms, at)
+      if (event.e === 'q') {
+        learner.bandit.checkArms(event.arms, at)
+        const next = learner.bandit.queries + 1
+        if (event.id !== next) throw new InputError(`${at}: id`, `query id ${next} (query events number the queries 1, 2, 3, ... in log order)`, `${event.id} (a duplicate or out-of-order query event)`)
+      }
       learner.apply(event)
     }
     const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
@@ -360,6 +500,6 @@ export class TenantStore {
     this.snapshot()
     closeSync(this.fd)
     this.closed = true
-    rmSync(join(this.dir, LOCK_FILE), {force: true})
+    releaseLock(this.dir)
   }
 }

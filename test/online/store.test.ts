@@ -1,10 +1,11 @@
 import {describe, expect, it} from 'vitest'
-import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH} from '../../src/online/store.js'
 import {InputError} from '../../src/util/errors.js'
 import {forgettingDefaults} from '../../src/online/forgetting.js'
-import {createTenant, openTenant, tempDir, TEST_SETTINGS} from './helpers.js'
+import {createTenant, openTenant, tempDir, TEST_SETTINGS, TEST_SPACE} from './helpers.js'
+import {defaultConfig} from '../../src/space/space.js'
 
 /** Drives a store through queries with a mix of feedback, at 1 s steps from `t0`. */
 function drive(store: TenantStore, queries: number, t0: number): number {
@@ -202,5 +203,81 @@ describe('tenant store', () => {
     const b = openTenant(dir, 'acme')
     expect(b.learner.counters.queries).toBe(0)
     b.close()
+  })
+
+  it('writes the lock with its pid in one step and leaves no temp file behind', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toBe(`${process.pid}\n`)
+    expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl'])
+    a.close()
+    expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['log.jsonl', 'state.json'])
+  })
+
+  it('treats an empty or unparseable lock file as held by an unknown owner, never as dead', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    const lockPath = join(dir, 'acme', 'lock')
+    // '' is what the old open-then-write lock showed a reader in between; '0' must not pass as a pid either
+    for (const content of ['', '\n', '0\n', 'garbage\n', '12 34\n']) {
+      writeFileSync(lockPath, content)
+      expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(
+        /lock: expected a tenant nobody else has open \(waited 0 ms\), got held by an unknown owner \(.*if no process uses tenant acme, remove .*acme[/\\]lock\)$/,
+      )
+      expect(readFileSync(lockPath, 'utf8')).toBe(content)
+    }
+  })
+
+  it('gives up on a lock a live process keeps, after the wait, with one line naming the pid', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    const lockPath = join(dir, 'acme', 'lock')
+    writeFileSync(lockPath, `${process.ppid}\n`) // the test runner: alive, and not this process
+    expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 20})).toThrow(
+      new RegExp(`lock: expected a tenant nobody else has open \\(waited 20 ms\\), got held by pid ${process.ppid}$`),
+    )
+    expect(readFileSync(lockPath, 'utf8')).toBe(`${process.ppid}\n`)
+    expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl', 'state.json'])
+  })
+
+  it('does not take over a dead lock while another takeover is in progress, and names that file if it never ends', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', 'lock'), '999999999\n')
+    writeFileSync(join(dir, 'acme', 'lock.takeover'), '999999998\n')
+    expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(
+      /lock\.takeover: expected a tenant nobody else has open \(waited 0 ms\), got a takeover of dead pid 999999999's lock that never finished \(if no process uses tenant acme, remove .*lock\.takeover\)$/,
+    )
+    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toBe('999999999\n')
+  })
+
+  it('reports a duplicate query event in the log as an input error naming file and line', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    drive(a, 3, 0)
+    a.close()
+    const logPath = join(dir, 'acme', 'log.jsonl')
+    const lines = readFileSync(logPath, 'utf8').trim().split('\n')
+    appendFileSync(logPath, `${lines.find((l) => JSON.parse(l).e === 'q' && JSON.parse(l).id === 1)}\n`)
+    rmSync(join(dir, 'acme', 'state.json'))
+    let error: unknown
+    try {
+      openTenant(dir, 'acme')
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(InputError)
+    expect((error as Error).message).toBe(`${logPath}:${lines.length + 1}: id: expected query id 4 (query events number the queries 1, 2, 3, ... in log order), got 1 (a duplicate or out-of-order query event)`)
+    expect(existsSync(join(dir, 'acme', 'lock'))).toBe(false)
+  })
+
+  it('creates nothing when the settings are rejected', () => {
+    const dir = tempDir()
+    const create = (settings: typeof TEST_SETTINGS) => TenantStore.open({dir, tenant: 'acme', create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 1}})
+    expect(() => create({...TEST_SETTINGS, levels: 1})).toThrow(/levels: expected an integer in 2\.\.11, got 1/)
+    expect(() => create({...TEST_SETTINGS, levels: 12})).toThrow(/levels: expected an integer in 2\.\.11, got 12/)
+    expect(() => create({...TEST_SETTINGS, tuned: ['foo']})).toThrow(/foo/)
+    expect(existsSync(join(dir, 'acme'))).toBe(false)
+    create(TEST_SETTINGS).close() // the id is still free
   })
 })
