@@ -1,7 +1,11 @@
 import {describe, expect, it} from 'vitest'
-import {kt, tempDir} from './helpers.js'
+import {appendFileSync, existsSync, readFileSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {kt, ktAsync, tempDir} from './helpers.js'
 import {TenantStore} from '../../src/online/store.js'
 import {spaceById} from '../../src/online/spaces.js'
+import {defaultConfig} from '../../src/space/space.js'
+import {forgettingDefaults} from '../../src/online/forgetting.js'
 
 describe('kt online (built CLI)', () => {
   const dir = tempDir()
@@ -39,6 +43,39 @@ describe('kt online (built CLI)', () => {
     const store = TenantStore.open({dir, tenant: 'acme', resolveSpace: (id) => spaceById(id)})
     expect(store.learner.counters).toMatchObject({queries: 1, used: 1, unknown: 1, badLabel: 1})
     store.close()
+  })
+
+  it('rejects --time on status, leaves no folder after a failed init and reports a duplicate query in the log, each with one line and exit code 2', async () => {
+    const d = tempDir()
+    const space = spaceById('retrieval')
+    const store = TenantStore.open({dir: d, tenant: 'dup', create: {space, profile: defaultConfig(space), settings: {levels: 4, sampler: 'logit', forgetting: forgettingDefaults('periodic')}, seed: 1}})
+    store.choose(1000)
+    store.choose(2000)
+    store.close()
+    const logPath = join(d, 'dup', 'log.jsonl')
+    const lines = readFileSync(logPath, 'utf8').trim().split('\n')
+    appendFileSync(logPath, `${lines[1]}\n`) // query 1 again
+    rmSync(join(d, 'dup', 'state.json'))
+
+    const at = (args: string[]) => ktAsync([...args, '--dir', d])
+    const [statusTime, levels1, levels12, tunedFoo, duplicate] = await Promise.all([
+      at(['online', 'status', '--tenant', 'dup', '--time', '5']),
+      at(['online', 'init', '--tenant', 'l1', '--levels', '1']),
+      at(['online', 'init', '--tenant', 'l12', '--levels', '12']),
+      at(['online', 'init', '--tenant', 'foo', '--tuned', 'foo']),
+      at(['online', 'status', '--tenant', 'dup']),
+    ])
+    for (const r of [statusTime, levels1, levels12, tunedFoo, duplicate]) {
+      expect(r.status, r.stderr).toBe(2)
+      expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    }
+    expect(statusTime.stderr).toMatch(/Nonexistent flag: --time/)
+    expect(levels1.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 1$/m)
+    expect(levels12.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 12$/m)
+    expect(tunedFoo.stderr).toMatch(/foo: expected a parameter of space retrieval/)
+    for (const tenant of ['l1', 'l12', 'foo']) expect(existsSync(join(d, tenant)), tenant).toBe(false)
+    expect(duplicate.stderr).toContain(`${logPath}:${lines.length + 1}: id: expected query id 3`)
+    expect(duplicate.stderr).toMatch(/got 1 \(a duplicate or out-of-order query event\)$/m)
   })
 
   it('prints the simulator\'s table', () => {

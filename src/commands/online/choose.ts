@@ -1,11 +1,11 @@
 import {KtCommand} from '../../cli/base.js'
-import {eventTime, tenantFlags} from '../../online/cli.js'
+import {eventTime, eventTimeFlags, tenantFlags} from '../../online/cli.js'
 
 export default class OnlineChoose extends KtCommand {
   static override summary = 'Sample a configuration for one query (Thompson sampling: one bin per tuned parameter).'
   static override description = 'Draws an expected reward from every arm\'s posterior, plays the best bin of each parameter, logs the query (fsync) and prints its id (name it in feedback) and the configuration.'
   static override examples = ['<%= config.bin %> online choose --tenant acme', '<%= config.bin %> online choose --tenant acme --json']
-  static override flags = {...tenantFlags}
+  static override flags = {...tenantFlags, ...eventTimeFlags}
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(OnlineChoose)

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {eventTime, tenantFlags} from '../../online/cli.js'
+import {eventTime, eventTimeFlags, tenantFlags} from '../../online/cli.js'
 import {InputError} from '../../util/errors.js'
 
 export default class OnlineFeedback extends KtCommand {
@@ -9,6 +9,7 @@ export default class OnlineFeedback extends KtCommand {
   static override examples = ['<%= config.bin %> online feedback --tenant acme --query 17 --used', '<%= config.bin %> online feedback --tenant acme --query 17 --label 3']
   static override flags = {
     ...tenantFlags,
+    ...eventTimeFlags,
     query: Flags.string({description: 'Query id printed by kt online choose.', required: true}),
     used: Flags.boolean({description: 'A node retrieved for the query was used (implicit feedback).', exclusive: ['label']}),
     label: Flags.integer({description: 'Graded relevance of the query\'s results, 0..levels-1 (explicit feedback).', exclusive: ['used']}),

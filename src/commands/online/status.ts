@@ -3,7 +3,7 @@ import {tenantFlags} from '../../online/cli.js'
 
 export default class OnlineStatus extends KtCommand {
   static override summary = 'Show a tenant\'s counters and what its bandits currently believe.'
-  static override description = 'Opens the tenant (replaying its log after the last snapshot, or rebuilding from the whole log when the snapshot is corrupt) and prints the feedback counters and, per tuned parameter, the bin with the best posterior mean, that mean and the evidence behind it.'
+  static override description = 'Opens the tenant (replaying its log after the last snapshot, or rebuilding from the whole log when the snapshot is corrupt) and prints the feedback counters and, per tuned parameter, the bin with the best posterior mean, that mean and the evidence behind it. It shows the tenant as of its last logged event and writes no event (so it takes no --time): feedback windows that have run out since then close at the next choose or feedback.'
   static override examples = ['<%= config.bin %> online status --tenant acme', '<%= config.bin %> online status --tenant acme --json']
   static override flags = {...tenantFlags}
 
