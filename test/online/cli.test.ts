@@ -45,6 +45,23 @@ describe('kt online (built CLI)', () => {
     store.close()
   })
 
+  it('a labels-only tenant takes labels and refuses --used with one line and exit code 2', () => {
+    const init = t(['online', 'init', '--tenant', 'graded', '--feedback', 'labels', '--prior-strength', '10', '--json'])
+    expect(init.status, init.stderr).toBe(0)
+    expect(JSON.parse(init.stdout).settings).toMatchObject({feedback: 'labels', priorStrength: 10})
+    expect(t(['online', 'choose', '--tenant', 'graded', '--time', '1000']).status).toBe(0)
+    expect(t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--label', '3', '--time', '2000']).status).toBe(0)
+    const used = t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--used', '--time', '3000'])
+    expect(used.status).toBe(2)
+    expect(used.stderr.trim().split('\n')).toHaveLength(1)
+    expect(used.stderr).toMatch(/--used: expected a --label: tenant graded takes labels only/)
+    // long after the implicit window: the label stays the query's only outcome
+    expect(t(['online', 'choose', '--tenant', 'graded', '--time', '100000000']).status).toBe(0)
+    const store = TenantStore.open({dir, tenant: 'graded', resolveSpace: (id) => spaceById(id)})
+    expect(store.learner.counters).toMatchObject({queries: 2, labels: 1, expired: 0, notAccepted: 1})
+    store.close()
+  })
+
   it('rejects --time on status, leaves no folder after a failed init and reports a duplicate query in the log, each with one line and exit code 2', async () => {
     const d = tempDir()
     const space = spaceById('retrieval')

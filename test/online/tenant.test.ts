@@ -102,6 +102,29 @@ describe('feedback join', () => {
   })
 })
 
+describe('profile prior', () => {
+  it('a stronger prior keeps a new tenant\'s first draws nearer its profile', () => {
+    const nearShare = (strength: number): number => {
+      let near = 0, total = 0
+      for (let seed = 0; seed < 300; seed++) {
+        const init: TenantInit = {e: 'init', v: 1, tenant: 't', space: TEST_SPACE.id, dims: '', profile: defaultConfig(TEST_SPACE), settings: {levels: 2, sampler: 'logit', forgetting: {kind: 'none'}, priorStrength: strength}, seed}
+        const l = new TenantLearner(init, TEST_SPACE)
+        const {arms} = l.sampleNext()
+        l.bandit.dims.forEach((d, i) => {
+          total++
+          if (Math.abs(arms[i] - d.binOf(init.profile[d.key])) <= 1) near++
+        })
+      }
+      return near / total
+    }
+    const weak = nearShare(2)
+    const strong = nearShare(30)
+    expect(weak).toBeLessThan(0.75) // the default explores around the profile
+    expect(strong).toBeGreaterThan(0.85)
+    expect(nearShare(0)).toBeLessThan(weak)
+  })
+})
+
 describe('snapshots', () => {
   /** A seeded stream of queries, uses, labels and ticks over a few windows. */
   function events(l: TenantLearner, n: number, seed: number): Array<Parameters<TenantLearner['apply']>[0]> {

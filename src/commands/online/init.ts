@@ -4,10 +4,14 @@ import {tenantFlags} from '../../online/cli.js'
 
 export default class OnlineInit extends KtCommand {
   static override summary = 'Create a tenant\'s bandits, with the prior taken from a deployed profile.'
-  static override description = 'Each tuned parameter is cut into 10 bins (log-scale parameters in log space; categoricals one arm per choice; simplex members binned and projected back onto the floored simplex); every bin is an arm with its own Dirichlet posterior over reward levels (Beta for --levels 2). Bins near the profile\'s value start with extra prior mass (PROFILE_PRIOR_STRENGTH). The settings are fixed at creation and kept in the tenant\'s log.'
+  static override description = 'Each tuned parameter is cut into 10 bins (log-scale parameters in log space; categoricals one arm per choice; simplex members binned and projected back onto the floored simplex); every bin is an arm with its own Dirichlet posterior over reward levels (Beta for --levels 2). Bins near the profile\'s value start with extra prior mass (--prior-strength pseudo-observations of the top level on the profile\'s bin, spread to its neighbours): with the default 2 a new tenant explores around its profile from its first query; 10-30 keep it near the profile until evidence outweighs them. --feedback says what the tenant will send: implicit uses (a query whose 5-minute window closes unused is a 0; labels, if sent too, add evidence) or labels only (no window; --used is refused). The settings are fixed at creation and kept in the tenant\'s log.'
   static override examples = [
     '<%= config.bin %> online init --tenant acme',
-    '<%= config.bin %> online init --tenant acme --profile reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
+    '<%= config.bin %> online init --tenant graded --feedback labels --prior-strength 10',
+    {
+      description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile.',
+      command: '<%= config.bin %> online init --tenant fin --profile reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
+    },
   ]
 
   static override flags = {
@@ -15,10 +19,12 @@ export default class OnlineInit extends KtCommand {
     space: Flags.string({description: 'Parameter space the bandits tune.', default: 'retrieval'}),
     profile: Flags.string({description: 'Deployed profile JSON (kt_profile) whose configuration is the prior; default the space\'s defaults.'}),
     levels: Flags.integer({description: 'Reward levels: explicit labels are 0..levels-1 (2 = binary feedback, Beta posteriors).', default: 4}),
-    forgetting: Flags.string({description: 'periodic (5% toward the prior every 500 queries), adaptive (change detection + slow half-life) or none.', options: ['periodic', 'adaptive', 'none'], default: 'periodic'}),
+    forgetting: Flags.string({description: 'periodic (5% toward the prior every 500 queries), adaptive (Page-Hinkley test for falls of the reward plus a per-arm change model that re-tries long-idle bins) or none.', options: ['periodic', 'adaptive', 'none'], default: 'periodic'}),
     sampler: Flags.string({description: 'Posterior draw: logit (default), gaussian or exact.', options: ['logit', 'gaussian', 'exact']}),
     tuned: Flags.string({description: 'Comma-separated parameters to tune (default: the space\'s default set).'}),
     seed: Flags.integer({description: 'Seed of the per-query draws.', default: 42}),
+    feedback: Flags.string({description: 'What the tenant sends: implicit (uses; an unused window is a 0; labels optional) or labels (graded labels only).', options: ['implicit', 'labels'], default: 'implicit'}),
+    'prior-strength': Flags.integer({description: 'Pseudo-observations of top reward on the profile\'s bin (PROFILE_PRIOR_STRENGTH by default); larger keeps a new tenant nearer its profile.', min: 0}),
   }
 
   async run(): Promise<unknown> {
@@ -41,13 +47,15 @@ export default class OnlineInit extends KtCommand {
       sampler: (flags.sampler ?? DEFAULT_SAMPLER) as 'logit' | 'gaussian' | 'exact',
       forgetting: forgettingDefaults(flags.forgetting as 'periodic' | 'adaptive' | 'none'),
       tuned,
+      feedback: flags.feedback as 'implicit' | 'labels',
+      ...(flags['prior-strength'] === undefined ? {} : {priorStrength: flags['prior-strength']}),
     }
     const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, create: {space, profile, settings, seed: flags.seed}})
     const dims = store.learner.bandit.dims
     store.close()
     if (!this.jsonEnabled()) {
       this.log(`tenant ${flags.tenant} created in ${flags.dir}: space ${space.id}, ${dims.length} dimensions (${dims.map((d) => `${d.key}:${d.values.length}`).join(', ')})`)
-      this.log(`levels ${settings.levels}, sampler ${settings.sampler}, forgetting ${settings.forgetting.kind}`)
+      this.log(`levels ${settings.levels}, sampler ${settings.sampler}, forgetting ${settings.forgetting.kind}, feedback ${settings.feedback}${settings.priorStrength === undefined ? '' : `, prior strength ${settings.priorStrength}`}`)
     }
     return {tenant: flags.tenant, dir: flags.dir, space: space.id, dimensions: dims.map((d) => ({key: d.key, arms: d.values})), settings}
   }
