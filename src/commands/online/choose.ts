@@ -19,7 +19,10 @@ export default class OnlineChoose extends KtCommand {
         this.log(`query ${queryId}`)
         const dims = store.learner.bandit.dims
         const show = (v: unknown): string => (typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v))
-        this.log(renderTable(['parameter', 'bin', 'value'], dims.map((d, i) => [d.key, `${arms[i] + 1}/${d.values.length}`, show(config[d.key])])))
+        // Bins are 0-based as in --json; simplex members are drawn per bin, then the weights are
+        // projected onto the floored simplex, so the played value can differ from the bin's value.
+        this.log(renderTable(['parameter', 'bin (0-based)', 'bin value', 'played'], dims.map((d, i) => [d.key, `${arms[i]} of ${d.values.length}`, show(d.values[arms[i]]), show(config[d.key])])))
+        if (dims.some((d) => d.param.kind === 'simplex')) this.log('simplex members (fusion.*) play their drawn bins projected onto the floored simplex (they sum to 1)')
       }
       return {query_id: queryId, arms, config}
     } finally {
