@@ -184,7 +184,7 @@ export interface TunedPhase {
   hit_rate: number
   /** Their hit rates per type and under both phases' mixes (how far the other phase's best is from this one). */
   rates: HitRates
-  /** Each dimension's arm value, as final_best reports them (fusion members before their projection onto the simplex). */
+  /** Each dimension's played value, as final_best reports them (fusion members after their projection onto the simplex). */
   values: Record<string, string | number | boolean>
 }
 
@@ -251,7 +251,7 @@ export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile
   const {arms, value} = coordinateAscent(dims, profile, (config) => mixValue(hits.hitRates(config), mix))
   const config = configFromArms(profile, dims, arms)
   const values: Record<string, string | number | boolean> = {}
-  dims.forEach((d, i) => (values[d.key] = d.values[arms[i]]))
+  for (const d of dims) values[d.key] = config[d.key]
   return {arms, config, phase: {mix: [...mix], hit_rate: value, rates: hitRatesOf(hits, config, mixes), values}}
 }
 

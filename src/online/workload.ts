@@ -281,7 +281,7 @@ export interface WorkloadPolicyReport {
   /** Cumulative regret after the shift against the reference policy (synthetic: the oracle; engine: the tuned reference). */
   regret_after_shift_mean: number
   regret_after_shift_se: number
-  /** Values the bandits believe best at the end (run 0), for the reported parameters. */
+  /** Values the bandits believe best at the end (run 0), for the reported parameters, as played (fusion weights projected). */
   final_best: Record<string, string | number | boolean>
 }
 
@@ -321,10 +321,10 @@ export function runWorkload(env: WorkloadEnvironment, options: WorkloadOptions, 
       for (let t = shiftAt; t < options.steps; t++) r += ref[t] - q[t]
       return r
     })
+    // The configuration those bins play (simplex members projected onto the floored simplex).
+    const bestConfig = configFromArms(env.profile, env.dims, finalBest)
     const best: Record<string, string | number | boolean> = {}
-    env.dims.forEach((d, i) => {
-      if (reported.has(d.key)) best[d.key] = d.values[finalBest[i]]
-    })
+    for (const d of env.dims) if (reported.has(d.key)) best[d.key] = bestConfig[d.key]
     policies[name] = {
       before_shift: windowOf(runs, Math.max(0, shiftAt - options.window), shiftAt),
       after_shift: after,
