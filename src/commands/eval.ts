@@ -11,7 +11,7 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --k 1,5,10 --json',
     '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
-    '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json --conversation conv-41 --reranker /tmp/locomo-features/model.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-log/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
   ]
   static override flags = {
@@ -24,7 +24,7 @@ export default class Eval extends KtCommand {
     conversation: Flags.string({description: 'Evaluate only these conversations (comma-separated ids), e.g. the ones a reranker was not trained on.'}),
     reranker: Flags.string({description: 'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).'}),
     registry: Flags.string({description: 'Reranker registry folder read by --reranker deployed.', default: DEFAULT_REGISTRY}),
-    'rerank-pool': Flags.integer({description: 'Engine candidates the reranker reorders per query (match kt rerank log --pool; at least the deepest cut-off and 10).', default: 50}),
+    'rerank-pool': Flags.integer({description: 'Engine candidates the reranker reorders per query, at least the deepest cut-off and 10 (default: the pool the model\'s training log was written with, recorded in the model, else 50). A model with query-level columns refuses any other pool than its recorded one.'}),
   }
 
   async run(): Promise<unknown> {
@@ -46,10 +46,13 @@ export default class Eval extends KtCommand {
     let rerank: {reranker: import('../rank/apply.js').EngineReranker; pool: number; identity: import('../eval/reranked.js').RerankerIdentity} | undefined
     if (flags.reranker !== undefined) {
       const {loadReranker} = await import('../rank/search.js')
-      const {checkPool} = await import('../eval/reranked.js')
-      checkPool(flags['rerank-pool'], ks)
+      const {checkPool, resolveRerankPool} = await import('../eval/reranked.js')
       const loadedModel = loadReranker(flags.reranker, flags.registry)
-      rerank = {reranker: loadedModel.reranker, pool: flags['rerank-pool'], identity: loadedModel}
+      const {pool, from, warning} = resolveRerankPool(flags['rerank-pool'], loadedModel)
+      checkPool(pool, ks, from)
+      // on stderr even under --json
+      if (warning !== undefined) process.stderr.write(`kt: warning: ${warning}\n`)
+      rerank = {reranker: loadedModel.reranker, pool, identity: loadedModel}
     }
     const progress = this.spinner(`evaluating ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`)
     const engine = {overrides: profile.overrides}

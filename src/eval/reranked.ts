@@ -1,5 +1,5 @@
 import {performance} from 'node:perf_hooks'
-import {candidateFeatures} from '../engine/retrieval/features.js'
+import {candidateFeatures, DEFAULT_CANDIDATE_POOL} from '../engine/retrieval/features.js'
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import type {EngineReranker} from '../rank/apply.js'
 import {rerankCandidates, rerankedSearch} from '../rank/search.js'
@@ -38,10 +38,41 @@ export function rankReranked(prepared: PreparedEvaluation, query: EvalQuery, con
   return rerankedSearch(engine, options.reranker, query.text, config, depth, options.pool).ids
 }
 
-/** The ranking depth the cut-offs need must fit in the pool (a one-line error naming --rerank-pool). */
-export function checkPool(pool: number, ks: readonly number[]): void {
+/** The ranking depth the cut-offs need must fit in the pool (a one-line error naming `where` the pool came from). */
+export function checkPool(pool: number, ks: readonly number[], where = '--rerank-pool'): void {
   const depth = rankingDepth(ks)
-  if (!Number.isInteger(pool) || pool < depth) throw new InputError('--rerank-pool', `an integer >= the ranking depth the cut-offs need (${depth})`, String(pool))
+  if (!Number.isInteger(pool) || pool < depth) throw new InputError(where, `an integer >= the ranking depth the cut-offs need (${depth})`, String(pool))
+}
+
+/** The pool a reranker is served with, and a warning for the user when the choice is unchecked. */
+export interface RerankPool {
+  readonly pool: number
+  /** Where the pool came from, for messages: --rerank-pool, the model file's pool field, or the default. */
+  readonly from: string
+  readonly warning?: string
+}
+
+/**
+ * The pool to serve a loaded model with. The model's recorded pool (its training log's `--pool`)
+ * is the default, else DEFAULT_CANDIDATE_POOL. A model with query-level columns (computed over the
+ * pool, so another pool feeds it other numbers) refuses a different explicit pool with a one-line
+ * InputError; when such a model records no pool, the pool used cannot be checked: warned.
+ */
+export function resolveRerankPool(
+  explicit: number | undefined,
+  model: {readonly file: string; readonly pool?: number; readonly reranker: Pick<EngineReranker, 'layout'>},
+): RerankPool {
+  const queryLevel = model.reranker.layout.queryFeatures.length > 0
+  if (model.pool !== undefined) {
+    if (queryLevel && explicit !== undefined && explicit !== model.pool) {
+      throw new InputError('--rerank-pool', `${model.pool}, the pool ${model.file}'s query-level columns were computed over (omit the flag to use it)`, String(explicit))
+    }
+    return explicit !== undefined ? {pool: explicit, from: '--rerank-pool'} : {pool: model.pool, from: `${model.file} field pool (the default --rerank-pool)`}
+  }
+  const pool = explicit ?? DEFAULT_CANDIDATE_POOL
+  const from = explicit !== undefined ? '--rerank-pool' : `--rerank-pool (default ${DEFAULT_CANDIDATE_POOL})`
+  if (!queryLevel) return {pool, from}
+  return {pool, from, warning: `${model.file} has query-level columns but records no candidate pool: serving with pool ${pool}, which must equal its training log's --pool`}
 }
 
 /** Per-query metric rows and their averages for the engine + reranker. */

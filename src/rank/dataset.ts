@@ -20,6 +20,12 @@ export interface LtrDataset {
    * log that records it: the ranking a learned reranker has to improve on.
    */
   readonly engineScores?: Float64Array
+  /**
+   * The engine's candidate pool per query the rows were logged with (`kt rerank log --pool`), when
+   * the data is a kt feature log that records it: query-level columns (`@qmax`, `@qrank`) are
+   * computed over this pool, so a model reading them must be served with the same pool.
+   */
+  readonly pool?: number
 }
 
 /**
@@ -134,5 +140,6 @@ export function selectQueries(data: LtrDataset, queries: readonly number[], sour
   return {
     source, featureNames: data.featureNames, features, labels, queryIds: queries.map((q) => data.queryIds[q]), queryOffsets: offsets,
     ...(engineScores ? {engineScores} : {}),
+    ...(data.pool !== undefined ? {pool: data.pool} : {}),
   }
 }

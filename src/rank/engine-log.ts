@@ -12,8 +12,10 @@ import type {SplitName} from './report.js'
  * Feature logs from the retrieval engine (`kt rerank log`): for every scored question of a memory
  * dataset, the engine's top `pool` candidate turns with their twelve CANDIDATE_FEATURES, the
  * engine's own fused score, and a label standing in for feedback: 1 if the turn is cited as the
- * question's evidence, else 0. Written as kt feature logs (parse.ts, form 3). Optional query-level
- * columns (query-features.ts) come from the same function the reranker uses at query time.
+ * question's evidence, else 0. Written as kt feature logs (parse.ts, form 3), each line carrying the
+ * pool, which a model trained on the log records (query-level columns depend on it). Optional
+ * query-level columns (query-features.ts) come from the same function the reranker uses at query
+ * time.
  *
  * Splits keep conversations apart where possible, since queries of one conversation share turns:
  * the test split is whole held-out conversations (TEST_CONVERSATION_SHARE of them, at least one);
@@ -32,6 +34,8 @@ export interface FeatureLogRecord {
   features: Record<string, number>
   doc: string
   engine_score: number
+  /** The candidate pool the query-level columns were computed over (recorded in a trained model). */
+  pool: number
 }
 
 /**
@@ -47,7 +51,7 @@ export function queryRecords(engine: RetrievalEngine, query: EvalQuery, config: 
   return rows.map((row, d) => {
     const features: Record<string, number> = {}
     names.forEach((name, f) => (features[name] = matrix[d * names.length + f]))
-    return {qid: query.id, label: evidence.has(row.id) ? EVIDENCE_LABEL : 0, features, doc: row.id, engine_score: row.score}
+    return {qid: query.id, label: evidence.has(row.id) ? EVIDENCE_LABEL : 0, features, doc: row.id, engine_score: row.score, pool}
   })
 }
 

@@ -66,6 +66,8 @@ export interface TrainOutcome {
   importance: FeatureImportance[]
   /** Trees grown before stopping (>= model.trees.length when early stopping trimmed the tail). */
   treesGrown: number
+  /** Why not even the first tree was grown (set only when the model has no trees). */
+  noTreeReason?: string
 }
 
 /** Sum of all trees' outputs for the row at features[offset] (the trainer's own prediction). */
@@ -143,7 +145,24 @@ export function trainLambdaMart(
   const treesGrown = trees.length
   if (valid && params.earlyStoppingRounds > 0) trees.length = bestTrees
   const model: LambdaMartModel = {featureNames: train.featureNames.slice(0, width), trees}
-  return {model, curve, importance: featureImportance(model), treesGrown}
+  return {model, curve, importance: featureImportance(model), treesGrown, ...(trees.length === 0 ? {noTreeReason: noTreeReason(train, params, grad)} : {})}
+}
+
+/**
+ * Why the first tree found no admissible split (growTree's conditions, most basic first): too few
+ * documents to put min-data in each of two leaves, no gradient at all (no query has documents of
+ * different labels), or no split with gain above MIN_SPLIT_GAIN that leaves min-data documents and
+ * the minimum Hessian on each side.
+ */
+export function noTreeReason(train: LtrDataset, params: LambdaMartParams, grad: Float64Array): string {
+  const n = numDocs(train)
+  if (n < 2 * params.minDataInLeaf) {
+    return `${n} training documents cannot fill two leaves of min-data ${params.minDataInLeaf} (lower --min-data, or add data)`
+  }
+  if (grad.every((g) => g === 0)) {
+    return 'every gradient is 0 (no training query has documents of different labels)'
+  }
+  return `no split had positive gain with at least min-data ${params.minDataInLeaf} documents and Hessian ${params.minSumHessianInLeaf} in each leaf (lower --min-data, or add data)`
 }
 
 /** Split gain summed per feature over the model's trees, largest first. */

@@ -19,6 +19,12 @@ export interface SavedModel {
   format: typeof MODEL_FORMAT
   version: typeof MODEL_VERSION
   feature_names: string[]
+  /**
+   * The engine's candidates per query of the feature log the model was trained on (`kt rerank log
+   * --pool`), when the log records it. Query-level columns (`@qmax`, `@qrank`) are computed over
+   * this pool, so `kt eval --reranker` serves such a model with exactly this pool.
+   */
+  pool?: number
   params: Partial<LambdaMartParams> & Record<string, unknown>
   /** NDCG per split ("train", "valid", "test") at training time. */
   metrics: Record<string, NdcgReport>
@@ -39,6 +45,7 @@ const savedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
   version: z.literal(MODEL_VERSION),
   feature_names: z.array(z.string()).min(1),
+  pool: z.number().int().positive().optional(),
   params: z.record(z.unknown()),
   metrics: z.record(z.record(finite)),
   data: z.record(z.string()),
@@ -60,11 +67,13 @@ export function toSavedModel(
   params: Partial<LambdaMartParams> & Record<string, unknown>,
   metrics: Record<string, NdcgReport>,
   data: Record<string, string>,
+  pool?: number,
 ): SavedModel {
   return {
     format: MODEL_FORMAT,
     version: MODEL_VERSION,
     feature_names: [...model.featureNames],
+    ...(pool === undefined ? {} : {pool}),
     params,
     metrics,
     data,
@@ -77,6 +86,14 @@ export function toSavedModel(
       leaf_value: Array.from(tree.leafValue),
     })),
   }
+}
+
+/**
+ * Whether two saved models score every input alike: the same columns, the same recorded pool and
+ * the same trees (metrics, parameters and data paths aside).
+ */
+export function sameScoringModel(a: SavedModel, b: SavedModel): boolean {
+  return JSON.stringify([a.feature_names, a.pool ?? null, a.trees]) === JSON.stringify([b.feature_names, b.pool ?? null, b.trees])
 }
 
 /** The trainer-side model of a saved one. */

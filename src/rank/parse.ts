@@ -20,6 +20,9 @@ import {DatasetBuilder, MAX_LABEL, type LtrDataset} from './dataset.js'
  *      the first line fixes the column order.
  *    - `engine_score` (optional, on every line or none): the logging engine's own fused score, kept
  *      as a baseline ranking (not a feature).
+ *    - `pool` (optional, on every line or none, one value per file): the engine's candidates per
+ *      query the log was written with; a model trained on the log records it (query-level columns
+ *      are computed over this pool).
  *    Other fields (`doc`, ...) are ignored. `kt rerank log` writes such logs from the engine.
  */
 
@@ -119,6 +122,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
   const firstLineOfQuery = new Map<string, number>()
   let names: string[] | undefined
   let hasEngineScore: boolean | undefined
+  let pool: number | null | undefined
   let current: string | undefined
   forEachDataLine(text, (line, lineNo) => {
     const where = `${path}:${lineNo}`
@@ -131,7 +135,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new InputError(where, 'a JSON object {qid, label, features}', describeValue(record))
     }
-    const {qid: rawQid, label: rawLabel, features, engine_score: engineScore} = record as Record<string, unknown>
+    const {qid: rawQid, label: rawLabel, features, engine_score: engineScore, pool: rawPool} = record as Record<string, unknown>
     if (typeof rawQid !== 'string' && typeof rawQid !== 'number') {
       throw new InputError(`${where} field qid`, 'a string or number', describeValue(rawQid))
     }
@@ -159,6 +163,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     if (hasEngineScore !== (engineScore !== undefined) || (engineScore !== undefined && (typeof engineScore !== 'number' || !Number.isFinite(engineScore)))) {
       throw new InputError(`${where} field engine_score`, hasEngineScore ? 'a finite number (the first line has one)' : 'no engine_score (the first line has none)', describeValue(engineScore))
     }
+    pool = checkLoggedPool(rawPool, pool, `${where} field pool`)
     if (qid !== current) {
       const seen = firstLineOfQuery.get(qid)
       if (seen !== undefined) {
@@ -170,7 +175,25 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     }
     builder.addRow(label, row, engineScore as number | undefined)
   })
-  return builder.build(path, names ?? [])
+  const data = builder.build(path, names ?? [])
+  return typeof pool === 'number' ? {...data, pool} : data
+}
+
+/**
+ * A feature-log line's `pool`: absent on every line (null) or the same positive integer on every
+ * line. `first` is what the first line had (undefined before it).
+ */
+function checkLoggedPool(value: unknown, first: number | null | undefined, where: string): number | null {
+  if (first === undefined) {
+    if (value === undefined) return null
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new InputError(where, 'a positive integer (the engine\'s candidates per query, kt rerank log --pool)', describeValue(value))
+    }
+    return value
+  }
+  if (first === null && value !== undefined) throw new InputError(where, 'no pool (the first line has none)', describeValue(value))
+  if (first !== null && value !== first) throw new InputError(where, `the first line's pool ${first} (one pool per log)`, describeValue(value))
+  return first
 }
 
 /** Calls `visit` with each line that is neither blank nor a pure `#` comment, numbered from 1. */

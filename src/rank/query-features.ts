@@ -1,7 +1,7 @@
 import type {CandidateRow} from '../engine/retrieval/features.js'
 import {CANDIDATE_FEATURES} from '../engine/retrieval/space.js'
 import {InputError} from '../util/errors.js'
-import {ENGINE_SCORE_FEATURE} from './report.js'
+import {ENGINE_SCORE_FEATURE, formatNameList} from './report.js'
 
 /**
  * The reranker's input columns for one query's candidates, computed by ONE function
@@ -61,12 +61,20 @@ export function layoutOf(names: readonly string[], where: string): FeatureLayout
   const joined = names.join(',')
   const found = allLayouts().find((layout) => layoutNames(layout).join(',') === joined)
   if (found) return found
-  const shown = names.length > 16 ? `${names.slice(0, 16).join(', ')}, ... (${names.length} names)` : names.join(', ')
+  const shown = formatNameList(names)
   throw new InputError(
     `${where} field feature_names`,
     `the engine's features (${CANDIDATE_FEATURES.join(', ')}), then optional query blocks <feature>@${QUERY_FEATURE_KINDS.join('|@')}, then optional ${ENGINE_SCORE_FEATURE}`,
     shown,
   )
+}
+
+/**
+ * Whether any column is query-level (`<source>@qmax`, `<source>@qrank`): such columns depend on the
+ * candidate pool they were computed over.
+ */
+export function hasQueryLevelColumns(names: readonly string[]): boolean {
+  return names.some((name) => QUERY_FEATURE_KINDS.some((kind) => name.endsWith(`@${kind}`)))
 }
 
 /** Parses a comma-separated list of query-feature kinds (`--query-features max,rank` style names accepted). */

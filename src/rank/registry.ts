@@ -5,16 +5,20 @@ import {InputError} from '../util/errors.js'
 import {readJson, writeFileAtomic} from '../util/fs.js'
 import type {LtrDataset} from './dataset.js'
 import {scoreDataset} from './lambdamart.js'
-import {fromSavedModel, readModel, writeModel, type SavedModel} from './model.js'
+import {fromSavedModel, readModel, sameScoringModel, writeModel, type SavedModel} from './model.js'
 import {reportEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
 import {PackedEnsemble} from './packed.js'
+import {hasQueryLevelColumns} from './query-features.js'
+import {alignColumns, ENGINE_SCORE_FEATURE, formatMetric, formatNameList, withEngineScoreFeature} from './report.js'
 
 /**
  * The reranker model registry: a folder with one JSON file per kept version and an index,
  * `registry.json`, naming the current version. Rules:
  * - deploy: a candidate replaces the current model only if its validation NDCG@10 is not worse
  *   (>=) than the current one's; otherwise it is rejected and nothing changes. The comparison uses
- *   the validation NDCG stored in each model, or, given a data set, both models re-scored on it.
+ *   the validation NDCG stored in each model, or, given a data set, both models re-scored on it
+ *   (its columns picked by the model's feature names). Only models over the same feature columns
+ *   are compared; a model without trees is refused; the current model deployed again is a no-op.
  * - the last KEEP_VERSIONS deployed versions are kept with their metrics; older ones are deleted.
  * - rollback: the previous kept version becomes current and the rolled-back one is dropped.
  * Writes are atomic: a model file is written whole before the index names it, and the index is
@@ -102,7 +106,10 @@ export interface DeployOutcome {
   current: string | null
   /** The new version's id when deployed. */
   version?: string
-  candidate_ndcg10: number
+  /** The current version's id when the candidate is the same model (nothing changed). */
+  already?: string
+  /** Null when nothing was compared (the candidate is the current model). */
+  candidate_ndcg10: number | null
   current_ndcg10: number | null
   /** "stored validation metrics" or the data file both models were re-scored on. */
   compared_on: string
@@ -111,31 +118,81 @@ export interface DeployOutcome {
   reason: string
 }
 
-/** Validation NDCG@10 of a saved model: re-scored on `data` if given, else its stored metric. */
+/** Validation NDCG@10 of a saved model: re-scored on `data` (columns aligned to it) if given, else its stored metric. */
 function validationNdcg(saved: SavedModel, data: LtrDataset | undefined, where: string): number {
-  if (data) {
-    if (saved.feature_names.length !== data.featureNames.length) {
-      throw new InputError(data.source, `${saved.feature_names.length} feature columns like the model ${where}`, String(data.featureNames.length))
-    }
-    return reportEvaluator(data).report(scoreDataset(fromSavedModel(saved), data))[METRIC]
-  }
+  if (data) return reportEvaluator(data).report(scoreDataset(fromSavedModel(saved), data))[METRIC]
   const value = saved.metrics.valid?.[METRIC]
   if (value === undefined) throw new InputError(`${where} field metrics.valid`, `a validation ${METRIC} (train with --valid, or deploy with --valid DATA)`, 'none')
   return value
 }
 
-/** Deploys the model at `modelPath` if it is not worse than the current one (see module comment). */
+/**
+ * A candidate must read the same columns, in the same order, as the current model (otherwise their
+ * validation numbers come from different feature spaces), and a model with query-level columns the
+ * same recorded pool. Refusals are one-line InputErrors naming the candidate file and field.
+ */
+function checkSameFeatures(candidate: SavedModel, candidatePath: string, current: SavedModel, currentId: string): void {
+  const want = current.feature_names
+  const got = candidate.feature_names
+  const differs = want.length !== got.length || want.some((name, i) => name !== got[i])
+  if (differs) {
+    let at = 0
+    while (at < want.length && want[at] === got[at]) at++
+    throw new InputError(
+      `${candidatePath} field feature_names`,
+      `the current model ${currentId}'s features (${formatNameList(want)}); a model over other features needs its own --registry`,
+      `${formatNameList(got)} (column ${at + 1}: ${got[at] ?? 'none'} instead of ${want[at] ?? 'none'})`,
+    )
+  }
+  if (hasQueryLevelColumns(want) && candidate.pool !== undefined && current.pool !== undefined && candidate.pool !== current.pool) {
+    throw new InputError(`${candidatePath} field pool`, `${current.pool}, the pool the current model ${currentId}'s query-level columns were computed over`, String(candidate.pool))
+  }
+}
+
+/**
+ * The --valid data laid out in the model's columns: the logged engine score appended when the
+ * model reads it, then the columns picked by name (alignColumns). A file lacking a model column,
+ * or logged with another pool than a query-level model's, is a one-line InputError naming it.
+ */
+export function validationData(data: LtrDataset, saved: SavedModel, modelPath: string): LtrDataset {
+  const appendScore = saved.feature_names.includes(ENGINE_SCORE_FEATURE) && !data.featureNames.includes(ENGINE_SCORE_FEATURE) && data.engineScores !== undefined
+  const aligned = alignColumns(appendScore ? withEngineScoreFeature(data) : data, saved.feature_names, `the features of ${modelPath}`)
+  if (hasQueryLevelColumns(saved.feature_names) && saved.pool !== undefined && data.pool !== undefined && data.pool !== saved.pool) {
+    throw new InputError(`${data.source} field pool`, `${saved.pool}, the pool ${modelPath}'s query-level columns were computed over`, String(data.pool))
+  }
+  return aligned
+}
+
+/**
+ * Deploys the model at `modelPath` if it is not worse than the current one (see module comment).
+ * Refused (InputError): a model without trees, or one over other features than the current model.
+ * A candidate that scores exactly like the current version changes nothing (`already`).
+ */
 export function deploy(dir: string, modelPath: string, options: {compareOn?: LtrDataset; now?: Date} = {}): DeployOutcome {
   const candidate = readModel(modelPath)
+  if (candidate.trees.length === 0) {
+    throw new InputError(`${modelPath} field trees`, 'at least one tree (a model without trees scores every candidate equally)', 'none')
+  }
   const index = readRegistry(dir)
   const current = currentVersion(index)
-  const comparedOn = options.compareOn ? options.compareOn.source : 'stored validation metrics'
-  const candidateScore = validationNdcg(candidate, options.compareOn, modelPath)
-  const currentScore = current ? validationNdcg(readVersionModel(dir, current), options.compareOn, join(dir, current.file)) : null
+  const currentModel = current ? readVersionModel(dir, current) : undefined
+  if (current && currentModel) {
+    checkSameFeatures(candidate, modelPath, currentModel, current.id)
+    if (sameScoringModel(candidate, currentModel)) {
+      return {
+        deployed: false, already: current.id, current: current.id, candidate_ndcg10: null, current_ndcg10: null, compared_on: 'nothing (same model)', removed: [],
+        reason: `already deployed as ${current.id} (same feature_names and trees): nothing changed`,
+      }
+    }
+  }
+  const compareOn = options.compareOn ? validationData(options.compareOn, candidate, modelPath) : undefined
+  const comparedOn = compareOn ? compareOn.source : 'stored validation metrics'
+  const candidateScore = validationNdcg(candidate, compareOn, modelPath)
+  const currentScore = current && currentModel ? validationNdcg(currentModel, compareOn, join(dir, current.file)) : null
   if (currentScore !== null && candidateScore < currentScore) {
     return {
       deployed: false, current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn, removed: [],
-      reason: `rejected: validation ${METRIC} ${candidateScore.toFixed(4)} is worse than current ${index.current}'s ${currentScore.toFixed(4)}`,
+      reason: `rejected: validation ${METRIC} ${formatMetric(candidateScore)} is worse than current ${index.current}'s ${formatMetric(currentScore)}`,
     }
   }
   const id = `v${index.next_version}`
@@ -152,7 +209,25 @@ export function deploy(dir: string, modelPath: string, options: {compareOn?: Ltr
   return {
     deployed: true, current: id, version: id, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn,
     removed: removed.map((v) => v.id),
-    reason: currentScore === null ? 'deployed: first version' : `deployed: validation ${METRIC} ${candidateScore.toFixed(4)} >= ${currentScore.toFixed(4)}`,
+    reason: currentScore === null ? 'deployed: first version' : `deployed: validation ${METRIC} ${formatMetric(candidateScore)} >= ${formatMetric(currentScore)}`,
+  }
+}
+
+/**
+ * What is wrong with a kept version's model file, as the one-line message of its InputError
+ * (missing, not JSON, not a valid model, or not the number of trees the index lists); undefined
+ * when it loads.
+ */
+export function versionProblem(dir: string, version: RegistryVersion): string | undefined {
+  try {
+    const saved = readVersionModel(dir, version)
+    if (saved.trees.length !== version.trees) {
+      return new InputError(`${join(dir, version.file)} field trees`, `${version.trees} trees (as ${REGISTRY_INDEX} lists for ${version.id})`, String(saved.trees.length)).message
+    }
+    return undefined
+  } catch (error) {
+    if (error instanceof InputError) return error.message.replace(/\s*\n\s*/g, ' ')
+    throw error
   }
 }
 

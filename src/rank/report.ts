@@ -49,6 +49,10 @@ export interface TrainReport {
   }
   queries: Partial<Record<SplitName, {total: number; judged: number; documents: number}>>
   convention: string
+  /** The candidate pool of the training feature log, when it records one (saved with the model). */
+  pool?: number
+  /** Things the user should know (e.g. why no tree was grown); printed on stderr. */
+  warnings: string[]
   model?: string
 }
 
@@ -84,36 +88,76 @@ export function loadSplits(files: TrainReportOptions['files']): Partial<Record<S
 /**
  * LETOR-style numbered features ("1".."n") are widened to the widest split (sparse files omit
  * trailing zeros); named features (JSONL logs) must match the training split's names and are
- * reordered to its column order.
+ * reordered to its column order (alignColumns).
  */
 export function alignSplits<T extends Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset}>(splits: T): T {
   const present = SPLIT_NAMES.filter((name) => splits[name] !== undefined).map((name) => splits[name]!)
-  const numbered = (data: LtrDataset): boolean => data.featureNames.every((name, i) => name === String(i + 1))
-  if (present.every(numbered)) {
+  if (present.every(isNumbered)) {
     const width = Math.max(...present.map(numFeatures))
     const names = Array.from({length: width}, (_, i) => String(i + 1))
     const out = {...splits}
     for (const name of SPLIT_NAMES) if (out[name]) (out as Record<string, LtrDataset>)[name] = widenTo(out[name]!, names)
     return out
   }
-  const names = splits.train.featureNames
   const out = {...splits}
   for (const name of SPLIT_NAMES) {
     const data = splits[name]
     if (!data || data === splits.train) continue
-    const columns = names.map((feature) => data.featureNames.indexOf(feature))
-    const missing = columns.findIndex((c) => c < 0)
-    if (missing >= 0 || data.featureNames.length !== names.length) {
-      throw new InputError(data.source, `the training features (${names.join(', ')})`, missing >= 0 ? `no feature ${names[missing]}` : `${data.featureNames.length} features`)
-    }
-    const width = names.length
-    const features = new Float64Array(numDocs(data) * width)
-    for (let d = 0; d < numDocs(data); d++) {
-      for (let f = 0; f < width; f++) features[d * width + f] = data.features[d * width + columns[f]]
-    }
-    ;(out as Record<string, LtrDataset>)[name] = {...data, featureNames: names, features}
+    ;(out as Record<string, LtrDataset>)[name] = alignColumns(data, splits.train.featureNames, 'the training features')
   }
   return out
+}
+
+/** Whether a data set's columns are LETOR's numbered features "1".."n". */
+function isNumbered(data: {featureNames: readonly string[]}): boolean {
+  return data.featureNames.every((name, i) => name === String(i + 1))
+}
+
+/**
+ * `data` with exactly the columns `names`, in that order: numbered (LETOR) columns are widened with
+ * zero columns when the file is narrower (sparse files omit trailing zeros); named columns are
+ * picked by name. A missing column, or columns beyond `names`, is a one-line InputError naming
+ * data.source and `what` the columns are (e.g. "the training features").
+ */
+export function alignColumns(data: LtrDataset, names: readonly string[], what: string): LtrDataset {
+  const expected = `${what} (${formatNameList(names)})`
+  if (isNumbered(data) && isNumbered({featureNames: names}) && numFeatures(data) <= names.length) return widenTo(data, names)
+  const columns = names.map((feature) => data.featureNames.indexOf(feature))
+  const missing = columns.findIndex((c) => c < 0)
+  if (missing >= 0) throw new InputError(data.source, expected, `no feature ${names[missing]}`)
+  if (data.featureNames.length !== names.length) {
+    const extra = data.featureNames.find((name) => !names.includes(name))
+    throw new InputError(data.source, expected, extra === undefined ? `${data.featureNames.length} features` : `also ${extra}`)
+  }
+  const width = names.length
+  const features = new Float64Array(numDocs(data) * width)
+  for (let d = 0; d < numDocs(data); d++) {
+    for (let f = 0; f < width; f++) features[d * width + f] = data.features[d * width + columns[f]]
+  }
+  return {...data, featureNames: names, features}
+}
+
+/** Most names a one-line message lists before eliding the rest. */
+const LISTED_NAMES = 16
+
+/** Column names for a one-line message (long lists elided with their count). */
+export function formatNameList(names: readonly string[]): string {
+  return names.length > LISTED_NAMES ? `${names.slice(0, LISTED_NAMES).join(', ')}, ... (${names.length} names)` : names.join(', ')
+}
+
+/**
+ * The candidate pool the splits were logged with (kt feature logs record it): every split that
+ * records one must agree with the training split; undefined when the training split records none.
+ */
+export function loggedPool(splits: Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset}): number | undefined {
+  const pool = splits.train.pool
+  for (const name of SPLIT_NAMES) {
+    const data = splits[name]
+    if (data?.pool !== undefined && data.pool !== pool) {
+      throw new InputError(`${data.source} field pool`, pool === undefined ? `no pool, like ${splits.train.source}` : `${pool}, the pool of ${splits.train.source}`, String(data.pool))
+    }
+  }
+  return pool
 }
 
 /** Trains, evaluates and (optionally) saves; everything the command prints. */
@@ -121,6 +165,7 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   const progress = options.onProgress ?? (() => {})
   progress('reading data')
   const data = loadSplits(options.files)
+  const pool = loggedPool(data)
   if (options.engineScoreFeature) for (const name of SPLIT_NAMES) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
   const present = SPLIT_NAMES.filter((name) => data[name] !== undefined)
   const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<SplitName, NdcgEvaluator>
@@ -154,6 +199,8 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     },
     queries: {},
     convention: NO_RELEVANT_CONVENTION,
+    ...(pool === undefined ? {} : {pool}),
+    warnings: outcome.noTreeReason === undefined ? [] : [`LambdaMART grew 0 trees: ${outcome.noTreeReason}; the model scores every document equally`],
   }
   const hasEngineScores = present.every((name) => data[name]!.engineScores !== undefined)
   if (hasEngineScores) report.baselines.engine = {}
@@ -168,10 +215,18 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   }
   if (options.save) {
     const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
-    writeModel(options.save, toSavedModel(outcome.model, params, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>))
+    writeModel(options.save, toSavedModel(outcome.model, params, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>, pool))
     report.model = options.save
   }
   return report
+}
+
+/** Decimal places of NDCG values in human tables (every rerank table; --json keeps full precision). */
+export const METRIC_DIGITS = 4
+
+/** An NDCG value for a human table ('-' when absent). */
+export function formatMetric(x: number | undefined): string {
+  return x === undefined ? '-' : x.toFixed(METRIC_DIGITS)
 }
 
 /** Curve checkpoints shown in the human table: 1, 5, 10, 20, 50, 100, 200, ... and the last. */
@@ -185,7 +240,7 @@ function curveCheckpoints(total: number): number[] {
 /** The human-readable report. */
 export function formatTrainReport(report: TrainReport): string {
   const lines: string[] = []
-  const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(4))
+  const fmt = formatMetric
   const header = ['split', 'scorer', ...NDCG_CUTOFFS.map((k) => `NDCG@${k}`)]
   const rows: string[][] = []
   for (const name of SPLIT_NAMES) {

@@ -52,6 +52,8 @@ export interface LoadedReranker {
   readonly version?: string
   readonly trees: number
   readonly featureNames: readonly string[]
+  /** The candidate pool the model's training log was written with, when the model records it. */
+  readonly pool?: number
 }
 
 /** The `--reranker` value that means "the registry's current version". */
@@ -72,8 +74,9 @@ export function loadReranker(spec: string, registryDir: string): LoadedReranker 
       version: deployed.version.id,
       trees: deployed.saved.trees.length,
       featureNames: deployed.saved.feature_names,
+      ...(deployed.saved.pool === undefined ? {} : {pool: deployed.saved.pool}),
     }
   }
   const saved = readModel(spec)
-  return {reranker: engineReranker(saved, spec), file: spec, trees: saved.trees.length, featureNames: saved.feature_names}
+  return {reranker: engineReranker(saved, spec), file: spec, trees: saved.trees.length, featureNames: saved.feature_names, ...(saved.pool === undefined ? {} : {pool: saved.pool})}
 }

@@ -8,7 +8,7 @@ import {candidateFeatures} from '../../src/engine/retrieval/features.js'
 import {CANDIDATE_FEATURES} from '../../src/engine/retrieval/space.js'
 import {evaluateSystem, prepareEvaluation, rankQuery} from '../../src/eval/harness.js'
 import {restrictConversations} from '../../src/eval/queries.js'
-import {evaluateReranked, rankReranked, runRerankedEvaluation} from '../../src/eval/reranked.js'
+import {evaluateReranked, rankReranked, resolveRerankPool, runRerankedEvaluation} from '../../src/eval/reranked.js'
 import {engineReranker} from '../../src/rank/apply.js'
 import {MODEL_FORMAT, MODEL_VERSION, type SavedModel} from '../../src/rank/model.js'
 import {layoutNames} from '../../src/rank/query-features.js'
@@ -100,18 +100,42 @@ describe('evaluating the engine followed by a reranker', () => {
   })
 })
 
+describe('the pool a reranker is served with', () => {
+  const qrank = {file: 'swap.json', reranker: engineReranker(swapHalves)}
+  const raw = {file: 'raw.json', reranker: engineReranker(constant)}
+
+  it('defaults to the model\'s recorded pool and refuses another one for query-level columns', () => {
+    expect(resolveRerankPool(undefined, {...qrank, pool: 20})).toEqual({pool: 20, from: 'swap.json field pool (the default --rerank-pool)'})
+    expect(resolveRerankPool(20, {...qrank, pool: 20})).toEqual({pool: 20, from: '--rerank-pool'})
+    expect(() => resolveRerankPool(50, {...qrank, pool: 20})).toThrow('--rerank-pool: expected 20, the pool swap.json\'s query-level columns were computed over (omit the flag to use it), got 50')
+    // raw columns do not depend on the pool: any pool, the recorded one by default
+    expect(resolveRerankPool(30, {...raw, pool: 20}).pool).toBe(30)
+    expect(resolveRerankPool(undefined, {...raw, pool: 20}).pool).toBe(20)
+    expect(resolveRerankPool(undefined, raw)).toEqual({pool: 50, from: '--rerank-pool (default 50)'})
+  })
+
+  it('warns when a query-level model records no pool', () => {
+    expect(resolveRerankPool(20, qrank)).toEqual({pool: 20, from: '--rerank-pool', warning: 'swap.json has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log\'s --pool'})
+  })
+})
+
 describe('kt eval --reranker (built CLI)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kt-eval-rerank-'))
   const model = join(dir, 'swap.json')
   writeFileSync(model, JSON.stringify(swapHalves))
+  const pooled = join(dir, 'swap-pool20.json')
+  writeFileSync(pooled, JSON.stringify({...swapHalves, pool: POOL}))
 
   it('adds the engine+reranker system to the table and the JSON', () => {
-    const json = kt(['eval', '--data', data, '--reranker', model, '--rerank-pool', '20', '--conversation', 'synth-7-1', '--json'])
+    // the pool comes from the model (no --rerank-pool)
+    const json = kt(['eval', '--data', data, '--reranker', pooled, '--conversation', 'synth-7-1', '--json'])
     expect(json.status, json.stderr).toBe(0)
+    expect(json.stderr).toBe('')
     const out = JSON.parse(json.stdout)
     expect(out.conversations).toBe(1)
     expect(out.reranked.system).toBe('engine+reranker')
-    expect(out.reranked.model).toBe(model)
+    expect(out.reranked.model).toBe(pooled)
+    expect(out.reranked.pool).toBe(POOL)
     expect(out.reranked.overall['recall@20']).toBeCloseTo(out.engine.overall['recall@20'], 12)
     expect(out.reranked.overall['recall@10']).toBeCloseTo(out.engine.overall['recall@20'] - out.engine.overall['recall@10'], 12)
     const human = kt(['eval', '--data', data, '--reranker', model, '--rerank-pool', '20'])
@@ -119,6 +143,8 @@ describe('kt eval --reranker (built CLI)', () => {
     expect(human.stdout).toMatch(/^overall +engine +52 /m)
     expect(human.stdout).toMatch(/^ +engine\+reranker +52 /m)
     expect(human.stdout).toMatch(/latency per query \(engine\+reranker, pool 20\): p50 [\d.]+ ms/)
+    // a query-level model that records no pool: served as asked, with a one-line warning
+    expect(human.stderr).toBe(`kt: warning: ${model} has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log's --pool\n`)
   })
 
   it('a model whose feature_names the engine cannot supply is one line naming the file and field', () => {

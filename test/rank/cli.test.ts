@@ -17,6 +17,8 @@ describe('kt rerank (built CLI)', () => {
     expect(human.stdout).toMatch(/LambdaMART \(5 trees\)/)
     expect(human.stdout).toMatch(/NDCG@10 against number of trees/)
     expect(human.stdout).toMatch(/Feature importance \(split gain\)/)
+    // human tables round (NDCG to 4 places, gains and shares to 1): no float noise like 0.5950000000000001
+    expect(human.stdout).not.toMatch(/\d\.\d{5,}/)
     const json = kt(['rerank', 'train', ...data, '--trees', '5', '--save', model, '--json'])
     expect(json.status, json.stderr).toBe(0)
     const report = JSON.parse(json.stdout)
@@ -26,23 +28,36 @@ describe('kt rerank (built CLI)', () => {
     expect(JSON.parse(readFileSync(model, 'utf8')).metrics.valid['ndcg@10']).toBe(report.splits.valid['ndcg@10'])
   })
 
-  // The registry rules themselves (keep 3, rollback order) are covered in registry.test.ts.
-  it('deploys, rejects a worse model with exit 1, lists, and refuses to roll back past the oldest', () => {
+  // The registry rules themselves (keep 3, rollback order, refusals) are covered in registry.test.ts.
+  it('deploys, redeploys as a no-op (exit 0), rejects a worse model with exit 1, lists (a broken file with exit 1), and refuses to roll back past the oldest', () => {
     expect(kt(['rerank', 'deploy', model, '--registry', registry]).status).toBe(0)
+    const again = kt(['rerank', 'deploy', model, '--registry', registry])
+    expect(again.status, again.stderr).toBe(0)
+    expect(again.stdout).toMatch(/^already deployed as v1 \(same feature_names and trees\): nothing changed$/m)
     const worse = join(dir, 'worse.json')
     const saved = JSON.parse(readFileSync(model, 'utf8'))
     saved.metrics.valid['ndcg@10'] -= 0.1
+    saved.trees.pop() // another model (the same trees would be the current one again)
     writeFileSync(worse, JSON.stringify(saved))
     const rejected = kt(['rerank', 'deploy', worse, '--registry', registry])
     expect(rejected.status).toBe(1)
     expect(rejected.stdout).toMatch(/^rejected: validation ndcg@10 .* is worse than current v1's/)
-    const list = JSON.parse(kt(['rerank', 'list', '--registry', registry, '--json']).stdout)
+    // list checks every kept file: a truncated one is marked, named in one line on stderr, exit 1
+    const file = join(registry, 'v1.json')
+    const text = readFileSync(file, 'utf8')
+    writeFileSync(file, text.slice(0, 200))
+    const listed = kt(['rerank', 'list', '--registry', registry, '--json'])
+    writeFileSync(file, text)
+    expect(listed.status).toBe(1)
+    expect(listed.stderr.trim().split('\n')).toHaveLength(1)
+    expect(listed.stderr).toMatch(new RegExp(`^kt: ${file}(:1)?: expected valid JSON`))
+    const list = JSON.parse(listed.stdout)
     expect(list.current).toBe('v1')
-    expect(list.versions.map((v: {id: string}) => v.id)).toEqual(['v1'])
-    const again = kt(['rerank', 'rollback', '--registry', registry])
-    expect(again.status).toBe(2)
-    expect(again.stderr.trim().split('\n')).toHaveLength(1)
-    expect(again.stderr).toMatch(/expected an earlier kept version to roll back to, got only v1/)
+    expect(list.versions.map((v: {id: string; file_ok: boolean}) => [v.id, v.file_ok])).toEqual([['v1', false]])
+    const back = kt(['rerank', 'rollback', '--registry', registry])
+    expect(back.status).toBe(2)
+    expect(back.stderr.trim().split('\n')).toHaveLength(1)
+    expect(back.stderr).toMatch(/expected an earlier kept version to roll back to, got only v1/)
   })
 
   it('names file and line of a malformed training line and exits 2', () => {
@@ -51,6 +66,15 @@ describe('kt rerank (built CLI)', () => {
     const r = kt(['rerank', 'train', '--data', bad])
     expect(r.status).toBe(2)
     expect(r.stderr.trim()).toBe(`kt: ${bad}:3 token 4: expected index:value, got "zz"`)
+  })
+
+  it('warns on stderr when no tree could be grown, keeping trees: 0 in the JSON', () => {
+    const two = join(dir, 'two.txt')
+    writeFileSync(two, '1 qid:1 1:0.5\n0 qid:1 1:0.2\n')
+    const r = kt(['rerank', 'train', '--data', two, '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).trees).toBe(0)
+    expect(r.stderr).toBe('kt: warning: LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally\n')
   })
 
   it('verifies the committed fixture against its generator', () => {

@@ -10,6 +10,7 @@ import {candidateFeatures} from '../../src/engine/retrieval/features.js'
 import {parseFeatureLog} from '../../src/rank/parse.js'
 import {layoutNames, rerankerInputs} from '../../src/rank/query-features.js'
 import {runTrainReport} from '../../src/rank/report.js'
+import {deploy} from '../../src/rank/registry.js'
 import {DEFAULT_LAMBDAMART, predictRow} from '../../src/rank/lambdamart.js'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -59,6 +60,7 @@ describe('engine feature logs', () => {
     for (const split of ['train', 'valid', 'test']) {
       expect(parsed[split].featureNames).toEqual([...CANDIDATE_FEATURES])
       expect(parsed[split].engineScores?.length).toBe(parsed[split].labels.length)
+      expect(parsed[split].pool).toBe(5)
     }
     expect(logs.splits.map((s) => s.queries)).toEqual([4, 2, 3])
     expect(logs.splits.reduce((n, s) => n + s.candidates, 0)).toBe(9 * 5)
@@ -126,8 +128,14 @@ describe('engine feature logs', () => {
     const train = parseFeatureLog(withQuery.splits[0].text, 'train.jsonl')
     expect(train.featureNames).toEqual(layoutNames({queryFeatures: ['qmax', 'qrank'], engineScore: false}))
     const modelPath = join(dir, 'model.json')
-    runTrainReport({files: {train: join(dir, 'train.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    runTrainReport({files: {train: join(dir, 'train.jsonl'), valid: join(dir, 'valid.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
     const saved = readModel(modelPath)
+    // deploy --valid re-scores on the log: engine score appended, columns by name, the same number as training
+    const valid = parseFeatureLog(withQuery.splits[1].text, join(dir, 'valid.jsonl'))
+    expect(deploy(join(dir, 'registry'), modelPath, {compareOn: valid}).candidate_ndcg10).toBe(saved.metrics.valid['ndcg@10'])
+    expect(() => deploy(join(dir, 'registry2'), modelPath, {compareOn: {...valid, pool: 9}})).toThrow(`${join(dir, 'valid.jsonl')} field pool: expected 5, the pool ${modelPath}'s query-level columns were computed over, got 9`)
+    // the log's pool, which the rank and max columns were computed over, is saved with the model
+    expect(saved.pool).toBe(5)
     const reranker = engineReranker(saved, modelPath)
     expect(reranker.layout).toEqual({queryFeatures: ['qmax', 'qrank'], engineScore: true})
     // every test-split query: the trainer's prediction on the logged line = the served score

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fixturesDir} from '../../src/util/paths.js'
 import {numDocs, numQueries, selectQueries} from '../../src/rank/dataset.js'
 import {parseFeatureLog, parseLetor, parseLibsvmWithGroups, readLtrFile} from '../../src/rank/parse.js'
-import {alignSplits} from '../../src/rank/report.js'
+import {alignColumns, alignSplits, loggedPool} from '../../src/rank/report.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-rank-parse-'))
 function file(name: string, text: string): string {
@@ -69,8 +69,10 @@ describe('kt feature logs (JSONL)', () => {
     expect(Array.from(data.features)).toEqual([1.5, 0.2, 0.1, 0.9, 3, 0])
     expect(numQueries(data)).toBe(2)
     expect(data.engineScores).toBeUndefined()
-    const scored = parseFeatureLog('{"qid":1,"label":1,"features":{"x":1},"engine_score":0.5}\n{"qid":1,"label":0,"features":{"x":2},"engine_score":-2}', 'e.jsonl')
+    const scored = parseFeatureLog('{"qid":1,"label":1,"features":{"x":1},"engine_score":0.5,"pool":7}\n{"qid":1,"label":0,"features":{"x":2},"engine_score":-2,"pool":7}', 'e.jsonl')
     expect(Array.from(scored.engineScores!)).toEqual([0.5, -2])
+    expect(scored.pool).toBe(7)
+    expect(data.pool).toBeUndefined()
   })
 
   it.each([
@@ -82,6 +84,10 @@ describe('kt feature logs (JSONL)', () => {
     ['{"label": 1, "features": {"x": 1}}', 'log.jsonl:1 field qid: expected a string or number, got nothing'],
     ['{"qid":1,"label":1,"features":{"x":1},"engine_score":0.5}\n{"qid":1,"label":0,"features":{"x":2}}', 'log.jsonl:2 field engine_score: expected a finite number (the first line has one), got nothing'],
     ['{"qid":1,"label":1,"features":{"x":1}}\n{"qid":1,"label":0,"features":{"x":2},"engine_score":1}', 'log.jsonl:2 field engine_score: expected no engine_score (the first line has none), got 1'],
+    ['{"qid":1,"label":1,"features":{"x":1},"pool":50}\n{"qid":1,"label":0,"features":{"x":2},"pool":20}', 'log.jsonl:2 field pool: expected the first line\'s pool 50 (one pool per log), got 20'],
+    ['{"qid":1,"label":1,"features":{"x":1},"pool":50}\n{"qid":1,"label":0,"features":{"x":2}}', 'log.jsonl:2 field pool: expected the first line\'s pool 50 (one pool per log), got nothing'],
+    ['{"qid":1,"label":1,"features":{"x":1}}\n{"qid":1,"label":0,"features":{"x":2},"pool":5}', 'log.jsonl:2 field pool: expected no pool (the first line has none), got 5'],
+    ['{"qid":1,"label":1,"features":{"x":1},"pool":0}', 'log.jsonl:1 field pool: expected a positive integer (the engine\'s candidates per query, kt rerank log --pool), got 0'],
   ])('names file, line and field of a bad record: %j', (text, message) => {
     expect(() => parseFeatureLog(text, 'log.jsonl')).toThrow(message)
   })
@@ -112,5 +118,21 @@ describe('the committed fixture', () => {
     expect(Array.from(alignSplits({train: x, valid: y}).valid!.features)).toEqual([4, 5])
     const z = parseFeatureLog('{"qid":1,"label":1,"features":{"p":1,"r":2}}', 'z')
     expect(() => alignSplits({train: x, test: z})).toThrow('z: expected the training features (p, q), got no feature q')
+    const wide = parseFeatureLog('{"qid":1,"label":1,"features":{"q":1,"p":2,"r":3}}', 'w')
+    expect(() => alignSplits({train: x, test: wide})).toThrow('w: expected the training features (p, q), got also r')
+  })
+
+  it('aligns one file to given columns: widens a narrower numbered file, refuses a wider one', () => {
+    const narrow = parseLetor('1 qid:1 1:1 2:2\n', 'n')
+    expect(Array.from(alignColumns(narrow, ['1', '2', '3'], 'the model\'s features').features)).toEqual([1, 2, 0])
+    expect(() => alignColumns(narrow, ['1'], 'the model\'s features')).toThrow('n: expected the model\'s features (1), got also 2')
+  })
+
+  it('splits logged with different pools are refused, naming the file', () => {
+    const at = (pool: number | undefined, path: string) => parseFeatureLog(`{"qid":1,"label":1,"features":{"x":1}${pool === undefined ? '' : `,"pool":${pool}`}}`, path)
+    expect(loggedPool({train: at(50, 't'), valid: at(50, 'v')})).toBe(50)
+    expect(loggedPool({train: at(undefined, 't')})).toBeUndefined()
+    expect(() => loggedPool({train: at(50, 't'), test: at(20, 'x')})).toThrow('x field pool: expected 50, the pool of t, got 20')
+    expect(() => loggedPool({train: at(undefined, 't'), test: at(20, 'x')})).toThrow('x field pool: expected no pool, like t, got 20')
   })
 })

@@ -1,10 +1,12 @@
 import {describe, expect, it} from 'vitest'
-import {existsSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {numFeatures, type LtrDataset} from '../../src/rank/dataset.js'
 import {DEFAULT_LAMBDAMART, trainLambdaMart} from '../../src/rank/lambdamart.js'
 import {toSavedModel, writeModel, type SavedModel} from '../../src/rank/model.js'
-import {deploy, loadDeployed, readRegistry, rollback, KEEP_VERSIONS} from '../../src/rank/registry.js'
+import {layoutNames} from '../../src/rank/query-features.js'
+import {deploy, loadDeployed, readRegistry, rollback, versionProblem, KEEP_VERSIONS} from '../../src/rank/registry.js'
 import {generateSynthetic, splitByQueries} from '../../src/rank/synthetic.js'
 
 const [train, valid] = splitByQueries(generateSynthetic({queries: 60, minDocs: 8, maxDocs: 16, seed: 21}), [40, 20])
@@ -12,11 +14,24 @@ const base = toSavedModel(trainLambdaMart(train, {...DEFAULT_LAMBDAMART, trees: 
 const scratch = mkdtempSync(join(tmpdir(), 'kt-rank-registry-'))
 let counter = 0
 
-/** A model file whose stored validation NDCG@10 is `ndcg` (and, optionally, other trees). */
+/**
+ * A model file whose stored validation NDCG@10 is `ndcg` (and, optionally, other trees). Each file
+ * is another model (its first leaf moved by a distinct tiny amount): the same model again would be
+ * a no-op deploy.
+ */
 function modelFile(ndcg: number | undefined, saved: SavedModel = base): string {
   const path = join(scratch, `candidate-${++counter}.json`)
-  writeModel(path, {...saved, metrics: ndcg === undefined ? {} : {valid: {'ndcg@10': ndcg}}})
+  const trees = saved.trees.map((tree, t) => (t === 0 ? {...tree, leaf_value: tree.leaf_value.map((v, l) => (l === 0 ? v + counter * 1e-9 : v))} : tree))
+  writeModel(path, {...saved, trees, metrics: ndcg === undefined ? {} : {valid: {'ndcg@10': ndcg}}})
   return path
+}
+
+/** The data with its columns renamed and put in the order `order` (indices of the old columns). */
+function renamed(data: LtrDataset, names: string[], order: number[] = names.map((_, i) => i)): LtrDataset {
+  const width = numFeatures(data)
+  const features = new Float64Array(data.features.length)
+  for (let d = 0; d < data.labels.length; d++) for (let f = 0; f < width; f++) features[d * width + f] = data.features[d * width + order[f]]
+  return {...data, source: `${data.source}-renamed`, featureNames: order.map((i) => names[i]), features}
 }
 
 function freshRegistry(): string {
@@ -80,5 +95,75 @@ describe('reranker registry', () => {
     expect(() => deploy(dir, bad)).toThrow(/bad.json field trees.0/)
     writeFileSync(join(dir, 'registry.json'), '{"format": "kt-reranker-registry"')
     expect(() => readRegistry(dir)).toThrow(/registry.json.*expected valid JSON/)
+  })
+
+  it('refuses a candidate over other feature columns (names or order) in one line naming its file, and changes nothing', () => {
+    const dir = freshRegistry()
+    deploy(dir, modelFile(0.5))
+    const named = ['bm25', 'vector', ...Array.from({length: 10}, (_, i) => `f${i + 3}`)]
+    const other = modelFile(0.9, {...base, feature_names: named})
+    expect(() => deploy(dir, other)).toThrow(new RegExp(`^${other} field feature_names: expected the current model v1's features \\(1, 2, 3, .*, 12\\); a model over other features needs its own --registry, got bm25, vector, .* \\(column 1: bm25 instead of 1\\)$`))
+    const swapped = modelFile(0.9, {...base, feature_names: ['1', '2', '4', '3', ...base.feature_names.slice(4)]})
+    expect(() => deploy(dir, swapped)).toThrow(/field feature_names: .*\(column 3: 4 instead of 3\)$/)
+    expect(readRegistry(dir).versions.map((v) => v.id)).toEqual(['v1'])
+  })
+
+  it('aligns --valid columns by name to the model\'s and refuses a file lacking one of them', () => {
+    const names = Array.from({length: 12}, (_, i) => `x${i + 1}`)
+    const model = modelFile(undefined, {...base, feature_names: names})
+    const inOrder = renamed(valid, names)
+    const reversed = renamed(valid, names, names.map((_, i) => 11 - i))
+    const a = deploy(freshRegistry(), model, {compareOn: inOrder})
+    const b = deploy(freshRegistry(), model, {compareOn: reversed})
+    expect(b.candidate_ndcg10).toBe(a.candidate_ndcg10)
+    // the same data in LETOR's numbered columns has none of the model's names
+    expect(() => deploy(freshRegistry(), model, {compareOn: valid})).toThrow(`${valid.source}: expected the features of ${model} (x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12), got no feature x1`)
+    const lacking = {...renamed(valid, names), featureNames: [...names.slice(0, 11), 'y12']}
+    expect(() => deploy(freshRegistry(), model, {compareOn: lacking})).toThrow(/-renamed: expected the features of .*, got no feature x12$/)
+  })
+
+  it('deploying the current model again is a no-op naming its version; rollback then reaches the real predecessor', () => {
+    const dir = freshRegistry()
+    const first = modelFile(0.7)
+    const second = modelFile(0.8)
+    deploy(dir, first)
+    deploy(dir, second)
+    for (let i = 0; i < 3; i++) {
+      expect(deploy(dir, second)).toMatchObject({deployed: false, already: 'v2', current: 'v2', removed: [], reason: 'already deployed as v2 (same feature_names and trees): nothing changed'})
+    }
+    // other stored metrics, same trees: the same model
+    const copy = join(scratch, 'copy.json')
+    writeFileSync(copy, JSON.stringify({...JSON.parse(readFileSync(second, 'utf8')), metrics: {valid: {'ndcg@10': 0.99}}}))
+    expect(deploy(dir, copy).already).toBe('v2')
+    expect(readRegistry(dir).versions.map((v) => v.id)).toEqual(['v1', 'v2'])
+    expect(rollback(dir)).toEqual({current: 'v1', removed: 'v2'})
+    // deploying the model rolled back from is a real change again
+    expect(deploy(dir, second)).toMatchObject({deployed: true, current: 'v3'})
+  })
+
+  it('refuses a model without trees, and one whose query-level columns were logged with another pool', () => {
+    const empty = modelFile(0.9, {...base, trees: []})
+    expect(() => deploy(freshRegistry(), empty)).toThrow(`${empty} field trees: expected at least one tree (a model without trees scores every candidate equally), got none`)
+    const names = layoutNames({queryFeatures: ['qrank'], engineScore: false})
+    const leaf = {split_feature: [names.indexOf('bm25@qrank')], threshold: [0.5], left: [~0], right: [~1], gain: [1], leaf_value: [1, 0]}
+    const qrank = (pool: number, value: number): string => modelFile(0.5, {...base, feature_names: names, pool, trees: [{...leaf, leaf_value: [value, 0]}]})
+    const dir = freshRegistry()
+    deploy(dir, qrank(50, 1))
+    const at20 = qrank(20, 2)
+    expect(() => deploy(dir, at20)).toThrow(`${at20} field pool: expected 50, the pool the current model v1's query-level columns were computed over, got 20`)
+    expect(deploy(dir, qrank(50, 3))).toMatchObject({deployed: true, current: 'v2'})
+  })
+
+  it('finds a broken kept file: truncated, or not the trees the index lists', () => {
+    const dir = freshRegistry()
+    deploy(dir, modelFile(0.7))
+    deploy(dir, modelFile(0.8))
+    const [v1, v2] = readRegistry(dir).versions
+    expect(versionProblem(dir, v1)).toBeUndefined()
+    const text = readFileSync(join(dir, 'v2.json'), 'utf8')
+    writeFileSync(join(dir, 'v2.json'), text.slice(0, text.length / 2))
+    expect(versionProblem(dir, v2)).toMatch(new RegExp(`^${join(dir, 'v2.json')}(:1)?: expected valid JSON, got [^\\n]+$`))
+    writeFileSync(join(dir, 'v2.json'), JSON.stringify({...JSON.parse(text), trees: base.trees.slice(0, 2)}))
+    expect(versionProblem(dir, v2)).toBe(`${join(dir, 'v2.json')} field trees: expected 5 trees (as registry.json lists for v2), got 2`)
   })
 })

@@ -2,7 +2,10 @@ import {describe, expect, it} from 'vitest'
 import {join} from 'node:path'
 import {fixturesDir} from '../../src/util/paths.js'
 import {DatasetBuilder} from '../../src/rank/dataset.js'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart} from '../../src/rank/lambdamart.js'
+import {readModel} from '../../src/rank/model.js'
 import {bestSingleFeature, scoreLinear, tuneLinear} from '../../src/rank/linear.js'
 import {reportEvaluator} from '../../src/rank/ndcg.js'
 import {runTrainReport} from '../../src/rank/report.js'
@@ -27,6 +30,7 @@ describe('kt rerank train report', () => {
       for (const value of Object.values(report.splits[split]) as number[]) expect(value >= 0 && value <= 1).toBe(true)
     }
     expect(report.trees).toBe(20)
+    expect(report.warnings).toEqual([])
     expect(typeof report.train_ms).toBe('number')
     expect(report.ndcg_by_trees.length).toBe(20)
     expect(Object.keys(report.ndcg_by_trees[0])).toEqual(['trees', 'train', 'test'])
@@ -54,6 +58,43 @@ describe('kt rerank train report', () => {
     expect(outcome.treesGrown - outcome.model.trees.length).toBe(10)
     expect(validCurve[outcome.model.trees.length - 1]).toBe(best)
     expect(validCurve.indexOf(best)).toBe(outcome.model.trees.length - 1)
+  })
+})
+
+describe('a training run that grows no tree', () => {
+  /** One query per row of labels; feature 1 = the label (a perfect split), feature 2 = `flat`. */
+  function build(labels: number[][], flat = 0.5) {
+    const b = new DatasetBuilder()
+    labels.forEach((query, q) => {
+      b.beginQuery(String(q))
+      for (const label of query) b.addRow(label, Float64Array.from([label, flat]))
+    })
+    return b.build('tiny')
+  }
+
+  it('says why: too few documents for min-data, no gradient, or no split with gain', () => {
+    expect(trainLambdaMart(build([[1, 0]])).noTreeReason).toBe('2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data)')
+    const minData1 = {...DEFAULT_LAMBDAMART, minDataInLeaf: 1}
+    expect(trainLambdaMart(build([[0, 0], [2, 2, 2]]), minData1).noTreeReason).toBe('every gradient is 0 (no training query has documents of different labels)')
+    // both columns constant across documents: a single bin each, so no split exists at all
+    const b = new DatasetBuilder()
+    b.beginQuery('1')
+    for (const label of [1, 0, 0]) b.addRow(label, Float64Array.from([0.3, 0.3]))
+    expect(trainLambdaMart(b.build('flat'), minData1).noTreeReason).toMatch(/^no split had positive gain with at least min-data 1 documents/)
+    // a split exists: trees, no reason
+    const grown = trainLambdaMart(build([[1, 0, 0], [0, 2, 1]]), {...minData1, trees: 3})
+    expect(grown.model.trees.length).toBe(3)
+    expect(grown.noTreeReason).toBeUndefined()
+  })
+
+  it('reports 0 trees with the reason as a warning, and still saves the model', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kt-rank-zero-'))
+    const data = join(dir, 'two.txt')
+    writeFileSync(data, '1 qid:1 1:0.5\n0 qid:1 1:0.2\n')
+    const report = runTrainReport({files: {train: data}, params: DEFAULT_LAMBDAMART, seed: 1, save: join(dir, 'zero.json')})
+    expect(report.trees).toBe(0)
+    expect(report.warnings).toEqual(['LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally'])
+    expect(readModel(join(dir, 'zero.json')).trees).toEqual([])
   })
 })
 

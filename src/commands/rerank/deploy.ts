@@ -4,10 +4,11 @@ import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
 
 export default class RerankDeploy extends KtCommand {
   static override summary = 'Deploy a trained reranker if its validation NDCG@10 is not worse than the current one\'s.'
-  static override description = 'A model written by "kt rerank train --save" becomes the current version only if its validation NDCG@10 is at least the current version\'s; otherwise it is rejected (exit code 1) and the current version stays. By default the NDCG stored with each model is compared; with --valid, both models are re-scored on that file so the comparison uses the same queries. The last three versions are kept with their metrics. Writes are atomic.'
+  static override description = 'A model written by "kt rerank train --save" becomes the current version only if its validation NDCG@10 is at least the current version\'s; otherwise it is rejected (exit code 1) and the current version stays. By default the NDCG stored with each model is compared; with --valid, both models are re-scored on that file (its columns picked by the model\'s feature names) so the comparison uses the same queries. A model over other feature columns (names or order) than the current one, or without trees, is refused (exit code 2; use another --registry for another feature set). Deploying the current model again changes nothing (exit code 0). The last three versions are kept with their metrics. Writes are atomic. The examples use the models of "kt rerank train"\'s examples.'
   static override examples = [
-    '<%= config.bin %> rerank deploy model.json',
-    '<%= config.bin %> rerank deploy model.json --registry /tmp/reranker --valid fixtures/ltr/valid.txt',
+    '<%= config.bin %> rerank deploy /tmp/ltr/small.json --registry /tmp/reranker',
+    '<%= config.bin %> rerank deploy /tmp/ltr/model.json --registry /tmp/reranker --valid fixtures/ltr/valid.txt',
+    '<%= config.bin %> rerank deploy /tmp/ltr-log/model.json',
   ]
   static override args = {
     model: Args.string({description: 'Model file written by kt rerank train --save.', required: true}),
@@ -27,7 +28,7 @@ export default class RerankDeploy extends KtCommand {
       if (outcome.removed.length > 0) this.log(`removed old versions: ${outcome.removed.join(', ')}`)
       this.log(`current: ${outcome.current ?? 'none'} (${flags.registry})`)
     }
-    if (!outcome.deployed) process.exitCode = 1
+    if (!outcome.deployed && outcome.already === undefined) process.exitCode = 1
     return outcome
   }
 }

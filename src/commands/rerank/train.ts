@@ -3,10 +3,12 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class RerankTrain extends KtCommand {
   static override summary = 'Train the LambdaMART reranker and compare it with tuned linear fusion and the best single feature.'
-  static override description = `Reads learning-to-rank data (LETOR "label qid:Q 1:v ..." text, libsvm text with a FILE.query group file, or kt feature logs *.jsonl), trains LambdaMART on --data and reports NDCG@1/3/5/10 on each given split for LambdaMART, linear fusion tuned by coordinate ascent on the training split, and the single feature that ranks the training split best. Also prints NDCG@10 against the number of trees and feature importance by split gain. Queries without a relevant document are skipped in every mean. With --save, writes the model (with its metrics) for "kt rerank deploy".`
+  static override description = `Reads learning-to-rank data (LETOR "label qid:Q 1:v ..." text, libsvm text with a FILE.query group file, or kt feature logs *.jsonl), trains LambdaMART on --data and reports NDCG@1/3/5/10 on each given split for LambdaMART, linear fusion tuned by coordinate ascent on the training split, and the single feature that ranks the training split best. Also prints NDCG@10 against the number of trees and feature importance by split gain. Queries without a relevant document are skipped in every mean. With --save, writes the model (with its metrics, and the candidate pool when the data is a "kt rerank log" feature log) for "kt rerank deploy". When not even one tree can be grown (e.g. fewer documents than twice --min-data), a warning on stderr says why and the report shows 0 trees. The examples run in order after "kt rerank generate --out /tmp/ltr ..." and "kt rerank log --out /tmp/ltr-log ..." (see their examples).`
   static override examples = [
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt',
-    '<%= config.bin %> rerank train --data train.txt --valid valid.txt --save model.json --json',
+    '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --trees 10 --save /tmp/ltr/small.json',
+    '<%= config.bin %> rerank train --data /tmp/ltr/train.txt --valid /tmp/ltr/valid.txt --test /tmp/ltr/test.txt --save /tmp/ltr/model.json --json',
+    '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --min-data 5 --save /tmp/ltr-log/model.json',
   ]
   static override flags = {
     data: Flags.string({description: 'Training data file.', required: true}),
@@ -60,6 +62,8 @@ export default class RerankTrain extends KtCommand {
         onProgress: (text) => void spinner.update(`kt rerank: ${text}`),
       })
       await spinner.succeed(`kt rerank: trained ${report.trees} trees in ${report.train_ms} ms`)
+      // on stderr even under --json, where the JSON carries them too
+      for (const warning of report.warnings) process.stderr.write(`kt: warning: ${warning}\n`)
       if (!this.jsonEnabled()) this.log(formatTrainReport(report))
       return report
     } catch (error) {
