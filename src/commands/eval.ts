@@ -11,7 +11,7 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --k 1,5,10 --json',
     '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
-    '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-log/model.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-qf/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
   ]
   static override flags = {

@@ -9,6 +9,7 @@ export default class RerankTrain extends KtCommand {
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --trees 10 --save /tmp/ltr/small.json',
     '<%= config.bin %> rerank train --data /tmp/ltr/train.txt --valid /tmp/ltr/valid.txt --test /tmp/ltr/test.txt --save /tmp/ltr/model.json --json',
     '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --min-data 5 --save /tmp/ltr-log/model.json',
+    '<%= config.bin %> rerank train --data /tmp/ltr-qf/train.jsonl --valid /tmp/ltr-qf/valid.jsonl --min-data 5 --trees 30 --save /tmp/ltr-qf/model.json',
   ]
   static override flags = {
     data: Flags.string({description: 'Training data file.', required: true}),
