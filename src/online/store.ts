@@ -220,6 +220,13 @@ function heldError(lockPath: string, takeoverPath: string, tenant: string, owner
  * Takes the tenant's lock, waiting up to `waitMs` while another live process holds it, and taking
  * over a lock left by a dead process. A lock file without a pid counts as held, never as dead.
  */
+/**
+ * Lock files this process holds. A lock naming our pid that is not in here was left by an earlier
+ * process that had the same pid (containers often start kt as the same pid every time) and died:
+ * no live process can hold it, so it is taken over rather than reported as "open in this process".
+ */
+const heldLocks = new Set<string>()
+
 function acquireLock(dir: string, tenant: string, waitMs: number): void {
   const lockPath = join(dir, LOCK_FILE)
   const takeoverPath = join(dir, TAKEOVER_FILE)
@@ -227,10 +234,17 @@ function acquireLock(dir: string, tenant: string, waitMs: number): void {
   try {
     const deadline = Date.now() + waitMs
     for (;;) {
-      if (tryLink(temp, lockPath)) return
+      if (tryLink(temp, lockPath)) {
+        heldLocks.add(lockPath)
+        return
+      }
       const owner = lockOwner(lockPath)
       if (owner === LOCK_GONE) continue // released between our link and our read: try again at once
-      if (owner === process.pid) throw new InputError(lockPath, 'a tenant nobody else has open', 'already open in this process')
+      if (owner === process.pid) {
+        if (heldLocks.has(lockPath)) throw new InputError(lockPath, 'a tenant nobody else has open', 'already open in this process')
+        rmSync(lockPath, {force: true}) // a dead earlier process with our pid (see heldLocks)
+        continue
+      }
       if (owner !== LOCK_UNKNOWN && !isProcessAlive(owner) && removeDeadLock(temp, lockPath, takeoverPath, owner)) continue
       if (Date.now() >= deadline) throw heldError(lockPath, takeoverPath, tenant, owner, waitMs)
       sleepSync(LOCK_POLL_MS)
@@ -243,6 +257,7 @@ function acquireLock(dir: string, tenant: string, waitMs: number): void {
 /** Removes the tenant's lock if this process holds it. */
 function releaseLock(dir: string): void {
   const lockPath = join(dir, LOCK_FILE)
+  if (!heldLocks.delete(lockPath)) return
   if (lockOwner(lockPath) === process.pid) rmSync(lockPath, {force: true})
 }
 

@@ -205,6 +205,16 @@ describe('tenant store', () => {
     b.close()
   })
 
+  it('takes over a lock left by a dead earlier process that had this pid (pid reuse), but not one this process holds', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', 'lock'), `${process.pid}\n`)
+    const b = openTenant(dir, 'acme')
+    expect(() => openTenant(dir, 'acme')).toThrow(/already open in this process/)
+    b.close()
+    expect(existsSync(join(dir, 'acme', 'lock'))).toBe(false)
+  })
+
   it('writes the lock with its pid in one step and leaves no temp file behind', () => {
     const dir = tempDir()
     const a = createTenant(dir, 'acme')
