@@ -156,6 +156,25 @@ export class NdcgEvaluator {
     return sums.map((s) => (counted === 0 ? Number.NaN : s / counted))
   }
 
+  /**
+   * NDCG at cut-off `k` (one of `cutoffs`) of every judged query, in query order: the per-query
+   * values whose mean meanAll reports (for paired comparisons of two scorers on the same queries).
+   */
+  perQuery(scores: Float64Array, k: number): Float64Array {
+    const c = this.cutoffs.indexOf(k)
+    if (c < 0) throw new RangeError(`perQuery: cut-off ${k} is not one of ${this.cutoffs.join(', ')}`)
+    const {labels, queryOffsets} = this.data
+    const out: number[] = []
+    for (let q = 0; q < numQueries(this.data); q++) {
+      if (!(this.ideal[0][q] > 0)) continue
+      const m = topKForEvaluation(scores, labels, queryOffsets[q], queryOffsets[q + 1], k, this.order)
+      let dcg = 0
+      for (let p = 0; p < Math.min(k, m); p++) dcg += labelGain(labels[this.order[p]]) * positionDiscount(p)
+      out.push(dcg / this.ideal[c][q])
+    }
+    return Float64Array.from(out)
+  }
+
   /** Mean NDCG at the smallest cut-off (construct with one cut-off for a single number). */
   mean(scores: Float64Array): number {
     return this.meanAll(scores)[0]

@@ -5,6 +5,8 @@ import {bestSingleFeature, scoreLinear, scoreSingleFeature, tuneLinear} from './
 import {toSavedModel, writeModel} from './model.js'
 import {NDCG_CUTOFFS, PRIMARY_CUTOFF, reportEvaluator, type NdcgEvaluator, type NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
+import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
+import {Rng} from '../util/rng.js'
 
 /**
  * `kt rerank train`: trains LambdaMART on the training split and reports NDCG@1/3/5/10 on every
@@ -51,12 +53,39 @@ export interface TrainReport {
   convention: string
   /** The candidate pool of the training feature log, when it records one (saved with the model). */
   pool?: number
+  /** LambdaMART against each baseline on every split but train, paired by query. */
+  comparisons: Partial<Record<SplitName, ScorerComparison[]>>
   /** Things the user should know (e.g. why no tree was grown); printed on stderr. */
   warnings: string[]
   model?: string
 }
 
 export const NO_RELEVANT_CONVENTION = 'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
+
+/**
+ * LambdaMART minus a baseline in NDCG@PRIMARY_CUTOFF on one split, as an absolute difference of
+ * means over the split's judged queries, with a paired percentile bootstrap interval (both scorers
+ * on the same resampled queries, so shared query difficulty cancels).
+ */
+export interface ScorerComparison {
+  baseline: 'linear' | 'best_feature' | 'engine'
+  metric: string
+  kind: 'absolute'
+  delta: number
+  low: number | null
+  high: number | null
+  confidence: number
+  queries: number
+}
+
+/** Bootstrap resamples (over queries) of the comparisons' intervals. */
+export const COMPARISON_RESAMPLES = 2000
+
+/** Paired comparison of LambdaMART's per-query NDCG with a baseline's on the same queries. */
+export function compareScorers(baseline: ScorerComparison['baseline'], model: Float64Array, other: Float64Array, seed: number, resamples = COMPARISON_RESAMPLES): ScorerComparison {
+  const r = pairedBootstrapDelta(model.length, meanStatistic(other), meanStatistic(model), {rng: new Rng(seed), resamples})
+  return {baseline, metric: `ndcg@${PRIMARY_CUTOFF}`, kind: 'absolute', delta: r.estimate ?? Number.NaN, low: r.low, high: r.high, confidence: r.confidence, queries: model.length}
+}
 
 /** Name of the extra column added by `engineScoreFeature`. */
 export const ENGINE_SCORE_FEATURE = 'engine_score'
@@ -200,6 +229,7 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     queries: {},
     convention: NO_RELEVANT_CONVENTION,
     ...(pool === undefined ? {} : {pool}),
+    comparisons: {},
     warnings: outcome.noTreeReason === undefined ? [] : [`LambdaMART grew 0 trees: ${outcome.noTreeReason}; the model scores every document equally`],
   }
   const hasEngineScores = present.every((name) => data[name]!.engineScores !== undefined)
@@ -207,10 +237,16 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   for (const name of present) {
     const split = data[name]!
     const evaluator = evaluators[name]
-    report.splits[name] = evaluator.report(scoreDataset(outcome.model, split))
-    report.baselines.linear[name] = evaluator.report(scoreLinear(linear, split))
-    report.baselines.best_feature[name] = evaluator.report(scoreSingleFeature(single, split))
-    if (hasEngineScores) report.baselines.engine![name] = evaluator.report(split.engineScores!)
+    const scores = {model: scoreDataset(outcome.model, split), linear: scoreLinear(linear, split), best_feature: scoreSingleFeature(single, split), engine: hasEngineScores ? split.engineScores! : undefined}
+    report.splits[name] = evaluator.report(scores.model)
+    report.baselines.linear[name] = evaluator.report(scores.linear)
+    report.baselines.best_feature[name] = evaluator.report(scores.best_feature)
+    if (scores.engine) report.baselines.engine![name] = evaluator.report(scores.engine)
+    if (name !== 'train') {
+      const own = evaluator.perQuery(scores.model, PRIMARY_CUTOFF)
+      const baselines = (['linear', 'best_feature', 'engine'] as const).filter((b) => scores[b] !== undefined)
+      report.comparisons[name] = baselines.map((b, i) => compareScorers(b, own, evaluator.perQuery(scores[b]!, PRIMARY_CUTOFF), options.seed + 1000 * (i + 1)))
+    }
     report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
   }
   if (options.save) {
@@ -261,6 +297,14 @@ export function formatTrainReport(report: TrainReport): string {
   }
   lines.push(table(header, rows, 2))
   lines.push(`(j/n q) = judged of all queries. Convention: ${NO_RELEVANT_CONVENTION}.`)
+  const compared = SPLIT_NAMES.filter((name) => (report.comparisons[name] ?? []).length > 0)
+  if (compared.length > 0) {
+    const first = report.comparisons[compared[0]]![0]
+    const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
+    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: 'engine\'s score'}
+    lines.push('', `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`)
+    lines.push(table(['split', 'baseline', 'delta', 'interval'], compared.flatMap((name) => report.comparisons[name]!.map((c, i) => [i === 0 ? `${name} (${c.queries} q)` : '', names[c.baseline], signed(c.delta), `[${signed(c.low)}, ${signed(c.high)}]`])), 2))
+  }
   lines.push(`Training: ${report.train_ms} ms for ${report.trees} trees.`)
 
   const present = SPLIT_NAMES.filter((name) => report.splits[name])

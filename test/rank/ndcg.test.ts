@@ -32,6 +32,9 @@ describe('NDCG', () => {
         counted++
       }
       expect(new NdcgEvaluator(data, [k]).mean(scores)).toBeCloseTo(sum / counted, 12)
+      const perQuery = new NdcgEvaluator(data, [1, 3, 5, 10]).perQuery(scores, k)
+      expect(perQuery.length).toBe(counted)
+      expect(perQuery.reduce((a, b) => a + b, 0) / counted).toBeCloseTo(sum / counted, 12)
     }
   })
 

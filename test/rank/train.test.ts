@@ -8,7 +8,7 @@ import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart} from '../../src/rank/
 import {readModel} from '../../src/rank/model.js'
 import {bestSingleFeature, scoreLinear, tuneLinear} from '../../src/rank/linear.js'
 import {reportEvaluator} from '../../src/rank/ndcg.js'
-import {runTrainReport} from '../../src/rank/report.js'
+import {compareScorers, runTrainReport} from '../../src/rank/report.js'
 import {generateSynthetic, splitByQueries} from '../../src/rank/synthetic.js'
 import {Rng} from '../../src/util/rng.js'
 
@@ -36,6 +36,23 @@ describe('kt rerank train report', () => {
     expect(Object.keys(report.ndcg_by_trees[0])).toEqual(['trees', 'train', 'test'])
     expect(report.importance.length).toBe(12)
     expect(report.importance[0].gain).toBeGreaterThanOrEqual(report.importance[11].gain)
+    // paired comparisons on every split but train; each delta is the difference of the reported means
+    expect(Object.keys(report.comparisons)).toEqual(['test'])
+    const [linear, best] = report.comparisons.test
+    expect(linear).toMatchObject({baseline: 'linear', metric: 'ndcg@10', kind: 'absolute', confidence: 0.95})
+    expect(linear.delta).toBeCloseTo(report.splits.test['ndcg@10'] - report.baselines.linear.test['ndcg@10'], 12)
+    expect(best.delta).toBeCloseTo(report.splits.test['ndcg@10'] - report.baselines.best_feature.test['ndcg@10'], 12)
+    expect(linear.low).toBeLessThanOrEqual(linear.delta)
+    expect(linear.high).toBeGreaterThanOrEqual(linear.delta)
+  })
+
+  it('compares two scorers paired by query: a constant shift gives a zero-width interval', () => {
+    const model = Float64Array.from([0.9, 0.5, 0.7, 0.3, 1])
+    const c = compareScorers('linear', model, model.map((x) => x - 0.1), 3, 200)
+    expect(c.delta).toBeCloseTo(0.1, 12)
+    expect(c.low).toBeCloseTo(0.1, 12)
+    expect(c.high).toBeCloseTo(0.1, 12)
+    expect(c.queries).toBe(5)
   })
 
   it('LambdaMART beats tuned linear fusion on held-out NDCG@10 when relevance has interactions', () => {
