@@ -49,6 +49,8 @@ export interface BanditSettings {
   feedback?: FeedbackMode
   /** Pseudo-observations of top reward on the profile's bin (absent = PROFILE_PRIOR_STRENGTH); prior.ts. */
   priorStrength?: number
+  /** How long after its query a use still counts, in ms (absent = IMPLICIT_WINDOW_MS, the issue's 5 minutes); tenant.ts. */
+  implicitWindowMs?: number
   /** Names of the tuned parameters (a simplex group by its name); absent = all. */
   tuned?: string[]
 }
@@ -73,6 +75,8 @@ export function checkSettings(settings: BanditSettings, where: string): void {
   if (!SAMPLER_KINDS.includes(sampler)) throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
   if (settings.priorStrength !== undefined && !(typeof settings.priorStrength === 'number' && settings.priorStrength >= 0 && Number.isFinite(settings.priorStrength)))
     throw new InputError(`${where}: priorStrength`, 'a number of pseudo-observations >= 0', describeValue(settings.priorStrength))
+  if (settings.implicitWindowMs !== undefined && !(Number.isInteger(settings.implicitWindowMs) && settings.implicitWindowMs > 0))
+    throw new InputError(`${where}: implicitWindowMs`, 'a positive whole number of milliseconds', describeValue(settings.implicitWindowMs))
   if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback)) throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
   if (f.kind === 'periodic') {
     if (!Number.isInteger(f.every) || f.every < 1) throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))

@@ -30,9 +30,12 @@ import {Rng} from '../util/rng.js'
 import {type BanditSettings, type BanditState, DEFAULT_FEEDBACK, TenantBandit} from './bandit.js'
 import {streamSeed} from './sampling.js'
 
-/** Time a retrieved node may take to be used and still count as implicit feedback (the issue: 5 minutes). */
+/** Time a retrieved node may take to be used and still count as implicit feedback, by default (the issue: 5 minutes; a tenant setting). */
 export const IMPLICIT_WINDOW_MS = 5 * 60 * 1000
-/** How long a query is remembered for explicit labels (graded judgments arrive later than clicks). */
+/**
+ * How long a query is remembered for explicit labels (graded judgments arrive later than clicks);
+ * never shorter than the tenant's implicit window, whose outcome needs the query's record.
+ */
 export const LABEL_WINDOW_MS = 60 * 60 * 1000
 
 /** 2^32 / golden ratio: multiplying ids by it spreads consecutive ids over the 32-bit seeds (Knuth's multiplicative hashing). */
@@ -122,6 +125,9 @@ export class TenantLearner {
   private readonly seedHash: number
   /** Whether queries settle through an implicit window (feedback mode `implicit`). */
   private readonly implicit: boolean
+  /** The tenant's implicit window and label window, in ms. */
+  readonly windowMs: number
+  readonly labelWindowMs: number
 
   constructor(
     readonly init: TenantInit,
@@ -130,6 +136,8 @@ export class TenantLearner {
     this.bandit = new TenantBandit(space, init.profile, init.settings)
     this.seedHash = streamSeed(init.seed, 'query')
     this.implicit = (init.settings.feedback ?? DEFAULT_FEEDBACK) === 'implicit'
+    this.windowMs = init.settings.implicitWindowMs ?? IMPLICIT_WINDOW_MS
+    this.labelWindowMs = Math.max(LABEL_WINDOW_MS, this.windowMs)
   }
 
   /** Samples the arms of the next query (deterministic in the seed and the query number; changes nothing). */
@@ -167,9 +175,9 @@ export class TenantLearner {
   /** Whether an event at time `now` would change anything (a window would close): then a tick is worth logging. */
   wouldExpire(now: number): boolean {
     const id = this.implicitQueue[this.implicitHead]
-    if (id !== undefined && this.pending.get(id)!.t + IMPLICIT_WINDOW_MS < now) return true
+    if (id !== undefined && this.pending.get(id)!.t + this.windowMs < now) return true
     const first = this.pending.values().next()
-    return !first.done && first.value.t + LABEL_WINDOW_MS < now
+    return !first.done && first.value.t + this.labelWindowMs < now
   }
 
   private applyQuery(id: number, t: number, arms: number[]): Verdict {
@@ -186,7 +194,7 @@ export class TenantLearner {
     const q = this.implicitQueue
     while (this.implicitHead < q.length) {
       const record = this.pending.get(q[this.implicitHead])
-      if (record && record.t + IMPLICIT_WINDOW_MS >= now) break
+      if (record && record.t + this.windowMs >= now) break
       if (record) {
         // The implicit outcome is settled now: feed change detection in query order (a use is
         // credited to the posteriors at once, but reaches the test only here, so that fast
@@ -205,7 +213,7 @@ export class TenantLearner {
       this.implicitHead = 0
     }
     for (const [id, record] of this.pending) {
-      if (record.t + LABEL_WINDOW_MS >= now) break
+      if (record.t + this.labelWindowMs >= now) break
       this.pending.delete(id)
     }
   }
@@ -291,7 +299,7 @@ export class TenantLearner {
       this.pending.set(id, {t, arms, implicit, labelled: labelled === 1})
       // Every window that has not closed yet, used or not: its outcome still has to reach change
       // detection when it closes (expire() has closed exactly the windows that ended before lastT).
-      if (this.implicit && implicit !== IMPLICIT_EXPIRED && t + IMPLICIT_WINDOW_MS >= this.lastT) this.implicitQueue.push(id)
+      if (this.implicit && implicit !== IMPLICIT_EXPIRED && t + this.windowMs >= this.lastT) this.implicitQueue.push(id)
     }
   }
 }

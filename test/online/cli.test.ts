@@ -46,6 +46,15 @@ describe('kt online (built CLI)', () => {
   })
 
   it('a labels-only tenant takes labels and refuses --used with one line and exit code 2', () => {
+    const badFraction = t(['online', 'init', '--tenant', 'bad1', '--decay-fraction', '2'])
+    expect(badFraction.status).toBe(2)
+    expect(badFraction.stderr).toMatch(/--decay-fraction: expected a fraction in \(0, 1\), got 2/)
+    const wrongKind = t(['online', 'init', '--tenant', 'bad2', '--forgetting', 'adaptive', '--decay-every', '100'])
+    expect(wrongKind.status).toBe(2)
+    expect(wrongKind.stderr.trim().split('\n')).toHaveLength(1)
+    const custom = t(['online', 'init', '--tenant', 'custom', '--decay-every', '100', '--decay-fraction', '0.2', '--implicit-window-ms', '60000', '--json'])
+    expect(custom.status, custom.stderr).toBe(0)
+    expect(JSON.parse(custom.stdout).settings).toMatchObject({forgetting: {kind: 'periodic', every: 100, fraction: 0.2}, implicitWindowMs: 60000})
     const init = t(['online', 'init', '--tenant', 'graded', '--feedback', 'labels', '--prior-strength', '10', '--json'])
     expect(init.status, init.stderr).toBe(0)
     expect(JSON.parse(init.stdout).settings).toMatchObject({feedback: 'labels', priorStrength: 10})

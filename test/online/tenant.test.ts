@@ -85,6 +85,15 @@ describe('feedback join', () => {
     for (let i = 0; i < 5; i++) expect(query(a, i).arms).toEqual(query(b, i).arms)
   })
 
+  it('a tenant\'s own implicit window: a use on its last millisecond counts, one after it is late', () => {
+    const l = learner(4, {implicitWindowMs: 1000})
+    const a = query(l, 0)
+    expect(l.apply({e: 'used', id: String(a.id), t: 1000})).toBe('applied')
+    const b = query(l, 2000)
+    expect(l.apply({e: 'used', id: String(b.id), t: 3001})).toBe('late')
+    expect(l.counters).toMatchObject({used: 1, expired: 1, late: 1})
+  })
+
   it('labels-only tenants take each label as the query\'s outcome: no 0 when the implicit window closes, and "used" is refused', () => {
     const l = learner(4, {feedback: 'labels'})
     const q = query(l, 0)

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
 import {tenantFlags} from '../../online/cli.js'
+import {InputError} from '../../util/errors.js'
 
 export default class OnlineInit extends KtCommand {
   static override summary = 'Create a tenant\'s bandits, with the prior taken from a deployed profile.'
@@ -24,6 +25,9 @@ export default class OnlineInit extends KtCommand {
     tuned: Flags.string({description: 'Comma-separated parameters to tune (default: the space\'s default set).'}),
     seed: Flags.integer({description: 'Seed of the per-query draws.', default: 42}),
     feedback: Flags.string({description: 'What the tenant sends: implicit (uses; an unused window is a 0; labels optional) or labels (graded labels only).', options: ['implicit', 'labels'], default: 'implicit'}),
+    'implicit-window-ms': Flags.integer({description: 'How long after its query a use still counts, in ms (default 300000, 5 minutes); a query whose window closes unused is a 0.', min: 1}),
+    'decay-every': Flags.integer({description: 'Periodic forgetting: decay the evidence every this many queries (default 500).', min: 1}),
+    'decay-fraction': Flags.string({description: 'Periodic forgetting: share of the evidence removed at each decay, in (0, 1) (default 0.05).'}),
     'prior-strength': Flags.integer({description: 'Pseudo-observations of top reward on the profile\'s bin (PROFILE_PRIOR_STRENGTH by default); larger keeps a new tenant nearer its profile.', min: 0}),
   }
 
@@ -42,13 +46,24 @@ export default class OnlineInit extends KtCommand {
       profile = parseProfile(readJson(flags.profile), flags.profile, space).config
     }
     const tuned = flags.tuned ? flags.tuned.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_TUNED[space.id] ? [...DEFAULT_TUNED[space.id]] : undefined
+    const forgetting = forgettingDefaults(flags.forgetting as 'periodic' | 'adaptive' | 'none')
+    if (flags['decay-every'] !== undefined || flags['decay-fraction'] !== undefined) {
+      if (forgetting.kind !== 'periodic') throw new InputError('--decay-every/--decay-fraction', 'them only with --forgetting periodic', `--forgetting ${forgetting.kind}`)
+      if (flags['decay-every'] !== undefined) forgetting.every = flags['decay-every']
+      if (flags['decay-fraction'] !== undefined) {
+        const fraction = Number(flags['decay-fraction'])
+        if (!(fraction > 0 && fraction < 1)) throw new InputError('--decay-fraction', 'a fraction in (0, 1)', flags['decay-fraction'])
+        forgetting.fraction = fraction
+      }
+    }
     const settings = {
       levels: flags.levels,
       sampler: (flags.sampler ?? DEFAULT_SAMPLER) as 'logit' | 'gaussian' | 'exact',
-      forgetting: forgettingDefaults(flags.forgetting as 'periodic' | 'adaptive' | 'none'),
+      forgetting,
       tuned,
       feedback: flags.feedback as 'implicit' | 'labels',
       ...(flags['prior-strength'] === undefined ? {} : {priorStrength: flags['prior-strength']}),
+      ...(flags['implicit-window-ms'] === undefined ? {} : {implicitWindowMs: flags['implicit-window-ms']}),
     }
     const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, create: {space, profile, settings, seed: flags.seed}})
     const dims = store.learner.bandit.dims
