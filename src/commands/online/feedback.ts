@@ -6,7 +6,7 @@ import {InputError} from '../../util/errors.js'
 export default class OnlineFeedback extends KtCommand {
   static override summary = 'Record feedback for a query: implicit (--used) or a graded label (--label).'
   static override description = 'Implicit feedback counts when a retrieved node is used within the tenant\'s implicit window of the query (default 5 minutes, init --implicit-window-ms); a query whose window closes unused counts as reward 0 (tenants created with --feedback labels take labels only: no window, and --used is refused). Labels 0..levels-1 are accepted for an hour (LABEL_WINDOW_MS). Duplicates and late feedback are counted and ignored; an unknown query id or an out-of-range label is a counted rejection and exits with code 2. Every event is logged (fsync) before it is applied.'
-  static override examples = ['<%= config.bin %> online feedback --tenant acme --query 17 --used', '<%= config.bin %> online feedback --tenant acme --query 17 --label 3']
+  static override examples = ['<%= config.bin %> online feedback --tenant acme --query 1 --used', '<%= config.bin %> online feedback --tenant acme --query 1 --label 3']
   static override flags = {
     ...tenantFlags,
     ...eventTimeFlags,
