@@ -1,7 +1,8 @@
 import {describe, expect, it} from 'vitest'
 import {appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
-import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH} from '../../src/online/store.js'
+import {join, relative} from 'node:path'
+import {createHash} from 'node:crypto'
+import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH, processStartTime} from '../../src/online/store.js'
 import {InputError} from '../../src/util/errors.js'
 import {forgettingDefaults} from '../../src/online/forgetting.js'
 import {createTenant, openTenant, tempDir, TEST_SETTINGS, TEST_SPACE} from './helpers.js'
@@ -115,6 +116,14 @@ describe('tenant store', () => {
     expect(d.openReport.rebuilt).not.toBeNull()
     expect(stateOf(d)).toBe(live)
     d.close()
+
+    // a snapshot of the first format (written before used-but-open windows were kept) is rebuilt
+    const body = `${good.split('\n')[0].replace('"kt-online-state/2"', '"kt-online-state/1"')}\n`
+    writeFileSync(statePath, `${body}sha256 ${createHash('sha256').update(body).digest('hex')}\n`)
+    const e = openTenant(dir, 'acme')
+    expect(e.openReport.rebuilt).toMatch(/format "kt-online-state\/1" is not kt-online-state\/2/)
+    expect(stateOf(e)).toBe(live)
+    e.close()
   })
 
   it('replays only the log after the snapshot, and rebuilds when the snapshot claims more log than there is', () => {
@@ -215,10 +224,41 @@ describe('tenant store', () => {
     expect(existsSync(join(dir, 'acme', 'lock'))).toBe(false)
   })
 
+  it('takes over a lock whose pid now belongs to another process (a start time that does not match)', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', 'lock'), `${process.ppid} 1 0123abcd\n`) // the runner is alive, but did not start at tick 1
+    const b = openTenant(dir, 'acme')
+    b.close()
+  })
+
+  it('knows a tenant it has open whatever path it is opened by', () => {
+    const dir = tempDir()
+    const a = createTenant(dir, 'acme')
+    const cwd = process.cwd()
+    process.chdir(join(dir, '..'))
+    try {
+      expect(() => TenantStore.open({dir: relative(process.cwd(), dir), tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/already open in this process/)
+      expect(() => TenantStore.open({dir: `${dir}//.`, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/already open in this process/)
+    } finally {
+      process.chdir(cwd)
+    }
+    a.close()
+  })
+
+  it('removes lock temp files left by dead processes', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', '.lock.999999999.1.tmp'), '999999999 - 00\n')
+    writeFileSync(join(dir, 'acme', `.lock.${process.ppid}.1.tmp`), 'alive\n')
+    openTenant(dir, 'acme').close()
+    expect(readdirSync(join(dir, 'acme')).sort()).toEqual([`.lock.${process.ppid}.1.tmp`, 'log.jsonl', 'state.json'])
+  })
+
   it('writes the lock with its pid in one step and leaves no temp file behind', () => {
     const dir = tempDir()
     const a = createTenant(dir, 'acme')
-    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toBe(`${process.pid}\n`)
+    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toMatch(new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`))
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl'])
     a.close()
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['log.jsonl', 'state.json'])
@@ -242,11 +282,16 @@ describe('tenant store', () => {
     const dir = tempDir()
     createTenant(dir, 'acme').close()
     const lockPath = join(dir, 'acme', 'lock')
-    writeFileSync(lockPath, `${process.ppid}\n`) // the test runner: alive, and not this process
+    // the test runner: alive, not this process, with its real start time
+    const line = `${process.ppid} ${processStartTime(process.ppid)} 0123abcd\n`
+    writeFileSync(lockPath, line)
     expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 20})).toThrow(
       new RegExp(`lock: expected a tenant nobody else has open \\(waited 20 ms\\), got held by pid ${process.ppid}$`),
     )
-    expect(readFileSync(lockPath, 'utf8')).toBe(`${process.ppid}\n`)
+    expect(readFileSync(lockPath, 'utf8')).toBe(line)
+    // an older kt's lock (pid only) cannot be told from a reused pid: held, and the error says what to check
+    writeFileSync(lockPath, `${process.ppid}\n`)
+    expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/held by pid \d+ \(a lock without a start time: if pid \d+ is not a kt process, remove .*lock\)$/)
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl', 'state.json'])
   })
 
