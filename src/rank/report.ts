@@ -6,7 +6,7 @@ import {toSavedModel, writeModel} from './model.js'
 import {NDCG_CUTOFFS, PRIMARY_CUTOFF, reportEvaluator, type NdcgEvaluator, type NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
 import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
-import {Rng} from '../util/rng.js'
+import {Rng, hashString} from '../util/rng.js'
 
 /**
  * `kt rerank train`: trains LambdaMART on the training split and reports NDCG@1/3/5/10 on every
@@ -80,11 +80,17 @@ export interface ScorerComparison {
 
 /** Bootstrap resamples (over queries) of the comparisons' intervals. */
 export const COMPARISON_RESAMPLES = 2000
+/**
+ * Fewest judged queries for an interval: below it a percentile bootstrap has too few distinct
+ * resamples to mean anything (one query gives a zero-width interval), so low/high are null.
+ */
+export const COMPARISON_MIN_QUERIES = 5
 
 /** Paired comparison of LambdaMART's per-query NDCG with a baseline's on the same queries. */
 export function compareScorers(baseline: ScorerComparison['baseline'], model: Float64Array, other: Float64Array, seed: number, resamples = COMPARISON_RESAMPLES): ScorerComparison {
   const r = pairedBootstrapDelta(model.length, meanStatistic(other), meanStatistic(model), {rng: new Rng(seed), resamples})
-  return {baseline, metric: `ndcg@${PRIMARY_CUTOFF}`, kind: 'absolute', delta: r.estimate ?? Number.NaN, low: r.low, high: r.high, confidence: r.confidence, queries: model.length}
+  const interval = model.length >= COMPARISON_MIN_QUERIES
+  return {baseline, metric: `ndcg@${PRIMARY_CUTOFF}`, kind: 'absolute', delta: r.estimate ?? Number.NaN, low: interval ? r.low : null, high: interval ? r.high : null, confidence: r.confidence, queries: model.length}
 }
 
 /** Name of the extra column added by `engineScoreFeature`. */
@@ -245,7 +251,7 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     if (name !== 'train') {
       const own = evaluator.perQuery(scores.model, PRIMARY_CUTOFF)
       const baselines = (['linear', 'best_feature', 'engine'] as const).filter((b) => scores[b] !== undefined)
-      report.comparisons[name] = baselines.map((b, i) => compareScorers(b, own, evaluator.perQuery(scores[b]!, PRIMARY_CUTOFF), options.seed + 1000 * (i + 1)))
+      report.comparisons[name] = baselines.map((b) => compareScorers(b, own, evaluator.perQuery(scores[b]!, PRIMARY_CUTOFF), hashString(`${options.seed}/comparison/${name}/${b}`)))
     }
     report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
   }

@@ -53,6 +53,11 @@ describe('kt rerank train report', () => {
     expect(c.low).toBeCloseTo(0.1, 12)
     expect(c.high).toBeCloseTo(0.1, 12)
     expect(c.queries).toBe(5)
+    // below COMPARISON_MIN_QUERIES no interval is claimed
+    const few = compareScorers('linear', model.subarray(0, 4), model.subarray(0, 4).map((x) => x - 0.1), 3, 200)
+    expect(few.delta).toBeCloseTo(0.1, 12)
+    expect(few.low).toBeNull()
+    expect(few.high).toBeNull()
   })
 
   it('LambdaMART beats tuned linear fusion on held-out NDCG@10 when relevance has interactions', () => {

@@ -21,7 +21,7 @@ export default class OnlineChoose extends KtCommand {
         const show = (v: unknown): string => (typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v))
         // Bins are 0-based as in --json; simplex members are drawn per bin, then the weights are
         // projected onto the floored simplex, so the played value can differ from the bin's value.
-        this.log(renderTable(['parameter', 'bin (0-based)', 'bin value', 'played'], dims.map((d, i) => [d.key, `${arms[i]} of ${d.values.length}`, show(d.values[arms[i]]), show(config[d.key])])))
+        this.log(renderTable(['parameter', 'bin', 'bin value', 'played'], dims.map((d, i) => [d.key, `${arms[i]} (0..${d.values.length - 1})`, show(d.values[arms[i]]), show(config[d.key])])))
         if (dims.some((d) => d.param.kind === 'simplex')) this.log('simplex members (fusion.*) play their drawn bins projected onto the floored simplex (they sum to 1)')
       }
       return {query_id: queryId, arms, config}

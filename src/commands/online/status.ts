@@ -27,7 +27,7 @@ export default class OnlineStatus extends KtCommand {
         this.log(`tenant ${flags.tenant}: ${bandit.queries} queries, ${learner.pendingCount} awaiting feedback; forgetting ${bandit.settings.forgetting.kind}, sampler ${bandit.settings.sampler}, levels ${bandit.settings.levels}, feedback ${bandit.settings.feedback ?? DEFAULT_FEEDBACK}, implicit window ${learner.windowMs} ms`)
         this.log(Object.entries(learner.counters).map(([k, v]) => `${k} ${v}`).join(', '))
         if (store.openReport.rebuilt) this.log(`state rebuilt from the log: ${store.openReport.rebuilt}`)
-        this.log(renderTable(['parameter', 'best bin (0-based)', 'bin value', 'mean reward', 'evidence (all bins)'], dims.map((d) => [d.key, `${d.best_bin} of ${d.evidence.length}`, typeof d.best_value === 'number' ? String(Number(d.best_value.toPrecision(6))) : String(d.best_value), d.best_mean_reward.toFixed(3), d.evidence.reduce((a, b) => a + b, 0).toFixed(1)])))
+        this.log(renderTable(['parameter', 'best bin', 'bin value', 'mean reward', 'evidence (all bins)'], dims.map((d) => [d.key, `${d.best_bin} (0..${d.evidence.length - 1})`, typeof d.best_value === 'number' ? String(Number(d.best_value.toPrecision(6))) : String(d.best_value), d.best_mean_reward.toFixed(3), d.evidence.reduce((a, b) => a + b, 0).toFixed(1)])))
       }
       return report
     } finally {
