@@ -136,7 +136,7 @@ describe('profile prior', () => {
 
 describe('snapshots', () => {
   /** A seeded stream of queries, uses, labels and ticks over a few windows. */
-  function events(l: TenantLearner, n: number, seed: number): Array<Parameters<TenantLearner['apply']>[0]> {
+  function events(n: number, seed: number): Array<Parameters<TenantLearner['apply']>[0]> {
     const rng = new Rng(seed)
     const out: Array<Parameters<TenantLearner['apply']>[0]> = []
     let t = 0
@@ -150,7 +150,6 @@ describe('snapshots', () => {
       else if (u < 0.9) out.push({e: 'label', id: String(issued - rng.int(Math.min(issued, 4))), t, grade: rng.int(4)})
       else out.push({e: 'tick', t})
     }
-    void l
     return out
   }
 
@@ -167,7 +166,7 @@ describe('snapshots', () => {
       const settings: Partial<BanditSettings> = {forgetting: forgettingDefaults('adaptive'), feedback}
       const straight = learner(4, settings)
       let restarted = learner(4, settings)
-      for (const e of events(straight, 1000, 5)) {
+      for (const e of events(1000, 5)) {
         play(straight, e)
         play(restarted, e)
         const state = JSON.parse(JSON.stringify(restarted.save()))
