@@ -119,4 +119,6 @@ export interface Objective {
   /** The known minimum of `trueLoss`, for benchmarks. */
   readonly optimum?: number
   evaluate(config: Config, budget: number, ctx: EvalContext): EvalResult | Promise<EvalResult>
+  /** Releases what the objective holds (a service process, a connection); called once after the last evaluation. */
+  close?(): Promise<void>
 }
