@@ -13,6 +13,7 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-qf/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --against fixtures/profile-balanced-fusion.json',
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
@@ -24,6 +25,7 @@ export default class Eval extends KtCommand {
     conversation: Flags.string({description: 'Evaluate only these conversations (comma-separated ids), e.g. the ones a reranker was not trained on.'}),
     reranker: Flags.string({description: 'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).'}),
     registry: Flags.string({description: 'Reranker registry folder read by --reranker deployed.', default: DEFAULT_REGISTRY}),
+    against: Flags.string({description: 'Compare with a second retrieval profile on the same questions: every metric\'s difference (this minus --profile, or minus the defaults) with a paired bootstrap 95% interval.'}),
     'rerank-pool': Flags.integer({description: 'Engine candidates the reranker reorders per query, at least the deepest cut-off and 10 (default: the pool the model\'s training log was written with, recorded in the model, else 50). A model with query-level columns refuses any other pool than its recorded one.'}),
   }
 
@@ -63,8 +65,17 @@ export default class Eval extends KtCommand {
     if (output.queries === 0)
       throw new InputError(flags.data, 'at least one question of categories 1-4 whose evidence names a turn of its conversation', `${dataset.questions.length} questions, none scorable`)
     await progress.succeed(`evaluated ${output.queries} queries`)
-    if (!this.jsonEnabled()) this.log(renderEvalReport(output))
-    return output
+    let against: import('../eval/compare.js').ProfileComparison | undefined
+    if (flags.against !== undefined) {
+      const {compareRows, comparedMetrics, renderComparison} = await import('../eval/compare.js')
+      const {prepareEvaluation, evaluateSystem} = await import('../eval/harness.js')
+      const other = loadRetrievalProfile(flags.against)
+      // each profile with its own per-type overrides (they are built into the engines)
+      const rows = (p: typeof profile) => evaluateSystem(prepareEvaluation(dataset, {overrides: p.overrides}), 'engine', p.config, {ks}).rows
+      against = compareRows({name: flags.profile ?? 'defaults', rows: rows(profile)}, {name: flags.against, rows: rows(other)}, comparedMetrics(ks))
+      if (!this.jsonEnabled()) this.log(`${renderEvalReport(output)}\n\n${renderComparison(against)}`)
+    } else if (!this.jsonEnabled()) this.log(renderEvalReport(output))
+    return against ? {...output, against} : output
   }
 }
 
