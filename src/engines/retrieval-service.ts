@@ -29,6 +29,9 @@ import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} fr
 import type {Config, ParamSpace} from '../space/index.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
+import type {SplitPart, SplitSpec} from '../eval/split.js'
+import {InputError, describeValue} from '../util/errors.js'
+import type {EngineSpec, RetrievalServiceEvaluate} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {openTransport, type ServiceOp, type ServiceTransport, type TransportSpec} from './service-transport.js'
 
@@ -160,6 +163,11 @@ export class ServiceSession {
     return {ids: ids as string[], ms, cost}
   }
 
+  /** The service process kt started for this session, if any. */
+  get pid(): number | undefined {
+    return this.transport?.pid
+  }
+
   async close(): Promise<void> {
     const t = this.transport
     this.transport = undefined
@@ -252,36 +260,103 @@ export function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
   return {min: budgets[0], max: budgets[budgets.length - 1], eta: Math.max(2, Math.round(ratio))}
 }
 
-/** Names of the minimised objective vector of a retrieval service study. */
+/** Names of the minimised objective vector of a retrieval service study (without engine-file objectives). */
 export const SERVICE_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
 
+/** At most this many service processes kt runs at once for one study (one per trial in flight). */
+export const MAX_SERVICE_SESSIONS = 8
+
+/** A study's objective in the engine file's terms: the metric, its direction. */
+export interface ServiceObjectiveTerm {
+  readonly metric: string
+  readonly direction: 'maximize' | 'minimize'
+}
+
 /**
- * A retrieval service over a dataset as a bi-objective search objective (quality maximised, P99
- * latency minimised), a budget picking a question tier. Metrics: `quality` and the metric by its
- * own name, every overall metric, `quality.<category>`, `p50_ms`/`p95_ms`/`p99_ms` (measured wall
- * time, or the engine's cost model when it declares one; the wall time is then in measured_*), and
- * the ingestion time as a timing.
+ * Sessions to a service, one per trial in flight. A service that kt starts itself (stdio, or an
+ * HTTP server with a command) gets one process per session, so trials in flight never share
+ * ingested state; a service at a fixed URL is one shared state, so its trials run one at a time.
  */
-export function retrievalServiceObjective(spec: RetrievalServiceSpec, dataset: MemoryDataset, options: ServiceObjectiveOptions = {}): Objective & {close(): Promise<void>; readonly session: ServiceSession; readonly selection: QuerySelection} {
+class SessionPool {
+  private readonly idle: ServiceSession[] = []
+  private readonly all: ServiceSession[] = []
+  private readonly waiters: Array<(s: ServiceSession) => void> = []
+
+  constructor(
+    private readonly spec: RetrievalServiceSpec,
+    private readonly dataset: MemoryDataset,
+  ) {}
+
+  private get capacity(): number {
+    return this.spec.transport.command ? MAX_SERVICE_SESSIONS : 1
+  }
+
+  acquire(): Promise<ServiceSession> {
+    const free = this.idle.pop()
+    if (free) return Promise.resolve(free)
+    if (this.all.length < this.capacity) {
+      const session = new ServiceSession(this.spec, this.dataset)
+      this.all.push(session)
+      return Promise.resolve(session)
+    }
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  release(session: ServiceSession): void {
+    const next = this.waiters.shift()
+    if (next) next(session)
+    else this.idle.push(session)
+  }
+
+  get first(): ServiceSession | undefined {
+    return this.all[0]
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all.map((s) => s.close()))
+  }
+}
+
+/**
+ * A retrieval service over a dataset as a search objective, a budget picking a question tier.
+ * Metrics: `quality` (the quality metric) and every overall metric by name (recall@k, hit@k,
+ * ndcg@10, mrr), `quality.<category>`, `p50_ms`/`p95_ms`/`p99_ms` (measured wall time per search
+ * on kt's side, or the engine's declared cost model; the wall time is then in measured_*), and the
+ * ingestion time as a timing. With `objectives` (an engine file's), loss and values follow them
+ * (first = loss, maximised ones negated); otherwise [-quality, p99_ms].
+ */
+export function retrievalServiceObjective(
+  spec: RetrievalServiceSpec,
+  dataset: MemoryDataset,
+  options: ServiceObjectiveOptions & {objectives?: readonly ServiceObjectiveTerm[]} = {},
+): Objective & {close(): Promise<void>; readonly selection: QuerySelection; readonly firstSession: () => ServiceSession | undefined} {
   const metric = options.metric ?? spec.metric ?? DEFAULT_TUNING_METRIC
   const selection = selectScoredQueries(dataset)
   const specs = serviceTierSpecs(spec.tiers)
   const tiers = questionTiers(selection.queries, options.tierSeed ?? 0, specs)
   const byId = new Map(selection.queries.map((q) => [q.id, q]))
-  const session = new ServiceSession(spec, dataset)
+  const pool = new SessionPool(spec, dataset)
   const base = defaultConfig(spec.space)
+  const objectives = options.objectives
   return {
     id: `service:${spec.name}:${options.dataLabel ?? dataset.source}`,
     space: spec.space,
     fidelity: tierFidelity(specs),
-    valueNames: SERVICE_VALUE_NAMES,
-    session,
+    valueNames: objectives ? (objectives.length > 1 ? objectives.map((o) => (o.direction === 'maximize' ? `neg_${o.metric}` : o.metric)) : undefined) : SERVICE_VALUE_NAMES,
+    concurrent: true,
     selection,
+    firstSession: () => pool.first,
     async evaluate(config, budget): Promise<EvalResult> {
       const tier = tierForBudget(tiers, budget)
       const full = {...base, ...config}
-      const reingested = session.ingestions
-      const run = await runService(session, tier.queryIds.map((id) => byId.get(id)!), full, {minTimings: options.minTimings})
+      const session = await pool.acquire()
+      let run: ServiceRun
+      const ingestions = session.ingestions
+      try {
+        run = await runService(session, tier.queryIds.map((id) => byId.get(id)!), full, {minTimings: options.minTimings})
+      } finally {
+        pool.release(session)
+      }
       const overall = run.report.overall
       const quality = overall[metric]
       if (quality === undefined) throw new Error(`metric ${metric}: expected recall@k, hit@k, ndcg@10 or mrr (k in ${DEFAULT_KS.join(', ')})`)
@@ -296,14 +371,66 @@ export function retrievalServiceObjective(spec: RetrievalServiceSpec, dataset: M
         [`${TIMING_METRIC_PREFIX}p50_ms`]: run.latency.p50,
         [`${TIMING_METRIC_PREFIX}timings`]: run.latency.timings,
       }
-      if (session.ingestions !== reingested) metrics[`${TIMING_METRIC_PREFIX}ingest_ms`] = session.lastIngestMs
+      if (session.ingestions !== ingestions) metrics[`${TIMING_METRIC_PREFIX}ingest_ms`] = session.lastIngestMs
       for (const [k, v] of Object.entries(overall)) if (k !== 'n') metrics[k] = v
       for (const [category, m] of Object.entries(run.report.by_category)) {
         metrics[`quality.${category}`] = m[metric]
         metrics[`queries.${category}`] = m.n
       }
-      return {loss: -quality, values: [-quality, lat.p99], metrics}
+      if (!objectives) return {loss: -quality, values: [-quality, lat.p99], metrics}
+      const values = objectives.map((o) => {
+        const v = metrics[o.metric]
+        if (v === undefined || !Number.isFinite(v)) throw new Error(`objective ${o.metric}: not a metric of a retrieval service (quality, recall@k, hit@k, ndcg@10, mrr, p50_ms, p95_ms, p99_ms, quality.<category>)`)
+        return o.direction === 'maximize' ? -v : v
+      })
+      return {loss: values[0], values: values.length > 1 ? values : undefined, metrics}
     },
-    close: () => session.close(),
+    close: () => pool.close(),
   }
+}
+
+/** Ranking metrics kt computes for a service (what an engine file's quality objective may name). */
+const RANKING_METRIC = /^(recall@\d+|hit@\d+|ndcg@10|mrr)$/
+
+/** What kt needs from a loaded engine file whose evaluate.kind is retrieval-service. */
+export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
+  const ev = engine.evaluate
+  if (ev.kind !== 'retrieval-service') throw new InputError(`${engine.file}: evaluate.kind`, '"retrieval-service"', describeValue(ev.kind))
+  const quality = engine.objectives.find((o) => RANKING_METRIC.test(o.metric) && o.direction === 'maximize')
+  return {
+    name: engine.name,
+    space: engine.space,
+    ingestParams: engine.parameters.filter((p) => p.ingest).map((p) => p.name),
+    transport: {
+      transport: ev.transport,
+      url: ev.url,
+      command: ev.command,
+      cwd: ev.cwd,
+      env: ev.env,
+      timeoutMs: ev.timeout_s * 1000,
+      startupTimeoutMs: ev.startup_timeout_s * 1000,
+    },
+    tiers: engine.tiers,
+    metric: quality?.metric ?? DEFAULT_TUNING_METRIC,
+    latency: ev.latency,
+  }
+}
+
+/**
+ * Module factory (the `module` objective spec, worker threads, resumed studies): options engine
+ * (engine file path), data (dataset path), format, questions, columns (as `kt eval`), split and
+ * part (src/eval/split.ts), tierSeed.
+ */
+export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
+  const {loadEngineFile} = await import('./file.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const {splitDataset} = await import('../eval/split.js')
+  if (typeof options.engine !== 'string') throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
+  if (typeof options.data !== 'string') throw new InputError('retrieval-service objective: data', 'a dataset path (--data)', describeValue(options.data))
+  const engine = loadEngineFile(options.engine)
+  const loaded = loadMemoryDataset(options.data, {format: options.format as never, questions: options.questions as string | undefined, columns: options.columns as never})
+  const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded
+  const spec = serviceSpecOf(engine)
+  const ev = engine.evaluate as RetrievalServiceEvaluate
+  return retrievalServiceObjective(spec, dataset, {tierSeed: options.tierSeed as number | undefined, objectives: engine.objectives, minTimings: ev.timings, dataLabel: options.data})
 }

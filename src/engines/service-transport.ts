@@ -22,6 +22,8 @@ export interface ServiceTransport {
   close(): Promise<void>
   /** What the transport talks to, for messages. */
   readonly label: string
+  /** The process kt started for it, if any. */
+  readonly pid?: number
 }
 
 /** A failure of the transport itself (not of the engine's answer). */
@@ -130,6 +132,10 @@ export class HttpTransport implements ServiceTransport {
     return this.base.href
   }
 
+  get pid(): number | undefined {
+    return this.owned?.child.pid
+  }
+
   async send(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
     let delay = RETRY_BACKOFF_MS
     for (let attempt = 0; ; attempt++) {
@@ -203,6 +209,10 @@ export class StdioTransport implements ServiceTransport {
 
   get label(): string {
     return this.argv.join(' ')
+  }
+
+  get pid(): number | undefined {
+    return this.proc.child.pid
   }
 
   send(op: ServiceOp, body: Record<string, unknown>): Promise<string> {

@@ -70,8 +70,6 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
   const store = options.store ?? StudyStore.open(options.storage, {mustExist: options.resume})
-  // an objective built here is closed here; a live one passed in belongs to the caller
-  let built: Objective | undefined
   try {
     const now = new Date().toISOString()
     let record: StudyRecord
@@ -81,7 +79,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const found = store.getStudy(options.study)
       if (!found) throw new InputError(`${store.path}: --resume ${options.study}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
       record = found
-      objective = options.objectiveInstance ?? (built = await createObjective(record.objective as ObjectiveSpec, `${store.path}: study ${record.name} objective`))
+      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.path}: study ${record.name} objective`))
       const stored = record.options as unknown as StoredOptions
       const updated: StoredOptions = {
         ...stored,
@@ -95,7 +93,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
       const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
       const seed = options.seed ?? 0
-      objective = options.objectiveInstance ?? (built = await createObjective(options.objective))
+      objective = options.objectiveInstance ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {
         settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials),
@@ -139,7 +137,6 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     const trials = store.trials(record.name)
     return {study: store.getStudy(record.name)!, summary, trials, best: incumbent(trials)}
   } finally {
-    await built?.close?.()
     if (!options.store) store.close()
   }
 }
