@@ -8,10 +8,10 @@
  *                            reads only the log after them), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
  *                            followed by a line `sha256 <hex of everything before it>`.
- * <dir>/<tenant>/lock        the tenant's lock (src/util/lock.ts, the one lock kt's registries and
- *                            deploy history share): "pid start-time token" of the process that has
- *                            the tenant open; an opener that finds it held waits up to LOCK_WAIT_MS.
- *                            Under it, temp files of state.json a kill left behind are removed.
+ * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
+ *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
+ *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
+ *                            that a kill left behind (.state.json.<pid>.tmp) are removed.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
  * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
@@ -26,7 +26,10 @@ import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {ensureDir, writeFileAtomic} from '../util/fs.js'
-import {DirLock, removeStaleTemps} from '../util/lock.js'
+import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
+
+/** Re-exported for callers that check lock owners (tests). */
+export {processStartTime} from '../util/lock.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import {type LearnerState, type TenantEvent, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
@@ -37,6 +40,7 @@ export const MAX_TENANT_ID_LENGTH = 64
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 /** Events between snapshots: bounds replay after a crash to this many lines. */
 export const SNAPSHOT_EVERY_EVENTS = 200
+/** Format tag of the state file. */
 /**
  * Format tag of the state file. 2: snapshots written before it may lack the outcomes of used queries
  * whose window was open at the snapshot (fixed in tenant.ts), so a /1 snapshot is discarded and the
@@ -44,8 +48,8 @@ export const SNAPSHOT_EVERY_EVENTS = 200
  */
 export const STATE_FORMAT = 'kt-online-state/2'
 
-/** How long opening waits for a tenant another process has open (see src/util/lock.ts). */
-export {LOCK_WAIT_MS, LOCK_POLL_MS, processStartTime} from '../util/lock.js'
+/** How long opening waits for a tenant another process has open (the shared lock's default wait). */
+export const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
 
 const LOG_FILE = 'log.jsonl'
 const STATE_FILE = 'state.json'
@@ -184,7 +188,6 @@ export class TenantStore {
     private log: {lines: number; bytes: number},
     readonly openReport: OpenReport,
     private readonly snapshotEvery: number,
-    private readonly lock: DirLock,
   ) {
     this.fd = openSync(join(dir, LOG_FILE), 'a')
   }
@@ -205,7 +208,7 @@ export class TenantStore {
       ensureDir(dir)
     } else if (!existsSync(logPath)) throw new InputError(logPath, `an existing tenant ${options.tenant} (create it with kt online init)`, 'no such tenant')
     try {
-      const lock = DirLock.acquire(dir, {subject: 'a tenant', name: `tenant ${options.tenant}`, waitMs: options.lockWaitMs})
+      acquireDirLock(dir, {waitMs: options.lockWaitMs ?? LOCK_WAIT_MS, expected: 'a tenant nobody else has open', subject: `tenant ${options.tenant}`})
       let madeLog = false
       try {
         if (c) {
@@ -216,10 +219,10 @@ export class TenantStore {
         }
         // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
         removeStaleTemps(dir, STATE_FILE)
-        return TenantStore.load(dir, options, lock)
+        return TenantStore.load(dir, options)
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})
-        lock.release()
+        releaseDirLock(dir)
         throw error
       }
     } catch (error) {
@@ -245,7 +248,7 @@ export class TenantStore {
     fsyncDir(dir)
   }
 
-  private static load(dir: string, options: OpenOptions, lock: DirLock): TenantStore {
+  private static load(dir: string, options: OpenOptions): TenantStore {
     const logPath = join(dir, LOG_FILE)
     const initLine = readFirstLine(logPath)
     let init: TenantInit
@@ -304,7 +307,7 @@ export class TenantStore {
       learner.apply(event)
     }
     const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
-    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS, lock)
+    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
     return store
   }
@@ -382,6 +385,6 @@ export class TenantStore {
     this.snapshot()
     closeSync(this.fd)
     this.closed = true
-    this.lock.release()
+    releaseDirLock(this.dir)
   }
 }

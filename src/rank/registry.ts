@@ -100,7 +100,7 @@ const REGISTRY_FILE_PATTERN = /^(registry\.json|v\d+\.json)$/
  * writer left are removed first (under the lock nobody else is writing).
  */
 function withRegistryLock<T>(dir: string, waitMs: number | undefined, fn: () => T): T {
-  return withDirLock(dir, {subject: 'a registry', name: `registry ${dir}`, waitMs}, () => {
+  return withDirLock(dir, {expected: 'a registry no other deploy or rollback is changing', subject: `registry ${dir}`, waitMs}, () => {
     removeStaleTemps(dir, REGISTRY_FILE_PATTERN)
     return fn()
   })

@@ -4,11 +4,11 @@ import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {DirLock, processStartTime, removeStaleTemps, withDirLock} from '../../src/util/lock.js'
+import {acquireDirLock, processStartTime, releaseDirLock, removeStaleTemps, withDirLock} from '../../src/util/lock.js'
 import {InputError} from '../../src/util/errors.js'
 
 const CHILD = fileURLToPath(new URL('./lock-child.ts', import.meta.url))
-const OPTIONS = {subject: 'a thing', name: 'thing t'}
+const OPTIONS = {expected: 'a thing nobody else has open', subject: 'thing t'}
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'kt-lock-'))
@@ -35,11 +35,11 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
 
   it('writes "pid start-time token" in one step, is refused a second time in this process, and releases on a throw', () => {
     const dir = tempDir()
-    const lock = DirLock.acquire(dir, OPTIONS)
+    acquireDirLock(dir, OPTIONS)
     expect(readFileSync(join(dir, 'lock'), 'utf8')).toMatch(new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`))
-    expect(() => DirLock.acquire(`${dir}//.`, {...OPTIONS, waitMs: 0})).toThrow(/lock: expected a thing nobody else has open, got already open in this process$/)
-    lock.release()
-    lock.release() // idempotent
+    expect(() => acquireDirLock(`${dir}//.`, {...OPTIONS, waitMs: 0})).toThrow(/lock: expected a thing nobody else has open, got already open in this process$/)
+    releaseDirLock(dir)
+    releaseDirLock(dir) // a second release is a no-op
     expect(existsSync(join(dir, 'lock'))).toBe(false)
     expect(() => withDirLock(dir, OPTIONS, () => {
       throw new Error('boom')
@@ -57,7 +57,7 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
     writeFileSync(join(dir, 'lock'), line)
     let error: unknown
     try {
-      DirLock.acquire(dir, {...OPTIONS, waitMs: 20})
+      acquireDirLock(dir, {...OPTIONS, waitMs: 20})
     } catch (e) {
       error = e
     }
