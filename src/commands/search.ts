@@ -59,6 +59,9 @@ export default class Search extends KtCommand {
     const resume = flags.resume !== undefined
     if (!resume && !flags.objective) throw new InputError('--objective', 'an objective (or --resume STUDY)', 'nothing')
     if (resume && flags.objective) throw new InputError('--objective', 'no objective with --resume (the study keeps its own)', flags.objective)
+    // every choice is checked before any work starts (a bad --metric used to fail each trial and exit 0)
+    const {checkSearchChoices} = await import('../search/choices.js')
+    checkSearchChoices({objective: flags.objective, optimizer: resume ? undefined : flags.optimizer, metric: flags.metric, queryType: flags['query-type']})
     const maxBudget = parseNumber(flags.budget, '--budget')
     const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
     let options = flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined
@@ -105,6 +108,8 @@ export default class Search extends KtCommand {
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
+    const {SearchProgress} = await import('../study/progress.js')
+    const tracker = new SearchProgress({maxTrials, maxBudget})
     try {
       const outcome = await runSearch({
         storage: flags.storage,
@@ -124,10 +129,10 @@ export default class Search extends KtCommand {
         workers: flags.workers,
         timeoutMs: flags['timeout-ms'],
         signal: controller.signal,
-        onTrial: (trial, outcome) => {
+        onTrial: (trial, outcome, progress) => {
           count++
           spinner ??= this.spinner('kt search')
-          void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
+          void spinner.update(`kt search: ${tracker.update(trial, outcome, progress)}`)
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
