@@ -123,7 +123,8 @@ export default class Search extends KtCommand {
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
-      const analysis = await writeStudyAnalysis(outcome.trials, flags.out)
+      const objectiveOptions = (outcome.study.objective as {options?: {metric?: unknown}} | undefined)?.options
+      const analysis = await writeStudyAnalysis(outcome.trials, flags.out, typeof objectiveOptions?.metric === 'string' ? objectiveOptions.metric : undefined)
       if (analysis) {
         if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
         Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files})

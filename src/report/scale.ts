@@ -22,8 +22,11 @@ export function useLogScale(values: ReadonlyArray<number | null | undefined>): b
 }
 
 /** A vega-lite scale for these values: log by the rule above (a linear one without zero, so the data fill the axis). */
-export function axisScale(values: ReadonlyArray<number | null | undefined>): {type: 'log'} | {type: 'linear'; zero: false} {
-  return useLogScale(values) ? {type: 'log'} : {type: 'linear', zero: false}
+/** Pixels a log axis extends past the data at each end (instead of rounding out to whole decades, which can leave most of the axis empty). */
+export const LOG_AXIS_PADDING_PX = 14
+
+export function axisScale(values: ReadonlyArray<number | null | undefined>): {type: 'log'; nice: false; padding: number} | {type: 'linear'; zero: false} {
+  return useLogScale(values) ? {type: 'log', nice: false, padding: LOG_AXIS_PADDING_PX} : {type: 'linear', zero: false}
 }
 
 /** The axis title's note on the scale, so a reader knows when it is logarithmic. */

@@ -9,6 +9,7 @@ import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
+import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
 import {StudyStore} from './store.js'
@@ -17,9 +18,9 @@ import {StudyStore} from './store.js'
 export const RETRIEVAL_ROUTER_PARAM = 'router.enabled'
 
 /** Writes the front, profiles and chart of a bi-objective study; undefined for other studies. */
-export async function writeStudyAnalysis(trials: Parameters<typeof analyzeStudy>[0], out: string | undefined): Promise<(StudyAnalysis & {files: string[]}) | undefined> {
+export async function writeStudyAnalysis(trials: Parameters<typeof analyzeStudy>[0], out: string | undefined, qualityLabel = DEFAULT_TUNING_METRIC): Promise<(StudyAnalysis & {files: string[]}) | undefined> {
   if (!isBiObjective(trials)) return undefined
-  const analysis = analyzeStudy(trials)
+  const analysis = analyzeStudy(trials, undefined, undefined, qualityLabel)
   const files: string[] = []
   if (out) {
     const write = (name: string, data: string | Uint8Array): void => {
@@ -120,7 +121,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       },
     })
     for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
-    const analysis = await writeStudyAnalysis(baseTrials, options.out)
+    const analysis = await writeStudyAnalysis(baseTrials, options.out, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
     if (options.out) {
       writeFileAtomic(join(options.out, 'routed.json'), `${JSON.stringify(routed, null, 2)}\n`)
