@@ -6,6 +6,7 @@
 import {analyzeStudy, isBiObjective} from '../search/analysis.js'
 import {incumbent, incumbentTrace} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
+import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/store.js'
@@ -27,7 +28,8 @@ export interface ValueDefinition {
 export function valueDefinition(study: Pick<StudyRecord, 'objective'>, trials: readonly TrialRow[]): ValueDefinition {
   const obj = (study.objective ?? {}) as {name?: string; options?: {metric?: unknown; objective?: unknown}}
   const sample = trials.find((t) => t.status === 'ok' && t.metrics)?.metrics ?? {}
-  if (Number.isFinite(sample.quality)) return {name: typeof obj.options?.metric === 'string' ? obj.options.metric : 'quality', sense: 'max', source: 'metric:quality'}
+  // the retrieval objective stores its ranking metric as `quality` (default recall@10)
+  if (Number.isFinite(sample.quality)) return {name: typeof obj.options?.metric === 'string' ? obj.options.metric : obj.name === 'retrieval' ? DEFAULT_TUNING_METRIC : 'quality', sense: 'max', source: 'metric:quality'}
   const named = obj.options?.objective
   if (typeof named === 'string' && Number.isFinite(sample[named])) return {name: named, sense: 'max', source: `metric:${named}`}
   return {name: `loss of ${obj.name ?? 'the objective'}`, sense: 'min', source: 'loss'}

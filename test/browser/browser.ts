@@ -64,15 +64,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** Drawn marks of a chart (window.ktMarkCount, assets/web/charts.js). */
 export function markCount(page: Page, id: string): Promise<number> {
-  return page.evaluate((chart) => (window as unknown as {ktMarkCount(id: string): number}).ktMarkCount(chart), id)
+  return page.evaluate((chart) => (globalThis as unknown as {ktMarkCount(id: string): number}).ktMarkCount(chart), id)
 }
 
 /** Viewport coordinates of a datum in chart `id`: its x and y values through the chart's own scales, offset by the plot's origin. */
 export async function pointPosition(page: Page, id: string, xValue: number, yValue: number): Promise<{x: number; y: number}> {
   return page.evaluate(({chart, xValue, yValue}) => {
-    const view = (window as unknown as {ktCharts: Record<string, any>}).ktCharts[chart]
-    const el = view.container() as HTMLElement
-    const box = (el.querySelector('svg, canvas') as HTMLElement).getBoundingClientRect()
+    const view = (globalThis as unknown as {ktCharts: Record<string, any>}).ktCharts[chart]
+    const el = view.container()
+    const box = el.querySelector('svg, canvas').getBoundingClientRect()
     const [ox, oy] = view.origin() as [number, number]
     return {x: box.left + ox + view.scale('x')(xValue), y: box.top + oy + view.scale('y')(yValue)}
   }, {chart: id, xValue, yValue})
