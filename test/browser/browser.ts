@@ -3,13 +3,12 @@
  * download cannot work here). Outside CI, when Chromium is missing or cannot start, the browser
  * tests skip with one line saying why; under CI=true they must run, so a failure to start fails.
  */
-import {existsSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
 
 export const CHROMIUM = process.env.KT_CHROMIUM ?? '/usr/bin/chromium'
-/** Exactly the issue's flags; a fresh profile folder is added per launch. */
+/** Exactly the issue's flags; Playwright adds a fresh profile folder (--user-data-dir) per launch. */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 export const SCREENSHOT_DIR = join(process.cwd(), '.ci-out', 'screenshots')
 
@@ -25,16 +24,12 @@ export async function startBrowser(): Promise<BrowserHandle | string> {
     if (inCi) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`)
     return `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`
   }
-  const profile = mkdtempSync(join(tmpdir(), 'kt-chromium-'))
   try {
     const {chromium} = await import('playwright-core')
-    const browser = await chromium.launch({executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, `--user-data-dir=${profile}`], headless: true, timeout: 20_000})
-    return {browser, close: async () => {
-      await browser.close()
-      rmSync(profile, {recursive: true, force: true})
-    }}
+    // Playwright gives every launch a fresh --user-data-dir of its own (and refuses one in args)
+    const browser = await chromium.launch({executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 20_000})
+    return {browser, close: () => browser.close()}
   } catch (error) {
-    rmSync(profile, {recursive: true, force: true})
     if (inCi) throw error
     return `browser tests skipped: Chromium at ${CHROMIUM} did not start (${String((error as Error).message).split('\n')[0]})`
   }
@@ -55,10 +50,10 @@ export async function watchedPage(browser: Browser): Promise<{page: Page; proble
   return {page, problems}
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, {recursive: true})
   const file = join(SCREENSHOT_DIR, `${name}.png`)
-  await page.screenshot({path: file, fullPage: true})
+  await page.screenshot({path: file, fullPage})
   return file
 }
 
@@ -74,6 +69,7 @@ export async function pointPosition(page: Page, id: string, xValue: number, yVal
     const el = view.container()
     const box = el.querySelector('svg, canvas').getBoundingClientRect()
     const [ox, oy] = view.origin() as [number, number]
-    return {x: box.left + ox + view.scale('x')(xValue), y: box.top + oy + view.scale('y')(yValue)}
+    const pad = view.padding() as {left: number; top: number}
+    return {x: box.left + pad.left + ox + view.scale('x')(xValue), y: box.top + pad.top + oy + view.scale('y')(yValue)}
   }, {chart: id, xValue, yValue})
 }
