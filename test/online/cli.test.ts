@@ -25,7 +25,7 @@ describe('kt online (built CLI)', () => {
     const unknown = t(['online', 'feedback', '--tenant', 'acme', '--query', '7', '--used', '--time', '3000'])
     expect(unknown.status).toBe(2)
     expect(unknown.stderr.trim().split('\n')).toHaveLength(1)
-    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1\), got an unknown id \(counted as rejected\)/)
+    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1 or your own ids\), got an unknown id \(counted as rejected\)/)
 
     const badLabel = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--label', '4', '--time', '3000'])
     expect(badLabel.status).toBe(2)
@@ -63,7 +63,7 @@ describe('kt online (built CLI)', () => {
     const used = t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--used', '--time', '3000'])
     expect(used.status).toBe(2)
     expect(used.stderr.trim().split('\n')).toHaveLength(1)
-    expect(used.stderr).toMatch(/--used: expected a --label: tenant graded takes labels only/)
+    expect(used.stderr).toMatch(/used: expected a label: tenant graded takes labels only/)
     // long after the implicit window: the label stays the query's only outcome
     expect(t(['online', 'choose', '--tenant', 'graded', '--time', '100000000']).status).toBe(0)
     const store = TenantStore.open({dir, tenant: 'graded', resolveSpace: (id) => spaceById(id)})
