@@ -136,7 +136,11 @@ export interface OpenTenantOptions {
 export const DEFAULT_ONLINE_DIR = '.kt/online'
 
 export interface ChooseRequest {
-  /** Your id for the query (printable ASCII, at most 128 characters, not a bare integer); default kt's own (1, 2, ...). */
+  /**
+   * Your id for the query (printable ASCII, at most 128 characters, not a bare integer); default
+   * kt's own (1, 2, ...). Choosing an id again while the query is remembered (the label window,
+   * an hour) returns the same configuration: a retry after a lost answer is safe.
+   */
   query_id?: string
   /** The query's type (the retrieval classifier's: entity_lookup, temporal, multi_hop, simple_factual, exploratory); per-type tenants play that type's bandits. */
   type?: string
@@ -154,6 +158,8 @@ export interface Choice {
   arms: number[]
   /** The configuration to run the query with (every parameter of the space). */
   config: Config
+  /** Present (true) when the query_id was chosen before: the recorded configuration is returned again, nothing new is logged. */
+  repeated?: true
 }
 
 export interface FeedbackRequest {
@@ -227,6 +233,13 @@ export class Tenant {
    */
   async choose(request: ChooseRequest = {}): Promise<Choice> {
     const {qid, type, now} = this.checkChoose(request)
+    const again = qid === undefined ? undefined : this.store.learner.remembered(qid)
+    if (again) {
+      // A retry of a choose whose answer was lost: the same query, the same configuration.
+      if ((again.type ?? undefined) !== type) throw new OnlineError('duplicate_query_id', 'choose request: query_id', `an id not yet issued (it was issued with type ${again.type ?? 'none'})`, describeValue(qid))
+      await this.durable()
+      return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms), repeated: true}
+    }
     const {queryId, arms, config} = this.store.choose(now, {type, qid})
     await this.durable()
     return {query_id: qid ?? String(queryId), kt_query_id: queryId, type: type ?? null, arms, config}
@@ -240,7 +253,6 @@ export class Tenant {
     if (qid !== undefined) {
       const problem = callerQueryIdProblem(qid)
       if (problem) throw new OnlineError('bad_request', 'choose request: query_id', problem, describeValue(qid))
-      if (this.store.learner.hasCallerId(qid)) throw new OnlineError('duplicate_query_id', 'choose request: query_id', 'an id no remembered query of this tenant has', `${describeValue(qid)} (already issued)`)
     }
     const type = request.type
     if (type !== undefined && !(CHOOSE_TYPES as readonly unknown[]).includes(type)) throw new OnlineError('bad_request', 'choose request: type', `one of ${CHOOSE_TYPES.join(', ')}`, describeValue(type))
@@ -295,6 +307,16 @@ export class Tenant {
     const report: TenantStatus = {tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: {...learner.counters}, open: this.store.openReport, settings: bandit.settings, dimensions}
     if (learner.perType) report.types = Object.fromEntries([...learner.typedBandits()].map(([type, b]) => [type, {queries: b.queries, best_bins: Array.from(b.bestArms())}]))
     return report
+  }
+
+  /** Whether a log sync failed: the tenant takes nothing more; abandon() it and open it again. */
+  get failed(): boolean {
+    return this.store.failed !== undefined
+  }
+
+  /** Releases a failed tenant without writing a snapshot (the next open rebuilds from the log). */
+  abandon(): void {
+    this.store.abandon()
   }
 
   /** Waits for pending flushes, writes the snapshot and releases the lock. */

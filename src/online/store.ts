@@ -612,6 +612,20 @@ export class TenantStore {
     this.sinceSnapshot = 0
   }
 
+  /**
+   * Closes without a snapshot, after a failed log sync: memory may hold events the disk lost, so
+   * the next open rebuilds from what the log really holds.
+   */
+  abandon(): void {
+    if (this.closed) return
+    this.closed = true
+    try {
+      closeSync(this.fd)
+    } finally {
+      releaseLock(this.dir)
+    }
+  }
+
   close(): void {
     if (this.closed) return
     this.snapshot()

@@ -204,6 +204,17 @@ export class TenantLearner {
     return this.typed
   }
 
+  /**
+   * A remembered query by the id feedback would name it (caller id or kt's), or undefined: its kt
+   * id, type, arms and whether it has been used or labelled (for retries and checks).
+   */
+  remembered(raw: string): {id: number; type?: string; arms: number[]; used: boolean; labelled: boolean} | undefined {
+    const id = this.callerIds.get(raw) ?? parseQueryId(raw)
+    const record = id === null ? undefined : this.pending.get(id)
+    if (id === null || !record) return undefined
+    return {id, type: record.type, arms: record.arms, used: record.implicit === IMPLICIT_USED, labelled: record.labelled}
+  }
+
   /** Whether a caller query id names a query still remembered (a second query may not take it). */
   hasCallerId(qid: string): boolean {
     return this.callerIds.has(qid)
