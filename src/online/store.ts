@@ -13,10 +13,10 @@
  *                            reads only the log after them), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
  *                            followed by a line `sha256 <hex of everything before it>`.
- * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open. It is
- *                            created with its content in one step (written to a temp file that is
- *                            then hard-linked to `lock`), so nobody ever sees it empty; an opener
- *                            that finds it held waits up to LOCK_WAIT_MS.
+ * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
+ *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
+ *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
+ *                            that a kill left behind (.state.json.<pid>.tmp) are removed.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
  * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
@@ -25,12 +25,16 @@
  * newline at the end) is cut off; it was never acknowledged. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
-import {createHash, randomBytes} from 'node:crypto'
+import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {ensureDir, writeFileAtomic} from '../util/fs.js'
+import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
+
+/** Re-exported for callers that check lock owners (tests). */
+export {processStartTime} from '../util/lock.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
@@ -50,21 +54,11 @@ export const SNAPSHOT_EVERY_EVENTS = 200
  */
 export const STATE_FORMAT = 'kt-online-state/2'
 
-/**
- * How long opening waits for a tenant another process has open. A command holds the lock for one
- * open-apply-close (milliseconds; the CLI's start-up is outside it), so bursts of concurrent
- * commands queue well inside this; a longer hold is a stuck or long-running process, and the
- * error names its pid.
- */
-export const LOCK_WAIT_MS = 5000
-/** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
-export const LOCK_POLL_MS = 5
+/** How long opening waits for a tenant another process has open (the shared lock's default wait). */
+export const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
 
 const LOG_FILE = 'log.jsonl'
 const STATE_FILE = 'state.json'
-const LOCK_FILE = 'lock'
-/** Taken (like the lock) while removing a dead owner's lock, so two openers never both remove and re-take it. */
-const TAKEOVER_FILE = 'lock.takeover'
 const CHECKSUM_PREFIX = 'sha256 '
 
 /** Throws InputError unless `tenant` is a safe tenant id. */
@@ -141,191 +135,6 @@ function readFirstLine(path: string): string {
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** Blocks the thread for `ms`: the store's API is synchronous, so waiting for the lock is too. */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-}
-
-/** Temp files holding this process's lock line, unique per open (a process may open several tenants). */
-let lockTempSeq = 0
-
-/**
- * When a process started (clock ticks since boot, field 22 of /proc/<pid>/stat), or undefined where
- * /proc is missing. A lock records its owner's start time, so a pid reused by another process (small
- * container pids come back often) is not mistaken for the owner.
- */
-export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces and parentheses) start at field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return fields[PROC_STAT_STARTTIME_FIELD - 3]
-  } catch {
-    return undefined
-  }
-}
-/** proc(5): field 22 of /proc/<pid>/stat is the process start time. */
-const PROC_STAT_STARTTIME_FIELD = 22
-
-/** This process's start time, read once. */
-const OWN_START = processStartTime(process.pid)
-
-/** Writes our lock line (pid, start time, a token unique to this open) to a fresh temp file in `dir`, fsync'd. */
-function writeLockTemp(dir: string, token: string): string {
-  const path = join(dir, `.lock.${process.pid}.${++lockTempSeq}.tmp`)
-  try {
-    const fd = openSync(path, 'w')
-    try {
-      writeSync(fd, `${process.pid} ${OWN_START ?? '-'} ${token}\n`)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-  } catch (error) {
-    rmSync(path, {force: true})
-    throw new InputError(path, 'a writable tenant folder', (error as Error).message.split('\n')[0])
-  }
-  return path
-}
-
-/** Removes lock temp files of processes that died before removing them (kill -9, Ctrl-C while waiting). */
-function removeDeadTemps(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const m = /^\.lock\.(\d+)\.\d+\.tmp$/.exec(name)
-    if (m && Number(m[1]) !== process.pid && !isProcessAlive(Number(m[1]))) rmSync(join(dir, name), {force: true})
-  }
-}
-
-/** Creates `path` as a hard link to the filled temp file: atomic create-with-content; false if it exists. */
-function tryLink(temp: string, path: string): boolean {
-  try {
-    linkSync(temp, path)
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw new InputError(path, 'a lock file that can be created (a folder that supports hard links)', (error as Error).message.split('\n')[0])
-  }
-}
-
-/** No lock file (released while we looked). */
-const LOCK_GONE = 'gone'
-/** A lock file without a pid: an unknown owner (e.g. an older kt that crashed between creating and writing it). */
-const LOCK_UNKNOWN = 'unknown'
-
-/** A lock's owner: its line as written, the pid, and (locks since kt-online locks v2) start time and token. */
-interface LockOwner {
-  line: string
-  pid: number
-  start?: string
-  token?: string
-}
-
-/** Who holds a lock file: its owner, LOCK_UNKNOWN or LOCK_GONE. Accepts the older "pid" lines. */
-function lockOwner(path: string): LockOwner | typeof LOCK_UNKNOWN | typeof LOCK_GONE {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return LOCK_GONE
-    throw new InputError(path, 'a readable lock file', (error as Error).message.split('\n')[0])
-  }
-  const m = /^([1-9][0-9]*)(?: (\S+) ([0-9a-f]+))?\n?$/.exec(text)
-  if (!m) return LOCK_UNKNOWN
-  return {line: text, pid: Number(m[1]), start: m[2] === undefined || m[2] === '-' ? undefined : m[2], token: m[3]}
-}
-
-/** Tokens of the locks this process holds (whatever path they were opened by). */
-const heldTokens = new Set<string>()
-
-/**
- * Whether a lock's owner still runs: its pid is alive and, where both start times are known, is the
- * same process (not a later one that got the pid). A lock naming our own pid that this process
- * does not hold, without a start time to tell, was left by a dead earlier process with our pid.
- */
-function ownerAlive(owner: LockOwner): boolean {
-  if (owner.pid === process.pid) return owner.token !== undefined && heldTokens.has(owner.token)
-  if (!isProcessAlive(owner.pid)) return false
-  if (owner.start === undefined) return true
-  const now = processStartTime(owner.pid)
-  return now === undefined || now === owner.start
-}
-
-/**
- * Removes a lock whose owner is dead, holding the takeover lock: it re-reads the lock there, so a
- * lock someone re-took in between is left alone. False if another opener is taking over.
- */
-function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, dead: LockOwner): boolean {
-  if (!tryLink(temp, takeoverPath)) return false
-  try {
-    const now = lockOwner(lockPath)
-    if (typeof now !== 'object' || now.line !== dead.line || ownerAlive(now)) return false
-    unlinkSync(lockPath)
-    return true
-  } finally {
-    unlinkSync(takeoverPath)
-  }
-}
-
-/** The one-line error for a lock that stayed held for the whole wait. */
-function heldError(lockPath: string, takeoverPath: string, tenant: string, owner: LockOwner | typeof LOCK_UNKNOWN, waitMs: number): InputError {
-  const expected = `a tenant nobody else has open (waited ${waitMs} ms)`
-  if (owner === LOCK_UNKNOWN) return new InputError(lockPath, expected, `held by an unknown owner (a lock file without a pid; if no process uses tenant ${tenant}, remove ${lockPath})`)
-  if (!ownerAlive(owner)) return new InputError(takeoverPath, expected, `a takeover of dead pid ${owner.pid}'s lock that never finished (if no process uses tenant ${tenant}, remove ${takeoverPath})`)
-  const unsure = owner.start === undefined ? ` (a lock without a start time: if pid ${owner.pid} is not a kt process, remove ${lockPath})` : ''
-  return new InputError(lockPath, expected, `held by pid ${owner.pid}${unsure}`)
-}
-
-/**
- * Takes the tenant's lock, waiting up to `waitMs` while another live process holds it, and taking
- * over a lock left by a dead process (or by a dead earlier process whose pid was reused). A lock
- * file without a pid counts as held, never as dead. The lock line names the pid, its start time
- * and a token for this open, so a second open of the same tenant by this process is recognised
- * whatever path it is opened by.
- */
-function acquireLock(dir: string, tenant: string, waitMs: number): void {
-  const lockPath = join(dir, LOCK_FILE)
-  const takeoverPath = join(dir, TAKEOVER_FILE)
-  removeDeadTemps(dir)
-  const token = randomBytes(LOCK_TOKEN_BYTES).toString('hex')
-  const temp = writeLockTemp(dir, token)
-  try {
-    const deadline = Date.now() + waitMs
-    for (;;) {
-      if (tryLink(temp, lockPath)) {
-        heldTokens.add(token)
-        return
-      }
-      const owner = lockOwner(lockPath)
-      if (owner === LOCK_GONE) continue // released between our link and our read: try again at once
-      if (owner !== LOCK_UNKNOWN && owner.token !== undefined && heldTokens.has(owner.token)) throw new InputError(lockPath, 'a tenant nobody else has open', 'already open in this process')
-      if (owner !== LOCK_UNKNOWN && !ownerAlive(owner) && removeDeadLock(temp, lockPath, takeoverPath, owner)) continue
-      if (Date.now() >= deadline) throw heldError(lockPath, takeoverPath, tenant, owner, waitMs)
-      sleepSync(LOCK_POLL_MS)
-    }
-  } finally {
-    rmSync(temp, {force: true})
-  }
-}
-/** Random bytes of a lock's token (collisions between opens are then out of the question). */
-const LOCK_TOKEN_BYTES = 8
-
-/** Removes the tenant's lock if this process holds it. */
-function releaseLock(dir: string): void {
-  const lockPath = join(dir, LOCK_FILE)
-  const owner = lockOwner(lockPath)
-  if (typeof owner !== 'object' || owner.token === undefined || !heldTokens.delete(owner.token)) return
-  rmSync(lockPath, {force: true})
 }
 
 /** Removes a folder this open created, unless something else has appeared in it meanwhile. */
@@ -415,7 +224,7 @@ export class TenantStore {
       ensureDir(dir)
     } else if (!existsSync(logPath)) throw new InputError(logPath, `an existing tenant ${options.tenant} (create it with kt online init)`, 'no such tenant')
     try {
-      acquireLock(dir, options.tenant, options.lockWaitMs ?? LOCK_WAIT_MS)
+      acquireDirLock(dir, {waitMs: options.lockWaitMs ?? LOCK_WAIT_MS, expected: 'a tenant nobody else has open', subject: `tenant ${options.tenant}`})
       let madeLog = false
       try {
         if (c) {
@@ -424,10 +233,12 @@ export class TenantStore {
           TenantStore.writeInit(dir, options.tenant, c, bandit!)
           madeLog = true
         }
+        // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
+        removeStaleTemps(dir, STATE_FILE)
         return TenantStore.load(dir, options)
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})
-        releaseLock(dir)
+        releaseDirLock(dir)
         throw error
       }
     } catch (error) {
@@ -631,6 +442,6 @@ export class TenantStore {
     this.snapshot()
     closeSync(this.fd)
     this.closed = true
-    releaseLock(this.dir)
+    releaseDirLock(this.dir)
   }
 }

@@ -1,0 +1,265 @@
+/**
+ * The one lock every store of kt shares (online tenants, deployment histories, model registries):
+ * a file `<dir>/lock` holding "pid start-time token" of the process that holds it.
+ *
+ * - It is created with its content in one step (written to a temp file, fsync'd, then hard-linked
+ *   to `lock`), so nobody ever sees it empty.
+ * - A holder that died (kill -9) is detected by pid and start time (a pid reused by another
+ *   process is not taken for the owner) and its lock is taken over, under `lock.takeover` so two
+ *   waiters never both remove and re-take it. A lock file without a pid counts as held.
+ * - A waiter polls every LOCK_POLL_MS up to its wait; then it fails with one line naming the pid.
+ * - The token is unique per acquisition, so a second acquisition of the same lock by this process
+ *   (by another spelling of the path) is refused instead of deadlocking.
+ *
+ * The API is synchronous (the stores are): waiting blocks the thread with Atomics.wait.
+ */
+import {closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync} from 'node:fs'
+import {basename, join} from 'node:path'
+import {randomBytes} from 'node:crypto'
+import {InputError} from './errors.js'
+
+/**
+ * Default wait for a lock another process holds. Stores hold their lock for one
+ * open-apply-close (milliseconds; the CLI's start-up is outside it), so bursts of concurrent
+ * commands queue well inside this; a longer hold is a stuck or long-running process.
+ */
+export const LOCK_WAIT_MS = 5000
+/** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
+export const LOCK_POLL_MS = 5
+
+export const LOCK_FILE = 'lock'
+/** Taken (like the lock) while removing a dead owner's lock, so two waiters never both remove and re-take it. */
+export const TAKEOVER_FILE = 'lock.takeover'
+
+export interface DirLockOptions {
+  /** How long to wait while another live process holds the lock (default LOCK_WAIT_MS). */
+  readonly waitMs?: number
+  /** What holding the lock means, as the "expected" of the one-line error: e.g. "a tenant nobody else has open". */
+  readonly expected: string
+  /** What the lock protects, for the hint "if no process uses <subject>, remove <file>": e.g. "tenant acme". */
+  readonly subject: string
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Blocks the thread for `ms`. */
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/** Temp files holding this process's lock line, unique per acquisition (a process may hold several locks). */
+let lockTempSeq = 0
+
+/** proc(5): field 22 of /proc/<pid>/stat is the process start time. */
+const PROC_STAT_STARTTIME_FIELD = 22
+
+/**
+ * When a process started (clock ticks since boot, field 22 of /proc/<pid>/stat), or undefined where
+ * /proc is missing. A lock records its owner's start time, so a pid reused by another process (small
+ * container pids come back often) is not mistaken for the owner.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces and parentheses) start at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return fields[PROC_STAT_STARTTIME_FIELD - 3]
+  } catch {
+    return undefined
+  }
+}
+
+/** This process's start time, read once. */
+const OWN_START = processStartTime(process.pid)
+
+/** Writes our lock line (pid, start time, a token unique to this acquisition) to a fresh temp file in `dir`, fsync'd. */
+function writeLockTemp(dir: string, token: string): string {
+  const path = join(dir, `.lock.${process.pid}.${++lockTempSeq}.tmp`)
+  try {
+    const fd = openSync(path, 'w')
+    try {
+      writeSync(fd, `${process.pid} ${OWN_START ?? '-'} ${token}\n`)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch (error) {
+    rmSync(path, {force: true})
+    throw new InputError(path, 'a writable folder for the lock', (error as Error).message.split('\n')[0])
+  }
+  return path
+}
+
+/** Removes lock temp files of processes that died before removing them (kill -9, Ctrl-C while waiting). */
+function removeDeadTemps(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const m = /^\.lock\.(\d+)\.\d+\.tmp$/.exec(name)
+    if (m && Number(m[1]) !== process.pid && !isProcessAlive(Number(m[1]))) rmSync(join(dir, name), {force: true})
+  }
+}
+
+/** Creates `path` as a hard link to the filled temp file: atomic create-with-content; false if it exists. */
+function tryLink(temp: string, path: string): boolean {
+  try {
+    linkSync(temp, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw new InputError(path, 'a lock file that can be created (a folder that supports hard links)', (error as Error).message.split('\n')[0])
+  }
+}
+
+/** No lock file (released while we looked). */
+const LOCK_GONE = 'gone'
+/** A lock file without a pid: an unknown owner (e.g. an older kt that crashed between creating and writing it). */
+const LOCK_UNKNOWN = 'unknown'
+
+/** A lock's owner: its line as written, the pid, and (locks since kt-online locks v2) start time and token. */
+interface LockOwner {
+  line: string
+  pid: number
+  start?: string
+  token?: string
+}
+
+/** Who holds a lock file: its owner, LOCK_UNKNOWN or LOCK_GONE. Accepts the older "pid" lines. */
+function lockOwner(path: string): LockOwner | typeof LOCK_UNKNOWN | typeof LOCK_GONE {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return LOCK_GONE
+    throw new InputError(path, 'a readable lock file', (error as Error).message.split('\n')[0])
+  }
+  const m = /^([1-9][0-9]*)(?: (\S+) ([0-9a-f]+))?\n?$/.exec(text)
+  if (!m) return LOCK_UNKNOWN
+  return {line: text, pid: Number(m[1]), start: m[2] === undefined || m[2] === '-' ? undefined : m[2], token: m[3]}
+}
+
+/** Tokens of the locks this process holds (whatever path they were taken by). */
+const heldTokens = new Set<string>()
+
+/**
+ * Whether a lock's owner still runs: its pid is alive and, where both start times are known, is the
+ * same process (not a later one that got the pid). A lock naming our own pid that this process
+ * does not hold, without a start time to tell, was left by a dead earlier process with our pid.
+ */
+function ownerAlive(owner: LockOwner): boolean {
+  if (owner.pid === process.pid) return owner.token !== undefined && heldTokens.has(owner.token)
+  if (!isProcessAlive(owner.pid)) return false
+  if (owner.start === undefined) return true
+  const now = processStartTime(owner.pid)
+  return now === undefined || now === owner.start
+}
+
+/**
+ * Removes a lock whose owner is dead, holding the takeover lock: it re-reads the lock there, so a
+ * lock someone re-took in between is left alone. False if another waiter is taking over.
+ */
+function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, dead: LockOwner): boolean {
+  if (!tryLink(temp, takeoverPath)) return false
+  try {
+    const now = lockOwner(lockPath)
+    if (typeof now !== 'object' || now.line !== dead.line || ownerAlive(now)) return false
+    unlinkSync(lockPath)
+    return true
+  } finally {
+    unlinkSync(takeoverPath)
+  }
+}
+
+/** The one-line error for a lock that stayed held for the whole wait. */
+function heldError(lockPath: string, takeoverPath: string, options: DirLockOptions, owner: LockOwner | typeof LOCK_UNKNOWN, waitMs: number): InputError {
+  const expected = `${options.expected} (waited ${waitMs} ms)`
+  if (owner === LOCK_UNKNOWN) return new InputError(lockPath, expected, `held by an unknown owner (a lock file without a pid; if no process uses ${options.subject}, remove ${lockPath})`)
+  if (!ownerAlive(owner)) return new InputError(takeoverPath, expected, `a takeover of dead pid ${owner.pid}'s lock that never finished (if no process uses ${options.subject}, remove ${takeoverPath})`)
+  const unsure = owner.start === undefined ? ` (a lock without a start time: if pid ${owner.pid} is not a kt process, remove ${lockPath})` : ''
+  return new InputError(lockPath, expected, `held by pid ${owner.pid}${unsure}`)
+}
+
+/** Random bytes of a lock's token (collisions between acquisitions are then out of the question). */
+const LOCK_TOKEN_BYTES = 8
+
+/**
+ * Takes `<dir>/lock` (the folder must exist), waiting up to `waitMs` while another live process
+ * holds it and taking over a lock left by a dead process (or by a dead earlier process whose pid
+ * was reused). A lock file without a pid counts as held, never as dead.
+ */
+export function acquireDirLock(dir: string, options: DirLockOptions): void {
+  const lockPath = join(dir, LOCK_FILE)
+  const takeoverPath = join(dir, TAKEOVER_FILE)
+  const waitMs = options.waitMs ?? LOCK_WAIT_MS
+  removeDeadTemps(dir)
+  const token = randomBytes(LOCK_TOKEN_BYTES).toString('hex')
+  const temp = writeLockTemp(dir, token)
+  try {
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      if (tryLink(temp, lockPath)) {
+        heldTokens.add(token)
+        return
+      }
+      const owner = lockOwner(lockPath)
+      if (owner === LOCK_GONE) continue // released between our link and our read: try again at once
+      if (owner !== LOCK_UNKNOWN && owner.token !== undefined && heldTokens.has(owner.token)) throw new InputError(lockPath, options.expected, 'already open in this process')
+      if (owner !== LOCK_UNKNOWN && !ownerAlive(owner) && removeDeadLock(temp, lockPath, takeoverPath, owner)) continue
+      if (Date.now() >= deadline) throw heldError(lockPath, takeoverPath, options, owner, waitMs)
+      sleepSync(LOCK_POLL_MS)
+    }
+  } finally {
+    rmSync(temp, {force: true})
+  }
+}
+
+/** Removes `<dir>/lock` if this process holds it. */
+export function releaseDirLock(dir: string): void {
+  const lockPath = join(dir, LOCK_FILE)
+  const owner = lockOwner(lockPath)
+  if (typeof owner !== 'object' || owner.token === undefined || !heldTokens.delete(owner.token)) return
+  rmSync(lockPath, {force: true})
+}
+
+/** Runs `fn` holding `<dir>/lock`; the lock is released however `fn` ends. */
+export function withDirLock<T>(dir: string, options: DirLockOptions, fn: () => T): T {
+  acquireDirLock(dir, options)
+  try {
+    return fn()
+  } finally {
+    releaseDirLock(dir)
+  }
+}
+
+/**
+ * Removes the temp files that writeFileAtomic (src/util/fs.ts) leaves when killed between writing
+ * and renaming (`.<name>.<pid>.tmp`, possibly 0 bytes), for the file `target` or every file whose
+ * name matches it. Call it only while holding the lock that guards those files: then nobody else
+ * is writing them, so every such temp file is stale (one of this process's own cannot be in flight
+ * either, the writes being synchronous). The lock's own temp files (`.lock.<pid>.<n>.tmp`) are
+ * never matched by a target other than "lock". Returns the names removed.
+ */
+export function removeStaleTemps(dir: string, target: string | RegExp): string[] {
+  const removed: string[] = []
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return removed
+  }
+  for (const name of names) {
+    const m = /^\.(.+)\.\d+\.tmp$/.exec(name)
+    if (!m) continue
+    const matches = typeof target === 'string' ? m[1] === basename(target) : target.test(m[1])
+    if (matches) {
+      rmSync(join(dir, name), {force: true})
+      removed.push(name)
+    }
+  }
+  return removed
+}
