@@ -433,7 +433,7 @@ export class TenantStore {
     try {
       closeSync(this.fd)
     } finally {
-      releaseLock(this.dir)
+      releaseDirLock(this.dir)
     }
   }
 
