@@ -29,7 +29,7 @@ describe('kt online (built CLI)', () => {
 
     const badLabel = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--label', '4', '--time', '3000'])
     expect(badLabel.status).toBe(2)
-    expect(badLabel.stderr).toMatch(/--label: expected an integer in 0\.\.3, got 4/)
+    expect(badLabel.stderr).toMatch(/label: expected an integer in 0\.\.3, got 4/)
 
     const negativeTime = t(['online', 'choose', '--tenant', 'acme', '--time', '-5'])
     expect(negativeTime.status).toBe(2)
