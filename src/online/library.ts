@@ -13,11 +13,12 @@ import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, type BanditSettings} 
 import type {GroupCommit} from './commit.js'
 import {forgettingDefaults} from './forgetting.js'
 import {DEFAULT_TUNED, spaceById} from './spaces.js'
-import {TenantStore, type OpenReport} from './store.js'
-import {type Counters, type Verdict, callerQueryIdProblem} from './tenant.js'
+import {TenantStore} from './store.js'
+import {type Verdict, callerQueryIdProblem} from './tenant.js'
 import {defaultConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
+import {snakeKeys} from '../util/json-keys.js'
 
 /**
  * Why a request failed, as a stable code (the HTTP service maps each to a status; see
@@ -181,9 +182,12 @@ export interface TenantStatus {
   tenant: string
   queries: number
   pending: number
-  counters: Counters
-  open: OpenReport
-  settings: BanditSettings
+  /** The learner's Counters, snake_case (bad_label, not_accepted, ...). */
+  counters: Record<string, number>
+  /** What opening found (replayed, rebuilt, torn_bytes). */
+  open: Record<string, unknown>
+  /** The tenant's BanditSettings, snake_case. */
+  settings: Record<string, unknown>
   dimensions: Array<{key: string; best_bin: number; best_value: unknown; best_mean_reward: number; evidence: number[]}>
   /** Per-type tenants: the queries each type's bandits have played and their best bins. */
   types?: Record<string, {queries: number; best_bins: number[]}>
@@ -304,7 +308,8 @@ export class Tenant {
       const p = bandit.posteriors[i]
       return {key: d.key, best_bin: best[i], best_value: d.values[best[i]], best_mean_reward: p.meanReward(best[i]), evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a))}
     })
-    const report: TenantStatus = {tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: {...learner.counters}, open: this.store.openReport, settings: bandit.settings, dimensions}
+    const snake = <T>(v: unknown): T => snakeKeys(v) as T
+    const report: TenantStatus = {tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: snake(learner.counters), open: snake(this.store.openReport), settings: snake(bandit.settings), dimensions}
     if (learner.perType) report.types = Object.fromEntries([...learner.typedBandits()].map(([type, b]) => [type, {queries: b.queries, best_bins: Array.from(b.bestArms())}]))
     return report
   }

@@ -28,6 +28,7 @@ import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/profile.js'
 import {InputError, describeValue} from '../util/errors.js'
+import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {fromSavedModel} from '../rank/model.js'
@@ -256,7 +257,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
-    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: bandit.settings}}
+    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
   }
 
   const rerank = (req: IncomingMessage, body: Buffer): unknown => {

@@ -73,6 +73,7 @@ export default class OnlineInit extends KtCommand {
       this.log(`tenant ${flags.tenant} created in ${flags.dir}: space ${space.id}, ${dims.length} dimensions (${dims.map((d) => `${d.key}:${d.values.length}`).join(', ')})`)
       this.log(`levels ${settings.levels}, sampler ${settings.sampler}, forgetting ${settings.forgetting.kind}, feedback ${settings.feedback}${settings.priorStrength === undefined ? '' : `, prior strength ${settings.priorStrength}`}${settings.perType ? ', one set of bandits per query type' : ''}`)
     }
-    return {tenant: flags.tenant, dir: flags.dir, space: space.id, dimensions: dims.map((d) => ({key: d.key, arms: d.values})), settings}
+    const {snakeKeys} = await import('../../util/json-keys.js')
+    return {tenant: flags.tenant, dir: flags.dir, space: space.id, dimensions: dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(settings)}
   }
 }
