@@ -11,7 +11,7 @@
  *   evaluated now, under their original ids.
  */
 import {configKeys, type Config} from '../space/index.js'
-import type {ObjectiveSpec} from '../search/objectives.js'
+import type {ObjectiveSpec} from './objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
@@ -38,6 +38,8 @@ export interface RunOptions extends RunLimits {
   readonly fixed?: Config
   readonly workers?: number
   readonly timeoutMs?: number
+  /** Passed to every evaluation as ctx.artifactsDir (files a trial keeps beside the study). */
+  readonly artifactsDir?: string
   /** Aborting stops asking and returns at once; running trials stay 'running' for resume. */
   readonly signal?: AbortSignal
   /** Called after each trial is stored. */
@@ -131,7 +133,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   for (const row of rows) if (row.status === 'ok' && row.checkpoint !== null) checkpoints.set(row.id, row.checkpoint)
 
   const workers = Math.max(1, options.workers ?? 1)
-  const pool = workers > 1 ? new WorkerPool(requireSpec(options.objectiveSpec), workers, options.timeoutMs, now) : undefined
+  // objectives that wait on other processes run `workers` evaluations at once in this thread
+  const pool = workers > 1 && !objective.concurrent ? new WorkerPool(requireSpec(options.objectiveSpec), workers, options.timeoutMs, now) : undefined
   const inFlight = new Map<number, Promise<{trial: Trial; outcome: Outcome}>>()
   let evaluated = 0
   const pendingRerun = rows.filter((r) => r.status === 'running').map((r) => asked.get(r.id)!)
@@ -147,6 +150,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         trialId: trial.id,
         configId: trial.configId,
         seed: options.seed,
+        ...(options.artifactsDir ? {artifactsDir: options.artifactsDir} : {}),
         checkpoint: checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
       },
     }

@@ -4,8 +4,9 @@
  * settings, the searched space, fixed values, limits) is stored with it, so `--resume NAME` needs
  * nothing else.
  */
+import {dirname, join, resolve} from 'node:path'
 import type {Config, ParamSpace} from '../space/index.js'
-import {createObjective, type ObjectiveSpec} from '../search/objectives.js'
+import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
@@ -104,7 +105,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       }
       record = store.createStudy(
         {
-          name: options.study ?? defaultStudyName(options.objective.name === 'module' ? objective.id : options.objective.name, optimizerName, seed),
+          name: options.study ?? defaultStudyName(options.objective.name === 'module' || options.objective.name === 'engine' ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-') : options.objective.name, optimizerName, seed),
           objective: options.objective,
           optimizer: optimizerName,
           options: stored as unknown as Record<string, unknown>,
@@ -116,9 +117,13 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
+    // files trials keep (an external engine's stdout/stderr) live beside the study file
+    const artifactsDir = store.path === ':memory:' ? undefined : join(dirname(resolve(store.path)), record.name, 'trials')
     const optimizer = createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings)
     store.setStudyState(record.name, 'running', now)
-    const summary = await runStudy({
+    let summary: RunSummary
+    try {
+      summary = await runStudy({
       store,
       study: record.name,
       seed: record.seed,
@@ -132,7 +137,12 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       maxBudget: stored.maxBudget,
       signal: options.signal,
       onTrial: options.onTrial,
+      artifactsDir,
     })
+    } finally {
+      // an interrupted study leaves no process or connection of its objective behind
+      if (!options.objectiveInstance) await objective.close?.()
+    }
     store.setStudyState(record.name, summary.stoppedBy === 'aborted' ? 'interrupted' : 'finished', new Date().toISOString())
     const trials = store.trials(record.name)
     return {study: store.getStudy(record.name)!, summary, trials, best: incumbent(trials)}
