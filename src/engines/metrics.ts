@@ -20,7 +20,6 @@ export class TrialFailure extends Error {
     readonly detail?: string,
   ) {
     super(message)
-    this.name = 'TrialFailure'
   }
 }
 
