@@ -39,6 +39,9 @@ export default class Search extends KtCommand {
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
     out: Flags.string({description: 'Write the Pareto front, domain profiles (deployable .json/.env/.sh for an engine file), routed profile and front chart to this folder.'}),
+    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
+    train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
+    holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
   }
 
   async run(): Promise<unknown> {
@@ -75,6 +78,15 @@ export default class Search extends KtCommand {
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
       options = {...options, data: typeof data === 'string' ? resolve(data) : data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
+    }
+    if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
+      const {parseSplit, idSplit} = await import('../eval/split.js')
+      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
+      if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
+      if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
+      const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
+      options = {...options, split, part: 'train'}
     }
     const objective = flags.engine ? {name: 'engine', options, delayMs: flags['delay-ms']} : flags.objective ? {name: flags.objective, options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {
@@ -144,10 +156,15 @@ export default class Search extends KtCommand {
         Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files})
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
-      const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out)
-      if (analysis) {
-        if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-        Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files})
+      const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
+      try {
+        const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined)
+        if (analysis) {
+          if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
+          Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+        }
+      } finally {
+        await holdout?.objective.close?.()
       }
       if (interrupted) {
         process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
@@ -162,4 +179,19 @@ export default class Search extends KtCommand {
       process.off('SIGTERM', stop)
     }
   }
+}
+
+/**
+ * The held-out side of a study tuned with a split: the same objective over the held-out
+ * conversations (read from the stored spec, so a resumed study gets it too).
+ */
+async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec): Promise<import('../search/holdout.js').HoldoutSide | undefined> {
+  const split = spec.options?.split as import('../eval/split.js').SplitSpec | undefined
+  if (!split) return undefined
+  const {createObjective} = await import('../study/objectives.js')
+  const {describeSplit} = await import('../eval/split.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
+  const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
+  return {objective, description}
 }

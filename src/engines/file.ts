@@ -22,6 +22,8 @@ export const RESERVED_ENV = ['KT_CONFIG_JSON', 'KT_BUDGET', 'KT_TIER', 'KT_TRIAL
 
 /** Default per-trial timeout of command and HTTP evaluations (seconds). */
 export const DEFAULT_TIMEOUT_S = 600
+/** Default time a retrieval service kt starts may take to listen (seconds). */
+export const DEFAULT_STARTUP_TIMEOUT_S = 15
 /** Default retries of an HTTP evaluation after a connection error. */
 export const DEFAULT_HTTP_RETRIES = 3
 
@@ -103,12 +105,26 @@ const retrievalServiceEval = z
   .object({
     kind: z.literal('retrieval-service'),
     transport: z.enum(['http', 'stdio']),
-    url: z.string().url().optional(),
+    /** The service's base URL; `{port}` stands for a free port kt picks when it starts `command` itself. */
+    url: z.string().refine((u) => URL.canParse(u.split('{port}').join('1')), 'a URL (http://host:port, or with {port} when kt starts the command)').optional(),
+    /** stdio: the engine's argv; http: a server kt starts before the study and stops after it (optional). */
     command: z.array(z.string().min(1)).min(1).optional(),
     cwd: z.string().default('.'),
+    /** Fixed variables for the command (e.g. PYTHONHASHSEED). */
+    env: z.record(z.string()).optional(),
+    /** Per message (one ingest or one search), not per trial. */
     timeout_s: timeout.default(DEFAULT_TIMEOUT_S),
+    /** How long a server kt starts may take to accept connections. */
+    startup_timeout_s: timeout.default(DEFAULT_STARTUP_TIMEOUT_S),
     /** Ranking depth asked of /search (default: the deepest k the metrics need). */
     k: z.number().int().positive().optional(),
+    /**
+     * Where p99_ms comes from: "measured" (kt's wall time per search, default) or "cost_model" (the
+     * engine returns a deterministic `cost_ms` with every search; the wall time stays in measured_*).
+     */
+    latency: z.enum(['measured', 'cost_model']).default('measured'),
+    /** Timed searches wanted per trial for the latency percentiles (warm-up and repeats are on top of the scored pass). */
+    timings: z.number().int().min(1).max(100_000).optional(),
   })
   .strict()
 
@@ -325,8 +341,10 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     if (ev.transport === 'stdio' && !ev.command) throw new InputError(at('evaluate.command'), 'the argv to start (transport "stdio")', 'nothing')
     evaluation = {...ev, cwd: resolveFrom(dir, ev.cwd)}
   } else evaluation = ev
+  if (evaluation.kind === 'retrieval-service' && evaluation.url?.includes('{port}') && !evaluation.command)
+    throw new InputError(at('evaluate.url'), 'a fixed port, or a command kt starts (a {port} is filled in only then)', describeValue(evaluation.url))
   if (evaluation.kind === 'http' || (evaluation.kind === 'retrieval-service' && evaluation.url)) {
-    const url = new URL(evaluation.url!)
+    const url = new URL(evaluation.url!.split('{port}').join('1'))
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError(at('evaluate.url'), 'an http:// or https:// URL', describeValue(evaluation.url))
   }
 

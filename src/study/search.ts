@@ -4,8 +4,8 @@
  * settings, the searched space, fixed values, limits) is stored with it, so `--resume NAME` needs
  * nothing else.
  */
-import {dirname, join, resolve} from 'node:path'
 import type {Config, ParamSpace} from '../space/index.js'
+import {dirname, join, resolve} from 'node:path'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
@@ -13,14 +13,15 @@ import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {runStudy, type RunSummary} from './runner.js'
-import {StudyStore, type StudyRecord, type TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './store.js'
+import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
 
 /** Default study file (`--storage`). */
 export const DEFAULT_STORAGE = 'kt-studies.sqlite'
 
 export interface SearchOptions {
-  /** SQLite file (created if missing), or ':memory:'. */
+  /** SQLite file (created if missing), ':memory:', or a postgresql:// URL. */
   readonly storage: string
   /** Study name; default `<objective>-<optimizer>-s<seed>`. */
   readonly study?: string
@@ -42,10 +43,16 @@ export interface SearchOptions {
   readonly maxBudget?: number
   readonly workers?: number
   readonly timeoutMs?: number
+  /** For a new study: a running trial whose worker is silent this long is taken over (ms; default DEFAULT_GRACE_MS). */
+  readonly graceMs?: number
+  /** Evaluate on worker threads even with --workers 1 (default: on for PostgreSQL studies). */
+  readonly threads?: boolean
   readonly signal?: AbortSignal
   readonly onTrial?: (trial: Trial, outcome: Outcome) => void
-  /** An open store to use instead of opening `storage` (tests, Phase 4). */
-  readonly store?: StudyStore
+  /** One-line notices while running (a lost database and its return). */
+  readonly log?: (line: string) => void
+  /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
+  readonly store?: StudyStorage
 }
 
 export interface SearchOutcome {
@@ -63,24 +70,29 @@ export interface StoredOptions {
   readonly maxTrials?: number
   readonly maxBudget?: number
   readonly timeoutMs?: number
+  /** Lease grace period (ms); absent in studies made before leases (DEFAULT_GRACE_MS). */
+  readonly graceMs?: number
 }
+
+/** Where trials of a study without a folder (PostgreSQL) keep their files. */
+export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
 
 export function defaultStudyName(objective: string, optimizer: string, seed: number): string {
   return `${objective}-${optimizer}-s${seed}`
 }
 
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
-  const store = options.store ?? StudyStore.open(options.storage, {mustExist: options.resume})
+  const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
   try {
     const now = new Date().toISOString()
     let record: StudyRecord
     let objective: Objective
     if (options.resume) {
       if (!options.study) throw new InputError('--resume', 'a study name', 'nothing')
-      const found = store.getStudy(options.study)
-      if (!found) throw new InputError(`${store.path}: --resume ${options.study}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      const found = await store.getStudy(options.study)
+      if (!found) throw new InputError(`${store.label}: --resume ${options.study}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
       record = found
-      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.path}: study ${record.name} objective`))
+      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
       const stored = record.options as unknown as StoredOptions
       const updated: StoredOptions = {
         ...stored,
@@ -88,7 +100,8 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxBudget: options.maxBudget ?? stored.maxBudget,
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
-      store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
+      // workers joining without new limits write nothing
+      if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}
     } else {
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
@@ -102,8 +115,9 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxTrials: options.maxTrials,
         maxBudget: options.maxBudget,
         timeoutMs: options.timeoutMs,
+        graceMs: options.graceMs,
       }
-      record = store.createStudy(
+      record = await store.createStudy(
         {
           name: options.study ?? defaultStudyName(options.objective.name === 'module' || options.objective.name === 'engine' ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-') : options.objective.name, optimizerName, seed),
           objective: options.objective,
@@ -117,36 +131,38 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
-    // files trials keep (an external engine's stdout/stderr) live beside the study file
-    const artifactsDir = store.path === ':memory:' ? undefined : join(dirname(resolve(store.path)), record.name, 'trials')
-    const optimizer = createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings)
-    store.setStudyState(record.name, 'running', now)
+    // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
+    // ./kt-studies (a PostgreSQL study has no folder of its own)
+    const artifactsDir =
+      options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
     let summary: RunSummary
     try {
       summary = await runStudy({
-      store,
+      storage: store,
       study: record.name,
       seed: record.seed,
-      optimizer,
+      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings),
       objective,
       objectiveSpec: record.objective as ObjectiveSpec,
       fixed: stored.fixed,
       workers: options.workers,
+      threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
       timeoutMs: stored.timeoutMs,
+      graceMs: stored.graceMs,
       maxTrials: stored.maxTrials,
       maxBudget: stored.maxBudget,
       signal: options.signal,
       onTrial: options.onTrial,
+      log: options.log,
       artifactsDir,
     })
     } finally {
       // an interrupted study leaves no process or connection of its objective behind
       if (!options.objectiveInstance) await objective.close?.()
     }
-    store.setStudyState(record.name, summary.stoppedBy === 'aborted' ? 'interrupted' : 'finished', new Date().toISOString())
-    const trials = store.trials(record.name)
-    return {study: store.getStudy(record.name)!, summary, trials, best: incumbent(trials)}
+    const trials = await store.trials(record.name)
+    return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {
-    if (!options.store) store.close()
+    if (!options.store) await store.close()
   }
 }

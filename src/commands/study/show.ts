@@ -8,20 +8,20 @@ export default class StudyShow extends KtCommand {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
     top: Flags.integer({description: 'Also list the best N successful trials at the largest budget.', default: 5, min: 0}),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyShow)
-    const {StudyStore} = await import('../../study/store.js')
+    const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
     const {studyJson, configLines, trialJson} = await import('../../study/format.js')
-    const store = StudyStore.open(flags.storage, {readonly: true})
+    const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const study = store.getStudy(args.name)
-      if (!study) throw new InputError(`${flags.storage}: study ${args.name}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
-      const trials = store.trials(study.name)
+      const study = await store.getStudy(args.name)
+      if (!study) throw new InputError(`${store.label}: study ${args.name}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      const trials = await store.trials(study.name)
       const view = studyJson(study, trials)
       const maxBudget = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
       const top = trials
@@ -45,7 +45,7 @@ export default class StudyShow extends KtCommand {
       }
       return {...view, top: top.map(trialJson)}
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }
