@@ -26,7 +26,7 @@ export default class Search extends KtCommand {
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
     workers: Flags.integer({description: 'Trials in flight at once: processes or requests for an engine file, worker threads for built-in objectives (1 = one at a time).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
-    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 0}),
+    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 42}),
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
     range: Flags.string({description: 'Search a numeric parameter over LOW:HIGH instead: NAME=LOW:HIGH (repeatable).', multiple: true}),
     floor: Flags.string({description: 'Change a simplex group floor: GROUP=FLOOR (repeatable).', multiple: true}),
@@ -158,7 +158,9 @@ export default class Search extends KtCommand {
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
       try {
-        const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined)
+        const objectiveOptions = (outcome.study.objective as {options?: {metric?: unknown}} | undefined)?.options
+        const metric = typeof objectiveOptions?.metric === 'string' ? objectiveOptions.metric : undefined
+        const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
