@@ -7,7 +7,7 @@ import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import {retrievalMetricNames} from '../eval/metrics.js'
 import {InputError} from '../util/errors.js'
 import {OBJECTIVE_NAMES} from './objectives.js'
-import {OPTIMIZER_NAMES} from './optimizers.js'
+import {OPTIMIZER_NAMES} from '../search/optimizers.js'
 
 function check(flag: string, value: string | undefined, choices: readonly string[]): void {
   if (value !== undefined && !choices.includes(value)) throw new InputError(flag, `one of ${choices.join(', ')}`, JSON.stringify(value))
