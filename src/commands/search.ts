@@ -141,6 +141,23 @@ export default class Search extends KtCommand {
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          const spec = outcome.study.objective as import('../search/objectives.js').ObjectiveSpec
+          if (spec.name === 'retrieval' && !interrupted) {
+            // the front's P99 is the cost model: measure the same configurations on the clock beside it
+            const {createObjective} = await import('../search/objectives.js')
+            const {checkFrontLatency, latencyCheckLines} = await import('../search/latency-check.js')
+            const check = checkFrontLatency(analysis, await createObjective({...spec, delayMs: undefined, evalLog: undefined}))
+            if (check) {
+              if (!this.jsonEnabled()) this.log(latencyCheckLines(check).join('\n'))
+              Object.assign(view.json, {timing: {latency_check: check}})
+              if (flags.out) {
+                const {writeFileAtomic} = await import('../util/fs.js')
+                const {join} = await import('node:path')
+                writeFileAtomic(join(flags.out, 'latency-check.json'), `${JSON.stringify(check, null, 2)}\n`)
+                analysis.files.push(join(flags.out, 'latency-check.json'))
+              }
+            }
+          }
         }
       } finally {
         await holdout?.objective.close?.()
