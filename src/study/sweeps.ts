@@ -12,7 +12,7 @@ import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
-import {StudyStore} from './store.js'
+import {openStorage} from './storage.js'
 
 /** The retrieval space's switch for per-type routing (src/engine/retrieval/space.ts). */
 export const RETRIEVAL_ROUTER_PARAM = 'router.enabled'
@@ -108,7 +108,7 @@ export interface RoutedSweepResult {
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
   const {retrievalObjectives} = await import('../search/retrieval.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric})
-  const store = StudyStore.open(options.storage)
+  const store = await openStorage(options.storage)
   const studies: string[] = []
   let baseTrials: Parameters<typeof analyzeStudy>[0] = []
   try {
@@ -123,7 +123,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
           storage: options.storage,
           store,
           study: name,
-          resume: store.getStudy(name) !== undefined,
+          resume: (await store.getStudy(name)) !== undefined,
           objective: objective.spec,
           objectiveInstance: objective.instance,
           optimizer: options.optimizer,
@@ -150,6 +150,6 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     if (analysis) for (const line of analysis.lines) options.log?.(line)
     return {routed, studies, missing_types: objectives.missingTypes, analysis, files, objectiveFor: objectives.objectiveFor}
   } finally {
-    store.close()
+    await store.close()
   }
 }
