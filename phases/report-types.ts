@@ -1,4 +1,4 @@
-import type {FrontLatencyReport} from '../src/search/latency-check.js'
+import type {FrontLatencyReport} from '../src/eval/latency-check.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`

@@ -6,9 +6,9 @@
  * what the optimiser or the profiles read.
  */
 import {loadavg} from 'node:os'
-import type {StudyAnalysis} from './analysis.js'
-import type {LatencyCheck} from './retrieval.js'
-import type {Objective} from './types.js'
+import type {StudyAnalysis} from '../search/analysis.js'
+import type {LatencyCheck} from './retrieval-objective.js'
+import type {Objective} from '../search/types.js'
 import {quantile} from '../stats/summary.js'
 
 export interface FrontLatencyReport {
