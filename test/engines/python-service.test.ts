@@ -1,5 +1,4 @@
 import {spawn} from 'node:child_process'
-import {existsSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
@@ -20,10 +19,7 @@ function alive(pid: number): boolean {
   }
 }
 
-// TEMPORARY until the engine core (examples/python-engine/memengine.py, branch wt-engines) is on main
-const CORE = existsSync(resolve(ROOT, 'examples/python-engine/memengine.py'))
-
-describe.skipIf(!CORE)('examples/python-engine/service.py (python3, for real)', () => {
+describe('examples/python-engine/service.py (python3, for real)', () => {
   it('ranks the same over HTTP and over stdio, and kt scores it per category', async () => {
     const http = loadEngineFile(resolve(ROOT, 'examples/python-engine/engine.service.json'))
     const stdio = loadEngineFile(resolve(ROOT, 'examples/python-engine/engine.stdio.json'))
