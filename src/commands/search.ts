@@ -25,7 +25,7 @@ export default class Search extends KtCommand {
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
     workers: Flags.integer({description: 'Worker threads evaluating in parallel (1 = in this thread).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
-    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 0}),
+    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 42}),
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
     range: Flags.string({description: 'Search a numeric parameter over LOW:HIGH instead: NAME=LOW:HIGH (repeatable).', multiple: true}),
     floor: Flags.string({description: 'Change a simplex group floor: GROUP=FLOOR (repeatable).', multiple: true}),

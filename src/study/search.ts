@@ -11,6 +11,7 @@ import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
+import {DEFAULT_SEED} from '../util/rng.js'
 import {runStudy, type RunSummary} from './runner.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {openStorage, type StudyStorage} from './storage.js'
@@ -104,7 +105,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     } else {
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
       const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
-      const seed = options.seed ?? 0
+      const seed = options.seed ?? DEFAULT_SEED
       objective = options.objectiveInstance ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {

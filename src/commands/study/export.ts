@@ -3,7 +3,7 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
-  static override examples = ['<%= config.bin %> study export branin-bohb-s0 --format csv > trials.csv', '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out trials.json']
+  static override examples = ['<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv', '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out trials.json']
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }

@@ -3,7 +3,7 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
-  static override examples = ['<%= config.bin %> study show branin-bohb-s0', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
+  static override examples = ['<%= config.bin %> study show branin-bohb-s42', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }
