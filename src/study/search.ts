@@ -139,6 +139,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const ok = trials.filter((t) => t.status === 'ok').length
       const failed = trials.filter((t) => t.status === 'failed').length
       const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
+      if (!options.objectiveInstance) await objective.close?.()
       return {study: record, summary, trials, best: incumbent(trials)}
     }
     // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
