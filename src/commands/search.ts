@@ -19,7 +19,9 @@ export default class Search extends KtCommand {
     engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command or http), tiers, objectives, profiles.'}),
     objective: Flags.string({description: 'A built-in objective instead of --engine: branin, hartmann6, counting_ones, simplex, simplex_mf, or retrieval (kt\'s retrieval engine, with --data).'}),
     optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
-    storage: Flags.string({description: 'Study file (SQLite; created if missing).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.', default: 'kt-studies.sqlite'}),
+    'create-only': Flags.boolean({description: 'Create the study and stop: `kt worker` processes do the work.', default: false}),
+    'grace-s': Flags.integer({description: 'New study: a running trial whose worker has not sent a heartbeat for this long is taken over by another worker (seconds).', default: 60, min: 1}),
     study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
     resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
     trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
@@ -72,8 +74,13 @@ export default class Search extends KtCommand {
       // stored absolute, so a resume from another folder finds the same file
       options = {file: resolve(flags.engine)}
     }
-    if (flags.data || flags.metric || flags['query-type']) {
-      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
+    const serviceEngine = engineSpec?.evaluate.kind === 'retrieval-service'
+    if (serviceEngine && !flags.data) throw new InputError('--data', `conversations for the retrieval service of ${flags.engine} (LoCoMo .json, .jsonl or .csv)`, 'nothing')
+    if (serviceEngine && flags.data) {
+      const {resolve} = await import('node:path')
+      options = {...options, data: resolve(flags.data)}
+    } else if (flags.data || flags.metric || flags['query-type']) {
+      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval or a retrieval-service --engine', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       const {resolve} = await import('node:path')
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
@@ -81,7 +88,7 @@ export default class Search extends KtCommand {
     }
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
       const {parseSplit, idSplit} = await import('../eval/split.js')
-      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags.objective !== 'retrieval' && !serviceEngine) throw new InputError('--split', 'retrieval tuning (--objective retrieval, or a retrieval-service --engine, with --data)', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
       if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
@@ -133,7 +140,10 @@ export default class Search extends KtCommand {
         maxBudget,
         workers: flags.workers,
         timeoutMs: flags['timeout-ms'],
+        graceMs: flags['grace-s'] * 1000,
+        createOnly: flags['create-only'],
         signal: controller.signal,
+        log: (line) => process.stderr.write(`${line}\n`),
         onTrial: (trial, outcome) => {
           count++
           spinner ??= this.spinner('kt search')
@@ -142,7 +152,8 @@ export default class Search extends KtCommand {
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
       await (interrupted ? spinner?.fail() : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
-      const view = formatSearchOutcome(outcome, flags.storage)
+      const {redactStorage} = await import('../study/storage.js')
+      const view = formatSearchOutcome(outcome, redactStorage(flags.storage))
       if (!this.jsonEnabled()) this.log(view.text)
       if (resume && (outcome.study.objective as {name?: string}).name === 'engine') {
         const file = ((outcome.study.objective as {options?: {file?: string}}).options?.file) as string
@@ -150,10 +161,10 @@ export default class Search extends KtCommand {
       }
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`)
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
-        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files})
+        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
@@ -164,12 +175,29 @@ export default class Search extends KtCommand {
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
+          if (spec.name === 'retrieval' && !interrupted) {
+            // the front's P99 is the cost model: measure the same configurations on the clock beside it
+            const {createObjective} = await import('../study/objectives.js')
+            const {checkFrontLatency, latencyCheckLines} = await import('../eval/latency-check.js')
+            const check = checkFrontLatency(analysis, await createObjective({...spec, delayMs: undefined, evalLog: undefined}))
+            if (check) {
+              if (!this.jsonEnabled()) this.log(latencyCheckLines(check).join('\n'))
+              Object.assign(view.json, {timing: {latency_check: check}})
+              if (flags.out) {
+                const {writeFileAtomic} = await import('../util/fs.js')
+                const {join} = await import('node:path')
+                writeFileAtomic(join(flags.out, 'latency-check.json'), `${JSON.stringify(check, null, 2)}\n`)
+                analysis.files.push(join(flags.out, 'latency-check.json'))
+              }
+            }
+          }
         }
       } finally {
         await holdout?.objective.close?.()
       }
       if (interrupted) {
-        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
+        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${redactStorage(flags.storage)}\n`)
         process.exitCode = 130
       }
       return view.json
@@ -196,4 +224,33 @@ async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec)
   const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
   const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
   return {objective, description}
+}
+
+/**
+ * A retrieval-service engine study tuned with a split: the front's and profiles' configurations
+ * scored on the held-out conversations (quality = the engine file's first maximised ranking metric).
+ */
+async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<import('../search/holdout.js').HoldoutReport | undefined> {
+  const options = (outcome.study.objective as {options?: Record<string, unknown>}).options ?? {}
+  const split = options.split as import('../eval/split.js').SplitSpec | undefined
+  if (!split || spec.evaluate.kind !== 'retrieval-service') return undefined
+  const {analyzeObjectiveStudy} = await import('../search/analysis.js')
+  const {evaluateHoldoutItems} = await import('../search/holdout.js')
+  const {createEngineObjective} = await import('../engines/objective.js')
+  const {serviceSpecOf} = await import('../engines/retrieval-service.js')
+  const {describeSplit} = await import('../eval/split.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const analysis = analyzeObjectiveStudy(outcome.trials, spec.objectives, spec.profiles)
+  const byId = new Map(outcome.trials.map((t) => [t.id, t]))
+  const items = [
+    ...(analysis.front?.front ?? []).map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
+    ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+  ]
+  const objective = await createEngineObjective({...options, part: 'holdout'})
+  try {
+    const side = {objective, description: describeSplit(loadMemoryDataset(String(options.data)), split)}
+    return await evaluateHoldoutItems(items, side, outcome.study.seed, {quality: serviceSpecOf(spec).metric ?? 'quality', latency: 'p99_ms'})
+  } finally {
+    await objective.close?.()
+  }
 }
