@@ -64,6 +64,9 @@ export default class Search extends KtCommand {
     if (flags.engine && flags.objective) throw new InputError('--objective', 'either --engine or --objective', `both (--objective ${flags.objective})`)
     if (!resume && !flags.objective && !flags.engine) throw new InputError('--engine', 'an engine file, a built-in --objective, or --resume STUDY', 'nothing')
     if (resume && (flags.objective || flags.engine)) throw new InputError(flags.engine ? '--engine' : '--objective', 'no objective with --resume (the study keeps its own)', flags.engine ?? flags.objective)
+    // every choice is checked before any work starts (a bad --metric used to fail each trial and exit 0)
+    const {checkSearchChoices} = await import('../study/choices.js')
+    checkSearchChoices({objective: flags.objective, optimizer: resume ? undefined : flags.optimizer, metric: flags.metric, queryType: flags['query-type']})
     const maxBudget = parseNumber(flags.budget, '--budget')
     const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
     let options: Record<string, unknown> | undefined
@@ -122,6 +125,8 @@ export default class Search extends KtCommand {
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
+    const {SearchProgress} = await import('../study/progress.js')
+    const tracker = new SearchProgress({maxTrials, maxBudget})
     try {
       const outcome = await runSearch({
         storage: flags.storage,
@@ -144,10 +149,10 @@ export default class Search extends KtCommand {
         createOnly: flags['create-only'],
         signal: controller.signal,
         log: (line) => process.stderr.write(`${line}\n`),
-        onTrial: (trial, outcome) => {
+        onTrial: (trial, outcome, progress) => {
           count++
           spinner ??= this.spinner('kt search')
-          void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
+          void spinner.update(`kt search: ${tracker.update(trial, outcome, progress)}`)
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
