@@ -112,9 +112,9 @@ function mutateJsonValue(value: unknown, rng: Rng): unknown {
   let parent: Record<string, unknown> | unknown[] = root
   let key: string | number = 'v'
   for (let depth = 0; depth < 12; depth++) {
-    const current = (parent as Record<string | number, unknown>)[key]
+    const current: unknown = (parent as Record<string | number, unknown>)[key]
     if (current === null || typeof current !== 'object') break
-    const keys = Array.isArray(current) ? current.map((_, i) => i) : Object.keys(current)
+    const keys: Array<string | number> = Array.isArray(current) ? current.map((_, i) => i) : Object.keys(current)
     if (keys.length === 0 || rng.next() < 0.15) break
     parent = current as Record<string, unknown>
     key = keys[rng.int(keys.length)]
