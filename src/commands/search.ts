@@ -70,10 +70,14 @@ export default class Search extends KtCommand {
       const {resolve} = await import('node:path')
       engineSpec = (await import('../engines/file.js')).loadEngineFile(flags.engine)
       // stored absolute, so a resume from another folder finds the same file
-      options = {file: resolve(flags.engine)}
+      options = engineSpec.evaluate.kind === 'retrieval-service' ? {engine: resolve(flags.engine)} : {file: resolve(flags.engine)}
     }
-    if (flags.data || flags.metric || flags['query-type']) {
-      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
+    const service = engineSpec?.evaluate.kind === 'retrieval-service'
+    if (service && !flags.data) throw new InputError('--data', `the conversations kt drives ${engineSpec!.name} with (its evaluate.kind is retrieval-service)`, 'nothing')
+    if (service && (flags.metric || flags['query-type'])) throw new InputError(flags.metric ? '--metric' : '--query-type', `nothing: a retrieval service's objectives are in its engine file`, flags.metric ?? flags['query-type'])
+    if (service) options = {...options, data: (await import('node:path')).resolve(flags.data!)}
+    else if (flags.data || flags.metric || flags['query-type']) {
+      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval or a retrieval-service engine', flags.engine ? `engine ${engineSpec!.name} (evaluate.kind ${engineSpec!.evaluate.kind})` : (flags.objective ?? 'no objective'))
       const {resolve} = await import('node:path')
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
@@ -81,14 +85,14 @@ export default class Search extends KtCommand {
     }
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
       const {parseSplit, idSplit} = await import('../eval/split.js')
-      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags.objective !== 'retrieval' && !service) throw new InputError('--split', 'a retrieval objective (--objective retrieval, or a retrieval-service engine, with --data)', flags.objective ?? 'no objective')
       if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
       if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
       const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
       options = {...options, split, part: 'train'}
     }
-    const objective = flags.engine ? {name: 'engine', options, delayMs: flags['delay-ms']} : flags.objective ? {name: flags.objective, options, delayMs: flags['delay-ms']} : undefined
+    const objective = flags.engine ? {name: service ? 'retrieval-service' : 'engine', options, delayMs: flags['delay-ms']} : flags.objective ? {name: flags.objective, options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {
       if (flags.objective !== 'retrieval' || !options?.data) throw new InputError('--per-type', '--objective retrieval with --data', flags.objective ?? 'no objective')
       const {runRoutedSweeps} = await import('../study/sweeps.js')
@@ -144,16 +148,21 @@ export default class Search extends KtCommand {
       await (interrupted ? spinner?.fail() : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
-      if (resume && (outcome.study.objective as {name?: string}).name === 'engine') {
-        const file = ((outcome.study.objective as {options?: {file?: string}}).options?.file) as string
-        engineSpec = (await import('../engines/file.js')).loadEngineFile(file)
-      }
+      const storedSpec = outcome.study.objective as {name?: string; options?: {file?: string; engine?: string}}
+      if (resume && (storedSpec.name === 'engine' || storedSpec.name === 'retrieval-service'))
+        engineSpec = (await import('../engines/file.js')).loadEngineFile(String(storedSpec.options?.file ?? storedSpec.options?.engine))
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`)
+        const side = await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
+        let engineOut
+        try {
+          engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, side ? {...side, seed: outcome.study.seed} : undefined)
+        } finally {
+          await side?.objective.close?.()
+        }
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
-        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files})
+        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)

@@ -14,8 +14,9 @@ type Evaluator = (spec: EngineSpec) => Objective | Promise<Objective>
 export const EVALUATORS: Record<EngineSpec['evaluate']['kind'], Evaluator> = {
   command: (spec) => commandObjective(spec, spec.evaluate as Extract<EngineSpec['evaluate'], {kind: 'command'}>),
   http: (spec) => httpObjective(spec, spec.evaluate as Extract<EngineSpec['evaluate'], {kind: 'http'}>),
+  // kt brings the benchmark: the objective needs a dataset too (study spec 'retrieval-service')
   'retrieval-service': (spec) => {
-    throw new InputError(`${spec.file}: evaluate.kind`, 'command or http (the retrieval-service adapter is not in this build yet)', '"retrieval-service"')
+    throw new InputError(`${spec.file}: evaluate.kind`, 'a dataset for a retrieval service (kt search --engine FILE --data DATA)', 'no --data')
   },
 }
 
