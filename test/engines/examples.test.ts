@@ -61,6 +61,15 @@ describe('examples/python-engine', () => {
     expect(sh.status).toBe(0)
     const best = trials.find((t) => t.id === out.profiles[0].trialId)!
     expect(JSON.parse(sh.stdout.trim().split('\n').at(-1)!).mrr).toBeCloseTo(best.metrics!.mrr, 12)
+
+    // online bandits over the engine's space, its profile as the prior; a later command finds the space without the engine file
+    const online = join(dir, 'online')
+    const init = kt(['online', 'init', '--tenant', 'py', '--engine', join(PY, 'engine.json'), '--profile', join(dir, 'profiles', 'best-quality.json'), '--dir', online, '--json'])
+    expect(init.stderr).toBe('')
+    expect(JSON.parse(init.stdout).space).toBe('engine:memengine-py')
+    const choose = kt(['online', 'choose', '--tenant', 'py', '--dir', online, '--json'])
+    expect(choose.status).toBe(0)
+    expect(Object.keys(JSON.parse(choose.stdout).config)).toContain('w.recency')
   })
 })
 
