@@ -28,7 +28,7 @@ describe('examples/python-engine', () => {
 
   it('BOHB over its three tiers writes the front and profiles; a profile deploys in the engine\'s own env names and the engine reads it back', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-py-example-'))
-    const r = kt(['search', '--engine', join(PY, 'engine.json'), '--budget', '3', '--workers', '4', '--storage', join(dir, 'studies.sqlite'), '--study', 'py', '--out', dir, '--json'])
+    const r = kt(['search', '--engine', join(PY, 'engine.json'), '--budget', '4', '--workers', '4', '--storage', join(dir, 'studies.sqlite'), '--study', 'py', '--out', dir, '--json'])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const out = JSON.parse(r.stdout) as {engine: string; front: {front: unknown[]; hypervolume: number}; profiles: Array<{profile: string; trialId: number | null}>}
