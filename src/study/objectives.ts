@@ -6,8 +6,6 @@
  *
  * - a benchmark function by name (branin, hartmann6, counting_ones, simplex, simplex_mf);
  * - `engine`: an engine file (`kt_engine: 1`; options: file, an absolute path), src/engines;
- * - `retrieval-service`: an engine file whose evaluate.kind is retrieval-service, driven over a
- *   dataset (options: engine, data, split, part, tierSeed; src/engines/retrieval-service.ts);
  * - `retrieval`: kt's retrieval engine on a dataset, quality vs P99 latency
  *   (src/eval/retrieval-objective.ts; options: data, metric, queryType, tierSeed);
  * - `importance`: kt's importance weights on an importance dataset (src/engines/kt-importance.ts);
@@ -48,7 +46,6 @@ export async function createObjective(spec: ObjectiveSpec, where = '--objective'
   let base: Objective
   if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
   else if (spec.name === 'engine') base = await (await import('../engines/objective.js')).createEngineObjective(spec.options ?? {})
-  else if (spec.name === 'retrieval-service') base = await (await import('../engines/retrieval-service.js')).createObjective(spec.options ?? {})
   else if (spec.name === 'retrieval') base = await (await import('../eval/retrieval-objective.js')).createObjective(spec.options ?? {})
   else if (spec.name === 'importance') base = (await import('../engines/kt-importance.js')).createObjective(spec.options as never)
   else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
