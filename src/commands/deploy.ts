@@ -9,11 +9,11 @@ export default class Deploy extends KtCommand {
   static override description = 'Validates the profile against its parameter space (importance or retrieval: weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`. The default TARGET is reports/deployed/<space>.'
   static override examples = [
     {
-      description: "After tuning the Python example (kt search --engine examples/python-engine/engine.json ... --out /tmp/kt-py): its profile, in the engine's own variable names.",
-      command: '<%= config.bin %> deploy /tmp/kt-py/profiles/high-throughput.json --engine examples/python-engine/engine.json --target /tmp/kt-py/deployed',
+      description: "After tuning the Python example (kt search --engine examples/python-engine/engine.json ... --out reports/kt-py): its profile, in the engine's own variable names.",
+      command: '<%= config.bin %> deploy reports/kt-py/profiles/high-throughput.json --engine examples/python-engine/engine.json --target reports/kt-py/deployed',
     },
     '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json',
-    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json --force --target /srv/agent/importance --json',
+    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json --force --target reports/agent/importance --json',
   ]
   static override args = {profile: Args.string({description: 'profile JSON written by phase 6', required: true})}
   static override flags = {

@@ -5,7 +5,7 @@ import {DEFAULT_TARGET_ROOT} from './deploy.js'
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
   static override description = 'Pops the newest profile from TARGET/history/ and makes it active again (active.json, active.env, active.sh).'
-  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /srv/agent/importance --json']
+  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target reports/agent/importance --json']
   static override flags = {
     space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>); the folder\'s own active profile decides how it is read.', options: ['importance', 'retrieval'], default: 'importance'}),
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),

@@ -7,8 +7,8 @@ export default class Search extends KtCommand {
     'Optimises an objective with grid, random or BOHB search. Every trial is written to the study file (SQLite) the moment it finishes, so a study stopped by a crash, kill -9 or Ctrl-C continues with --resume NAME without losing or repeating a finished trial. --engine FILE tunes any engine described by an engine file (kt_engine: 1; src/engines/README.md): a command run per trial, or an HTTP endpoint; its tiers are the BOHB budgets, its objectives make the front, its profiles rules choose the profiles written to --out. --workers N keeps N trials in flight (processes or requests for an engine file, worker threads otherwise). Other objectives: kt\'s retrieval engine (--objective retrieval --data FILE) and the benchmark functions of `kt bench optimizers`.'
   static override examples = [
     {
-      description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to /tmp/kt-py.',
-      command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage /tmp/kt-py/studies.sqlite --out /tmp/kt-py',
+      description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to reports/kt-py.',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage reports/kt-py/studies.sqlite --out reports/kt-py',
     },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
