@@ -52,6 +52,7 @@ export default class Search extends KtCommand {
     const {runSearch} = await import('../study/search.js')
     const {checkOptimizerName} = await import('../search/optimizers.js')
     const {formatSearchOutcome} = await import('../study/format.js')
+    const {snakeKeysOfRecord} = await import('../util/json-keys.js')
     // an unwritable --out must fail before the study runs, not after
     if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
@@ -116,7 +117,7 @@ export default class Search extends KtCommand {
         out: flags.out,
         log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
       })
-      return result
+      return snakeKeysOfRecord(result)
     }
     const controller = new AbortController()
     const stop = (): void => controller.abort()
@@ -169,7 +170,7 @@ export default class Search extends KtCommand {
         const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
-        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
+        Object.assign(view.json, snakeKeysOfRecord({engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})}))
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
@@ -179,7 +180,7 @@ export default class Search extends KtCommand {
         const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-          Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          Object.assign(view.json, snakeKeysOfRecord({front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})}))
           const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
           if (spec.name === 'retrieval' && !interrupted) {
             // the front's P99 is the cost model: measure the same configurations on the clock beside it
