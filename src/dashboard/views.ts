@@ -56,13 +56,23 @@ export interface StudyListEntry {
   readonly last_activity: string
 }
 
+/** The latest of the study's update time and its trials' start and finish times (ISO strings compare as times). */
+export function lastActivity(updatedAt: string, trials: readonly TrialRow[]): string {
+  let last = updatedAt
+  for (const t of trials) {
+    if (t.finishedAt && t.finishedAt > last) last = t.finishedAt
+    if (t.startedAt && t.startedAt > last) last = t.startedAt
+  }
+  return last
+}
+
 export function studyListEntry(s: StudySummary, trials: readonly TrialRow[]): StudyListEntry {
   const def = valueDefinition(s, trials)
   const best = incumbent(trials)
   return {
     name: s.name, objective: (s.objective as {name?: string})?.name ?? '?', optimizer: s.optimizer, state: s.state,
     trials: s.trials, ok: s.ok, failed: s.failed, running: s.running,
-    best_value: best ? valueOf(def, best) : null, value_name: def.name, last_activity: s.lastActivity,
+    best_value: best ? valueOf(def, best) : null, value_name: def.name, last_activity: lastActivity(s.updatedAt, trials),
   }
 }
 
