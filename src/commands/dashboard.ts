@@ -8,10 +8,9 @@ export default class DashboardCmd extends KtCommand {
   static override examples = [
     '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784/retrieval-studies.sqlite',
     '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
-    '<%= config.bin %> dashboard --storage postgresql://kt@127.0.0.1:5432/kt',
   ]
   static override flags = {
-    storage: Flags.string({description: 'Study store: a SQLite file or a postgresql:// URL.', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study store: a SQLite file, or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.', default: 'kt-studies.sqlite'}),
     port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),
   }
