@@ -126,7 +126,7 @@
       var r = {trial: t.id[i], budget: t.budget[i], status: t.status[i], value: t.value[i], order: t.order[i], best_so_far: t.best_so_far[i], budget_so_far: t.budget_so_far[i]}
       if (view.front) {
         r.set = front[r.trial] ? 'Pareto front' : dominated[r.trial] ? 'dominated' : r.status === 'ok' && r.budget < view.max_budget ? 'lower budget' : null
-        r.set_rank = r.set === 'Pareto front' ? 2 : r.set === 'dominated' ? 1 : 0
+        r._draw_order = r.set === 'Pareto front' ? 2 : r.set === 'dominated' ? 1 : 0
       }
       for (var m in t.metric) r[m] = t.metric[m][i]
       for (var p in t.config) r[p] = t.config[p][i]

@@ -72,7 +72,7 @@ export function frontChart(v: StudyView): Spec | null {
       x: {field: 'p99_ms', type: 'quantitative', title: `P99 latency, ms (${v.front.latency_kind}: cost model)${scaleNote(x)}`, scale: x},
       y: {field: 'quality', type: 'quantitative', title: `${v.front.quality} (higher is better)`, scale: {zero: false}},
       color: {field: 'set', type: 'nominal', scale: FRONT_COLORS, title: null},
-      order: {field: 'set_rank', type: 'quantitative'},
+      order: {field: '_draw_order', type: 'quantitative'},
     },
   }
 }
