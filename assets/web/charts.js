@@ -44,12 +44,21 @@
   /** Embeds `spec` in `el`, registers the view under `id`; resolves to the view. */
   window.ktEmbed = function (el, spec, id, datasets) {
     var s = Object.assign({}, spec)
-    if (datasets) s.datasets = Object.assign({}, s.datasets || {}, datasets)
+    // named datasets go in after compiling: vega-lite would copy thousands of rows through its compiler
+    var late = {}
+    for (var name in datasets || {}) late[name] = datasets[name]
+    var rows = 0
+    for (var n in late) rows = Math.max(rows, late[n].length)
     if (!s.$schema) s.$schema = 'https://vega.github.io/schema/vega-lite/v6.json'
     if (s.width === 'container' && typeof s.height === 'number') s.autosize = {type: 'fit-x', contains: 'padding'}
     el.setAttribute('data-chart', id)
-    var opts = {actions: false, renderer: rowCount(s) > CANVAS_ROWS ? 'canvas' : 'svg', tooltip: {theme: 'light', maxDepth: 1, formatTooltip: formatTooltip}}
+    var opts = {actions: false, renderer: Math.max(rows, rowCount(s)) > CANVAS_ROWS ? 'canvas' : 'svg', tooltip: {theme: 'light', maxDepth: 1, formatTooltip: formatTooltip}}
     return vegaEmbed(el, s, opts).then(function (r) {
+      var names = Object.keys(late)
+      if (names.length === 0) return r
+      names.forEach(function (name) { r.view.data(name, late[name]) })
+      return r.view.runAsync().then(function () { return r })
+    }).then(function (r) {
       var old = window.ktCharts[id]
       if (old && old !== r.view) old.finalize()
       window.ktCharts[id] = r.view
