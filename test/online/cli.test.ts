@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
-import {appendFileSync, existsSync, readFileSync, rmSync} from 'node:fs'
+import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {kt, ktAsync, tempDir} from './helpers.js'
+import {kt, ktAsync, rechain, tempDir} from './helpers.js'
 import {TenantStore} from '../../src/online/store.js'
 import {spaceById} from '../../src/online/spaces.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -25,11 +25,11 @@ describe('kt online (built CLI)', () => {
     const unknown = t(['online', 'feedback', '--tenant', 'acme', '--query', '7', '--used', '--time', '3000'])
     expect(unknown.status).toBe(2)
     expect(unknown.stderr.trim().split('\n')).toHaveLength(1)
-    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1\), got an unknown id \(counted as rejected\)/)
+    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1 or your own ids\), got an unknown id \(counted as rejected\)/)
 
     const badLabel = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--label', '4', '--time', '3000'])
     expect(badLabel.status).toBe(2)
-    expect(badLabel.stderr).toMatch(/--label: expected an integer in 0\.\.3, got 4/)
+    expect(badLabel.stderr).toMatch(/label: expected an integer in 0\.\.3, got 4/)
 
     const negativeTime = t(['online', 'choose', '--tenant', 'acme', '--time', '-5'])
     expect(negativeTime.status).toBe(2)
@@ -54,16 +54,16 @@ describe('kt online (built CLI)', () => {
     expect(wrongKind.stderr.trim().split('\n')).toHaveLength(1)
     const custom = t(['online', 'init', '--tenant', 'custom', '--decay-every', '100', '--decay-fraction', '0.2', '--implicit-window-ms', '60000', '--json'])
     expect(custom.status, custom.stderr).toBe(0)
-    expect(JSON.parse(custom.stdout).settings).toMatchObject({forgetting: {kind: 'periodic', every: 100, fraction: 0.2}, implicitWindowMs: 60000})
+    expect(JSON.parse(custom.stdout).settings).toMatchObject({forgetting: {kind: 'periodic', every: 100, fraction: 0.2}, implicit_window_ms: 60000})
     const init = t(['online', 'init', '--tenant', 'graded', '--feedback', 'labels', '--prior-strength', '10', '--json'])
     expect(init.status, init.stderr).toBe(0)
-    expect(JSON.parse(init.stdout).settings).toMatchObject({feedback: 'labels', priorStrength: 10})
+    expect(JSON.parse(init.stdout).settings).toMatchObject({feedback: 'labels', prior_strength: 10})
     expect(t(['online', 'choose', '--tenant', 'graded', '--time', '1000']).status).toBe(0)
     expect(t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--label', '3', '--time', '2000']).status).toBe(0)
     const used = t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--used', '--time', '3000'])
     expect(used.status).toBe(2)
     expect(used.stderr.trim().split('\n')).toHaveLength(1)
-    expect(used.stderr).toMatch(/--used: expected a --label: tenant graded takes labels only/)
+    expect(used.stderr).toMatch(/used: expected a label: tenant graded takes labels only/)
     // long after the implicit window: the label stays the query's only outcome
     expect(t(['online', 'choose', '--tenant', 'graded', '--time', '100000000']).status).toBe(0)
     const store = TenantStore.open({dir, tenant: 'graded', resolveSpace: (id) => spaceById(id)})
@@ -80,7 +80,7 @@ describe('kt online (built CLI)', () => {
     store.close()
     const logPath = join(d, 'dup', 'log.jsonl')
     const lines = readFileSync(logPath, 'utf8').trim().split('\n')
-    appendFileSync(logPath, `${lines[1]}\n`) // query 1 again
+    writeFileSync(logPath, `${rechain([...lines, lines[1]]).join('\n')}\n`) // query 1 again (with a valid checksum: the id check is tested)
     rmSync(join(d, 'dup', 'state.json'))
 
     const at = (args: string[]) => ktAsync([...args, '--dir', d])
