@@ -96,7 +96,7 @@ describe('kt dashboard in Chromium', () => {
     await page.evaluate(() => ((globalThis as any).ktNoReload = true))
     const r = kt(['search', '--resume', 'branin-random', '--storage', storage, '--trials', '31'])
     expect(r.status, r.stderr).toBe(0)
-    await page.waitForFunction(() => document.querySelector('#trial-count')?.textContent === '31 of 31 trials', undefined, {timeout: LIVE_WITHIN_MS})
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('#trial-count')?.textContent === '31 of 31 trials', undefined, {timeout: LIVE_WITHIN_MS})
     expect(await page.evaluate(() => (globalThis as any).ktNoReload)).toBe(true) // same document: no reload happened
     expect(problems).toEqual([])
     await page.close()
