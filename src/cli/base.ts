@@ -1,5 +1,5 @@
 import {Command, Flags, Errors} from '@oclif/core'
-import {InputError} from '../util/errors.js'
+import {AcceptanceError, InputError} from '../util/errors.js'
 
 /**
  * Shared behaviour of every kt command: a `--json` flag (oclif prints run()'s return value),
@@ -17,6 +17,10 @@ export abstract class KtCommand extends Command {
     if (error instanceof InputError) {
       process.stderr.write(`kt: ${error.message.replace(/\s*\n\s*/g, ' ')}\n`)
       this.exit(2)
+    }
+    if (error instanceof AcceptanceError) {
+      process.stderr.write(`kt: ${error.message}\n`)
+      this.exit(1)
     }
     // oclif's parse errors (unknown flag, bad value, missing argument) span several lines: fold
     // them into one, without the "See more help" hint

@@ -41,7 +41,10 @@ function summary(p: Partial<PhaseResults>): string[] {
       lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
     }
     const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
-    lines.push(`- Verdict: ${p.validation.note ? `**not validated**: ${p.validation.note}` : p.validation.passed ? '**all acceptance criteria pass**' : `**failed**: ${failed.join(', ')}`}.`)
+    // reports before the verdict field: a note meant "not validated"
+    const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
+    const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
+    lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
   }
   return lines
 }

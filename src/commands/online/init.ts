@@ -41,9 +41,10 @@ export default class OnlineInit extends KtCommand {
     const space = spaceById(flags.space, '--space')
     let profile = defaultConfig(space)
     if (flags.profile) {
-      const {parseProfile} = await import('../../deploy/profile.js')
-      const {readJson} = await import('../../util/fs.js')
-      profile = parseProfile(readJson(flags.profile), flags.profile, space).config
+      const {loadProfile} = await import('../../deploy/load.js')
+      const loaded = loadProfile(flags.profile, {kinds: space.id === 'retrieval' ? ['retrieval', 'routed'] : undefined})
+      if (loaded.space.id !== space.id) throw new InputError(`${flags.profile}: space`, `a profile of space ${space.id} (--space)`, JSON.stringify(loaded.space.id))
+      profile = loaded.profile.config
     }
     const tuned = flags.tuned ? flags.tuned.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_TUNED[space.id] ? [...DEFAULT_TUNED[space.id]] : undefined
     const forgetting = forgettingDefaults(flags.forgetting as 'periodic' | 'adaptive' | 'none')
