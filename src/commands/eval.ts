@@ -13,6 +13,8 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-qf/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --against fixtures/profile-balanced-fusion.json',
+    '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
@@ -24,12 +26,15 @@ export default class Eval extends KtCommand {
     conversation: Flags.string({description: 'Evaluate only these conversations (comma-separated ids), e.g. the ones a reranker was not trained on.'}),
     reranker: Flags.string({description: 'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).'}),
     registry: Flags.string({description: 'Reranker registry folder read by --reranker deployed.', default: DEFAULT_REGISTRY}),
+    engine: Flags.string({description: 'Evaluate an external engine instead of kt\'s: an engine file (kt_engine: 1) whose evaluate.kind is retrieval-service. --profile and --against then hold that engine\'s parameter values.'}),
+    against: Flags.string({description: 'Compare with a second retrieval profile on the same questions: every metric\'s difference (this minus --profile, or minus the defaults) with a paired bootstrap 95% interval.'}),
     'rerank-pool': Flags.integer({description: 'Engine candidates the reranker reorders per query, at least the deepest cut-off and 10 (default: the pool the model\'s training log was written with, recorded in the model, else 50). A model with query-level columns refuses any other pool than its recorded one.'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Eval)
     const ks = parseKs(flags.k)
+    if (flags.engine !== undefined) return this.runEngine(flags, ks)
     const {loadMemoryDataset} = await import('../data/conversations/index.js')
     const {loadRetrievalProfile} = await import('../eval/profile.js')
     const {defaultRetrievalConfig} = await import('../engine/retrieval/engine.js')
@@ -63,8 +68,57 @@ export default class Eval extends KtCommand {
     if (output.queries === 0)
       throw new InputError(flags.data, 'at least one question of categories 1-4 whose evidence names a turn of its conversation', `${dataset.questions.length} questions, none scorable`)
     await progress.succeed(`evaluated ${output.queries} queries`)
-    if (!this.jsonEnabled()) this.log(renderEvalReport(output))
-    return output
+    let against: import('../eval/compare.js').ProfileComparison | undefined
+    if (flags.against !== undefined) {
+      const {compareRows, comparedMetrics, renderComparison} = await import('../eval/compare.js')
+      const {prepareEvaluation, evaluateSystem} = await import('../eval/harness.js')
+      const other = loadRetrievalProfile(flags.against)
+      // each profile with its own per-type overrides (they are built into the engines)
+      const rows = (p: typeof profile) => evaluateSystem(prepareEvaluation(dataset, {overrides: p.overrides}), 'engine', p.config, {ks}).rows
+      against = compareRows({name: flags.profile ?? 'defaults', rows: rows(profile)}, {name: flags.against, rows: rows(other)}, comparedMetrics(ks))
+      if (!this.jsonEnabled()) this.log(`${renderEvalReport(output)}\n\n${renderComparison(against)}`)
+    } else if (!this.jsonEnabled()) this.log(renderEvalReport(output))
+    return against ? {...output, against} : output
+  }
+
+  /** `kt eval --engine`: a retrieval service scored on the dataset (and, with --against, compared). */
+  private async runEngine(flags: {engine?: string; data: string; profile?: string; against?: string; format?: string; columns?: string; questions?: string; conversation?: string; reranker?: string}, ks: number[]): Promise<unknown> {
+    if (flags.reranker !== undefined) throw new InputError('--reranker', 'no --reranker with --engine (the reranker reorders kt\'s own candidates)', flags.reranker)
+    const {loadEngineFile} = await import('../engines/file.js')
+    const {serviceSpecOf} = await import('../engines/retrieval-service.js')
+    const {evaluateService, loadEngineProfile, renderServiceEval} = await import('../eval/service-eval.js')
+    const {loadMemoryDataset} = await import('../data/conversations/index.js')
+    const {restrictConversations} = await import('../eval/queries.js')
+    const {defaultConfig} = await import('../space/index.js')
+    const engine = loadEngineFile(flags.engine!)
+    if (engine.evaluate.kind !== 'retrieval-service')
+      throw new InputError(`${flags.engine}: evaluate.kind`, '"retrieval-service" for kt eval (a command or http engine computes its own metrics: tune it with kt search --engine)', JSON.stringify(engine.evaluate.kind))
+    const spec = serviceSpecOf(engine)
+    const config = flags.profile === undefined ? defaultConfig(engine.space) : loadEngineProfile(flags.profile, engine.space)
+    const otherConfig = flags.against === undefined ? undefined : loadEngineProfile(flags.against, engine.space)
+    const loaded = loadMemoryDataset(flags.data, {format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined, columns: flags.columns === undefined ? undefined : parseColumns(flags.columns), questions: flags.questions})
+    const dataset = flags.conversation === undefined ? loaded : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
+    const progress = this.spinner(`evaluating ${engine.name} on ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`)
+    try {
+      const {output, rows} = await evaluateService(spec, dataset, config, {ks})
+      // no scored question means no measurement: an error, not a table of zeros
+      if (output.queries === 0) throw new InputError(flags.data, 'at least one question of categories 1-4 whose evidence names a turn of its conversation', `${dataset.questions.length} questions, none scorable`)
+      let against: import('../eval/compare.js').ProfileComparison | undefined
+      if (otherConfig !== undefined) {
+        const {compareRows, comparedMetrics} = await import('../eval/compare.js')
+        const other = await evaluateService(spec, dataset, otherConfig, {ks, minTimings: 1})
+        against = compareRows({name: flags.profile ?? 'defaults', rows}, {name: flags.against!, rows: other.rows}, comparedMetrics(ks))
+      }
+      await progress.succeed(`evaluated ${output.queries} queries`)
+      if (!this.jsonEnabled()) {
+        this.log(renderServiceEval(output))
+        if (against) this.log(`\n${(await import('../eval/compare.js')).renderComparison(against)}`)
+      }
+      return against ? {...output, against} : output
+    } catch (error) {
+      await progress.fail()
+      throw error
+    }
   }
 }
 

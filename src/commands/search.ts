@@ -23,7 +23,7 @@ export default class Search extends KtCommand {
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
     workers: Flags.integer({description: 'Worker threads evaluating in parallel (1 = in this thread).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
-    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 0}),
+    seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 42}),
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
     range: Flags.string({description: 'Search a numeric parameter over LOW:HIGH instead: NAME=LOW:HIGH (repeatable).', multiple: true}),
     floor: Flags.string({description: 'Change a simplex group floor: GROUP=FLOOR (repeatable).', multiple: true}),
@@ -36,6 +36,9 @@ export default class Search extends KtCommand {
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
     out: Flags.string({description: 'Write the Pareto front, domain profiles, routed profile and front chart (bi-objective studies) to this folder.'}),
+    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
+    train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
+    holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
   }
 
   async run(): Promise<unknown> {
@@ -65,6 +68,15 @@ export default class Search extends KtCommand {
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
       options = {...options, data: typeof data === 'string' ? resolve(data) : data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
+    }
+    if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
+      const {parseSplit, idSplit} = await import('../eval/split.js')
+      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
+      if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
+      if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
+      const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
+      options = {...options, split, part: 'train'}
     }
     const objective = flags.objective ? {name: flags.objective, module: flags['objective-module'], options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {
@@ -123,10 +135,15 @@ export default class Search extends KtCommand {
       const view = formatSearchOutcome(outcome, flags.storage)
       if (!this.jsonEnabled()) this.log(view.text)
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
-      const analysis = await writeStudyAnalysis(outcome.trials, flags.out)
-      if (analysis) {
-        if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-        Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files})
+      const holdout = await holdoutSide(outcome.study.objective as import('../search/objectives.js').ObjectiveSpec)
+      try {
+        const analysis = await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined)
+        if (analysis) {
+          if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
+          Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+        }
+      } finally {
+        await holdout?.objective.close?.()
       }
       if (interrupted) {
         process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
@@ -141,4 +158,19 @@ export default class Search extends KtCommand {
       process.off('SIGTERM', stop)
     }
   }
+}
+
+/**
+ * The held-out side of a study tuned with a split: the same objective over the held-out
+ * conversations (read from the stored spec, so a resumed study gets it too).
+ */
+async function holdoutSide(spec: import('../search/objectives.js').ObjectiveSpec): Promise<import('../search/holdout.js').HoldoutSide | undefined> {
+  const split = spec.options?.split as import('../eval/split.js').SplitSpec | undefined
+  if (!split) return undefined
+  const {createObjective} = await import('../search/objectives.js')
+  const {describeSplit} = await import('../eval/split.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
+  const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
+  return {objective, description}
 }

@@ -11,7 +11,7 @@ import {defaultConfig, validateConfig} from '../space/space.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {
-  checkProfile, envMap, notValidated, NAME_PATTERN, RUN_ID_PATTERN, PROFILE_FORMAT_VERSION, PROFILE_KINDS, ROLLOUT_STAGES, UNSAFE_TEXT,
+  checkProfile, envMap, notValidated, spaceFingerprint, NAME_PATTERN, RUN_ID_PATTERN, PROFILE_FORMAT_VERSION, PROFILE_KINDS, ROLLOUT_STAGES, UNSAFE_TEXT,
   type Profile, type ProfileKind, type ProfileValidation,
 } from './profile.js'
 import {KIND_SPACES, ROUTED_QUERY_TYPES, resolveEngineSpace} from './spaces.js'
@@ -135,8 +135,10 @@ function fromParameters(obj: Record<string, unknown>, file: string, space: Param
   const config = {...defaultConfig(space), ...(obj as Record<string, never>)}
   validateConfig(space, config, file)
   const stem = basename(file).replace(/\.json$/i, '')
+  const kind: ProfileKind = space.id === 'retrieval' || space.id === 'importance' ? space.id : 'engine'
   return {
-    kt_profile: PROFILE_FORMAT_VERSION, kind: space.id === 'retrieval' ? 'retrieval' : space.id, name: NAME_PATTERN.test(stem) ? stem : 'parameters', space: space.id, engine: null,
+    kt_profile: PROFILE_FORMAT_VERSION, kind, name: NAME_PATTERN.test(stem) ? stem : 'parameters', space: space.id,
+    engine: kind === 'engine' ? {name: NAME_PATTERN.test(space.id) ? space.id : 'engine', file: null, space_sha256: spaceFingerprint(space)} : null,
     config, env: envMap(space), metrics: {}, notes: [], validation: notValidated('a file of parameter values records no validation'), leakage: [],
     source_run: 'hand-written', rollout: ROLLOUT_STAGES.map((s) => ({...s})),
   }

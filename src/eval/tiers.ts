@@ -27,6 +27,23 @@ export interface FidelityTier {
  * and keep the category mix.
  */
 export function fidelityTiers(queries: readonly EvalQuery[], seed: number): FidelityTier[] {
+  return questionTiers(queries, seed, FIDELITY_TIER_SPECS) as FidelityTier[]
+}
+
+/** A fidelity tier of any name: a question subset with a share of the questions. */
+export interface TierSpec {
+  readonly name: string
+  readonly budget: number
+  /** Share of the questions in (0, 1]. */
+  readonly fraction: number
+}
+
+/**
+ * Nested, seeded, category-stratified question subsets for any tier list (e.g. an engine file's
+ * tiers, with fraction = budget / largest budget). Within each category the queries are shuffled
+ * once and every tier takes a prefix (at least one query per category).
+ */
+export function questionTiers(queries: readonly EvalQuery[], seed: number, specs: readonly TierSpec[]): Array<{name: string; budget: number; queryIds: string[]}> {
   const rng = new Rng(seed)
   const byCategory = new Map<string, string[]>()
   for (const q of queries) {
@@ -36,7 +53,7 @@ export function fidelityTiers(queries: readonly EvalQuery[], seed: number): Fide
   }
   const shuffled = [...byCategory.keys()].sort().map((c) => rng.fork(c).shuffle([...(byCategory.get(c) as string[])]))
   const order = new Map(queries.map((q, i) => [q.id, i]))
-  return FIDELITY_TIER_SPECS.map((spec) => {
+  return specs.map((spec) => {
     const ids = shuffled.flatMap((list) => list.slice(0, Math.max(1, Math.ceil(spec.fraction * list.length))))
     // Report tiers in dataset order, so evaluation order does not depend on the shuffle.
     ids.sort((a, b) => (order.get(a) as number) - (order.get(b) as number))
@@ -45,6 +62,6 @@ export function fidelityTiers(queries: readonly EvalQuery[], seed: number): Fide
 }
 
 /** The tier whose budget is the smallest at least `budget` (an optimiser's budget to a tier). */
-export function tierForBudget(tiers: readonly FidelityTier[], budget: number): FidelityTier {
+export function tierForBudget<T extends {readonly budget: number}>(tiers: readonly T[], budget: number): T {
   return tiers.find((t) => t.budget >= budget) ?? tiers[tiers.length - 1]
 }

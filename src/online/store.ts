@@ -10,7 +10,8 @@
  *                            followed by a line `sha256 <hex of everything before it>`.
  * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
  *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
- *                            held waits up to LOCK_WAIT_MS.
+ *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
+ *                            that a kill left behind (.state.json.<pid>.tmp) are removed.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
  * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
@@ -25,7 +26,7 @@ import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {ensureDir, writeFileAtomic} from '../util/fs.js'
-import {acquireDirLock, releaseDirLock, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
+import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
 
 /** Re-exported for callers that check lock owners (tests). */
 export {processStartTime} from '../util/lock.js'
@@ -216,6 +217,8 @@ export class TenantStore {
           TenantStore.writeInit(dir, options.tenant, c, bandit!)
           madeLog = true
         }
+        // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
+        removeStaleTemps(dir, STATE_FILE)
         return TenantStore.load(dir, options)
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})

@@ -1,8 +1,9 @@
-import {existsSync, rmSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {z} from 'zod'
 import {InputError} from '../util/errors.js'
-import {readJson, writeFileAtomic} from '../util/fs.js'
+import {ensureDir, readJson, writeFileAtomic} from '../util/fs.js'
+import {removeStaleTemps, withDirLock} from '../util/lock.js'
 import type {LtrDataset} from './dataset.js'
 import {scoreDataset} from './lambdamart.js'
 import {fromSavedModel, readModel, sameScoringModel, writeModel, type SavedModel} from './model.js'
@@ -22,7 +23,9 @@ import {alignColumns, ENGINE_SCORE_FEATURE, formatMetric, formatNameList, withEn
  * - the last KEEP_VERSIONS deployed versions are kept with their metrics; older ones are deleted.
  * - rollback: the previous kept version becomes current and the rolled-back one is dropped.
  * Writes are atomic: a model file is written whole before the index names it, and the index is
- * replaced by rename, so a crash leaves either the old or the new registry.
+ * replaced by rename, so a crash leaves either the old or the new registry. Every deploy and
+ * rollback holds the registry's lock (`<dir>/lock`, src/util/lock.ts) for its whole
+ * read-modify-write; readers take no lock but re-read when the index changed under them.
  */
 
 export const REGISTRY_INDEX = 'registry.json'
@@ -85,6 +88,47 @@ export function readRegistry(dir: string): RegistryIndex {
     throw new InputError(`${path} field current`, 'the id of a kept version', index.current)
   }
   return index
+}
+
+/** Files of the registry that writeFileAtomic writes: the index and the version models. */
+const REGISTRY_FILE_PATTERN = /^(registry\.json|v\d+\.json)$/
+
+/**
+ * Runs one read-modify-write of the registry under its lock (src/util/lock.ts, the lock the online
+ * store and the deploy history use), so two deploys, or a deploy and a rollback, run at once queue
+ * instead of losing an update or deleting a file the other's index names. Temp files a killed
+ * writer left are removed first (under the lock nobody else is writing).
+ */
+function withRegistryLock<T>(dir: string, waitMs: number | undefined, fn: () => T): T {
+  return withDirLock(dir, {expected: 'a registry no other deploy or rollback is changing', subject: `registry ${dir}`, waitMs}, () => {
+    removeStaleTemps(dir, REGISTRY_FILE_PATTERN)
+    return fn()
+  })
+}
+
+/** Most index re-reads a lock-free reader makes while writers keep changing the registry under it. */
+const CONSISTENT_READ_ATTEMPTS = 20
+
+/**
+ * Runs a lock-free read of the registry (index plus version files) and returns it only if the index
+ * was the same before and after: a deploy or rollback that replaced the index meanwhile (and may
+ * have removed a file the old index named) makes it read again. Readers need no write access.
+ */
+export function readConsistent<T>(dir: string, read: (index: RegistryIndex) => T): T {
+  const path = join(dir, REGISTRY_INDEX)
+  const indexText = (): string | undefined => {
+    try {
+      return readFileSync(path, 'utf8')
+    } catch {
+      return undefined
+    }
+  }
+  let result: T
+  for (let attempt = 1; ; attempt++) {
+    const before = indexText()
+    result = read(readRegistry(dir))
+    if (indexText() === before || attempt >= CONSISTENT_READ_ATTEMPTS) return result
+  }
 }
 
 function writeRegistry(dir: string, index: RegistryIndex): void {
@@ -168,11 +212,16 @@ export function validationData(data: LtrDataset, saved: SavedModel, modelPath: s
  * Refused (InputError): a model without trees, or one over other features than the current model.
  * A candidate that scores exactly like the current version changes nothing (`already`).
  */
-export function deploy(dir: string, modelPath: string, options: {compareOn?: LtrDataset; now?: Date} = {}): DeployOutcome {
+export function deploy(dir: string, modelPath: string, options: {compareOn?: LtrDataset; now?: Date; lockWaitMs?: number} = {}): DeployOutcome {
   const candidate = readModel(modelPath)
   if (candidate.trees.length === 0) {
     throw new InputError(`${modelPath} field trees`, 'at least one tree (a model without trees scores every candidate equally)', 'none')
   }
+  ensureDir(dir)
+  return withRegistryLock(dir, options.lockWaitMs, () => deployLocked(dir, modelPath, candidate, options))
+}
+
+function deployLocked(dir: string, modelPath: string, candidate: SavedModel, options: {compareOn?: LtrDataset; now?: Date}): DeployOutcome {
   const index = readRegistry(dir)
   const current = currentVersion(index)
   const currentModel = current ? readVersionModel(dir, current) : undefined
@@ -237,7 +286,13 @@ export interface RollbackOutcome {
 }
 
 /** Makes the previous kept version current and drops the rolled-back one. */
-export function rollback(dir: string): RollbackOutcome {
+export function rollback(dir: string, options: {lockWaitMs?: number} = {}): RollbackOutcome {
+  // No folder: nothing deployed (and nothing to lock); readRegistry says so in the error below.
+  if (!existsSync(dir)) return rollbackLocked(dir)
+  return withRegistryLock(dir, options.lockWaitMs, () => rollbackLocked(dir))
+}
+
+function rollbackLocked(dir: string): RollbackOutcome {
   const index = readRegistry(dir)
   const at = index.versions.findIndex((v) => v.id === index.current)
   if (at <= 0) {
@@ -256,9 +311,16 @@ export function rollback(dir: string): RollbackOutcome {
  * when nothing is deployed.
  */
 export function loadDeployed(dir: string): {version: RegistryVersion; packed: PackedEnsemble; saved: SavedModel; file: string} | undefined {
-  const index = readRegistry(dir)
-  const version = currentVersion(index)
-  if (!version) return undefined
-  const saved = readVersionModel(dir, version)
-  return {version, packed: new PackedEnsemble(fromSavedModel(saved)), saved, file: join(dir, version.file)}
+  const found = readConsistent(dir, (index) => {
+    const version = currentVersion(index)
+    if (!version) return undefined
+    try {
+      return {version, saved: readVersionModel(dir, version)}
+    } catch (error) {
+      return error as Error // maybe removed by a rollback meanwhile: readConsistent reads again if so
+    }
+  })
+  if (found instanceof Error) throw found
+  if (!found) return undefined
+  return {version: found.version, packed: new PackedEnsemble(fromSavedModel(found.saved)), saved: found.saved, file: join(dir, found.version.file)}
 }

@@ -1,3 +1,4 @@
+import {snakeKeys} from '../util/json-keys.js'
 import {InputError} from '../util/errors.js'
 import {numDocs, numFeatures, numQueries, widenTo, type LtrDataset} from './dataset.js'
 import {scoreDataset, trainLambdaMart, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
@@ -257,7 +258,7 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   }
   if (options.save) {
     const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
-    writeModel(options.save, toSavedModel(outcome.model, params, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>, pool))
+    writeModel(options.save, toSavedModel(outcome.model, snakeKeys(params) as Record<string, unknown>, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>, pool))
     report.model = options.save
   }
   return report

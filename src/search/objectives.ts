@@ -68,6 +68,7 @@ function withInstrumentation(base: Objective, spec: ObjectiveSpec): Objective {
   return {
     ...base,
     trueLoss: base.trueLoss?.bind(base),
+    close: base.close?.bind(base),
     async evaluate(config, budget, ctx) {
       if (spec.delayMs) await new Promise((r) => setTimeout(r, spec.delayMs))
       const result = await base.evaluate(config, budget, ctx)

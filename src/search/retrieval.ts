@@ -27,6 +27,7 @@ import {prepareEvaluation, rankQuery, type PreparedEvaluation} from '../eval/har
 import {DEFAULT_KS, queryMetrics, rankingDepth} from '../eval/metrics.js'
 import type {EvalQuery} from '../eval/queries.js'
 import {fidelityTiers, tierForBudget, type FidelityTier} from '../eval/tiers.js'
+import {splitDataset, type SplitPart, type SplitSpec} from '../eval/split.js'
 import {DEFAULT_TUNING_METRIC, RETRIEVAL_FIDELITY} from '../eval/tune.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
@@ -123,16 +124,19 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
 /**
  * Module factory for `kt search --objective retrieval` and worker threads: loads the dataset and
  * builds the engines in this thread. Options: data (path), metric, queryType, tierSeed, format,
- * questions, columns (as `kt eval`).
+ * questions, columns (as `kt eval`), split (a SplitSpec, src/eval/split.ts) and part ('train', the
+ * default, or 'holdout').
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
   const data = options.data
   if (typeof data !== 'string') throw new InputError('retrieval objective: data', 'a dataset path (--data)', String(data))
-  const dataset = loadMemoryDataset(data, {
+  const loaded = loadMemoryDataset(data, {
     format: options.format as 'locomo' | 'jsonl' | 'csv' | undefined,
     questions: options.questions as string | undefined,
     columns: options.columns as never,
   })
+  // with a split, the part of the conversations this objective sees (tuning by default)
+  const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded
   return retrievalSearchObjective(prepareEvaluation(dataset), {
     metric: options.metric as string | undefined,
     queryType: options.queryType as string | undefined,

@@ -112,6 +112,11 @@ export interface Objective {
   readonly fidelity?: Fidelity
   /** True if `evaluate` continues from `ctx.checkpoint` instead of starting over. */
   readonly continuation?: boolean
+  /**
+   * True if evaluations wait on other processes or servers (external engines): the study runner
+   * keeps `workers` evaluations in flight in this thread instead of starting worker threads.
+   */
+  readonly concurrent?: boolean
   /** Names of the entries of `EvalResult.values`, when the objective is multi-objective. */
   readonly valueNames?: readonly string[]
   /** Noise-free loss at full budget, for benchmarks (regret). */
@@ -119,4 +124,9 @@ export interface Objective {
   /** The known minimum of `trueLoss`, for benchmarks. */
   readonly optimum?: number
   evaluate(config: Config, budget: number, ctx: EvalContext): EvalResult | Promise<EvalResult>
+  /**
+   * Releases what the objective holds (processes, connections). Called when a study run ends or is
+   * interrupted; evaluations still in flight are cancelled (they stay 'running' for --resume).
+   */
+  close?(): void | Promise<void>
 }

@@ -158,3 +158,20 @@ export function envName(space: ParamSpace, name: string): string {
   }
   return name
 }
+
+/** True if a scalar parameter's condition (if any) holds in the configuration. */
+export function isActive(param: ParamSpec, config: Config): boolean {
+  if (param.kind === 'simplex' || !param.condition) return true
+  return param.condition.values.some((v) => v === config[param.condition!.param])
+}
+
+/**
+ * The configuration with every inactive conditional parameter at its default: what an engine is
+ * given and what identifies the configuration.
+ */
+export function activeConfig(space: ParamSpace, config: Config): Config {
+  if (!space.params.some((p) => p.kind !== 'simplex' && p.condition)) return config
+  const out: Config = {...config}
+  for (const p of space.params) if (p.kind !== 'simplex' && !isActive(p, config)) out[p.name] = p.default
+  return out
+}

@@ -11,7 +11,21 @@ interface Described {
   readonly description: string
 }
 
-export interface FloatParam extends Described {
+/**
+ * A condition on a scalar parameter: it is active only while another (categorical or int)
+ * parameter takes one of `values`. Inactive parameters keep their default (activeConfig), so an
+ * engine never sees a value it would ignore and equal configurations stay equal.
+ */
+export interface Condition {
+  readonly param: string
+  readonly values: readonly Choice[]
+}
+
+interface Conditional {
+  readonly condition?: Condition
+}
+
+export interface FloatParam extends Described, Conditional {
   readonly kind: 'float'
   readonly low: number
   readonly high: number
@@ -21,7 +35,7 @@ export interface FloatParam extends Described {
   readonly env: string
 }
 
-export interface IntParam extends Described {
+export interface IntParam extends Described, Conditional {
   readonly kind: 'int'
   readonly low: number
   readonly high: number
@@ -32,7 +46,7 @@ export interface IntParam extends Described {
 
 export type Choice = string | number | boolean
 
-export interface CategoricalParam extends Described {
+export interface CategoricalParam extends Described, Conditional {
   readonly kind: 'categorical'
   readonly choices: readonly Choice[]
   readonly default: Choice

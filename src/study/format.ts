@@ -2,6 +2,7 @@
 import {incumbent} from '../search/incumbent.js'
 import type {SearchOutcome} from './search.js'
 import type {StudyRecord, TrialRow} from './store.js'
+import {snakeKeys} from '../util/json-keys.js'
 
 function num(x: number | null | undefined, digits = 6): string {
   return x === null || x === undefined ? '-' : Number.isInteger(x) ? String(x) : x.toPrecision(digits)
@@ -46,15 +47,29 @@ export function trialJson(t: TrialRow): Record<string, unknown> {
   }
 }
 
+/** The stored objective spec in kt's JSON style; a module objective's own options are the user's and stay verbatim. */
+function objectiveJson(objective: unknown): unknown {
+  if (objective === null || typeof objective !== 'object') return objective
+  const {options, ...rest} = objective as Record<string, unknown>
+  const spec = snakeKeys(rest) as Record<string, unknown>
+  return options === undefined ? spec : {...spec, options: rest.name === 'module' ? options : snakeKeys(options)}
+}
+
+/** Stored study options in kt's JSON style; `fixed` is keyed by parameter names, which stay as the space names them. */
+function optionsJson(options: Record<string, unknown>): unknown {
+  const {fixed, ...rest} = options
+  return {...(snakeKeys(rest) as Record<string, unknown>), ...(fixed === undefined ? {} : {fixed})}
+}
+
 export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Record<string, unknown> {
   const best = incumbent(trials)
   return {
     name: study.name,
-    objective: study.objective,
+    objective: objectiveJson(study.objective),
     optimizer: study.optimizer,
     seed: study.seed,
     state: study.state,
-    options: study.options,
+    options: optionsJson(study.options),
     created_at: study.createdAt,
     updated_at: study.updatedAt,
     trials: trials.length,
@@ -77,7 +92,7 @@ export function formatSearchOutcome(outcome: SearchOutcome, storage: string): {t
   ]
   if (best) lines.push(`  best (largest budget ${num(best.budget)}): trial ${best.id}, loss ${num(best.loss)}`, configLines(best.config))
   else lines.push('  no successful trial yet')
-  return {text: lines.join('\n'), json: {...studyJson(study, trials), run: summary}}
+  return {text: lines.join('\n'), json: {...studyJson(study, trials), run: snakeKeys(summary)}}
 }
 
 /** Quotes a CSV field when needed (RFC 4180). */

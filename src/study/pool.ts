@@ -28,6 +28,9 @@ function startWorker(workerData: unknown): Worker {
   return new Worker(bootstrap, {eval: true, workerData})
 }
 
+/** How long an idle worker may take to release its objective when the pool closes. */
+const WORKER_CLOSE_GRACE_MS = 2000
+
 export class WorkerPool {
   private readonly slots: Slot[] = []
   private closed = false
@@ -105,6 +108,23 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.closed = true
     for (const slot of this.slots) if (slot.busy?.timer) clearTimeout(slot.busy.timer)
-    await Promise.all(this.slots.map((s) => s.worker.terminate()))
+    // idle workers release their objective (a service process, a connection) before they stop
+    await Promise.all(
+      this.slots.map(async (s) => {
+        if (!s.busy) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, WORKER_CLOSE_GRACE_MS)
+            s.worker.on('message', (m: {closed?: boolean}) => {
+              if (m.closed) {
+                clearTimeout(timer)
+                resolve()
+              }
+            })
+            s.worker.postMessage({close: true})
+          })
+        }
+        await s.worker.terminate()
+      }),
+    )
   }
 }

@@ -1,22 +1,42 @@
 /**
- * The study loop: ask the optimiser, record the trial, evaluate (here or on worker threads), record
- * the result the moment it is known, tell the optimiser. Resume replays the stored history through
- * a freshly built optimiser before asking anything new:
+ * The study loop, for any number of worker processes on one study (each with any number of
+ * in-process slots). There is no master: every process keeps a replica of the optimiser and the
+ * store's history is the single source of truth.
  *
- * - trials are replayed in their original ask order, and each stored result is told at the point
- *   it was originally told (after `asks_before` asks), so the optimiser (seeded, drawing randomness
- *   only in ask) reaches exactly the state it had; every replayed ask is checked against the stored
- *   trial (same configuration, same budget), so a changed optimiser cannot silently mix histories;
- * - finished trials are never evaluated again; trials that were running when the process died are
- *   evaluated now, under their original ids.
+ * - Every ask, claim and tell happens inside a locked section of the study (StudyStorage
+ *   .withStudyLock: SQLite BEGIN IMMEDIATE, PostgreSQL SELECT ... FOR UPDATE), so the store holds
+ *   one serial order of asks (trial ids) and tells (tell_seq, each with the number of asks before
+ *   it). A section first brings the process's replica up to date by replaying what it has not
+ *   seen in that order, then records this slot's finished trial, then takes the next piece of work:
+ *   a trial whose worker is gone, or a new ask. The optimiser therefore proposes exactly what one
+ *   optimiser told every result in that order would propose: BOHB's successive halving is
+ *   synchronous across all workers (a rung waits for its last result; idle workers start the
+ *   next bracket, as hpbandster does), and every KDE sees every finished result.
+ * - Replay checks every replayed ask against the stored trial (same id, configuration and
+ *   budget), so a changed optimiser or seed cannot silently mix histories.
+ * - A running trial is leased to its worker (owner host/pid/token) and carries a heartbeat. A
+ *   trial is taken over (claimed and evaluated again, once, under its own id) when its owner
+ *   released it (Ctrl-C), when the owner's heartbeat is older than the study's grace period, or at
+ *   once when the owner is a dead process on this host. A result is recorded only while its
+ *   trial is still leased to the worker that evaluated it, so no trial is finished twice; a
+ *   committed result is never lost.
+ * - With one worker and one slot the order is ask 0, tell 0, ask 1, ... exactly as before, so the
+ *   same seed gives the same study.
+ * - A worker with nothing to do (BOHB waiting for a rung, or the trial limit reached while other
+ *   workers still run trials) waits for a notification (PostgreSQL LISTEN/NOTIFY; SQLite backoff)
+ *   or for the next lease to expire. A lost database connection is retried with backoff, said
+ *   once on the log.
  */
+import {randomBytes} from 'node:crypto'
+import {hostname} from 'node:os'
 import {configKeys, type Config} from '../space/index.js'
 import type {ObjectiveSpec} from '../search/objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
-import type {StudyStore, TrialRow} from './store.js'
+import {StorageUnavailableError, type Lease, type StudyStorage, type TrialRow} from './storage.js'
+import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
   /** Stop asking after this many trials (all trials, failed ones included). */
@@ -26,41 +46,59 @@ export interface RunLimits {
 }
 
 export interface RunOptions extends RunLimits {
-  readonly store: StudyStore
+  readonly storage: StudyStorage
   readonly study: string
   readonly seed: number
-  readonly optimizer: Optimizer
-  /** The objective, built in this thread (used for its fidelity, and for evaluation when workers <= 1). */
+  /** Builds a fresh optimiser (the process's replica; rebuilt from the store after a lost connection). */
+  readonly createOptimizer: () => Optimizer
+  /** The objective, built in this thread (used for its fidelity, and for evaluation when not on threads). */
   readonly objective: Objective
-  /** How worker threads rebuild the objective (required when workers > 1). */
+  /** How worker threads rebuild the objective (required when workers > 1 or threads is set). */
   readonly objectiveSpec?: ObjectiveSpec
   /** Values of parameters taken out of the search (--fix). */
   readonly fixed?: Config
+  /** In-process concurrency: trials this process evaluates at once. */
   readonly workers?: number
+  /** Evaluate on worker threads even with one slot (keeps heartbeats going during a CPU-bound trial). */
+  readonly threads?: boolean
   readonly timeoutMs?: number
-  /** Aborting stops asking and returns at once; running trials stay 'running' for resume. */
+  /** A running trial whose heartbeat is older than this is taken over (ms). */
+  readonly graceMs?: number
+  /** Aborting stops asking and returns at once; this process's running trials are released for others. */
   readonly signal?: AbortSignal
-  /** Called after each trial is stored. */
+  /** Called after each trial this process evaluated is stored. */
   readonly onTrial?: (trial: Trial, outcome: Outcome) => void
+  /** One-line notices (a lost database connection, its return). */
+  readonly log?: (line: string) => void
   readonly now?: () => string
 }
 
 export interface RunSummary {
   readonly asked: number
-  /** Trials finished in the store (before and during this run). */
+  /** Trials finished in the store (before and during this run, by any worker). */
   readonly finished: number
   readonly ok: number
   readonly failed: number
-  /** Finished trials taken from the store instead of evaluated. */
+  /** Finished trials taken from the store instead of evaluated when this process joined. */
   readonly replayed: number
-  /** Trials that were running when a previous process stopped, evaluated again now. */
+  /** Trials of stopped workers (or interrupted runs) this process took over and evaluated again. */
   readonly rerun: number
-  /** Trials evaluated by this run. */
+  /** Trials evaluated by this process. */
   readonly evaluated: number
   /** Budget consumed, in units of the maximum budget (continuation accounting). */
   readonly budgetUsed: number
   readonly stoppedBy: 'done' | 'trials' | 'budget' | 'aborted'
 }
+
+/** Default grace period of a lease (ms): a worker silent for this long is taken for dead (Optuna's grace_period). */
+export const DEFAULT_GRACE_MS = 60_000
+/** Heartbeats per grace period: a live worker beats this many times before its lease could expire. */
+const HEARTBEATS_PER_GRACE = 6
+/** How long an idle worker waits at most before looking again, when no lease can expire sooner (ms). */
+const IDLE_RECHECK_MS = 5_000
+/** Backoff of a worker that lost the database: first and largest wait (ms). */
+const RETRY_START_MS = 100
+const RETRY_MAX_MS = 5_000
 
 function isoNow(): string {
   return new Date().toISOString()
@@ -75,10 +113,118 @@ export function resultOf(row: TrialRow): TrialResult {
   return row.status === 'ok' ? {status: 'ok', loss: row.loss ?? undefined, values: row.values ?? undefined} : {status: 'failed'}
 }
 
+/** This worker's lease name: host/pid/token (KT_WORKER_HOST overrides the host name). */
+export function newOwner(): string {
+  return `${workerHost()}/${process.pid}/${randomBytes(4).toString('hex')}`
+}
+
+function workerHost(): string {
+  return (process.env.KT_WORKER_HOST || hostname()).replace(/\//g, '_')
+}
+
+/** True when `owner` names a process on this host that no longer exists (taken over without waiting). */
+export function ownerIsDeadHere(owner: string): boolean {
+  const [host, pidText] = owner.split('/')
+  const pid = Number(pidText)
+  if (host !== workerHost() || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
+
+/** The process's copy of the optimiser, kept equal to one optimiser told the store's history in order. */
+class Replica {
+  readonly asked = new Map<number, Trial>()
+  askCount = 0
+  tellSeq = 0
+  budgetUsed = 0
+  private readonly maxReached = new Map<string, number>()
+
+  constructor(
+    readonly optimizer: Optimizer,
+    private readonly where: string,
+    private readonly fixed: Config | undefined,
+    private readonly continuation: boolean,
+    private readonly fidelityMax: number,
+  ) {}
+
+  private costOf(trial: Trial): number {
+    const reached = this.maxReached.get(trial.configId) ?? 0
+    const paid = this.continuation ? Math.max(0, trial.budget - reached) : trial.budget
+    this.maxReached.set(trial.configId, Math.max(reached, trial.budget))
+    return paid / this.fidelityMax
+  }
+
+  private noteAsk(trial: Trial): void {
+    this.asked.set(trial.id, trial)
+    this.askCount++
+    this.budgetUsed += this.costOf(trial)
+  }
+
+  /** Replays rows the replica has not seen (new asks by id; new tells in tell order, each after its asks). */
+  apply(rows: readonly TrialRow[]): number {
+    const newAsks = rows.filter((r) => r.id >= this.askCount)
+    newAsks.forEach((r, i) => {
+      if (r.id !== this.askCount + i) throw new InputError(this.where, 'trial ids 0, 1, 2, ... without gaps', `trial ${r.id} at position ${this.askCount + i}`)
+    })
+    const end = this.askCount + newAsks.length
+    const base = this.askCount
+    const replayAsk = (): void => {
+      const stored = newAsks[this.askCount - base]
+      const trial = this.optimizer.ask()
+      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || configJson(trial.config) !== configJson(stripFixed(stored.config, this.fixed))) {
+        const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
+        throw new InputError(`${this.where} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
+      }
+      this.noteAsk(trial)
+    }
+    const tells = rows.filter((r) => r.status !== 'running' && r.tellSeq !== null && r.tellSeq >= this.tellSeq).sort((a, b) => a.tellSeq! - b.tellSeq!)
+    for (const row of tells) {
+      const before = row.asksBefore ?? row.id + 1
+      if (before > end || before <= row.id) throw new InputError(`${this.where} trial ${row.id}`, 'a consistent ask/tell history', `asks_before ${before}`)
+      while (this.askCount < before) replayAsk()
+      this.optimizer.tell(row.id, resultOf(row))
+      this.tellSeq = row.tellSeq! + 1
+    }
+    while (this.askCount < end) replayAsk()
+    return tells.length
+  }
+
+  /** The stopping rule that holds now, if any. */
+  limit(limits: RunLimits): 'trials' | 'budget' | undefined {
+    if (limits.maxTrials !== undefined && this.askCount >= limits.maxTrials) return 'trials'
+    if (limits.maxBudget !== undefined && this.budgetUsed >= limits.maxBudget - 1e-12) return 'budget'
+    return undefined
+  }
+
+  ask(): Trial | 'wait' | 'done' {
+    const trial = this.optimizer.ask()
+    if (typeof trial !== 'string') this.noteAsk(trial)
+    return trial
+  }
+
+  tell(trialId: number, outcome: Outcome): void {
+    this.optimizer.tell(trialId, outcome.status === 'ok' ? {status: 'ok', loss: outcome.loss, values: outcome.values} : {status: 'failed'})
+    this.tellSeq++
+  }
+}
+
+type Step =
+  | {kind: 'trial'; trial: Trial; takeover: boolean; recorded?: boolean}
+  | {kind: 'wait'; wakeInMs: number; changeMark: number; recorded?: boolean}
+  | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
+  | {kind: 'stop'; recorded?: boolean}
+
 export async function runStudy(options: RunOptions): Promise<RunSummary> {
-  const {store, study, optimizer, objective} = options
+  const {storage, study, objective} = options
   const now = options.now ?? isoNow
-  const fidelityMax = objective.fidelity?.max ?? 1
+  const where = `${storage.label}: study ${study}`
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS
+  const owner = newOwner()
+  const slots = Math.max(1, options.workers ?? 1)
   const fullConfig = (config: Config): Config => {
     const merged: Config = {...options.fixed, ...config}
     const ordered: Config = {}
@@ -87,58 +233,119 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     return ordered
   }
 
-  // ---- replay ----
-  const rows = store.trials(study)
-  const finishedRows = rows.filter((r) => r.status !== 'running').sort((a, b) => (a.tellSeq ?? 0) - (b.tellSeq ?? 0))
-  const asked = new Map<number, Trial>()
-  const results = new Map<number, TrialRow>()
-  let askCount = 0
-  const replayAsk = (): void => {
-    const stored = rows[askCount]
-    const trial = optimizer.ask()
-    if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || configJson(trial.config) !== configJson(stripFixed(stored.config, options.fixed))) {
-      const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
-      throw new InputError(`${store.path}: study ${study} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
-    }
-    asked.set(trial.id, trial)
-    askCount++
-  }
-  rows.forEach((r, i) => {
-    if (r.id !== i) throw new InputError(`${store.path}: study ${study}`, 'trial ids 0, 1, 2, ... without gaps', `trial ${r.id} at position ${i}`)
-  })
-  for (const row of finishedRows) {
-    const before = row.asksBefore ?? row.id + 1
-    if (before > rows.length || before <= row.id) throw new InputError(`${store.path}: study ${study} trial ${row.id}`, 'a consistent ask/tell history', `asks_before ${before}`)
-    while (askCount < before) replayAsk()
-    optimizer.tell(row.id, resultOf(row))
-    results.set(row.id, row)
-  }
-  while (askCount < rows.length) replayAsk()
-  let tellSeq = finishedRows.reduce((m, r) => Math.max(m, (r.tellSeq ?? -1) + 1), 0)
-
-  // ---- accounting ----
-  let budgetUsed = 0
-  const maxReached = new Map<string, number>()
-  const costOf = (trial: Trial): number => {
-    const reached = maxReached.get(trial.configId) ?? 0
-    const paid = objective.continuation ? Math.max(0, trial.budget - reached) : trial.budget
-    maxReached.set(trial.configId, Math.max(reached, trial.budget))
-    return paid / fidelityMax
-  }
-  for (const row of rows) budgetUsed += costOf(asked.get(row.id)!)
-
-  const checkpoints = new Map<number, unknown>()
-  for (const row of rows) if (row.status === 'ok' && row.checkpoint !== null) checkpoints.set(row.id, row.checkpoint)
-
-  const workers = Math.max(1, options.workers ?? 1)
-  const pool = workers > 1 ? new WorkerPool(requireSpec(options.objectiveSpec), workers, options.timeoutMs, now) : undefined
-  const inFlight = new Map<number, Promise<{trial: Trial; outcome: Outcome}>>()
+  let replica: Replica | undefined
+  let replayed: number | undefined
+  let rerun = 0
   let evaluated = 0
-  const pendingRerun = rows.filter((r) => r.status === 'running').map((r) => asked.get(r.id)!)
-  const rerun = pendingRerun.length
+  /** Trials this process is evaluating now. */
+  const mine = new Set<number>()
+  const checkpoints = new Map<number, unknown>()
+  const sections = new Mutex()
+  // aborted by the caller (Ctrl-C) or by a slot that failed (the others stop too)
+  const internal = new AbortController()
+  if (options.signal?.aborted) internal.abort()
+  options.signal?.addEventListener('abort', () => internal.abort(), {once: true})
+  const signal = internal.signal
+  const aborted = (): boolean => signal.aborted
+  let failure: unknown
 
-  const dispatch = (trial: Trial): void => {
-    const checkpointState = trial.continues && objective.continuation ? checkpoints.get(trial.continues.trialId) : undefined
+  // ---- the locked section: catch up, record, take the next piece of work ----
+  const takeable = (lease: Lease, nowMs: number): boolean =>
+    !mine.has(lease.id) &&
+    (lease.owner === null || lease.owner === owner || (lease.heartbeatMs !== null && nowMs - lease.heartbeatMs > graceMs) || ownerIsDeadHere(lease.owner))
+
+  const section = (done: {trial: Trial; outcome: Outcome} | undefined): Promise<Step> =>
+    sections.run(() =>
+      retrying(() =>
+        storage.withStudyLock(study, async (tx): Promise<Step> => {
+          if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
+          if (!replica) {
+            replica = new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
+            const told = replica.apply(await tx.changes(0, 0))
+            replayed ??= told
+          } else {
+            replica.apply(await tx.changes(replica.askCount, replica.tellSeq))
+          }
+          let recorded: boolean | undefined
+          if (done) {
+            recorded = await tx.finish(done.trial.id, owner, {...done.outcome, tellSeq: replica.tellSeq, asksBefore: replica.askCount})
+            if (recorded) {
+              replica.tell(done.trial.id, done.outcome)
+              await tx.notify()
+            }
+          }
+          if (aborted()) return {kind: 'stop', recorded}
+          const leases = await tx.leases()
+          const markRunning = async (): Promise<void> => {
+            if (tx.state !== 'running') await tx.setState('running', now())
+          }
+          const orphan = leases.find((l) => takeable(l, tx.nowMs))
+          if (orphan) {
+            const trial = replica.asked.get(orphan.id)
+            if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
+            await tx.claim(orphan.id, owner, now())
+            await markRunning()
+            return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded}
+          }
+          const limit = replica.limit(options)
+          const next = limit ? 'done' : replica.ask()
+          if (typeof next !== 'string') {
+            await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
+            await markRunning()
+            return {kind: 'trial', trial: next, takeover: false, recorded}
+          }
+          if (leases.length === 0) {
+            // nothing running anywhere and nothing to ask: the study is complete
+            if (tx.state !== 'finished') {
+              await tx.setState('finished', now())
+              await tx.notify()
+            }
+            return {kind: 'complete', stoppedBy: limit ?? 'done', recorded}
+          }
+          // others' trials are running: wait for a tell, or until the first lease could expire
+          let wakeInMs = IDLE_RECHECK_MS
+          for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
+          return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
+        }),
+      ),
+    )
+
+  // ---- retry a section while the database is away ----
+  let outageSince: number | undefined
+  const retrying = async <T>(fn: () => Promise<T>): Promise<T> => {
+    let wait = RETRY_START_MS
+    for (;;) {
+      try {
+        const out = await fn()
+        if (outageSince !== undefined) {
+          options.log?.(`kt: ${storage.label} is back after ${((Date.now() - outageSince) / 1000).toFixed(1)} s; carrying on`)
+          outageSince = undefined
+        }
+        return out
+      } catch (error) {
+        if (!(error instanceof StorageUnavailableError)) throw error
+        // the section may or may not have committed: rebuild the replica from the store
+        replica = undefined
+        if (outageSince === undefined) {
+          outageSince = Date.now()
+          options.log?.(`kt: lost the database ${storage.label} (${error.reason}); retrying with backoff`)
+        }
+        if (aborted()) throw error
+        await sleep(wait, signal)
+        wait = Math.min(RETRY_MAX_MS, wait * 2)
+      }
+    }
+  }
+
+  // ---- evaluation ----
+  const useThreads = slots > 1 || (options.threads ?? false)
+  const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
+  const evaluate = async (trial: Trial): Promise<Outcome> => {
+    let checkpointState: unknown
+    if (trial.continues && objective.continuation) {
+      const id = trial.continues.trialId
+      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : await retrying(() => storage.trialCheckpoint(study, id))
+    }
     const job: EvalJob = {
       trialId: trial.id,
       config: fullConfig(trial.config),
@@ -150,67 +357,88 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         checkpoint: checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
       },
     }
-    store.recordAsk(study, {...trial, config: job.config, continues: trial.continues}, now())
-    const running = pool ? pool.evaluate(job) : evaluateHere(objective, job, options.timeoutMs, now)
-    inFlight.set(trial.id, running.then((outcome) => ({trial, outcome})))
+    return pool ? pool.evaluate(job) : evaluateHere(objective, job, options.timeoutMs, now)
+  }
+
+  // ---- heartbeats of the trials this process runs ----
+  const beat = setInterval(() => {
+    if (mine.size > 0) storage.heartbeat(study, owner).catch(() => undefined)
+  }, Math.max(10, Math.floor(graceMs / HEARTBEATS_PER_GRACE)))
+  beat.unref()
+
+  const slot = async (): Promise<Step> => {
+    let done: {trial: Trial; outcome: Outcome} | undefined
+    for (;;) {
+      const step = await section(done)
+      if (done) {
+        mine.delete(done.trial.id)
+        if (step.recorded) {
+          if (done.outcome.status === 'ok' && done.outcome.checkpoint !== undefined) checkpoints.set(done.trial.id, done.outcome.checkpoint)
+          options.onTrial?.(done.trial, done.outcome)
+        }
+        done = undefined
+      }
+      if (step.kind === 'stop' || step.kind === 'complete') return step
+      if (step.kind === 'wait') {
+        await storage.waitForChange(study, step.wakeInMs, signal, step.changeMark)
+        continue
+      }
+      mine.add(step.trial.id)
+      // stopped by onTrial (or Ctrl-C) during the section: the trial it handed out is released unevaluated
+      if (aborted()) return {kind: 'stop'}
+      if (step.takeover) rerun++
+      const outcome = await evaluate(step.trial)
+      evaluated++
+      if (aborted()) return {kind: 'stop'}
+      done = {trial: step.trial, outcome}
+    }
   }
 
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
-  const aborted = options.signal ? abortPromise(options.signal) : undefined
   try {
-    for (;;) {
-      stoppedBy = 'done'
-      if (options.signal?.aborted) {
-        stoppedBy = 'aborted'
-        break
-      }
-      while (inFlight.size < workers && pendingRerun.length > 0) dispatch(pendingRerun.shift()!)
-      while (inFlight.size < workers) {
-        if (options.maxTrials !== undefined && askCount >= options.maxTrials) {
-          stoppedBy = 'trials'
-          break
-        }
-        if (options.maxBudget !== undefined && budgetUsed >= options.maxBudget - 1e-12) {
-          stoppedBy = 'budget'
-          break
-        }
-        const trial = optimizer.ask()
-        if (trial === 'wait') break
-        if (trial === 'done') {
-          stoppedBy = 'done'
-          break
-        }
-        askCount++
-        asked.set(trial.id, trial)
-        budgetUsed += costOf(trial)
-        dispatch(trial)
-      }
-      if (inFlight.size === 0) break
-      const racers: Array<Promise<{trial: Trial; outcome: Outcome} | 'aborted'>> = [...inFlight.values()]
-      if (aborted) racers.push(aborted)
-      const next = await Promise.race(racers)
-      if (next === 'aborted') {
-        stoppedBy = 'aborted'
-        break
-      }
-      const {trial, outcome} = next
-      inFlight.delete(trial.id)
-      evaluated++
-      // Persist first: once stored, a crash can no longer lose or repeat this trial.
-      store.recordResult(study, trial.id, {...outcome, tellSeq, asksBefore: askCount})
-      tellSeq++
-      if (outcome.status === 'ok' && outcome.checkpoint !== undefined) checkpoints.set(trial.id, outcome.checkpoint)
-      optimizer.tell(trial.id, outcome.status === 'ok' ? {status: 'ok', loss: outcome.loss, values: outcome.values} : {status: 'failed'})
-      options.onTrial?.(trial, outcome)
+    const running = Array.from({length: slots}, () =>
+      slot().catch((error): Step => {
+        failure ??= error
+        internal.abort()
+        return {kind: 'stop'}
+      }),
+    )
+    const stop = new Promise<'aborted'>((resolve) => (signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), {once: true})))
+    const first = await Promise.race([Promise.all(running), stop])
+    if (first === 'aborted' || aborted()) {
+      stoppedBy = 'aborted'
+      // in-flight evaluations are abandoned; give their trials back so any worker takes them at once
+      for (const r of running) r.catch(() => undefined)
+      await retrying(() => storage.releaseLeases(study, owner)).catch(() => undefined)
+      await storage
+        .withStudyLock(study, async (tx) => {
+          const others = (await tx.leases()).filter((l) => l.owner !== null && l.owner !== owner && tx.nowMs - (l.heartbeatMs ?? 0) <= graceMs && !ownerIsDeadHere(l.owner))
+          if (others.length === 0 && tx.state === 'running') await tx.setState('interrupted', now())
+        })
+        .catch(() => undefined)
+    } else {
+      const complete = first.find((s) => s.kind === 'complete') as {stoppedBy: RunSummary['stoppedBy']} | undefined
+      stoppedBy = complete?.stoppedBy ?? 'aborted'
     }
   } finally {
+    clearInterval(beat)
     await pool?.close()
   }
-  const final = store.trials(study)
+  if (failure !== undefined) throw failure
+  const final = await retrying(() => storage.trials(study))
   const ok = final.filter((r) => r.status === 'ok').length
   const failed = final.filter((r) => r.status === 'failed').length
-  if (stoppedBy === 'done' && final.some((r) => r.status === 'running')) stoppedBy = 'aborted'
-  return {asked: askCount, finished: ok + failed, ok, failed, replayed: results.size, rerun, evaluated, budgetUsed, stoppedBy}
+  return {
+    asked: final.length,
+    finished: ok + failed,
+    ok,
+    failed,
+    replayed: replayed ?? 0,
+    rerun,
+    evaluated,
+    budgetUsed: replica?.budgetUsed ?? 0,
+    stoppedBy,
+  }
 }
 
 function stripFixed(config: Record<string, unknown>, fixed: Config | undefined): Record<string, unknown> {
@@ -223,11 +451,4 @@ function stripFixed(config: Record<string, unknown>, fixed: Config | undefined):
 function requireSpec(spec: ObjectiveSpec | undefined): ObjectiveSpec {
   if (!spec) throw new InputError('--workers', 'an objective that worker threads can rebuild (a benchmark name or a module)', 'an in-process objective')
   return spec
-}
-
-function abortPromise(signal: AbortSignal): Promise<'aborted'> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve('aborted')
-    else signal.addEventListener('abort', () => resolve('aborted'), {once: true})
-  })
 }

@@ -11,15 +11,17 @@ import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
+import {DEFAULT_SEED} from '../util/rng.js'
 import {runStudy, type RunSummary} from './runner.js'
-import {StudyStore, type StudyRecord, type TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './store.js'
+import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
 
 /** Default study file (`--storage`). */
 export const DEFAULT_STORAGE = 'kt-studies.sqlite'
 
 export interface SearchOptions {
-  /** SQLite file (created if missing), or ':memory:'. */
+  /** SQLite file (created if missing), ':memory:', or a postgresql:// URL. */
   readonly storage: string
   /** Study name; default `<objective>-<optimizer>-s<seed>`. */
   readonly study?: string
@@ -41,10 +43,16 @@ export interface SearchOptions {
   readonly maxBudget?: number
   readonly workers?: number
   readonly timeoutMs?: number
+  /** For a new study: a running trial whose worker is silent this long is taken over (ms; default DEFAULT_GRACE_MS). */
+  readonly graceMs?: number
+  /** Evaluate on worker threads even with --workers 1 (default: on for PostgreSQL studies). */
+  readonly threads?: boolean
   readonly signal?: AbortSignal
   readonly onTrial?: (trial: Trial, outcome: Outcome) => void
-  /** An open store to use instead of opening `storage` (tests, Phase 4). */
-  readonly store?: StudyStore
+  /** One-line notices while running (a lost database and its return). */
+  readonly log?: (line: string) => void
+  /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
+  readonly store?: StudyStorage
 }
 
 export interface SearchOutcome {
@@ -62,6 +70,8 @@ export interface StoredOptions {
   readonly maxTrials?: number
   readonly maxBudget?: number
   readonly timeoutMs?: number
+  /** Lease grace period (ms); absent in studies made before leases (DEFAULT_GRACE_MS). */
+  readonly graceMs?: number
 }
 
 export function defaultStudyName(objective: string, optimizer: string, seed: number): string {
@@ -69,17 +79,17 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 }
 
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
-  const store = options.store ?? StudyStore.open(options.storage, {mustExist: options.resume})
+  const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
   try {
     const now = new Date().toISOString()
     let record: StudyRecord
     let objective: Objective
     if (options.resume) {
       if (!options.study) throw new InputError('--resume', 'a study name', 'nothing')
-      const found = store.getStudy(options.study)
-      if (!found) throw new InputError(`${store.path}: --resume ${options.study}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      const found = await store.getStudy(options.study)
+      if (!found) throw new InputError(`${store.label}: --resume ${options.study}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
       record = found
-      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.path}: study ${record.name} objective`))
+      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
       const stored = record.options as unknown as StoredOptions
       const updated: StoredOptions = {
         ...stored,
@@ -87,12 +97,13 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxBudget: options.maxBudget ?? stored.maxBudget,
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
-      store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
+      // workers joining without new limits write nothing
+      if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}
     } else {
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
       const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
-      const seed = options.seed ?? 0
+      const seed = options.seed ?? DEFAULT_SEED
       objective = options.objectiveInstance ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {
@@ -101,8 +112,9 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxTrials: options.maxTrials,
         maxBudget: options.maxBudget,
         timeoutMs: options.timeoutMs,
+        graceMs: options.graceMs,
       }
-      record = store.createStudy(
+      record = await store.createStudy(
         {
           name: options.study ?? defaultStudyName(options.objective.name === 'module' ? objective.id : options.objective.name, optimizerName, seed),
           objective: options.objective,
@@ -116,27 +128,27 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
-    const optimizer = createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings)
-    store.setStudyState(record.name, 'running', now)
     const summary = await runStudy({
-      store,
+      storage: store,
       study: record.name,
       seed: record.seed,
-      optimizer,
+      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings),
       objective,
       objectiveSpec: record.objective as ObjectiveSpec,
       fixed: stored.fixed,
       workers: options.workers,
+      threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
       timeoutMs: stored.timeoutMs,
+      graceMs: stored.graceMs,
       maxTrials: stored.maxTrials,
       maxBudget: stored.maxBudget,
       signal: options.signal,
       onTrial: options.onTrial,
+      log: options.log,
     })
-    store.setStudyState(record.name, summary.stoppedBy === 'aborted' ? 'interrupted' : 'finished', new Date().toISOString())
-    const trials = store.trials(record.name)
-    return {study: store.getStudy(record.name)!, summary, trials, best: incumbent(trials)}
+    const trials = await store.trials(record.name)
+    return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {
-    if (!options.store) store.close()
+    if (!options.store) await store.close()
   }
 }

@@ -18,7 +18,13 @@ import type {Outcome} from './evaluate.js'
 
 /** Marker and version of kt's study schema, kept in the kt_meta table. */
 export const STUDY_FORMAT = 'kt-study'
-export const STUDY_FORMAT_VERSION = '1'
+/**
+ * 2 added leases (owner, heartbeat_ms, attempts) for workers in many processes. A version 1 file
+ * is read as it is and upgraded in place the first time it is opened for writing.
+ */
+export const STUDY_FORMAT_VERSION = '2'
+/** Versions this kt reads; anything else is another kt version's schema. */
+export const READABLE_FORMAT_VERSIONS: readonly string[] = ['1', '2']
 
 /** Wait this long for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5000
@@ -61,6 +67,10 @@ export interface TrialRow {
   readonly finishedAt: string | null
   readonly durationMs: number | null
   readonly worker: number | null
+  /** The worker (`host/pid/token`) holding a running trial; null once finished or released. */
+  readonly owner?: string | null
+  /** How many times the trial was started (2 or more: taken over after its worker stopped). */
+  readonly attempts?: number
 }
 
 /** A finished evaluation as the store records it: the outcome plus its place in the tell order. */
@@ -102,8 +112,22 @@ CREATE TABLE IF NOT EXISTS trials (
   finished_at TEXT,
   duration_ms REAL,
   worker INTEGER,
+  owner TEXT,
+  heartbeat_ms REAL,
+  attempts INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY (study, id)
 );
+CREATE INDEX IF NOT EXISTS trials_tell ON trials (study, tell_seq);
+CREATE INDEX IF NOT EXISTS trials_running ON trials (study) WHERE status = 'running';
+`
+
+/** Version 1 -> 2: the lease columns. */
+const MIGRATE_1_TO_2 = `
+ALTER TABLE trials ADD COLUMN owner TEXT;
+ALTER TABLE trials ADD COLUMN heartbeat_ms REAL;
+ALTER TABLE trials ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX IF NOT EXISTS trials_tell ON trials (study, tell_seq);
+CREATE INDEX IF NOT EXISTS trials_running ON trials (study) WHERE status = 'running';
 `
 
 /** SQLite result codes that mean "this file is not a (healthy) database". */
@@ -149,8 +173,10 @@ export class StudyStore {
     if (names.has('kt_meta')) {
       const meta = new Map((this.guard(() => this.db.prepare('SELECT key, value FROM kt_meta').all()) as {key: string; value: string}[]).map((r) => [r.key, r.value]))
       if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.path, `a kt study file (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
-      if (meta.get('version') !== STUDY_FORMAT_VERSION) throw new InputError(this.path, `study format version ${STUDY_FORMAT_VERSION}`, `version ${meta.get('version') ?? 'none'}`)
+      const version = meta.get('version') ?? 'none'
+      if (!READABLE_FORMAT_VERSIONS.includes(version)) throw new InputError(this.path, `study format version ${STUDY_FORMAT_VERSION} (this kt reads ${READABLE_FORMAT_VERSIONS.join(', ')})`, `version ${version} (another kt version's schema)`)
       if (!names.has('studies') || !names.has('trials')) throw new InputError(this.path, 'a kt study file with studies and trials tables', 'a damaged study file')
+      this.version = version
     }
     if (readonly) return
     this.guard(() => {
@@ -161,13 +187,27 @@ export class StudyStore {
       if (names.size === 0) {
         this.db.transaction(() => {
           this.db.exec(SCHEMA)
-          const put = this.db.prepare('INSERT INTO kt_meta (key, value) VALUES (?, ?)')
+          // OR IGNORE: two processes may create the same new file at once
+          const put = this.db.prepare('INSERT OR IGNORE INTO kt_meta (key, value) VALUES (?, ?)')
           put.run('format', STUDY_FORMAT)
           put.run('version', STUDY_FORMAT_VERSION)
-        })()
+        }).immediate()
+        this.version = STUDY_FORMAT_VERSION
+      } else if (this.version === '1') {
+        this.db.transaction(() => {
+          // re-read under the write lock: another process may have upgraded it meanwhile
+          const now = this.db.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get() as {value: string} | undefined
+          if (now?.value !== '1') return
+          this.db.exec(MIGRATE_1_TO_2)
+          this.db.prepare("UPDATE kt_meta SET value = ? WHERE key = 'version'").run(STUDY_FORMAT_VERSION)
+        }).immediate()
+        this.version = STUDY_FORMAT_VERSION
       }
     })
   }
+
+  /** The schema version of the open file. */
+  version = STUDY_FORMAT_VERSION
 
   /** Runs a database call, turning "not a database" and corruption into one-line InputErrors. */
   private guard<T>(fn: () => T): T {
@@ -257,24 +297,98 @@ export class StudyStore {
              tell_seq = ?, asks_before = ?, started_at = ?, finished_at = ?, duration_ms = ?, worker = ?
            WHERE study = ? AND id = ? AND status = 'running'`,
         )
-        .run(
-          r.status,
-          r.status === 'ok' ? (r.loss ?? null) : null,
-          r.values ? JSON.stringify(r.values) : null,
-          r.metrics ? JSON.stringify(r.metrics) : null,
-          r.checkpoint === undefined ? null : JSON.stringify(r.checkpoint),
-          r.error ?? null,
-          r.tellSeq,
-          r.asksBefore,
-          r.startedAt,
-          r.finishedAt,
-          r.durationMs,
-          r.worker ?? null,
-          study,
-          trialId,
-        ),
+        .run(...finishParams(r), study, trialId),
     )
     return info.changes === 1
+  }
+
+  // ---- coordination (sync; SqliteStorage wraps them) ----
+
+  /** Runs fn inside BEGIN IMMEDIATE: the write lock of the whole file, so one study's asks, claims and tells are serialized. */
+  begin(): void {
+    this.guard(() => this.db.exec('BEGIN IMMEDIATE'))
+  }
+
+  commit(): void {
+    this.guard(() => this.db.exec('COMMIT'))
+  }
+
+  rollback(): void {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK')
+  }
+
+  /** Trials a replica has not seen: id >= askCount or tell_seq >= tellSeq, by id, without checkpoints. */
+  changes(study: string, askCount: number, tellSeq: number): TrialRow[] {
+    const rows = this.guard(() =>
+      this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`).all(study, askCount, tellSeq),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => this.trialFromRow(r))
+  }
+
+  leases(study: string): Array<{id: number; owner: string | null; heartbeatMs: number | null; attempts: number}> {
+    const rows = this.guard(() => this.db.prepare("SELECT id, owner, heartbeat_ms, attempts FROM trials WHERE study = ? AND status = 'running' ORDER BY id").all(study)) as Record<string, unknown>[]
+    return rows.map((r) => ({id: Number(r.id), owner: r.owner === null ? null : String(r.owner), heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms), attempts: Number(r.attempts ?? 1)}))
+  }
+
+  insertTrial(
+    study: string,
+    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>},
+    owner: string,
+    startedAt: string,
+    nowMs: number,
+  ): void {
+    this.guard(() =>
+      this.db
+        .prepare(
+          `INSERT INTO trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, 1)`,
+        )
+        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs),
+    )
+  }
+
+  claim(study: string, trialId: number, owner: string, startedAt: string, nowMs: number): void {
+    this.guard(() =>
+      this.db
+        .prepare("UPDATE trials SET owner = ?, heartbeat_ms = ?, attempts = attempts + 1, started_at = ? WHERE study = ? AND id = ? AND status = 'running'")
+        .run(owner, nowMs, startedAt, study, trialId),
+    )
+  }
+
+  /** Finishes a running trial leased to owner (one statement); false if it is not (taken over, finished). */
+  finish(study: string, trialId: number, owner: string, r: FinishedTrial): boolean {
+    const info = this.guard(() =>
+      this.db
+        .prepare(
+          `UPDATE trials SET status = ?, loss = ?, objective_values = ?, metrics = ?, checkpoint = ?, error = ?,
+             tell_seq = ?, asks_before = ?, started_at = ?, finished_at = ?, duration_ms = ?, worker = ?, owner = NULL, heartbeat_ms = NULL
+           WHERE study = ? AND id = ? AND status = 'running' AND owner = ?`,
+        )
+        .run(...finishParams(r), study, trialId, owner),
+    )
+    return info.changes === 1
+  }
+
+  heartbeat(study: string, owner: string, nowMs: number): void {
+    this.guard(() => this.db.prepare("UPDATE trials SET heartbeat_ms = ? WHERE study = ? AND owner = ? AND status = 'running'").run(nowMs, study, owner))
+  }
+
+  releaseLeases(study: string, owner: string): void {
+    this.guard(() => this.db.prepare("UPDATE trials SET owner = NULL, heartbeat_ms = NULL WHERE study = ? AND owner = ? AND status = 'running'").run(study, owner))
+  }
+
+  /** Writes a whole study and its trials in one transaction (kt study copy); running trials arrive released. */
+  importStudy(study: StudyRecord, trials: readonly TrialRow[]): void {
+    if (this.getStudy(study.name)) throw new InputError(`${this.path}: study ${study.name}`, 'a study name not yet in the target storage', 'an existing study')
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.db
+          .prepare('INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+          .run(study.name, JSON.stringify(study.objective), study.optimizer, JSON.stringify(study.options), study.seed, JSON.stringify(study.space), study.createdAt, study.updatedAt, study.state)
+        const put = this.db.prepare(`INSERT INTO trials (${IMPORT_COLUMNS.join(', ')}) VALUES (${IMPORT_COLUMNS.map(() => '?').join(', ')})`)
+        for (const t of trials) put.run(...importParams(study.name, t))
+      }).immediate(),
+    )
   }
 
   trials(study: string): TrialRow[] {
@@ -288,54 +402,107 @@ export class StudyStore {
   }
 
   private parse(text: string, field: string): any {
-    try {
-      return JSON.parse(text)
-    } catch {
-      throw new InputError(`${this.path}: ${field}`, 'JSON written by kt', 'unparseable text (damaged study file)')
-    }
+    return parseJsonField(this.path, text, field)
   }
 
   private studyFromRow(r: Record<string, unknown>): StudyRecord {
-    const name = String(r.name)
-    return {
-      name,
-      objective: this.parse(String(r.objective), `study ${name} objective`),
-      optimizer: String(r.optimizer),
-      options: this.parse(String(r.options), `study ${name} options`),
-      seed: Number(r.seed),
-      space: this.parse(String(r.space), `study ${name} space`),
-      createdAt: String(r.created_at),
-      updatedAt: String(r.updated_at),
-      state: String(r.state),
-    }
+    return studyFromRow(this.path, r)
   }
 
   private trialFromRow(r: Record<string, unknown>): TrialRow {
-    const where = `study ${String(r.study)} trial ${Number(r.id)}`
-    const json = (v: unknown, field: string): any => (v === null || v === undefined ? null : this.parse(String(v), `${where} ${field}`))
-    const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
-    return {
-      study: String(r.study),
-      id: Number(r.id),
-      configId: String(r.config_id),
-      config: json(r.config, 'config'),
-      budget: Number(r.budget),
-      continues: num(r.continues),
-      info: json(r.info, 'info'),
-      status: r.status as StoredStatus,
-      loss: num(r.loss),
-      values: json(r.objective_values, 'values'),
-      metrics: json(r.metrics, 'metrics'),
-      checkpoint: json(r.checkpoint, 'checkpoint'),
-      error: r.error === null || r.error === undefined ? null : String(r.error),
-      tellSeq: num(r.tell_seq),
-      asksBefore: num(r.asks_before),
-      startedAt: r.started_at === null ? null : String(r.started_at),
-      finishedAt: r.finished_at === null ? null : String(r.finished_at),
-      durationMs: num(r.duration_ms),
-      worker: num(r.worker),
-    }
+    return trialFromRow(this.path, r)
   }
+}
+
+/** Parses a JSON column kt wrote; unparseable text is a one-line error naming the storage and field. */
+export function parseJsonField(label: string, text: string, field: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new InputError(`${label}: ${field}`, 'JSON written by kt', 'unparseable text (damaged study storage)')
+  }
+}
+
+/** A studies row (either backend) as a StudyRecord. */
+export function studyFromRow(label: string, r: Record<string, unknown>): StudyRecord {
+  const name = String(r.name)
+  return {
+    name,
+    objective: parseJsonField(label, String(r.objective), `study ${name} objective`),
+    optimizer: String(r.optimizer),
+    options: parseJsonField(label, String(r.options), `study ${name} options`),
+    seed: Number(r.seed),
+    space: parseJsonField(label, String(r.space), `study ${name} space`),
+    createdAt: String(r.created_at),
+    updatedAt: String(r.updated_at),
+    state: String(r.state),
+  }
+}
+
+/** A trials row (either backend) as a TrialRow. */
+export function trialFromRow(label: string, r: Record<string, unknown>): TrialRow {
+  const where = `study ${String(r.study)} trial ${Number(r.id)}`
+  const json = (v: unknown, field: string): any => (v === null || v === undefined ? null : parseJsonField(label, String(v), `${where} ${field}`))
+  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+  return {
+    study: String(r.study),
+    id: Number(r.id),
+    configId: String(r.config_id),
+    config: json(r.config, 'config'),
+    budget: Number(r.budget),
+    continues: num(r.continues),
+    info: json(r.info, 'info'),
+    status: r.status as StoredStatus,
+    loss: num(r.loss),
+    values: json(r.objective_values, 'values'),
+    metrics: json(r.metrics, 'metrics'),
+    checkpoint: json(r.checkpoint, 'checkpoint'),
+    error: r.error === null || r.error === undefined ? null : String(r.error),
+    tellSeq: num(r.tell_seq),
+    asksBefore: num(r.asks_before),
+    startedAt: r.started_at === null || r.started_at === undefined ? null : String(r.started_at),
+    finishedAt: r.finished_at === null || r.finished_at === undefined ? null : String(r.finished_at),
+    durationMs: num(r.duration_ms),
+    worker: num(r.worker),
+    owner: r.owner === null || r.owner === undefined ? null : String(r.owner),
+    attempts: r.attempts === null || r.attempts === undefined ? 1 : Number(r.attempts),
+  }
+}
+
+/** Every trial column but the checkpoint (which can be large and is read only when continued). */
+export const TRIAL_COLUMNS_NO_CHECKPOINT =
+  'study, id, config_id, config, budget, continues, info, status, loss, objective_values, metrics, error, tell_seq, asks_before, started_at, finished_at, duration_ms, worker, owner, attempts'
+
+/** The result columns of a finished trial, in the order of finishParams. */
+export function finishParams(r: FinishedTrial): unknown[] {
+  return [
+    r.status,
+    r.status === 'ok' ? (r.loss ?? null) : null,
+    r.values ? JSON.stringify(r.values) : null,
+    r.metrics ? JSON.stringify(r.metrics) : null,
+    r.checkpoint === undefined ? null : JSON.stringify(r.checkpoint),
+    r.error ?? null,
+    r.tellSeq,
+    r.asksBefore,
+    r.startedAt,
+    r.finishedAt,
+    r.durationMs,
+    r.worker ?? null,
+  ]
+}
+
+/** Columns kt study copy writes, in the order of importParams. */
+export const IMPORT_COLUMNS = [
+  'study', 'id', 'config_id', 'config', 'budget', 'continues', 'info', 'status', 'loss', 'objective_values', 'metrics', 'checkpoint', 'error',
+  'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker', 'owner', 'heartbeat_ms', 'attempts',
+] as const
+
+export function importParams(study: string, t: TrialRow): unknown[] {
+  const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v))
+  return [
+    study, t.id, t.configId, JSON.stringify(t.config), t.budget, t.continues, json(t.info), t.status, t.loss, json(t.values), json(t.metrics), json(t.checkpoint), t.error,
+    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, null, null, t.attempts ?? 1,
+  ]
 }
 
 /** One-line error for a file SQLite cannot use. */

@@ -5,6 +5,7 @@
 import {join} from 'node:path'
 import type {ParamSpace} from '../space/index.js'
 import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../search/analysis.js'
+import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
 import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
@@ -15,22 +16,42 @@ import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} fr
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
 import type {Objective} from '../search/types.js'
-import {StudyStore} from './store.js'
+import {openStorage} from './storage.js'
 
 /** The retrieval space's switch for per-type routing (src/engine/retrieval/space.ts). */
 export const RETRIEVAL_ROUTER_PARAM = 'router.enabled'
 
 /** Writes the front, profiles and chart of a bi-objective study; undefined for other studies. */
-export async function writeStudyAnalysis(trials: Parameters<typeof analyzeStudy>[0], out: string | undefined): Promise<(StudyAnalysis & {files: string[]}) | undefined> {
+export async function writeStudyAnalysis(
+  trials: Parameters<typeof analyzeStudy>[0],
+  out: string | undefined,
+  holdout?: {readonly side: HoldoutSide; readonly seed: number},
+): Promise<(StudyAnalysis & {files: string[]; holdout?: HoldoutReport}) | undefined> {
   if (!isBiObjective(trials)) return undefined
-  const analysis = analyzeStudy(trials)
+  const base = analyzeStudy(trials)
+  let analysis: StudyAnalysis & {holdout?: HoldoutReport} = base
+  if (holdout) {
+    const report = await evaluateHoldout(base, holdout.side, holdout.seed)
+    const byTrial = new Map(report.rows.map((r) => [r.trial, r]))
+    const side = (trial: number | null) => {
+      const r = trial === null ? undefined : byTrial.get(trial)
+      return r ? {tuning_quality: r.tuning.quality, holdout_quality: r.holdout?.quality ?? null, holdout_p99_ms: r.holdout?.p99_ms ?? null, holdout_metrics: r.holdout?.metrics ?? null} : {}
+    }
+    analysis = {
+      ...base,
+      front: {...base.front, front: base.front.front.map((p) => ({...p, ...side(p.trialId)}))},
+      profiles: base.profiles.map((p) => ({...p, ...side(p.trialId)})),
+      lines: [...base.lines, ...holdoutLines(report)],
+      holdout: report,
+    }
+  }
   const files: string[] = []
   if (out) {
     const write = (name: string, data: string | Uint8Array): void => {
       writeFileAtomic(join(out, name), data)
       files.push(join(out, name))
     }
-    write('front.json', `${JSON.stringify(analysis.front, null, 2)}\n`)
+    write('front.json', `${JSON.stringify(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front, null, 2)}\n`)
     write('profiles.json', `${JSON.stringify(analysis.profiles, null, 2)}\n`)
     write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
     try {
@@ -77,7 +98,7 @@ export interface RoutedSweepResult {
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
   const {retrievalObjectives} = await import('../search/retrieval.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric})
-  const store = StudyStore.open(options.storage)
+  const store = await openStorage(options.storage)
   const studies: string[] = []
   let baseTrials: Parameters<typeof analyzeStudy>[0] = []
   try {
@@ -92,7 +113,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
           storage: options.storage,
           store,
           study: name,
-          resume: store.getStudy(name) !== undefined,
+          resume: (await store.getStudy(name)) !== undefined,
           objective: objective.spec,
           objectiveInstance: objective.instance,
           optimizer: options.optimizer,
@@ -121,7 +142,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     if (analysis) for (const line of analysis.lines) options.log?.(line)
     return {routed, studies, missing_types: objectives.missingTypes, analysis, files, objectiveFor: objectives.objectiveFor}
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

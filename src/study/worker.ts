@@ -13,7 +13,17 @@ const {spec} = workerData as {spec: ObjectiveSpec}
 const ready = createObjective(spec)
 const now = (): string => new Date().toISOString()
 
-port.on('message', async (job: EvalJob) => {
+port.on('message', async (job: EvalJob | {close: true}) => {
+  if ('close' in job) {
+    // the pool is shutting down: release the objective's processes and connections first
+    try {
+      await (await ready).close?.()
+    } catch {
+      // nothing to release, or it cannot be released: the thread ends either way
+    }
+    port.postMessage({closed: true})
+    return
+  }
   let objective
   try {
     objective = await ready

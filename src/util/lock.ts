@@ -14,7 +14,7 @@
  * The API is synchronous (the stores are): waiting blocks the thread with Atomics.wait.
  */
 import {closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync} from 'node:fs'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {InputError} from './errors.js'
 
@@ -234,4 +234,32 @@ export function withDirLock<T>(dir: string, options: DirLockOptions, fn: () => T
   } finally {
     releaseDirLock(dir)
   }
+}
+
+/**
+ * Removes the temp files that writeFileAtomic (src/util/fs.ts) leaves when killed between writing
+ * and renaming (`.<name>.<pid>.tmp`, possibly 0 bytes), for the file `target` or every file whose
+ * name matches it. Call it only while holding the lock that guards those files: then nobody else
+ * is writing them, so every such temp file is stale (one of this process's own cannot be in flight
+ * either, the writes being synchronous). The lock's own temp files (`.lock.<pid>.<n>.tmp`) are
+ * never matched by a target other than "lock". Returns the names removed.
+ */
+export function removeStaleTemps(dir: string, target: string | RegExp): string[] {
+  const removed: string[] = []
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return removed
+  }
+  for (const name of names) {
+    const m = /^\.(.+)\.\d+\.tmp$/.exec(name)
+    if (!m) continue
+    const matches = typeof target === 'string' ? m[1] === basename(target) : target.test(m[1])
+    if (matches) {
+      rmSync(join(dir, name), {force: true})
+      removed.push(name)
+    }
+  }
+  return removed
 }

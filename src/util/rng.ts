@@ -5,6 +5,9 @@
  * Generator: xoshiro128** (Blackman & Vigna, 2018), state seeded through splitmix32 so that
  * nearby integer seeds give unrelated streams.
  */
+/** The one default seed of every kt command and library entry (`--seed`). */
+export const DEFAULT_SEED = 42
+
 export class Rng {
   private s0: number
   private s1: number

@@ -13,6 +13,8 @@ export function describeExpected(issue: z.ZodIssue): string {
       return issue.received === 'undefined' ? `${issue.expected} (the field is missing)` : issue.expected
     case 'invalid_enum_value':
       return `one of ${issue.options.map((o) => JSON.stringify(o)).join(', ')}`
+    case 'invalid_union_discriminator':
+      return `one of ${issue.options.map((o) => JSON.stringify(o)).join(', ')}`
     case 'invalid_literal':
       return JSON.stringify(issue.expected)
     case 'too_small':

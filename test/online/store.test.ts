@@ -255,6 +255,15 @@ describe('tenant store', () => {
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual([`.lock.${process.ppid}.1.tmp`, 'log.jsonl', 'state.json'])
   })
 
+  it('removes the 0-byte snapshot temp file a kill between write and rename left (whatever its pid)', () => {
+    const dir = tempDir()
+    createTenant(dir, 'acme').close()
+    writeFileSync(join(dir, 'acme', '.state.json.999999999.tmp'), '')
+    writeFileSync(join(dir, 'acme', `.state.json.${process.ppid}.tmp`), '') // a reused, live pid: still stale under the lock
+    openTenant(dir, 'acme').close()
+    expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['log.jsonl', 'state.json'])
+  })
+
   it('writes the lock with its pid in one step and leaves no temp file behind', () => {
     const dir = tempDir()
     const a = createTenant(dir, 'acme')

@@ -65,7 +65,7 @@ describe('study store', () => {
     try {
       const store = StudyStore.open(path)
       store.listStudies()
-      store.trials('branin-random-s0')
+      store.trials('branin-random-s42')
       store.close()
     } catch (error) {
       message = (error as Error).message

@@ -8,7 +8,7 @@ export default class BenchBohbOverhead extends KtCommand {
   static override examples = ['<%= config.bin %> bench bohb-overhead', '<%= config.bin %> bench bohb-overhead --suggestions 500 --json']
   static override flags = {
     suggestions: Flags.integer({description: 'Suggestions to time after the 300 observed trials.', default: 200, min: 1}),
-    seed: Flags.integer({description: 'Seed of the optimiser.', default: 0}),
+    seed: Flags.integer({description: 'Seed of the optimiser.', default: 42}),
   }
 
   async run(): Promise<unknown> {

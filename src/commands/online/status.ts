@@ -13,6 +13,7 @@ export default class OnlineStatus extends KtCommand {
     const {spaceById} = await import('../../online/spaces.js')
     const {renderTable} = await import('../../online/format.js')
     const {DEFAULT_FEEDBACK} = await import('../../online/bandit.js')
+    const {snakeKeys} = await import('../../util/json-keys.js')
     const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, resolveSpace: (id) => spaceById(id)})
     try {
       const learner = store.learner
@@ -22,7 +23,7 @@ export default class OnlineStatus extends KtCommand {
         const p = bandit.posteriors[i]
         return {key: d.key, best_bin: best[i], best_value: d.values[best[i]], best_mean_reward: p.meanReward(best[i]), evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a))}
       })
-      const report = {tenant: flags.tenant, queries: bandit.queries, pending: learner.pendingCount, counters: learner.counters, open: store.openReport, settings: bandit.settings, dimensions: dims}
+      const report = {tenant: flags.tenant, queries: bandit.queries, pending: learner.pendingCount, counters: snakeKeys(learner.counters), open: snakeKeys(store.openReport), settings: snakeKeys(bandit.settings), dimensions: dims}
       if (!this.jsonEnabled()) {
         this.log(`tenant ${flags.tenant}: ${bandit.queries} queries, ${learner.pendingCount} awaiting feedback; forgetting ${bandit.settings.forgetting.kind}, sampler ${bandit.settings.sampler}, levels ${bandit.settings.levels}, feedback ${bandit.settings.feedback ?? DEFAULT_FEEDBACK}, implicit window ${learner.windowMs} ms`)
         this.log(Object.entries(learner.counters).map(([k, v]) => `${k} ${v}`).join(', '))

@@ -52,6 +52,6 @@ export default class RerankGenerate extends KtCommand {
     })
     for (const f of files) this.log(`${f.status.padEnd(9)} ${f.file}`)
     if (flags.check && files.some((f) => f.status !== 'identical')) this.error('a generated file differs from its generator', {exit: 1})
-    return {spec, files}
+    return {spec: {structure: spec.structure, queries: spec.queries, min_docs: spec.minDocs, max_docs: spec.maxDocs, seed: spec.seed}, files}
   }
 }

@@ -12,13 +12,16 @@ export default class RerankList extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(RerankList)
-    const {readRegistry, versionProblem} = await import('../../rank/registry.js')
+    const {readConsistent, versionProblem} = await import('../../rank/registry.js')
     const {formatMetric: fmt, table} = await import('../../rank/report.js')
-    const index = readRegistry(flags.registry)
-    const versions = index.versions.map((v) => {
-      const problem = versionProblem(flags.registry, v)
-      return {...v, file_ok: problem === undefined, ...(problem === undefined ? {} : {problem})}
-    })
+    // lock-free: read again if a deploy or rollback replaced the index meanwhile
+    const {index, versions} = readConsistent(flags.registry, (index) => ({
+      index,
+      versions: index.versions.map((v) => {
+        const problem = versionProblem(flags.registry, v)
+        return {...v, file_ok: problem === undefined, ...(problem === undefined ? {} : {problem})}
+      }),
+    }))
     if (!this.jsonEnabled()) {
       if (versions.length === 0) this.log(`no reranker deployed in ${flags.registry}`)
       else {

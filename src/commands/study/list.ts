@@ -5,16 +5,18 @@ export default class StudyList extends KtCommand {
   static override summary = 'List the studies in a study file.'
   static override examples = ['<%= config.bin %> study list', '<%= config.bin %> study list --storage studies.sqlite --json']
   static override flags = {
-    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(StudyList)
-    const {StudyStore} = await import('../../study/store.js')
+    const {openStorage} = await import('../../study/storage.js')
     const {incumbent} = await import('../../search/incumbent.js')
-    const store = StudyStore.open(flags.storage, {readonly: true})
+    const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const studies = store.listStudies().map((s) => ({
+      const listed = await store.listStudies()
+      const trialsOf = new Map(await Promise.all(listed.map(async (s) => [s.name, await store.trials(s.name)] as const)))
+      const studies = listed.map((s) => ({
         name: s.name,
         objective: (s.objective as {name?: string}).name ?? '?',
         optimizer: s.optimizer,
@@ -24,19 +26,19 @@ export default class StudyList extends KtCommand {
         ok: s.ok,
         failed: s.failed,
         running: s.running,
-        incumbent_loss: incumbent(store.trials(s.name))?.loss ?? null,
+        incumbent_loss: incumbent(trialsOf.get(s.name)!)?.loss ?? null,
         updated_at: s.updatedAt,
       }))
       if (!this.jsonEnabled()) {
-        if (studies.length === 0) this.log(`no studies in ${flags.storage}`)
+        if (studies.length === 0) this.log(`no studies in ${store.label}`)
         const header = ['name', 'objective', 'optimizer', 'seed', 'state', 'trials', 'ok', 'failed', 'running', 'incumbent loss']
         const rows = studies.map((s) => [s.name, s.objective, s.optimizer, String(s.seed), s.state, String(s.trials), String(s.ok), String(s.failed), String(s.running), s.incumbent_loss === null ? '-' : s.incumbent_loss.toPrecision(6)])
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
         if (studies.length > 0) for (const r of [header, ...rows]) this.log(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd())
       }
-      return {storage: flags.storage, studies}
+      return {storage: store.label, studies}
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }

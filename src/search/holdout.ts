@@ -1,0 +1,75 @@
+/**
+ * Tuning quality next to held-out quality: after a study tuned on one part of the data, every
+ * front point and every chosen profile is evaluated once more, at the full budget, on the
+ * held-out part (an objective of the same kind over the held-out conversations). A configuration
+ * whose held-out quality falls far below its tuning quality was fitted to the tuning questions.
+ */
+import type {Config} from '../space/index.js'
+import type {StudyAnalysis} from './analysis.js'
+import {splitTimingMetrics, type Objective} from './types.js'
+
+/** The held-out side: an objective over the held-out data and what the split was. */
+export interface HoldoutSide {
+  readonly objective: Objective
+  /** One line: which conversations were tuned on and which were held out. */
+  readonly description: string
+}
+
+/** One configuration, scored on both parts. */
+export interface HoldoutRow {
+  readonly trial: number
+  /** Where it appears: front, and/or profile names. */
+  readonly roles: string[]
+  readonly tuning: {readonly quality: number; readonly p99_ms: number}
+  readonly holdout: {readonly quality: number; readonly p99_ms: number; readonly metrics: Record<string, number>} | null
+  /** Holdout minus tuning quality (absolute). */
+  readonly gap: number | null
+  readonly error?: string
+}
+
+export interface HoldoutReport {
+  readonly split: string
+  readonly rows: HoldoutRow[]
+}
+
+/**
+ * Evaluates the front's and profiles' configurations on the held-out objective at its largest
+ * budget (each configuration once), in trial order so the result does not depend on the front's
+ * order.
+ */
+export async function evaluateHoldout(analysis: StudyAnalysis, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+  const wanted = new Map<number, {config: Config; roles: string[]; quality: number; p99: number}>()
+  const add = (trial: number, config: Config, role: string, metrics: Readonly<Record<string, number>> | undefined | null): void => {
+    const row = wanted.get(trial) ?? {config, roles: [], quality: metrics?.[names.quality] ?? NaN, p99: metrics?.[names.latency] ?? NaN}
+    if (!row.roles.includes(role)) row.roles.push(role)
+    wanted.set(trial, row)
+  }
+  for (const p of analysis.front.front) add(p.trialId, p.config, 'front', p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs})
+  for (const p of analysis.profiles) if (p.trialId !== null && p.config) add(p.trialId, p.config, `profile ${p.profile}`, p.metrics)
+  const budget = side.objective.fidelity?.max ?? 1
+  const rows: HoldoutRow[] = []
+  for (const [trial, w] of [...wanted.entries()].sort((a, b) => a[0] - b[0])) {
+    const tuning = {quality: w.quality, p99_ms: w.p99}
+    try {
+      const r = await side.objective.evaluate(w.config, budget, {trialId: trial, configId: `holdout-${trial}`, seed})
+      const metrics = splitTimingMetrics(r.metrics ?? {}).deterministic
+      const quality = metrics[names.quality] ?? -r.loss
+      rows.push({trial, roles: w.roles, tuning, holdout: {quality, p99_ms: metrics[names.latency] ?? NaN, metrics}, gap: quality - w.quality})
+    } catch (error) {
+      rows.push({trial, roles: w.roles, tuning, holdout: null, gap: null, error: (error as Error).message.split('\n')[0]})
+    }
+  }
+  return {split: side.description, rows}
+}
+
+/** Lines for the console: tuning and held-out quality side by side. */
+export function holdoutLines(report: HoldoutReport): string[] {
+  const lines = [`held-out data: ${report.split}`, '  trial   tuning quality   held-out quality   gap      p99 (held-out)   where']
+  for (const r of report.rows) {
+    const h = r.holdout
+    lines.push(
+      `  #${String(r.trial).padEnd(6)} ${r.tuning.quality.toFixed(4).padEnd(16)} ${h ? h.quality.toFixed(4).padEnd(18) : 'failed'.padEnd(18)} ${r.gap === null ? '-'.padEnd(8) : `${r.gap >= 0 ? '+' : ''}${r.gap.toFixed(4)}`.padEnd(8)} ${h ? `${h.p99_ms.toFixed(3)} ms`.padEnd(16) : '-'.padEnd(16)} ${r.roles.join(', ')}${r.error ? ` (${r.error})` : ''}`,
+    )
+  }
+  return lines
+}

@@ -1,0 +1,450 @@
+/**
+ * The study store on a PostgreSQL server (`--storage postgresql://user[:password]@host:port/db`,
+ * the `pg` client), for studies whose workers run on many machines.
+ *
+ * - kt's tables are prefixed (kt_meta, kt_studies, kt_trials), so a shared database is fine; the
+ *   schema is versioned in kt_meta (format kt-study, version STUDY_FORMAT_VERSION) and created on
+ *   first write under an advisory lock, so two workers starting together create it once.
+ * - A locked section is one transaction holding the study row FOR UPDATE: every ask, claim and
+ *   tell of a study is serialized in one order, and a killed worker's transaction is rolled back
+ *   and its lock released by the server.
+ * - Time comes from the server's clock (heartbeats, lease expiry), so machines whose clocks
+ *   disagree still agree about leases.
+ * - Waiting workers LISTEN on one channel; a tell NOTIFYs the study's name at commit.
+ * - Bad input at open (unreachable server, wrong password, no such database, a database without
+ *   kt's schema, another kt version's schema) is a one-line InputError naming the URL without its
+ *   password. A connection lost later is a StorageUnavailableError, which workers retry.
+ */
+import {createRequire} from 'node:module'
+import type pg from 'pg'
+import {InputError} from '../util/errors.js'
+import {finishParams, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
+import type {FinishedTrial, Lease, NewTrial, OpenOptions, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import {redactStorage, StorageUnavailableError} from './storage.js'
+
+export {StorageUnavailableError} from './storage.js'
+import {LocalWake, Mutex, sleep} from './sync.js'
+
+/** Give up connecting after this long (ms): an unreachable server is reported, not waited for. */
+const CONNECT_TIMEOUT_MS = 5000
+/** NOTIFY channel of every kt study; the payload is the study name. */
+const CHANNEL = 'kt_study'
+/** Key of the advisory lock held while creating kt's schema (any constant unique to kt). */
+const SCHEMA_LOCK_KEY = 0x6b74_0001
+/** Longest wait of a worker whose notification connection is down (ms). */
+const FALLBACK_POLL_MS = 500
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS kt_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS kt_studies (
+  name text PRIMARY KEY,
+  objective text NOT NULL,
+  optimizer text NOT NULL,
+  options text NOT NULL,
+  seed bigint NOT NULL,
+  space text NOT NULL,
+  created_at text NOT NULL,
+  updated_at text NOT NULL,
+  state text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kt_trials (
+  study text NOT NULL REFERENCES kt_studies(name) ON DELETE CASCADE,
+  id integer NOT NULL,
+  config_id text NOT NULL,
+  config text NOT NULL,
+  budget double precision NOT NULL,
+  continues integer,
+  info text,
+  status text NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
+  loss double precision,
+  objective_values text,
+  metrics text,
+  checkpoint text,
+  error text,
+  tell_seq integer,
+  asks_before integer,
+  started_at text,
+  finished_at text,
+  duration_ms double precision,
+  worker integer,
+  owner text,
+  heartbeat_ms double precision,
+  attempts integer NOT NULL DEFAULT 1,
+  PRIMARY KEY (study, id)
+);
+CREATE INDEX IF NOT EXISTS kt_trials_tell ON kt_trials (study, tell_seq);
+CREATE INDEX IF NOT EXISTS kt_trials_running ON kt_trials (study) WHERE status = 'running';
+`
+
+type PgModule = typeof pg
+let pgModule: PgModule | undefined
+function loadPg(): PgModule {
+  pgModule ??= createRequire(import.meta.url)('pg') as PgModule
+  return pgModule
+}
+
+const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', '57P01', '57P02', '57P03'])
+
+/** True for an error that means the connection (not the statement) failed. */
+export function isConnectionLoss(error: unknown): boolean {
+  const e = error as {code?: unknown; message?: unknown}
+  if (!e) return false
+  if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true
+  return typeof e.message === 'string' && /Connection terminated|not queryable|Client was closed|Connection ended|timeout exceeded when trying to connect|the database system is (shutting down|starting up|in recovery)/i.test(e.message)
+}
+
+function firstLine(error: unknown): string {
+  return String((error as Error)?.message ?? error).split('\n')[0]
+}
+
+/** One-line InputError for a connection that could not be made. */
+function connectError(label: string, url: URL, error: unknown): InputError {
+  const e = error as {code?: string; message?: string}
+  const user = decodeURIComponent(url.username || process.env.PGUSER || 'the default user')
+  const db = decodeURIComponent(url.pathname.replace(/^\//, '')) || user
+  const where = `${label}`
+  switch (e?.code) {
+    case '28P01':
+      return new InputError(where, `the right password for user ${user}`, 'password authentication failed')
+    case '28000':
+      return new InputError(where, `a user the server lets in (${user})`, firstLine(error))
+    case '3D000':
+      return new InputError(where, `an existing database ${db} (create it first, e.g. createdb ${db})`, `no database ${db}`)
+    case 'ECONNREFUSED':
+      return new InputError(where, `a PostgreSQL server listening at ${url.hostname || 'localhost'}:${url.port || 5432}`, 'connection refused')
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new InputError(where, 'a host name that resolves', `unknown host ${url.hostname}`)
+  }
+  if (/timeout/i.test(e?.message ?? '')) return new InputError(where, `a PostgreSQL server answering at ${url.hostname}:${url.port || 5432}`, `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)
+  return new InputError(where, 'a reachable PostgreSQL server', firstLine(error))
+}
+
+export class PostgresStorage implements StudyStorage {
+  readonly kind = 'postgresql' as const
+  readonly label: string
+  private client: pg.Client | undefined
+  private listener: pg.Client | undefined
+  private listenerFailedAt = 0
+  private readonly mutex = new Mutex()
+  private readonly wakes = new Map<string, LocalWake>()
+  private closed = false
+
+  private constructor(
+    private readonly url: string,
+    private readonly parsed: URL,
+  ) {
+    this.label = redactStorage(url)
+  }
+
+  static async open(spec: string, options: OpenOptions = {}): Promise<PostgresStorage> {
+    let parsed: URL
+    try {
+      parsed = new URL(spec)
+    } catch {
+      throw new InputError(redactStorage(spec), 'a URL postgresql://user[:password]@host:port/database', 'an unparseable URL')
+    }
+    const storage = new PostgresStorage(spec, parsed)
+    try {
+      storage.client = await storage.connect()
+    } catch (error) {
+      throw connectError(storage.label, parsed, error)
+    }
+    try {
+      await storage.checkOrInit(options)
+    } catch (error) {
+      await storage.close()
+      if (error instanceof InputError) throw error
+      throw new InputError(storage.label, 'a usable kt study database', firstLine(error))
+    }
+    return storage
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const {Client} = loadPg()
+    const client = new Client({connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'kt'})
+    // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
+    client.on('error', () => {
+      if (this.client === client) this.client = undefined
+    })
+    try {
+      await client.connect()
+    } catch (error) {
+      await client.end().catch(() => undefined)
+      throw error
+    }
+    return client
+  }
+
+  private async checkOrInit(options: OpenOptions): Promise<void> {
+    const client = this.client!
+    const found = await client.query<{meta: string | null; studies: string | null}>("SELECT to_regclass('kt_meta')::text AS meta, to_regclass('kt_studies')::text AS studies")
+    const hasMeta = found.rows[0].meta !== null
+    if (!hasMeta) {
+      if (found.rows[0].studies !== null) throw new InputError(this.label, "kt's study schema (kt_meta with kt_studies)", 'kt_studies without kt_meta (a damaged or foreign schema)')
+      if (options.mustExist || options.readonly)
+        throw new InputError(this.label, `a database with kt's study schema (kt_meta, format ${STUDY_FORMAT} version ${STUDY_FORMAT_VERSION}; kt search creates it)`, 'a database without it')
+      await client.query('BEGIN')
+      try {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK_KEY])
+        await client.query(SCHEMA)
+        await client.query('INSERT INTO kt_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING', ['format', STUDY_FORMAT, 'version', STUDY_FORMAT_VERSION])
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    }
+    const meta = new Map((await client.query<{key: string; value: string}>('SELECT key, value FROM kt_meta')).rows.map((r) => [r.key, r.value]))
+    if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.label, `kt's study schema (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
+    const version = meta.get('version') ?? 'none'
+    if (version !== STUDY_FORMAT_VERSION) throw new InputError(this.label, `kt's study schema version ${STUDY_FORMAT_VERSION}`, `version ${version} (another kt version's schema)`)
+  }
+
+  /**
+   * Runs queries on the (re)connected client, one caller at a time. A lost connection becomes a
+   * StorageUnavailableError and the client is dropped, so the next call reconnects.
+   */
+  private async use<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      if (this.closed) throw new StorageUnavailableError(this.label, 'closed')
+      if (!this.client) {
+        try {
+          this.client = await this.connect()
+        } catch (error) {
+          throw new StorageUnavailableError(this.label, firstLine(error))
+        }
+      }
+      const client = this.client
+      try {
+        return await fn(client)
+      } catch (error) {
+        if (isConnectionLoss(error)) {
+          if (this.client === client) this.client = undefined
+          void client.end().catch(() => undefined)
+          throw new StorageUnavailableError(this.label, firstLine(error))
+        }
+        throw error
+      }
+    })
+  }
+
+  async listStudies(): Promise<StudySummary[]> {
+    const rows = await this.use(async (c) =>
+      (
+        await c.query(
+          `SELECT s.*, COUNT(t.id) AS trials,
+             SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END) AS ok,
+             SUM(CASE WHEN t.status = 'failed' THEN 1 ELSE 0 END) AS failed,
+             SUM(CASE WHEN t.status = 'running' THEN 1 ELSE 0 END) AS running,
+             MIN(CASE WHEN t.status = 'ok' THEN t.loss END) AS best_loss
+           FROM kt_studies s LEFT JOIN kt_trials t ON t.study = s.name GROUP BY s.name ORDER BY s.created_at, s.name`,
+        )
+      ).rows,
+    )
+    return rows.map((r) => ({
+      ...studyFromRow(this.label, r),
+      trials: Number(r.trials ?? 0),
+      ok: Number(r.ok ?? 0),
+      failed: Number(r.failed ?? 0),
+      running: Number(r.running ?? 0),
+      bestLoss: r.best_loss === null || r.best_loss === undefined ? null : Number(r.best_loss),
+    }))
+  }
+
+  async getStudy(name: string): Promise<StudyRecord | undefined> {
+    const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_studies WHERE name = $1', [name])).rows)
+    return rows[0] ? studyFromRow(this.label, rows[0]) : undefined
+  }
+
+  async trials(study: string): Promise<TrialRow[]> {
+    const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_trials WHERE study = $1 ORDER BY id', [study])).rows)
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
+  async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
+    const rows = await this.use(async (c) => (await c.query("SELECT checkpoint FROM kt_trials WHERE study = $1 AND id = $2 AND status = 'ok'", [study, trialId])).rows)
+    const text = rows[0]?.checkpoint as string | null | undefined
+    return text ? JSON.parse(text) : undefined
+  }
+
+  async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
+    const inserted = await this.use(async (c) =>
+      (
+        await c.query(
+          `INSERT INTO kt_studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (name) DO NOTHING`,
+          [full.name, JSON.stringify(full.objective), full.optimizer, JSON.stringify(full.options), full.seed, JSON.stringify(full.space), now, now, full.state],
+        )
+      ).rowCount,
+    )
+    if (inserted !== 1) throw new InputError(`${this.label}: study ${record.name}`, 'a new study name (use --resume to continue it)', 'an existing study')
+    return full
+  }
+
+  async setStudyState(name: string, state: string, now: string): Promise<void> {
+    await this.use((c) => c.query('UPDATE kt_studies SET state = $1, updated_at = $2 WHERE name = $3', [state, now, name]))
+  }
+
+  async setStudyOptions(name: string, options: Record<string, unknown>, now: string): Promise<void> {
+    await this.use((c) => c.query('UPDATE kt_studies SET options = $1, updated_at = $2 WHERE name = $3', [JSON.stringify(options), now, name]))
+  }
+
+  async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    await this.use(async (c) => {
+      await c.query('BEGIN')
+      try {
+        const inserted = await c.query(
+          `INSERT INTO kt_studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (name) DO NOTHING`,
+          [study.name, JSON.stringify(study.objective), study.optimizer, JSON.stringify(study.options), study.seed, JSON.stringify(study.space), study.createdAt, study.updatedAt, study.state],
+        )
+        if (inserted.rowCount !== 1) throw new InputError(`${this.label}: study ${study.name}`, 'a study name not yet in the target storage', 'an existing study')
+        const sql = `INSERT INTO kt_trials (${IMPORT_COLUMNS.join(', ')}) VALUES (${IMPORT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`
+        for (const t of trials) await c.query(sql, importParams(study.name, t))
+        await c.query('COMMIT')
+      } catch (error) {
+        await c.query('ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    })
+  }
+
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
+    let notify = false
+    // listening before the section starts, so a tell committed right after it is not missed
+    await this.listen()
+    const changeMark = this.wakeFor(study).generation
+    const out = await this.use(async (c) => {
+      await c.query('BEGIN')
+      try {
+        const locked = await c.query<{state: string; now_ms: number}>(
+          'SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE',
+          [study],
+        )
+        const nowMs = Number(locked.rows[0]?.now_ms ?? Date.now())
+        const tx: StudyTx = {
+          nowMs,
+          changeMark,
+          state: locked.rows[0]?.state ?? 'missing',
+          changes: async (askCount, tellSeq) =>
+            (await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, [study, askCount, tellSeq])).rows.map((r) =>
+              trialFromRow(this.label, r),
+            ),
+          leases: async (): Promise<Lease[]> =>
+            (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map((r) => ({
+              id: Number(r.id),
+              owner: r.owner ?? null,
+              heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms),
+              attempts: Number(r.attempts ?? 1),
+            })),
+          insertTrial: async (trial: NewTrial, owner, startedAt) => {
+            await c.query(
+              `INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1)`,
+              [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs],
+            )
+          },
+          claim: async (trialId, owner, startedAt) => {
+            await c.query("UPDATE kt_trials SET owner = $1, heartbeat_ms = $2, attempts = attempts + 1, started_at = $3 WHERE study = $4 AND id = $5 AND status = 'running'", [
+              owner,
+              nowMs,
+              startedAt,
+              study,
+              trialId,
+            ])
+          },
+          finish: async (trialId, owner, r: FinishedTrial) => {
+            const res = await c.query(
+              `UPDATE kt_trials SET status = $1, loss = $2, objective_values = $3, metrics = $4, checkpoint = $5, error = $6,
+                 tell_seq = $7, asks_before = $8, started_at = $9, finished_at = $10, duration_ms = $11, worker = $12, owner = NULL, heartbeat_ms = NULL
+               WHERE study = $13 AND id = $14 AND status = 'running' AND owner = $15`,
+              [...finishParams(r), study, trialId, owner],
+            )
+            return res.rowCount === 1
+          },
+          setState: async (state, now) => {
+            await c.query('UPDATE kt_studies SET state = $1, updated_at = $2 WHERE name = $3', [state, now, study])
+          },
+          notify: async () => {
+            if (notify) return
+            notify = true
+            await c.query('SELECT pg_notify($1, $2)', [CHANNEL, study])
+          },
+        }
+        const result = await fn(tx)
+        await c.query('COMMIT')
+        return result
+      } catch (error) {
+        if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    })
+    if (notify) this.wakeFor(study).fire()
+    return out
+  }
+
+  async heartbeat(study: string, owner: string): Promise<void> {
+    await this.use((c) =>
+      c.query("UPDATE kt_trials SET heartbeat_ms = extract(epoch from clock_timestamp()) * 1000 WHERE study = $1 AND owner = $2 AND status = 'running'", [study, owner]),
+    )
+  }
+
+  async releaseLeases(study: string, owner: string): Promise<void> {
+    await this.use(async (c) => {
+      const res = await c.query("UPDATE kt_trials SET owner = NULL, heartbeat_ms = NULL WHERE study = $1 AND owner = $2 AND status = 'running'", [study, owner])
+      if ((res.rowCount ?? 0) > 0) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, study])
+    })
+  }
+
+  private wakeFor(study: string): LocalWake {
+    let wake = this.wakes.get(study)
+    if (!wake) this.wakes.set(study, (wake = new LocalWake()))
+    return wake
+  }
+
+  /** The LISTEN connection, (re)made on demand; undefined while the server is unreachable. */
+  private async listen(): Promise<pg.Client | undefined> {
+    if (this.listener) return this.listener
+    if (Date.now() - this.listenerFailedAt < FALLBACK_POLL_MS) return undefined
+    try {
+      const client = await this.connect()
+      client.on('notification', (msg) => {
+        if (msg.channel === CHANNEL && msg.payload) this.wakes.get(msg.payload)?.fire()
+      })
+      client.on('error', () => {
+        if (this.listener === client) this.listener = undefined
+        this.listenerFailedAt = Date.now()
+      })
+      client.on('end', () => {
+        if (this.listener === client) this.listener = undefined
+      })
+      await client.query(`LISTEN ${CHANNEL}`)
+      this.listener = client
+      return client
+    } catch {
+      this.listenerFailedAt = Date.now()
+      return undefined
+    }
+  }
+
+  async waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void> {
+    const wake = this.wakeFor(study)
+    const listener = await this.listen()
+    if (!listener) {
+      await sleep(Math.min(timeoutMs, FALLBACK_POLL_MS), signal)
+      return
+    }
+    await wake.wait(timeoutMs, signal, changeMark)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const clients = [this.client, this.listener]
+    this.client = undefined
+    this.listener = undefined
+    for (const wake of this.wakes.values()) wake.fire()
+    await Promise.all(clients.map((c) => c?.end().catch(() => undefined)))
+  }
+}

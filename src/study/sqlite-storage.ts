@@ -1,0 +1,143 @@
+/**
+ * The embedded default behind the StudyStorage interface: the SQLite study file of store.ts.
+ * Locked sections are BEGIN IMMEDIATE transactions (the file's write lock, held by one process at
+ * a time, released by the operating system if the process dies), so two processes on one study
+ * get the same claims and leases as two PostgreSQL workers. SQLite has no notifications: a worker
+ * with nothing to do waits with exponential backoff (2 ms doubling to 200 ms), and is woken at once
+ * by a change made in its own process.
+ */
+import {resolve} from 'node:path'
+import {StudyStore} from './store.js'
+import type {FinishedTrial, Lease, NewTrial, OpenOptions, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import {LocalWake, Mutex} from './sync.js'
+
+/** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
+const BACKOFF_START_MS = 2
+const BACKOFF_MAX_MS = 200
+
+/**
+ * One mutex per file in this process: two connections to one file in one thread must not
+ * interleave their transactions (the second BEGIN IMMEDIATE would block the thread in
+ * busy_timeout while the first waits for that thread).
+ */
+const fileMutexes = new Map<string, Mutex>()
+
+function mutexFor(path: string): Mutex {
+  if (path === ':memory:') return new Mutex()
+  const key = resolve(path)
+  let m = fileMutexes.get(key)
+  if (!m) fileMutexes.set(key, (m = new Mutex()))
+  return m
+}
+
+export class SqliteStorage implements StudyStorage {
+  readonly kind = 'sqlite' as const
+  private readonly mutex: Mutex
+  private readonly wake = new LocalWake()
+  private backoff = BACKOFF_START_MS
+
+  private constructor(readonly store: StudyStore) {
+    this.mutex = mutexFor(store.path)
+  }
+
+  static async open(path: string, options: OpenOptions = {}): Promise<SqliteStorage> {
+    return new SqliteStorage(StudyStore.open(path, options))
+  }
+
+  /** Wraps an already open study file (Phase 4, tests). */
+  static wrap(store: StudyStore): SqliteStorage {
+    return new SqliteStorage(store)
+  }
+
+  get label(): string {
+    return this.store.path
+  }
+
+  async listStudies(): Promise<StudySummary[]> {
+    return this.store.listStudies()
+  }
+
+  async getStudy(name: string): Promise<StudyRecord | undefined> {
+    return this.store.getStudy(name)
+  }
+
+  async trials(study: string): Promise<TrialRow[]> {
+    return this.store.trials(study)
+  }
+
+  async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
+    return this.store.trialCheckpoint(study, trialId)
+  }
+
+  async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    return this.mutex.run(async () => this.store.createStudy(record, now))
+  }
+
+  async setStudyState(name: string, state: string, now: string): Promise<void> {
+    await this.mutex.run(async () => this.store.setStudyState(name, state, now))
+  }
+
+  async setStudyOptions(name: string, options: Record<string, unknown>, now: string): Promise<void> {
+    await this.mutex.run(async () => this.store.setStudyOptions(name, options, now))
+  }
+
+  async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    await this.mutex.run(async () => this.store.importStudy(study, trials))
+  }
+
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      const store = this.store
+      const changeMark = this.wake.generation
+      store.begin()
+      let notify = false
+      try {
+        const record = store.getStudy(study)
+        const nowMs = Date.now()
+        const tx: StudyTx = {
+          nowMs,
+          changeMark,
+          state: record?.state ?? 'missing',
+          changes: async (askCount, tellSeq) => store.changes(study, askCount, tellSeq),
+          leases: async (): Promise<Lease[]> => store.leases(study),
+          insertTrial: async (trial: NewTrial, owner, startedAt) => store.insertTrial(study, trial, owner, startedAt, nowMs),
+          claim: async (trialId, owner, startedAt) => store.claim(study, trialId, owner, startedAt, nowMs),
+          finish: async (trialId, owner, result: FinishedTrial) => store.finish(study, trialId, owner, result),
+          setState: async (state, now) => store.setStudyState(study, state, now),
+          notify: async () => {
+            notify = true
+          },
+        }
+        const out = await fn(tx)
+        store.commit()
+        if (notify) {
+          this.backoff = BACKOFF_START_MS
+          this.wake.fire()
+        }
+        return out
+      } catch (error) {
+        store.rollback()
+        throw error
+      }
+    })
+  }
+
+  async heartbeat(study: string, owner: string): Promise<void> {
+    await this.mutex.run(async () => this.store.heartbeat(study, owner, Date.now()))
+  }
+
+  async releaseLeases(study: string, owner: string): Promise<void> {
+    await this.mutex.run(async () => this.store.releaseLeases(study, owner))
+    this.wake.fire()
+  }
+
+  async waitForChange(_study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void> {
+    const step = Math.min(timeoutMs, this.backoff)
+    this.backoff = Math.min(BACKOFF_MAX_MS, this.backoff * 2)
+    await this.wake.wait(step, signal, changeMark)
+  }
+
+  async close(): Promise<void> {
+    this.store.close()
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The study storage interface (the shape of Optuna's BaseStorage, async): one API over the
+ * embedded SQLite file (src/study/store.ts, the default) and a PostgreSQL server
+ * (src/study/postgres.ts, `--storage postgresql://user@host:port/db`), so that `kt search`,
+ * `kt worker`, `kt study ...` and the dashboard work on either.
+ *
+ * Read API (what a viewer needs; never takes a lock or writes):
+ *   - listStudies(): every study with its trial counts and best loss;
+ *   - getStudy(name): one study's fixed description and state;
+ *   - trials(name): every trial of a study in id order (checkpoints included).
+ *
+ * Write API: createStudy, setStudyState, setStudyOptions, importStudy (kt study copy).
+ *
+ * Coordination API (src/study/runner.ts; many worker processes on one study):
+ *   - withStudyLock(name, fn): runs fn inside one transaction holding the study's lock (SQLite:
+ *     BEGIN IMMEDIATE; PostgreSQL: SELECT ... FOR UPDATE on the study row), so asks, claims and
+ *     tells are serialized in one order that every worker can replay;
+ *   - heartbeat / releaseLeases: a running trial carries its owner and the time of the owner's
+ *     last heartbeat; a trial whose owner stopped beating for longer than the study's grace
+ *     period is taken over (claim) and evaluated again once;
+ *   - waitForChange: how a worker with nothing to do waits (PostgreSQL LISTEN/NOTIFY; SQLite
+ *     backoff) instead of spinning on the database.
+ */
+import type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
+
+export type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
+
+/** A study with its trial counts, as listStudies returns it. */
+export interface StudySummary extends StudyRecord {
+  readonly trials: number
+  readonly ok: number
+  readonly failed: number
+  readonly running: number
+  /** Smallest loss of any successful trial (any budget); the incumbent needs trials(). */
+  readonly bestLoss: number | null
+}
+
+/** A trial being evaluated: who holds it and when they last said so. */
+export interface Lease {
+  readonly id: number
+  /** `host/pid/token` of the worker holding it; null when released (Ctrl-C, copy). */
+  readonly owner: string | null
+  /** Storage clock (ms since the epoch) of the owner's last heartbeat. */
+  readonly heartbeatMs: number | null
+  /** How many times the trial has been started (1 = never taken over). */
+  readonly attempts: number
+}
+
+/** A trial the optimiser just asked, as it is inserted (status running, leased to its owner). */
+export interface NewTrial {
+  readonly id: number
+  readonly configId: string
+  readonly config: Record<string, unknown>
+  readonly budget: number
+  readonly continues?: {readonly trialId: number}
+  readonly info?: Record<string, unknown>
+}
+
+/** What one locked section of a study sees and may do (see withStudyLock). */
+export interface StudyTx {
+  /** The storage's clock in ms since the epoch (PostgreSQL: the server's, so machines agree). */
+  readonly nowMs: number
+  /** The study's state as read under the lock. */
+  readonly state: string
+  /** Pass to waitForChange: a change notified after this section began then ends the wait at once. */
+  readonly changeMark: number
+  /** Trials with id >= askCount or tell_seq >= tellSeq (what a replica has not seen yet), by id, without checkpoints. */
+  changes(askCount: number, tellSeq: number): Promise<TrialRow[]>
+  /** The running trials and their leases. */
+  leases(): Promise<Lease[]>
+  insertTrial(trial: NewTrial, owner: string, startedAt: string): Promise<void>
+  /** Takes over a running trial: new owner, fresh heartbeat, one more attempt. */
+  claim(trialId: number, owner: string, startedAt: string): Promise<void>
+  /**
+   * Records a finished trial if it is still running and leased to `owner`; false otherwise (it
+   * was taken over, or is finished already), so no trial is ever finished twice.
+   */
+  finish(trialId: number, owner: string, result: FinishedTrial): Promise<boolean>
+  setState(state: string, now: string): Promise<void>
+  /** Wakes the workers waiting on this study once the transaction commits. */
+  notify(): Promise<void>
+}
+
+export type StorageKind = 'sqlite' | 'postgresql'
+
+export interface OpenOptions {
+  /** Fail unless the storage already holds kt's schema (resume, worker, show, export, copy --from). */
+  readonly mustExist?: boolean
+  /** Never write (list, show, export): no schema is created or migrated. */
+  readonly readonly?: boolean
+}
+
+export interface StudyStorage {
+  readonly kind: StorageKind
+  /** How to name this storage to a user: the file path, or the URL without its password. */
+  readonly label: string
+
+  // ---- read API ----
+  listStudies(): Promise<StudySummary[]>
+  getStudy(name: string): Promise<StudyRecord | undefined>
+  trials(study: string): Promise<TrialRow[]>
+  trialCheckpoint(study: string, trialId: number): Promise<unknown>
+
+  // ---- write API ----
+  createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord>
+  setStudyState(name: string, state: string, now: string): Promise<void>
+  setStudyOptions(name: string, options: Record<string, unknown>, now: string): Promise<void>
+  /** Writes a whole study (kt study copy) in one transaction; running trials arrive released. */
+  importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void>
+
+  // ---- coordination API ----
+  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T>
+  /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
+  heartbeat(study: string, owner: string): Promise<void>
+  /** Gives up `owner`'s running trials at once (clean stop), so another worker takes them without waiting. */
+  releaseLeases(study: string, owner: string): Promise<void>
+  /** Resolves when the study may have changed (a tell, a state change) since `changeMark` (from a StudyTx), or after timeoutMs. */
+  waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void>
+
+  close(): Promise<void>
+}
+
+/** The database went away after it was opened (server restart, network): workers retry. */
+export class StorageUnavailableError extends Error {
+  constructor(
+    readonly storage: string,
+    readonly reason: string,
+  ) {
+    super(`${storage}: lost the database (${reason})`)
+    this.name = 'StorageUnavailableError'
+  }
+}
+
+/** True for a `--storage` value naming a PostgreSQL database. */
+export function isPostgresUrl(spec: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(spec)
+}
+
+/** A storage spec safe to print: the password of a URL replaced by ***. */
+export function redactStorage(spec: string): string {
+  if (!isPostgresUrl(spec)) return spec
+  try {
+    const url = new URL(spec)
+    if (url.password) url.password = '***'
+    return url.toString()
+  } catch {
+    return spec.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@')
+  }
+}
+
+/**
+ * Opens a storage by its `--storage` value: `postgresql://...` (or `postgres://`) is a PostgreSQL
+ * database; anything else is a SQLite file path (`:memory:` for a throwaway one).
+ */
+export async function openStorage(spec: string, options: OpenOptions = {}): Promise<StudyStorage> {
+  if (isPostgresUrl(spec)) {
+    const {PostgresStorage} = await import('./postgres.js')
+    return PostgresStorage.open(spec, options)
+  }
+  const {SqliteStorage} = await import('./sqlite-storage.js')
+  return SqliteStorage.open(spec.replace(/^sqlite:(\/\/)?/i, ''), options)
+}

@@ -1,0 +1,46 @@
+/** Small async primitives of the study workers: a mutex and a wake-up signal within one process. */
+
+/** Runs async sections one at a time, in call order. */
+export class Mutex {
+  private tail: Promise<unknown> = Promise.resolve()
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn)
+    this.tail = result.catch(() => undefined)
+    return result
+  }
+}
+
+/** Wakes every waiter in this process at once (a change this process made). */
+export class LocalWake {
+  private waiters = new Set<() => void>()
+  /** Incremented by every fire(): a waiter that saw an older value returns at once (no lost wake-up). */
+  generation = 0
+
+  fire(): void {
+    this.generation++
+    const waiters = [...this.waiters]
+    this.waiters.clear()
+    for (const w of waiters) w()
+  }
+
+  /** Resolves on fire(), after timeoutMs, or when the signal aborts. */
+  wait(timeoutMs: number, signal?: AbortSignal, since?: number): Promise<void> {
+    if (signal?.aborted || (since !== undefined && since !== this.generation)) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.waiters.delete(done)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, Math.max(0, timeoutMs))
+      this.waiters.add(done)
+      signal?.addEventListener('abort', done, {once: true})
+    })
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new LocalWake().wait(ms, signal)
+}

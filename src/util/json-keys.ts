@@ -1,0 +1,26 @@
+/**
+ * kt's JSON style: every key kt writes (--json output, files) is snake_case. Internal TypeScript
+ * names stay camelCase; the views that leave the process go through these helpers.
+ */
+
+/** `budgetUsed` -> `budget_used`; a key that is not a lowerCamelCase identifier is kept as is. */
+export function snakeCase(key: string): string {
+  return /^[a-z][a-z0-9]*([A-Z][a-z0-9]*)+$/.test(key) ? key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) : key
+}
+
+/**
+ * A copy of `value` whose object keys are snake_case, at every depth. Only for kt's own records:
+ * maps keyed by user data (tenant names, parameter names a user chose) must not pass through it.
+ */
+export function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys)
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[snakeCase(k)] = snakeKeys(v)
+  return out
+}
+
+/** Whether a JSON key follows kt's style (snake_case; digits, `@`, `.` and `-` allowed in data-like keys). */
+export function isSnakeKey(key: string): boolean {
+  return !/[A-Z]/.test(key)
+}

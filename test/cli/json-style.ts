@@ -1,0 +1,8 @@
+import {isSnakeKey} from '../../src/util/json-keys.js'
+
+/** Paths of keys in a JSON value that break kt's snake_case style. */
+export function nonSnakeKeys(value: unknown, path = ''): string[] {
+  if (Array.isArray(value)) return value.flatMap((v) => nonSnakeKeys(v, `${path}[]`))
+  if (value === null || typeof value !== 'object') return []
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [...(isSnakeKey(k) ? [] : [`${path}.${k}`]), ...nonSnakeKeys(v, `${path}.${k}`)])
+}

@@ -1,0 +1,217 @@
+// One contract, two storages: every test here runs against a SQLite file and a PostgreSQL
+// database (a real server started by test/helpers/pg-setup.ts).
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {runSearch} from '../../src/study/search.js'
+import {openStorage, type StudyStorage} from '../../src/study/storage.js'
+import type {TrialRow} from '../../src/study/store.js'
+import {postgresForTests} from '../helpers/postgres.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'kt-contract-'))
+const pg = postgresForTests()
+let fileCount = 0
+
+interface Backend {
+  readonly name: string
+  readonly skip: boolean
+  /** A fresh, empty storage spec. */
+  fresh(): Promise<string>
+}
+
+const backends: Backend[] = [
+  {name: 'sqlite', skip: false, fresh: async () => join(dir, `s${fileCount++}.sqlite`)},
+  {name: `postgresql ${pg.label}`.trim(), skip: pg.skip, fresh: () => pg.database('kt_contract')},
+]
+
+/** What must match between two storages holding the same study. */
+function essence(trials: readonly TrialRow[]): unknown[] {
+  return trials.map((t) => [t.id, t.configId, t.budget, t.status, t.loss, t.continues, JSON.stringify(t.config), t.tellSeq, t.asksBefore, JSON.stringify(t.checkpoint)])
+}
+
+async function withStorage<T>(spec: string, fn: (s: StudyStorage) => Promise<T>, mustExist = false): Promise<T> {
+  const storage = await openStorage(spec, {mustExist})
+  try {
+    return await fn(storage)
+  } finally {
+    await storage.close()
+  }
+}
+
+const reference = (trials: number) => runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: trials})
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`study storage contract: ${backend.name}`, () => {
+    it('creates, lists and reads studies; refuses a duplicate name; runs a BOHB study identical to the in-memory one', async () => {
+      const spec = await backend.fresh()
+      const out = await runSearch({storage: spec, study: 'a', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
+      expect(out.summary.stoppedBy).toBe('trials')
+      expect(out.study.state).toBe('finished')
+      expect(essence(out.trials)).toEqual(essence((await reference(60)).trials))
+      await withStorage(spec, async (s) => {
+        const list = await s.listStudies()
+        expect(list.map((x) => [x.name, x.trials, x.ok, x.failed, x.running, x.state])).toEqual([['a', 60, 60, 0, 0, 'finished']])
+        expect(list[0].bestLoss).toBe(Math.min(...out.trials.map((t) => t.loss!)))
+        expect((await s.getStudy('a'))?.optimizer).toBe('bohb')
+        expect(await s.getStudy('nope')).toBeUndefined()
+        const trials = await s.trials('a')
+        expect(trials.map((t) => t.id)).toEqual([...Array(60).keys()])
+        expect(trials.every((t) => t.owner === null && t.attempts === 1)).toBe(true)
+      })
+      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected a new study name \(use --resume to continue it\), got an existing study/)
+    })
+
+    it('finishes a trial only while it is leased to the finisher, and only once', async () => {
+      const spec = await backend.fresh()
+      await runSearch({storage: spec, study: 'l', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      await withStorage(spec, async (s) => {
+        const t = new Date().toISOString()
+        const result = {status: 'ok' as const, loss: 1.5, startedAt: t, finishedAt: t, durationMs: 1, tellSeq: 1, asksBefore: 2}
+        await s.withStudyLock('l', async (tx) => {
+          expect(tx.state).toBe('finished')
+          await tx.insertTrial({id: 1, configId: 'x', config: {x1: 0, x2: 0}, budget: 1}, 'host-a/1/aa', t)
+        })
+        await s.withStudyLock('l', async (tx) => {
+          const leases = await tx.leases()
+          expect(leases).toEqual([{id: 1, owner: 'host-a/1/aa', heartbeatMs: expect.any(Number), attempts: 1}])
+          expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(false)
+          await tx.claim(1, 'host-b/2/bb', t)
+          // the first owner's late result is refused: the trial is the new owner's now
+          expect(await tx.finish(1, 'host-a/1/aa', result)).toBe(false)
+          expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(true)
+          expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(false)
+        })
+        const rows = await s.trials('l')
+        expect(rows[1]).toMatchObject({status: 'ok', loss: 1.5, attempts: 2, owner: null, tellSeq: 1})
+        const changes = await s.withStudyLock('l', (tx) => tx.changes(1, 1))
+        expect(changes.map((r) => r.id)).toEqual([1])
+      })
+    })
+
+    it('rolls back a locked section that throws', async () => {
+      const spec = await backend.fresh()
+      await runSearch({storage: spec, study: 'r', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      await withStorage(spec, async (s) => {
+        await expect(
+          s.withStudyLock('r', async (tx) => {
+            await tx.insertTrial({id: 1, configId: 'x', config: {x1: 0, x2: 0}, budget: 1}, 'h/1/a', 't')
+            throw new Error('boom')
+          }),
+        ).rejects.toThrow('boom')
+        expect((await s.trials('r')).length).toBe(1)
+      })
+    })
+
+    it('takes over a trial whose worker stopped heart-beating, evaluates it once more, and completes the study', async () => {
+      const spec = await backend.fresh()
+      const controller = new AbortController()
+      let n = 0
+      // 200 ms grace: a remote worker silent for longer is taken for dead
+      await runSearch({storage: spec, study: 'h', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 40, graceMs: 200, signal: controller.signal, onTrial: () => ++n === 10 && controller.abort()})
+      await withStorage(spec, async (s) => {
+        // trial 10 was handed out when the run stopped; pretend a worker on another machine holds it and went silent
+        await s.withStudyLock('h', async (tx) => tx.claim(10, 'elsewhere/4242/dead', 't'))
+        await s.heartbeat('h', 'elsewhere/4242/dead')
+      })
+      const t0 = Date.now()
+      const out = await runSearch({storage: spec, study: 'h', resume: true})
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(150)
+      expect(out.summary.rerun).toBe(1)
+      expect(out.summary.replayed).toBe(10)
+      expect(out.study.state).toBe('finished')
+      expect(out.trials[10].attempts).toBe(3)
+      // (while trial 10 was held the worker went on asking, so the tell order differs from a one-worker run)
+      expect(out.trials.map((t) => [t.id, t.status])).toEqual([...Array(40).keys()].map((i) => [i, 'ok']))
+    })
+
+    it('shares one study between two concurrent runners: every trial evaluated once', async () => {
+      const spec = await backend.fresh()
+      const evalLog = join(dir, `shared-${backend.name.split(' ')[0]}-${fileCount++}.log`)
+      await runSearch({storage: spec, study: 'c', objective: {name: 'counting_ones', delayMs: 3, evalLog}, optimizer: 'bohb', seed: 2, maxTrials: 1})
+      const [a, b] = await Promise.all([runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90}), runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90})])
+      expect(a.summary.evaluated + b.summary.evaluated).toBe(89)
+      const ids = (await import('node:fs')).readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+      expect(ids.sort((x, y) => x - y)).toEqual([...Array(90).keys()])
+      const again = await runSearch({storage: spec, study: 'c', resume: true})
+      expect(again.summary.evaluated).toBe(0)
+      expect(again.study.state).toBe('finished')
+    })
+
+    it('copies a study to the other storage kind and back, and the copy resumes where the original stopped', async () => {
+      const spec = await backend.fresh()
+      const controller = new AbortController()
+      let n = 0
+      await runSearch({storage: spec, study: 'cp', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 100, signal: controller.signal, onTrial: () => ++n === 85 && controller.abort()})
+      const other = backends.find((b) => b !== backend && !b.skip) ?? backend
+      const target = await other.fresh()
+      const {copyStudy} = await import('../../src/study/copy.js')
+      const copied = await copyStudy(spec, target, 'cp')
+      expect(copied.trials).toBe(86)
+      await expect(copyStudy(spec, target, 'cp')).rejects.toThrow(/study cp: expected a study name not yet in the target storage, got an existing study/)
+      const resumed = await runSearch({storage: target, study: 'cp', resume: true})
+      expect(resumed.summary.replayed).toBe(85)
+      expect(resumed.summary.rerun).toBe(1)
+      expect(essence(resumed.trials)).toEqual(essence((await reference(100)).trials))
+    })
+  })
+}
+
+describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
+  const oneLine = (e: unknown): string => {
+    const message = (e as Error).message
+    expect(message).not.toContain('\n')
+    return message
+  }
+
+  it('names the storage and what was expected: refused connection, wrong password, no database, no schema, another version', async () => {
+    const {freePort} = await import('../../src/db/server.js')
+    const port = await freePort()
+    const refused = await openStorage(`postgresql://kt:topsecret@127.0.0.1:${port}/kt`).catch(oneLine)
+    expect(refused).toBe(`postgresql://kt:***@127.0.0.1:${port}/kt: expected a PostgreSQL server listening at 127.0.0.1:${port}, got connection refused`)
+
+    const admin = new URL(pg.adminUrl!)
+    const wrong = new URL(admin)
+    wrong.password = 'not-the-password'
+    const denied = await openStorage(wrong.toString()).catch(oneLine)
+    expect(denied).toMatch(/^postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/postgres: expected the right password for user kt, got password authentication failed$/)
+    expect(denied).not.toContain('not-the-password')
+
+    const missing = new URL(admin)
+    missing.pathname = '/no_such_db'
+    expect(await openStorage(missing.toString()).catch(oneLine)).toMatch(/\/no_such_db: expected an existing database no_such_db \(create it first, e\.g\. createdb no_such_db\), got no database no_such_db$/)
+
+    const empty = await pg.database('kt_empty')
+    expect(await openStorage(empty, {readonly: true}).catch(oneLine)).toMatch(/kt_empty_\w+: expected a database with kt's study schema \(kt_meta, format kt-study version 2; kt search creates it\), got a database without it$/)
+    expect(await openStorage(empty, {mustExist: true}).catch(oneLine)).toMatch(/got a database without it$/)
+
+    const future = await pg.database('kt_future')
+    await (await openStorage(future)).close()
+    const pgm = (await import('pg')).default
+    const client = new pgm.Client({connectionString: future})
+    await client.connect()
+    await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
+    await client.end()
+    expect(await openStorage(future).catch(oneLine)).toMatch(/kt_future_\w+: expected kt's study schema version 2, got version 99 \(another kt version's schema\)$/)
+  })
+})
+
+describe('SQLite schema versions', () => {
+  it("upgrades a version 1 file in place and refuses another kt version's schema", async () => {
+    const path = join(dir, 'versions.sqlite')
+    await runSearch({storage: path, study: 'v', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 3})
+    const Database = (await import('better-sqlite3')).default
+    const db = new Database(path)
+    // the version 1 layout: no lease columns
+    db.exec(`DROP INDEX trials_tell; DROP INDEX trials_running; ALTER TABLE trials DROP COLUMN owner; ALTER TABLE trials DROP COLUMN heartbeat_ms;
+      ALTER TABLE trials DROP COLUMN attempts; UPDATE kt_meta SET value = '1' WHERE key = 'version'`)
+    db.close()
+    const resumed = await runSearch({storage: path, study: 'v', resume: true, maxTrials: 5})
+    expect(resumed.trials).toHaveLength(5)
+    const db2 = new Database(path)
+    expect(db2.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get()).toEqual({value: '2'})
+    db2.exec("UPDATE kt_meta SET value = '7' WHERE key = 'version'")
+    db2.close()
+    await expect(openStorage(path)).rejects.toThrow(/versions\.sqlite: expected study format version 2 \(this kt reads 1, 2\), got version 7 \(another kt version's schema\)/)
+  })
+})
