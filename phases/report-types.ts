@@ -119,6 +119,18 @@ export interface RetrievalFrontPoint {
   p99_ms: number
 }
 
+export interface RetrievalTrialRecord {
+  trial: number
+  budget: number
+  /** Queries scored at this budget (the largest budget scores them all). */
+  queries: number | null
+  set: 'Pareto front' | 'dominated' | 'lower budget'
+  quality: number
+  p99_ms: number
+  config: Record<string, number | string | boolean>
+  metrics: Record<string, number>
+}
+
 /** Phase 4's retrieval-engine study (present when the plan has a `retrieval` section). */
 export interface RetrievalSearchResult {
   data: string
@@ -139,6 +151,12 @@ export interface RetrievalSearchResult {
     hypervolume: number
     hypervolume_share: number
   }
+  /**
+   * Every successful trial of the all-queries study (and the defaults, trial -1) with its budget,
+   * configuration and deterministic metrics: the front chart shows them all, the lower budgets
+   * faintly (they score fewer queries, so they cannot be on the front). Absent in older reports.
+   */
+  trials?: RetrievalTrialRecord[]
   profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
   routed: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
 }

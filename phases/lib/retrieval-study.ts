@@ -4,6 +4,7 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {analyzeStudy} from '../../src/search/analysis.js'
+import {splitTimingMetrics} from '../../src/search/types.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -56,7 +57,19 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     loss: measured.loss, values: measured.values ? [...measured.values] : null, metrics: measured.metrics ? {...measured.metrics} : null, checkpoint: null,
     error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
   }
-  const analysis = analyzeStudy([...trials, defaultsRow])
+  const analysis = analyzeStudy([...trials, defaultsRow], undefined, undefined, settings.metric)
+  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
+  const dominatedIds = new Set(analysis.front.dominated.map((p) => p.trialId))
+  const trialRecords = [...trials, defaultsRow]
+    .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
+    .map((t) => {
+      const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
+      return {
+        trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
+        set: onFront.has(t.id) ? 'Pareto front' as const : dominatedIds.has(t.id) ? 'dominated' as const : 'lower budget' as const,
+        quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
+      }
+    })
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
     data: input.dataLabel,
@@ -74,6 +87,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
       hypervolume: analysis.front.hypervolume,
       hypervolume_share: analysis.front.hypervolumeShare,
     },
+    trials: trialRecords,
     profiles: analysis.profiles.map((p) => ({
       name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
     })),

@@ -137,7 +137,9 @@ export default class Search extends KtCommand {
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = await holdoutSide(outcome.study.objective as import('../search/objectives.js').ObjectiveSpec)
       try {
-        const analysis = await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined)
+        const objectiveOptions = (outcome.study.objective as {options?: {metric?: unknown}} | undefined)?.options
+        const metric = typeof objectiveOptions?.metric === 'string' ? objectiveOptions.metric : undefined
+        const analysis = await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})

@@ -53,6 +53,11 @@ export interface BanditSettings {
   implicitWindowMs?: number
   /** Names of the tuned parameters (a simplex group by its name); absent = all. */
   tuned?: string[]
+  /**
+   * One set of bandits per query type (the type each query names, e.g. the retrieval classifier's
+   * QUERY_TYPES), all starting from the same profile prior; absent/false = one set for all queries.
+   */
+  perType?: boolean
 }
 
 /** Persisted state of a tenant's bandits. */
@@ -77,6 +82,7 @@ export function checkSettings(settings: BanditSettings, where: string): void {
     throw new InputError(`${where}: priorStrength`, 'a number of pseudo-observations >= 0', describeValue(settings.priorStrength))
   if (settings.implicitWindowMs !== undefined && !(Number.isInteger(settings.implicitWindowMs) && settings.implicitWindowMs > 0))
     throw new InputError(`${where}: implicitWindowMs`, 'a positive whole number of milliseconds', describeValue(settings.implicitWindowMs))
+  if (settings.perType !== undefined && typeof settings.perType !== 'boolean') throw new InputError(`${where}: perType`, 'true or false', describeValue(settings.perType))
   if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback)) throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
   if (f.kind === 'periodic') {
     if (!Number.isInteger(f.every) || f.every < 1) throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))

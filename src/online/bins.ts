@@ -15,6 +15,7 @@
  */
 import type {Choice, Config, ParamSpace, ParamSpec, SimplexGroup} from '../space/types.js'
 import {InputError} from '../util/errors.js'
+import {projectFlooredSimplex} from '../util/simplex.js'
 
 /** Bins per parameter range (the issue: "the parameter's range cut into 10 bins"). */
 export const ARMS_PER_PARAM = 10
@@ -129,31 +130,7 @@ export function dimensionsOf(space: ParamSpace, tuned?: readonly string[]): Dime
   return dims
 }
 
-/**
- * Euclidean projection onto the floored simplex {w_i >= floor, sum w_i = 1}: shift by the floor,
- * project onto the simplex of mass 1 - m floor by the sort-and-threshold rule (Held, Wolfe &
- * Crowder 1974; Duchi et al. 2008, "Efficient projections onto the l1-ball"), shift back.
- */
-export function projectFlooredSimplex(values: ArrayLike<number>, floor: number): number[] {
-  const m = values.length
-  const mass = 1 - m * floor
-  const shifted = Array.from(values, (v) => v - floor)
-  const sorted = [...shifted].sort((a, b) => b - a)
-  let cumulative = 0
-  let threshold = 0
-  for (let j = 0; j < m; j++) {
-    cumulative += sorted[j]
-    const candidate = (cumulative - mass) / (j + 1)
-    if (sorted[j] - candidate > 0) threshold = candidate
-  }
-  const out = shifted.map((v) => Math.max(v - threshold, 0) + floor)
-  // Remove the rounding residue so the weights sum to 1 to the last bit the checks care about.
-  const residue = 1 - out.reduce((a, b) => a + b, 0)
-  let largest = 0
-  for (let i = 1; i < m; i++) if (out[i] > out[largest]) largest = i
-  out[largest] += residue
-  return out
-}
+export {projectFlooredSimplex}
 
 /**
  * The configuration an arm choice plays: the base configuration (the profile) with every tuned

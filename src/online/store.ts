@@ -3,7 +3,12 @@
  *
  * <dir>/<tenant>/log.jsonl   line 1 the init record, then one event per line; every line is
  *                            written with one write() and fsync'd before the event is applied,
- *                            so an acknowledged query or feedback survives a crash.
+ *                            so an acknowledged query or feedback survives a crash. With a
+ *                            GroupCommit (commit.ts; the server) the line is written, applied, and
+ *                            acknowledged only when the batch's fdatasync has covered it
+ *                            (durable()); later events of the tenant may see it before then, which
+ *                            is safe because they follow it in the same file: a later event that
+ *                            is durable implies every earlier line is.
  * <dir>/<tenant>/state.json  the learner after the first `logLines` lines (`logBytes` bytes: opening
  *                            reads only the log after them), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
@@ -32,7 +37,8 @@ import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAUL
 export {processStartTime} from '../util/lock.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
-import {type LearnerState, type TenantEvent, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
+import type {GroupCommit} from './commit.js'
+import {type LearnerState, type QueryEvent, type TenantEvent, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
 
 /** Longest tenant id: ids become folder names, and 64 fits every file system's name limit with room. */
 export const MAX_TENANT_ID_LENGTH = 64
@@ -80,6 +86,8 @@ export interface OpenOptions {
   snapshotEvery?: number
   /** How long to wait for a tenant another process has open (default LOCK_WAIT_MS). */
   lockWaitMs?: number
+  /** Batches the log syncs with other tenants' (events are acknowledged through durable()); absent: one fsync per event. */
+  groupCommit?: GroupCommit
 }
 
 /** What opening found. */
@@ -162,7 +170,10 @@ function parseEvent(value: unknown, where: string): TenantEvent {
   switch (v.e) {
     case 'q': {
       if (!Array.isArray(v.arms)) throw new InputError(`${where}: arms`, 'an array of arm indices', describeValue(v.arms))
-      return {e: 'q', id: num('id'), t: num('t'), arms: v.arms as number[]}
+      const q: QueryEvent = {e: 'q', id: num('id'), t: num('t'), arms: v.arms as number[]}
+      if (v.ty !== undefined) q.ty = str('ty')
+      if (v.qid !== undefined) q.qid = str('qid')
+      return q
     }
     case 'used':
       return {e: 'used', id: str('id'), t: num('t')}
@@ -179,6 +190,11 @@ export class TenantStore {
   private fd: number
   private sinceSnapshot = 0
   private closed = false
+  /** Durability of the last logged event under group commit. */
+  private lastCommit: Promise<void> | undefined
+  /** Set when a log sync failed: what was applied in memory may not be on disk, so the store takes nothing more. */
+  failed: Error | undefined
+  private groupCommit: GroupCommit | undefined
 
   private constructor(
     readonly dir: string,
@@ -301,7 +317,7 @@ export class TenantStore {
       const event = parseEvent(value, at)
       if (event.e === 'q') {
         learner.bandit.checkArms(event.arms, at)
-        const next = learner.bandit.queries + 1
+        const next = learner.queries + 1
         if (event.id !== next) throw new InputError(`${at}: id`, `query id ${next} (query events number the queries 1, 2, 3, ... in log order)`, `${event.id} (a duplicate or out-of-order query event)`)
       }
       learner.apply(event)
@@ -309,6 +325,7 @@ export class TenantStore {
     const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
     const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
+    store.groupCommit = options.groupCommit
     return store
   }
 
@@ -339,13 +356,32 @@ export class TenantStore {
   /** Logs (fsync'd) and applies one event. */
   private record(event: TenantEvent): Verdict {
     if (this.closed) throw new Error('tenant store is closed')
+    if (this.failed) throw this.failed
     const line = `${JSON.stringify(event)}\n`
     writeSync(this.fd, line)
-    fsyncSync(this.fd)
+    this.syncLog()
     this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
     if (++this.sinceSnapshot >= this.snapshotEvery) this.snapshot()
     return verdict
+  }
+
+  /** Makes the log durable now (fsync), or under group commit joins the next batch (see durable()). */
+  private syncLog(): void {
+    if (!this.groupCommit) {
+      fsyncSync(this.fd)
+      return
+    }
+    const commit = this.groupCommit.commit(this.fd)
+    commit.catch((error: Error) => {
+      this.failed ??= error
+    })
+    this.lastCommit = commit
+  }
+
+  /** Resolves once every event logged so far is on disk (at once without group commit: each was fsync'd as it was logged). */
+  durable(): Promise<void> {
+    return this.lastCommit ?? Promise.resolve()
   }
 
   /** Closes implicit windows that ended before `now` (logged as a tick so replay does the same); true if any closed. */
@@ -355,11 +391,18 @@ export class TenantStore {
     return true
   }
 
-  /** Samples a configuration for a new query and records it; the query id is what feedback names. */
-  choose(now: number): {queryId: number; arms: number[]; config: Config} {
+  /**
+   * Samples a configuration for a new query and records it; the query id is what feedback names
+   * (or the caller's `qid`, when given: the caller checks it with callerQueryIdProblem and
+   * hasCallerId first). `type` is the query's type (per-type tenants play that type's bandits).
+   */
+  choose(now: number, options: {type?: string; qid?: string} = {}): {queryId: number; arms: number[]; config: Config} {
     this.tick(now)
-    const {id, arms} = this.learner.sampleNext()
-    this.record({e: 'q', id, t: now, arms})
+    const {id, arms} = this.learner.sampleNext(options.type)
+    const event: QueryEvent = {e: 'q', id, t: now, arms}
+    if (options.type !== undefined) event.ty = options.type
+    if (options.qid !== undefined) event.qid = options.qid
+    this.record(event)
     return {queryId: id, arms, config: this.learner.configOf(arms)}
   }
 
@@ -378,6 +421,20 @@ export class TenantStore {
     const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0
+  }
+
+  /**
+   * Closes without a snapshot, after a failed log sync: memory may hold events the disk lost, so
+   * the next open rebuilds from what the log really holds.
+   */
+  abandon(): void {
+    if (this.closed) return
+    this.closed = true
+    try {
+      closeSync(this.fd)
+    } finally {
+      releaseDirLock(this.dir)
+    }
   }
 
   close(): void {

@@ -57,8 +57,15 @@ export interface TenantInit {
   seed: number
 }
 
+/**
+ * A query event: kt's id (the tenant's counter), time, the arms played; optionally the query type
+ * the caller named (`ty`: per-type tenants play and credit that type's bandits) and the caller's own
+ * query id (`qid`: feedback may name the query by it).
+ */
+export type QueryEvent = {e: 'q'; id: number; t: number; arms: number[]; ty?: string; qid?: string}
+
 export type TenantEvent =
-  | {e: 'q'; id: number; t: number; arms: number[]}
+  | QueryEvent
   | {e: 'used'; id: string; t: number}
   | {e: 'label'; id: string; t: number; grade: number}
   | {e: 'tick'; t: number}
@@ -87,6 +94,10 @@ interface PendingQuery {
   arms: number[]
   implicit: number
   labelled: boolean
+  /** The query type the caller named, if any. */
+  type?: string
+  /** The caller's own id for the query, if any. */
+  qid?: string
 }
 
 /** Persisted learner state (besides the bandits). */
@@ -94,8 +105,27 @@ export interface LearnerState {
   bandit: BanditState
   counters: Counters
   lastT: number
-  /** [id, t, arms, implicit, labelled] in issue order. */
-  pending: Array<[number, number, number[], number, 0 | 1]>
+  /** [id, t, arms, implicit, labelled, type?, caller id?] in issue order (type and caller id null when absent). */
+  pending: Array<[number, number, number[], number, 0 | 1] | [number, number, number[], number, 0 | 1, string | null, string | null]>
+  /** Per-type tenants: each type's bandits (the default set, for queries without a type, is `bandit`). */
+  typed?: Record<string, BanditState>
+}
+
+/** Longest caller-supplied query id. */
+export const MAX_CALLER_QUERY_ID_LENGTH = 128
+/** Caller query ids: printable ASCII without spaces. */
+const CALLER_QUERY_ID_PATTERN = /^[\x21-\x7e]+$/
+
+/**
+ * Why a caller-supplied query id cannot be used, or null if it can. A bare positive integer is
+ * refused: it could name one of kt's own ids, and feedback must name exactly one query.
+ */
+export function callerQueryIdProblem(qid: unknown): string | null {
+  if (typeof qid !== 'string' || qid.length === 0) return 'a non-empty string'
+  if (qid.length > MAX_CALLER_QUERY_ID_LENGTH) return `at most ${MAX_CALLER_QUERY_ID_LENGTH} characters`
+  if (!CALLER_QUERY_ID_PATTERN.test(qid)) return 'printable ASCII without spaces'
+  if (/^[0-9]+$/.test(qid)) return 'not a bare integer (kt numbers its own query ids 1, 2, ...; prefix yours, e.g. "q-17")'
+  return null
 }
 
 /** Fingerprint of a space's bandit dimensions. */
@@ -118,6 +148,12 @@ export class TenantLearner {
   /** Latest event time (ms); time never runs backwards (an earlier clock reading is taken as this). */
   lastT = 0
   private readonly pending = new Map<number, PendingQuery>()
+  /** Caller query ids of remembered queries -> kt's id. */
+  private readonly callerIds = new Map<string, number>()
+  /** Per-type tenants: the bandits of each query type seen so far (created on first use from the profile prior). */
+  private readonly typed = new Map<string, TenantBandit>()
+  /** Whether this tenant keeps one set of bandits per query type. */
+  readonly perType: boolean
   /** Query ids in issue order still waiting for their implicit window to close (head index). */
   private implicitQueue: number[] = []
   private implicitHead = 0
@@ -129,21 +165,65 @@ export class TenantLearner {
   readonly windowMs: number
   readonly labelWindowMs: number
 
+  private readonly space: ParamSpace
+
   constructor(
     readonly init: TenantInit,
     space: ParamSpace,
   ) {
     this.bandit = new TenantBandit(space, init.profile, init.settings)
+    this.space = space
+    this.perType = init.settings.perType === true
     this.seedHash = streamSeed(init.seed, 'query')
     this.implicit = (init.settings.feedback ?? DEFAULT_FEEDBACK) === 'implicit'
     this.windowMs = init.settings.implicitWindowMs ?? IMPLICIT_WINDOW_MS
     this.labelWindowMs = Math.max(LABEL_WINDOW_MS, this.windowMs)
   }
 
-  /** Samples the arms of the next query (deterministic in the seed and the query number; changes nothing). */
-  sampleNext(): {id: number; arms: number[]} {
-    const id = this.bandit.queries + 1
-    return {id, arms: Array.from(this.bandit.sampleArms(this.queryRng(id)))}
+  /** Queries issued so far (the last query id). */
+  get queries(): number {
+    return this.counters.queries
+  }
+
+  /**
+   * The bandits that play and learn from queries of `type`: the type's own set on a per-type tenant
+   * (created from the profile prior on first use), else the tenant's one set.
+   */
+  banditFor(type: string | undefined): TenantBandit {
+    if (!this.perType || type === undefined) return this.bandit
+    let bandit = this.typed.get(type)
+    if (!bandit) {
+      bandit = new TenantBandit(this.space, this.init.profile, this.init.settings)
+      this.typed.set(type, bandit)
+    }
+    return bandit
+  }
+
+  /** The per-type bandits created so far, by type. */
+  typedBandits(): ReadonlyMap<string, TenantBandit> {
+    return this.typed
+  }
+
+  /**
+   * A remembered query by the id feedback would name it (caller id or kt's), or undefined: its kt
+   * id, type, arms and whether it has been used or labelled (for retries and checks).
+   */
+  remembered(raw: string): {id: number; type?: string; arms: number[]; used: boolean; labelled: boolean} | undefined {
+    const id = this.callerIds.get(raw) ?? parseQueryId(raw)
+    const record = id === null ? undefined : this.pending.get(id)
+    if (id === null || !record) return undefined
+    return {id, type: record.type, arms: record.arms, used: record.implicit === IMPLICIT_USED, labelled: record.labelled}
+  }
+
+  /** Whether a caller query id names a query still remembered (a second query may not take it). */
+  hasCallerId(qid: string): boolean {
+    return this.callerIds.has(qid)
+  }
+
+  /** Samples the arms of the next query (of `type`, if given; deterministic in the seed and the query number; changes nothing). */
+  sampleNext(type?: string): {id: number; arms: number[]} {
+    const id = this.counters.queries + 1
+    return {id, arms: Array.from(this.banditFor(type).sampleArms(this.queryRng(id)))}
   }
 
   /** The random stream of query `id`: the Rng's splitmix seeding decorrelates neighbouring ids. */
@@ -162,7 +242,7 @@ export class TenantLearner {
     this.expire(t)
     switch (event.e) {
       case 'q':
-        return this.applyQuery(event.id, t, event.arms)
+        return this.applyQuery(event, t)
       case 'used':
         return this.applyUsed(event.id)
       case 'label':
@@ -180,11 +260,20 @@ export class TenantLearner {
     return !first.done && first.value.t + this.labelWindowMs < now
   }
 
-  private applyQuery(id: number, t: number, arms: number[]): Verdict {
-    const counted = this.bandit.countQuery(arms)
-    if (id !== counted) throw new RangeError(`query event out of order: id ${id} where ${counted} was expected`)
+  private applyQuery(event: QueryEvent, t: number): Verdict {
+    const {id, arms, ty, qid} = event
+    const expected = this.counters.queries + 1
+    if (id !== expected) throw new RangeError(`query event out of order: id ${id} where ${expected} was expected`)
+    if (qid !== undefined && this.callerIds.has(qid)) throw new RangeError(`query event ${id}: caller id ${qid} is already taken`)
+    this.banditFor(ty).countQuery(arms)
     this.counters.queries++
-    this.pending.set(id, {t, arms, implicit: IMPLICIT_OPEN, labelled: false})
+    const record: PendingQuery = {t, arms, implicit: IMPLICIT_OPEN, labelled: false}
+    if (ty !== undefined) record.type = ty
+    if (qid !== undefined) {
+      record.qid = qid
+      this.callerIds.set(qid, id)
+    }
+    this.pending.set(id, record)
     if (this.implicit) this.implicitQueue.push(id)
     return 'applied'
   }
@@ -201,10 +290,10 @@ export class TenantLearner {
         // positives and window-delayed negatives do not look like a fall of the mean).
         if (record.implicit === IMPLICIT_OPEN) {
           record.implicit = IMPLICIT_EXPIRED
-          this.bandit.observe(record.arms, 0)
+          this.banditFor(record.type).observe(record.arms, 0)
           this.counters.expired++
         }
-        this.detect(record.arms, record.implicit === IMPLICIT_USED ? this.bandit.settings.levels - 1 : 0)
+        this.detect(record, record.implicit === IMPLICIT_USED ? this.bandit.settings.levels - 1 : 0)
       }
       this.implicitHead++
     }
@@ -215,17 +304,18 @@ export class TenantLearner {
     for (const [id, record] of this.pending) {
       if (record.t + this.labelWindowMs >= now) break
       this.pending.delete(id)
+      if (record.qid !== undefined) this.callerIds.delete(record.qid)
     }
   }
 
-  private detect(arms: readonly number[], level: number): void {
-    if (this.bandit.outcome(arms, level)) this.counters.alarms++
+  private detect(record: PendingQuery, level: number): void {
+    if (this.banditFor(record.type).outcome(record.arms, level)) this.counters.alarms++
   }
 
   /** A record for feedback, or the verdict when there is none. */
   private lookup(raw: string): PendingQuery | Verdict {
-    const id = parseQueryId(raw)
-    if (id === null || id > this.bandit.queries) {
+    const id = this.callerIds.get(raw) ?? parseQueryId(raw)
+    if (id === null || id > this.counters.queries) {
       this.counters.unknown++
       return 'unknown-query'
     }
@@ -253,7 +343,7 @@ export class TenantLearner {
       return 'late'
     }
     record.implicit = IMPLICIT_USED
-    this.bandit.observe(record.arms, this.bandit.settings.levels - 1)
+    this.banditFor(record.type).observe(record.arms, this.bandit.settings.levels - 1)
     this.counters.used++
     return 'applied'
   }
@@ -270,8 +360,8 @@ export class TenantLearner {
       return 'duplicate'
     }
     record.labelled = true
-    this.bandit.observe(record.arms, grade)
-    this.detect(record.arms, grade)
+    this.banditFor(record.type).observe(record.arms, grade)
+    this.detect(record, grade)
     this.counters.labels++
     return 'applied'
   }
@@ -283,8 +373,13 @@ export class TenantLearner {
 
   save(): LearnerState {
     const pending: LearnerState['pending'] = []
-    for (const [id, r] of this.pending) pending.push([id, r.t, r.arms, r.implicit, r.labelled ? 1 : 0])
-    return {bandit: this.bandit.save(), counters: {...this.counters}, lastT: this.lastT, pending}
+    for (const [id, r] of this.pending) {
+      const base: [number, number, number[], number, 0 | 1] = [id, r.t, r.arms, r.implicit, r.labelled ? 1 : 0]
+      pending.push(r.type === undefined && r.qid === undefined ? base : [...base, r.type ?? null, r.qid ?? null])
+    }
+    const state: LearnerState = {bandit: this.bandit.save(), counters: {...this.counters}, lastT: this.lastT, pending}
+    if (this.typed.size > 0) state.typed = Object.fromEntries([...this.typed].map(([type, b]) => [type, b.save()]))
+    return state
   }
 
   load(state: LearnerState): void {
@@ -292,11 +387,23 @@ export class TenantLearner {
     this.counters = {...zeroCounters(), ...state.counters}
     this.lastT = state.lastT
     this.pending.clear()
+    this.callerIds.clear()
+    this.typed.clear()
+    if (state.typed !== undefined) {
+      if (!this.perType) throw new RangeError('per-type bandits in the state of a tenant without perType')
+      for (const [type, banditState] of Object.entries(state.typed)) this.banditFor(type).load(banditState)
+    }
     this.implicitQueue = []
     this.implicitHead = 0
-    for (const [id, t, arms, implicit, labelled] of state.pending) {
+    for (const [id, t, arms, implicit, labelled, type, qid] of state.pending) {
       this.bandit.checkArms(arms, `pending query ${id}`)
-      this.pending.set(id, {t, arms, implicit, labelled: labelled === 1})
+      const record: PendingQuery = {t, arms, implicit, labelled: labelled === 1}
+      if (type != null) record.type = type
+      if (qid != null) {
+        record.qid = qid
+        this.callerIds.set(qid, id)
+      }
+      this.pending.set(id, record)
       // Every window that has not closed yet, used or not: its outcome still has to reach change
       // detection when it closes (expire() has closed exactly the windows that ended before lastT).
       if (this.implicit && implicit !== IMPLICIT_EXPIRED && t + this.windowMs >= this.lastT) this.implicitQueue.push(id)

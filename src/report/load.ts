@@ -3,6 +3,7 @@ import {InputError} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {REPORT_SCHEMA, REPORT_VERSION, type Report} from '../../phases/report-types.js'
 import {renderMarkdown} from './markdown.js'
+import {renderHtml} from './html.js'
 
 /** Reads a run's report.json, refusing files of another schema or version. */
 export function loadReport(runDir: string): Report {
@@ -14,10 +15,13 @@ export function loadReport(runDir: string): Report {
   return value as Report
 }
 
-export function rerender(report: Report, format: 'md' | 'json', file = 'report.json'): string {
+export type ReportFormat = 'md' | 'json' | 'html'
+
+export function rerender(report: Report, format: ReportFormat, file = 'report.json'): string {
   if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`
   try {
-    return renderMarkdown(report)
+    // both renderings read the same content (renderMarkdown), so a broken report fails the same way in each
+    return format === 'html' ? renderHtml(report) : renderMarkdown(report)
   } catch (error) {
     // a report edited by hand or cut short: say so in one line instead of a stack trace
     throw new InputError(file, `a complete report (schema ${REPORT_SCHEMA} version ${REPORT_VERSION}) as kt writes it`, (error as Error).message)

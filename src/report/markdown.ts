@@ -115,6 +115,7 @@ function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[
     `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The engine's default configuration scores ${f(r.default_quality)} and competes as trial "defaults", so nothing it beats on these queries is chosen. These are tuning-set numbers on ${r.data}: check a profile on your own data with \`kt eval --profile\`.`,
     '',
     `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
+    ...(r.trials ? ['', fidelityNote(r.trials)] : []),
     '', '| trial | ' + r.metric + ' | P99 ms (estimate) |', '|---:|---:|---:|',
     ...r.front.points.map((p) => `| ${p.trial === -1 ? 'defaults' : p.trial} | ${f(p.quality)} | ${p.p99_ms.toFixed(3)} |`),
     '', '| domain profile | trial | why |', '|---|---:|---|',
@@ -124,6 +125,15 @@ function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[
     ...(r.missing_types.length ? ['', `No scored queries of type ${r.missing_types.join(', ')} in the data: no sweep.`] : []),
     '',
   ]
+}
+
+/** Why the front has few points: only trials at the largest budget scored every query. */
+function fidelityNote(trials: NonNullable<NonNullable<PhaseResults['search']['retrieval']>['trials']>): string {
+  const full = trials.filter((t) => t.set !== 'lower budget')
+  const lower = trials.length - full.length
+  const budgets = [...new Set(trials.map((t) => t.budget))].sort((a, b) => a - b)
+  return `Only trials at the largest budget (${budgets.at(-1)}) scored every query, so only they are compared: ${full.length} of the ${trials.length} (the defaults included). ` +
+    `The other ${lower} ran at budgets ${budgets.slice(0, -1).join(', ') || '-'} on fewer queries (BOHB spends most of its evaluations at the lower fidelities); the front chart shows them faintly, and hovering any point shows its configuration and metrics (\`kt report RUN_DIR --format html\`).`
 }
 
 function validation(v: PhaseResults['validation']): string[] {

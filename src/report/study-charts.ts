@@ -1,5 +1,6 @@
 import type {PhaseResults} from '../../phases/report-types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
+import {axisScale, scaleNote} from './scale.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
@@ -9,6 +10,14 @@ export interface ChartSpec {
   readonly id: string
   readonly title: string
   readonly spec: VegaLiteSpec
+}
+
+/** Drag to pan, wheel to zoom (interactive renderings; ignored in the SVG and PNG). */
+const ZOOM = {name: 'zoom', select: 'interval', bind: 'scales'}
+
+/** A field name as vega-lite reads it: dots and brackets would otherwise mean nesting. */
+function escapeField(name: string): string {
+  return name.replace(/[.[\]]/g, (c) => `\\${c}`)
 }
 
 const SIGNAL_COLORS = {domain: ['decay', 'surprise', 'relevance', 'habituation'], range: ['#4c78a8', '#f58518', '#54a24b', '#b279a2']}
@@ -33,11 +42,11 @@ function heatmap(s: PhaseResults['search']): ChartSpec {
       columns: 3,
       spec: {
         width: 180, height: 180,
-        mark: {type: 'rect'},
+        mark: {type: 'rect', tooltip: {content: 'data'}},
         encoding: {
           x: {field: 'x', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'x weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
           y: {field: 'y', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'y weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
-          color: {field: 'objective', type: 'quantitative', title: s.objective, scale: {scheme: 'viridis'}},
+          color: {field: 'objective', type: 'quantitative', title: `${s.objective} (best)`, scale: {scheme: 'viridis'}},
         },
       },
       resolve: {scale: {color: 'shared'}},
@@ -46,23 +55,24 @@ function heatmap(s: PhaseResults['search']): ChartSpec {
 }
 
 function front(s: PhaseResults['search']): ChartSpec {
-  const frontValues = s.front.map((p) => ({token_budget: p.token_budget, objective: p.objective, series: 'Pareto front (grid)'}))
+  const frontValues = s.front.map((p) => ({token_budget: p.token_budget, objective: p.objective, series: 'Pareto front (grid)', ...p.weights}))
   const marks = [
-    {token_budget: s.baseline.token_budget, objective: s.baseline.objective.estimate, series: 'baseline'},
-    {token_budget: s.optimum.token_budget, objective: s.optimum.objective.estimate, series: 'optimum'},
+    {token_budget: s.baseline.token_budget, objective: s.baseline.objective.estimate, series: 'baseline', ...s.baseline.weights},
+    {token_budget: s.optimum.token_budget, objective: s.optimum.objective.estimate, series: 'optimum', ...s.optimum.weights},
   ]
+  const x = axisScale([...frontValues, ...marks].map((v) => v.token_budget))
   return {
     id: 'front',
     title: `${s.objective} vs token budget on ${s.dataset}`,
     spec: {
       width: 420, height: 280,
       layer: [
-        {data: {values: frontValues}, mark: {type: 'line', point: true, interpolate: 'step-after'}, encoding: {
-          x: {field: 'token_budget', type: 'quantitative', title: 'token budget (tokens kept)', scale: {zero: false}},
-          y: {field: 'objective', type: 'quantitative', title: s.objective, scale: {zero: false}},
+        {data: {values: frontValues}, params: [ZOOM], mark: {type: 'line', point: true, interpolate: 'step-after', tooltip: {content: 'data'}}, encoding: {
+          x: {field: 'token_budget', type: 'quantitative', title: `token budget (tokens kept per query, computed)${scaleNote(x)}`, scale: x},
+          y: {field: 'objective', type: 'quantitative', title: `${s.objective} against the truth (higher is better)`, scale: {zero: false}},
           color: {field: 'series', type: 'nominal', title: null},
         }},
-        {data: {values: marks}, mark: {type: 'point', size: 120, filled: true, shape: 'diamond'}, encoding: {
+        {data: {values: marks}, mark: {type: 'point', size: 120, filled: true, shape: 'diamond', tooltip: {content: 'data'}}, encoding: {
           x: {field: 'token_budget', type: 'quantitative'}, y: {field: 'objective', type: 'quantitative'}, color: {field: 'series', type: 'nominal'},
         }},
       ],
@@ -71,23 +81,43 @@ function front(s: PhaseResults['search']): ChartSpec {
 }
 
 function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
-  const values = [
-    ...r.front.points.map((p) => ({...p, set: 'Pareto front'})),
-    ...r.front.dominated.map((p) => ({...p, set: 'dominated'})),
+  const metric = r.metric
+  // older reports carry only the full-budget trials' two numbers
+  const trials = r.trials ?? [
+    ...r.front.points.map((p) => ({...p, set: 'Pareto front' as const, budget: null, queries: null, config: {}, metrics: {}})),
+    ...r.front.dominated.map((p) => ({...p, set: 'dominated' as const, budget: null, queries: null, config: {}, metrics: {}})),
   ]
+  const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
+  const values = [...trials]
+    .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
+    .map((t) => ({
+      trial: t.trial === -1 ? 'defaults' : t.trial, set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
+      [metric]: t.quality, 'P99 ms (estimated)': t.p99_ms, budget: t.budget, queries: t.queries, ...t.config, ...t.metrics,
+    }))
+  const x = axisScale(trials.map((t) => t.p99_ms))
+  const lower = trials.filter((t) => t.set === 'lower budget').length
+  const y = {field: escapeField(metric), type: 'quantitative'}
   return {
     id: 'retrieval-front',
-    title: `Retrieval: ${r.metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
+    title: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
     spec: {
-      width: 420, height: 280,
+      title: {
+        text: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
+        subtitle: [
+          `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
+          lower ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: the cost model's estimate.` : "P99: the cost model's estimate.",
+        ],
+      },
+      width: 460, height: 300,
       data: {values},
       layer: [
         {transform: [{filter: "datum.set === 'Pareto front'"}], mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'}, encoding: {
-          x: {field: 'p99_ms', type: 'quantitative', title: 'P99 latency, ms (cost-model estimate)'}, y: {field: 'quality', type: 'quantitative', title: r.metric},
+          x: {field: 'P99 ms (estimated)', type: 'quantitative', title: `P99 latency, ms (estimated by the cost model)${scaleNote(x)}`, scale: x},
+          y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
         }},
-        {mark: {type: 'point', filled: true, size: 50}, encoding: {
-          x: {field: 'p99_ms', type: 'quantitative'}, y: {field: 'quality', type: 'quantitative'},
-          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated'], range: ['#4c78a8', '#bbbbbb']}, title: null},
+        {params: [ZOOM], mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}}, encoding: {
+          x: {field: 'P99 ms (estimated)', type: 'quantitative'}, y,
+          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'], range: ['#4c78a8', '#8c8c8c', '#d9d9d9']}, title: null, legend: {labelLimit: 260, orient: 'bottom'}},
         }},
       ],
     },
@@ -102,10 +132,11 @@ function landscape(s: PhaseResults['search']): ChartSpec {
     spec: {
       width: 420, height: 280,
       data: {values},
-      mark: {type: 'line', point: true},
+      params: [ZOOM],
+      mark: {type: 'line', point: true, tooltip: {content: 'data'}},
       encoding: {
         x: {field: 'weight', type: 'quantitative', title: 'weight of the signal'},
-        y: {field: 'objective', type: 'quantitative', title: s.objective, scale: {zero: false}},
+        y: {field: 'objective', type: 'quantitative', title: `${s.objective} against the truth`, scale: {zero: false}},
         color: {field: 'signal', type: 'nominal', scale: SIGNAL_COLORS},
       },
     },
@@ -127,9 +158,9 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
       spec: {
         width: 200, height: 320,
         layer: [
-          {mark: {type: 'bar', color: '#4c78a8'}, encoding: {
+          {mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}}, encoding: {
             y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
-            x: {field: 'estimate', type: 'quantitative', title: 'Spearman', scale: {domain: [-1, 1]}},
+            x: {field: 'estimate', type: 'quantitative', title: 'Spearman correlation with the truth (95% CI)', scale: {domain: [-1, 1]}},
           }},
           {mark: {type: 'rule', color: 'black'}, encoding: {
             y: {field: 'config', type: 'nominal', sort: order}, x: {field: 'low', type: 'quantitative'}, x2: {field: 'high'},
@@ -154,7 +185,8 @@ function scatter(v: PhaseResults['validation']): ChartSpec {
       columns: Math.max(1, v.datasets.length),
       spec: {
         width: 240, height: 240,
-        mark: {type: 'point', opacity: 0.7},
+        params: [ZOOM],
+        mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
         encoding: {
           x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
           y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
@@ -180,7 +212,7 @@ function levels(v: PhaseResults['validation']): ChartSpec {
       columns: Math.max(1, v.datasets.length),
       spec: {
         width: 240, height: 200,
-        mark: {type: 'bar'},
+        mark: {type: 'bar', tooltip: {content: 'data'}},
         encoding: {
           x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
           xOffset: {field: 'weights'},

@@ -31,7 +31,11 @@ export interface StudyAnalysis {
   readonly lines: string[]
 }
 
-export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = RETRIEVAL_METRIC_NAMES, reference?: ReferencePoint): StudyAnalysis {
+/**
+ * The front, profiles and chart of a bi-objective study. `qualityLabel` names the quality metric
+ * in the chart (e.g. recall@10); the chart also shows the trials at lower budgets, faintly.
+ */
+export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = RETRIEVAL_METRIC_NAMES, reference?: ReferencePoint, qualityLabel = 'quality'): StudyAnalysis {
   const candidates = fullBudgetCandidates(trials).filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
   const front = frontReport(
     candidates.map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config, metrics: c.metrics})),
@@ -43,5 +47,12 @@ export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = R
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
-  return {front, profiles, chart: frontChartSpec(front), lines}
+  const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
+  const lower = trials
+    .filter((t) => t.status === 'ok' && t.metrics && t.budget < top && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
+    .map((t) => {
+      const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
+      return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
+    })
+  return {front, profiles, chart: frontChartSpec(front, {qualityLabel, lower}), lines}
 }

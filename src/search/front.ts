@@ -5,6 +5,7 @@
  */
 import type {Config} from '../space/index.js'
 import {dominates, hypervolume2d, paretoFront, type Sense} from '../stats/pareto.js'
+import {axisScale, scaleNote} from '../report/scale.js'
 
 export interface FrontPoint {
   readonly trialId: number
@@ -83,30 +84,57 @@ export function frontLines(report: FrontReport, qualityLabel = 'quality'): strin
   return lines
 }
 
-/** Vega-lite scatter of every trial, the front drawn as a step line. */
-export function frontChartSpec(report: FrontReport, qualityLabel = 'quality'): Record<string, unknown> {
+/** A trial at a lower budget than the front's (fewer queries): drawn faintly, never on the front. */
+export interface LowerBudgetPoint extends FrontPoint {
+  readonly budget: number
+}
+
+/**
+ * Vega-lite scatter of every trial: the front (step line and points), the dominated trials and,
+ * faint, the trials at lower budgets, so a reviewer sees every configuration tried and why only a
+ * few reached the front. The quality axis names its metric; the latency axis says it is the cost
+ * model's estimate and goes logarithmic by the rule of src/report/scale.ts. Hover: the trial's
+ * configuration and every metric; drag and wheel: pan and zoom.
+ */
+export function frontChartSpec(report: FrontReport, options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {}): Record<string, unknown> {
+  const qualityLabel = options.qualityLabel ?? 'quality'
+  const kind = options.latencyKind ?? 'estimated'
+  const datum = (p: FrontPoint, set: string, budget?: number) => ({trial: p.trialId, set, [qualityLabel]: p.quality, 'P99 ms': p.latencyMs, ...(budget === undefined ? {} : {budget}), ...p.config, ...(p.metrics ?? {})})
   const values = [
-    ...report.front.map((p) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs, set: 'Pareto front'})),
-    ...report.dominated.map((p) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs, set: 'dominated'})),
+    ...(options.lower ?? []).map((p) => datum(p, 'lower budget (fewer queries)', p.budget)),
+    ...report.dominated.map((p) => datum(p, 'dominated')),
+    ...report.front.map((p) => datum(p, 'Pareto front')),
   ]
+  const x = axisScale(values.map((v) => v['P99 ms'] as number))
+  const field = (name: string) => name.replace(/[.[\]]/g, (c) => `\\${c}`)
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: `${qualityLabel} vs P99 latency (hypervolume ${report.hypervolume.toFixed(3)} against ${report.reference.quality}, ${report.reference.latencyMs} ms)`,
-    width: 420,
+    title: {
+      text: `${qualityLabel} vs P99 latency: ${report.front.length} trials on the front, ${report.dominated.length} dominated${options.lower?.length ? `, ${options.lower.length} at lower budgets` : ''}`,
+      subtitle: [
+        `P99 latency ${kind === 'estimated' ? "estimated by the engine's cost model (deterministic)" : 'measured'}; lower budgets score fewer queries.`,
+        `Hypervolume ${report.hypervolume.toFixed(3)} against ${qualityLabel} ${report.reference.quality} at ${report.reference.latencyMs} ms.`,
+      ],
+    },
+    width: 460,
     height: 300,
     data: {values},
     layer: [
       {
         transform: [{filter: "datum.set === 'Pareto front'"}],
         mark: {type: 'line', interpolate: 'step-after', color: '#1f77b4'},
-        encoding: {x: {field: 'p99_ms', type: 'quantitative', title: 'P99 latency (ms)'}, y: {field: 'quality', type: 'quantitative', title: qualityLabel}},
+        encoding: {
+          x: {field: 'P99 ms', type: 'quantitative', title: `P99 latency, ms (${kind})${scaleNote(x)}`, scale: x},
+          y: {field: field(qualityLabel), type: 'quantitative', title: `${qualityLabel} (higher is better)`, scale: {zero: false}},
+        },
       },
       {
-        mark: {type: 'point', filled: true, size: 40},
+        params: [{name: 'zoom', select: 'interval', bind: 'scales'}],
+        mark: {type: 'point', filled: true, size: 50, tooltip: {content: 'data'}},
         encoding: {
-          x: {field: 'p99_ms', type: 'quantitative'},
-          y: {field: 'quality', type: 'quantitative'},
-          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']}, title: null},
+          x: {field: 'P99 ms', type: 'quantitative'},
+          y: {field: field(qualityLabel), type: 'quantitative'},
+          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'], range: ['#1f77b4', '#8c8c8c', '#d9d9d9']}, title: null, legend: {labelLimit: 260, orient: 'bottom'}},
         },
       },
     ],

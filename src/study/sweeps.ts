@@ -10,6 +10,7 @@ import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
+import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
 import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} from '../deploy/profile.js'
@@ -26,9 +27,10 @@ export async function writeStudyAnalysis(
   trials: Parameters<typeof analyzeStudy>[0],
   out: string | undefined,
   holdout?: {readonly side: HoldoutSide; readonly seed: number},
+  qualityLabel = DEFAULT_TUNING_METRIC,
 ): Promise<(StudyAnalysis & {files: string[]; holdout?: HoldoutReport}) | undefined> {
   if (!isBiObjective(trials)) return undefined
-  const base = analyzeStudy(trials)
+  const base = analyzeStudy(trials, undefined, undefined, qualityLabel)
   let analysis: StudyAnalysis & {holdout?: HoldoutReport} = base
   if (holdout) {
     const report = await evaluateHoldout(base, holdout.side, holdout.seed)
@@ -131,7 +133,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       },
     })
     for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
-    const analysis = await writeStudyAnalysis(baseTrials, options.out)
+    const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike

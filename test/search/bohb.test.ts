@@ -76,15 +76,28 @@ describe('BOHB', () => {
     expect(next.info?.iteration).toBe(1)
   })
 
-  it('keeps every simplex proposal on the floored simplex (rejection inside the KDE)', () => {
+  for (const simplexSampling of ['project-near', 'project', 'reject'] as const) {
+    it(`keeps every simplex proposal on the floored simplex (${simplexSampling} inside the KDE)`, () => {
+      const simplex = simplexObjective()
+      const trials = drive(new BohbOptimizer(simplex.space, {seed: 7, simplexSampling}), simplex, 150, 7)
+      expect(trials.filter((t) => t.info?.model_based).length).toBeGreaterThan(50)
+      for (const t of trials) {
+        const w = Object.values(t.config) as number[]
+        expect(Math.abs(w.reduce((a, b) => a + b, 0) - 1)).toBeLessThan(1e-9)
+        for (const x of w) expect(x).toBeGreaterThanOrEqual(0.05 - 1e-12)
+      }
+    })
+  }
+
+  it('reaches the face where the simplex optimum sits (w4 at its floor) only when projecting; reference mode never does', () => {
     const simplex = simplexObjective()
-    const trials = drive(new BohbOptimizer(simplex.space, {seed: 7}), simplex, 150, 7)
-    expect(trials.filter((t) => t.info?.model_based).length).toBeGreaterThan(50)
-    for (const t of trials) {
-      const w = Object.values(t.config) as number[]
-      expect(Math.abs(w.reduce((a, b) => a + b, 0) - 1)).toBeLessThan(1e-9)
-      for (const x of w) expect(x).toBeGreaterThanOrEqual(0.05 - 1e-12)
+    const atFloor = (options: {simplexSampling?: 'project-near' | 'reject'; reference?: boolean}): number => {
+      const trials = drive(new BohbOptimizer(simplex.space, {seed: 3, ...options}), simplex, 200, 3)
+      return trials.filter((t) => t.info?.model_based && Math.abs((Object.values(t.config) as number[])[3] - 0.05) < 1e-12).length
     }
+    expect(atFloor({})).toBeGreaterThan(10)
+    expect(atFloor({simplexSampling: 'reject'})).toBe(0)
+    expect(atFloor({reference: true})).toBe(0)
   })
 
   it('beats random search on the simplex after 100 evaluations for this seed (model-based picks help)', () => {

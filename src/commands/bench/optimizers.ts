@@ -4,7 +4,7 @@ import {KtCommand} from '../../cli/base.js'
 export default class BenchOptimizers extends KtCommand {
   static override summary = 'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
   static override description =
-    'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random, and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
+    'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random and against the medians of Optuna 3.1 on the same contract (TPE, with Hyperband on the multi-fidelity functions), and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
   static override examples = [
     '<%= config.bin %> bench optimizers --function branin --optimizer bohb --seeds 0-9',
     '<%= config.bin %> bench optimizers --function counting_ones,simplex_mf --optimizer random,bohb --seeds 0-9 --json',
@@ -50,9 +50,11 @@ export default class BenchOptimizers extends KtCommand {
     }
     await spinner.succeed(`bench optimizers: ${lines.length} runs`)
     const summaries = [...groups.values()].map((runs) => summarizeRuns(runs))
+    const {compareWithOptuna, peerLines} = await import('../../search/peer-optuna.js')
+    const peers = summaries.filter((s) => s.optimizer === 'bohb').flatMap((s) => compareWithOptuna(s) ?? [])
     const checks = functions.flatMap((fn) => (groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`) ? [report.checkTargets(groups.get(`${fn}/bohb`)!, groups.get(`${fn}/random`)!)] : []))
     writeFileAtomic(join(flags.out, 'runs.jsonl'), `${lines.join('\n')}\n`)
-    writeFileAtomic(join(flags.out, 'summary.json'), `${JSON.stringify({seeds, summaries, targets: checks}, null, 2)}\n`)
+    writeFileAtomic(join(flags.out, 'summary.json'), `${JSON.stringify({seeds, summaries, targets: checks, peer_optuna: peers}, null, 2)}\n`)
     const spec = report.regretChartSpec(groups)
     const specPath = join(flags.out, 'regret-vs-budget.vl.json')
     writeFileAtomic(specPath, `${JSON.stringify(spec)}\n`)
@@ -75,6 +77,7 @@ export default class BenchOptimizers extends KtCommand {
     this.log(`median regret [IQR] over seeds ${flags.seeds} (budget checkpoints in b_max, continuation accounting)`)
     this.log(report.summaryTable(summaries))
     if (checks.length > 0) this.log(`\n${report.targetLines(checks)}`)
+    if (peers.length > 0) this.log(`\nagainst the peer (../shared/benchmarks/optuna-results.md, seeds 0-9; compare with --seeds 0-9):\n${peerLines(peers)}`)
     this.log(`\nruns: ${join(flags.out, 'runs.jsonl')}\n${chartNote}`)
     return undefined
   }

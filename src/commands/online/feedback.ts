@@ -18,21 +18,15 @@ export default class OnlineFeedback extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(OnlineFeedback)
     if (!flags.used && flags.label === undefined) throw new InputError('kt online feedback', 'one of --used or --label G')
-    const {TenantStore} = await import('../../online/store.js')
-    const {spaceById} = await import('../../online/spaces.js')
-    const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, resolveSpace: (id) => spaceById(id)})
-    const now = eventTime(flags.time)
-    let verdict
+    const {openTenant} = await import('../../online/library.js')
+    const tenant = openTenant({dir: flags.dir, tenant: flags.tenant})
+    let outcome
     try {
-      verdict = flags.used ? store.used(flags.query, now) : store.label(flags.query, flags.label!, now)
+      outcome = await tenant.feedback({query_id: flags.query, now: eventTime(flags.time), ...(flags.used ? {used: true} : {label: flags.label!})})
     } finally {
-      store.close()
+      await tenant.close()
     }
-    const levels = store.learner.bandit.settings.levels
-    if (verdict === 'unknown-query') throw new InputError(`feedback for query ${flags.query}`, `a query id issued to tenant ${flags.tenant} (1..${store.learner.bandit.queries})`, 'an unknown id (counted as rejected)')
-    if (verdict === 'not-accepted') throw new InputError(`feedback for query ${flags.query}: --used`, `a --label: tenant ${flags.tenant} takes labels only (init --feedback labels)`, 'implicit feedback (counted as rejected)')
-    if (verdict === 'bad-label') throw new InputError(`feedback for query ${flags.query}: --label`, `an integer in 0..${levels - 1}`, `${flags.label} (counted as rejected)`)
-    if (!this.jsonEnabled()) this.log(`query ${flags.query}: ${verdict}`)
-    return {query_id: flags.query, verdict}
+    if (!this.jsonEnabled()) this.log(`query ${flags.query}: ${outcome.verdict}`)
+    return outcome
   }
 }

@@ -28,51 +28,53 @@ export default class OnlineInit extends KtCommand {
     'implicit-window-ms': Flags.integer({description: 'How long after its query a use still counts, in ms (default 300000, 5 minutes); a query whose window closes unused is a 0.', min: 1}),
     'decay-every': Flags.integer({description: 'Periodic forgetting: decay the evidence every this many queries (default 500).', min: 1}),
     'decay-fraction': Flags.string({description: 'Periodic forgetting: share of the evidence removed at each decay, in (0, 1) (default 0.05).'}),
+    'per-type': Flags.boolean({description: 'One set of bandits per query type (the --type each choose names: entity_lookup, temporal, multi_hop, simple_factual, exploratory), each starting from the profile prior; queries without a type use the shared set.'}),
     'prior-strength': Flags.integer({description: 'Pseudo-observations of top reward on the profile\'s bin, spread to its neighbours (default 2): larger keeps a new tenant\'s first draws within one bin of its profile more often (10: 76% binary / 93% 4 levels; 30: 88% / 98%); the exact bin stays below about half, since its neighbours gain as much.', min: 0}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(OnlineInit)
-    const {spaceById, DEFAULT_TUNED} = await import('../../online/spaces.js')
-    const {TenantStore} = await import('../../online/store.js')
-    const {forgettingDefaults} = await import('../../online/forgetting.js')
-    const {DEFAULT_SAMPLER} = await import('../../online/bandit.js')
-    const {defaultConfig} = await import('../../space/space.js')
+    const {spaceById} = await import('../../online/spaces.js')
+    const {openTenant} = await import('../../online/library.js')
     const space = spaceById(flags.space, '--space')
-    let profile = defaultConfig(space)
+    let profile
     if (flags.profile) {
       const {loadProfile} = await import('../../deploy/load.js')
       const loaded = loadProfile(flags.profile, {kinds: space.id === 'retrieval' ? ['retrieval', 'routed'] : undefined})
       if (loaded.space.id !== space.id) throw new InputError(`${flags.profile}: space`, `a profile of space ${space.id} (--space)`, JSON.stringify(loaded.space.id))
       profile = loaded.profile.config
     }
-    const tuned = flags.tuned ? flags.tuned.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_TUNED[space.id] ? [...DEFAULT_TUNED[space.id]] : undefined
-    const forgetting = forgettingDefaults(flags.forgetting as 'periodic' | 'adaptive' | 'none')
-    if (flags['decay-every'] !== undefined || flags['decay-fraction'] !== undefined) {
-      if (forgetting.kind !== 'periodic') throw new InputError('--decay-every/--decay-fraction', 'them only with --forgetting periodic', `--forgetting ${forgetting.kind}`)
-      if (flags['decay-every'] !== undefined) forgetting.every = flags['decay-every']
-      if (flags['decay-fraction'] !== undefined) {
-        const fraction = Number(flags['decay-fraction'])
-        if (!(fraction > 0 && fraction < 1)) throw new InputError('--decay-fraction', 'a fraction in (0, 1)', flags['decay-fraction'])
-        forgetting.fraction = fraction
-      }
+    if ((flags['decay-every'] !== undefined || flags['decay-fraction'] !== undefined) && flags.forgetting !== 'periodic')
+      throw new InputError('--decay-every/--decay-fraction', 'them only with --forgetting periodic', `--forgetting ${flags.forgetting}`)
+    let decayFraction: number | undefined
+    if (flags['decay-fraction'] !== undefined) {
+      decayFraction = Number(flags['decay-fraction'])
+      if (!(decayFraction > 0 && decayFraction < 1)) throw new InputError('--decay-fraction', 'a fraction in (0, 1)', flags['decay-fraction'])
     }
-    const settings = {
+    const spec = {
+      space: space.id,
+      ...(profile === undefined ? {} : {profile}),
       levels: flags.levels,
-      sampler: (flags.sampler ?? DEFAULT_SAMPLER) as 'logit' | 'gaussian' | 'exact',
-      forgetting,
-      tuned,
+      ...(flags.sampler === undefined ? {} : {sampler: flags.sampler as 'logit' | 'gaussian' | 'exact'}),
+      forgetting: flags.forgetting as 'periodic' | 'adaptive' | 'none',
+      ...(flags.tuned ? {tuned: flags.tuned.split(',').map((x) => x.trim()).filter(Boolean)} : {}),
+      seed: flags.seed,
       feedback: flags.feedback as 'implicit' | 'labels',
-      ...(flags['prior-strength'] === undefined ? {} : {priorStrength: flags['prior-strength']}),
-      ...(flags['implicit-window-ms'] === undefined ? {} : {implicitWindowMs: flags['implicit-window-ms']}),
+      ...(flags['decay-every'] === undefined ? {} : {decay_every: flags['decay-every']}),
+      ...(decayFraction === undefined ? {} : {decay_fraction: decayFraction}),
+      ...(flags['prior-strength'] === undefined ? {} : {prior_strength: flags['prior-strength']}),
+      ...(flags['implicit-window-ms'] === undefined ? {} : {implicit_window_ms: flags['implicit-window-ms']}),
+      ...(flags['per-type'] ? {per_type: true} : {}),
     }
-    const store = TenantStore.open({dir: flags.dir, tenant: flags.tenant, create: {space, profile, settings, seed: flags.seed}})
-    const dims = store.learner.bandit.dims
-    store.close()
+    const tenant = openTenant({dir: flags.dir, tenant: flags.tenant, create: spec})
+    const dims = tenant.store.learner.bandit.dims
+    const settings = tenant.store.learner.bandit.settings
+    await tenant.close()
     if (!this.jsonEnabled()) {
       this.log(`tenant ${flags.tenant} created in ${flags.dir}: space ${space.id}, ${dims.length} dimensions (${dims.map((d) => `${d.key}:${d.values.length}`).join(', ')})`)
-      this.log(`levels ${settings.levels}, sampler ${settings.sampler}, forgetting ${settings.forgetting.kind}, feedback ${settings.feedback}${settings.priorStrength === undefined ? '' : `, prior strength ${settings.priorStrength}`}`)
+      this.log(`levels ${settings.levels}, sampler ${settings.sampler}, forgetting ${settings.forgetting.kind}, feedback ${settings.feedback}${settings.priorStrength === undefined ? '' : `, prior strength ${settings.priorStrength}`}${settings.perType ? ', one set of bandits per query type' : ''}`)
     }
-    return {tenant: flags.tenant, dir: flags.dir, space: space.id, dimensions: dims.map((d) => ({key: d.key, arms: d.values})), settings}
+    const {snakeKeys} = await import('../../util/json-keys.js')
+    return {tenant: flags.tenant, dir: flags.dir, space: space.id, dimensions: dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(settings)}
   }
 }

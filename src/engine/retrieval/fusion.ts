@@ -16,26 +16,8 @@ export function fuse(bm25: number, vector: number, graph: number, maxBm25: numbe
   return w.bm25 * (maxBm25 > 0 ? bm25 / maxBm25 : 0) + w.vector * (maxVector > 0 ? vector / maxVector : 0) + w.graph * (maxGraph > 0 ? graph / maxGraph : 0)
 }
 
-/**
- * The point of the floored simplex {x : sum x = 1, x_i >= floor} nearest (Euclidean) to `x`:
- * shift by floor, project onto the scaled simplex of mass 1 - n * floor (Duchi et al. 2008,
- * "Efficient projections onto the l1-ball"), shift back.
- */
-export function projectFlooredSimplex(x: readonly number[], floor: number): number[] {
-  const n = x.length
-  const mass = 1 - n * floor
-  if (mass < -1e-12) throw new RangeError(`floor ${floor} too large for ${n} weights`)
-  const y = x.map((v) => v - floor)
-  const sorted = [...y].sort((a, b) => b - a)
-  let cumulative = 0
-  let theta = 0
-  for (let i = 0; i < n; i++) {
-    cumulative += sorted[i]
-    const t = (cumulative - mass) / (i + 1)
-    if (sorted[i] - t > 0) theta = t
-  }
-  return y.map((v) => Math.max(v - theta, 0) + floor)
-}
+/** Fusion weights are projected with the shared floored-simplex projection. */
+export {projectFlooredSimplex} from '../../util/simplex.js'
 
 /** A uniform draw from the floored simplex: floor + (1 - n floor) x Dirichlet(1, ..., 1). */
 export function sampleFlooredSimplex(rng: Rng, n: number, floor: number): number[] {

@@ -1,0 +1,45 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../cli/base.js'
+
+export default class DashboardCmd extends KtCommand {
+  static override summary = 'A live, read-only web dashboard over a study store.'
+  static override description =
+    'Serves the studies of a study store (SQLite file) on http://127.0.0.1:PORT/: the studies with their state, trials, best value and last activity; per study the trials table (filter, sort), the best value against trials and against consumed budget, the Pareto front with the dominated trials, parallel coordinates, per-type results of routed studies, domain profiles with their rationale and parameter importance (fANOVA); several studies side by side. Pages poll for changes every second, so trials finished by another process appear without a reload. Read-only; stops on Ctrl-C.'
+  static override examples = [
+    '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784/retrieval-studies.sqlite',
+    '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
+  ]
+  static override flags = {
+    storage: Flags.string({description: 'Study store: a SQLite file.', default: 'kt-studies.sqlite'}),
+    port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
+    host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(DashboardCmd)
+    const {openStudyReader} = await import('../study/reader.js')
+    const {startDashboard} = await import('../dashboard/server.js')
+    const reader = await openStudyReader(flags.storage)
+    let dash
+    try {
+      dash = await startDashboard({reader, port: flags.port, host: flags.host})
+    } catch (error) {
+      await reader.close()
+      throw error
+    }
+    if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify({url: dash.url, storage: reader.location})}\n`)
+    else this.log(`kt dashboard: ${dash.url} (studies in ${reader.location}; read-only; Ctrl-C stops)`)
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        resolve()
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
+    await dash.close()
+    await reader.close()
+    return undefined
+  }
+}

@@ -1,0 +1,53 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_ONLINE_DIR} from '../../online/cli.js'
+import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
+
+export default class OnlineServe extends KtCommand {
+  static override summary = 'Serve the tenants\' bandits and the deployed reranker over HTTP (JSON), with group commit.'
+  static override description = [
+    'Endpoints: POST /tenants (create: {tenant, profile (a kt_profile document) or config, and the init settings as snake_case fields, e.g. per_type}),',
+    'GET /tenants/{id} (status), POST /tenants/{id}/choose ({query_id?, type?} -> query_id and configuration), POST /tenants/{id}/feedback',
+    '({query_id, used: true} or {query_id, label: G}), GET|POST /rerank (scores candidates with the reranker deployed in --registry), POST /noop,',
+    'GET /healthz, GET /metrics (Prometheus). A choose or feedback is answered only once its log line is on disk; the logs of all tenants share',
+    'one flush per batch (group commit). Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 + Retry-After when the request',
+    'was not applied and may be repeated; each error is one JSON line on stderr. Binds 127.0.0.1 unless --host says otherwise; any other host',
+    'requires --token (or KT_SERVE_TOKEN), sent by clients as "Authorization: Bearer <token>". The server holds the lock of every tenant it has',
+    'open: kt online choose/feedback on the same --dir wait for it. SIGINT/SIGTERM stop it cleanly (requests in flight finish, snapshots written).',
+    'See src/online/README.md, "The service".',
+  ].join(' ')
+
+  static override examples = [
+    '<%= config.bin %> online serve --port 8080',
+    {description: 'Then, from another shell:', command: 'curl -s -XPOST localhost:8080/tenants -d \'{"tenant":"acme"}\' && curl -s -XPOST localhost:8080/tenants/acme/choose -d \'{}\''},
+    '<%= config.bin %> online serve --host 0.0.0.0 --port 8080 --token "$(openssl rand -hex 16)"',
+  ]
+
+  static override flags = {
+    dir: Flags.string({description: 'Folder holding the tenants\' logs and state.', default: DEFAULT_ONLINE_DIR}),
+    port: Flags.integer({description: 'Port (0: any free port; the line "listening on URL" on stdout says which).', default: 8080, min: 0, max: 65535}),
+    host: Flags.string({description: 'Address to bind; anything but a loopback address requires --token.', default: '127.0.0.1'}),
+    token: Flags.string({description: 'Bearer token clients must send (at least 16 characters); required off loopback.', env: 'KT_SERVE_TOKEN'}),
+    registry: Flags.string({description: 'Reranker registry whose deployed version POST /rerank serves.', default: DEFAULT_REGISTRY}),
+    'max-connections': Flags.integer({description: 'Open connections at most (beyond: 503 and close). Default 10000, capped by the open-file limit minus 1024.', min: 1}),
+    'snapshot-every': Flags.integer({description: 'Events between a tenant\'s snapshots (default 200).', min: 1}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(OnlineServe)
+    const {startServer} = await import('../../serve/server.js')
+    const running = await startServer({dir: flags.dir, host: flags.host, port: flags.port, token: flags.token, registry: flags.registry, maxConnections: flags['max-connections'], snapshotEvery: flags['snapshot-every']})
+    process.stdout.write(`kt online serve: listening on ${running.url} (tenants in ${flags.dir}, reranker registry ${flags.registry}, pid ${process.pid})\n`)
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        void running.close().then(resolve)
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
+    if (!this.jsonEnabled()) this.log('kt online serve: stopped')
+    return {stopped: true, url: running.url}
+  }
+}

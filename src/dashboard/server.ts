@@ -1,0 +1,226 @@
+/**
+ * `kt dashboard`: a read-only web UI over a study store, served by Node's own http module. Pages
+ * are one HTML shell plus kt's page script (assets/web/); vega, vega-lite and vega-embed come from
+ * the installed packages. Every route is GET (or HEAD); the store is opened read-only.
+ *
+ * JSON endpoints:
+ *   GET /api/studies                      the studies list
+ *   GET /api/studies/NAME                 one study: column-wise trials, front, profiles, per-type, chart specs
+ *   GET /api/studies/NAME/importance      fANOVA parameter importance (?target=loss or a metric)
+ *   GET /api/compare?study=A&study=B      several studies' views and the side-by-side chart specs
+ *   GET /api/version                      per-study change signatures: pages poll it and refetch on change
+ */
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import type {AddressInfo} from 'node:net'
+import {InputError} from '../util/errors.js'
+import {studyImportance, type StudyImportance} from '../search/importance.js'
+import type {ParamSpace} from '../space/index.js'
+import type {StudyReader} from '../study/reader.js'
+import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
+import {studyListEntry, studyView, type StudyView} from './views.js'
+import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
+
+/** How often pages poll /api/version (ms): a trial finished elsewhere shows within two polls' time of 2 s. */
+export const POLL_MS = 1000
+
+export interface DashboardOptions {
+  readonly reader: StudyReader
+  readonly port?: number
+  readonly host?: string
+  readonly seed?: number
+}
+
+export interface Dashboard {
+  readonly url: string
+  readonly server: Server
+  close(): Promise<void>
+}
+
+const PAGE_ASSETS: Record<string, string> = {'dashboard.js': 'text/javascript', 'charts.js': 'text/javascript', 'kt.css': 'text/css'}
+
+/** A body cached until the study's version changes. */
+interface Cached {
+  version: string
+  body: string
+}
+
+export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
+  const reader = o.reader
+  const seed = o.seed ?? 42
+  const studyCache = new Map<string, Cached>()
+  const importanceCache = new Map<string, Cached>()
+  const staticCache = new Map<string, Buffer>()
+
+  const staticFile = (path: string): Buffer => {
+    let b = staticCache.get(path)
+    if (!b) staticCache.set(path, (b = readFileSync(path)))
+    return b
+  }
+
+  const versionOf = async (name: string): Promise<string | undefined> => (await reader.versions())[name]
+
+  const loadView = async (name: string): Promise<StudyView | undefined> => {
+    const got = await reader.getStudy(name)
+    if (!got) return undefined
+    // routed studies: the per-type studies share the name prefix (PREFIX-all, PREFIX-<type>)
+    const siblings: Array<{name: string; trials: typeof got.trials}> = []
+    if (name.endsWith('-all')) {
+      const prefix = name.slice(0, -'-all'.length)
+      for (const s of await reader.listStudies()) {
+        if (s.name !== name && s.name.startsWith(`${prefix}-`)) {
+          const sib = await reader.getStudy(s.name)
+          if (sib) siblings.push({name: s.name, trials: sib.trials})
+        }
+      }
+    }
+    return studyView(got.study, got.trials, siblings)
+  }
+
+  const studyBody = async (name: string): Promise<string | undefined> => {
+    const version = await versionOf(name)
+    if (version === undefined) return undefined
+    const hit = studyCache.get(name)
+    if (hit && hit.version === version) return hit.body
+    const view = await loadView(name)
+    if (!view) return undefined
+    const body = JSON.stringify({version, view, charts: studyCharts(view), poll_ms: POLL_MS})
+    studyCache.set(name, {version, body})
+    return body
+  }
+
+  const routes = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const path = decodeURIComponent(url.pathname)
+    const send = (status: number, type: string, body: string | Buffer, cache = 'no-store'): void => {
+      res.writeHead(status, {'content-type': `${type}; charset=utf-8`, 'cache-control': cache, 'x-content-type-options': 'nosniff'})
+      res.end(req.method === 'HEAD' ? undefined : body)
+    }
+    const json = (status: number, body: unknown): void => send(status, 'application/json', typeof body === 'string' ? body : JSON.stringify(body))
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD')
+      return json(405, {error: 'the dashboard is read-only: GET only'})
+    }
+    if (path === '/' || path === '/study' || path === '/compare') return send(200, 'text/html', pageShell(reader.location))
+    if (path.startsWith('/study/')) return send(200, 'text/html', pageShell(reader.location))
+    if (path === '/favicon.ico') return send(204, 'image/x-icon', '')
+    if (path.startsWith('/vendor/')) {
+      const name = path.slice('/vendor/'.length)
+      if (!(name in VENDOR_SCRIPTS)) return json(404, {error: `no vendor script ${name}`})
+      return send(200, 'text/javascript', staticFile(vendorScriptPath(name as VendorScript)), 'max-age=3600')
+    }
+    if (path.startsWith('/assets/')) {
+      const name = path.slice('/assets/'.length)
+      const type = PAGE_ASSETS[name]
+      if (!type) return json(404, {error: `no asset ${name}`})
+      return send(200, type, staticFile(join(WEB_ASSETS_DIR, name)))
+    }
+    if (path === '/api/version') return json(200, {versions: await reader.versions(), poll_ms: POLL_MS})
+    if (path === '/api/studies') {
+      const list = await reader.listStudies()
+      const studies = []
+      for (const s of list) {
+        const got = await reader.getStudy(s.name)
+        studies.push(studyListEntry(s, got?.trials ?? []))
+      }
+      return json(200, {location: reader.location, studies, versions: await reader.versions(), poll_ms: POLL_MS})
+    }
+    if (path === '/api/compare') {
+      const names = url.searchParams.getAll('study').flatMap((s) => s.split(',')).filter(Boolean)
+      if (names.length < 1) return json(400, {error: 'name the studies: /api/compare?study=A&study=B'})
+      const views: StudyView[] = []
+      for (const n of names) {
+        const v = await loadView(n)
+        if (!v) return json(404, {error: `no study ${n} in ${reader.location}`})
+        views.push(v)
+      }
+      const charts: Record<string, unknown> = {trials: compareChart(views, 'order'), budget: compareChart(views, 'budget_so_far')}
+      const fronts = compareFrontChart(views)
+      if (fronts) charts.front = fronts
+      return json(200, {views, charts, versions: await reader.versions(), poll_ms: POLL_MS})
+    }
+    const m = /^\/api\/studies\/(.+?)(\/importance)?$/.exec(path)
+    if (m) {
+      const name = m[1]
+      if (!m[2]) {
+        const body = await studyBody(name)
+        return body === undefined ? json(404, {error: `no study ${name} in ${reader.location}`}) : json(200, body)
+      }
+      const target = url.searchParams.get('target') ?? 'loss'
+      const version = await versionOf(name)
+      if (version === undefined) return json(404, {error: `no study ${name} in ${reader.location}`})
+      const key = `${name}\u0000${target}`
+      const hit = importanceCache.get(key)
+      if (hit && hit.version === version) return json(200, hit.body)
+      const got = await reader.getStudy(name)
+      if (!got) return json(404, {error: `no study ${name} in ${reader.location}`})
+      let imp: StudyImportance
+      try {
+        imp = studyImportance(got.study.space as ParamSpace, got.trials, {target, seed})
+      } catch (error) {
+        if (error instanceof InputError) return json(400, {error: error.message})
+        throw error
+      }
+      const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(got.study.objective as {name?: string}).name ?? 'objective'})` : target)})
+      importanceCache.set(key, {version, body})
+      return json(200, body)
+    }
+    return json(404, {error: `no page ${path}`})
+  }
+
+  const server = createServer((req, res) => {
+    routes(req, res).catch((error: Error) => {
+      if (!res.headersSent) res.writeHead(error instanceof InputError ? 400 : 500, {'content-type': 'application/json; charset=utf-8'})
+      res.end(JSON.stringify({error: error.message.split('\n')[0]}))
+    })
+  })
+  const host = o.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      reject(error.code === 'EADDRINUSE'
+        ? new InputError(`--port ${o.port}`, 'a free port', `port in use on ${host}`)
+        : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
+          ? new InputError(`--host ${host}`, 'an address of this machine', error.code)
+          : error)
+    }
+    server.once('error', onError)
+    server.listen(o.port ?? 0, host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+  const addr = server.address() as AddressInfo
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  return {
+    url: `http://${shown}:${addr.port}/`,
+    server,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[c]!)
+}
+
+/** The one HTML shell of every page; the page script routes on location.pathname. */
+function pageShell(location: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>kt dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/kt.css">
+<script src="/vendor/vega.min.js"></script>
+<script src="/vendor/vega-lite.min.js"></script>
+<script src="/vendor/vega-embed.min.js"></script>
+<script src="/assets/charts.js"></script>
+</head><body data-store="${escapeHtml(location)}">
+<header><a href="/" class="brand">kt dashboard</a> <span class="store">${escapeHtml(location)}</span> <span id="live" class="live" title="polls for changes every ${POLL_MS} ms">live</span></header>
+<main id="app"><p>Loading…</p></main>
+<script src="/assets/dashboard.js"></script>
+</body></html>
+`
+}

@@ -1,0 +1,332 @@
+/**
+ * The online learner as a library: open a tenant, choose a configuration per query, report
+ * feedback, read its status. `kt online init|choose|feedback|status` and `kt online serve` call
+ * exactly these functions; an engine in production can too (`import {openTenant} from 'kt/online'`).
+ *
+ * Requests and results are the wire records the CLI's --json and the HTTP service print
+ * (snake_case keys), so one shape is documented once. Every choose and feedback resolves only
+ * after its event is durable (fsync'd log; with a GroupCommit shared by many tenants, one flush
+ * covers a batch of them).
+ */
+import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
+import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, type BanditSettings} from './bandit.js'
+import type {GroupCommit} from './commit.js'
+import {forgettingDefaults} from './forgetting.js'
+import {DEFAULT_TUNED, spaceById} from './spaces.js'
+import {TenantStore} from './store.js'
+import {type Verdict, callerQueryIdProblem} from './tenant.js'
+import {defaultConfig} from '../space/space.js'
+import type {Config, ParamSpace} from '../space/types.js'
+import {InputError, describeValue} from '../util/errors.js'
+import {snakeKeys} from '../util/json-keys.js'
+
+/**
+ * Why a request failed, as a stable code (the HTTP service maps each to a status; see
+ * src/online/README.md). `retry` errors mean the request was not acknowledged and may be sent again.
+ */
+export type OnlineErrorCode =
+  | 'bad_request'
+  | 'unknown_tenant'
+  | 'tenant_exists'
+  | 'unknown_query'
+  | 'already_settled'
+  | 'duplicate_query_id'
+  | 'not_accepted'
+  | 'tenant_busy'
+  | 'not_durable'
+
+/** Query types a choose may name: the retrieval query classifier's (src/engine/retrieval/classifier.ts). */
+export const CHOOSE_TYPES = QUERY_TYPES
+
+export class OnlineError extends InputError {
+  constructor(
+    readonly code: OnlineErrorCode,
+    where: string,
+    expected: string,
+    got?: string,
+  ) {
+    super(where, expected, got)
+  }
+
+  /** Whether the request was not applied and may be sent again unchanged. */
+  get retry(): boolean {
+    return this.code === 'not_durable' || this.code === 'tenant_busy'
+  }
+}
+
+/** How a new tenant learns; every field optional (the CLI's `kt online init` defaults). */
+export interface TenantSpec {
+  /** Parameter space id (default `retrieval`). */
+  space?: string
+  /** The prior: a configuration of the space (e.g. a deployed profile's `config`); default the space's defaults. */
+  profile?: Config
+  levels?: number
+  sampler?: 'logit' | 'gaussian' | 'exact'
+  forgetting?: 'periodic' | 'adaptive' | 'none'
+  decay_every?: number
+  decay_fraction?: number
+  feedback?: 'implicit' | 'labels'
+  implicit_window_ms?: number
+  prior_strength?: number
+  /** Parameters to tune (default the space's default set). */
+  tuned?: string[]
+  /** One set of bandits per query type (the type named in each choose). */
+  per_type?: boolean
+  seed?: number
+}
+
+const SPEC_KEYS = new Set(['space', 'profile', 'levels', 'sampler', 'forgetting', 'decay_every', 'decay_fraction', 'feedback', 'implicit_window_ms', 'prior_strength', 'tuned', 'per_type', 'seed'])
+
+/** The space, prior, settings and seed a spec describes; errors name `where` and the field. */
+export function resolveSpec(spec: TenantSpec, where = 'tenant spec'): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
+  for (const key of Object.keys(spec)) if (!SPEC_KEYS.has(key)) throw new OnlineError('bad_request', `${where}: ${key}`, `one of ${[...SPEC_KEYS].join(', ')}`, 'an unknown field')
+  const field = <T>(key: keyof TenantSpec, ok: (v: unknown) => boolean, expected: string): T | undefined => {
+    const v = spec[key]
+    if (v === undefined) return undefined
+    if (!ok(v)) throw new OnlineError('bad_request', `${where}: ${key}`, expected, describeValue(v))
+    return v as T
+  }
+  const isInt = (v: unknown): boolean => Number.isInteger(v)
+  const space = spaceById(field<string>('space', (v) => typeof v === 'string', 'a space id') ?? 'retrieval', `${where}: space`)
+  const profile = field<Config>('profile', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'a configuration object') ?? defaultConfig(space)
+  const kind = field<'periodic' | 'adaptive' | 'none'>('forgetting', (v) => v === 'periodic' || v === 'adaptive' || v === 'none', 'periodic, adaptive or none') ?? 'periodic'
+  const forgetting = forgettingDefaults(kind)
+  const every = field<number>('decay_every', (v) => isInt(v) && (v as number) >= 1, 'a positive integer number of queries')
+  const fraction = field<number>('decay_fraction', (v) => typeof v === 'number' && v > 0 && v < 1, 'a fraction in (0, 1)')
+  if (every !== undefined || fraction !== undefined) {
+    if (forgetting.kind !== 'periodic') throw new OnlineError('bad_request', `${where}: decay_every/decay_fraction`, 'them only with forgetting periodic', `forgetting ${forgetting.kind}`)
+    if (every !== undefined) forgetting.every = every
+    if (fraction !== undefined) forgetting.fraction = fraction
+  }
+  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), 'an array of parameter names') ?? (DEFAULT_TUNED[space.id] ? [...DEFAULT_TUNED[space.id]] : undefined)
+  const settings: BanditSettings = {
+    levels: field<number>('levels', isInt, 'an integer') ?? DEFAULT_LEVELS,
+    sampler: field<'logit' | 'gaussian' | 'exact'>('sampler', (v) => v === 'logit' || v === 'gaussian' || v === 'exact', 'logit, gaussian or exact') ?? DEFAULT_SAMPLER,
+    forgetting,
+    tuned,
+    feedback: field<'implicit' | 'labels'>('feedback', (v) => v === 'implicit' || v === 'labels', 'implicit or labels') ?? DEFAULT_FEEDBACK,
+  }
+  const prior = field<number>('prior_strength', (v) => isInt(v) && (v as number) >= 0, 'an integer >= 0')
+  if (prior !== undefined) settings.priorStrength = prior
+  const window = field<number>('implicit_window_ms', (v) => isInt(v) && (v as number) >= 1, 'a positive whole number of milliseconds')
+  if (window !== undefined) settings.implicitWindowMs = window
+  if (field<boolean>('per_type', (v) => typeof v === 'boolean', 'true or false')) settings.perType = true
+  const seed = field<number>('seed', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0..2^32-1') ?? DEFAULT_SEED
+  return {space, profile, settings, seed}
+}
+
+/** The project's default seed. */
+export const DEFAULT_SEED = 42
+
+export interface OpenTenantOptions {
+  /** Folder holding the tenants (default `.kt/online`, as the CLI). */
+  dir?: string
+  tenant: string
+  /** Creates the tenant from this spec (it must not exist yet). */
+  create?: TenantSpec
+  /** Shares log flushes with other tenants (the server); absent: one fsync per event. */
+  groupCommit?: GroupCommit
+  /** How long to wait for a tenant another process has open (ms). */
+  lockWaitMs?: number
+  /** Events between snapshots. */
+  snapshotEvery?: number
+}
+
+/** Where tenants live unless `dir` says otherwise (relative to the working folder). */
+export const DEFAULT_ONLINE_DIR = '.kt/online'
+
+export interface ChooseRequest {
+  /**
+   * Your id for the query (printable ASCII, at most 128 characters, not a bare integer); default
+   * kt's own (1, 2, ...). Choosing an id again while the query is remembered (the label window,
+   * an hour) returns the same configuration: a retry after a lost answer is safe.
+   */
+  query_id?: string
+  /** The query's type (the retrieval classifier's: entity_lookup, temporal, multi_hop, simple_factual, exploratory); per-type tenants play that type's bandits. */
+  type?: string
+  /** Event time, ms since the epoch (default now). */
+  now?: number
+}
+
+export interface Choice {
+  /** The id to name in feedback: yours if you gave one, else kt's. */
+  query_id: string
+  /** kt's own number for the query. */
+  kt_query_id: number
+  type: string | null
+  /** Arm index per bandit dimension (0-based). */
+  arms: number[]
+  /** The configuration to run the query with (every parameter of the space). */
+  config: Config
+  /** Present (true) when the query_id was chosen before: the recorded configuration is returned again, nothing new is logged. */
+  repeated?: true
+}
+
+export interface FeedbackRequest {
+  query_id: string | number
+  /** Implicit feedback: a node retrieved for the query was used. */
+  used?: boolean
+  /** Explicit feedback: graded relevance 0..levels-1. */
+  label?: number
+  now?: number
+}
+
+export interface FeedbackOutcome {
+  query_id: string
+  /** applied, or duplicate / late (counted and ignored: the query was already settled). */
+  verdict: Verdict
+}
+
+export interface TenantStatus {
+  tenant: string
+  queries: number
+  pending: number
+  /** The learner's Counters, snake_case (bad_label, not_accepted, ...). */
+  counters: Record<string, number>
+  /** What opening found (replayed, rebuilt, torn_bytes). */
+  open: Record<string, unknown>
+  /** The tenant's BanditSettings, snake_case. */
+  settings: Record<string, unknown>
+  dimensions: Array<{key: string; best_bin: number; best_value: unknown; best_mean_reward: number; evidence: number[]}>
+  /** Per-type tenants: the queries each type's bandits have played and their best bins. */
+  types?: Record<string, {queries: number; best_bins: number[]}>
+}
+
+/** The store's own errors, by what they say was found (store.ts). */
+function storeErrorIs(error: unknown, test: (e: InputError) => boolean): error is InputError {
+  return error instanceof InputError && !(error instanceof OnlineError) && test(error)
+}
+
+/** Opens a tenant (or creates one with `create`); see OpenTenantOptions. */
+export function openTenant(options: OpenTenantOptions): Tenant {
+  const dir = options.dir ?? DEFAULT_ONLINE_DIR
+  const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
+  try {
+    if (options.create) {
+      const c = resolveSpec(options.create)
+      return new Tenant(TenantStore.open({...common, create: c}))
+    }
+    return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id)}))
+  } catch (error) {
+    if (storeErrorIs(error, (e) => e.got === 'no such tenant')) throw new OnlineError('unknown_tenant', `tenant ${options.tenant}`, 'an existing tenant (create it first)', 'no such tenant')
+    if (storeErrorIs(error, (e) => e.got === 'a tenant with that id')) throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')
+    if (storeErrorIs(error, (e) => e.expected.startsWith('a tenant nobody else has open'))) throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
+    throw error
+  }
+}
+
+/** The event time of a request: `now` if given (a finite number >= 0), else the clock. */
+function eventTime(now: unknown, where: string): number {
+  if (now === undefined) return Date.now()
+  if (typeof now !== 'number' || !Number.isFinite(now) || now < 0) throw new OnlineError('bad_request', `${where}: now`, 'ms since the epoch (a number >= 0)', describeValue(now))
+  return now
+}
+
+/** One open tenant. Not shared between processes: a lock keeps other openers out until close(). */
+export class Tenant {
+  constructor(readonly store: TenantStore) {}
+
+  get id(): string {
+    return this.store.learner.init.tenant
+  }
+
+  /**
+   * Samples a configuration for a new query and logs it; resolves once the query is durable. The
+   * returned query_id is what feedback names.
+   */
+  async choose(request: ChooseRequest = {}): Promise<Choice> {
+    const {qid, type, now} = this.checkChoose(request)
+    const again = qid === undefined ? undefined : this.store.learner.remembered(qid)
+    if (again) {
+      // A retry of a choose whose answer was lost: the same query, the same configuration.
+      if ((again.type ?? undefined) !== type) throw new OnlineError('duplicate_query_id', 'choose request: query_id', `an id not yet issued (it was issued with type ${again.type ?? 'none'})`, describeValue(qid))
+      await this.durable()
+      return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms), repeated: true}
+    }
+    const {queryId, arms, config} = this.store.choose(now, {type, qid})
+    await this.durable()
+    return {query_id: qid ?? String(queryId), kt_query_id: queryId, type: type ?? null, arms, config}
+  }
+
+  /** Checks a choose request (everything that can be refused before anything is logged). */
+  private checkChoose(request: ChooseRequest): {qid?: string; type?: string; now: number} {
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new OnlineError('bad_request', 'choose request', 'an object', describeValue(request))
+    for (const key of Object.keys(request)) if (key !== 'query_id' && key !== 'type' && key !== 'now') throw new OnlineError('bad_request', `choose request: ${key}`, 'query_id, type or now', 'an unknown field')
+    const qid = request.query_id
+    if (qid !== undefined) {
+      const problem = callerQueryIdProblem(qid)
+      if (problem) throw new OnlineError('bad_request', 'choose request: query_id', problem, describeValue(qid))
+    }
+    const type = request.type
+    if (type !== undefined && !(CHOOSE_TYPES as readonly unknown[]).includes(type)) throw new OnlineError('bad_request', 'choose request: type', `one of ${CHOOSE_TYPES.join(', ')}`, describeValue(type))
+    return {qid, type, now: eventTime(request.now, 'choose request')}
+  }
+
+  /**
+   * Records feedback for a query; resolves once it is durable. Duplicates and late feedback are
+   * logged, counted and returned as their verdict; an unknown query, a label out of range or
+   * feedback the tenant does not take is refused (OnlineError) after being logged and counted.
+   */
+  async feedback(request: FeedbackRequest): Promise<FeedbackOutcome> {
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new OnlineError('bad_request', 'feedback request', 'an object', describeValue(request))
+    for (const key of Object.keys(request)) if (!['query_id', 'used', 'label', 'now'].includes(key)) throw new OnlineError('bad_request', `feedback request: ${key}`, 'query_id, used, label or now', 'an unknown field')
+    const raw = request.query_id
+    if (!(typeof raw === 'string' && raw.length > 0 && raw.length <= 128) && !(Number.isInteger(raw) && (raw as number) > 0))
+      throw new OnlineError('bad_request', 'feedback request: query_id', 'the query id choose returned', describeValue(raw))
+    const queryId = String(raw)
+    const used = request.used
+    const label = request.label
+    if (used !== undefined && used !== true) throw new OnlineError('bad_request', 'feedback request: used', 'true (or leave it out)', describeValue(used))
+    if ((used === true) === (label !== undefined)) throw new OnlineError('bad_request', 'feedback request', 'exactly one of used: true or label: G')
+    if (label !== undefined && typeof label !== 'number') throw new OnlineError('bad_request', 'feedback request: label', 'an integer grade', describeValue(label))
+    const now = eventTime(request.now, 'feedback request')
+    const verdict = used ? this.store.used(queryId, now) : this.store.label(queryId, label!, now)
+    await this.durable()
+    const bandit = this.store.learner.bandit
+    const tenant = this.id
+    if (verdict === 'unknown-query') throw new OnlineError('unknown_query', `feedback for query ${queryId}`, `a query id issued to tenant ${tenant} (1..${this.store.learner.queries} or your own ids)`, 'an unknown id (counted as rejected)')
+    if (verdict === 'not-accepted') throw new OnlineError('not_accepted', `feedback for query ${queryId}: used`, `a label: tenant ${tenant} takes labels only (feedback labels)`, 'implicit feedback (counted as rejected)')
+    if (verdict === 'bad-label') throw new OnlineError('bad_request', `feedback for query ${queryId}: label`, `an integer in 0..${bandit.settings.levels - 1}`, `${describeValue(label)} (counted as rejected)`)
+    return {query_id: queryId, verdict}
+  }
+
+  private async durable(): Promise<void> {
+    try {
+      await this.store.durable()
+    } catch (error) {
+      throw new OnlineError('not_durable', `tenant ${this.id} log`, 'a log that can be synced (retry the request)', (error as Error).message.split('\n')[0])
+    }
+  }
+
+  /** Counters, settings and what the bandits currently believe (as of the last logged event; writes nothing). */
+  status(): TenantStatus {
+    const learner = this.store.learner
+    const bandit = learner.bandit
+    const best = bandit.bestArms()
+    const dimensions = bandit.dims.map((d, i) => {
+      const p = bandit.posteriors[i]
+      return {key: d.key, best_bin: best[i], best_value: d.values[best[i]], best_mean_reward: p.meanReward(best[i]), evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a))}
+    })
+    const snake = <T>(v: unknown): T => snakeKeys(v) as T
+    const report: TenantStatus = {tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: snake(learner.counters), open: snake(this.store.openReport), settings: snake(bandit.settings), dimensions}
+    if (learner.perType) report.types = Object.fromEntries([...learner.typedBandits()].map(([type, b]) => [type, {queries: b.queries, best_bins: Array.from(b.bestArms())}]))
+    return report
+  }
+
+  /** Whether a log sync failed: the tenant takes nothing more; abandon() it and open it again. */
+  get failed(): boolean {
+    return this.store.failed !== undefined
+  }
+
+  /** Releases a failed tenant without writing a snapshot (the next open rebuilds from the log). */
+  abandon(): void {
+    this.store.abandon()
+  }
+
+  /** Waits for pending flushes, writes the snapshot and releases the lock. */
+  async close(): Promise<void> {
+    await this.store.durable().catch(() => undefined)
+    this.store.close()
+  }
+}

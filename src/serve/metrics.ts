@@ -1,0 +1,97 @@
+/**
+ * The service's metrics in the Prometheus text exposition format (version 0.0.4): counters,
+ * gauges and cumulative histograms, written by hand (a few dozen lines; no client library needed).
+ */
+
+/**
+ * Request-latency bucket bounds in seconds: 100 µs to 1 s, dense around the 5 ms p99 target of
+ * `kt bench serve`.
+ */
+export const LATENCY_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+export class Histogram {
+  readonly counts: Float64Array
+  sum = 0
+  count = 0
+
+  constructor(readonly bounds: readonly number[] = LATENCY_BUCKETS_S) {
+    this.counts = new Float64Array(bounds.length)
+  }
+
+  observe(value: number): void {
+    this.sum += value
+    this.count++
+    for (let i = 0; i < this.bounds.length; i++)
+      if (value <= this.bounds[i]) {
+        this.counts[i]++
+        return
+      }
+  }
+
+  /** Exposition lines for `name` with `labels` (already formatted, e.g. `route="choose"`). */
+  lines(name: string, labels: string): string[] {
+    const sep = labels ? ',' : ''
+    const out: string[] = []
+    let cumulative = 0
+    for (let i = 0; i < this.bounds.length; i++) {
+      cumulative += this.counts[i]
+      out.push(`${name}_bucket{${labels}${sep}le="${this.bounds[i]}"} ${cumulative}`)
+    }
+    out.push(`${name}_bucket{${labels}${sep}le="+Inf"} ${this.count}`)
+    out.push(`${name}_sum${labels ? `{${labels}}` : ''} ${this.sum}`)
+    out.push(`${name}_count${labels ? `{${labels}}` : ''} ${this.count}`)
+    return out
+  }
+}
+
+/** Escapes a label value (exposition format: backslash, double quote and newline). */
+export function labelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+}
+
+export class ServiceMetrics {
+  /** Requests by route and status code. */
+  readonly requests = new Map<string, number>()
+  readonly latency = new Map<string, Histogram>()
+  readonly commitBatch = new Histogram()
+  connections = 0
+  connectionsRejected = 0
+
+  request(route: string, status: number, seconds: number): void {
+    const key = `route="${route}",code="${status}"`
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1)
+    let h = this.latency.get(route)
+    if (!h) this.latency.set(route, (h = new Histogram()))
+    h.observe(seconds)
+  }
+
+  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number}; modelVersion: string | null}): string {
+    const out: string[] = []
+    const family = (name: string, type: string, help: string): void => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
+    }
+    family('kt_http_requests_total', 'counter', 'HTTP requests by route and status code.')
+    for (const [key, n] of this.requests) out.push(`kt_http_requests_total{${key}} ${n}`)
+    family('kt_http_request_duration_seconds', 'histogram', 'Time from the request\'s arrival to its response, by route (durable writes included).')
+    for (const [route, h] of this.latency) out.push(...h.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
+    family('kt_http_connections', 'gauge', 'Open client connections.')
+    out.push(`kt_http_connections ${this.connections}`)
+    family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 503 because the connection limit was reached.')
+    out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
+    family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
+    out.push(`kt_tenants_open ${extra.tenantsOpen}`)
+    family('kt_fsync_batches_total', 'counter', 'Group-commit flushes (each syncs every log written since the previous one).')
+    out.push(`kt_fsync_batches_total ${extra.commit.batches}`)
+    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by group commit.')
+    out.push(`kt_fsync_commits_total ${extra.commit.commits}`)
+    family('kt_fsync_syncs_total', 'counter', 'Log file syncs issued (one per tenant log per batch).')
+    out.push(`kt_fsync_syncs_total ${extra.commit.syncs}`)
+    family('kt_fsync_failures_total', 'counter', 'Log syncs that failed (their requests were answered 503 not_durable).')
+    out.push(`kt_fsync_failures_total ${extra.commit.failures}`)
+    family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one group-commit flush took.')
+    out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
+    family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
+    if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)
+    return `${out.join('\n')}\n`
+  }
+}

@@ -1,0 +1,465 @@
+/**
+ * `kt online serve`: the online learner and the deployed reranker as an HTTP JSON service for
+ * many tenants (Node's own http module). Every tenant call goes through the library
+ * (src/online/library.ts), exactly as the CLI does; the logs of all tenants share one GroupCommit,
+ * so a batch of requests pays one flush, and a choose or feedback is answered only once durable.
+ *
+ * Endpoints (src/online/README.md, "The service", has the request and response bodies):
+ *   POST /tenants                 create a tenant {tenant, profile?|config?, ...TenantSpec}
+ *   GET  /tenants/{id}            status
+ *   POST /tenants/{id}/choose     {query_id?, type?} -> configuration and query id
+ *   POST /tenants/{id}/feedback   {query_id, used: true} | {query_id, label: G}
+ *   GET  /rerank                  the deployed model: version, feature names
+ *   POST /rerank                  {features: [[...], ...]} (or float64 rows as application/octet-stream) -> scores, order
+ *   POST /noop                    reads the body and answers {} (the HTTP overhead reference of `kt bench serve`)
+ *   GET  /healthz, GET /metrics   liveness; Prometheus text
+ *
+ * Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 (with Retry-After)
+ * when the request was not applied and may be sent again; each is logged as one JSON line.
+ */
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import type {Socket} from 'node:net'
+import {statSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {timingSafeEqual} from 'node:crypto'
+import {GroupCommit} from '../online/commit.js'
+import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
+import {validateTenantId} from '../online/store.js'
+import {spaceById} from '../online/spaces.js'
+import {parseProfile} from '../deploy/profile.js'
+import {InputError, describeValue} from '../util/errors.js'
+import {snakeKeys} from '../util/json-keys.js'
+import {ServiceMetrics} from './metrics.js'
+import {PackedEnsemble} from '../rank/packed.js'
+import {fromSavedModel} from '../rank/model.js'
+import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
+
+/** Largest request body (the issue: a body over 1 MB is refused). */
+export const MAX_BODY_BYTES = 1024 * 1024
+/**
+ * Open connections at most; beyond it a new connection is answered 503 and closed. 10,000 is the
+ * issue's flood size; the process's file-descriptor limit caps it (minus FD_RESERVE).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
+/** Descriptors kept for tenant logs, snapshots and the registry when the connection limit is derived from the fd limit. */
+export const FD_RESERVE = 1024
+/** A connection with no traffic for this long is closed (idle floods cannot hold slots forever). */
+export const IDLE_TIMEOUT_MS = 30_000
+/** Complete request headers must arrive within this (slow-header floods). */
+export const HEADERS_TIMEOUT_MS = 10_000
+/** How often the deployed reranker's registry index is checked for a new version. */
+export const REGISTRY_CHECK_MS = 1000
+/** Candidates per /rerank request at most (the body limit bounds it too). */
+export const MAX_RERANK_CANDIDATES = 10_000
+/** Retry-After (seconds) sent with 503 answers. */
+const RETRY_AFTER_S = 1
+
+export interface ServeOptions {
+  dir: string
+  host?: string
+  port?: number
+  /** Required unless host is a loopback address: clients send `Authorization: Bearer <token>`. */
+  token?: string
+  /** Reranker registry (POST /rerank serves its current version); absent: /rerank answers 503 no_model. */
+  registry?: string
+  maxBodyBytes?: number
+  maxConnections?: number
+  idleTimeoutMs?: number
+  snapshotEvery?: number
+  /** One line per error (default: stderr). */
+  log?: (line: string) => void
+}
+
+export interface RunningServer {
+  readonly server: Server
+  readonly port: number
+  readonly host: string
+  readonly url: string
+  readonly metrics: ServiceMetrics
+  readonly groupCommit: GroupCommit
+  /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
+  close(): Promise<void>
+}
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+/** The soft limit on open files from /proc/self/limits, or undefined. */
+function openFileLimit(): number | undefined {
+  try {
+    const m = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'))
+    return m ? Number(m[1]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** An HTTP answer to an error: status, code, message, and whether to retry. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retry = false,
+  ) {
+    super(message)
+  }
+}
+
+const ONLINE_STATUS: Record<string, number> = {
+  bad_request: 400,
+  unknown_tenant: 404,
+  unknown_query: 404,
+  tenant_exists: 409,
+  already_settled: 409,
+  duplicate_query_id: 409,
+  not_accepted: 422,
+  tenant_busy: 503,
+  not_durable: 503,
+}
+
+/** The deployed reranker, re-read when the registry index changes. */
+class RerankerHolder {
+  private checkedAt = 0
+  private indexMtime = -1
+  model: {version: string; packed: PackedEnsemble; featureNames: string[]} | null = null
+  private scores = new Float64Array(0)
+  private rows = new Float64Array(0)
+
+  constructor(private readonly dir: string | undefined) {
+    this.refresh(true)
+  }
+
+  refresh(force = false): void {
+    if (!this.dir) return
+    const now = Date.now()
+    if (!force && now - this.checkedAt < REGISTRY_CHECK_MS) return
+    this.checkedAt = now
+    let mtime: number
+    try {
+      mtime = statSync(join(this.dir, REGISTRY_INDEX)).mtimeMs
+    } catch {
+      this.model = null
+      this.indexMtime = -1
+      return
+    }
+    if (mtime === this.indexMtime) return
+    this.indexMtime = mtime
+    const version = currentVersion(readRegistry(this.dir))
+    if (!version) {
+      this.model = null
+      return
+    }
+    const saved = readVersionModel(this.dir, version)
+    this.model = {version: version.id, packed: new PackedEnsemble(fromSavedModel(saved)), featureNames: saved.feature_names}
+  }
+
+  /** Scores `count` rows laid out back to back in `rows` (valid until the next call). */
+  score(rows: Float64Array, count: number): Float64Array {
+    if (this.scores.length < count) this.scores = new Float64Array(count)
+    return this.model!.packed.scoreAll(rows, count, this.scores).subarray(0, count)
+  }
+
+  /** A reusable row buffer of at least `n` values. */
+  buffer(n: number): Float64Array {
+    if (this.rows.length < n) this.rows = new Float64Array(n)
+    return this.rows
+  }
+}
+
+function jsonError(code: string, message: string, retry: boolean): string {
+  return JSON.stringify({error: {code, message, retry}})
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1'
+  const token = options.token
+  if (!isLoopback(host) && !token) throw new InputError('--host', `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`, 'no token')
+  if (token !== undefined && token.length < 16) throw new InputError('--token', 'at least 16 characters', `${token.length}`)
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
+  const fdLimit = openFileLimit()
+  const maxConnections = options.maxConnections ?? (fdLimit === undefined ? DEFAULT_MAX_CONNECTIONS : Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_RESERVE)))
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const metrics = new ServiceMetrics()
+  const groupCommit = new GroupCommit()
+  groupCommit.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
+  const tenants = new Map<string, Tenant>()
+  const reranker = new RerankerHolder(options.registry)
+  const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`)
+  let closing = false
+
+  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+
+  const tenantOf = (id: string): Tenant => {
+    let tenant = tenants.get(id)
+    if (tenant?.failed) {
+      tenant.abandon()
+      tenants.delete(id)
+      tenant = undefined
+    }
+    if (!tenant) {
+      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery})
+      tenants.set(id, tenant)
+    }
+    return tenant
+  }
+
+  const readBody = (req: IncomingMessage): Promise<Buffer> =>
+    new Promise((resolve, reject) => {
+      const declared = Number(req.headers['content-length'])
+      if (declared > maxBody) {
+        reject(new HttpError(413, 'body_too_large', `request body: expected at most ${maxBody} bytes, got ${declared}`))
+        return
+      }
+      const chunks: Buffer[] = []
+      let size = 0
+      let failed = false
+      req.on('data', (chunk: Buffer) => {
+        if (failed) return
+        size += chunk.length
+        if (size > maxBody) {
+          failed = true
+          reject(new HttpError(413, 'body_too_large', `request body: expected at most ${maxBody} bytes, got more`))
+          return
+        }
+        chunks.push(chunk)
+      })
+      req.on('end', () => {
+        if (!failed) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
+      })
+      req.on('error', (error) => {
+        if (!failed) reject(new HttpError(400, 'bad_request', `request body: ${error.message}`))
+      })
+    })
+
+  const parseJson = (body: Buffer, what: string): unknown => {
+    if (body.length === 0) throw new HttpError(400, 'bad_request', `${what}: expected a JSON body, got nothing`)
+    try {
+      return JSON.parse(body.toString('utf8'))
+    } catch (error) {
+      throw new HttpError(400, 'bad_request', `${what}: expected JSON, got ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+
+  const createTenant = (body: unknown): {status: number; body: unknown} => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'bad_request', `POST /tenants: expected an object {tenant, ...}, got ${describeValue(body)}`)
+    const {tenant: id, profile, config, ...rest} = body as Record<string, unknown>
+    if (typeof id !== 'string') throw new HttpError(400, 'bad_request', `POST /tenants: tenant: expected a tenant id, got ${describeValue(id)}`)
+    validateTenantId(id)
+    if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
+    const spec: TenantSpec = rest as TenantSpec
+    const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space')
+    if (profile !== undefined) spec.profile = parseProfile(profile, 'POST /tenants: profile', space).config
+    else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})
+    tenants.set(id, tenant)
+    const bandit = tenant.store.learner.bandit
+    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
+  }
+
+  const rerank = (req: IncomingMessage, body: Buffer): unknown => {
+    reranker.refresh()
+    const model = reranker.model
+    if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
+    const width = model.packed.width
+    let count: number
+    let rows: Float64Array
+    if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
+      // float64 little-endian rows, back to back: no parsing at all
+      if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
+      count = body.length / (8 * width)
+      rows = reranker.buffer(count * width)
+      for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
+    } else {
+      const parsed = parseJson(body, 'POST /rerank') as {features?: unknown}
+      const features = parsed?.features
+      if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
+      count = features.length
+      rows = reranker.buffer(count * width)
+      for (let r = 0; r < count; r++) {
+        const row = features[r]
+        if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
+        for (let f = 0; f < width; f++) {
+          const v = row[f]
+          // null stands for a missing value (NaN goes right at every split, as in training)
+          rows[r * width + f] = v === null ? Number.NaN : typeof v === 'number' ? v : Number.NaN
+          if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
+        }
+      }
+    }
+    const scores = reranker.score(rows, count)
+    const order = Array.from({length: count}, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)
+    return {model: model.version, scores: Array.from(scores), order}
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string}> => {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    const method = req.method ?? 'GET'
+    if (path === '/healthz') {
+      route.name = 'healthz'
+      return {status: closing ? 503 : 200, body: {status: closing ? 'closing' : 'ok', tenants_open: tenants.size}}
+    }
+    if (expectedAuth) {
+      const given = Buffer.from(req.headers.authorization ?? '')
+      if (given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth)) throw new HttpError(401, 'unauthorized', 'Authorization: expected Bearer <the server\'s token>')
+    }
+    if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down: retry against its successor', true)
+    const parts = path.split('/')
+    const expect = (allowed: string): void => {
+      if (method !== allowed) {
+        res.setHeader('allow', allowed)
+        throw new HttpError(405, 'method_not_allowed', `${path}: expected ${allowed}, got ${method}`)
+      }
+    }
+    if (path === '/metrics') {
+      route.name = 'metrics'
+      expect('GET')
+      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: groupCommit.stats, modelVersion: reranker.model?.version ?? null})}
+    }
+    if (path === '/noop') {
+      route.name = 'noop'
+      expect('POST')
+      await readBody(req)
+      return {status: 200, body: {}}
+    }
+    if (path === '/rerank') {
+      route.name = 'rerank'
+      if (method === 'GET') {
+        reranker.refresh()
+        const m = reranker.model
+        if (!m) throw new HttpError(503, 'no_model', `GET /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
+        return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
+      }
+      expect('POST')
+      return {status: 200, body: rerank(req, await readBody(req))}
+    }
+    if (path === '/tenants') {
+      route.name = 'create'
+      expect('POST')
+      const body = parseJson(await readBody(req), 'POST /tenants')
+      return createTenant(body)
+    }
+    if (parts.length >= 3 && parts.length <= 4 && parts[1] === 'tenants') {
+      let id: string
+      try {
+        id = decodeURIComponent(parts[2])
+      } catch {
+        throw new HttpError(400, 'bad_request', `${path}: expected a tenant id, got a malformed escape`)
+      }
+      const action = parts[3]
+      if (action === undefined) {
+        route.name = 'status'
+        expect('GET')
+        return {status: 200, body: tenantOf(id).status()}
+      }
+      if (action === 'choose' || action === 'feedback') {
+        route.name = action
+        expect('POST')
+        const body = parseJson(await readBody(req), `POST /tenants/${id}/${action}`)
+        const tenant = tenantOf(id)
+        if (action === 'choose') return {status: 200, body: await tenant.choose(body as object)}
+        const outcome = await tenant.feedback(body as {query_id: string})
+        if (outcome.verdict !== 'applied')
+          throw new HttpError(409, 'already_settled', `feedback for query ${outcome.query_id}: expected a query awaiting this feedback, got ${outcome.verdict} (counted and ignored; after a retry, a duplicate means the first attempt was applied)`)
+        return {status: 200, body: outcome}
+      }
+    }
+    throw new HttpError(404, 'not_found', `${method} ${path}: expected one of POST /tenants, GET /tenants/{id}, POST /tenants/{id}/choose, POST /tenants/{id}/feedback, GET|POST /rerank, POST /noop, GET /healthz, GET /metrics`)
+  }
+
+  const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS * 3}, (req, res) => {
+    const started = performance.now()
+    const route = {name: 'other'}
+    const finish = (status: number, text: string, type: string, headers: Record<string, string | number> = {}): void => {
+      res.writeHead(status, {'content-type': type, 'content-length': Buffer.byteLength(text), ...headers})
+      res.end(text)
+      metrics.request(route.name, status, (performance.now() - started) / 1000)
+    }
+    handle(req, res, route).then(
+      (out) => {
+        if (out.text !== undefined) finish(out.status, out.text, 'text/plain; version=0.0.4')
+        else finish(out.status, JSON.stringify(out.body), 'application/json')
+      },
+      (error: unknown) => {
+        let e: HttpError
+        if (error instanceof HttpError) e = error
+        else if (error instanceof OnlineError) e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
+        else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
+        else e = new HttpError(500, 'internal', (error as Error)?.message ?? String(error))
+        logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.message.slice(0, 500)})
+        const headers: Record<string, string | number> = e.retry ? {'retry-after': RETRY_AFTER_S} : {}
+        // A refused oversized body is not read to its end: close the connection after answering.
+        if (e.status === 413) headers.connection = 'close'
+        finish(e.status, jsonError(e.code, e.message, e.retry), 'application/json', headers)
+        if (e.status === 413) res.on('finish', () => req.socket.destroy())
+      },
+    )
+  })
+  server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS
+  const sockets = new Set<Socket>()
+  server.on('connection', (socket: Socket) => {
+    if (sockets.size >= maxConnections) {
+      metrics.connectionsRejected++
+      logLine({level: 'warn', status: 503, code: 'overloaded', message: `connection refused: ${sockets.size} open connections, the limit is ${maxConnections}`})
+      const text = jsonError('overloaded', `expected at most ${maxConnections} open connections: retry later`, true)
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nretry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n${text}`)
+      socket.on('error', () => undefined)
+      return
+    }
+    sockets.add(socket)
+    metrics.connections = sockets.size
+    socket.setNoDelay(true)
+    socket.on('close', () => {
+      sockets.delete(socket)
+      metrics.connections = sockets.size
+    })
+  })
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Malformed HTTP (not a request the handler could see): one line, a JSON 400, close.
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const code = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+    logLine({level: 'warn', status: code, code: 'bad_http', message: `${error.code ?? 'malformed request'}: ${error.message}`.slice(0, 300)})
+    const text = jsonError('bad_http', `expected an HTTP/1.1 request, got ${error.code ?? 'something else'}`, false)
+    socket.end(`HTTP/1.1 ${code} ${code === 431 ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({host, port: options.port ?? 0, backlog: 4096}, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : options.port ?? 0
+  const shownHost = host.includes(':') ? `[${host}]` : host
+
+  return {
+    server,
+    port,
+    host,
+    url: `http://${shownHost}:${port}`,
+    metrics,
+    groupCommit,
+    async close() {
+      closing = true
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      })
+      for (const tenant of tenants.values()) {
+        if (tenant.failed) tenant.abandon()
+        else await tenant.close()
+      }
+      tenants.clear()
+    },
+  }
+}
