@@ -27,8 +27,15 @@ export function queryMetrics(ranked: readonly string[], evidence: readonly strin
     out[`recall@${k}`] = recallAtK(ranked, relevant, k) as number
     out[`hit@${k}`] = hitAtK(ranked, relevant, k) as number
   }
-  const labels = ranked.map((id) => (relevant.has(id) ? 1 : 0))
-  out[`ndcg@${NDCG_K}`] = ndcgAtK(labels, evidence.map(() => 1), NDCG_K, 'linear') as number
+  // A repeated id holds a slot but earns nothing the second time (as recall@k counts it once), and
+  // repeated evidence ids count once in the ideal DCG: otherwise NDCG exceeds 1 (1.63 was seen).
+  const seen = new Set<string>()
+  const labels = ranked.map((id) => {
+    const gain = relevant.has(id) && !seen.has(id) ? 1 : 0
+    seen.add(id)
+    return gain
+  })
+  out[`ndcg@${NDCG_K}`] = ndcgAtK(labels, [...relevant].map(() => 1), NDCG_K, 'linear') as number
   out.mrr = reciprocalRank(labels)
   return out
 }

@@ -30,7 +30,7 @@
 import {randomBytes} from 'node:crypto'
 import {hostname} from 'node:os'
 import {configKeys, type Config} from '../space/index.js'
-import type {ObjectiveSpec} from '../search/objectives.js'
+import type {ObjectiveSpec} from './objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
@@ -61,6 +61,8 @@ export interface RunOptions extends RunLimits {
   readonly workers?: number
   /** Evaluate on worker threads even with one slot (keeps heartbeats going during a CPU-bound trial). */
   readonly threads?: boolean
+  /** Passed to every evaluation as ctx.artifactsDir (files a trial keeps beside the study). */
+  readonly artifactsDir?: string
   readonly timeoutMs?: number
   /** A running trial whose heartbeat is older than this is taken over (ms). */
   readonly graceMs?: number
@@ -338,7 +340,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   }
 
   // ---- evaluation ----
-  const useThreads = slots > 1 || (options.threads ?? false)
+  // objectives that wait on other processes (external engines) run every slot in this thread
+  const useThreads = !objective.concurrent && (slots > 1 || (options.threads ?? false))
   const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
   const evaluate = async (trial: Trial): Promise<Outcome> => {
     let checkpointState: unknown
@@ -354,6 +357,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         trialId: trial.id,
         configId: trial.configId,
         seed: options.seed,
+        ...(options.artifactsDir ? {artifactsDir: options.artifactsDir} : {}),
         checkpoint: checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
       },
     }

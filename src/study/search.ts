@@ -5,7 +5,8 @@
  * nothing else.
  */
 import type {Config, ParamSpace} from '../space/index.js'
-import {createObjective, type ObjectiveSpec} from '../search/objectives.js'
+import {dirname, join, resolve} from 'node:path'
+import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
@@ -74,6 +75,9 @@ export interface StoredOptions {
   readonly graceMs?: number
 }
 
+/** Where trials of a study without a folder (PostgreSQL) keep their files. */
+export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
+
 export function defaultStudyName(objective: string, optimizer: string, seed: number): string {
   return `${objective}-${optimizer}-s${seed}`
 }
@@ -116,7 +120,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       }
       record = await store.createStudy(
         {
-          name: options.study ?? defaultStudyName(options.objective.name === 'module' ? objective.id : options.objective.name, optimizerName, seed),
+          name: options.study ?? defaultStudyName(options.objective.name === 'module' || options.objective.name === 'engine' ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-') : options.objective.name, optimizerName, seed),
           objective: options.objective,
           optimizer: optimizerName,
           options: stored as unknown as Record<string, unknown>,
@@ -128,7 +132,13 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
-    const summary = await runStudy({
+    // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
+    // ./kt-studies (a PostgreSQL study has no folder of its own)
+    const artifactsDir =
+      options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
+    let summary: RunSummary
+    try {
+      summary = await runStudy({
       storage: store,
       study: record.name,
       seed: record.seed,
@@ -145,7 +155,12 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       signal: options.signal,
       onTrial: options.onTrial,
       log: options.log,
+      artifactsDir,
     })
+    } finally {
+      // an interrupted study leaves no process or connection of its objective behind
+      if (!options.objectiveInstance) await objective.close?.()
+    }
     const trials = await store.trials(record.name)
     return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {

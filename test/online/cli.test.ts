@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
-import {appendFileSync, existsSync, readFileSync, rmSync} from 'node:fs'
+import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {kt, ktAsync, tempDir} from './helpers.js'
+import {kt, ktAsync, rechain, tempDir} from './helpers.js'
 import {TenantStore} from '../../src/online/store.js'
 import {spaceById} from '../../src/online/spaces.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -80,7 +80,7 @@ describe('kt online (built CLI)', () => {
     store.close()
     const logPath = join(d, 'dup', 'log.jsonl')
     const lines = readFileSync(logPath, 'utf8').trim().split('\n')
-    appendFileSync(logPath, `${lines[1]}\n`) // query 1 again
+    writeFileSync(logPath, `${rechain([...lines, lines[1]]).join('\n')}\n`) // query 1 again (with a valid checksum: the id check is tested)
     rmSync(join(d, 'dup', 'state.json'))
 
     const at = (args: string[]) => ktAsync([...args, '--dir', d])
