@@ -36,6 +36,8 @@ export const ROLLOUT_STAGES = [
 
 /** Profile, engine and space names: they become file names and comment text. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+/** Space ids (`importance`, `retrieval`, `engine:<name>`). */
+export const SPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
 /** Run ids (`seed42-plan9b926bf7b784`, study names, `kt search` output ids). */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
 /** Parameter names (`bm25.k1`, `decay`) and metric keys (`recall@10`, `spearman_on_uniform_50`). */
@@ -124,7 +126,7 @@ export const ProfileSchema = z.object({
   name,
   description: safeText.optional(),
   /** The parameter space's id: importance, retrieval, or the engine's space id. */
-  space: name,
+  space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
   /** Engine profiles: which engine and which version of its parameter table. null for the built-in kinds. */
   engine: EngineRefSchema.nullable(),
   /** Parameter values keyed by parameter name (every parameter of the space). */

@@ -4,6 +4,9 @@ import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import type {ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import type {EngineRef, ProfileKind} from './profile.js'
+import {existsSync} from 'node:fs'
+import {dirname, isAbsolute, resolve} from 'node:path'
+import {loadEngineFile} from '../engines/file.js'
 
 /** The built-in parameter spaces a kt profile can belong to, by id. */
 export const DEPLOYABLE_SPACES: readonly ParamSpace[] = [IMPORTANCE_SPACE, RETRIEVAL_SPACE]
@@ -27,7 +30,20 @@ export function spaceById(id: string, where = 'space'): ParamSpace {
  */
 export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => ParamSpace | undefined
 
-const engineResolvers: EngineSpaceResolver[] = []
+/**
+ * The default resolver: the engine file the profile names (absolute, or relative to the profile's
+ * folder, then to the working folder), if it exists and declares the same engine name.
+ */
+export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => {
+  if (!engine.file) return undefined
+  const candidates = isAbsolute(engine.file) ? [engine.file] : [resolve(dirname(profileFile), engine.file), resolve(engine.file)]
+  const file = candidates.find((f) => existsSync(f))
+  if (!file) return undefined
+  const spec = loadEngineFile(file)
+  return spec.name === engine.name ? spec.space : undefined
+}
+
+const engineResolvers: EngineSpaceResolver[] = [engineFileResolver]
 
 /** Adds a resolver for engine profiles' spaces (called once by the module that knows engine files). */
 export function registerEngineSpaceResolver(resolver: EngineSpaceResolver): void {

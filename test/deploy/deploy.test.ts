@@ -75,7 +75,7 @@ describe('profiles', () => {
   })
 
   it('refuses a parameter table that declares a dangerous or malformed env var', () => {
-    for (const env of ['PATH', 'LD_PRELOAD', 'NODE_OPTIONS', 'BASH_ENV', 'IFS', 'x;touch', 'A B', 'lower'])
+    for (const env of ['PATH', 'path', 'LD_PRELOAD', 'NODE_OPTIONS', 'BASH_ENV', 'IFS', 'x;touch', 'A B', '_', '1A'])
       expect(() => checkSpace({id: 's', params: [{kind: 'float', name: 'x', env, low: 0, high: 1, scale: 'linear', default: 0.5, description: ''}]}), env).toThrow(/env var name/)
   })
 })
