@@ -1,3 +1,4 @@
+import type {FrontLatencyReport} from '../src/eval/latency-check.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
@@ -159,6 +160,8 @@ export interface RetrievalSearchResult {
   trials?: RetrievalTrialRecord[]
   profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
   routed: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
+  /** Timings: moved to report.timing.retrieval_latency_check by the runner (never kept here). */
+  latency_check?: FrontLatencyReport
 }
 
 export interface CriterionVerdict {
@@ -266,5 +269,10 @@ export interface Report {
   }
   phases: Partial<PhaseResults>
   /** Wall-clock timings: the one part of the report that differs between identical runs. */
-  timing: {total_ms: number; phases_ms: Partial<Record<PhaseName, number>>}
+  timing: {
+    total_ms: number
+    phases_ms: Partial<Record<PhaseName, number>>
+    /** The retrieval front's cost-model P99 beside the same configurations measured on the clock, and the model's error. */
+    retrieval_latency_check?: FrontLatencyReport
+  }
 }

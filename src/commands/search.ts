@@ -19,7 +19,9 @@ export default class Search extends KtCommand {
     engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command or http), tiers, objectives, profiles.'}),
     objective: Flags.string({description: 'A built-in objective instead of --engine: branin, hartmann6, counting_ones, simplex, simplex_mf, or retrieval (kt\'s retrieval engine, with --data).'}),
     optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
-    storage: Flags.string({description: 'Study file (SQLite; created if missing).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.', default: 'kt-studies.sqlite'}),
+    'create-only': Flags.boolean({description: 'Create the study and stop: `kt worker` processes do the work.', default: false}),
+    'grace-s': Flags.integer({description: 'New study: a running trial whose worker has not sent a heartbeat for this long is taken over by another worker (seconds).', default: 60, min: 1}),
     study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
     resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
     trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
@@ -133,7 +135,10 @@ export default class Search extends KtCommand {
         maxBudget,
         workers: flags.workers,
         timeoutMs: flags['timeout-ms'],
+        graceMs: flags['grace-s'] * 1000,
+        createOnly: flags['create-only'],
         signal: controller.signal,
+        log: (line) => process.stderr.write(`${line}\n`),
         onTrial: (trial, outcome) => {
           count++
           spinner ??= this.spinner('kt search')
@@ -142,7 +147,8 @@ export default class Search extends KtCommand {
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
       await (interrupted ? spinner?.fail() : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
-      const view = formatSearchOutcome(outcome, flags.storage)
+      const {redactStorage} = await import('../study/storage.js')
+      const view = formatSearchOutcome(outcome, redactStorage(flags.storage))
       if (!this.jsonEnabled()) this.log(view.text)
       if (resume && (outcome.study.objective as {name?: string}).name === 'engine') {
         const file = ((outcome.study.objective as {options?: {file?: string}}).options?.file) as string
@@ -164,12 +170,29 @@ export default class Search extends KtCommand {
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
+          if (spec.name === 'retrieval' && !interrupted) {
+            // the front's P99 is the cost model: measure the same configurations on the clock beside it
+            const {createObjective} = await import('../study/objectives.js')
+            const {checkFrontLatency, latencyCheckLines} = await import('../eval/latency-check.js')
+            const check = checkFrontLatency(analysis, await createObjective({...spec, delayMs: undefined, evalLog: undefined}))
+            if (check) {
+              if (!this.jsonEnabled()) this.log(latencyCheckLines(check).join('\n'))
+              Object.assign(view.json, {timing: {latency_check: check}})
+              if (flags.out) {
+                const {writeFileAtomic} = await import('../util/fs.js')
+                const {join} = await import('node:path')
+                writeFileAtomic(join(flags.out, 'latency-check.json'), `${JSON.stringify(check, null, 2)}\n`)
+                analysis.files.push(join(flags.out, 'latency-check.json'))
+              }
+            }
+          }
         }
       } finally {
         await holdout?.objective.close?.()
       }
       if (interrupted) {
-        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
+        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${redactStorage(flags.storage)}\n`)
         process.exitCode = 130
       }
       return view.json

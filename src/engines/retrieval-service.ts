@@ -132,6 +132,8 @@ export class ServiceSession {
     const key = this.ingestKey(config)
     if (key === this.ingestedKey) return false
     this.ingestedKey = undefined
+    // starting the service is not ingesting
+    await this.open()
     const t0 = performance.now()
     await this.call('reset', {}, 'reset')
     for (const c of this.dataset.conversations) await this.call('ingest', {conversation_id: c.id, turns: turnsOf(c), config}, `conversation ${c.id}`)

@@ -20,6 +20,13 @@ export function renderMarkdown(r: Report): string {
   out.push('## Timing (differs between runs; everything above is reproducible)', '', '| phase | ms |', '|---|---:|')
   for (const [name, ms] of Object.entries(r.timing.phases_ms)) out.push(`| ${name} | ${ms} |`)
   out.push(`| total | ${r.timing.total_ms} |`, '')
+  const lc = r.timing.retrieval_latency_check
+  if (lc) {
+    out.push(`Retrieval latency: ${lc.note}; load average ${lc.load.before.toFixed(2)} -> ${lc.load.after.toFixed(2)}.`, '', '| trial | P99 model (ms) | P99 measured (ms) | model error | P50 model (ms) | P50 measured (ms) | model error | timings |', '|---:|---:|---:|---:|---:|---:|---:|---:|')
+    const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(0)}%`
+    for (const q of lc.points) out.push(`| ${q.trial} | ${q.model_p99_ms.toFixed(3)} | ${q.measured_p99_ms.toFixed(3)} | ${pct(q.error_p99)} | ${q.model_p50_ms.toFixed(3)} | ${q.measured_p50_ms.toFixed(3)} | ${pct(q.error_p50)} | ${q.timings} |`)
+    out.push('', `Median |model error| over the front: P50 ${(100 * lc.median_abs_error_p50).toFixed(0)}%, P99 ${(100 * lc.median_abs_error_p99).toFixed(0)}%.`, '')
+  }
   return `${out.join('\n')}\n`
 }
 

@@ -46,6 +46,8 @@ export interface SearchOptions {
   readonly timeoutMs?: number
   /** For a new study: a running trial whose worker is silent this long is taken over (ms; default DEFAULT_GRACE_MS). */
   readonly graceMs?: number
+  /** Create the study (or update a resumed one's limits) and return without evaluating: workers join later. */
+  readonly createOnly?: boolean
   /** Evaluate on worker threads even with --workers 1 (default: on for PostgreSQL studies). */
   readonly threads?: boolean
   readonly signal?: AbortSignal
@@ -132,6 +134,14 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
+    if (options.createOnly) {
+      const trials = await store.trials(record.name)
+      const ok = trials.filter((t) => t.status === 'ok').length
+      const failed = trials.filter((t) => t.status === 'failed').length
+      const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
+      if (!options.objectiveInstance) await objective.close?.()
+      return {study: record, summary, trials, best: incumbent(trials)}
+    }
     // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
     // ./kt-studies (a PostgreSQL study has no folder of its own)
     const artifactsDir =
