@@ -64,6 +64,9 @@ export default class Search extends KtCommand {
     if (flags.engine && flags.objective) throw new InputError('--objective', 'either --engine or --objective', `both (--objective ${flags.objective})`)
     if (!resume && !flags.objective && !flags.engine) throw new InputError('--engine', 'an engine file, a built-in --objective, or --resume STUDY', 'nothing')
     if (resume && (flags.objective || flags.engine)) throw new InputError(flags.engine ? '--engine' : '--objective', 'no objective with --resume (the study keeps its own)', flags.engine ?? flags.objective)
+    // every choice is checked before any work starts (a bad --metric used to fail each trial and exit 0)
+    const {checkSearchChoices} = await import('../study/choices.js')
+    checkSearchChoices({objective: flags.objective, optimizer: resume ? undefined : flags.optimizer, metric: flags.metric, queryType: flags['query-type']})
     const maxBudget = parseNumber(flags.budget, '--budget')
     const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
     let options: Record<string, unknown> | undefined
@@ -74,8 +77,13 @@ export default class Search extends KtCommand {
       // stored absolute, so a resume from another folder finds the same file
       options = {file: resolve(flags.engine)}
     }
-    if (flags.data || flags.metric || flags['query-type']) {
-      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
+    const serviceEngine = engineSpec?.evaluate.kind === 'retrieval-service'
+    if (serviceEngine && !flags.data) throw new InputError('--data', `conversations for the retrieval service of ${flags.engine} (LoCoMo .json, .jsonl or .csv)`, 'nothing')
+    if (serviceEngine && flags.data) {
+      const {resolve} = await import('node:path')
+      options = {...options, data: resolve(flags.data)}
+    } else if (flags.data || flags.metric || flags['query-type']) {
+      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval or a retrieval-service --engine', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       const {resolve} = await import('node:path')
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
@@ -83,7 +91,7 @@ export default class Search extends KtCommand {
     }
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
       const {parseSplit, idSplit} = await import('../eval/split.js')
-      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags.objective !== 'retrieval' && !serviceEngine) throw new InputError('--split', 'retrieval tuning (--objective retrieval, or a retrieval-service --engine, with --data)', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
       if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
@@ -117,6 +125,8 @@ export default class Search extends KtCommand {
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
+    const {SearchProgress} = await import('../study/progress.js')
+    const tracker = new SearchProgress({maxTrials, maxBudget})
     try {
       const outcome = await runSearch({
         storage: flags.storage,
@@ -139,10 +149,10 @@ export default class Search extends KtCommand {
         createOnly: flags['create-only'],
         signal: controller.signal,
         log: (line) => process.stderr.write(`${line}\n`),
-        onTrial: (trial, outcome) => {
+        onTrial: (trial, outcome, progress) => {
           count++
           spinner ??= this.spinner('kt search')
-          void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
+          void spinner.update(`kt search: ${tracker.update(trial, outcome, progress)}`)
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
@@ -156,10 +166,10 @@ export default class Search extends KtCommand {
       }
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`)
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
-        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files})
+        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
@@ -219,4 +229,33 @@ async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec)
   const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
   const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
   return {objective, description}
+}
+
+/**
+ * A retrieval-service engine study tuned with a split: the front's and profiles' configurations
+ * scored on the held-out conversations (quality = the engine file's first maximised ranking metric).
+ */
+async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<import('../search/holdout.js').HoldoutReport | undefined> {
+  const options = (outcome.study.objective as {options?: Record<string, unknown>}).options ?? {}
+  const split = options.split as import('../eval/split.js').SplitSpec | undefined
+  if (!split || spec.evaluate.kind !== 'retrieval-service') return undefined
+  const {analyzeObjectiveStudy} = await import('../search/analysis.js')
+  const {evaluateHoldoutItems} = await import('../search/holdout.js')
+  const {createEngineObjective} = await import('../engines/objective.js')
+  const {serviceSpecOf} = await import('../engines/retrieval-service.js')
+  const {describeSplit} = await import('../eval/split.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const analysis = analyzeObjectiveStudy(outcome.trials, spec.objectives, spec.profiles)
+  const byId = new Map(outcome.trials.map((t) => [t.id, t]))
+  const items = [
+    ...(analysis.front?.front ?? []).map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
+    ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+  ]
+  const objective = await createEngineObjective({...options, part: 'holdout'})
+  try {
+    const side = {objective, description: describeSplit(loadMemoryDataset(String(options.data)), split)}
+    return await evaluateHoldoutItems(items, side, outcome.study.seed, {quality: serviceSpecOf(spec).metric ?? 'quality', latency: 'p99_ms'})
+  } finally {
+    await objective.close?.()
+  }
 }

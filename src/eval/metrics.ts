@@ -15,6 +15,11 @@ export function rankingDepth(ks: readonly number[]): number {
   return Math.max(NDCG_K, ...ks)
 }
 
+/** Every metric name queryMetrics reports for these cut-offs (the choices of --metric). */
+export function retrievalMetricNames(ks: readonly number[] = DEFAULT_KS): string[] {
+  return [...ks.flatMap((k) => [`recall@${k}`, `hit@${k}`]), `ndcg@${NDCG_K}`, 'mrr']
+}
+
 /**
  * Per-query metrics of a ranking of turn ids against the gold evidence: recall@k and hit@k for
  * each k, NDCG@10 with binary relevance, and the reciprocal rank within the ranking's depth (MRR

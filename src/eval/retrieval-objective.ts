@@ -24,7 +24,7 @@ import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {LATENCY_MAX_PASSES, LATENCY_MIN_TIMINGS, prepareEvaluation, rankQuery, type PreparedEvaluation} from './harness.js'
-import {DEFAULT_KS, queryMetrics, rankingDepth} from './metrics.js'
+import {DEFAULT_KS, queryMetrics, rankingDepth, retrievalMetricNames} from './metrics.js'
 import type {EvalQuery} from './queries.js'
 import {fidelityTiers, tierForBudget, type FidelityTier} from './tiers.js'
 import {splitDataset, type SplitPart, type SplitSpec} from './split.js'
@@ -76,6 +76,9 @@ export interface LatencyCheck {
 
 export function retrievalSearchObjective(prepared: PreparedEvaluation, options: RetrievalObjectiveOptions = {}): Objective & {checkLatency(config: Config): LatencyCheck} {
   const metric = options.metric ?? DEFAULT_TUNING_METRIC
+  // checked before any trial: a wrong name used to fail every trial and still exit 0
+  const metrics = retrievalMetricNames(DEFAULT_KS)
+  if (!metrics.includes(metric)) throw new InputError('retrieval metric', `one of ${metrics.join(', ')}`, JSON.stringify(metric))
   const types = queryTypes(prepared)
   let pool: readonly EvalQuery[] = prepared.selection.queries
   if (options.queryType !== undefined) {

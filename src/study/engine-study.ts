@@ -9,6 +9,7 @@ import {analyzeObjectiveStudy, type ObjectiveStudyAnalysis} from '../search/anal
 import type {EngineSpec} from '../engines/file.js'
 import {activeConfig, configKeys, defaultConfig, type Config} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
+import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
 import type {TrialRow} from './store.js'
 
 /** Name of the profile that restores the engine's defaults. */
@@ -27,15 +28,36 @@ export function deployableConfig(spec: EngineSpec, config: Config): Config {
 }
 
 /** Writes the front, the profiles and their deployable files to `out` (when given). */
-export async function writeEngineStudyOutputs(spec: EngineSpec, trials: readonly TrialRow[], out: string | undefined, sourceRun: string): Promise<EngineStudyOutputs> {
-  const analysis = analyzeObjectiveStudy(trials, spec.objectives, spec.profiles)
+export async function writeEngineStudyOutputs(
+  spec: EngineSpec,
+  trials: readonly TrialRow[],
+  out: string | undefined,
+  sourceRun: string,
+  holdout?: HoldoutReport,
+): Promise<EngineStudyOutputs & {holdout?: HoldoutReport}> {
+  const plain = analyzeObjectiveStudy(trials, spec.objectives, spec.profiles)
+  // with held-out data, every front point and profile carries its held-out quality beside its tuning quality
+  const byTrial = new Map((holdout?.rows ?? []).map((r) => [r.trial, r]))
+  const side = (trial: number | null) => {
+    const r = trial === null ? undefined : byTrial.get(trial)
+    return r ? {tuning_quality: r.tuning.quality, holdout_quality: r.holdout?.quality ?? null, holdout_p99_ms: r.holdout?.p99_ms ?? null} : {}
+  }
+  const analysis: ObjectiveStudyAnalysis & {holdout?: HoldoutReport} = holdout
+    ? {
+        ...plain,
+        front: plain.front ? {...plain.front, front: plain.front.front.map((p) => ({...p, ...side(p.trialId)}))} : null,
+        profiles: plain.profiles.map((p) => ({...p, ...side(p.trialId)})),
+        lines: [...plain.lines, ...holdoutLines(holdout)],
+        holdout,
+      }
+    : plain
   const files: string[] = []
   if (!out) return {...analysis, files}
   const write = (name: string, data: string | Uint8Array, mode?: number): void => {
     writeFileAtomic(join(out, name), data, mode)
     files.push(join(out, name))
   }
-  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: analysis.front}, null, 2)}\n`)
+  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: analysis.front, ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
   write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: analysis.profiles}, null, 2)}\n`)
   const {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} = await import('../deploy/profile.js')
   const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> =>

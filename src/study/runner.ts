@@ -69,7 +69,8 @@ export interface RunOptions extends RunLimits {
   /** Aborting stops asking and returns at once; this process's running trials are released for others. */
   readonly signal?: AbortSignal
   /** Called after each trial this process evaluated is stored. */
-  readonly onTrial?: (trial: Trial, outcome: Outcome) => void
+  /** Called as each trial is recorded; `progress` is the study's trials asked and budget used so far (all processes). */
+  readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
   /** One-line notices (a lost database connection, its return). */
   readonly log?: (line: string) => void
   readonly now?: () => string
@@ -135,6 +136,12 @@ export function ownerIsDeadHere(owner: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH'
   }
+}
+
+/** How far a study has got: trials asked and budget used (units of the maximum budget). */
+export interface StudyProgress {
+  readonly asked: number
+  readonly budgetUsed: number
 }
 
 /** The process's copy of the optimiser, kept equal to one optimiser told the store's history in order. */
@@ -378,7 +385,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         mine.delete(done.trial.id)
         if (step.recorded) {
           if (done.outcome.status === 'ok' && done.outcome.checkpoint !== undefined) checkpoints.set(done.trial.id, done.outcome.checkpoint)
-          options.onTrial?.(done.trial, done.outcome)
+          options.onTrial?.(done.trial, done.outcome, {asked: replica?.askCount ?? 0, budgetUsed: replica?.budgetUsed ?? 0})
         }
         done = undefined
       }

@@ -95,7 +95,7 @@ describe('kt online (built CLI)', () => {
       expect(r.status, r.stderr).toBe(2)
       expect(r.stderr.trim().split('\n')).toHaveLength(1)
     }
-    expect(statusTime.stderr).toMatch(/Nonexistent flag: --time/)
+    expect(statusTime.stderr).toMatch(/unknown flag --time/)
     expect(levels1.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 1$/m)
     expect(levels12.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 12$/m)
     expect(tunedFoo.stderr).toMatch(/foo: expected a parameter of space retrieval/)

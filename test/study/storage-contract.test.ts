@@ -69,7 +69,7 @@ for (const backend of backends) {
       } finally {
         await reader.close()
       }
-      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected a new study name \(use --resume to continue it\), got an existing study/)
+      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected the arguments it was created with .*got --objective "branin" \(stored: "counting_ones"\); --optimizer "random" \(stored: "bohb"\)/)
     })
 
     it('finishes a trial only while it is leased to the finisher, and only once', async () => {
