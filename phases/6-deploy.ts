@@ -5,6 +5,7 @@ import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, ValidationResult} from './report-types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
+import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
 import type {Config} from '../src/space/types.js'
 
@@ -67,7 +68,13 @@ export function importanceValidation(v: ValidationResult | undefined): ProfileVa
  * the plan has no held-out memory dataset: then the deploy gate refuses them without --force).
  */
 function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
-  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  // an external engine's profiles carry its own parameter names and environment variables
+  const spec = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)) : undefined
+  const space = spec ? spec.space : RETRIEVAL_SPACE
+  const kind = spec ? 'engine' as const : 'retrieval' as const
+  const engine = spec ? {name: spec.name, file: spec.file} : undefined
+  const metricKey = `${r.metric}_on_${r.data}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
+  const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
   const held = ctx.results.validation?.retrieval
   const validationOf = (name: string): ProfileValidation => {
@@ -85,15 +92,16 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)
-    const metrics: Profile['metrics'] = {trial: p.trial, [`${r.metric}_on_${r.data}`.replace(/[^A-Za-z0-9_.@:-]/g, '_')]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null}
-    const profile = makeProfile({kind: 'retrieval', space: RETRIEVAL_SPACE, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name)})
+    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null}
+    const profile = makeProfile({kind, space, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name), ...(engine ? {engine} : {})})
     return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
   })
+  if (!r.routed) return {domain, routed: null, routed_files: [], routed_verdict: null, overridden_types: []}
   const routedName = 'retrieval-routed'
   const routed = makeProfile({
     kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
     routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
-    metrics: {[`${r.metric}_on_${r.data}`.replace(/[^A-Za-z0-9_.@:-]/g, '_')]: null}, validation: validationOf(routedName),
+    metrics: {[metricKey]: null}, validation: validationOf(routedName),
   })
   const routedFiles = write(routed, routedName)
   return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
