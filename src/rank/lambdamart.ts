@@ -1,8 +1,9 @@
 import {applyBinning, fitBinning, MAX_BINS} from './bins.js'
 import {numDocs, numFeatures, numQueries, type LtrDataset} from './dataset.js'
-import {queryLambdas, type LambdaParams} from './lambda.js'
+import {queryLambdas, truncationLevel, type LambdaParams} from './lambda.js'
 import {idealDcg, NdcgEvaluator, PRIMARY_CUTOFF, widestQuery} from './ndcg.js'
 import {growTree, predictTree, type RegressionTree, type TreeParams} from './tree.js'
+import {Rng} from '../util/rng.js'
 
 /**
  * LambdaMART (Burges 2010, section 7): gradient-boosted regression trees where each tree is fitted
@@ -17,6 +18,13 @@ export interface LambdaMartParams extends TreeParams, LambdaParams {
   earlyStoppingRounds: number
   /** Bins per feature for histogram splits (at most MAX_BINS). */
   maxBins: number
+  /**
+   * Share of the feature columns each tree may split on, drawn afresh per tree (LightGBM
+   * `feature_fraction`, XGBoost `colsample_bytree`); 1 = every column, no random draws.
+   */
+  featureFraction: number
+  /** Seed of the per-tree feature draws (LightGBM `feature_fraction_seed`). */
+  featureSeed: number
 }
 
 /**
@@ -37,6 +45,27 @@ export const DEFAULT_LAMBDAMART: LambdaMartParams = {
   sigma: 1,
   earlyStoppingRounds: 0,
   maxBins: MAX_BINS,
+  featureFraction: 1,
+  featureSeed: 42,
+}
+
+/**
+ * The columns one tree may use: round(fraction x width) of them (at least one), a uniform draw
+ * without replacement (partial Fisher-Yates); undefined when the fraction keeps every column.
+ */
+export function featureMask(width: number, fraction: number, rng: Rng): Uint8Array | undefined {
+  const keep = Math.max(1, Math.round(fraction * width))
+  if (keep >= width) return undefined
+  const columns = Int32Array.from({length: width}, (_, i) => i)
+  const mask = new Uint8Array(width)
+  for (let i = 0; i < keep; i++) {
+    const j = i + rng.int(width - i)
+    const t = columns[i]
+    columns[i] = columns[j]
+    columns[j] = t
+    mask[columns[i]] = 1
+  }
+  return mask
 }
 
 export interface LambdaMartModel {
@@ -103,7 +132,10 @@ export function trainLambdaMart(
   const hess = new Float64Array(n)
   const order = new Int32Array(Math.max(1, widestQuery(train)))
   const ideal = new Float64Array(numQueries(train))
-  for (let q = 0; q < ideal.length; q++) ideal[q] = idealDcg(train.labels, train.queryOffsets[q], train.queryOffsets[q + 1], params.truncation)
+  for (let q = 0; q < ideal.length; q++) {
+    const [begin, end] = [train.queryOffsets[q], train.queryOffsets[q + 1]]
+    ideal[q] = idealDcg(train.labels, begin, end, truncationLevel(params.truncation, end - begin))
+  }
 
   const sets = Object.entries({train, ...evalSets}).map(([name, data]) => ({
     name,
@@ -117,12 +149,16 @@ export function trainLambdaMart(
   const curve: CurvePoint[] = []
   let bestValid = Number.NEGATIVE_INFINITY
   let bestTrees = 0
+  const featureRng = new Rng(params.featureSeed)
   for (let t = 0; t < params.trees; t++) {
     for (let q = 0; q < ideal.length; q++) {
       queryLambdas(scores, train.labels, train.queryOffsets[q], train.queryOffsets[q + 1], ideal[q], params, order, grad, hess)
     }
-    const {tree, leafOfDoc} = growTree(binned, grad, hess, params)
-    if (tree.splitFeature.length === 0) break // no admissible split: every further tree would be the same
+    const allowed = params.featureFraction < 1 ? featureMask(width, params.featureFraction, featureRng) : undefined
+    const {tree, leafOfDoc} = growTree(binned, grad, hess, params, allowed)
+    // No admissible split: every further tree would be the same (unless the columns are redrawn).
+    if (tree.splitFeature.length === 0 && !allowed) break
+    if (tree.splitFeature.length === 0) continue
     trees.push(tree)
     for (let d = 0; d < n; d++) scores[d] += tree.leafValue[leafOfDoc[d]]
     for (const set of sets) {

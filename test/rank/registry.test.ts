@@ -6,7 +6,10 @@ import {numFeatures, type LtrDataset} from '../../src/rank/dataset.js'
 import {DEFAULT_LAMBDAMART, trainLambdaMart} from '../../src/rank/lambdamart.js'
 import {toSavedModel, writeModel, type SavedModel} from '../../src/rank/model.js'
 import {layoutNames} from '../../src/rank/query-features.js'
-import {deploy, loadDeployed, readRegistry, rollback, versionProblem, KEEP_VERSIONS} from '../../src/rank/registry.js'
+import {deploy as deployModel, loadDeployed, readRegistry, rollback, versionProblem, KEEP_VERSIONS, type DeployOptions} from '../../src/rank/registry.js'
+
+/** These tests are about the registry's rules; the gate against the engine's own order is tested in registry-gate.test.ts. */
+const deploy = (dir: string, path: string, options: DeployOptions = {}) => deployModel(dir, path, {force: 'registry-rule test', ...options})
 import {generateSynthetic, splitByQueries} from '../../src/rank/synthetic.js'
 
 const [train, valid] = splitByQueries(generateSynthetic({queries: 60, minDocs: 8, maxDocs: 16, seed: 21}), [40, 20])

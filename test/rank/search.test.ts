@@ -98,7 +98,7 @@ describe('loadReranker', () => {
     expect(loadReranker(good, join(dir, 'none')).trees).toBe(1)
     const registry = join(dir, 'registry')
     expect(() => loadReranker('deployed', registry)).toThrow(`${join(registry, 'registry.json')}: expected a deployed reranker (kt rerank deploy MODEL), got none`)
-    deploy(registry, good)
+    deploy(registry, good, {force: 'loader test'})
     const deployed = loadReranker('deployed', registry)
     expect(deployed.version).toBe('v1')
     expect(deployed.file).toBe(join(registry, 'v1.json'))
