@@ -7,15 +7,17 @@ export default class Rollback extends KtCommand {
   static override description = 'Pops the newest replaced profile from TARGET\'s history and makes it active again (active.json, active.env, active.sh), under TARGET/lock; the rollback is recorded in TARGET/index.json. The restored profile is re-checked (schema, space, safe values) before it is written.'
   static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /tmp/kt-deployed --json']
   static override flags = {
-    space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>).', default: 'importance'}),
+    space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>).', options: ['importance', 'retrieval'], default: 'importance'}),
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),
+    engine: Flags.string({description: 'The engine file (kt_engine: 1) whose profiles the folder holds (default folder reports/deployed/engine-<name>).'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Rollback)
     const {rollback} = await import('../deploy/target.js')
-    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${flags.space}`
-    const outcome = rollback(target)
+    const engineSpace = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
+    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${engineSpace ? engineSpace.id.replace(/[^A-Za-z0-9._-]+/g, '-') : flags.space}`
+    const outcome = rollback(target, {space: engineSpace})
     this.log(`rolled back to ${outcome.active} in ${target}/active.env (${outcome.history} older profile(s) left)`)
     return outcome
   }

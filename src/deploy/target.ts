@@ -21,6 +21,7 @@ import {AcceptanceError, InputError} from '../util/errors.js'
 import {ensureDir, parseJson, readJson, readText, writeFileAtomic} from '../util/fs.js'
 import {withDirLock} from '../util/lock.js'
 import {parseWith} from '../util/zod.js'
+import type {ParamSpace} from '../space/types.js'
 import {deployGate} from './gate.js'
 import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
 import {NAME_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, type Profile} from './profile.js'
@@ -82,6 +83,8 @@ export interface DeployOptions {
   readonly lockWaitMs?: number
   /** Clock for the event record (tests). */
   readonly now?: () => Date
+  /** The space of engine profiles when the caller names the engine file (kt deploy --engine). */
+  readonly space?: ParamSpace
 }
 
 /** Lock options of a target (the one-line error names the target). */
@@ -94,7 +97,7 @@ function lockOptions(target: string, waitMs?: number) {
  * gate refuses is deployed only with `force` and a `reason`, recorded in the history.
  */
 export function deployProfile(profileFile: string, target: string, options: DeployOptions = {}): DeployOutcome {
-  const loaded = loadProfile(profileFile)
+  const loaded = loadProfile(profileFile, {space: options.space})
   const gate = deployGate(loaded.profile)
   if (!gate.passed) {
     if (!options.force) throw new AcceptanceError(`deploy refused: ${profileFile} (${loaded.profile.kind} profile ${loaded.profile.name}): ${gate.reason}; to deploy it anyway: --force --reason "why"`)
@@ -120,13 +123,13 @@ export function deployProfile(profileFile: string, target: string, options: Depl
 }
 
 /** Makes the profile the last deploy replaced active again; the rolled-back profile stays in the store and the events. */
-export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitMs' | 'now'> = {}): DeployOutcome {
+export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitMs' | 'now' | 'space'> = {}): DeployOutcome {
   if (!existsSync(target)) throw new InputError(target, 'a deployment target folder (made by kt deploy)', 'no such folder')
   return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
     const index = readIndex(target)
     const back = index.stack.at(-1)
     if (!back) throw new InputError(join(target, INDEX_FILE), 'a previous profile to roll back to', 'none')
-    const loaded = readStored(target, back.sha256)
+    const loaded = readStored(target, back.sha256, options.space)
     const event: DeploymentEvent = {
       seq: nextSeq(index), action: 'rollback', name: back.name, sha256: back.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
       forced: false, reason: null, gate: null, at: (options.now?.() ?? new Date()).toISOString(),
@@ -204,11 +207,11 @@ function storeProfile(target: string, profile: Profile, text: string): Deploymen
 }
 
 /** A stored profile, re-checked (schema, space, safe values) and matched against its hash. */
-function readStored(target: string, hash: string): LoadedProfile {
+function readStored(target: string, hash: string, space?: ParamSpace): LoadedProfile {
   const file = join(target, STORE_DIR, `${hash}.json`)
   const text = readText(file)
   if (createHash('sha256').update(text).digest('hex') !== hash) throw new InputError(file, `the profile whose sha256 is ${hash.slice(0, 12)}... (as ${INDEX_FILE} records)`, 'a changed file')
-  return parseProfile(parseJson(file, text), file)
+  return parseProfile(parseJson(file, text), file, {space})
 }
 
 function renderActive(target: string, profile: Profile): void {

@@ -5,7 +5,8 @@
  */
 import type {TrialRow} from '../study/store.js'
 import {frontChartSpec, frontLines, frontReport, objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type FrontReport, type ObjectiveFrontReport, type ReferencePoint} from './front.js'
-import {chooseDomainProfiles, chooseProfile, RETRIEVAL_METRIC_NAMES, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
+import {chooseDomainProfiles, chooseProfile, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
+import {domainRules, RETRIEVAL_METRIC_NAMES} from '../eval/retrieval-profiles.js'
 import {splitTimingMetrics} from './types.js'
 
 /**
@@ -41,7 +42,7 @@ export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = R
     candidates.map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config, metrics: c.metrics})),
     reference,
   )
-  const profiles = chooseDomainProfiles(candidates, names)
+  const profiles = chooseDomainProfiles(candidates, names, domainRules(names))
   const lines = frontLines(front)
   for (const p of profiles) {
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
