@@ -338,7 +338,12 @@ export function trainingAdvice(curve: readonly CurvePoint[], params: LambdaMartP
   let best = 0
   for (let i = 1; i < curve.length; i++) if (curve[i].ndcg10.valid > curve[best].ndcg10.valid) best = i
   const bestTrees = curve[best].trees
-  if (bestTrees >= curve.length * (1 - RISING_TAIL) && curve.length >= params.trees) {
+  const grown = curve[curve.length - 1].trees
+  if (bestTrees === 0) {
+    advice.push('no tree improved on the base ranking on the validation split: the model is the base alone, and deploying it changes nothing')
+    return advice
+  }
+  if (bestTrees >= grown * (1 - RISING_TAIL) && grown >= params.trees) {
     advice.push(`validation NDCG@10 was still rising at tree ${bestTrees} of ${params.trees}: more --trees (or a higher --learning-rate) may help`)
   }
   if (bestTrees < FEW_TREES) {
@@ -446,7 +451,9 @@ export function formatTrainReport(report: TrainReport): string {
   const present = SPLIT_NAMES.filter((name) => report.splits[name])
   const byTrees = new Map(report.ndcg_by_trees.map((p) => [p.trees, p]))
   lines.push('', `NDCG@${PRIMARY_CUTOFF} against number of trees`)
-  lines.push(table(['trees', ...present], curveCheckpoints(report.ndcg_by_trees.length).map((t) => [String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
+  const lastTrees = report.ndcg_by_trees.length === 0 ? 0 : report.ndcg_by_trees[report.ndcg_by_trees.length - 1].trees
+  const marks = [...(byTrees.has(0) ? [0] : []), ...curveCheckpoints(lastTrees)]
+  lines.push(table(['trees', ...present], marks.map((t) => [t === 0 ? '0 (base)' : String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
 
   lines.push('', 'Feature importance (split gain)')
   lines.push(table(['feature', 'gain', 'share', 'splits'], report.importance.map((f) => [f.feature, f.gain.toFixed(1), `${(100 * f.share).toFixed(1)}%`, String(f.splits)])))

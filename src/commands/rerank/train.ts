@@ -11,6 +11,7 @@ export default class RerankTrain extends KtCommand {
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --trees 10 --save /tmp/ltr/small.json',
     '<%= config.bin %> rerank train --data /tmp/ltr/train.txt --valid /tmp/ltr/valid.txt --test /tmp/ltr/test.txt --save /tmp/ltr/model.json --json',
     '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --min-data 5 --save /tmp/ltr-log/model.json',
+    '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --boost-from engine_score --min-data 5 --l2 10',
     '<%= config.bin %> rerank train --data /tmp/ltr-qf/train.jsonl --valid /tmp/ltr-qf/valid.jsonl --min-data 5 --trees 30 --save /tmp/ltr-qf/model.json',
   ]
   static override flags = {
@@ -30,6 +31,7 @@ export default class RerankTrain extends KtCommand {
     l2: Flags.string({description: 'L2 penalty on leaf values (XGBoost lambda, LightGBM lambda_l2).', default: '0'}),
     'min-hessian': Flags.string({description: 'Smallest Hessian sum in a leaf (XGBoost min_child_weight, LightGBM min_sum_hessian_in_leaf).', default: '0.001'}),
     'feature-fraction': Flags.string({description: 'Share of the feature columns each tree may split on, drawn per tree with --seed (1: all).', default: '1'}),
+    'boost-from': Flags.string({description: 'Start boosting from a fitted linear score of this feature column (e.g. engine_score with --engine-score-feature): the trees refine that ranking, and early stopping may keep none of them.'}),
     peer: Flags.string({description: 'Also train this peer with the same settings on the same LETOR files and compare (paired interval, CPU time): xgboost (needs Debian\'s python3-xgboost).', options: ['xgboost']}),
     seed: Flags.integer({description: 'Seed of the linear baseline\'s coordinate ascent and of the per-tree feature draws.', default: 42}),
     save: Flags.string({description: 'Write the trained model (JSON, with its metrics) to this path.'}),
@@ -72,6 +74,7 @@ export default class RerankTrain extends KtCommand {
       minSumHessianInLeaf: nonNegative('min-hessian', flags['min-hessian']),
       featureFraction,
       featureSeed: flags.seed,
+      boostFrom: flags['boost-from'] ?? '',
     }
     const spinner = this.spinner('kt rerank: reading data')
     try {

@@ -18,6 +18,8 @@ export default class RerankTune extends KtCommand {
     optimizer: Flags.string({description: 'The optimiser.', options: ['bohb', 'random'], default: 'bohb'}),
     seed: Flags.integer({description: 'Seed of the optimiser and of the per-tree feature draws.', default: 42}),
     save: Flags.string({description: 'Write the chosen model (JSON, with its metrics) to this path.'}),
+    'engine-score-feature': Flags.boolean({description: 'Feature logs only: add the logged engine_score as one more feature.', default: false}),
+    'boost-from': Flags.string({description: 'Start boosting from a fitted linear score of this feature column (e.g. engine_score).'}),
   }
 
   async run(): Promise<unknown> {
@@ -30,7 +32,9 @@ export default class RerankTune extends KtCommand {
     const {snakeKeys} = await import('../../util/json-keys.js')
     const {carveValidation} = await import('../../rank/dataset.js')
     const {InputError} = await import('../../util/errors.js')
+    const {withEngineScoreFeature} = await import('../../rank/report.js')
     const data = loadSplits({train: flags.data, valid: flags.valid, test: flags.test})
+    if (flags['engine-score-feature']) for (const name of ['train', 'valid', 'test'] as const) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
     if (!data.valid) {
       const fraction = Number(flags['valid-fraction'])
       if (!(fraction > 0 && fraction < 1)) throw new InputError('--valid-fraction', 'a share in (0, 1)', flags['valid-fraction'])
@@ -40,7 +44,7 @@ export default class RerankTune extends KtCommand {
     try {
       const result = tuneLambdaMart({
         train: data.train, valid: data.valid!, test: data.test,
-        base: {...DEFAULT_LAMBDAMART, trees: flags.trees, featureSeed: flags.seed},
+        base: {...DEFAULT_LAMBDAMART, trees: flags.trees, featureSeed: flags.seed, boostFrom: flags['boost-from'] ?? ''},
         optimizer: flags.optimizer as 'bohb' | 'random', trials: flags.trials, seed: flags.seed,
         onTrial: (done, best) => void spinner.update(`kt rerank tune: ${done}/${flags.trials} fits, best full-size validation NDCG@10 ${Number.isNaN(best) ? '-' : best.toFixed(METRIC_DIGITS)}`),
       })
