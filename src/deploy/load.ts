@@ -50,9 +50,9 @@ export function parseProfile(value: unknown, file: string, options: LoadOptions 
   if ('kt_profile' in obj && obj.kt_profile === 1) {
     current = upgradeV1(obj, file)
     upgradedFrom = 'kt_profile 1'
-  } else if ('kt_routed_profile' in obj || ('base' in obj && 'overrides' in obj && !('kt_profile' in obj))) {
+  } else if ('kt_routed_profile' in obj || (!('kt_profile' in obj) && 'overrides' in obj && ('base' in obj || 'config' in obj))) {
     current = upgradeRouted(obj, file)
-    upgradedFrom = 'kt_routed_profile' in obj ? 'kt_routed_profile 1' : 'a routed profile of kt search (key base)'
+    upgradedFrom = 'kt_routed_profile' in obj ? 'kt_routed_profile 1' : 'base' in obj ? 'a routed profile of kt search (key base)' : 'a file of config and overrides'
   } else if (!('kt_profile' in obj)) {
     if (!options.parametersOf) throw new InputError(`${file}: kt_profile`, `a kt profile (kt_profile ${PROFILE_FORMAT_VERSION}, written by kt run or kt search --out)`, 'a file without kt_profile')
     current = fromParameters(obj, file, options.parametersOf)
@@ -117,7 +117,8 @@ function upgradeRouted(obj: Record<string, unknown>, file: string): unknown {
     name: 'routed',
     space: 'retrieval',
     engine: null,
-    config: obj.config ?? obj.base,
+    // a partial base takes the defaults for the rest (an unknown name is still an error)
+    config: isObject(obj.config ?? obj.base) ? {...defaultConfig(KIND_SPACES.routed), ...(obj.config ?? obj.base) as Record<string, unknown>} : obj.config ?? obj.base,
     env: envMap(KIND_SPACES.routed),
     overrides: obj.overrides,
     ...(Array.isArray(obj.per_type) ? {routing: {min_gain: typeof obj.min_gain === 'number' ? obj.min_gain : 0, per_type: obj.per_type}} : {}),
@@ -150,4 +151,8 @@ export function isSafeRunId(s: string): boolean {
 }
 export function isSafeText(s: string): boolean {
   return !UNSAFE_TEXT.test(s)
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
