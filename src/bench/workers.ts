@@ -28,7 +28,9 @@ export const COORDINATION_TARGET_MS = 3
 export const OPTUNA_ANCHOR = {sleep50: {1: 11, 2: undefined, 4: 35, 8: 35} as Record<number, number | undefined>, tpe4: 13, noopLow: 25, noopHigh: 35}
 
 /** Time the worker processes get to start, connect and build their objective before the common start (ms). */
-const WARMUP_MS = 4000
+const WARMUP_MS_BASE = 2500
+/** ... plus this much per process: starting eight Node processes on a busy 2-core machine takes seconds. */
+const WARMUP_MS_PER_PROCESS = 600
 
 export interface WorkersRow {
   readonly processes: number
@@ -71,7 +73,7 @@ function runWorkers(url: string, study: string, processes: number, startAt: numb
 
 async function measure(url: string, study: string, processes: number, trials: number, delayMs: number): Promise<{seconds: number; takeovers: number}> {
   await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
-  const startAt = Date.now() + WARMUP_MS
+  const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
   await runWorkers(url, study, processes, startAt)
   const storage = await openStorage(url, {readonly: true})
   try {

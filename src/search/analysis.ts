@@ -48,14 +48,21 @@ export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = R
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
+  // the chart copies every trial's configuration and metrics: built only when someone asks for it
+  let chart: Record<string, unknown> | undefined
+  return {front, profiles, lines, get chart() {
+    return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
+  }}
+}
+
+function lowerBudgetPoints(trials: readonly TrialRow[], names: MetricNames) {
   const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
-  const lower = trials
+  return trials
     .filter((t) => t.status === 'ok' && t.metrics && t.budget < top && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
     .map((t) => {
       const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
       return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
     })
-  return {front, profiles, chart: frontChartSpec(front, {qualityLabel, lower}), lines}
 }
 
 /** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */

@@ -15,6 +15,8 @@ export interface Example {
   /** The example as a shell command line with `kt` spelled out. */
   readonly line: string
   readonly index: number
+  /** Exit code the example's description announces ("... refuses it (exit 1)"), else 0. */
+  readonly expectedStatus: number
 }
 
 export interface ExampleRun extends Example {
@@ -39,7 +41,7 @@ export const PRODUCERS_FIRST = [
 export const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
 
 export function manifestExamples(): Example[] {
-  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {examples?: Array<string | {command: string}>}>}
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {examples?: Array<string | {command: string; description?: string}>}>}
   const bin = `node ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))}`
   const ids = Object.keys(manifest.commands)
   const rank = (id: string): number => {
@@ -51,7 +53,8 @@ export function manifestExamples(): Example[] {
     .flatMap((id) =>
       (manifest.commands[id].examples ?? []).map((e, index) => {
         const text = typeof e === 'string' ? e : e.command
-        return {command: id, index, line: text.replaceAll('<%= config.bin %>', bin)}
+        const announced = typeof e === 'string' ? null : /\(exit (\d+)\)/.exec(e.description ?? '')
+        return {command: id, index, line: text.replaceAll('<%= config.bin %>', bin), expectedStatus: announced ? Number(announced[1]) : 0}
       }),
     )
 }

@@ -113,6 +113,6 @@ describe('loadReranker', () => {
     expect(() => loadReranker(broken, dir)).toThrow(`${broken} field trees.0.leaf_value: expected 2 entries (splits + 1), got 1`)
     const notJson = join(dir, 'nope.json')
     writeFileSync(notJson, '{"format": ')
-    expect(() => loadReranker(notJson, dir)).toThrow(new RegExp(`^${notJson}(:1)?: expected valid JSON`))
+    expect(() => loadReranker(notJson, dir)).toThrow(new RegExp(`^${notJson}(:1(:\\d+)?)?: expected valid JSON`))
   })
 })
