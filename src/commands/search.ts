@@ -12,11 +12,11 @@ export default class Search extends KtCommand {
     },
     {
       description: 'The Python engine as a retrieval service (kt starts service.py, drives the conversations, scores them): tune on half of the conversations, score the front and profiles on the other half.',
-      command: '<%= config.bin %> search --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --split conversations:0.5 --seed 42 --budget 6 --storage /tmp/kt-svc/studies.sqlite --out /tmp/kt-svc',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --split conversations:0.5 --seed 42 --budget 6 --storage reports/kt-svc/studies.sqlite --out reports/kt-svc',
     },
     {
       description: "kt's own retrieval engine with held-out conversations (tuning and held-out quality side by side; measured latency beside the cost model).",
-      command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage /tmp/kt-split.sqlite',
+      command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage reports/kt-split.sqlite',
     },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
