@@ -35,7 +35,7 @@ export const PHASES: readonly PhaseDef[] = [
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
   {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
-  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['search'], run: runValidation},
+  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['synthetic', 'search'], run: runValidation},
   {number: 6, name: 'deploy', title: 'Deployable profiles and rollback', needs: ['search', 'validation'], run: runDeploy},
   {number: 7, name: 'visualize', title: 'Charts', needs: ['ablation', 'search', 'validation'], run: runVisualize},
 ]

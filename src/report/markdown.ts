@@ -48,7 +48,10 @@ function summary(p: Partial<PhaseResults>): string[] {
       lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
     }
     const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
-    lines.push(`- Verdict: ${p.validation.note ? `**not validated**: ${p.validation.note}` : p.validation.passed ? '**all acceptance criteria pass**' : `**failed**: ${failed.join(', ')}`}.`)
+    // reports before the verdict field: a note meant "not validated"
+    const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
+    const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
+    lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
   }
   return lines
 }
@@ -176,7 +179,7 @@ function deploy(d: PhaseResults['deploy']): string[] {
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
     '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
     ...(d.retrieval ? [
-      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
+      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial}${p.verdict ? `, validation ${p.verdict}` : ''})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}${d.retrieval.routed_verdict ? `, validation ${d.retrieval.routed_verdict}` : ''}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
   ]
 }
 
