@@ -8,7 +8,7 @@ export default class BenchAdapters extends KtCommand {
   static override examples = ['<%= config.bin %> bench adapters', '<%= config.bin %> bench adapters --trials 100 --json']
   static override flags = {
     trials: Flags.integer({description: 'No-op trials timed.', default: 60, min: 5}),
-    'slow-trials': Flags.integer({description: '200 ms trials with one worker (eight workers run four times as many).', default: 8, min: 2}),
+    'slow-trials': Flags.integer({description: '200 ms trials with one worker (eight workers run eight times as many).', default: 8, min: 2}),
     seed: Flags.integer({description: 'Seed of the random search that proposes the trials.', default: 42}),
   }
 
