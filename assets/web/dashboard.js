@@ -10,6 +10,8 @@
   var live = document.getElementById('live')
   /** Rows per page of the trials table (all rows are filtered and sorted; only a page is drawn). */
   var PAGE_ROWS = 100
+  /** The front chart draws the lower-budget trials too while the chart stays under this many points. */
+  var FRONT_CONTEXT_MAX = 3000
 
   function h(tag, attrs, children) {
     var el = document.createElement(tag)
@@ -163,7 +165,7 @@
   }
 
   function chartBox(id, note) {
-    return h('div', {class: 'chart'}, [h('div', {id: 'chart-' + id}), note ? h('p', {class: 'note', text: note}) : null])
+    return h('div', {class: 'chart'}, [h('div', {id: 'chart-' + id}), note ? h('p', {class: 'note', id: id + '-note', text: note}) : null])
   }
 
   var tableState = {filter: '', sort: null, dir: 1, page: 0}
@@ -311,7 +313,16 @@
         ktEmbed(document.getElementById('chart-budget'), data.charts.budget, 'budget', {trials: stepRows(slim(function (r) { return r.best_so_far !== null }))}),
         ktEmbed(document.getElementById('chart-parallel'), data.charts.parallel, 'parallel', {parallel: parallelRows(view, rows, 200)}),
       ]
-      if (data.charts.front) jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: rows.filter(function (r) { return r.set !== null }).map(function (r) { return Object.assign({}, r) })}))
+      if (data.charts.front) {
+        // lower-budget trials are context, not candidates: past FRONT_CONTEXT_MAX rows only the largest budget is drawn
+        var frontRows = rows.filter(function (r) { return r.set !== null })
+        var lower = frontRows.filter(function (r) { return r.set === 'lower budget' }).length
+        if (frontRows.length > FRONT_CONTEXT_MAX) {
+          frontRows = frontRows.filter(function (r) { return r.set !== 'lower budget' })
+          document.getElementById('front-note').textContent += ' ' + lower + ' trials at lower budgets are not drawn (more than ' + FRONT_CONTEXT_MAX + ' points); filter the table by budget to see them.'
+        }
+        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontRows.map(function (r) { return Object.assign({}, r) })}))
+      }
       if (data.charts.per_type) {
         var pt = []
         view.per_type.forEach(function (t) {

@@ -52,8 +52,12 @@ describe('examples/python-engine', () => {
     else expect(profile.config['recency.half_life_days']).toBe(7)
 
     const target = join(dir, 'deployed')
-    const d = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--json'])
-    expect(d.stderr).toBe('')
+    // the study's own measurements are not a validation: the deploy gate refuses the profile (exit 1) until forced with a reason
+    const refused = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--json'])
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toMatch(/deploy refused: .*\(engine profile best-quality\): it has no validation/)
+    const d = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--force', '--reason', 'examples test', '--json'])
+    expect(d.stderr).toMatch(/forced past the deploy gate/)
     expect(d.status).toBe(0)
     expect(readFileSync(join(target, 'active.env'), 'utf8')).toMatch(/^MEMENGINE_RECENCY_KIND=/m)
     // the engine itself runs with the deployed shell profile
