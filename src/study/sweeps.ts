@@ -13,6 +13,10 @@ import {writeFileAtomic} from '../util/fs.js'
 import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
+import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} from '../deploy/profile.js'
+import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {defaultConfig} from '../space/space.js'
+import type {Objective} from '../search/types.js'
 import {openStorage} from './storage.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
@@ -61,20 +65,6 @@ export async function writeStudyAnalysis(
     }
   }
   return {...analysis, files}
-}
-
-/** Deployable kt profiles (src/deploy/profile.ts) of the chosen domain profiles, for Phase 6. */
-export async function deployableProfiles(choices: readonly ProfileChoice[], space: ParamSpace, sourceRun: string): Promise<unknown[]> {
-  const {makeProfile} = await import('../deploy/profile.js')
-  const {defaultConfig} = await import('../space/index.js')
-  return choices
-    .filter((c) => c.config !== null)
-    .map((c) => {
-      const metrics: Record<string, number | string | null> = {...(c.metrics ?? {}), trial: c.trialId, rationale: c.rationale.join(' | ')}
-      // The study stores the full configuration; anything outside the space (none, normally) is dropped.
-      const config = Object.fromEntries(Object.entries({...defaultConfig(space), ...c.config}).filter(([k]) => k in defaultConfig(space)))
-      return makeProfile(space, c.profile, config, metrics, sourceRun)
-    })
 }
 
 export interface RoutedSweepOptions {
@@ -145,7 +135,9 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
     if (options.out) {
-      writeFileAtomic(join(options.out, 'routed.json'), `${JSON.stringify(routed, null, 2)}\n`)
+      // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
+      const profile = await routedProfile(routed, options.studyPrefix, objectives.objectiveFor(undefined).instance, options.metric)
+      writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }
     if (analysis) for (const line of analysis.lines) options.log?.(line)
@@ -153,4 +145,21 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
   } finally {
     await store.close()
   }
+}
+
+/**
+ * The routed profile of per-type sweeps as a kt profile (kind routed). It is not validated: the
+ * sweeps measured it on the data they tuned on, so `kt deploy` refuses it without --force.
+ */
+export async function routedProfile(routed: RoutedProfile, studyPrefix: string, overall: Objective | undefined, metric: string | undefined): Promise<Profile> {
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const base = Object.fromEntries(Object.entries({...defaults, ...routed.base}).filter(([k]) => k in defaults))
+  const sourceRun = RUN_ID_PATTERN.test(studyPrefix) ? studyPrefix : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+  void overall
+  return makeProfile({
+    kind: 'routed', space: RETRIEVAL_SPACE, name: 'routed', config: base, overrides: routed.overrides, sourceRun,
+    routing: {min_gain: routed.min_gain, per_type: routed.per_type.map((t) => ({...t}))},
+    metrics: Object.fromEntries(routed.per_type.map((t) => [`${metric ?? 'recall@10'}.${t.type}`, Math.max(t.base_score, t.override ? t.best_score : t.base_score)])),
+    validation: notValidated('kt search measured it on the data it tuned on; validate it on held-out data (a kt run plan with retrieval.holdout) before deploying'),
+  })
 }
