@@ -266,6 +266,17 @@ export interface PhaseResults {
   visualize: VisualizeResult
 }
 
+/** The search and validation re-run for other seeds (kt run --seeds): how far the optimum moves, and whether the verdict holds on each. */
+export interface SeedRobustness {
+  seeds: number[]
+  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; failed: string[]; note?: string}>
+  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds. */
+  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number}>
+  /** Seeds on which the validation verdict is a pass. */
+  verdict_held: number
+  verdict_holds_on_every_seed: boolean
+}
+
 export interface Report {
   schema: typeof REPORT_SCHEMA
   version: typeof REPORT_VERSION
@@ -278,6 +289,8 @@ export interface Report {
     kt_version: string
   }
   phases: Partial<PhaseResults>
+  /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
+  seeds?: SeedRobustness
   /**
    * sha256 of the report's content (schema, version, run and phases as written; see
    * reportContentHash): `kt report` re-renders only a report.json whose content is what kt wrote.
