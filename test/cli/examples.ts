@@ -53,7 +53,7 @@ export function manifestExamples(): Example[] {
     .flatMap((id) =>
       (manifest.commands[id].examples ?? []).map((e, index) => {
         const text = typeof e === 'string' ? e : e.command
-        const announced = typeof e === 'string' ? null : /\(exit (\d+)\)/.exec(e.description ?? '')
+        const announced = typeof e === 'string' ? null : /\(.*\bexit (\d+)\b.*\)/.exec(e.description ?? '')
         return {command: id, index, line: text.replaceAll('<%= config.bin %>', bin), expectedStatus: announced ? Number(announced[1]) : 0}
       }),
     )
