@@ -57,7 +57,8 @@ export interface ServeBenchReport {
     tenants: number
     meets_queries_target: boolean
     meets_p99_target: boolean
-    fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number}
+    /** Group commit during the load: flushes, events, file syncs, and the mean time one flush took (the bound: queries/s <= clients / (2 x flush time)). */
+    fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number; mean_flush_ms: number}
     /**
      * CPU time the server process and this load generator spent per query (user + system, from
      * /proc): unlike queries/s, it hardly depends on how many other processes share the cores, so
@@ -115,12 +116,12 @@ function metricValue(text: string, name: string): number {
   return m ? Number(m[1]) : Number.NaN
 }
 
-async function fsyncStats(port: number): Promise<{batches: number; commits: number; syncs: number}> {
+async function fsyncStats(port: number): Promise<{batches: number; commits: number; syncs: number; flushSeconds: number}> {
   const client = new RawClient(port)
   const r = await client.request('GET', '/metrics')
   client.close()
   const text = r.body.toString()
-  return {batches: metricValue(text, 'kt_fsync_batches_total'), commits: metricValue(text, 'kt_fsync_commits_total'), syncs: metricValue(text, 'kt_fsync_syncs_total')}
+  return {batches: metricValue(text, 'kt_fsync_batches_total'), commits: metricValue(text, 'kt_fsync_commits_total'), syncs: metricValue(text, 'kt_fsync_syncs_total'), flushSeconds: metricValue(text, 'kt_fsync_batch_duration_seconds_sum')}
 }
 
 async function createTenants(port: number, count: number, spec: Record<string, unknown> = {}): Promise<string[]> {
@@ -286,10 +287,10 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         tenants: options.tenants,
         meets_queries_target: load.queries_per_s >= TARGET_QUERIES_PER_S,
         meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
-        fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches},
-        // the whole run's CPU over the measured queries (warm-up included: a slight overestimate)
-        server_cpu_us_per_query: serverCpu / load.queries,
-        client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.queries,
+        fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
+        // CPU over the load phase, warm-up included, per query of the phase
+        server_cpu_us_per_query: serverCpu / load.all_queries,
+        client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.all_queries,
       },
       rerank: {
         candidates: RERANK_CANDIDATES,

@@ -23,6 +23,8 @@ export interface LoadOptions {
 export interface LoadResult {
   /** Queries completed in the measured window (after warm-up). */
   queries: number
+  /** Queries completed in all, warm-up included. */
+  all_queries: number
   /** Requests measured (two per query). */
   requests: number
   seconds: number
@@ -45,6 +47,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const latencies = new Float64Array(options.maxQueries * 2)
   let measured = 0
   let queries = 0
+  let allQueries = 0
   let started = 0
   let errors = 0
   let firstError: string | null = null
@@ -79,6 +82,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           stop = true
           break
         }
+        allQueries++
         if (a >= measureFrom) {
           if (Number.isNaN(measuredStart)) measuredStart = a
           if (measured + 2 <= latencies.length) {
@@ -100,6 +104,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const sorted = latencies.slice(0, measured).sort()
   return {
     queries,
+    all_queries: allQueries,
     requests: measured,
     seconds,
     queries_per_s: queries / seconds,
