@@ -23,5 +23,31 @@ if (process.env.KT_HELP_CACHE !== '0' && (args.length === 0 || (args.length === 
 // (kt bench serve). The pool reads this when it starts, i.e. before any asynchronous file call.
 if (args[0] === 'online' && args[1] === 'serve' && process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '32'
 
-const {execute} = await import('@oclif/core')
-await execute({dir: import.meta.url})
+// The last guard: whatever escapes a command (or fails before one runs) is one line on stderr
+// and an exit code, never a stack trace (KT_DEBUG=1 adds it). src/cli/failure.ts decides both.
+async function fail(error) {
+  let line = String(error?.message ?? error).split('\n')[0]
+  let exitCode = 3
+  try {
+    ;({line, exitCode} = (await import('../dist/src/cli/failure.js')).failureLine(error))
+  } catch {
+    // no build: the first line as it is
+  }
+  process.stderr.write(`kt: ${line}\n`)
+  if (process.env.KT_DEBUG === '1' && error?.stack) process.stderr.write(`${error.stack}\n`)
+  process.exit(exitCode)
+}
+process.on('uncaughtException', fail)
+process.on('unhandledRejection', fail)
+
+const {run, flush, Errors} = await import('@oclif/core')
+try {
+  await run(args, import.meta.url)
+  await flush()
+} catch (error) {
+  if (error instanceof Errors.ExitError) {
+    await flush()
+    process.exit(error.oclif.exit)
+  }
+  await fail(error)
+}

@@ -1,10 +1,9 @@
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {SIGNALS, weightsFromConfig, type Weights} from '../src/engine/importance/space.js'
 import {runSearch as runStudyOptimiser} from '../src/study/search.js'
 import {budgetLevels} from '../src/search/hyperband.js'
-import {importanceObjective, IMPORTANCE_FIDELITY} from './lib/importance-objective.js'
+import {importanceObjective, IMPORTANCE_FIDELITY} from '../src/engines/kt-importance.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
 import {averageRanks, pearson} from '../src/stats/correlation.js'
 import {paretoFront} from '../src/stats/pareto.js'
@@ -118,7 +117,7 @@ async function bohbSearch(ctx: PhaseContext, ds: StudyDataset, plan: Plan, evalu
   const file = join(ctx.outDir, STUDY_FILE)
   // this run's store: a rerun starts it afresh, so the trial sequence depends only on the inputs
   rmSync(file, {force: true})
-  const spec = {name: 'module', module: fileURLToPath(new URL('./lib/importance-objective.js', import.meta.url)),
+  const spec = {name: 'importance',
     options: {dataset: ctx.plan.resolvePath(plan.datasets.tune), timeScaleHours: plan.time_scale_hours, objective: plan.objective, seed: ctx.seed}}
   const out = await runStudyOptimiser({
     storage: file, study: BOHB_STUDY, objective: spec, objectiveInstance: importanceObjective(ds.signals, ds.truth, plan.objective, ctx.seed, `importance:${ds.id}`),

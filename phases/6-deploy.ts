@@ -5,6 +5,7 @@ import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, WeightsRecord} from './report-types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
+import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
 import type {Config} from '../src/space/types.js'
 
@@ -52,19 +53,22 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
  * profile (base configuration plus per-query-type overrides, the form `kt eval --profile` reads).
  */
 function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
-  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  // an external engine's profiles carry its own parameter names and environment variables
+  const space = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)).space : RETRIEVAL_SPACE
+  const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)
     const metrics: Profile['metrics'] = {trial: p.trial, quality: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, rationale: p.rationale.join(' | ')}
-    const profile = makeProfile(RETRIEVAL_SPACE, name, inSpace(p.config!), metrics, runId)
+    const profile = makeProfile(space, name, inSpace(p.config!), metrics, runId)
     const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
-    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(RETRIEVAL_SPACE, profile))
-    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(RETRIEVAL_SPACE, profile), 0o755)
+    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(space, profile))
+    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(space, profile), 0o755)
     writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
     return {name, trial: p.trial, files}
   })
+  if (!r.routed) return {domain, routed: null, overridden_types: []}
   const routedFile = `${PROFILES_DIR}/retrieval-routed.json`
   const routed = {kt_routed_profile: 1, space: RETRIEVAL_SPACE.id, source_run: runId, config: inSpace(r.routed.base), overrides: r.routed.overrides, per_type: r.routed.per_type}
   writeFileAtomic(join(ctx.outDir, routedFile), `${JSON.stringify(routed, null, 2)}\n`)

@@ -52,6 +52,13 @@ const PlanSchema = z.object({
     metric: z.string().regex(/^(recall@\d+|hit@\d+|ndcg@10|mrr)$/, 'recall@k, hit@k, ndcg@10 or mrr'),
     optimizer: z.enum(['bohb', 'random', 'grid']),
     budget: z.number().positive().max(100_000),
+    /**
+     * An engine file (kt_engine: 1, retrieval-service) to tune instead of kt's own retrieval engine,
+     * relative to the plan; `data` is then the conversations kt drives through it.
+     */
+    engine: z.string().min(1).optional(),
+    /** Held-out conversations: "conversations:SHARE" (share tuned on, shuffled with the run's seed) or explicit ids. */
+    split: z.union([z.string().regex(/^conversations:[0-9.]+$/, 'conversations:SHARE'), z.object({train: z.array(z.string().min(1)).min(1), holdout: z.array(z.string().min(1)).min(1)}).strict()]).optional(),
   }).strict().optional(),
 }).strict()
 

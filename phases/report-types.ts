@@ -1,3 +1,5 @@
+import type {HoldoutReport} from '../src/search/holdout.js'
+import type {FrontLatencyReport} from '../src/eval/latency-check.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
@@ -158,7 +160,18 @@ export interface RetrievalSearchResult {
    */
   trials?: RetrievalTrialRecord[]
   profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
-  routed: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
+  /** kt's own engine only: base configuration plus per-query-type overrides. */
+  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
+  /**
+   * Present when the plan tunes an external engine (retrieval section `engine`): its name, its file,
+   * and where its latency comes from ("measured": wall time on kt's side, so the front and the
+   * profiles differ between runs; "cost_model": the engine's declared deterministic cost).
+   */
+  engine?: {name: string; file: string; latency: 'measured' | 'cost_model'}
+  /** With a split: the front's and profiles' configurations on the held-out conversations. */
+  holdout?: HoldoutReport
+  /** Timings: moved to report.timing.retrieval_latency_check by the runner (never kept here). */
+  latency_check?: FrontLatencyReport
 }
 
 export interface CriterionVerdict {
@@ -200,7 +213,7 @@ export interface DeployResult {
   rollback_script: string
   rollout: Array<{stage: number; traffic_percent: number; gate: string}>
   /** Retrieval profiles from the Phase 4 retrieval study: one per domain, and the routed profile. */
-  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]}>; routed: string; overridden_types: string[]}
+  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]}>; routed: string | null; overridden_types: string[]}
 }
 
 export interface ChartRecord {
@@ -239,5 +252,10 @@ export interface Report {
   }
   phases: Partial<PhaseResults>
   /** Wall-clock timings: the one part of the report that differs between identical runs. */
-  timing: {total_ms: number; phases_ms: Partial<Record<PhaseName, number>>}
+  timing: {
+    total_ms: number
+    phases_ms: Partial<Record<PhaseName, number>>
+    /** The retrieval front's cost-model P99 beside the same configurations measured on the clock, and the model's error. */
+    retrieval_latency_check?: FrontLatencyReport
+  }
 }

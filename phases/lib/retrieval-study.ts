@@ -4,6 +4,7 @@ import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {analyzeStudy} from '../../src/search/analysis.js'
+import {checkFrontLatency} from '../../src/eval/latency-check.js'
 import {splitTimingMetrics} from '../../src/search/types.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
@@ -27,6 +28,8 @@ export interface RetrievalStudyInput {
   readonly dataLabel: string
   readonly storage: string
   readonly seed: number
+  /** Absolute path of an external engine file (the plan's retrieval.engine), when it tunes one. */
+  readonly engine?: string
 }
 
 /**
@@ -36,6 +39,7 @@ export interface RetrievalStudyInput {
  * inputs alone, so it can run on a worker thread while the importance phases compute.
  */
 export async function retrievalStudy(input: RetrievalStudyInput, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+  if (input.engine) return engineRetrievalStudy(input, input.engine, progress)
   const {settings, data, seed} = input
   const result = await runRoutedSweeps({
     data, metric: settings.metric, storage: input.storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed, maxBudget: settings.budget,
@@ -70,6 +74,8 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
         quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
       }
     })
+  // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
+  const latencyCheck = checkFrontLatency(analysis, overall)
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
     data: input.dataLabel,
@@ -92,6 +98,99 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
       name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
     })),
     routed: {base: result.routed.base, overrides: result.routed.overrides, per_type: result.routed.per_type, min_gain: result.routed.min_gain},
+    ...(latencyCheck ? {latency_check: latencyCheck} : {}),
+  }
+}
+
+/**
+ * An external engine (an engine file whose evaluate.kind is retrieval-service) tuned on the plan's
+ * conversations: one study over its tiers (quality = the plan's metric, P99 as the engine reports
+ * it), the Pareto front, the engine file's own profile rules, its defaults competing as trial -1,
+ * and, with a split, every front point and profile scored on the held-out conversations.
+ */
+async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: string, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+  const {settings, data, seed} = input
+  const {loadEngineFile} = await import('../../src/engines/file.js')
+  const {createEngineObjective} = await import('../../src/engines/objective.js')
+  const {runSearch} = await import('../../src/study/search.js')
+  const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
+  const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
+  const {parseSplit, idSplit, describeSplit} = await import('../../src/eval/split.js')
+  const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+  const spec = loadEngineFile(engineFile)
+  if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engineFile}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))
+  const split = settings.split === undefined ? undefined : typeof settings.split === 'string' ? parseSplit(settings.split, seed, 'retrieval.split') : idSplit(settings.split.train.join(','), settings.split.holdout.join(','))
+  // the plan's metric is the quality objective; latency is the engine's p99_ms
+  const objectives = [{metric: settings.metric, direction: 'maximize' as const}, {metric: 'p99_ms', direction: 'minimize' as const}]
+  const tuned = {...spec, objectives}
+  const options = {file: engineFile, data, ...(split ? {split, part: 'train'} : {})}
+  const study = `${STUDY_PREFIX}-engine-${spec.name}`
+  const objective = await createEngineObjective(options)
+  const budget = objective.fidelity?.max ?? 1
+  let trials: TrialRow[]
+  let measured: Awaited<ReturnType<typeof objective.evaluate>>
+  try {
+    const outcome = await runSearch({storage: input.storage, study, objective: {name: 'engine', options}, objectiveInstance: objective, optimizer: settings.optimizer, seed, maxBudget: settings.budget, onTrial: (t, o) => progress(`trial ${t.id} (budget ${t.budget}) ${o.status}`)})
+    trials = outcome.trials
+    // the defaults compete as trial -1, measured like a full-budget trial
+    measured = await objective.evaluate(defaultConfig(spec.space), budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
+  } finally {
+    await objective.close?.()
+  }
+  const defaultsRow: TrialRow = {
+    study, id: DEFAULTS_TRIAL, configId: 'defaults', config: defaultConfig(spec.space), budget, continues: null, info: {defaults: true}, status: 'ok',
+    loss: measured.loss, values: measured.values ? [...measured.values] : null, metrics: measured.metrics ? {...measured.metrics} : null, checkpoint: null,
+    error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
+  }
+  const all = [...trials, defaultsRow]
+  const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
+  const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
+  let holdout: RetrievalSearchResult['holdout']
+  if (split) {
+    const side = await createEngineObjective({...options, part: 'holdout'})
+    try {
+      const byId = new Map(all.map((t) => [t.id, t]))
+      const items = [
+        ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
+        ...own.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+      ]
+      holdout = await evaluateHoldoutItems(items, {objective: side, description: describeSplit(loadMemoryDataset(data), split)}, seed)
+    } finally {
+      await side.close?.()
+    }
+  }
+  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
+  const dominatedIds = new Set(analysis.front.dominated.map((p) => p.trialId))
+  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
+  return {
+    data: input.dataLabel,
+    metric: settings.metric,
+    optimizer: settings.optimizer,
+    budget: settings.budget,
+    studies: [study],
+    store: basename(input.storage),
+    missing_types: [],
+    default_quality: measured.metrics?.quality ?? -measured.loss,
+    front: {
+      reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
+      points: analysis.front.front.map(point),
+      dominated: analysis.front.dominated.map(point),
+      hypervolume: analysis.front.hypervolume,
+      hypervolume_share: analysis.front.hypervolumeShare,
+    },
+    trials: all
+      .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
+      .map((t) => {
+        const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
+        return {
+          trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
+          set: onFront.has(t.id) ? 'Pareto front' as const : dominatedIds.has(t.id) ? 'dominated' as const : 'lower budget' as const,
+          quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
+        }
+      }),
+    profiles: own.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale})),
+    engine: {name: spec.name, file: basename(engineFile), latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'},
+    ...(holdout ? {holdout} : {}),
   }
 }
 

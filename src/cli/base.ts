@@ -1,10 +1,10 @@
 import {Command, Flags, Errors} from '@oclif/core'
-import {InputError} from '../util/errors.js'
+import {failureLine} from './failure.js'
 
 /**
  * Shared behaviour of every kt command: a `--json` flag (oclif prints run()'s return value),
- * user errors as one line on stderr with exit code 2, and a progress spinner on stderr that
- * stays silent under --json.
+ * every failure as one line on stderr with its exit code (2 bad input, 3 a kt bug; the stack only
+ * with KT_DEBUG=1), and a progress spinner on stderr that stays silent under --json.
  */
 export abstract class KtCommand extends Command {
   static override enableJsonFlag = true
@@ -14,38 +14,55 @@ export abstract class KtCommand extends Command {
   }
 
   protected override async catch(error: Error & {exitCode?: number}): Promise<unknown> {
-    if (error instanceof InputError) {
-      process.stderr.write(`kt: ${error.message.replace(/\s*\n\s*/g, ' ')}\n`)
-      this.exit(2)
-    }
-    // oclif's parse errors (unknown flag, bad value, missing argument) span several lines: fold
-    // them into one, without the "See more help" hint
-    if (error instanceof Errors.CLIError && /Nonexistent flag|Unexpected argument|Expected|Missing .*required|Parsing --|must be|is not one of/i.test(error.message)) {
-      const line = error.message.split('\n').map((l) => l.trim()).filter((l) => l && !/^See more help/.test(l)).join(' ')
-      process.stderr.write(`kt: ${line}\n`)
-      this.exit(2)
-    }
-    return super.catch(error)
+    // this.exit(n) (also from inside run()) is how oclif ends a command: not a failure
+    if (error instanceof Errors.ExitError) throw error
+    const flagNames = Object.keys((this.constructor as typeof Command).flags ?? {})
+    const {line, exitCode} = failureLine(error, flagNames)
+    process.stderr.write(`kt: ${line}\n`)
+    if (process.env.KT_DEBUG === '1' && error?.stack) process.stderr.write(`${error.stack}\n`)
+    this.exit(exitCode)
   }
 }
 
-/** Progress on stderr via ora, loaded lazily so `kt --help` stays fast. */
+/** Shortest gap between two plain progress lines (terminals without a width get lines, not a spinner). */
+const LINE_PROGRESS_INTERVAL_MS = 2000
+
+type Spinner = {text: string; succeed(t?: string): void; fail(t?: string): void; stop(): void}
+
+/**
+ * Progress on stderr via ora, loaded lazily so `kt --help` stays fast. A terminal that reports
+ * 0 columns (a pseudo-terminal nobody sized, e.g. under `script`) gets plain lines at most every
+ * LINE_PROGRESS_INTERVAL_MS instead: ora divides by the width to count the lines it must clear,
+ * and with 0 it clears forever.
+ */
 export class Progress {
-  private spinnerPromise: Promise<{text: string; succeed(t?: string): void; fail(t?: string): void; stop(): void} | undefined>
+  private spinnerPromise: Promise<Spinner | undefined>
+  private lastLineAt = -Infinity
+  private readonly lines: boolean
 
   constructor(text: string, silent: boolean) {
     // a spinner only where someone watches: a terminal, not --json, not KT_NO_PROGRESS
-    this.spinnerPromise = silent || process.env.KT_NO_PROGRESS || !process.stderr.isTTY
-      ? Promise.resolve(undefined)
-      : import('ora').then(({default: ora}) => ora({text, stream: process.stderr}).start())
+    const watched = !silent && !process.env.KT_NO_PROGRESS && process.stderr.isTTY === true
+    this.lines = watched && !((process.stderr.columns ?? 0) > 0)
+    this.spinnerPromise = !watched || this.lines ? Promise.resolve(undefined) : import('ora').then(({default: ora}) => ora({text, stream: process.stderr}).start())
+    if (this.lines) this.line(text)
+  }
+
+  private line(text: string, force = false): void {
+    const now = Date.now()
+    if (!force && now - this.lastLineAt < LINE_PROGRESS_INTERVAL_MS) return
+    this.lastLineAt = now
+    process.stderr.write(`${text}\n`)
   }
 
   async update(text: string): Promise<void> {
+    if (this.lines) return this.line(text)
     const s = await this.spinnerPromise
     if (s) s.text = text
   }
 
   async succeed(text?: string): Promise<void> {
+    if (this.lines) return text === undefined ? undefined : this.line(text, true)
     const s = await this.spinnerPromise
     s?.succeed(text)
   }

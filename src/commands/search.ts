@@ -4,24 +4,29 @@ import {KtCommand} from '../cli/base.js'
 export default class Search extends KtCommand {
   static override summary = 'Run (or resume) an optimisation study and store every trial.'
   static override description =
-    'Optimises an objective with grid, random or BOHB search. Every trial is written to the study file (SQLite) the moment it finishes, so a study stopped by a crash, kill -9 or Ctrl-C continues with --resume NAME without losing or repeating a finished trial. --workers N evaluates in parallel worker threads. Objectives: the benchmark functions of `kt bench optimizers`, or any ES module exporting createObjective(options) (--objective module --objective-module PATH).'
+    'Optimises an objective with grid, random or BOHB search. Every trial is written to the study file (SQLite) the moment it finishes, so a study stopped by a crash, kill -9 or Ctrl-C continues with --resume NAME without losing or repeating a finished trial. --engine FILE tunes any engine described by an engine file (kt_engine: 1; src/engines/README.md): a command run per trial, or an HTTP endpoint; its tiers are the BOHB budgets, its objectives make the front, its profiles rules choose the profiles written to --out. --workers N keeps N trials in flight (processes or requests for an engine file, worker threads otherwise). Other objectives: kt\'s retrieval engine (--objective retrieval --data FILE) and the benchmark functions of `kt bench optimizers`.'
   static override examples = [
+    {
+      description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to /tmp/kt-py.',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage /tmp/kt-py/studies.sqlite --out /tmp/kt-py',
+    },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
     '<%= config.bin %> search --resume co-1 --storage studies.sqlite',
     '<%= config.bin %> search --objective hartmann6 --optimizer random --fix x1=0.2 --range x2=0:0.5 --trials 50 --json',
   ]
   static override flags = {
-    objective: Flags.string({description: 'What to optimise: branin, hartmann6, counting_ones, simplex, simplex_mf, retrieval (with --data), or module.'}),
-    'objective-module': Flags.string({description: 'For --objective module: path of an ES module exporting createObjective(options).'}),
-    'objective-options': Flags.string({description: 'For --objective module: JSON options passed to createObjective.'}),
+    engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command or http), tiers, objectives, profiles.'}),
+    objective: Flags.string({description: 'A built-in objective instead of --engine: branin, hartmann6, counting_ones, simplex, simplex_mf, or retrieval (kt\'s retrieval engine, with --data).'}),
     optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
-    storage: Flags.string({description: 'Study file (SQLite; created if missing).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.', default: 'kt-studies.sqlite'}),
+    'create-only': Flags.boolean({description: 'Create the study and stop: `kt worker` processes do the work.', default: false}),
+    'grace-s': Flags.integer({description: 'New study: a running trial whose worker has not sent a heartbeat for this long is taken over by another worker (seconds).', default: 60, min: 1}),
     study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
     resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
     trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
-    workers: Flags.integer({description: 'Worker threads evaluating in parallel (1 = in this thread).', default: 1, min: 1}),
+    workers: Flags.integer({description: 'Trials in flight at once: processes or requests for an engine file, worker threads for built-in objectives (1 = one at a time).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
     seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 42}),
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
@@ -35,7 +40,7 @@ export default class Search extends KtCommand {
     metric: Flags.string({description: 'For --objective retrieval: the ranking metric to maximise (recall@10, ndcg@10, mrr, hit@k).'}),
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
-    out: Flags.string({description: 'Write the Pareto front, domain profiles, routed profile and front chart (bi-objective studies) to this folder.'}),
+    out: Flags.string({description: 'Write the Pareto front, domain profiles (deployable .json/.env/.sh for an engine file), routed profile and front chart to this folder.'}),
     split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
     train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
     holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
@@ -46,7 +51,6 @@ export default class Search extends KtCommand {
     const {InputError} = await import('../util/errors.js')
     const {runSearch} = await import('../study/search.js')
     const {checkOptimizerName} = await import('../search/optimizers.js')
-    const {parseJson} = await import('../util/fs.js')
     const {formatSearchOutcome} = await import('../study/format.js')
     // an unwritable --out must fail before the study runs, not after
     if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
@@ -57,13 +61,29 @@ export default class Search extends KtCommand {
       return v
     }
     const resume = flags.resume !== undefined
-    if (!resume && !flags.objective) throw new InputError('--objective', 'an objective (or --resume STUDY)', 'nothing')
-    if (resume && flags.objective) throw new InputError('--objective', 'no objective with --resume (the study keeps its own)', flags.objective)
+    if (flags.engine && flags.objective) throw new InputError('--objective', 'either --engine or --objective', `both (--objective ${flags.objective})`)
+    if (!resume && !flags.objective && !flags.engine) throw new InputError('--engine', 'an engine file, a built-in --objective, or --resume STUDY', 'nothing')
+    if (resume && (flags.objective || flags.engine)) throw new InputError(flags.engine ? '--engine' : '--objective', 'no objective with --resume (the study keeps its own)', flags.engine ?? flags.objective)
+    // every choice is checked before any work starts (a bad --metric used to fail each trial and exit 0)
+    const {checkSearchChoices} = await import('../study/choices.js')
+    checkSearchChoices({objective: flags.objective, optimizer: resume ? undefined : flags.optimizer, metric: flags.metric, queryType: flags['query-type']})
     const maxBudget = parseNumber(flags.budget, '--budget')
     const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
-    let options = flags['objective-options'] ? (parseJson('--objective-options', flags['objective-options']) as Record<string, unknown>) : undefined
-    if (flags.data || flags.metric || flags['query-type']) {
-      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval', flags.objective ?? 'no objective')
+    let options: Record<string, unknown> | undefined
+    let engineSpec: import('../engines/file.js').EngineSpec | undefined
+    if (flags.engine) {
+      const {resolve} = await import('node:path')
+      engineSpec = (await import('../engines/file.js')).loadEngineFile(flags.engine)
+      // stored absolute, so a resume from another folder finds the same file
+      options = {file: resolve(flags.engine)}
+    }
+    const serviceEngine = engineSpec?.evaluate.kind === 'retrieval-service'
+    if (serviceEngine && !flags.data) throw new InputError('--data', `conversations for the retrieval service of ${flags.engine} (LoCoMo .json, .jsonl or .csv)`, 'nothing')
+    if (serviceEngine && flags.data) {
+      const {resolve} = await import('node:path')
+      options = {...options, data: resolve(flags.data)}
+    } else if (flags.data || flags.metric || flags['query-type']) {
+      if (flags.objective !== 'retrieval') throw new InputError('--data', 'only with --objective retrieval or a retrieval-service --engine', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       const {resolve} = await import('node:path')
       const data = flags.data ?? options?.data
       // Stored absolute, so a resume from another folder (and every worker) finds the same file.
@@ -71,14 +91,14 @@ export default class Search extends KtCommand {
     }
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
       const {parseSplit, idSplit} = await import('../eval/split.js')
-      if (flags.objective !== 'retrieval') throw new InputError('--split', 'a retrieval objective (--objective retrieval with --data)', flags.objective ?? 'no objective')
+      if (flags.objective !== 'retrieval' && !serviceEngine) throw new InputError('--split', 'retrieval tuning (--objective retrieval, or a retrieval-service --engine, with --data)', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
       if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
       const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
       options = {...options, split, part: 'train'}
     }
-    const objective = flags.objective ? {name: flags.objective, module: flags['objective-module'], options, delayMs: flags['delay-ms']} : undefined
+    const objective = flags.engine ? {name: 'engine', options, delayMs: flags['delay-ms']} : flags.objective ? {name: flags.objective, options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {
       if (flags.objective !== 'retrieval' || !options?.data) throw new InputError('--per-type', '--objective retrieval with --data', flags.objective ?? 'no objective')
       const {runRoutedSweeps} = await import('../study/sweeps.js')
@@ -105,6 +125,8 @@ export default class Search extends KtCommand {
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
+    const {SearchProgress} = await import('../study/progress.js')
+    const tracker = new SearchProgress({maxTrials, maxBudget})
     try {
       const outcome = await runSearch({
         storage: flags.storage,
@@ -123,32 +145,64 @@ export default class Search extends KtCommand {
         maxBudget,
         workers: flags.workers,
         timeoutMs: flags['timeout-ms'],
+        graceMs: flags['grace-s'] * 1000,
+        createOnly: flags['create-only'],
         signal: controller.signal,
-        onTrial: (trial, outcome) => {
+        log: (line) => process.stderr.write(`${line}\n`),
+        onTrial: (trial, outcome, progress) => {
           count++
           spinner ??= this.spinner('kt search')
-          void spinner.update(`kt search: trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} this run`)
+          void spinner.update(`kt search: ${tracker.update(trial, outcome, progress)}`)
         },
       })
       const interrupted = outcome.summary.stoppedBy === 'aborted'
       await (interrupted ? spinner?.fail() : spinner?.succeed(`kt search: ${outcome.study.name} ${outcome.summary.stoppedBy === 'done' ? 'finished' : `stopped (${outcome.summary.stoppedBy} limit)`}`))
-      const view = formatSearchOutcome(outcome, flags.storage)
+      const {redactStorage} = await import('../study/storage.js')
+      const view = formatSearchOutcome(outcome, redactStorage(flags.storage))
       if (!this.jsonEnabled()) this.log(view.text)
+      if (resume && (outcome.study.objective as {name?: string}).name === 'engine') {
+        const file = ((outcome.study.objective as {options?: {file?: string}}).options?.file) as string
+        engineSpec = (await import('../engines/file.js')).loadEngineFile(file)
+      }
+      if (engineSpec) {
+        const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
+        if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
+        if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
+        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
+      }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
-      const holdout = await holdoutSide(outcome.study.objective as import('../search/objectives.js').ObjectiveSpec)
+      const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
       try {
         const objectiveOptions = (outcome.study.objective as {options?: {metric?: unknown}} | undefined)?.options
         const metric = typeof objectiveOptions?.metric === 'string' ? objectiveOptions.metric : undefined
-        const analysis = await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
+        const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
+          if (spec.name === 'retrieval' && !interrupted) {
+            // the front's P99 is the cost model: measure the same configurations on the clock beside it
+            const {createObjective} = await import('../study/objectives.js')
+            const {checkFrontLatency, latencyCheckLines} = await import('../eval/latency-check.js')
+            const check = checkFrontLatency(analysis, await createObjective({...spec, delayMs: undefined, evalLog: undefined}))
+            if (check) {
+              if (!this.jsonEnabled()) this.log(latencyCheckLines(check).join('\n'))
+              Object.assign(view.json, {timing: {latency_check: check}})
+              if (flags.out) {
+                const {writeFileAtomic} = await import('../util/fs.js')
+                const {join} = await import('node:path')
+                writeFileAtomic(join(flags.out, 'latency-check.json'), `${JSON.stringify(check, null, 2)}\n`)
+                analysis.files.push(join(flags.out, 'latency-check.json'))
+              }
+            }
+          }
         }
       } finally {
         await holdout?.objective.close?.()
       }
       if (interrupted) {
-        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${flags.storage}\n`)
+        process.stderr.write(`kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${redactStorage(flags.storage)}\n`)
         process.exitCode = 130
       }
       return view.json
@@ -166,13 +220,42 @@ export default class Search extends KtCommand {
  * The held-out side of a study tuned with a split: the same objective over the held-out
  * conversations (read from the stored spec, so a resumed study gets it too).
  */
-async function holdoutSide(spec: import('../search/objectives.js').ObjectiveSpec): Promise<import('../search/holdout.js').HoldoutSide | undefined> {
+async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec): Promise<import('../search/holdout.js').HoldoutSide | undefined> {
   const split = spec.options?.split as import('../eval/split.js').SplitSpec | undefined
   if (!split) return undefined
-  const {createObjective} = await import('../search/objectives.js')
+  const {createObjective} = await import('../study/objectives.js')
   const {describeSplit} = await import('../eval/split.js')
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
   const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
   return {objective, description}
+}
+
+/**
+ * A retrieval-service engine study tuned with a split: the front's and profiles' configurations
+ * scored on the held-out conversations (quality = the engine file's first maximised ranking metric).
+ */
+async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<import('../search/holdout.js').HoldoutReport | undefined> {
+  const options = (outcome.study.objective as {options?: Record<string, unknown>}).options ?? {}
+  const split = options.split as import('../eval/split.js').SplitSpec | undefined
+  if (!split || spec.evaluate.kind !== 'retrieval-service') return undefined
+  const {analyzeObjectiveStudy} = await import('../search/analysis.js')
+  const {evaluateHoldoutItems} = await import('../search/holdout.js')
+  const {createEngineObjective} = await import('../engines/objective.js')
+  const {serviceSpecOf} = await import('../engines/retrieval-service.js')
+  const {describeSplit} = await import('../eval/split.js')
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const analysis = analyzeObjectiveStudy(outcome.trials, spec.objectives, spec.profiles)
+  const byId = new Map(outcome.trials.map((t) => [t.id, t]))
+  const items = [
+    ...(analysis.front?.front ?? []).map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
+    ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+  ]
+  const objective = await createEngineObjective({...options, part: 'holdout'})
+  try {
+    const side = {objective, description: describeSplit(loadMemoryDataset(String(options.data)), split)}
+    return await evaluateHoldoutItems(items, side, outcome.study.seed, {quality: serviceSpecOf(spec).metric ?? 'quality', latency: 'p99_ms'})
+  } finally {
+    await objective.close?.()
+  }
 }

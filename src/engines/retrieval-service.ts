@@ -132,6 +132,8 @@ export class ServiceSession {
     const key = this.ingestKey(config)
     if (key === this.ingestedKey) return false
     this.ingestedKey = undefined
+    // starting the service is not ingesting
+    await this.open()
     const t0 = performance.now()
     await this.call('reset', {}, 'reset')
     for (const c of this.dataset.conversations) await this.call('ingest', {conversation_id: c.id, turns: turnsOf(c), config}, `conversation ${c.id}`)
@@ -423,11 +425,15 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
   const {loadEngineFile} = await import('./file.js')
+  if (typeof options.engine !== 'string') throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
+  return serviceObjectiveOf(loadEngineFile(options.engine), options)
+}
+
+/** A loaded retrieval-service engine file over a dataset (options data, format, questions, columns, split, part, tierSeed). */
+export async function serviceObjectiveOf(engine: EngineSpec, options: Record<string, unknown>): Promise<Objective> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const {splitDataset} = await import('../eval/split.js')
-  if (typeof options.engine !== 'string') throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
   if (typeof options.data !== 'string') throw new InputError('retrieval-service objective: data', 'a dataset path (--data)', describeValue(options.data))
-  const engine = loadEngineFile(options.engine)
   const loaded = loadMemoryDataset(options.data, {format: options.format as never, questions: options.questions as string | undefined, columns: options.columns as never})
   const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded
   const spec = serviceSpecOf(engine)

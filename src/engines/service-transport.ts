@@ -299,7 +299,8 @@ export async function openTransport(spec: TransportSpec): Promise<ServiceTranspo
   const needsPort = spec.url.includes(PORT_PLACEHOLDER) || spec.command.some((a) => a.includes(PORT_PLACEHOLDER))
   const port = needsPort ? String(await freePort()) : ''
   const fill = (s: string): string => s.split(PORT_PLACEHOLDER).join(port)
-  const proc = new ManagedProcess(spec.command.map(fill), {cwd: spec.cwd, env: needsPort ? {...env, KT_SERVICE_PORT: port} : env})
+  // stdin stays open: a server may watch it and exit when kt is gone (examples/python-engine --watch-stdin)
+  const proc = new ManagedProcess(spec.command.map(fill), {cwd: spec.cwd, env: needsPort ? {...env, KT_SERVICE_PORT: port} : env, stdin: true})
   const url = fill(spec.url)
   try {
     await waitForServer(url, proc, spec.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS)

@@ -15,6 +15,11 @@ export function rankingDepth(ks: readonly number[]): number {
   return Math.max(NDCG_K, ...ks)
 }
 
+/** Every metric name queryMetrics reports for these cut-offs (the choices of --metric). */
+export function retrievalMetricNames(ks: readonly number[] = DEFAULT_KS): string[] {
+  return [...ks.flatMap((k) => [`recall@${k}`, `hit@${k}`]), `ndcg@${NDCG_K}`, 'mrr']
+}
+
 /**
  * Per-query metrics of a ranking of turn ids against the gold evidence: recall@k and hit@k for
  * each k, NDCG@10 with binary relevance, and the reciprocal rank within the ranking's depth (MRR
@@ -27,8 +32,15 @@ export function queryMetrics(ranked: readonly string[], evidence: readonly strin
     out[`recall@${k}`] = recallAtK(ranked, relevant, k) as number
     out[`hit@${k}`] = hitAtK(ranked, relevant, k) as number
   }
-  const labels = ranked.map((id) => (relevant.has(id) ? 1 : 0))
-  out[`ndcg@${NDCG_K}`] = ndcgAtK(labels, evidence.map(() => 1), NDCG_K, 'linear') as number
+  // A repeated id holds a slot but earns nothing the second time (as recall@k counts it once), and
+  // repeated evidence ids count once in the ideal DCG: otherwise NDCG exceeds 1 (1.63 was seen).
+  const seen = new Set<string>()
+  const labels = ranked.map((id) => {
+    const gain = relevant.has(id) && !seen.has(id) ? 1 : 0
+    seen.add(id)
+    return gain
+  })
+  out[`ndcg@${NDCG_K}`] = ndcgAtK(labels, [...relevant].map(() => 1), NDCG_K, 'linear') as number
   out.mrr = reciprocalRank(labels)
   return out
 }

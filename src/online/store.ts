@@ -3,14 +3,16 @@
  *
  * <dir>/<tenant>/log.jsonl   line 1 the init record, then one event per line; every line is
  *                            written with one write() and fsync'd before the event is applied,
- *                            so an acknowledged query or feedback survives a crash. With a
+ *                            so an acknowledged query or feedback survives a crash. Each line ends
+ *                            with a checksum chained to the previous line's (LOG_FORMAT). With a
  *                            GroupCommit (commit.ts; the server) the line is written, applied, and
  *                            acknowledged only when the batch's fdatasync has covered it
  *                            (durable()); later events of the tenant may see it before then, which
  *                            is safe because they follow it in the same file: a later event that
  *                            is durable implies every earlier line is.
  * <dir>/<tenant>/state.json  the learner after the first `logLines` lines (`logBytes` bytes: opening
- *                            reads only the log after them), written atomically
+ *                            replays only the log after them, and hashes the part before to check
+ *                            its chain ends at the snapshot's `chain`), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
  *                            followed by a line `sha256 <hex of everything before it>`.
  * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
@@ -22,7 +24,9 @@
  * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
  * than the log has is discarded and the learner rebuilt from the whole log (the log is the
  * truth; the snapshot only saves replay time). A torn last log line (a crash mid-write: no
- * newline at the end) is cut off; it was never acknowledged. The query counter is part of the
+ * newline at the end) is cut off; it was never acknowledged. A log line that does not match its
+ * chained checksum (a byte changed after it was written, before or after the snapshot's position)
+ * stops the open with one line naming it: the log cannot be trusted and kt does not guess. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
 import {closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
@@ -52,7 +56,23 @@ export const SNAPSHOT_EVERY_EVENTS = 200
  * whose window was open at the snapshot (fixed in tenant.ts), so a /1 snapshot is discarded and the
  * learner rebuilt from the log.
  */
-export const STATE_FORMAT = 'kt-online-state/2'
+export const STATE_FORMAT = 'kt-online-state/3'
+/**
+ * 3: the snapshot records `chain`, the log's chained checksum at the end of the part it covers (see
+ * LOG_FORMAT), so a byte changed in that part is noticed on open; a /2 snapshot is discarded and the
+ * learner rebuilt from the log (which verifies every line).
+ */
+
+/**
+ * Log format (the init record's `v`). 2: every line ends with `"c":"<hex>"`, the first
+ * CHAIN_HEX_CHARS of sha256(previous line's c + this line without its c), the init line's previous
+ * c being empty. Each line's checksum thus covers every line before it: a byte flipped anywhere is
+ * noticed at its line, also in the part a snapshot covers (opening hashes that part without
+ * replaying it). Format 1 logs (no checksums) are still read, and appended to in format 1.
+ */
+export const LOG_FORMAT = 2
+/** 64 bits of sha256 per line: a random corruption goes unnoticed with probability 2^-64, for 16 bytes a line. */
+export const CHAIN_HEX_CHARS = 16
 
 /** How long opening waits for a tenant another process has open (the shared lock's default wait). */
 export const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
@@ -137,6 +157,33 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
 }
 
+/** The chained checksum of a line whose JSON without `c` is `body`, after a line whose checksum was `previous`. */
+export function chainChecksum(previous: string, body: string): string {
+  return createHash('sha256').update(previous).update('\n').update(body).digest('hex').slice(0, CHAIN_HEX_CHARS)
+}
+
+/** A log line in format 2: `body` (a JSON object) with its chained checksum as the last field. */
+function chainedLine(previous: string, body: string): {line: string; chain: string} {
+  const chain = chainChecksum(previous, body)
+  return {line: `${body.slice(0, -1)},"c":"${chain}"}`, chain}
+}
+
+const CHAIN_SUFFIX = new RegExp(`,"c":"([0-9a-f]{${CHAIN_HEX_CHARS}})"}$`)
+
+/**
+ * Checks one format-2 log line against the previous line's checksum and returns its own checksum
+ * and its JSON without `c`; a mismatch is a one-line InputError naming the file and line.
+ */
+function verifyChained(line: string, previous: string, at: string): {chain: string; body: string} {
+  const m = CHAIN_SUFFIX.exec(line)
+  if (!m) throw new InputError(at, `a log line ending in its checksum ,"c":"<${CHAIN_HEX_CHARS} hex digits>"} (log format ${LOG_FORMAT})`, 'none')
+  const body = `${line.slice(0, m.index)}}`
+  if (chainChecksum(previous, body) !== m[1]) {
+    throw new InputError(at, 'a log line matching its chained checksum', 'a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)')
+  }
+  return {chain: m[1], body}
+}
+
 /** Removes a folder this open created, unless something else has appeared in it meanwhile. */
 function removeIfEmpty(dir: string): void {
   try {
@@ -202,6 +249,8 @@ export class TenantStore {
     private readonly initLine: string,
     /** Lines and bytes in the log (the init line included). */
     private log: {lines: number; bytes: number},
+    /** Checksum of the last log line (format 2), or null for a format-1 log. */
+    private chain: string | null,
     readonly openReport: OpenReport,
     private readonly snapshotEvery: number,
   ) {
@@ -249,11 +298,11 @@ export class TenantStore {
 
   /** Writes the init record as a new log; a log it fails to complete is removed again. */
   private static writeInit(dir: string, tenant: string, c: CreateOptions, bandit: TenantBandit): void {
-    const init: TenantInit = {e: 'init', v: 1, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile, settings: c.settings, seed: c.seed}
+    const init: TenantInit = {e: 'init', v: LOG_FORMAT, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile, settings: c.settings, seed: c.seed}
     const logPath = join(dir, LOG_FILE)
     const fd = openSync(logPath, 'wx')
     try {
-      writeSync(fd, `${JSON.stringify(init)}\n`)
+      writeSync(fd, `${chainedLine('', JSON.stringify(init)).line}\n`)
       fsyncSync(fd)
     } catch (error) {
       rmSync(logPath, {force: true})
@@ -274,7 +323,10 @@ export class TenantStore {
       throw new InputError(`${logPath}:1`, 'one JSON event per line', (error as Error).message.split('\n')[0])
     }
     const where = `${logPath}:1`
-    if (init?.e !== 'init' || init.v !== 1) throw new InputError(where, 'an init record of format 1', describeValue(init?.e))
+    if (init?.e !== 'init' || (init.v !== 1 && init.v !== LOG_FORMAT)) throw new InputError(where, `an init record of log format 1 or ${LOG_FORMAT}`, describeValue(init?.e === 'init' ? init.v : init?.e))
+    const chained = init.v === LOG_FORMAT
+    // Format 2: the init line's checksum starts the chain.
+    let chain: string | null = chained ? verifyChained(initLine, '', where).chain : null
     if (init.tenant !== options.tenant) throw new InputError(`${where}: tenant`, JSON.stringify(options.tenant), describeValue(init.tenant))
     const space = options.create?.space ?? options.resolveSpace?.(init.space)
     if (!space || space.id !== init.space) throw new InputError(`${where}: space`, 'a known parameter space', describeValue(init.space))
@@ -290,11 +342,18 @@ export class TenantStore {
       const loaded = TenantStore.readState(statePath, initLine, logPath)
       if (typeof loaded === 'string') rebuilt = loaded
       else {
-        try {
-          learner.load(loaded.learner)
-          covered = {lines: loaded.logLines, bytes: loaded.logBytes}
-        } catch (error) {
-          rebuilt = `state does not fit the tenant (${(error as Error).message})`
+        // The covered part is hashed, not replayed: a byte changed in it breaks the chain at its line.
+        const coveredChain = chained ? TenantStore.verifyCovered(logPath, covered, loaded, chain!) : null
+        if (coveredChain === undefined) rebuilt = 'state file covers another number of log lines than its log position holds'
+        else if (coveredChain !== loaded.chain) rebuilt = 'state file does not match the log\'s checksum at the position it covers'
+        else {
+          try {
+            learner.load(loaded.learner)
+            covered = {lines: loaded.logLines, bytes: loaded.logBytes}
+            chain = coveredChain
+          } catch (error) {
+            rebuilt = `state does not fit the tenant (${(error as Error).message})`
+          }
         }
       }
       if (rebuilt !== null) learner = new TenantLearner(init, space)
@@ -308,9 +367,15 @@ export class TenantStore {
     const lines = end === 0 ? [] : tail.subarray(0, end - 1).toString('utf8').split('\n')
     for (let i = 0; i < lines.length; i++) {
       const at = `${logPath}:${covered.lines + i + 1}`
+      let text = lines[i]
+      if (chain !== null) {
+        const verified = verifyChained(text, chain, at)
+        chain = verified.chain
+        text = verified.body
+      }
       let value: unknown
       try {
-        value = JSON.parse(lines[i])
+        value = JSON.parse(text)
       } catch (error) {
         throw new InputError(at, 'one JSON event per line', (error as Error).message.split('\n')[0])
       }
@@ -323,21 +388,45 @@ export class TenantStore {
       learner.apply(event)
     }
     const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
-    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
+    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, chain, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
     store.groupCommit = options.groupCommit
     return store
   }
 
+  /**
+   * Verifies the chain over the log lines after `from` up to byte loaded.logBytes and returns the
+   * checksum of the last (undefined if that is not line loaded.logLines); a line that does not
+   * match is a one-line InputError naming it.
+   */
+  private static verifyCovered(logPath: string, from: {lines: number; bytes: number}, loaded: {logLines: number; logBytes: number}, initChain: string): string | undefined {
+    const part = readRange(logPath, from.bytes, loaded.logBytes)
+    let chain = initChain
+    let start = 0
+    let line = from.lines
+    while (start < part.length) {
+      const nl = part.indexOf(NEWLINE, start)
+      chain = verifyChained(part.subarray(start, nl).toString('utf8'), chain, `${logPath}:${++line}`).chain
+      start = nl + 1
+    }
+    return line === loaded.logLines ? chain : undefined
+  }
+
   /** The parsed snapshot, or why it cannot be used. */
-  private static readState(path: string, initLine: string, logPath: string): {logLines: number; logBytes: number; learner: LearnerState} | string {
-    const text = readFileSync(path, 'utf8')
+  private static readState(path: string, initLine: string, logPath: string): {logLines: number; logBytes: number; chain: string | null; learner: LearnerState} | string {
+    if (!statSync(path).isFile()) throw new InputError(path, 'a state file (a regular file kt writes; remove what is there)', 'a folder or other non-file')
+    let text: string
+    try {
+      text = readFileSync(path, 'utf8')
+    } catch (error) {
+      throw new InputError(path, 'a readable state file', (error as NodeJS.ErrnoException).code ?? (error as Error).message.split('\n')[0])
+    }
     const cut = text.lastIndexOf(`\n${CHECKSUM_PREFIX}`)
     if (cut < 0 || !text.endsWith('\n')) return 'state file truncated (no checksum line)'
     const body = text.slice(0, cut + 1)
     const sum = text.slice(cut + 1 + CHECKSUM_PREFIX.length, -1)
     if (sha256(body) !== sum) return 'state file checksum mismatch'
-    let parsed: {format?: string; init?: string; logLines?: number; logBytes?: number; learner?: LearnerState}
+    let parsed: {format?: string; init?: string; logLines?: number; logBytes?: number; chain?: string | null; learner?: LearnerState}
     try {
       parsed = JSON.parse(body)
     } catch {
@@ -350,15 +439,20 @@ export class TenantStore {
     // The covered part must end at a line boundary inside the log.
     if (logBytes! > statSync(logPath).size || readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE) return 'state file is ahead of the log'
     if (!parsed.learner) return 'state file has no learner'
-    return {logLines: logLines!, logBytes: logBytes!, learner: parsed.learner}
+    if (parsed.chain !== null && typeof parsed.chain !== 'string') return 'state file has no log checksum'
+    return {logLines: logLines!, logBytes: logBytes!, chain: parsed.chain, learner: parsed.learner}
   }
 
   /** Logs (fsync'd) and applies one event. */
   private record(event: TenantEvent): Verdict {
     if (this.closed) throw new Error('tenant store is closed')
     if (this.failed) throw this.failed
-    const line = `${JSON.stringify(event)}\n`
+    let line = JSON.stringify(event)
+    let chain: string | null = null
+    if (this.chain !== null) ({line, chain} = chainedLine(this.chain, line))
+    line += '\n'
     writeSync(this.fd, line)
+    this.chain = chain
     this.syncLog()
     this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
@@ -418,7 +512,7 @@ export class TenantStore {
 
   /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
   snapshot(): void {
-    const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, learner: this.learner.save()})}\n`
+    const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0
   }

@@ -47,7 +47,7 @@ export type Verdict = 'applied' | 'duplicate' | 'late' | 'unknown-query' | 'bad-
 export interface TenantInit {
   e: 'init'
   /** Log format version. */
-  v: 1
+  v: 1 | 2
   tenant: string
   space: string
   /** Fingerprint of the dimensions (keys and arm values): a changed space cannot silently reuse old state. */

@@ -1,6 +1,7 @@
 import {existsSync} from 'node:fs'
 import {InputError, describeValue} from '../util/errors.js'
 import {readText} from '../util/fs.js'
+import {parseJsonText} from '../util/json.js'
 import {DatasetBuilder, MAX_LABEL, type LtrDataset} from './dataset.js'
 
 /**
@@ -126,12 +127,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
   let current: string | undefined
   forEachDataLine(text, (line, lineNo) => {
     const where = `${path}:${lineNo}`
-    let record: unknown
-    try {
-      record = JSON.parse(line)
-    } catch (error) {
-      throw new InputError(where, 'one JSON object per line', (error as Error).message.replace(/\s+/g, ' '))
-    }
+    const record = parseJsonText(path, line, {firstLine: lineNo, expected: 'one JSON object per line'})
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new InputError(where, 'a JSON object {qid, label, features}', describeValue(record))
     }

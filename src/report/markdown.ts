@@ -20,6 +20,13 @@ export function renderMarkdown(r: Report): string {
   out.push('## Timing (differs between runs; everything above is reproducible)', '', '| phase | ms |', '|---|---:|')
   for (const [name, ms] of Object.entries(r.timing.phases_ms)) out.push(`| ${name} | ${ms} |`)
   out.push(`| total | ${r.timing.total_ms} |`, '')
+  const lc = r.timing.retrieval_latency_check
+  if (lc) {
+    out.push(`Retrieval latency: ${lc.note}; load average ${lc.load.before.toFixed(2)} -> ${lc.load.after.toFixed(2)}.`, '', '| trial | P99 model (ms) | P99 measured (ms) | model error | P50 model (ms) | P50 measured (ms) | model error | timings |', '|---:|---:|---:|---:|---:|---:|---:|---:|')
+    const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(0)}%`
+    for (const q of lc.points) out.push(`| ${q.trial} | ${q.model_p99_ms.toFixed(3)} | ${q.measured_p99_ms.toFixed(3)} | ${pct(q.error_p99)} | ${q.model_p50_ms.toFixed(3)} | ${q.measured_p50_ms.toFixed(3)} | ${pct(q.error_p50)} | ${q.timings} |`)
+    out.push('', `Median |model error| over the front: P50 ${(100 * lc.median_abs_error_p50).toFixed(0)}%, P99 ${(100 * lc.median_abs_error_p99).toFixed(0)}%.`, '')
+  }
   return `${out.join('\n')}\n`
 }
 
@@ -107,18 +114,29 @@ function search(s: PhaseResults['search']): string[] {
 }
 
 function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[] {
+  const latency = r.engine
+    ? r.engine.latency === 'measured'
+      ? "measured wall time per search on kt's side (warm, repeated): it differs between runs and with the machine's load, and so may the front and the profiles"
+      : "the engine's declared deterministic cost model (wall time in the trials' measured_ metrics)"
+    : "estimated from the work each query does by the engine's cost model, so it repeats exactly; measured beside it in the timing section"
   return [
-    '### Retrieval engine', '',
-    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; estimated from the work each query does by the engine's cost model, so it repeats exactly). The engine's default configuration scores ${f(r.default_quality)} and competes as trial "defaults", so nothing it beats on these queries is chosen. These are tuning-set numbers on ${r.data}: check a profile on your own data with \`kt eval --profile\`.`,
+    r.engine ? `### Retrieval engine: ${r.engine.name} (external, \`${r.engine.file}\`)` : '### Retrieval engine', '',
+    `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; ${latency}). The engine's default configuration scores ${f(r.default_quality)} and competes as trial "defaults", so nothing it beats on these queries is chosen. ${r.holdout ? `Tuned on part of the data; the front and the profiles are scored on held-out conversations below.` : `These are tuning-set numbers on ${r.data}: check a profile on your own data with \`kt eval --profile\`.`}`,
     '',
     `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
     ...(r.trials ? ['', fidelityNote(r.trials)] : []),
-    '', '| trial | ' + r.metric + ' | P99 ms (estimate) |', '|---:|---:|---:|',
+    '', '| trial | ' + r.metric + ` | P99 ms (${r.engine?.latency === 'measured' ? 'measured' : 'estimate'}) |`, '|---:|---:|---:|',
     ...r.front.points.map((p) => `| ${p.trial === -1 ? 'defaults' : p.trial} | ${f(p.quality)} | ${p.p99_ms.toFixed(3)} |`),
     '', '| domain profile | trial | why |', '|---|---:|---|',
     ...r.profiles.map((p) => `| ${p.name} (${p.description}) | ${p.trial === -1 ? 'defaults' : p.trial ?? '-'} | ${p.rationale.join('; ').replace(/\|/g, '\\|')} |`),
-    '', `Routed profile (minimum gain ${r.routed.min_gain}):`, '', '| query type | base | type sweep | gain | override |', '|---|---:|---:|---:|---|',
-    ...r.routed.per_type.map((t) => `| ${t.type} | ${f(t.base_score)} | ${f(t.best_score)} | ${signed(t.gain)} | ${t.override ? `yes (${t.keys.length} parameters)` : 'no'} |`),
+    ...(r.holdout ? [
+      '', `Held-out data: ${r.holdout.split}.`, '', `| trial | ${r.metric} (tuning) | ${r.metric} (held-out) | gap (absolute) | P99 ms (held-out) | where |`, '|---:|---:|---:|---:|---:|---|',
+      ...r.holdout.rows.map((h) => `| ${h.trial === -1 ? 'defaults' : h.trial} | ${f(h.tuning.quality)} | ${h.holdout ? f(h.holdout.quality) : `failed: ${h.error ?? ''}`} | ${h.gap === null ? '-' : signed(h.gap)} | ${h.holdout ? h.holdout.p99_ms.toFixed(3) : '-'} | ${h.roles.join(', ')} |`),
+    ] : []),
+    ...(r.routed ? [
+      '', `Routed profile (minimum gain ${r.routed.min_gain}):`, '', '| query type | base | type sweep | gain | override |', '|---|---:|---:|---:|---|',
+      ...r.routed.per_type.map((t) => `| ${t.type} | ${f(t.base_score)} | ${f(t.best_score)} | ${signed(t.gain)} | ${t.override ? `yes (${t.keys.length} parameters)` : 'no'} |`),
+    ] : []),
     ...(r.missing_types.length ? ['', `No scored queries of type ${r.missing_types.join(', ')} in the data: no sweep.`] : []),
     '',
   ]
@@ -158,7 +176,7 @@ function deploy(d: PhaseResults['deploy']): string[] {
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
     '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
     ...(d.retrieval ? [
-      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial})`).join(', ')}; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}; use it with \`kt eval --profile\`).`, ''] : []),
+      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
   ]
 }
 

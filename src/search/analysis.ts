@@ -4,8 +4,8 @@
  * Only trials at the largest budget are compared (lower budgets score fewer queries).
  */
 import type {TrialRow} from '../study/store.js'
-import {frontChartSpec, frontLines, frontReport, type FrontReport, type ReferencePoint} from './front.js'
-import {chooseDomainProfiles, RETRIEVAL_METRIC_NAMES, type Candidate, type MetricNames, type ProfileChoice} from './profiles.js'
+import {frontChartSpec, frontLines, frontReport, objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type FrontReport, type ObjectiveFrontReport, type ReferencePoint} from './front.js'
+import {chooseDomainProfiles, chooseProfile, RETRIEVAL_METRIC_NAMES, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
 import {splitTimingMetrics} from './types.js'
 
 /**
@@ -55,4 +55,68 @@ export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = R
       return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
     })
   return {front, profiles, chart: frontChartSpec(front, {qualityLabel, lower}), lines}
+}
+
+/** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */
+export interface StatedProfileRule {
+  readonly name: string
+  readonly description?: string
+  readonly order_by: string
+  readonly direction?: 'maximize' | 'minimize'
+  readonly constraints: ReadonlyArray<{readonly metric: string; readonly op: '<=' | '>='; readonly value?: number; readonly value_of_best?: number}>
+}
+
+/** A stated rule as the profile chooser's rule; the direction comes from the objectives unless given. */
+export function profileRuleOf(rule: StatedProfileRule, objectives: readonly FrontObjective[]): ProfileRule {
+  const direction = rule.direction ?? objectives.find((o) => o.metric === rule.order_by)?.direction ?? 'maximize'
+  const constraints = rule.constraints.map((c) => ({
+    metric: c.metric,
+    op: c.op,
+    value: c.value,
+    fractionOfBest: c.value_of_best,
+    label: c.value !== undefined ? `${c.metric} ${c.op} ${c.value}` : `${c.metric} ${c.op} ${c.value_of_best} x best`,
+  }))
+  const sense = direction === 'maximize' ? 'max' : 'min'
+  return {
+    name: rule.name,
+    description: rule.description ?? `${rule.order_by} ${direction === 'maximize' ? 'highest' : 'lowest'}${constraints.length ? `, ${constraints.map((c) => c.label).join(', ')}` : ''}`,
+    primary: {metric: rule.order_by, sense, label: rule.order_by},
+    constraints,
+  }
+}
+
+export interface ObjectiveStudyAnalysis {
+  /** The Pareto front over the objectives (null with a single objective). */
+  readonly front: ObjectiveFrontReport | null
+  readonly profiles: ProfileChoice[]
+  readonly chart: Record<string, unknown> | null
+  readonly lines: string[]
+}
+
+/**
+ * The front and the stated profiles of a study over any objectives (an engine file's): full-budget
+ * trials only, wall-clock timings left out, so the result repeats when the study does.
+ */
+export function analyzeObjectiveStudy(trials: readonly TrialRow[], objectives: readonly FrontObjective[], rules: readonly StatedProfileRule[]): ObjectiveStudyAnalysis {
+  const candidates = fullBudgetCandidates(trials)
+  const front = objectives.length >= 2 ? objectiveFront(candidates, objectives) : null
+  const onFront = front ? new Set(front.front.map((p) => p.trialId)) : undefined
+  const compared = front ? new Set([...front.front, ...front.dominated].map((p) => p.trialId)) : undefined
+  const profiles = rules.map((r) => {
+    const rule = profileRuleOf(r, objectives)
+    // equal on the rule's metric: the better on the first other objective wins
+    const other = objectives.find((o) => o.metric !== rule.primary.metric)
+    return chooseProfile(rule, candidates, {
+      tieBreak: other ? {metric: other.metric, sense: other.direction === 'maximize' ? 'max' : 'min'} : undefined,
+      shown: objectives.map((o) => ({metric: o.metric, label: o.metric})),
+      onFront: (id) => (onFront && compared!.has(id) ? onFront.has(id) : null),
+      frontLabel: objectives.map((o) => o.metric).join('/'),
+    })
+  })
+  const lines = front ? objectiveFrontLines(front) : []
+  for (const p of profiles) {
+    lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
+    for (const r of p.rationale) lines.push(`  - ${r}`)
+  }
+  return {front, profiles, chart: front ? objectiveFrontChartSpec(front) : null, lines}
 }

@@ -140,3 +140,107 @@ export function frontChartSpec(report: FrontReport, options: {qualityLabel?: str
     ],
   }
 }
+
+/** An objective of a study's front: a metric and whether more is better. */
+export interface FrontObjective {
+  readonly metric: string
+  readonly direction: 'maximize' | 'minimize'
+  /** The hypervolume's reference value for this metric (default: see objectiveReference). */
+  readonly reference?: number
+}
+
+/**
+ * Default reference of a metric: the worst value any compared trial reached, pushed out by this
+ * share of the observed range (by this share of its magnitude, or 1, when all trials agree), so the
+ * extreme front points still add area; the same idea as kt's retrieval front (1.1 x the slowest).
+ */
+export const REFERENCE_RANGE_MARGIN = 0.1
+
+export interface ObjectiveFrontReport {
+  readonly objectives: ReadonlyArray<FrontObjective & {readonly reference_rule: string}>
+  /** The reference point (one value per objective), when there are exactly two objectives. */
+  readonly reference: number[] | null
+  /** Non-dominated trials, best first by the first objective. */
+  readonly front: Array<{readonly trialId: number; readonly values: number[]; readonly config: Config}>
+  readonly dominated: Array<{readonly trialId: number; readonly values: number[]; readonly dominatedBy: number[]}>
+  /** Area dominated within the reference box (two objectives only). */
+  readonly hypervolume: number | null
+  readonly hypervolumeShare: number | null
+}
+
+export function objectiveReference(objective: FrontObjective, values: readonly number[]): {value: number; rule: string} {
+  if (objective.reference !== undefined) return {value: objective.reference, rule: 'stated in the engine file'}
+  const worst = objective.direction === 'maximize' ? Math.min(...values) : Math.max(...values)
+  const range = Math.max(...values) - Math.min(...values)
+  const margin = range > 0 ? REFERENCE_RANGE_MARGIN * range : REFERENCE_RANGE_MARGIN * Math.abs(worst) || 1
+  const value = Number((objective.direction === 'maximize' ? worst - margin : worst + margin).toPrecision(6))
+  return {value, rule: `the worst trial's ${objective.metric} (${Number(worst.toPrecision(6))}) ${objective.direction === 'maximize' ? 'minus' : 'plus'} ${REFERENCE_RANGE_MARGIN} x the observed range`}
+}
+
+/**
+ * The Pareto front of candidates over any number of objectives (each maximised or minimised), the
+ * dominated trials with up to three dominating front trials, and with two objectives the
+ * hypervolume against the reference point.
+ */
+export function objectiveFront(candidates: ReadonlyArray<{trialId: number; config: Config; metrics: Readonly<Record<string, number>>}>, objectives: readonly FrontObjective[]): ObjectiveFrontReport {
+  const usable = candidates.filter((c) => objectives.every((o) => Number.isFinite(c.metrics[o.metric])))
+  const senses: Sense[] = objectives.map((o) => (o.direction === 'maximize' ? 'max' : 'min'))
+  const vec = (c: (typeof usable)[number]): number[] => objectives.map((o) => c.metrics[o.metric])
+  const refs = objectives.map((o) => (usable.length ? objectiveReference(o, usable.map((c) => c.metrics[o.metric])) : {value: Number.NaN, rule: 'no trial'}))
+  const frontIdx = new Set(paretoFront(usable, objectives.map((o, j) => ({value: (c: (typeof usable)[number]) => vec(c)[j], sense: senses[j]}))))
+  const first = senses[0] === 'max' ? -1 : 1
+  const front = usable
+    .filter((_, i) => frontIdx.has(i))
+    .map((c) => ({trialId: c.trialId, values: vec(c), config: c.config}))
+    .sort((a, b) => first * (a.values[0] - b.values[0]) || a.trialId - b.trialId)
+  const dominated = usable
+    .filter((_, i) => !frontIdx.has(i))
+    .map((c) => ({trialId: c.trialId, values: vec(c), dominatedBy: front.filter((f) => dominates(f.values, vec(c), senses)).slice(0, MAX_DOMINATORS_LISTED).map((f) => f.trialId)}))
+  let hypervolume: number | null = null
+  let share: number | null = null
+  let reference: number[] | null = null
+  if (objectives.length === 2 && usable.length > 0) {
+    reference = refs.map((r) => r.value)
+    const s2: [Sense, Sense] = [senses[0], senses[1]]
+    hypervolume = hypervolume2d(front.map((f) => [f.values[0], f.values[1]] as [number, number]), [reference[0], reference[1]], s2)
+    // the box between the reference and the best value each objective reached
+    const best = objectives.map((o, j) => (senses[j] === 'max' ? Math.max(...usable.map((c) => vec(c)[j])) : Math.min(...usable.map((c) => vec(c)[j]))))
+    const box = Math.abs(best[0] - reference[0]) * Math.abs(best[1] - reference[1])
+    share = box > 0 ? hypervolume / box : null
+  }
+  return {objectives: objectives.map((o, j) => ({...o, reference_rule: refs[j].rule})), reference, front, dominated, hypervolume, hypervolumeShare: share}
+}
+
+export function objectiveFrontLines(report: ObjectiveFrontReport): string[] {
+  const names = report.objectives.map((o) => o.metric)
+  const lines = [`Pareto front over ${names.join(', ')} (${report.front.length} trials; ${report.dominated.length} dominated):`]
+  for (const p of report.front) lines.push(`  #${p.trialId}: ${p.values.map((v, j) => `${names[j]} ${Number(v.toPrecision(5))}`).join(', ')}`)
+  if (report.hypervolume !== null && report.reference)
+    lines.push(
+      `hypervolume ${Number(report.hypervolume.toPrecision(5))}${report.hypervolumeShare !== null ? ` (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values)` : ''}; reference ${report.objectives.map((o, j) => `${o.metric} ${report.reference![j]} (${o.reference_rule})`).join(', ')}`,
+    )
+  return lines
+}
+
+/** Vega-lite scatter of the first two objectives, front trials highlighted. */
+export function objectiveFrontChartSpec(report: ObjectiveFrontReport): Record<string, unknown> {
+  const [x, y] = report.objectives
+  const values = [
+    ...report.front.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'Pareto front'})),
+    ...report.dominated.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'dominated'})),
+  ]
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: `${x.metric} vs ${y?.metric ?? ''}${report.hypervolume !== null ? ` (hypervolume ${Number(report.hypervolume.toPrecision(4))})` : ''}`,
+    width: 420,
+    height: 300,
+    data: {values},
+    mark: {type: 'point', filled: true, size: 40},
+    encoding: {
+      x: {field: 'x', type: 'quantitative', title: y?.metric ?? '', scale: {zero: false}},
+      y: {field: 'y', type: 'quantitative', title: x.metric, scale: {zero: false}},
+      color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']}, title: null},
+      tooltip: [{field: 'trial'}, {field: 'x'}, {field: 'y'}],
+    },
+  }
+}

@@ -32,34 +32,52 @@ export interface HoldoutReport {
   readonly rows: HoldoutRow[]
 }
 
+/** A configuration to score on the held-out side, with where it came from and its tuning metrics. */
+export interface HoldoutItem {
+  readonly trial: number
+  readonly config: Config
+  readonly role: string
+  readonly metrics: Readonly<Record<string, number>> | null | undefined
+}
+
 /**
- * Evaluates the front's and profiles' configurations on the held-out objective at its largest
- * budget (each configuration once), in trial order so the result does not depend on the front's
- * order.
+ * Evaluates configurations on the held-out objective at its largest budget (each trial once), in
+ * trial order so the result does not depend on the front's order. `names` are the quality and
+ * latency metrics read on both sides.
  */
-export async function evaluateHoldout(analysis: StudyAnalysis, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+export async function evaluateHoldoutItems(items: readonly HoldoutItem[], side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
   const wanted = new Map<number, {config: Config; roles: string[]; quality: number; p99: number}>()
-  const add = (trial: number, config: Config, role: string, metrics: Readonly<Record<string, number>> | undefined | null): void => {
-    const row = wanted.get(trial) ?? {config, roles: [], quality: metrics?.[names.quality] ?? NaN, p99: metrics?.[names.latency] ?? NaN}
-    if (!row.roles.includes(role)) row.roles.push(role)
-    wanted.set(trial, row)
+  for (const it of items) {
+    const row = wanted.get(it.trial) ?? {config: it.config, roles: [], quality: it.metrics?.[names.quality] ?? NaN, p99: it.metrics?.[names.latency] ?? NaN}
+    if (!row.roles.includes(it.role)) row.roles.push(it.role)
+    wanted.set(it.trial, row)
   }
-  for (const p of analysis.front.front) add(p.trialId, p.config, 'front', p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs})
-  for (const p of analysis.profiles) if (p.trialId !== null && p.config) add(p.trialId, p.config, `profile ${p.profile}`, p.metrics)
   const budget = side.objective.fidelity?.max ?? 1
   const rows: HoldoutRow[] = []
   for (const [trial, w] of [...wanted.entries()].sort((a, b) => a[0] - b[0])) {
     const tuning = {quality: w.quality, p99_ms: w.p99}
     try {
       const r = await side.objective.evaluate(w.config, budget, {trialId: trial, configId: `holdout-${trial}`, seed})
-      const metrics = splitTimingMetrics(r.metrics ?? {}).deterministic
+      const all = r.metrics ?? {}
+      const metrics = splitTimingMetrics(all).deterministic
       const quality = metrics[names.quality] ?? -r.loss
-      rows.push({trial, roles: w.roles, tuning, holdout: {quality, p99_ms: metrics[names.latency] ?? NaN, metrics}, gap: quality - w.quality})
+      // a measured latency (an external engine's) is a timing but still the held-out latency
+      const p99 = all[names.latency] ?? NaN
+      rows.push({trial, roles: w.roles, tuning, holdout: {quality, p99_ms: p99, metrics}, gap: quality - w.quality})
     } catch (error) {
       rows.push({trial, roles: w.roles, tuning, holdout: null, gap: null, error: (error as Error).message.split('\n')[0]})
     }
   }
   return {split: side.description, rows}
+}
+
+/** The front's and the profiles' configurations of a kt retrieval study on the held-out side. */
+export async function evaluateHoldout(analysis: StudyAnalysis, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+  const items: HoldoutItem[] = [
+    ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs}})),
+    ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: p.metrics})),
+  ]
+  return evaluateHoldoutItems(items, side, seed, names)
 }
 
 /** Lines for the console: tuning and held-out quality side by side. */

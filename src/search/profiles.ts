@@ -50,7 +50,7 @@ export interface MetricNames {
   readonly temporalParam: string
 }
 
-/** Metric names of kt's retrieval objective (src/search/retrieval.ts) and the retrieval space. */
+/** Metric names of kt's retrieval objective (src/eval/retrieval-objective.ts) and the retrieval space. */
 export const RETRIEVAL_METRIC_NAMES: MetricNames = {quality: 'quality', latency: 'p99_ms', entity: 'quality.entity_lookup', temporalParam: 'edge.temporal'}
 
 /** The priorities of issue 4. */
@@ -112,8 +112,12 @@ function fmt(x: number): string {
   return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3)
 }
 
-/** Best candidate by a metric (ties: lower latency if known, then lower trial id). */
-function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min', latency: string): Candidate | undefined {
+/** Best candidate by a metric (ties: the lower tie-break metric if known, then lower trial id). */
+function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min', tieBreak: TieBreak | undefined): Candidate | undefined {
+  const tieValue = (c: Candidate): number => {
+    const v = tieBreak === undefined ? undefined : c.metrics[tieBreak.metric]
+    return v === undefined || !Number.isFinite(v) ? Infinity : tieBreak!.sense === 'max' ? -v : v
+  }
   let best: Candidate | undefined
   for (const c of cands) {
     const v = c.metrics[metric]
@@ -124,10 +128,49 @@ function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min
     }
     const b = best.metrics[metric]
     const better = sense === 'max' ? v > b : v < b
-    const tie = v === b && ((c.metrics[latency] ?? Infinity) < (best.metrics[latency] ?? Infinity) || ((c.metrics[latency] ?? Infinity) === (best.metrics[latency] ?? Infinity) && c.trialId < best.trialId))
+    const tie = v === b && (tieValue(c) < tieValue(best) || (tieValue(c) === tieValue(best) && c.trialId < best.trialId))
     if (better || tie) best = c
   }
   return best
+}
+
+/**
+ * What profile choice needs to know about the study besides the rule: how to break ties, which
+ * metrics to show beside the primary one, and which trials are on the study's front.
+ */
+/** The metric that breaks ties between equal primary values, and whether more of it is better. */
+export interface TieBreak {
+  readonly metric: string
+  readonly sense: 'max' | 'min'
+}
+
+export interface ChoiceContext {
+  /** Breaks ties between equal primary values (then the lower trial id). */
+  readonly tieBreak?: TieBreak
+  /** Metrics shown beside the primary one when a trial is described (`, label value unit`). */
+  readonly shown: ReadonlyArray<{readonly metric: string; readonly label: string; readonly unit?: string}>
+  /** Whether a trial is on the study's front; null when there is no front. */
+  readonly onFront: (trialId: number) => boolean | null
+  /** How the front is named in a rationale ("accuracy/latency"). */
+  readonly frontLabel: string
+}
+
+/** The context of kt's retrieval studies: ties to lower P99, front of quality vs P99. */
+export function contextFromNames(names: MetricNames, candidates: readonly Candidate[]): ChoiceContext {
+  const points: FrontPoint[] = candidates
+    .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
+    .map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config}))
+  const front = points.length > 0 ? new Set(frontReport(points).front.map((p) => p.trialId)) : undefined
+  const inPoints = new Set(points.map((p) => p.trialId))
+  return {
+    tieBreak: {metric: names.latency, sense: 'min'},
+    shown: [
+      {metric: names.latency, label: 'p99', unit: ' ms'},
+      {metric: names.quality, label: 'accuracy'},
+    ],
+    onFront: (id) => (front && inPoints.has(id) ? front.has(id) : null),
+    frontLabel: 'accuracy/latency',
+  }
 }
 
 function threshold(c: Constraint, cands: readonly Candidate[]): number {
@@ -144,12 +187,13 @@ function satisfies(c: Constraint, t: number, cand: Candidate): boolean {
 }
 
 /** Chooses one profile from the candidates under a rule, and says why. */
-export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[], names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileChoice {
+export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[], context: ChoiceContext): ProfileChoice {
+  const tieBreak = context.tieBreak
   const {metric, sense, label} = rule.primary
   const usable = candidates.filter((c) => Number.isFinite(c.metrics[metric]))
   const empty = {profile: rule.name, description: rule.description, trialId: null, config: null, metrics: null, onFront: null}
   if (usable.length === 0) return {...empty, constraints: [], cost: null, rationale: [`no trial reports ${metric}`]}
-  const unconstrained = bestBy(usable, metric, sense, names.latency)!
+  const unconstrained = bestBy(usable, metric, sense, tieBreak)!
   const thresholds = rule.constraints.map((c) => threshold(c, usable))
   const outcomes: ConstraintOutcome[] = rule.constraints.map((c, i) => ({
     label: c.label,
@@ -159,15 +203,20 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
   }))
   const feasible = usable.filter((x) => rule.constraints.every((c, i) => satisfies(c, thresholds[i], x)))
   const rationale: string[] = []
-  const describe = (c: Candidate): string => `#${c.trialId}: ${label} ${fmt(c.metrics[metric])}` + (metric !== names.latency && c.metrics[names.latency] !== undefined ? `, p99 ${fmt(c.metrics[names.latency])} ms` : '') + (metric !== names.quality && c.metrics[names.quality] !== undefined ? `, accuracy ${fmt(c.metrics[names.quality])}` : '')
+  const describe = (c: Candidate): string =>
+    `#${c.trialId}: ${label} ${fmt(c.metrics[metric])}` +
+    context.shown
+      .filter((x) => x.metric !== metric && c.metrics[x.metric] !== undefined)
+      .map((x) => `, ${x.label} ${fmt(c.metrics[x.metric])}${x.unit ?? ''}`)
+      .join('')
   if (feasible.length === 0) {
     rule.constraints.forEach((c, i) => {
-      const closest = bestBy(usable, c.metric, c.op === '<=' ? 'min' : 'max', names.latency)
+      const closest = bestBy(usable, c.metric, c.op === '<=' ? 'min' : 'max', tieBreak)
       rationale.push(`no trial meets ${c.label}${c.fractionOfBest !== undefined ? ` (= ${fmt(thresholds[i])})` : ''}; closest is #${closest?.trialId} at ${closest ? fmt(closest.metrics[c.metric]) : '-'}`)
     })
     return {...empty, constraints: outcomes, cost: {metric, unconstrained: unconstrained.metrics[metric], chosen: null, given_up: null}, rationale}
   }
-  const bestFeasible = bestBy(feasible, metric, sense, names.latency)!
+  const bestFeasible = bestBy(feasible, metric, sense, tieBreak)!
   let chosen = bestFeasible
   rationale.push(`${label} first: best among ${feasible.length} of ${usable.length} trials meeting ${rule.constraints.map((c) => c.label).join(' and ') || 'no constraint'}: ${describe(bestFeasible)}`)
   rule.constraints.forEach((c, i) => {
@@ -187,7 +236,7 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
         const va = a.config[f.param] as number
         const vb = b.config[f.param] as number
         const better = f.direction === 'high' ? vb > va : vb < va
-        return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, names.latency)!.trialId) ? b : a
+        return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, tieBreak)!.trialId) ? b : a
       })
       if (pick.trialId === bestFeasible.trialId) rationale.push(`${f.label}: the best trial already has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`)
       else
@@ -199,11 +248,8 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
   }
   const givenUp = sense === 'max' ? unconstrained.metrics[metric] - chosen.metrics[metric] : chosen.metrics[metric] - unconstrained.metrics[metric]
   rationale.push(givenUp > 0 ? `in all, the constraints${rule.favour ? ' and the preference' : ''} cost ${fmt(givenUp)} ${label} against the unconstrained best #${unconstrained.trialId}` : `nothing given up against the unconstrained best`)
-  const points: FrontPoint[] = usable
-    .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
-    .map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config}))
-  const onFront = points.length > 0 && points.some((p) => p.trialId === chosen.trialId) ? frontReport(points).front.some((p) => p.trialId === chosen.trialId) : null
-  if (onFront === false) rationale.push(`#${chosen.trialId} is not on the accuracy/latency front: ${rule.primary.label} is what this profile optimises`)
+  const onFront = context.onFront(chosen.trialId)
+  if (onFront === false) rationale.push(`#${chosen.trialId} is not on the ${context.frontLabel} front: ${rule.primary.label} is what this profile optimises`)
   return {
     profile: rule.name,
     description: rule.description,
@@ -219,5 +265,6 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
 
 /** The three domain profiles of issue 4 from one set of candidates. */
 export function chooseDomainProfiles(candidates: readonly Candidate[], names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileChoice[] {
-  return domainRules(names).map((rule) => chooseProfile(rule, candidates, names))
+  // the front a choice is checked against is that of the trials reporting the rule's primary metric
+  return domainRules(names).map((rule) => chooseProfile(rule, candidates, contextFromNames(names, candidates.filter((c) => Number.isFinite(c.metrics[rule.primary.metric])))))
 }

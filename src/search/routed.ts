@@ -6,7 +6,7 @@
  * routed overrides (src/engine/retrieval/classifier.ts: base config, overrides by type).
  */
 import type {Config} from '../space/index.js'
-import {createObjective, type ObjectiveSpec} from './objectives.js'
+import type {ObjectiveSpec} from '../study/objectives.js'
 import type {Objective} from './types.js'
 
 /** An override must beat the base on its type by at least this much quality to be kept. */
@@ -76,9 +76,9 @@ export async function qualityAtFullBudget(objective: Objective, config: Config, 
 export interface TypeSweepOptions {
   readonly types: readonly string[]
   /** The objective over every query (type undefined) or one type's queries. */
-  readonly objectiveFor: (type: string | undefined) => {readonly spec: ObjectiveSpec; readonly instance?: Objective}
+  readonly objectiveFor: (type: string | undefined) => {readonly spec: ObjectiveSpec; readonly instance: Objective}
   /** Runs (or resumes) one study and returns its incumbent configuration (full, fixed values included). */
-  readonly runStudy: (name: string, objective: {spec: ObjectiveSpec; instance?: Objective}) => Promise<{config: Config} | undefined>
+  readonly runStudy: (name: string, objective: {spec: ObjectiveSpec; instance: Objective}) => Promise<{config: Config} | undefined>
   readonly studyPrefix: string
   readonly seed: number
   readonly minGain?: number
@@ -100,7 +100,7 @@ export async function runTypeSweeps(options: TypeSweepOptions): Promise<RoutedPr
     const target = options.objectiveFor(type)
     const study = `${options.studyPrefix}-${type}`
     const best = await options.runStudy(study, target)
-    const objective = target.instance ?? (await createObjective(target.spec))
+    const objective = target.instance
     const base = await qualityAtFullBudget(objective, baseBest.config, options.seed, `routed-base-${type}`)
     if (!best) {
       scores.push({type, base, best: base, bestConfig: baseBest.config, study})

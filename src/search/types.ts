@@ -76,6 +76,11 @@ export interface EvalContext {
   readonly seed: number
   /** Present when the trial continues a lower-budget evaluation and the objective supports it. */
   readonly checkpoint?: Checkpoint
+  /**
+   * A folder this trial may keep files in (an external engine's stdout/stderr), beside the study:
+   * `<storage folder>/<study>/trials`. Absent for in-memory studies.
+   */
+  readonly artifactsDir?: string
 }
 
 /** What an objective returns for one evaluation. */

@@ -107,7 +107,8 @@ export function correlationBootstrap(kind: CorrelationKind, x: ArrayLike<number>
   let count = 0
   for (let b = 0; b < set.resamples; b++) {
     const r = set.correlation(kind, x, y, b)
-    if (r !== null) values[count++] = r
+    // NaN (a resample with infinite or NaN values) is undefined, as in bootstrapCI: left out and counted
+    if (r !== null && !Number.isNaN(r)) values[count++] = r
   }
   return {estimate: CORRELATIONS[kind](x, y), ...percentile(values.subarray(0, count), confidence), resamples: set.resamples, undefinedResamples: set.resamples - count, confidence, method: 'percentile'}
 }
@@ -120,7 +121,7 @@ export function correlationDeltaBootstrap(kind: CorrelationKind, a: ArrayLike<nu
   for (let k = 0; k < set.resamples; k++) {
     const ra = set.correlation(kind, a, y, k)
     const rb = set.correlation(kind, b, y, k)
-    if (ra !== null && rb !== null) values[count++] = rb - ra
+    if (ra !== null && rb !== null && !Number.isNaN(rb - ra)) values[count++] = rb - ra
   }
   const estimateA = CORRELATIONS[kind](a, y), estimateB = CORRELATIONS[kind](b, y)
   return {

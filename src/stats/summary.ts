@@ -130,6 +130,9 @@ export function quantileSorted(sorted: ArrayLike<number>, p: number): number {
   // lands exactly on an order statistic next to an infinite one; keep both exact.
   const frac = h - lo
   if (a === b || frac === 0) return a
+  // R's own form, (1 - h) a + h b, where a neighbour is infinite: quantile(c(-Inf, 0), 0.5) is -Inf
+  // there, while a + h (b - a) gives -Inf + Inf = NaN. Finite values keep the form below (bit-identical to before).
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return (1 - frac) * a + frac * b
   return a + frac * (b - a)
 }
 

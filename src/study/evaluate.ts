@@ -32,6 +32,19 @@ export function errorLine(error: unknown): string {
   return text.split('\n')[0].slice(0, 500)
 }
 
+/** Stderr lines kept with a failed trial's reason (an external engine's last words). */
+const MAX_DETAIL_CHARS = 12_000
+
+/**
+ * What the store keeps of an error: its first line, and for errors that carry a `detail` (an
+ * external engine's last stderr lines, src/engines/metrics.ts) that detail on the following lines.
+ */
+export function errorText(error: unknown): string {
+  const carried = error instanceof Error ? (error as Error & {detail?: unknown}).detail : undefined
+  const detail = typeof carried === 'string' ? carried : ''
+  return detail.trim() ? `${errorLine(error)}\n${detail.slice(-MAX_DETAIL_CHARS)}` : errorLine(error)
+}
+
 /** Checks what an objective returned; anything unusable fails the trial with a reason. */
 export function checkResult(objective: Pick<Objective, 'valueNames'>, result: unknown): {ok: true; value: {loss: number; values?: number[]; metrics?: Record<string, number>; checkpoint?: unknown}} | {ok: false; error: string} {
   const r = result as {loss?: unknown; values?: unknown; metrics?: unknown; checkpoint?: unknown} | undefined
@@ -68,7 +81,7 @@ export async function evaluateHere(objective: Objective, job: EvalJob, timeoutMs
     const checked = checkResult(objective, raced)
     return checked.ok ? finish({status: 'ok', ...checked.value}) : finish({status: 'failed', error: checked.error})
   } catch (error) {
-    return finish({status: 'failed', error: errorLine(error)})
+    return finish({status: 'failed', error: errorText(error)})
   } finally {
     if (timer) clearTimeout(timer)
   }

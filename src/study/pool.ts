@@ -6,7 +6,7 @@
 import {createRequire} from 'node:module'
 import {pathToFileURL} from 'node:url'
 import {Worker} from 'node:worker_threads'
-import type {ObjectiveSpec} from '../search/objectives.js'
+import type {ObjectiveSpec} from './objectives.js'
 import {InputError} from '../util/errors.js'
 import {errorLine, type EvalJob, type Outcome} from './evaluate.js'
 

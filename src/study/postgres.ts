@@ -252,6 +252,20 @@ export class PostgresStorage implements StudyStorage {
     }))
   }
 
+  /** Per study: state, update time, trial counts and the latest trial start/finish (the dashboard's change signature). */
+  async activity(): Promise<Array<{name: string; state: string; updatedAt: string; trials: number; finished: number; last: string | null}>> {
+    const rows = await this.use(async (c) =>
+      (
+        await c.query(
+          `SELECT s.name, s.state, s.updated_at, COUNT(t.id) AS trials, SUM(CASE WHEN t.status <> 'running' THEN 1 ELSE 0 END) AS finished,
+             MAX(GREATEST(COALESCE(t.finished_at, ''), COALESCE(t.started_at, ''))) AS last
+           FROM kt_studies s LEFT JOIN kt_trials t ON t.study = s.name GROUP BY s.name`,
+        )
+      ).rows,
+    )
+    return rows.map((r) => ({name: r.name, state: r.state, updatedAt: r.updated_at, trials: Number(r.trials ?? 0), finished: Number(r.finished ?? 0), last: r.last || null}))
+  }
+
   async getStudy(name: string): Promise<StudyRecord | undefined> {
     const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_studies WHERE name = $1', [name])).rows)
     return rows[0] ? studyFromRow(this.label, rows[0]) : undefined

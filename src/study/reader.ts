@@ -107,11 +107,44 @@ function maxIso(a: string, b: string | null): string {
   return b !== null && b > a ? b : a
 }
 
-/**
- * Opens the reader for a --storage value: a SQLite file path (a PostgreSQL URL once that store
- * is on main).
- */
+/** The reader over a PostgreSQL study database (src/study/postgres.ts), read-only. */
+export class PostgresStudyReader implements StudyReader {
+  private constructor(private readonly storage: import('./postgres.js').PostgresStorage) {}
+
+  static async open(url: string): Promise<PostgresStudyReader> {
+    const {PostgresStorage} = await import('./postgres.js')
+    return new PostgresStudyReader(await PostgresStorage.open(url, {readonly: true}))
+  }
+
+  get location(): string {
+    return this.storage.label
+  }
+
+  async listStudies(): Promise<StudySummary[]> {
+    const activity = new Map((await this.storage.activity()).map((a) => [a.name, a]))
+    return (await this.storage.listStudies()).map((s) => ({
+      name: s.name, objective: s.objective, optimizer: s.optimizer, seed: s.seed, state: s.state,
+      trials: s.trials, ok: s.ok, failed: s.failed, running: s.running, createdAt: s.createdAt,
+      lastActivity: maxIso(s.updatedAt, activity.get(s.name)?.last ?? null),
+    }))
+  }
+
+  async getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {
+    const study = await this.storage.getStudy(name)
+    return study ? {study, trials: await this.storage.trials(name)} : undefined
+  }
+
+  async versions(): Promise<Record<string, string>> {
+    return Object.fromEntries((await this.storage.activity()).map((a) => [a.name, `${a.state}|${a.updatedAt}|${a.trials}|${a.finished}|${a.last ?? ''}`]))
+  }
+
+  async close(): Promise<void> {
+    await this.storage.close()
+  }
+}
+
+/** Opens the reader for a --storage value: a SQLite file path or a postgresql:// URL. */
 export async function openStudyReader(storage: string): Promise<StudyReader> {
-  if (/^postgres(ql)?:\/\//i.test(storage)) throw new InputError('--storage', 'a SQLite study file (the PostgreSQL store is not available in this build)', storage.replace(/\/\/[^@/]*@/, '//***@'))
+  if (/^postgres(ql)?:\/\//i.test(storage)) return PostgresStudyReader.open(storage)
   return SqliteStudyReader.open(storage)
 }

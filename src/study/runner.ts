@@ -30,7 +30,7 @@
 import {randomBytes} from 'node:crypto'
 import {hostname} from 'node:os'
 import {configKeys, type Config} from '../space/index.js'
-import type {ObjectiveSpec} from '../search/objectives.js'
+import type {ObjectiveSpec} from './objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
@@ -61,13 +61,16 @@ export interface RunOptions extends RunLimits {
   readonly workers?: number
   /** Evaluate on worker threads even with one slot (keeps heartbeats going during a CPU-bound trial). */
   readonly threads?: boolean
+  /** Passed to every evaluation as ctx.artifactsDir (files a trial keeps beside the study). */
+  readonly artifactsDir?: string
   readonly timeoutMs?: number
   /** A running trial whose heartbeat is older than this is taken over (ms). */
   readonly graceMs?: number
   /** Aborting stops asking and returns at once; this process's running trials are released for others. */
   readonly signal?: AbortSignal
   /** Called after each trial this process evaluated is stored. */
-  readonly onTrial?: (trial: Trial, outcome: Outcome) => void
+  /** Called as each trial is recorded; `progress` is the study's trials asked and budget used so far (all processes). */
+  readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
   /** One-line notices (a lost database connection, its return). */
   readonly log?: (line: string) => void
   readonly now?: () => string
@@ -133,6 +136,12 @@ export function ownerIsDeadHere(owner: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH'
   }
+}
+
+/** How far a study has got: trials asked and budget used (units of the maximum budget). */
+export interface StudyProgress {
+  readonly asked: number
+  readonly budgetUsed: number
 }
 
 /** The process's copy of the optimiser, kept equal to one optimiser told the store's history in order. */
@@ -338,7 +347,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   }
 
   // ---- evaluation ----
-  const useThreads = slots > 1 || (options.threads ?? false)
+  // objectives that wait on other processes (external engines) run every slot in this thread
+  const useThreads = !objective.concurrent && (slots > 1 || (options.threads ?? false))
   const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
   const evaluate = async (trial: Trial): Promise<Outcome> => {
     let checkpointState: unknown
@@ -354,6 +364,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         trialId: trial.id,
         configId: trial.configId,
         seed: options.seed,
+        ...(options.artifactsDir ? {artifactsDir: options.artifactsDir} : {}),
         checkpoint: checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
       },
     }
@@ -374,7 +385,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         mine.delete(done.trial.id)
         if (step.recorded) {
           if (done.outcome.status === 'ok' && done.outcome.checkpoint !== undefined) checkpoints.set(done.trial.id, done.outcome.checkpoint)
-          options.onTrial?.(done.trial, done.outcome)
+          options.onTrial?.(done.trial, done.outcome, {asked: replica?.askCount ?? 0, budgetUsed: replica?.budgetUsed ?? 0})
         }
         done = undefined
       }

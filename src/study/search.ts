@@ -5,14 +5,15 @@
  * nothing else.
  */
 import type {Config, ParamSpace} from '../space/index.js'
-import {createObjective, type ObjectiveSpec} from '../search/objectives.js'
+import {dirname, join, resolve} from 'node:path'
+import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {runStudy, type RunSummary} from './runner.js'
+import {runStudy, type RunSummary, type StudyProgress} from './runner.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
@@ -45,10 +46,12 @@ export interface SearchOptions {
   readonly timeoutMs?: number
   /** For a new study: a running trial whose worker is silent this long is taken over (ms; default DEFAULT_GRACE_MS). */
   readonly graceMs?: number
+  /** Create the study (or update a resumed one's limits) and return without evaluating: workers join later. */
+  readonly createOnly?: boolean
   /** Evaluate on worker threads even with --workers 1 (default: on for PostgreSQL studies). */
   readonly threads?: boolean
   readonly signal?: AbortSignal
-  readonly onTrial?: (trial: Trial, outcome: Outcome) => void
+  readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
   /** One-line notices while running (a lost database and its return). */
   readonly log?: (line: string) => void
   /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
@@ -73,6 +76,38 @@ export interface StoredOptions {
   /** Lease grace period (ms); absent in studies made before leases (DEFAULT_GRACE_MS). */
   readonly graceMs?: number
 }
+
+/** Canonical JSON (keys sorted, undefined dropped), so equal settings compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+}
+
+/** Flag names of the stored options a user sets on the command line. */
+const OPTION_FLAGS: Record<string, string> = {maxTrials: '--trials', maxBudget: '--budget', timeoutMs: '--timeout-ms', fixed: '--fix', settings: 'optimiser settings', graceMs: 'lease grace'}
+
+/** What differs between a stored study and the one a command asks for, as `--seed 7 (stored: 42)`. */
+export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>, wanted: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>): string[] {
+  const out: string[] = []
+  const show = (v: unknown): string => (v === undefined ? 'unset' : canonical(v).length > 60 ? `${canonical(v).slice(0, 57)}...` : canonical(v))
+  const compare = (label: string, a: unknown, b: unknown): void => {
+    if (canonical(a) !== canonical(b)) out.push(`${label} ${show(b)} (stored: ${show(a)})`)
+  }
+  const so = (stored.objective ?? {}) as Record<string, unknown>
+  const wo = (wanted.objective ?? {}) as Record<string, unknown>
+  for (const key of new Set([...Object.keys(so), ...Object.keys(wo)])) compare(key === 'name' ? '--objective' : `objective ${key}`, so[key], wo[key])
+  compare('--optimizer', stored.optimizer, wanted.optimizer)
+  compare('--seed', stored.seed, wanted.seed)
+  const sOpts = stored.options as Record<string, unknown>
+  const wOpts = wanted.options as Record<string, unknown>
+  for (const key of new Set([...Object.keys(sOpts), ...Object.keys(wOpts)])) compare(OPTION_FLAGS[key] ?? key, sOpts[key], wOpts[key])
+  if (canonical(stored.space) !== canonical(wanted.space)) out.push('searched space (--range/--floor/--fix)')
+  return out
+}
+/** Where trials of a study without a folder (PostgreSQL) keep their files. */
+export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
 
 export function defaultStudyName(objective: string, optimizer: string, seed: number): string {
   return `${objective}-${optimizer}-s${seed}`
@@ -114,21 +149,46 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         timeoutMs: options.timeoutMs,
         graceMs: options.graceMs,
       }
-      record = await store.createStudy(
-        {
-          name: options.study ?? defaultStudyName(options.objective.name === 'module' ? objective.id : options.objective.name, optimizerName, seed),
-          objective: options.objective,
-          optimizer: optimizerName,
-          options: stored as unknown as Record<string, unknown>,
-          seed,
-          space,
-        },
-        now,
-      )
+      const wanted = {
+        name: options.study ?? defaultStudyName(options.objective.name === 'module' || options.objective.name === 'engine' ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-') : options.objective.name, optimizerName, seed),
+        objective: options.objective,
+        optimizer: optimizerName,
+        options: stored as unknown as Record<string, unknown>,
+        seed,
+        space,
+      }
+      // The same command run again continues its study (or reports it finished); different
+      // arguments under the same name are refused with what differs.
+      const existing = await store.getStudy(wanted.name)
+      if (existing) {
+        const differences = studyDifferences(existing, wanted)
+        if (differences.length > 0) {
+          throw new InputError(
+            `${store.label}: study ${wanted.name}`,
+            `the arguments it was created with (--study NAME starts a new study; --resume ${wanted.name} continues it, with new limits if given)`,
+            differences.join('; '),
+          )
+        }
+        record = existing
+      } else record = await store.createStudy(wanted, now)
     }
     const stored = record.options as unknown as StoredOptions
     const space = record.space as ParamSpace
-    const summary = await runStudy({
+    if (options.createOnly) {
+      const trials = await store.trials(record.name)
+      const ok = trials.filter((t) => t.status === 'ok').length
+      const failed = trials.filter((t) => t.status === 'failed').length
+      const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
+      if (!options.objectiveInstance) await objective.close?.()
+      return {study: record, summary, trials, best: incumbent(trials)}
+    }
+    // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
+    // ./kt-studies (a PostgreSQL study has no folder of its own)
+    const artifactsDir =
+      options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
+    let summary: RunSummary
+    try {
+      summary = await runStudy({
       storage: store,
       study: record.name,
       seed: record.seed,
@@ -145,7 +205,12 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       signal: options.signal,
       onTrial: options.onTrial,
       log: options.log,
+      artifactsDir,
     })
+    } finally {
+      // an interrupted study leaves no process or connection of its objective behind
+      if (!options.objectiveInstance) await objective.close?.()
+    }
     const trials = await store.trials(record.name)
     return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {

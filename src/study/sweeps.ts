@@ -100,7 +100,7 @@ export interface RoutedSweepResult {
   readonly analysis?: StudyAnalysis
   readonly files: string[]
   /** The objectives the sweeps used (dataset loaded and engines built once), for further evaluations. */
-  readonly objectiveFor: ReturnType<typeof import('../search/retrieval.js').retrievalObjectives>['objectiveFor']
+  readonly objectiveFor: ReturnType<typeof import('../eval/retrieval-objective.js').retrievalObjectives>['objectiveFor']
 }
 
 /**
@@ -108,7 +108,7 @@ export interface RoutedSweepResult {
  * routed profile bundled from them, and the base study's front and domain profiles.
  */
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
-  const {retrievalObjectives} = await import('../search/retrieval.js')
+  const {retrievalObjectives} = await import('../eval/retrieval-objective.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric})
   const store = await openStorage(options.storage)
   const studies: string[] = []

@@ -3,7 +3,7 @@
  * once, then evaluates one job per message and posts the outcome back.
  */
 import {parentPort, workerData, threadId} from 'node:worker_threads'
-import {createObjective, type ObjectiveSpec} from '../search/objectives.js'
+import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {evaluateHere, errorLine, type EvalJob} from './evaluate.js'
 
 const port = parentPort

@@ -1,3 +1,5 @@
+import {didYouMean} from './suggest.js'
+
 /**
  * Errors a user caused. Each renders as one line that names where (file, line, field) and what
  * was expected; the CLI prints it and exits with code 2.
@@ -10,9 +12,43 @@ export class InputError extends Error {
     readonly expected: string,
     readonly got?: string,
   ) {
-    super(`${where}: expected ${expected}${got === undefined ? '' : `, got ${got}`}`)
+    super(escapeControls(`${where}: expected ${expected}${got === undefined ? '' : `, got ${got}${choiceSuggestion(expected, got)}`}`))
     this.name = 'InputError'
   }
+}
+
+/** For "expected one of a, b, c, got x": the listed choice closest to x, as ` (did you mean "b"?)`. */
+function choiceSuggestion(expected: string, got: string): string {
+  const list = /^one of (.+)$/.exec(expected)
+  if (!list) return ''
+  const unquote = (t: string): string => t.trim().replace(/^"(.*)"$/, '$1')
+  return didYouMean(unquote(got), list[1].split(', ').map(unquote))
+}
+
+/**
+ * Exit codes (README "Errors"): 0 pass, 1 an acceptance criterion failed, 2 bad input, 3 kt itself
+ * failed (a bug: KT_DEBUG=1 prints the stack).
+ */
+export const EXIT_INPUT = 2
+export const EXIT_INTERNAL = 3
+
+/**
+ * Control characters (C0, DEL, C1, line and paragraph separators) as visible escapes, so text
+ * from a user's file can never break an error line or drive the terminal (ESC sequences).
+ */
+export function escapeControls(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    if (c === '\n') return '\\n'
+    if (c === '\r') return '\\r'
+    if (c === '\t') return '\\t'
+    const code = c.charCodeAt(0)
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+  })
+}
+
+/** A message as one printable line: line breaks between parts become spaces, other controls escapes. */
+export function oneLine(message: string): string {
+  return escapeControls(message.replace(/\s*[\r\n]+\s*/g, ' ').trim())
 }
 
 /** Short, printable description of an offending value for error messages. */

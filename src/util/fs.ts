@@ -1,6 +1,7 @@
 import {mkdirSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync, statSync} from 'node:fs'
 import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
+import {parseJsonText, readJsonFile, stripBom} from './json.js'
 
 /**
  * Writes a file whole or not at all: the bytes go to a temporary sibling, which is then renamed
@@ -43,28 +44,27 @@ export function ensureDir(dir: string): void {
   }
 }
 
-/** Reads a text file, turning a missing or unreadable file into a one-line InputError. */
+/**
+ * Reads a text file (without a UTF-8 byte-order mark), turning a missing or unreadable file into a
+ * one-line InputError.
+ */
 export function readText(path: string): string {
   if (!existsSync(path)) throw new InputError(path, 'an existing file', 'no such file')
   try {
-    return readFileSync(path, 'utf8')
+    if (statSync(path).isDirectory()) throw new InputError(path, 'a file', 'a folder')
+    return stripBom(readFileSync(path, 'utf8'))
   } catch (error) {
+    if (error instanceof InputError) throw error
     throw new InputError(path, 'a readable file', (error as NodeJS.ErrnoException).code ?? 'an error')
   }
 }
 
-/** Parses JSON text, reporting the file and (where Node says it) the line of a syntax error. */
+/** JSON text read from `path`: see parseJsonText (src/util/json.ts), the one JSON reader. */
 export function parseJson(path: string, text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    const message = (error as Error).message
-    const pos = /position (\d+)/.exec(message)
-    const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined
-    throw new InputError(line === undefined ? path : `${path}:${line}`, 'valid JSON', message.replace(/\s+/g, ' '))
-  }
+  return parseJsonText(path, text)
 }
 
+/** A JSON file: see readJsonFile (src/util/json.ts), the one JSON reader. */
 export function readJson(path: string): unknown {
-  return parseJson(path, readText(path))
+  return readJsonFile(path)
 }

@@ -90,7 +90,7 @@ describe('bad input', () => {
     const r = kt(['run', '--plan', bad('broken.json', '{\n  "kt_plan": 1,\n  oops\n}'), '--out', join(dir, 'x')])
     expect(r.status).toBe(2)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
-    expect(r.stderr).toMatch(/broken\.json:3: expected valid JSON/)
+    expect(r.stderr).toMatch(/broken\.json:3:\d+: expected valid JSON/)
   })
 
   it('names the field of a plan with non-summing weights', () => {

@@ -116,7 +116,7 @@ describe('import', () => {
     writeFileSync(file, '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T00:00:00Z","text":"b","truth":7,"surprise":0.1,"query":"q"}\n')
     expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(/b\.jsonl:2: truth: expected a number in \[0, 1\], got 7/)
     writeFileSync(file, '{"id":"1"}\nnot json\n')
-    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(/b\.jsonl:2: expected one JSON object per line/)
+    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(/b\.jsonl:2:\d+: expected one JSON object per line/)
     const csv = join(dir, 'c.csv')
     writeFileSync(csv, 'id,time,text,truth,surprise,query\n1,2025-01-01,a,0.5,0.1,q\n2,2025-01-01T00:00:00Z,b,0.5,0.1,q\n')
     expect(() => importLabelledTurns({file: csv, id: 'c', columns: DEFAULT_COLUMNS})).toThrow(/c\.csv:2: time: expected an ISO-8601 time with a zone/)

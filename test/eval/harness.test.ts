@@ -23,6 +23,15 @@ describe('per-query metrics', () => {
     expect(m['ndcg@10']).toBeCloseTo(1 / Math.log2(3) / (1 + 1 / Math.log2(3)), 12)
   })
 
+  it('count a repeated id once: NDCG of a ranking that repeats its one relevant id is 1, not 1.63', () => {
+    expect(queryMetrics(['a', 'a', 'b'], ['a'], [1, 5])['ndcg@10']).toBe(1)
+    // the repeat holds its slot: a at rank 2 only, DCG 1/log2(3), ideal 1
+    expect(queryMetrics(['x', 'a', 'a'], ['a'], [5])['ndcg@10']).toBeCloseTo(1 / Math.log2(3), 12)
+    // repeated evidence counts once in the ideal DCG
+    expect(queryMetrics(['a'], ['a', 'a'], [1])['ndcg@10']).toBe(1)
+    expect(queryMetrics(['a', 'a'], ['a', 'b'], [5])['recall@5']).toBe(0.5)
+  })
+
   it('average overall and by category', () => {
     const q = (id: string, category: EvalQuery['category']): EvalQuery => ({id, conversation: 'c', text: id, category, evidence: ['x']})
     const r = aggregate([q('1', 'single-hop'), q('2', 'single-hop'), q('3', 'temporal')], [{mrr: 1}, {mrr: 0}, {mrr: 0.5}])

@@ -117,7 +117,7 @@ describe('LoCoMo loader errors name file, line and field', () => {
     expect(errorOf(() => parse(s))).toMatch(/qa\[0\]\.category: expected a LoCoMo category 1\.\.5, got 9$/)
     expect(errorOf(() => parseMemoryDataset('two.json', JSON.stringify([base(), base()]), {format: 'locomo'}))).toMatch(/^two\.json:1: \[1\]\.sample_id: expected a sample_id not used before/)
     expect(errorOf(() => parseMemoryDataset('x.json', '"hello"', {format: 'locomo'}))).toBe('x.json:1: (top level): expected a LoCoMo list of samples, got "hello"')
-    expect(errorOf(() => parseMemoryDataset('x.json', '[1,', {format: 'locomo'}))).toMatch(/^x\.json(:\d+)?: expected valid JSON/)
+    expect(errorOf(() => parseMemoryDataset('x.json', '[1,', {format: 'locomo'}))).toMatch(/^x\.json(:\d+)*: expected valid JSON/)
   })
 
   it('an unknown format', () => {
@@ -144,7 +144,7 @@ describe('JSONL turns', () => {
     expect(errorOf(() => parse(jsonl(turn, turn)))).toBe('t.jsonl:2: id: expected an id not used before in this conversation, got "t1"')
     expect(errorOf(() => parse(jsonl({...turn, id: ''})))).toBe('t.jsonl:1: id: expected a non-empty id, got ""')
     expect(errorOf(() => parse(jsonl({...turn, time: 'soon'})))).toMatch(/^t\.jsonl:1: time: expected a date/)
-    expect(errorOf(() => parse(`${JSON.stringify(turn)}\n{oops`))).toMatch(/^t\.jsonl:2: expected one JSON object per line/)
+    expect(errorOf(() => parse(`${JSON.stringify(turn)}\n{oops`))).toMatch(/^t\.jsonl:2:\d+: expected one JSON object per line/)
     expect(errorOf(() => parse(''))).toBe('t.jsonl: expected at least one turn, got none')
     expect(errorOf(() => parse(jsonl(turn, {question: 'q', evidence: [], category: 'bogus'})))).toMatch(/^t\.jsonl:2: category: expected a LoCoMo code 1\.\.5 or one of/)
   })

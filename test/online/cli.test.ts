@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
-import {appendFileSync, existsSync, readFileSync, rmSync} from 'node:fs'
+import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {kt, ktAsync, tempDir} from './helpers.js'
+import {kt, ktAsync, rechain, tempDir} from './helpers.js'
 import {TenantStore} from '../../src/online/store.js'
 import {spaceById} from '../../src/online/spaces.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -80,7 +80,7 @@ describe('kt online (built CLI)', () => {
     store.close()
     const logPath = join(d, 'dup', 'log.jsonl')
     const lines = readFileSync(logPath, 'utf8').trim().split('\n')
-    appendFileSync(logPath, `${lines[1]}\n`) // query 1 again
+    writeFileSync(logPath, `${rechain([...lines, lines[1]]).join('\n')}\n`) // query 1 again (with a valid checksum: the id check is tested)
     rmSync(join(d, 'dup', 'state.json'))
 
     const at = (args: string[]) => ktAsync([...args, '--dir', d])
@@ -95,7 +95,7 @@ describe('kt online (built CLI)', () => {
       expect(r.status, r.stderr).toBe(2)
       expect(r.stderr.trim().split('\n')).toHaveLength(1)
     }
-    expect(statusTime.stderr).toMatch(/Nonexistent flag: --time/)
+    expect(statusTime.stderr).toMatch(/unknown flag --time/)
     expect(levels1.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 1$/m)
     expect(levels12.stderr).toMatch(/levels: expected an integer in 2\.\.11, got 12$/m)
     expect(tunedFoo.stderr).toMatch(/foo: expected a parameter of space retrieval/)

@@ -6,7 +6,7 @@ import type {ParamSpace} from '../../src/space/types.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {defaultConfig} from '../../src/space/space.js'
 import type {BanditSettings} from '../../src/online/bandit.js'
-import {TenantStore} from '../../src/online/store.js'
+import {TenantStore, chainChecksum} from '../../src/online/store.js'
 
 /** A small space with one parameter of every kind. */
 export const TEST_SPACE: ParamSpace = {
@@ -66,5 +66,18 @@ export function ktAsync(args: string[]): Promise<{status: number | null; stdout:
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.on('error', reject)
     child.on('close', (status) => resolve({status, stdout, stderr}))
+  })
+}
+
+/**
+ * Log lines (with or without their checksums) re-chained as kt writes them (log format 2): what
+ * a test that hand-edits a line does so that the open reaches the edited field, not the checksum.
+ */
+export function rechain(lines: string[]): string[] {
+  let previous = ''
+  return lines.map((line) => {
+    const body = line.replace(/,"c":"[0-9a-f]+"}$/, '}')
+    previous = chainChecksum(previous, body)
+    return `${body.slice(0, -1)},"c":"${previous}"}`
   })
 }

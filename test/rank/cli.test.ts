@@ -50,7 +50,7 @@ describe('kt rerank (built CLI)', () => {
     writeFileSync(file, text)
     expect(listed.status).toBe(1)
     expect(listed.stderr.trim().split('\n')).toHaveLength(1)
-    expect(listed.stderr).toMatch(new RegExp(`^kt: ${file}(:1)?: expected valid JSON`))
+    expect(listed.stderr).toMatch(new RegExp(`^kt: ${file}(:\\d+)*: expected valid JSON`))
     const list = JSON.parse(listed.stdout)
     expect(list.current).toBe('v1')
     expect(list.versions.map((v: {id: string; file_ok: boolean}) => [v.id, v.file_ok])).toEqual([['v1', false]])

@@ -76,7 +76,7 @@ describe('kt feature logs (JSONL)', () => {
   })
 
   it.each([
-    ['{"qid": "a", "label": 1, "features": {"x": 1}}\n{"qid": "a", "label": 1', 'log.jsonl:2: expected one JSON object per line'],
+    ['{"qid": "a", "label": 1, "features": {"x": 1}}\n{"qid": "a", "label": 1', 'log.jsonl:2:24: expected one JSON object per line'],
     [`${line('a', 1, {x: 1})}\n${line('a', 7.5, {x: 1})}`, 'log.jsonl:2 field label: expected an integer relevance grade in 0..30, got 7.5'],
     [`${line('a', 1, {x: 1, y: 2})}\n${line('a', 0, {x: 1})}`, 'log.jsonl:2 field features.y: expected a finite number'],
     [`${line('a', 1, {x: 1})}\n${line('a', 0, {x: 1, z: 3})}`, 'log.jsonl:2 field features.z: expected only the features of the first line (x), got an extra feature'],

@@ -59,6 +59,22 @@ describe('ResampleCounts', () => {
     expect(d.low!).toBeGreaterThan(0)
   })
 
+  it('drops resamples whose correlation is NaN (an infinite value picked), as bootstrapCI does, and counts them', () => {
+    const x = Float64Array.from({length: 12}, (_, i) => (i === 0 ? Infinity : i))
+    const y = Float64Array.from({length: 12}, (_, i) => (i * 7) % 12)
+    const set = new ResampleCounts(12, 200, new Rng(3))
+    let picksInfinity = 0
+    for (let b = 0; b < 200; b++) if (set.row(b)[0] > 0) picksInfinity++
+    expect(picksInfinity).toBeGreaterThan(0)
+    expect(picksInfinity).toBeLessThan(200)
+    const r = correlationBootstrap('pearson', x, y, set, 0.9)
+    expect(r.undefinedResamples).toBe(picksInfinity)
+    expect(Number.isNaN(r.low!) || Number.isNaN(r.high!)).toBe(false)
+    const d = correlationDeltaBootstrap('pearson', y, x, y, set, 0.9)
+    expect(d.undefinedResamples).toBe(picksInfinity)
+    expect(Number.isNaN(d.low!) || Number.isNaN(d.high!)).toBe(false)
+  })
+
   it('reports a constant vector as undefined, never 0', () => {
     const r = correlationBootstrap('spearman', new Float64Array(10).fill(0.5), Float64Array.from({length: 10}, (_, i) => i), new ResampleCounts(10, 50, new Rng(1)), 0.95)
     expect(r.estimate).toBeNull()

@@ -82,6 +82,18 @@ describe('definedValues', () => {
 
 describe('quantile (R type 7)', () => {
   const oneToTen = Array.from({length: 10}, (_, i) => i + 1)
+  it('handles infinite neighbours as R type 7 does ((1 - h) a + h b)', () => {
+    // R: quantile(c(-Inf, 0), 0.5) = -Inf; quantile(c(0, Inf), 0.5) = Inf; quantile(c(-Inf, Inf), 0.5) = NaN
+    expect(quantile([-Infinity, 0], 0.5)).toBe(-Infinity)
+    expect(quantile([0, Infinity], 0.5)).toBe(Infinity)
+    expect(quantile([-Infinity, Infinity], 0.5)).toBeNaN()
+    // R: quantile(c(-Inf, 0, 1), 0.25) = -Inf; quantile(c(0, 1, Inf), c(0.5, 0.75)) = 1, Inf
+    expect(quantile([-Infinity, 0, 1], 0.25)).toBe(-Infinity)
+    expect(quantile([0, 1, Infinity], 0.5)).toBe(1)
+    expect(quantile([0, 1, Infinity], 0.75)).toBe(Infinity)
+    expect(quantile([-Infinity, -Infinity], 0.3)).toBe(-Infinity)
+  })
+
   it('matches numpy.quantile (default linear = R type 7)', () => {
     // numpy.quantile(np.arange(1, 11), [0.1, 0.33, 0.5, 0.9]) = [1.9, 3.97, 5.5, 9.1]
     expect(quantile(oneToTen, 0.1)).toBeCloseTo(1.9, 12)

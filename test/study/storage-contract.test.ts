@@ -59,7 +59,17 @@ for (const backend of backends) {
         expect(trials.map((t) => t.id)).toEqual([...Array(60).keys()])
         expect(trials.every((t) => t.owner === null && t.attempts === 1)).toBe(true)
       })
-      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected a new study name \(use --resume to continue it\), got an existing study/)
+      // the dashboard's read-only view reads the same study from either storage
+      const {openStudyReader} = await import('../../src/study/reader.js')
+      const reader = await openStudyReader(spec)
+      try {
+        expect((await reader.listStudies()).map((x) => [x.name, x.trials, x.ok])).toEqual([['a', 60, 60]])
+        expect((await reader.getStudy('a'))?.trials).toHaveLength(60)
+        expect(Object.keys(await reader.versions())).toEqual(['a'])
+      } finally {
+        await reader.close()
+      }
+      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected the arguments it was created with .*got --objective "branin" \(stored: "counting_ones"\); --optimizer "random" \(stored: "bohb"\)/)
     })
 
     it('finishes a trial only while it is leased to the finisher, and only once', async () => {

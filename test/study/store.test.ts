@@ -24,10 +24,15 @@ describe('study store', () => {
     expect(out.study.state).toBe('finished')
   })
 
-  it('refuses an existing study name without --resume', async () => {
+  it('the same arguments again report the finished study; different ones under its name are refused with what differs', async () => {
     const storage = join(dir, 'dup.sqlite')
-    await runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})
-    await expect(runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study x: expected a new study name \(use --resume to continue it\), got an existing study/)
+    const first = await runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})
+    const again = await runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})
+    expect(again.summary.evaluated).toBe(0)
+    expect(again.trials.map((t) => [t.id, t.loss])).toEqual(first.trials.map((t) => [t.id, t.loss]))
+    await expect(runSearch({storage, study: 'x', objective: {name: 'branin'}, optimizer: 'random', seed: 7, maxTrials: 3})).rejects.toThrow(
+      /study x: expected the arguments it was created with \(--study NAME starts a new study; --resume x continues it, with new limits if given\), got --seed 7 \(stored: 42\); --trials 3 \(stored: 2\)$/,
+    )
   })
 
   it('gives a one-line error for a file that is not SQLite, and leaves it alone', () => {

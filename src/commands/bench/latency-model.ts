@@ -23,7 +23,7 @@ export default class BenchLatencyModel extends KtCommand {
       if (!Number.isInteger(n) || n < 100) throw new InputError('--turns', 'comma-separated integers >= 100', JSON.stringify(s))
       return n
     })
-    const {measureLatencyModel} = await import('../../search/latency-model.js')
+    const {measureLatencyModel} = await import('../../bench/latency-model.js')
     let data
     if (flags.data !== undefined) {
       const {loadMemoryDataset} = await import('../../data/conversations/index.js')

@@ -64,6 +64,17 @@ export function epochMs(value: number): number {
   return Math.abs(value) < EPOCH_MILLISECONDS_FROM ? value * 1000 : value
 }
 
+/**
+ * Largest distance from 1970 a JavaScript Date holds: 8.64e15 ms, 100,000,000 days either way
+ * (ECMA-262, "Time Values and Time Range"). A time beyond it cannot be printed or compared.
+ */
+export const MAX_DATE_MS = 8.64e15
+
+/** Whether milliseconds since the epoch name a time a Date can hold. */
+export function inDateRange(ms: number): boolean {
+  return Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS
+}
+
 /** How an epoch number is described in error messages. */
 export const EPOCH_DESCRIPTION = 'epoch seconds or milliseconds'
 
@@ -73,10 +84,12 @@ export const EPOCH_DESCRIPTION = 'epoch seconds or milliseconds'
  * epoch, or undefined if none of them fits.
  */
 export function parseTime(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? epochMs(value) : undefined
-  if (typeof value !== 'string') return undefined
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return epochMs(Number(value))
-  return parseLocomoDate(value) ?? parseIsoDate(value)
+  let ms: number | undefined
+  if (typeof value === 'number') ms = epochMs(value)
+  else if (typeof value !== 'string') return undefined
+  else if (/^\s*\d+(\.\d+)?\s*$/.test(value)) ms = epochMs(Number(value))
+  else ms = parseLocomoDate(value) ?? parseIsoDate(value)
+  return ms !== undefined && inDateRange(ms) ? ms : undefined
 }
 
 /** Date.UTC, but undefined when the fields do not name a real calendar date (e.g. 31 June). */

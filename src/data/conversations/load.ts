@@ -2,6 +2,7 @@ import {extname} from 'node:path'
 import {parse as parseCsv} from 'csv-parse/sync'
 import {InputError, describeValue} from '../../util/errors.js'
 import {parseJson, readText} from '../../util/fs.js'
+import {parseJsonText} from '../../util/json.js'
 import {parseLocomo} from './locomo.js'
 import {TURN_FIELDS, TurnCollector, readQuestionRecord, turnIdsByConversation, type TurnField} from './turns.js'
 import {countWarning, type LoadWarnings, type MemoryDataset, type Question} from './types.js'
@@ -67,12 +68,7 @@ function forEachJsonLine(file: string, text: string, visit: (where: string, reco
   lines.forEach((line, i) => {
     if (line.trim() === '') return
     const where = `${file}:${i + 1}`
-    let record: unknown
-    try {
-      record = JSON.parse(line)
-    } catch (error) {
-      throw new InputError(where, 'one JSON object per line', (error as Error).message.split('\n')[0])
-    }
+    const record = parseJsonText(file, line, {firstLine: i + 1, expected: 'one JSON object per line'})
     if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new InputError(where, 'a JSON object', describeValue(record))
     visit(where, record as Record<string, unknown>)
   })

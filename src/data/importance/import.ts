@@ -2,7 +2,8 @@ import {extname} from 'node:path'
 import {parse as parseCsv} from 'csv-parse/sync'
 import {InputError, describeValue} from '../../util/errors.js'
 import {readText} from '../../util/fs.js'
-import {EPOCH_DESCRIPTION, epochMs} from '../conversations/dates.js'
+import {parseJsonText} from '../../util/json.js'
+import {EPOCH_DESCRIPTION, MAX_DATE_MS, epochMs, inDateRange} from '../conversations/dates.js'
 import {DATASET_FORMAT_VERSION, parseDataset, type Dataset, type DatasetTurn} from './dataset.js'
 
 /** Which input column holds each field of a labelled turn. */
@@ -92,12 +93,7 @@ function jsonlRows(text: string, file: string): Row[] {
   const rows: Row[] = []
   text.split('\n').forEach((raw, i) => {
     if (raw.trim() === '') return
-    let value: unknown
-    try {
-      value = JSON.parse(raw)
-    } catch (error) {
-      throw new InputError(`${file}:${i + 1}`, 'one JSON object per line', (error as Error).message)
-    }
+    const value = parseJsonText(file, raw, {firstLine: i + 1, expected: 'one JSON object per line'})
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(`${file}:${i + 1}`, 'a JSON object', describeValue(value))
     rows.push({line: i + 1, values: value as Record<string, unknown>})
   })
@@ -111,6 +107,6 @@ function parseTime(raw: unknown, where: string): string {
   if (/^\d+(\.\d+)?$/.test(s)) ms = epochMs(Number(s))
   else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s)) ms = Date.parse(s)
   else throw new InputError(where, `an ISO-8601 time with a zone (2025-01-01T12:00:00Z) or ${EPOCH_DESCRIPTION}`, describeValue(raw))
-  if (!Number.isFinite(ms)) throw new InputError(where, 'a valid time', describeValue(raw))
+  if (!inDateRange(ms)) throw new InputError(where, `a time a date can hold (within ${MAX_DATE_MS} ms of 1970)`, describeValue(raw))
   return new Date(Math.round(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
 }

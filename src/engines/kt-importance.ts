@@ -1,11 +1,11 @@
-import {IMPORTANCE_SPACE, weightsFromConfig} from '../../src/engine/importance/space.js'
-import {scoreColumns} from '../../src/engine/importance/score.js'
-import {pearson, spearman} from '../../src/stats/correlation.js'
-import {Rng} from '../../src/util/rng.js'
-import type {ParamSpace} from '../../src/space/types.js'
-import type {Objective, Fidelity} from '../../src/search/types.js'
-import {computeSignals} from '../../src/engine/importance/signals.js'
-import {loadDataset, toImportanceInput, truthOf} from '../../src/data/importance/dataset.js'
+import {IMPORTANCE_SPACE, weightsFromConfig} from '../engine/importance/space.js'
+import {scoreColumns} from '../engine/importance/score.js'
+import {pearson, spearman} from '../stats/correlation.js'
+import {Rng} from '../util/rng.js'
+import type {ParamSpace} from '../space/types.js'
+import type {Objective, Fidelity} from '../search/types.js'
+import {computeSignals} from '../engine/importance/signals.js'
+import {loadDataset, toImportanceInput, truthOf} from '../data/importance/dataset.js'
 
 /** The searched part of the importance space: the weight simplex (the time scale stays fixed). */
 export const IMPORTANCE_WEIGHT_SPACE: ParamSpace = {id: 'importance-weights', params: IMPORTANCE_SPACE.params.filter((p) => p.kind === 'simplex')}

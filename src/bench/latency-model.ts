@@ -16,7 +16,7 @@ import {LATENCY_WARMUP_QUERIES, type PreparedEvaluation} from '../eval/harness.j
 import type {Config} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import {Rng} from '../util/rng.js'
-import {Encoding} from './encoding.js'
+import {Encoding} from '../search/encoding.js'
 
 export interface LatencyModelOptions {
   /** Corpus sizes in turns. */

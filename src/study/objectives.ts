@@ -1,12 +1,17 @@
 /**
  * Objectives by a serializable description, so that a worker thread or a resumed process can
- * rebuild exactly the objective a study was created with.
+ * rebuild exactly the objective a study was created with. The study layer is where optimisers
+ * meet targets: the factories themselves live below it (src/engines: engine files, kt's importance
+ * engine; src/eval: kt's retrieval engine on a benchmark) and search sees only the contract.
  *
  * - a benchmark function by name (branin, hartmann6, counting_ones, simplex, simplex_mf);
- * - `retrieval`: the retrieval engine on a dataset, quality vs P99 latency (src/search/retrieval.ts;
- *   options: data, metric, queryType, tierSeed);
- * - any module that exports `createObjective(options): Objective | Promise<Objective>` (the
- *   generic hook Phase 4 uses for the retrieval engine: `{name: 'module', module: <path>, options}`);
+ * - `engine`: an engine file (`kt_engine: 1`; options: file, an absolute path), src/engines;
+ * - `retrieval`: kt's retrieval engine on a dataset, quality vs P99 latency
+ *   (src/eval/retrieval-objective.ts; options: data, metric, queryType, tierSeed);
+ * - `importance`: kt's importance weights on an importance dataset (src/engines/kt-importance.ts);
+ * - `module`: an ES module exporting `createObjective(options)`. Not offered by any command (the
+ *   former `kt search --objective module` is replaced by engine files); kept for tests that need
+ *   an in-process objective which misbehaves on purpose (spins, throws).
  * - `delayMs` adds a sleep to every evaluation (demos, and the kill/resume test), `evalLog`
  *   appends one line per finished evaluation to a file (the exactly-once test).
  */
@@ -14,8 +19,8 @@ import {appendFileSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {InputError} from '../util/errors.js'
-import {BENCHMARK_FUNCTIONS, benchmarkObjective, isBenchmarkName} from './benchmarks/index.js'
-import type {Objective} from './types.js'
+import {BENCHMARK_FUNCTIONS, benchmarkObjective, isBenchmarkName} from '../search/benchmarks/index.js'
+import type {Objective} from '../search/types.js'
 
 export interface ObjectiveSpec {
   /** A benchmark function name, or 'module'. */
@@ -35,12 +40,14 @@ export interface ObjectiveSpec {
 export const DEFAULT_FACTORY_EXPORT = 'createObjective'
 
 /** Names `kt search --objective` accepts. */
-export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'retrieval', 'module'] as const
+export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'retrieval'] as const
 
 export async function createObjective(spec: ObjectiveSpec, where = '--objective'): Promise<Objective> {
   let base: Objective
   if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
-  else if (spec.name === 'retrieval') base = await (await import('./retrieval.js')).createObjective(spec.options ?? {})
+  else if (spec.name === 'engine') base = await (await import('../engines/objective.js')).createEngineObjective(spec.options ?? {})
+  else if (spec.name === 'retrieval') base = await (await import('../eval/retrieval-objective.js')).createObjective(spec.options ?? {})
+  else if (spec.name === 'importance') base = (await import('../engines/kt-importance.js')).createObjective(spec.options as never)
   else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
   else throw new InputError(where, `one of ${OBJECTIVE_NAMES.join(', ')}`, spec.name)
   return withInstrumentation(base, spec)

@@ -23,16 +23,16 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {prepareEvaluation, rankQuery, type PreparedEvaluation} from '../eval/harness.js'
-import {DEFAULT_KS, queryMetrics, rankingDepth} from '../eval/metrics.js'
-import type {EvalQuery} from '../eval/queries.js'
-import {fidelityTiers, tierForBudget, type FidelityTier} from '../eval/tiers.js'
-import {splitDataset, type SplitPart, type SplitSpec} from '../eval/split.js'
-import {DEFAULT_TUNING_METRIC, RETRIEVAL_FIDELITY} from '../eval/tune.js'
-import {defaultConfig} from '../space/index.js'
+import {LATENCY_MAX_PASSES, LATENCY_MIN_TIMINGS, prepareEvaluation, rankQuery, type PreparedEvaluation} from './harness.js'
+import {DEFAULT_KS, queryMetrics, rankingDepth, retrievalMetricNames} from './metrics.js'
+import type {EvalQuery} from './queries.js'
+import {fidelityTiers, tierForBudget, type FidelityTier} from './tiers.js'
+import {splitDataset, type SplitPart, type SplitSpec} from './split.js'
+import {DEFAULT_TUNING_METRIC, RETRIEVAL_FIDELITY} from './tune.js'
+import {defaultConfig, type Config} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import {InputError} from '../util/errors.js'
-import {TIMING_METRIC_PREFIX, type EvalResult, type Objective} from './types.js'
+import {TIMING_METRIC_PREFIX, type EvalResult, type Objective} from '../search/types.js'
 
 /** Names of the minimised objective vector; p99_ms is the cost-model estimate (deterministic). */
 export const RETRIEVAL_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
@@ -56,8 +56,29 @@ export function queryTypes(prepared: PreparedEvaluation): Map<string, QueryType>
   return types
 }
 
-export function retrievalSearchObjective(prepared: PreparedEvaluation, options: RetrievalObjectiveOptions = {}): Objective {
+/**
+ * The cost model against the clock for one configuration: the model's P50/P99 over the queries
+ * (deterministic) and the measured ones, warm (one untimed pass first) and repeated (timed passes
+ * until LATENCY_MIN_TIMINGS timings, at most LATENCY_MAX_PASSES). A timing: it differs by run and
+ * machine load, and never feeds the optimiser, the front or the profiles.
+ */
+export interface LatencyCheck {
+  readonly model_p50_ms: number
+  readonly model_p99_ms: number
+  readonly measured_p50_ms: number
+  readonly measured_p95_ms: number
+  readonly measured_p99_ms: number
+  readonly timings: number
+  /** (model - measured) / measured. */
+  readonly error_p50: number
+  readonly error_p99: number
+}
+
+export function retrievalSearchObjective(prepared: PreparedEvaluation, options: RetrievalObjectiveOptions = {}): Objective & {checkLatency(config: Config): LatencyCheck} {
   const metric = options.metric ?? DEFAULT_TUNING_METRIC
+  // checked before any trial: a wrong name used to fail every trial and still exit 0
+  const metrics = retrievalMetricNames(DEFAULT_KS)
+  if (!metrics.includes(metric)) throw new InputError('retrieval metric', `one of ${metrics.join(', ')}`, JSON.stringify(metric))
   const types = queryTypes(prepared)
   let pool: readonly EvalQuery[] = prepared.selection.queries
   if (options.queryType !== undefined) {
@@ -117,6 +138,27 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
         metrics[`queries.${type}`] = s.n
       }
       return {loss: -quality, values: [-quality, p99], metrics}
+    },
+    checkLatency(config: Config): LatencyCheck {
+      const full = {...base, ...config}
+      const estimates: number[] = []
+      for (const q of pool) {
+        rankQuery(prepared, q, 'engine', full, depth)
+        estimates.push(estimatedLatencyMs((prepared.engines.get(q.conversation) as RetrievalEngine).lastWork))
+      }
+      const times: number[] = []
+      const passes = Math.min(LATENCY_MAX_PASSES, Math.ceil(LATENCY_MIN_TIMINGS / pool.length))
+      for (let p = 0; p < passes; p++)
+        for (const q of pool) {
+          const t0 = performance.now()
+          rankQuery(prepared, q, 'engine', full, depth)
+          times.push(performance.now() - t0)
+        }
+      const m50 = quantile(estimates, P50)
+      const m99 = quantile(estimates, P99)
+      const t50 = quantile(times, P50)
+      const t99 = quantile(times, P99)
+      return {model_p50_ms: m50, model_p99_ms: m99, measured_p50_ms: t50, measured_p95_ms: quantile(times, 0.95), measured_p99_ms: t99, timings: times.length, error_p50: (m50 - t50) / t50, error_p99: (m99 - t99) / t99}
     },
   }
 }

@@ -1,0 +1,24 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../../cli/base.js'
+
+export default class DbStop extends KtCommand {
+  static override summary = 'Stop the local PostgreSQL server started by kt db start.'
+  static override examples = ['<%= config.bin %> db stop', '<%= config.bin %> db stop --dir .kt/postgres --json']
+  static override flags = {
+    dir: Flags.string({description: 'Data folder.', default: '.kt/postgres'}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(DbStop)
+    const {PgServer, findBinaries} = await import('../../db/server.js')
+    const {InputError} = await import('../../util/errors.js')
+    const bin = findBinaries()
+    if (!bin) throw new InputError('kt db stop', 'PostgreSQL server binaries', 'none found')
+    const server = new PgServer({dir: flags.dir, port: 0}, bin)
+    if (!server.initialised()) throw new InputError(flags.dir, 'a PostgreSQL data folder made by kt db start', 'none')
+    const was = server.running()
+    await server.stop('fast')
+    if (!this.jsonEnabled()) this.log(was ? `stopped the server in ${server.dir}` : `no server running in ${server.dir}`)
+    return {stopped: was, dir: server.dir}
+  }
+}

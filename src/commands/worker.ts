@@ -1,0 +1,64 @@
+import {Flags} from '@oclif/core'
+import {KtCommand} from '../cli/base.js'
+
+export default class Worker extends KtCommand {
+  static override summary = 'Join a stored study and work on it until it is done.'
+  static override description =
+    'Joins a study in a shared storage (PostgreSQL, or a SQLite file on this machine) and evaluates its trials until the study is complete. Start any number of workers on any number of machines, and stop or kill any of them at any time: trials are claimed atomically, a running trial carries a heartbeat, and a trial whose worker went silent for longer than the study\'s grace period is taken over and evaluated again once. A finished trial is never lost or counted twice. The optimiser (BOHB: synchronous successive halving, one KDE over every result) proposes exactly what one optimiser told every result in the stored order would propose. Same as `kt search --resume NAME`.'
+  static override examples = [
+    '<%= config.bin %> search --objective counting_ones --trials 300 --study co --storage postgresql://kt@127.0.0.1:5433/kt --create-only',
+    '<%= config.bin %> worker --storage postgresql://kt@127.0.0.1:5433/kt --study co --workers 2',
+    '<%= config.bin %> worker --storage kt-studies.sqlite --study co',
+  ]
+  static override flags = {
+    storage: Flags.string({description: 'Study storage: postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or a SQLite file on this machine.', required: true}),
+    study: Flags.string({description: 'The study to join.', required: true}),
+    workers: Flags.integer({description: 'Trials this process evaluates at once (worker threads).', default: 1, min: 1}),
+    trials: Flags.integer({description: 'Raise (or set) the study\'s trial limit.', min: 1}),
+  }
+
+  async run(): Promise<unknown> {
+    const {flags} = await this.parse(Worker)
+    const {runSearch} = await import('../study/search.js')
+    const {formatSearchOutcome} = await import('../study/format.js')
+    const {redactStorage} = await import('../study/storage.js')
+    const controller = new AbortController()
+    const stop = (): void => controller.abort()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    let count = 0
+    const spinner = this.spinner(`kt worker: joining ${flags.study}`)
+    try {
+      const outcome = await runSearch({
+        storage: flags.storage,
+        study: flags.study,
+        resume: true,
+        workers: flags.workers,
+        maxTrials: flags.trials,
+        // threads keep the heartbeat going while a trial computes
+        threads: true,
+        signal: controller.signal,
+        log: (line) => process.stderr.write(`${line}\n`),
+        onTrial: (trial, outcome) => {
+          count++
+          void spinner.update(`kt worker: ${flags.study} trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} by this worker`)
+        },
+      })
+      const interrupted = outcome.summary.stoppedBy === 'aborted'
+      await (interrupted ? spinner.fail() : spinner.succeed(`kt worker: ${flags.study} complete; this worker evaluated ${outcome.summary.evaluated}`))
+      const view = formatSearchOutcome(outcome, redactStorage(flags.storage))
+      if (!this.jsonEnabled()) this.log(view.text)
+      if (interrupted) {
+        process.stderr.write(`kt: worker stopped; its running trials were released to the other workers\n`)
+        process.exitCode = 130
+      }
+      return view.json
+    } catch (error) {
+      await spinner.fail()
+      throw error
+    } finally {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * What a study of an engine file yields beyond its trials: the Pareto front over the file's
+ * objectives with its hypervolume, the file's own domain profiles (its `profiles` rules), and each
+ * chosen profile as deployable files in the engine's own variable names (`profiles/<name>.json`,
+ * `.env`, `.sh`), plus the engine's defaults as the `defaults` profile to roll back to.
+ */
+import {join} from 'node:path'
+import {analyzeObjectiveStudy, type ObjectiveStudyAnalysis} from '../search/analysis.js'
+import type {EngineSpec} from '../engines/file.js'
+import {activeConfig, configKeys, defaultConfig, type Config} from '../space/index.js'
+import {writeFileAtomic} from '../util/fs.js'
+import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
+import type {TrialRow} from './store.js'
+
+/** Name of the profile that restores the engine's defaults. */
+export const DEFAULTS_PROFILE = 'defaults'
+
+export interface EngineStudyOutputs extends ObjectiveStudyAnalysis {
+  readonly files: string[]
+}
+
+/** A configuration as deployed: inactive conditional parameters at their default, nothing outside the space. */
+export function deployableConfig(spec: EngineSpec, config: Config): Config {
+  const base = {...defaultConfig(spec.space), ...config}
+  const out: Config = {}
+  for (const key of configKeys(spec.space)) out[key] = base[key]
+  return activeConfig(spec.space, out)
+}
+
+/** Writes the front, the profiles and their deployable files to `out` (when given). */
+export async function writeEngineStudyOutputs(
+  spec: EngineSpec,
+  trials: readonly TrialRow[],
+  out: string | undefined,
+  sourceRun: string,
+  holdout?: HoldoutReport,
+): Promise<EngineStudyOutputs & {holdout?: HoldoutReport}> {
+  const plain = analyzeObjectiveStudy(trials, spec.objectives, spec.profiles)
+  // with held-out data, every front point and profile carries its held-out quality beside its tuning quality
+  const byTrial = new Map((holdout?.rows ?? []).map((r) => [r.trial, r]))
+  const side = (trial: number | null) => {
+    const r = trial === null ? undefined : byTrial.get(trial)
+    return r ? {tuning_quality: r.tuning.quality, holdout_quality: r.holdout?.quality ?? null, holdout_p99_ms: r.holdout?.p99_ms ?? null} : {}
+  }
+  const analysis: ObjectiveStudyAnalysis & {holdout?: HoldoutReport} = holdout
+    ? {
+        ...plain,
+        front: plain.front ? {...plain.front, front: plain.front.front.map((p) => ({...p, ...side(p.trialId)}))} : null,
+        profiles: plain.profiles.map((p) => ({...p, ...side(p.trialId)})),
+        lines: [...plain.lines, ...holdoutLines(holdout)],
+        holdout,
+      }
+    : plain
+  const files: string[] = []
+  if (!out) return {...analysis, files}
+  const write = (name: string, data: string | Uint8Array, mode?: number): void => {
+    writeFileAtomic(join(out, name), data, mode)
+    files.push(join(out, name))
+  }
+  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: analysis.front, ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
+  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: analysis.profiles}, null, 2)}\n`)
+  const {makeProfile, profileJson, renderEnvFile, renderShellScript} = await import('../deploy/profile.js')
+  const deployable = [
+    {name: DEFAULTS_PROFILE, config: defaultConfig(spec.space), metrics: {rationale: `the defaults of engine file ${spec.name}`}},
+    ...analysis.profiles
+      .filter((p) => p.config !== null)
+      .map((p) => ({name: p.profile, config: p.config!, metrics: {...(p.metrics ?? {}), trial: p.trialId, rationale: p.rationale.join(' | ')} as Record<string, number | string | null>})),
+  ]
+  for (const d of deployable) {
+    const profile = makeProfile(spec.space, d.name, deployableConfig(spec, d.config), d.metrics, sourceRun)
+    write(`profiles/${d.name}.json`, profileJson(profile))
+    write(`profiles/${d.name}.env`, renderEnvFile(spec.space, profile))
+    write(`profiles/${d.name}.sh`, renderShellScript(spec.space, profile), 0o755)
+  }
+  if (analysis.chart) {
+    write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
+    try {
+      const {renderChart, withChartDefaults} = await import('../report/render.js')
+      const chart = await renderChart(withChartDefaults(analysis.chart))
+      write('front.svg', chart.svg)
+      write('front.png', chart.png)
+    } catch (error) {
+      analysis.lines.push(`front chart not rendered (${(error as Error).message.split('\n')[0]}); spec in ${join(out, 'front.vl.json')}`)
+    }
+  }
+  return {...analysis, files}
+}
