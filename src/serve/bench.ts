@@ -22,6 +22,7 @@ import {Rng} from '../util/rng.js'
 import {toSavedModel, writeModel} from '../rank/model.js'
 import {deploy} from '../rank/registry.js'
 import {randomCompleteTree} from '../rank/bench.js'
+import {PackedEnsemble} from '../rank/packed.js'
 import {RawClient} from './client.js'
 import {runLoad, quantileSorted, type LoadResult} from './load.js'
 import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
@@ -72,6 +73,8 @@ export interface ServeBenchReport {
     features: number
     trees: number
     requests: number
+    /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference. */
+    model_scoring_us: number
     json: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
     binary: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
   }
@@ -82,16 +85,30 @@ export interface ServeBenchReport {
 }
 
 /** A deployed reranker for the bench: random complete trees (the worst case for their size). */
-function benchRegistry(dir: string, seed: number): string {
+function benchRegistry(dir: string, seed: number): {registry: string; packed: PackedEnsemble} {
   const rng = new Rng(seed)
   const names = Array.from({length: RERANK_FEATURES}, (_, i) => `f${i + 1}`)
   const trees = Array.from({length: RERANK_TREES}, () => randomCompleteTree(RERANK_DEPTH, RERANK_FEATURES, rng))
+  const packed = new PackedEnsemble({featureNames: names, trees})
   const modelPath = join(dir, 'bench-model.json')
   // Random trees rank nothing well: the validation NDCG the registry's gate asks for is recorded as 0.
   writeModel(modelPath, toSavedModel({featureNames: names, trees}, {}, {valid: {'ndcg@10': 0}}, {}))
   const registry = join(dir, 'registry')
   deploy(registry, modelPath)
-  return registry
+  return {registry, packed}
+}
+
+/** Median µs of scoring the rows in this process (no HTTP): the model's own share of a /rerank request. */
+function timeScoring(packed: PackedEnsemble, rows: number[][], repetitions: number): number {
+  const flat = Float64Array.from(rows.flat())
+  const out = new Float64Array(rows.length)
+  const times = new Float64Array(repetitions)
+  for (let i = 0; i < repetitions; i++) {
+    const a = performance.now()
+    packed.scoreAll(flat, rows.length, out)
+    times[i] = (performance.now() - a) * 1000
+  }
+  return quantileSorted(times.sort(), 0.5)
 }
 
 /** proc(5): utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks. */
@@ -230,7 +247,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
   const loadBefore = loadavg()[0]
   let server: ServerProcess | undefined
   try {
-    const registry = benchRegistry(dir, options.seed)
+    const {registry, packed} = benchRegistry(dir, options.seed)
     server = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
     const port = server.port
     progress(`creating ${options.tenants} tenants`)
@@ -253,12 +270,19 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const flat = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
     rows.flat().forEach((v, i) => flat.writeDoubleLE(v, i * 8))
     const binary = await timeRerank(port, flat, 'application/octet-stream', options.rerankRequests)
+    const scoringUs = timeScoring(packed, rows, options.rerankRequests)
 
     let flood: ServeBenchReport['flood'] = null
     if (options.flood > 0) {
       progress(`flood: ${options.flood} idle connections, then the load again`)
-      const {sockets, refused} = await openFlood(port, options.flood)
-      const floodLoad = await runLoad({port, tenants, clients: options.clients, durationMs: Math.min(options.durationMs, 3000), maxQueries: options.maxQueries, warmupMs: 200, seed: options.seed + 1})
+      let flooding: Awaited<ReturnType<typeof openFlood>> | undefined
+      const floodLoad = await runLoad({
+        port, tenants, clients: options.clients, durationMs: Math.min(options.durationMs, 3000), maxQueries: options.maxQueries, warmupMs: 200, seed: options.seed + 1,
+        beforeStart: async () => {
+          flooding = await openFlood(port, options.flood)
+        },
+      })
+      const {sockets, refused} = flooding!
       const health = new RawClient(port)
       const h = await health.request('GET', '/healthz').catch(() => ({status: 0}))
       health.close()
@@ -297,6 +321,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         features: RERANK_FEATURES,
         trees: RERANK_TREES,
         requests: options.rerankRequests,
+        model_scoring_us: scoringUs,
         json: {...json, meets_target: json.beyond_http_us <= TARGET_RERANK_US},
         binary: {...binary, meets_target: binary.beyond_http_us <= TARGET_RERANK_US},
       },

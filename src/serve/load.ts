@@ -18,6 +18,11 @@ export interface LoadOptions {
   warmupMs: number
   seed: number
   token?: string
+  /**
+   * Runs once every client has connected (one GET /healthz each), before the clock starts: the
+   * flood test opens its idle connections here, after the load's own clients hold their slots.
+   */
+  beforeStart?: () => Promise<void>
 }
 
 export interface LoadResult {
@@ -51,17 +56,29 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let started = 0
   let errors = 0
   let firstError: string | null = null
-  const t0 = performance.now()
-  const measureFrom = t0 + options.warmupMs
-  const stopAt = measureFrom + options.durationMs
+  let t0 = 0
+  let measureFrom = 0
+  let stopAt = 0
   let stop = false
+  let connected = 0
+  let release: () => void = () => undefined
+  const started0 = new Promise<void>((resolve) => (release = resolve))
   let measuredStart = Number.NaN
-  let lastEnd = t0
+  let lastEnd = 0
 
   const loop = async (index: number): Promise<void> => {
     const client = new RawClient(options.port, '127.0.0.1', options.token)
     const rng = new Rng(streamSeed(options.seed, 'load-client', index))
     try {
+      await client.request('GET', '/healthz')
+      if (++connected === options.clients) {
+        await options.beforeStart?.()
+        t0 = performance.now()
+        measureFrom = t0 + options.warmupMs
+        stopAt = measureFrom + options.durationMs
+        release()
+      }
+      await started0
       while (!stop && started < options.maxQueries) {
         const tenant = options.tenants[rng.int(options.tenants.length)]
         const a = performance.now()
