@@ -203,7 +203,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       tenant = undefined
     }
     if (!tenant) {
-      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery})
+      // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
+      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
     }
     return tenant
