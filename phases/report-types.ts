@@ -251,6 +251,11 @@ export interface Report {
     kt_version: string
   }
   phases: Partial<PhaseResults>
+  /**
+   * sha256 of the report's content (schema, version, run and phases as written; see
+   * reportContentHash): `kt report` re-renders only a report.json whose content is what kt wrote.
+   */
+  content_sha256?: string
   /** Wall-clock timings: the one part of the report that differs between identical runs. */
   timing: {
     total_ms: number

@@ -1,3 +1,4 @@
+import {reportContentHash} from '../src/report/content-hash.js'
 import {existsSync, readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -145,7 +146,9 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
 }
 
 export function writeReport(outDir: string, report: Report): void {
-  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+  const {timing, content_sha256: _old, ...content} = report
+  const sealed: Report = {...content, content_sha256: reportContentHash(report), timing}
+  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(sealed, null, 2)}\n`)
   writeFileAtomic(join(outDir, 'report.md'), renderMarkdown(report))
 }
 

@@ -18,15 +18,47 @@
     return n
   }
 
+  function esc(s) {
+    return String(s).replace(/[&<>"]/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c] })
+  }
+
+  /** Numbers to four significant digits (the table and the JSON keep full precision). */
+  function short(v) {
+    return typeof v === 'number' && isFinite(v) && !Number.isInteger(v) ? String(Number(v.toPrecision(4))) : String(v)
+  }
+
+  /**
+   * A trial's tooltip holds its configuration and every metric (30-50 fields): laid out in up to
+   * three key/value columns so it fits on screen.
+   */
+  function formatTooltip(value, valueToHtml) {
+    if (value === null || typeof value !== 'object') return valueToHtml(value)
+    var keys = Object.keys(value).filter(function (k) { return k !== 'title' && k.charAt(0) !== '_' && value[k] !== null && value[k] !== undefined && typeof value[k] !== 'object' })
+    var cols = keys.length > 36 ? 3 : keys.length > 12 ? 2 : 1
+    var title = value.title !== undefined ? '<h2>' + esc(value.title) + '</h2>' : ''
+    return title + '<div class="kt-tip" style="grid-template-columns: repeat(' + cols + ', auto auto)">' + keys.map(function (k) {
+      return '<span class="key">' + esc(k) + '</span><span class="value">' + esc(short(value[k])) + '</span>'
+    }).join('') + '</div>'
+  }
+
   /** Embeds `spec` in `el`, registers the view under `id`; resolves to the view. */
   window.ktEmbed = function (el, spec, id, datasets) {
     var s = Object.assign({}, spec)
-    if (datasets) s.datasets = Object.assign({}, s.datasets || {}, datasets)
+    // named datasets go in after compiling: vega-lite would copy thousands of rows through its compiler
+    var late = {}
+    for (var name in datasets || {}) late[name] = datasets[name]
+    var rows = 0
+    for (var n in late) rows = Math.max(rows, late[n].length)
     if (!s.$schema) s.$schema = 'https://vega.github.io/schema/vega-lite/v6.json'
     if (s.width === 'container' && typeof s.height === 'number') s.autosize = {type: 'fit-x', contains: 'padding'}
     el.setAttribute('data-chart', id)
-    var opts = {actions: false, renderer: rowCount(s) > CANVAS_ROWS ? 'canvas' : 'svg', tooltip: {theme: 'light', maxDepth: 1}}
+    var opts = {actions: false, renderer: Math.max(rows, rowCount(s)) > CANVAS_ROWS ? 'canvas' : 'svg', tooltip: {theme: 'light', maxDepth: 1, formatTooltip: formatTooltip}}
     return vegaEmbed(el, s, opts).then(function (r) {
+      var names = Object.keys(late)
+      if (names.length === 0) return r
+      names.forEach(function (name) { r.view.data(name, late[name]) })
+      return r.view.runAsync().then(function () { return r })
+    }).then(function (r) {
       var old = window.ktCharts[id]
       if (old && old !== r.view) old.finalize()
       window.ktCharts[id] = r.view

@@ -9,6 +9,7 @@ export default class Rollback extends KtCommand {
   static override flags = {
     space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>); the folder\'s own active profile decides how it is read.', options: ['importance', 'retrieval'], default: 'importance'}),
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),
+    engine: Flags.string({description: 'The engine file (kt_engine: 1) whose profiles the folder holds (default folder reports/deployed/engine-<name>).'}),
   }
 
   async run(): Promise<unknown> {
@@ -17,10 +18,11 @@ export default class Rollback extends KtCommand {
     const {spaceById, spaceOfProfileFile} = await import('../deploy/spaces.js')
     const {existsSync} = await import('node:fs')
     const {join} = await import('node:path')
-    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${flags.space}`
+    const engineSpace = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
+    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${engineSpace ? engineSpace.id.replace(/[^A-Za-z0-9._-]+/g, '-') : flags.space}`
     // the deployment itself says which space it holds; --space only picks the default folder
     const active = join(target, 'active.json')
-    const space = existsSync(active) ? spaceOfProfileFile(active) : spaceById(flags.space)
+    const space = engineSpace ?? (existsSync(active) ? spaceOfProfileFile(active) : spaceById(flags.space))
     const outcome = rollback(space, target)
     this.log(`rolled back to ${outcome.active} in ${target}/active.env (${outcome.history} older profile(s) left)`)
     return {target, space: space.id, ...outcome}

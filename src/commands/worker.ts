@@ -38,6 +38,8 @@ export default class Worker extends KtCommand {
         // threads keep the heartbeat going while a trial computes
         threads: true,
         signal: controller.signal,
+        // kt bench workers starts its processes together (hidden: not a user setting)
+        startAt: process.env.KT_BENCH_START_AT ? Number(process.env.KT_BENCH_START_AT) : undefined,
         log: (line) => process.stderr.write(`${line}\n`),
         onTrial: (trial, outcome) => {
           count++

@@ -10,7 +10,7 @@ import type {StudyView} from './views.js'
 export type Spec = Record<string, unknown>
 
 /** Parallel coordinates draw at most this many trials (the best ones): more lines are unreadable and slow. */
-export const PARALLEL_MAX_TRIALS = 300
+export const PARALLEL_MAX_TRIALS = 200
 
 const FRONT_COLORS = {domain: ['Pareto front', 'dominated', 'lower budget'], range: ['#1f77b4', '#9a9a9a', '#dddddd']}
 
@@ -33,7 +33,8 @@ export function historyChart(v: StudyView): Spec {
           y: {field: 'value', type: 'quantitative', title: `${valueTitle(v)}${scaleNote(y)}`, scale: y},
           color: {field: 'budget', type: 'ordinal', title: 'budget'},
         }},
-      {transform: [{filter: 'datum.best_so_far != null'}], mark: {type: 'line', interpolate: 'step-after', color: '#d62728'},
+      // the incumbent's steps only (the page passes the trials where the best value changes)
+      {data: {name: 'steps'}, mark: {type: 'line', interpolate: 'step-after', color: '#d62728'},
         encoding: {x: {field: 'order', type: 'quantitative'}, y: {field: 'best_so_far', type: 'quantitative'}}},
     ],
   }
@@ -72,7 +73,7 @@ export function frontChart(v: StudyView): Spec | null {
       x: {field: 'p99_ms', type: 'quantitative', title: `P99 latency, ms (${v.front.latency_kind}: cost model)${scaleNote(x)}`, scale: x},
       y: {field: 'quality', type: 'quantitative', title: `${v.front.quality} (higher is better)`, scale: {zero: false}},
       color: {field: 'set', type: 'nominal', scale: FRONT_COLORS, title: null},
-      order: {field: 'set_rank', type: 'quantitative'},
+      order: {field: '_draw_order', type: 'quantitative'},
     },
   }
 }

@@ -11,16 +11,43 @@
  *   GET /api/version                      per-study change signatures: pages poll it and refetch on change
  */
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+import {Worker} from 'node:worker_threads'
 import {join} from 'node:path'
 import type {AddressInfo} from 'node:net'
 import {InputError} from '../util/errors.js'
-import {studyImportance, type StudyImportance} from '../search/importance.js'
+import {studyImportance, type ImportanceTrial, type StudyImportance} from '../search/importance.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudyReader} from '../study/reader.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
 import {studyListEntry, studyView, type StudyView} from './views.js'
 import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
+
+const importanceWorkerFile = fileURLToPath(new URL('./importance-worker.js', import.meta.url))
+
+/**
+ * fANOVA importance on a worker thread (a forest on thousands of trials takes seconds, and the
+ * server must keep answering the pages' polls meanwhile); in this thread when running from the
+ * TypeScript sources (tests), where there is no compiled worker.
+ */
+function importanceOffThread(space: ParamSpace | undefined, trials: readonly ImportanceTrial[], target: string, seed: number): Promise<StudyImportance> {
+  if (!existsSync(importanceWorkerFile) || !import.meta.url.endsWith('.js')) return Promise.resolve().then(() => studyImportance(space, trials, {target, seed}))
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(importanceWorkerFile)
+    const slim = trials.map((t) => ({id: t.id, status: t.status, budget: t.budget, loss: t.loss, config: t.config, metrics: t.metrics}))
+    worker.once('message', (msg: {result?: StudyImportance; error?: string; input?: {where: string; expected: string; got?: string}}) => {
+      void worker.terminate()
+      if (msg.result) resolve(msg.result)
+      else reject(msg.input ? new InputError(msg.input.where, msg.input.expected, msg.input.got) : new Error(msg.error))
+    })
+    worker.once('error', (e) => {
+      void worker.terminate()
+      reject(e)
+    })
+    worker.postMessage({id: 0, space, trials: slim, target, seed})
+  })
+}
 
 /** How often pages poll /api/version (ms): a trial finished elsewhere shows within two polls' time of 2 s. */
 export const POLL_MS = 1000
@@ -157,7 +184,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       if (!got) return json(404, {error: `no study ${name} in ${reader.location}`})
       let imp: StudyImportance
       try {
-        imp = studyImportance(got.study.space as ParamSpace, got.trials, {target, seed})
+        imp = await importanceOffThread(got.study.space as ParamSpace, got.trials, target, seed)
       } catch (error) {
         if (error instanceof InputError) return json(400, {error: error.message})
         throw error

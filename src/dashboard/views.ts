@@ -56,13 +56,23 @@ export interface StudyListEntry {
   readonly last_activity: string
 }
 
+/** The latest of the study's update time and its trials' start and finish times (ISO strings compare as times). */
+export function lastActivity(updatedAt: string, trials: readonly TrialRow[]): string {
+  let last = updatedAt
+  for (const t of trials) {
+    if (t.finishedAt && t.finishedAt > last) last = t.finishedAt
+    if (t.startedAt && t.startedAt > last) last = t.startedAt
+  }
+  return last
+}
+
 export function studyListEntry(s: StudySummary, trials: readonly TrialRow[]): StudyListEntry {
   const def = valueDefinition(s, trials)
   const best = incumbent(trials)
   return {
     name: s.name, objective: (s.objective as {name?: string})?.name ?? '?', optimizer: s.optimizer, state: s.state,
     trials: s.trials, ok: s.ok, failed: s.failed, running: s.running,
-    best_value: best ? valueOf(def, best) : null, value_name: def.name, last_activity: s.lastActivity,
+    best_value: best ? valueOf(def, best) : null, value_name: def.name, last_activity: lastActivity(s.updatedAt, trials),
   }
 }
 
@@ -76,6 +86,15 @@ function paramNames(space: ParamSpace | undefined, trials: readonly TrialRow[]):
   const known = new Set(names)
   for (const t of trials) for (const k of Object.keys(t.config ?? {})) if (!known.has(k)) (known.add(k), names.push(k))
   return names
+}
+
+/**
+ * Numbers as the page shows them: six decimals for values of 0.001 and more (every digit a table,
+ * tooltip or axis can show; the stored trial keeps full precision, `kt study export` has it),
+ * which keeps 10,000 trials' JSON about half the size.
+ */
+function shown(v: number): number {
+  return Number.isInteger(v) || Math.abs(v) < 1e-3 ? v : Math.round(v * 1e6) / 1e6
 }
 
 /** Marginal cost of a trial in budget units: a continuation pays only the budget beyond the trial it continues. */
@@ -154,10 +173,13 @@ export function studyView(study: StudyRecord, trials: readonly TrialRow[], sibli
     col.order.push(o?.pos ?? null)
     col.best_so_far.push(o?.best ?? null)
     col.budget_so_far.push(o && maxBudgetSeen > 0 ? o.spent / maxBudgetSeen : null)
-    for (const p of params) col.config[p].push(t.config?.[p] ?? null)
+    for (const p of params) {
+      const v = t.config?.[p] ?? null
+      col.config[p].push(typeof v === 'number' ? shown(v) : v)
+    }
     for (const m of metrics) {
       const v = t.metrics?.[m]
-      col.metric[m].push(Number.isFinite(v) ? (v as number) : null)
+      col.metric[m].push(Number.isFinite(v) ? shown(v as number) : null)
     }
   }
   const best = incumbent(trials)

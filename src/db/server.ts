@@ -7,7 +7,7 @@
  * folder is given to that user and the folders above it are made traversable.
  */
 import {execFile} from 'node:child_process'
-import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {createServer} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
@@ -157,6 +157,10 @@ export class PgServer {
     } else {
       args.push('--auth=trust')
       await run(this.bin.initdb, args, id, this.dir)
+    }
+    // initdb lets in only loopback clients; a server for other machines takes password logins from any address
+    if (this.options.password && !/^(127\.0\.0\.1|localhost|::1)$/.test(this.host)) {
+      appendFileSync(join(this.dir, 'pg_hba.conf'), '\n# kt db start --host: workers on other machines log in with the password\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n')
     }
   }
 

@@ -10,7 +10,7 @@
  * killed), when the objective is closed (kt interrupted), and at process exit as a last resort.
  */
 import {spawn} from 'node:child_process'
-import {createWriteStream, type WriteStream} from 'node:fs'
+import {closeSync, openSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {activeConfig, configToEnv, type Config} from '../space/index.js'
 import type {EvalContext, EvalResult, Objective} from '../search/types.js'
@@ -93,10 +93,10 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
   return new Promise((resolvePromise) => {
     const stdout = new Capture()
     const stderr = new Capture()
-    let out: WriteStream | undefined
-    let err: WriteStream | undefined
-    if (trial.outFile) out = createWriteStream(trial.outFile)
-    if (trial.errFile) err = createWriteStream(trial.errFile)
+    // plain synchronous descriptors: a trial's output is small, and a stream's asynchronous open,
+    // writes and close cost more than the writes themselves (kt bench adapters)
+    const out = trial.outFile ? openSync(trial.outFile, 'w') : undefined
+    const err = trial.errFile ? openSync(trial.errFile, 'w') : undefined
     let timedOut = false
     let cancelled = false
     let exited: {code: number | null; signal: NodeJS.Signals | null} | undefined
@@ -126,11 +126,11 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
     }, trial.timeoutMs)
     child.stdout.on('data', (chunk: Buffer) => {
       stdout.add(chunk)
-      out?.write(chunk)
+      if (out !== undefined) writeSync(out, chunk)
     })
     child.stderr.on('data', (chunk: Buffer) => {
       stderr.add(chunk)
-      err?.write(chunk)
+      if (err !== undefined) writeSync(err, chunk)
     })
     child.on('error', (error) => {
       spawnError = error.message
@@ -148,9 +148,10 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
         liveGroups.delete(pgid)
       }
       track?.(undefined)
-      const finish = (): void =>
-        resolvePromise({
-          code: exited?.code ?? code,
+      if (out !== undefined) closeSync(out)
+      if (err !== undefined) closeSync(err)
+      resolvePromise({
+        code: exited?.code ?? code,
           signal: exited?.signal ?? signal,
           timedOut,
           cancelled,
@@ -158,13 +159,6 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
           stderr: stderr.text(),
           spawnError,
         })
-      let open = (out ? 1 : 0) + (err ? 1 : 0)
-      if (open === 0) return finish()
-      const done = (): void => {
-        if (--open === 0) finish()
-      }
-      out?.end(done)
-      err?.end(done)
     })
   })
 }
@@ -199,6 +193,7 @@ export function trialEnv(spec: EngineSpec, evaluate: CommandEvaluate, config: Co
  */
 export function commandObjective(spec: EngineSpec, evaluate: CommandEvaluate): Objective {
   const running = new Map<number, Running>()
+  const ensured = new Set<string>()
   const timeoutMs = evaluate.timeout_s * 1000
   return {
     id: `engine:${spec.name}`,
@@ -210,7 +205,10 @@ export function commandObjective(spec: EngineSpec, evaluate: CommandEvaluate): O
       let outFile: string | undefined
       let errFile: string | undefined
       if (ctx.artifactsDir) {
-        ensureDir(ctx.artifactsDir)
+        if (!ensured.has(ctx.artifactsDir)) {
+          ensureDir(ctx.artifactsDir)
+          ensured.add(ctx.artifactsDir)
+        }
         outFile = join(ctx.artifactsDir, `${ctx.trialId}.out`)
         errFile = join(ctx.artifactsDir, `${ctx.trialId}.err`)
       }

@@ -78,7 +78,7 @@ export interface TenantSpec {
 const SPEC_KEYS = new Set(['space', 'profile', 'levels', 'sampler', 'forgetting', 'decay_every', 'decay_fraction', 'feedback', 'implicit_window_ms', 'prior_strength', 'tuned', 'per_type', 'seed'])
 
 /** The space, prior, settings and seed a spec describes; errors name `where` and the field. */
-export function resolveSpec(spec: TenantSpec, where = 'tenant spec'): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
+export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: string): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
   for (const key of Object.keys(spec)) if (!SPEC_KEYS.has(key)) throw new OnlineError('bad_request', `${where}: ${key}`, `one of ${[...SPEC_KEYS].join(', ')}`, 'an unknown field')
   const field = <T>(key: keyof TenantSpec, ok: (v: unknown) => boolean, expected: string): T | undefined => {
@@ -88,7 +88,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec'): {space: Pa
     return v as T
   }
   const isInt = (v: unknown): boolean => Number.isInteger(v)
-  const space = spaceById(field<string>('space', (v) => typeof v === 'string', 'a space id') ?? 'retrieval', `${where}: space`)
+  const space = spaceById(field<string>('space', (v) => typeof v === 'string', 'a space id') ?? 'retrieval', `${where}: space`, dir)
   const profile = field<Config>('profile', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'a configuration object') ?? defaultConfig(space)
   const kind = field<'periodic' | 'adaptive' | 'none'>('forgetting', (v) => v === 'periodic' || v === 'adaptive' || v === 'none', 'periodic, adaptive or none') ?? 'periodic'
   const forgetting = forgettingDefaults(kind)
@@ -204,10 +204,10 @@ export function openTenant(options: OpenTenantOptions): Tenant {
   const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
   try {
     if (options.create) {
-      const c = resolveSpec(options.create)
+      const c = resolveSpec(options.create, 'tenant spec', dir)
       return new Tenant(TenantStore.open({...common, create: c}))
     }
-    return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id)}))
+    return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
   } catch (error) {
     if (storeErrorIs(error, (e) => e.got === 'no such tenant')) throw new OnlineError('unknown_tenant', `tenant ${options.tenant}`, 'an existing tenant (create it first)', 'no such tenant')
     if (storeErrorIs(error, (e) => e.got === 'a tenant with that id')) throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')

@@ -2,6 +2,8 @@ import {Rng} from '../util/rng.js'
 import {numDocs, numFeatures} from './dataset.js'
 import {DEFAULT_LAMBDAMART, predictRow, trainLambdaMart, type LambdaMartModel} from './lambdamart.js'
 import {PackedEnsemble} from './packed.js'
+import {readLtrFile} from './parse.js'
+import {peerSettings, runXgboostPeer} from './peer.js'
 import {generateSynthetic} from './synthetic.js'
 import type {RegressionTree} from './tree.js'
 
@@ -139,4 +141,47 @@ export function runRerankBench(options: BenchOptions): BenchCase[] {
     benchModel('complete', complete, uniformRows, options.candidates, options.repetitions),
     benchModel('trained', trained, dataRows, candidates, options.repetitions),
   ]
+}
+
+/** Training time of kt's LambdaMART at most this multiple of XGBoost's with the same settings (the issue's target). */
+export const TARGET_TRAIN_TIME_RATIO = 2
+
+/** The settings both trainers get: XGBoost's rank:ndcg defaults of the peer figures (../shared/ltr/README.md). */
+export const PEER_BENCH_PARAMS = {trees: 100, learningRate: 0.1, maxDepth: 6, maxLeaves: 64, minDataInLeaf: 1, minSumHessianInLeaf: 1, l2: 1, truncation: 0} as const
+
+export interface TrainingSpeedCase {
+  readonly data: string
+  readonly repetitions: number
+  readonly kt_cpu_ms: number
+  readonly peer: string
+  readonly peer_cpu_ms: number
+  readonly ratio: number
+  readonly target: number
+  readonly meets_target: boolean
+}
+
+/**
+ * CPU time of training 100 trees, kt against the XGBoost peer, each the median of `repetitions`
+ * runs taken alternately in one process run (CPU time, so other processes competing for the
+ * cores do not inflate either side).
+ */
+export function runTrainingSpeedBench(trainFile: string, testFile: string, repetitions: number): TrainingSpeedCase {
+  const train = readLtrFile(trainFile)
+  const params = {...DEFAULT_LAMBDAMART, ...PEER_BENCH_PARAMS}
+  const kt: number[] = []
+  const peer: number[] = []
+  let name = 'xgboost'
+  for (let r = 0; r < repetitions; r++) {
+    const started = process.cpuUsage()
+    trainLambdaMart(train, params)
+    const used = process.cpuUsage(started)
+    kt.push((used.user + used.system) / 1000)
+    const run = runXgboostPeer(trainFile, testFile, peerSettings(params))
+    peer.push(run.train_cpu_s * 1000)
+    name = run.peer
+  }
+  const ktMs = median(kt)
+  const peerMs = median(peer)
+  const ratio = ktMs / peerMs
+  return {data: trainFile, repetitions, kt_cpu_ms: ktMs, peer: name, peer_cpu_ms: peerMs, ratio, target: TARGET_TRAIN_TIME_RATIO, meets_target: ratio <= TARGET_TRAIN_TIME_RATIO}
 }

@@ -1,3 +1,6 @@
+import {InputError} from '../util/errors.js'
+import {Rng} from '../util/rng.js'
+
 /**
  * A learning-to-rank data set held in flat typed arrays: one row of features per candidate
  * document, rows of one query contiguous, query boundaries in `queryOffsets`.
@@ -141,5 +144,27 @@ export function selectQueries(data: LtrDataset, queries: readonly number[], sour
     source, featureNames: data.featureNames, features, labels, queryIds: queries.map((q) => data.queryIds[q]), queryOffsets: offsets,
     ...(engineScores ? {engineScores} : {}),
     ...(data.pool !== undefined ? {pool: data.pool} : {}),
+  }
+}
+
+/**
+ * Splits a data set by query: a seeded uniform `fraction` of its queries (at least one, at most
+ * all but one) becomes the validation part, the rest stays for training, each in file order.
+ */
+export function carveValidation(data: LtrDataset, fraction: number, seed: number): {train: LtrDataset; valid: LtrDataset} {
+  const n = numQueries(data)
+  if (n < 2) throw new InputError(data.source, 'at least 2 queries to carve a validation split from', String(n))
+  const take = Math.min(n - 1, Math.max(1, Math.round(fraction * n)))
+  const rng = new Rng(seed)
+  const order = Array.from({length: n}, (_, i) => i)
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1)
+    ;[order[i], order[j]] = [order[j], order[i]]
+  }
+  const chosen = new Set(order.slice(0, take))
+  const all = Array.from({length: n}, (_, i) => i)
+  return {
+    train: selectQueries(data, all.filter((q) => !chosen.has(q)), `${data.source} (training part)`),
+    valid: selectQueries(data, all.filter((q) => chosen.has(q)), `${data.source} (validation part, ${take} of ${n} queries)`),
   }
 }

@@ -18,8 +18,16 @@ import {labelGain, positionDiscount, topK} from './ndcg.js'
  * Signs: `grad` holds dC/ds (the cost's derivative), so a Newton leaf value is -sum(grad)/sum(hess).
  */
 
+/** The k of NDCG@k the gradients use for a query of n documents (truncation 0: all n). */
+export function truncationLevel(truncation: number, n: number): number {
+  return truncation > 0 ? truncation : n
+}
+
 export interface LambdaParams {
-  /** Truncation level k of NDCG@k in |dNDCG| (LightGBM `lambdarank_truncation_level`). */
+  /**
+   * Truncation level k of NDCG@k in |dNDCG| (LightGBM `lambdarank_truncation_level`); 0 = none:
+   * every pair of differently labelled documents counts (XGBoost 1.7's rank:ndcg).
+   */
   truncation: number
   /** Sigmoid steepness sigma (Burges 2010; LightGBM `sigmoid`, default 1). */
   sigma: number
@@ -46,7 +54,7 @@ export function queryLambdas(
   if (!(idealDcg > 0)) return
   const n = end - begin
   // Training ranks ties in file order (no label peeking), like LightGBM's stable sort.
-  const m = topK(scores, labels, begin, end, params.truncation, order, false)
+  const m = topK(scores, labels, begin, end, truncationLevel(params.truncation, n), order, false)
   const {sigma} = params
   for (let p = 0; p < m; p++) {
     const a = order[p]

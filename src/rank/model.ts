@@ -26,6 +26,8 @@ export interface SavedModel {
    */
   pool?: number
   params: Partial<LambdaMartParams> & Record<string, unknown>
+  /** Boosting started from weight x this feature (LambdaMartModel.base), when it did. */
+  base?: {feature: string; weight: number}
   /** NDCG per split ("train", "valid", "test") at training time. */
   metrics: Record<string, NdcgReport>
   /** The data files the model was trained and measured on. */
@@ -47,6 +49,7 @@ const savedModelSchema = z.object({
   feature_names: z.array(z.string()).min(1),
   pool: z.number().int().positive().optional(),
   params: z.record(z.unknown()),
+  base: z.object({feature: z.string(), weight: finite}).strict().optional(),
   metrics: z.record(z.record(finite)),
   data: z.record(z.string()),
   trees: z.array(
@@ -75,6 +78,7 @@ export function toSavedModel(
     feature_names: [...model.featureNames],
     ...(pool === undefined ? {} : {pool}),
     params,
+    ...(model.base ? {base: {feature: model.featureNames[model.base.feature], weight: model.base.weight}} : {}),
     metrics,
     data,
     trees: model.trees.map((tree) => ({
@@ -93,13 +97,14 @@ export function toSavedModel(
  * the same trees (metrics, parameters and data paths aside).
  */
 export function sameScoringModel(a: SavedModel, b: SavedModel): boolean {
-  return JSON.stringify([a.feature_names, a.pool ?? null, a.trees]) === JSON.stringify([b.feature_names, b.pool ?? null, b.trees])
+  return JSON.stringify([a.feature_names, a.pool ?? null, a.base ?? null, a.trees]) === JSON.stringify([b.feature_names, b.pool ?? null, b.base ?? null, b.trees])
 }
 
 /** The trainer-side model of a saved one. */
 export function fromSavedModel(saved: SavedModel): LambdaMartModel {
   return {
     featureNames: saved.feature_names,
+    ...(saved.base ? {base: {feature: saved.feature_names.indexOf(saved.base.feature), weight: saved.base.weight}} : {}),
     trees: saved.trees.map(
       (tree): RegressionTree => ({
         splitFeature: Int32Array.from(tree.split_feature),
@@ -129,6 +134,7 @@ export function checkSavedModel(value: unknown, where: string): SavedModel {
     throw new InputError(`${where} field ${issue.path.join('.') || '(top)'}`, `a ${MODEL_FORMAT} v${MODEL_VERSION} model (${issue.message})`)
   }
   const saved = parsed.data as SavedModel
+  if (saved.base && !saved.feature_names.includes(saved.base.feature)) throw new InputError(`${where} field base.feature`, `one of the model's features (${saved.feature_names.slice(0, 8).join(', ')})`, saved.base.feature)
   saved.trees.forEach((tree, t) => checkTree(tree, saved.feature_names.length, `${where} field trees.${t}`))
   return saved
 }

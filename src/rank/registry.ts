@@ -7,16 +7,22 @@ import {removeStaleTemps, withDirLock} from '../util/lock.js'
 import type {LtrDataset} from './dataset.js'
 import {scoreDataset} from './lambdamart.js'
 import {fromSavedModel, readModel, sameScoringModel, writeModel, type SavedModel} from './model.js'
-import {reportEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
+import {reportEvaluator, PRIMARY_CUTOFF, type NdcgEvaluator} from './ndcg.js'
 import {PackedEnsemble} from './packed.js'
 import {hasQueryLevelColumns} from './query-features.js'
-import {alignColumns, ENGINE_SCORE_FEATURE, formatMetric, formatNameList, withEngineScoreFeature} from './report.js'
+import {alignColumns, compareScorers, COMPARISON_MIN_QUERIES, ENGINE_SCORE_FEATURE, formatMetric, formatNameList, METRIC_DIGITS, withEngineScoreFeature, type ScorerComparison} from './report.js'
+import {defaultEngineOrder, describeEngineOrder, ENGINE_ORDER_CHOICES, engineOrderScores, type EngineOrder} from './engine-order.js'
+import {readLtrFile} from './parse.js'
+import {hashString} from '../util/rng.js'
 
 /**
  * The reranker model registry: a folder with one JSON file per kept version and an index,
  * `registry.json`, naming the current version. Rules:
  * - deploy: a candidate replaces the current model only if its validation NDCG@10 is not worse
- *   (>=) than the current one's; otherwise it is rejected and nothing changes. The comparison uses
+ *   (>=) than the better of the engine's own order (no reranker at all, see engine-order.ts; on
+ *   --valid or the validation file the model records) and the current model's; otherwise it is
+ *   rejected and nothing changes. When the engine's order is unknown the deploy is refused unless
+ *   forced (the reason is kept with the version). The comparison uses
  *   the validation NDCG stored in each model, or, given a data set, both models re-scored on it
  *   (its columns picked by the model's feature names). Only models over the same feature columns
  *   are compared; a model without trees is refused; the current model deployed again is a no-op.
@@ -44,6 +50,10 @@ export interface RegistryVersion {
   deployed_at: string
   /** The model file it was deployed from. */
   source: string
+  /** Validation NDCG@10 of the engine's own order (no reranker) it was compared with, when known. */
+  engine_ndcg10?: number
+  /** Why it was deployed without the comparison with the engine's own order (--force), when it was. */
+  forced?: string
 }
 
 export interface RegistryIndex {
@@ -66,6 +76,8 @@ const indexSchema = z.object({
       trees: z.number().int().nonnegative(),
       deployed_at: z.string(),
       source: z.string(),
+      engine_ndcg10: z.number().optional(),
+      forced: z.string().optional(),
     }),
   ),
 })
@@ -160,6 +172,69 @@ export interface DeployOutcome {
   /** Version ids deleted to keep the last KEEP_VERSIONS. */
   removed: string[]
   reason: string
+  /** Validation NDCG@10 of the engine's own order (no reranker), or null when it was not compared (forced, or the same model). */
+  engine_ndcg10: number | null
+  /** How the engine's order was known and on which file ("the logged engine_score of valid.jsonl"), or null. */
+  engine_order: string | null
+  /** Paired comparisons (candidate minus baseline, NDCG@10, bootstrap interval over the judged queries) with the engine's order and, when re-scored on data, the current model. */
+  comparisons: DeployComparison[]
+  /** Set when --force deployed without the comparison with the engine's order: the reason given. */
+  forced?: string
+}
+
+/** The candidate minus one baseline on the same validation queries. */
+export interface DeployComparison extends Omit<ScorerComparison, 'baseline'> {
+  baseline: 'engine' | 'current'
+  candidate_ndcg10: number
+  baseline_ndcg10: number
+  /** The data file both were scored on. */
+  compared_on: string
+}
+
+export interface DeployOptions {
+  /** Re-score candidate and current model on this data (--valid); also the data for the engine's order. */
+  compareOn?: LtrDataset
+  /** How the engine's order is known (default: the logged engine score when the data has it). */
+  engineOrder?: EngineOrder
+  /** Deploy even when the engine's order is unknown (the comparison with it skipped): the reason, recorded with the version. */
+  force?: string
+  now?: Date
+  lockWaitMs?: number
+}
+
+/** Bootstrap seed of the deploy comparisons (the project's default seed, 42, with a label per baseline). */
+const DEPLOY_SEED = 42
+
+/** Per-query NDCG@10 comparison of the candidate's scores with a baseline's on `data`. */
+function comparison(baseline: DeployComparison['baseline'], evaluator: NdcgEvaluator, candidate: Float64Array, other: Float64Array, on: string): DeployComparison {
+  const own = evaluator.perQuery(candidate, PRIMARY_CUTOFF)
+  const theirs = evaluator.perQuery(other, PRIMARY_CUTOFF)
+  const c = compareScorers('engine', own, theirs, hashString(`${DEPLOY_SEED}/deploy/${baseline}`))
+  return {...c, baseline, candidate_ndcg10: mean(own), baseline_ndcg10: mean(theirs), compared_on: on}
+}
+
+function mean(values: Float64Array): number {
+  let sum = 0
+  for (const v of values) sum += v
+  return sum / values.length
+}
+
+/**
+ * The validation data the engine comparison uses: --valid, else the validation file the model
+ * records it was trained with (when it still exists).
+ */
+function engineComparisonData(candidate: SavedModel, options: DeployOptions): LtrDataset | undefined {
+  if (options.compareOn) return options.compareOn
+  const recorded = candidate.data.valid
+  return recorded !== undefined && existsSync(recorded) ? readLtrFile(recorded) : undefined
+}
+
+/** Formats a comparison for humans: "candidate 0.5800 vs engine's own order 0.7500: -0.1700 [95% -0.2500, -0.0900], 20 queries". */
+export function formatComparison(c: DeployComparison): string {
+  const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
+  const name = c.baseline === 'engine' ? 'the engine\'s own order (no reranker)' : 'the current model'
+  const interval = c.low === null ? `no interval below ${COMPARISON_MIN_QUERIES} judged queries` : `paired bootstrap ${Math.round(100 * c.confidence)}% [${signed(c.low)}, ${signed(c.high)}]`
+  return `vs ${name} on ${c.compared_on}: ${formatMetric(c.candidate_ndcg10)} vs ${formatMetric(c.baseline_ndcg10)}, ${signed(c.delta)} (${interval}, ${c.queries} judged queries)`
 }
 
 /** Validation NDCG@10 of a saved model: re-scored on `data` (columns aligned to it) if given, else its stored metric. */
@@ -212,16 +287,33 @@ export function validationData(data: LtrDataset, saved: SavedModel, modelPath: s
  * Refused (InputError): a model without trees, or one over other features than the current model.
  * A candidate that scores exactly like the current version changes nothing (`already`).
  */
-export function deploy(dir: string, modelPath: string, options: {compareOn?: LtrDataset; now?: Date; lockWaitMs?: number} = {}): DeployOutcome {
+export function deploy(dir: string, modelPath: string, options: DeployOptions = {}): DeployOutcome {
   const candidate = readModel(modelPath)
   if (candidate.trees.length === 0) {
     throw new InputError(`${modelPath} field trees`, 'at least one tree (a model without trees scores every candidate equally)', 'none')
   }
+  // The comparison with no reranker at all depends only on the candidate and the data: done before taking the lock.
+  const engineData = engineComparisonData(candidate, options)
+  const order = options.engineOrder ?? (engineData ? defaultEngineOrder(engineData) : undefined)
+  let engine: DeployComparison | undefined
+  if (engineData && order) {
+    const data = validationData(engineData, candidate, modelPath)
+    engine = comparison('engine', reportEvaluator(data), scoreDataset(fromSavedModel(candidate), data), engineOrderScores(engineData, order), engineData.source)
+  } else if (options.force === undefined) {
+    const where = engineData ? engineData.source : options.compareOn ? options.compareOn.source : `${modelPath} field data.valid`
+    throw new InputError(
+      where,
+      `validation data whose engine order is known, to compare the candidate with no reranker at all (--valid with a kt feature log that has engine_score, or --engine-order ${ENGINE_ORDER_CHOICES}; or --force to deploy compared with the current model only)`,
+      engineData ? 'a file without engine_score, and no --engine-order' : 'no --valid and no existing validation file recorded in the model',
+    )
+  }
+  const engineOrder = engine && order ? `${describeEngineOrder(order)} of ${engine.compared_on}` : null
   ensureDir(dir)
-  return withRegistryLock(dir, options.lockWaitMs, () => deployLocked(dir, modelPath, candidate, options))
+  return withRegistryLock(dir, options.lockWaitMs, () => deployLocked(dir, modelPath, candidate, options, engine, engineOrder))
 }
 
-function deployLocked(dir: string, modelPath: string, candidate: SavedModel, options: {compareOn?: LtrDataset; now?: Date}): DeployOutcome {
+function deployLocked(dir: string, modelPath: string, candidate: SavedModel, options: DeployOptions, engine: DeployComparison | undefined, engineOrder: string | null): DeployOutcome {
+  const gate = {engine_ndcg10: engine?.baseline_ndcg10 ?? null, engine_order: engineOrder, ...(engine ? {} : {forced: options.force})}
   const index = readRegistry(dir)
   const current = currentVersion(index)
   const currentModel = current ? readVersionModel(dir, current) : undefined
@@ -230,7 +322,7 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
     if (sameScoringModel(candidate, currentModel)) {
       return {
         deployed: false, already: current.id, current: current.id, candidate_ndcg10: null, current_ndcg10: null, compared_on: 'nothing (same model)', removed: [],
-        reason: `already deployed as ${current.id} (same feature_names and trees): nothing changed`,
+        reason: `already deployed as ${current.id} (same feature_names and trees): nothing changed`, engine_ndcg10: null, engine_order: null, comparisons: [],
       }
     }
   }
@@ -238,9 +330,21 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
   const comparedOn = compareOn ? compareOn.source : 'stored validation metrics'
   const candidateScore = validationNdcg(candidate, compareOn, modelPath)
   const currentScore = current && currentModel ? validationNdcg(currentModel, compareOn, join(dir, current.file)) : null
+  const comparisons: DeployComparison[] = engine ? [engine] : []
+  if (compareOn && currentModel) {
+    comparisons.push(comparison('current', reportEvaluator(compareOn), scoreDataset(fromSavedModel(candidate), compareOn), scoreDataset(fromSavedModel(currentModel), compareOn), compareOn.source))
+  }
+  const outcome = {current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn, removed: [], ...gate, comparisons}
+  // The gate: not worse than the better of the engine's own order and the current model.
+  if (engine && engine.candidate_ndcg10 < engine.baseline_ndcg10) {
+    return {
+      ...outcome, deployed: false,
+      reason: `rejected: validation ${METRIC} ${formatMetric(engine.candidate_ndcg10)} is worse than the engine's own order with no reranker (${formatMetric(engine.baseline_ndcg10)}, ${engineOrder})`,
+    }
+  }
   if (currentScore !== null && candidateScore < currentScore) {
     return {
-      deployed: false, current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn, removed: [],
+      ...outcome, deployed: false,
       reason: `rejected: validation ${METRIC} ${formatMetric(candidateScore)} is worse than current ${index.current}'s ${formatMetric(currentScore)}`,
     }
   }
@@ -250,15 +354,17 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
   const version: RegistryVersion = {
     id, file, metrics: candidate.metrics, trees: candidate.trees.length,
     deployed_at: (options.now ?? new Date()).toISOString(), source: modelPath,
+    ...(engine ? {engine_ndcg10: engine.baseline_ndcg10} : {forced: options.force}),
   }
   const versions = [...index.versions, version]
   const removed = versions.splice(0, Math.max(0, versions.length - KEEP_VERSIONS))
   writeRegistry(dir, {...index, current: id, next_version: index.next_version + 1, versions})
   for (const old of removed) rmSync(join(dir, old.file), {force: true})
+  const engineNote = engine ? `, >= the engine's own order ${formatMetric(engine.baseline_ndcg10)}` : ` (FORCED without the comparison with the engine's own order: ${options.force})`
   return {
-    deployed: true, current: id, version: id, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: comparedOn,
+    ...outcome, deployed: true, current: id, version: id,
     removed: removed.map((v) => v.id),
-    reason: currentScore === null ? 'deployed: first version' : `deployed: validation ${METRIC} ${formatMetric(candidateScore)} >= ${formatMetric(currentScore)}`,
+    reason: currentScore === null ? `deployed: first version, validation ${METRIC} ${formatMetric(candidateScore)}${engineNote}` : `deployed: validation ${METRIC} ${formatMetric(candidateScore)} >= current ${formatMetric(currentScore)}${engineNote}`,
   }
 }
 

@@ -1,11 +1,12 @@
 import {snakeKeys} from '../util/json-keys.js'
 import {InputError} from '../util/errors.js'
-import {numDocs, numFeatures, numQueries, widenTo, type LtrDataset} from './dataset.js'
-import {scoreDataset, trainLambdaMart, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
+import {carveValidation, numDocs, numFeatures, numQueries, widenTo, type LtrDataset} from './dataset.js'
+import {scoreDataset, trainLambdaMart, type CurvePoint, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
 import {bestSingleFeature, scoreLinear, scoreSingleFeature, tuneLinear} from './linear.js'
 import {toSavedModel, writeModel} from './model.js'
-import {NDCG_CUTOFFS, PRIMARY_CUTOFF, reportEvaluator, type NdcgEvaluator, type NdcgReport} from './ndcg.js'
+import {NDCG_CUTOFFS, NdcgEvaluator, PRIMARY_CUTOFF, reportEvaluator, type NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
+import {peerSettings, runXgboostPeer, type PeerSettings} from './peer.js'
 import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
 import {Rng, hashString} from '../util/rng.js'
 
@@ -30,7 +31,32 @@ export interface TrainReportOptions {
    * the reranker then refines the engine's ranking instead of rebuilding it from the raw features).
    */
   engineScoreFeature?: boolean
+  /** Carve this share of the training queries off as the validation split (no --valid file). */
+  validFraction?: number
+  /** Train the XGBoost peer with the same settings on the same files and compare (peer.ts). */
+  peer?: 'xgboost'
   onProgress?: (text: string) => void
+}
+
+/** LambdaMART against the peer on one split: both scoring conventions, and the paired interval. */
+export interface PeerSplitComparison {
+  /** Mean NDCG@10 over judged queries (kt's convention) and over all queries with an unjudged query scoring 1 (XGBoost's and LightGBM's). */
+  kt: {judged: number; all_unjudged_as_1: number}
+  peer: {judged: number; all_unjudged_as_1: number}
+  /** kt minus the peer over the judged queries, paired bootstrap. */
+  delta: ScorerComparison
+}
+
+export interface PeerReport {
+  peer: string
+  settings: PeerSettings
+  /** kt's gradient truncation (0 = every pair, which is what XGBoost 1.7's rank:ndcg uses). */
+  kt_truncation: number
+  /** CPU time of training, kt (this process) and the peer (its one thread), and kt / peer. */
+  kt_train_cpu_ms: number
+  peer_train_cpu_ms: number
+  train_cpu_ratio: number
+  splits: Partial<Record<SplitName, PeerSplitComparison>>
 }
 
 export interface TrainReport {
@@ -58,6 +84,12 @@ export interface TrainReport {
   comparisons: Partial<Record<SplitName, ScorerComparison[]>>
   /** Things the user should know (e.g. why no tree was grown); printed on stderr. */
   warnings: string[]
+  /** CPU time of LambdaMART's training in this process, ms. */
+  train_cpu_ms: number
+  /** Learning-rate, tree-count and regularisation advice read off the validation curve. */
+  advice: string[]
+  /** The peer's run beside kt's, with --peer. */
+  peer_comparison?: PeerReport
   model?: string
 }
 
@@ -69,7 +101,7 @@ export const NO_RELEVANT_CONVENTION = 'queries without any relevant document are
  * on the same resampled queries, so shared query difficulty cancels).
  */
 export interface ScorerComparison {
-  baseline: 'linear' | 'best_feature' | 'engine'
+  baseline: 'linear' | 'best_feature' | 'engine' | 'xgboost'
   metric: string
   kind: 'absolute'
   delta: number
@@ -201,19 +233,33 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   const progress = options.onProgress ?? (() => {})
   progress('reading data')
   const data = loadSplits(options.files)
+  if (options.validFraction !== undefined) {
+    if (data.valid) throw new InputError('--valid-fraction', 'no --valid file as well', options.files.valid!)
+    if (options.peer) throw new InputError('--valid-fraction', `no --peer (the peer trains on the whole --data file)`, '--peer')
+    Object.assign(data, carveValidation(data.train, options.validFraction, options.seed))
+  }
   const pool = loggedPool(data)
   if (options.engineScoreFeature) for (const name of SPLIT_NAMES) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
   const present = SPLIT_NAMES.filter((name) => data[name] !== undefined)
   const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<SplitName, NdcgEvaluator>
 
+  if (options.peer) {
+    for (const name of present) {
+      if (/\.jsonl$/i.test(options.files[name] ?? '')) throw new InputError(`--peer ${options.peer}`, 'LETOR text files (the peer reads no kt feature logs)', options.files[name]!)
+    }
+    if (options.engineScoreFeature) throw new InputError(`--peer ${options.peer}`, 'no --engine-score-feature (the peer reads the files as they are)', '--engine-score-feature')
+  }
   progress('training LambdaMART')
   const started = performance.now()
+  const cpuStarted = process.cpuUsage()
   const evalSets: Record<string, LtrDataset> = {}
   for (const name of present) if (name !== 'train') evalSets[name] = data[name]!
   const outcome = trainLambdaMart(data.train, options.params, evalSets, (t) => {
     if (t % 10 === 0) progress(`training LambdaMART: ${t} trees`)
   })
   const trainMs = performance.now() - started
+  const cpu = process.cpuUsage(cpuStarted)
+  const trainCpuMs = (cpu.user + cpu.system) / 1000
 
   progress('tuning the linear baseline (coordinate ascent)')
   const linear = tuneLinear(data.train, options.seed)
@@ -238,6 +284,8 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     ...(pool === undefined ? {} : {pool}),
     comparisons: {},
     warnings: outcome.noTreeReason === undefined ? [] : [`LambdaMART grew 0 trees: ${outcome.noTreeReason}; the model scores every document equally`],
+    train_cpu_ms: Math.round(trainCpuMs),
+    advice: trainingAdvice(outcome.curve, options.params, outcome.model.trees.length),
   }
   const hasEngineScores = present.every((name) => data[name]!.engineScores !== undefined)
   if (hasEngineScores) report.baselines.engine = {}
@@ -256,12 +304,96 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     }
     report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
   }
+  if (options.peer) {
+    progress(`training the ${options.peer} peer`)
+    report.peer_comparison = comparePeer(data, options, outcome.model, trainCpuMs, present)
+  }
   if (options.save) {
     const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
     writeModel(options.save, toSavedModel(outcome.model, snakeKeys(params) as Record<string, unknown>, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>, pool))
     report.model = options.save
   }
   return report
+}
+
+/** A best validation size below this many trees means the model fits (and overfits) fast. */
+export const FEW_TREES = 10
+/** The last share of the grown trees in which a new validation best counts as "still rising". */
+export const RISING_TAIL = 0.1
+/**
+ * Train minus validation NDCG@10 at the chosen size above which the model is said to memorise: it
+ * ranks the queries it saw that much better than unseen ones (MQ2008 at the peer's settings: train
+ * 0.99, test 0.70; LoCoMo engine logs: train 1.000, held out about 0.7).
+ */
+export const MEMORISING_GAP = 0.15
+
+/** Advice on learning rate, tree count and regularisation from the learning curve (validation only, never test). */
+export function trainingAdvice(curve: readonly CurvePoint[], params: LambdaMartParams, chosen: number): string[] {
+  const advice: string[] = []
+  if (curve.length === 0) return advice
+  if (!curve.some((p) => p.ndcg10.valid !== undefined)) {
+    advice.push('no --valid split: the tree count and learning rate are unchecked; give one so early stopping picks the size')
+    return advice
+  }
+  let best = 0
+  for (let i = 1; i < curve.length; i++) if (curve[i].ndcg10.valid > curve[best].ndcg10.valid) best = i
+  const bestTrees = curve[best].trees
+  const grown = curve[curve.length - 1].trees
+  if (bestTrees === 0) {
+    advice.push('no tree improved on the base ranking on the validation split: the model is the base alone, and deploying it changes nothing')
+    return advice
+  }
+  if (bestTrees >= grown * (1 - RISING_TAIL) && grown >= params.trees) {
+    advice.push(`validation NDCG@10 was still rising at tree ${bestTrees} of ${params.trees}: more --trees (or a higher --learning-rate) may help`)
+  }
+  if (bestTrees < FEW_TREES) {
+    advice.push(`the best validation NDCG@10 came after ${bestTrees} trees: the model fits fast; a lower --learning-rate (e.g. ${params.learningRate / 2}) with more trees, and a larger --min-data or --l2, usually generalise better`)
+  }
+  const at = curve.find((p) => p.trees === Math.max(1, chosen)) ?? curve[best]
+  const gap = at.ndcg10.train - at.ndcg10.valid
+  if (gap > MEMORISING_GAP) {
+    advice.push(`train NDCG@10 ${at.ndcg10.train.toFixed(METRIC_DIGITS)} vs validation ${at.ndcg10.valid.toFixed(METRIC_DIGITS)} at ${at.trees} trees: the model memorises; raise --min-data or --l2, lower --leaves or --depth, or try --feature-fraction 0.8 (kt rerank tune searches these)`)
+  }
+  return advice
+}
+
+/** Mean of per-query values over every query, an unjudged query counting 1 (XGBoost's and LightGBM's convention). */
+export function meanUnjudgedAsOne(judged: Float64Array, totalQueries: number): number {
+  let sum = totalQueries - judged.length
+  for (const v of judged) sum += v
+  return sum / totalQueries
+}
+
+/** Runs the peer on every evaluated split and pairs its per-query NDCG@10 with LambdaMART's. */
+function comparePeer(
+  data: Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset},
+  options: TrainReportOptions,
+  model: ReturnType<typeof trainLambdaMart>['model'],
+  ktCpuMs: number,
+  present: readonly SplitName[],
+): PeerReport {
+  const settings = peerSettings(options.params)
+  const splits: PeerReport['splits'] = {}
+  let peerName: string = options.peer!
+  let peerCpuMs = Number.NaN
+  for (const name of present) {
+    if (name === 'train') continue
+    const split = data[name]!
+    const run = runXgboostPeer(options.files.train, options.files[name]!, settings)
+    if (run.scores.length !== numDocs(split)) throw new InputError(options.files[name]!, `${numDocs(split)} scores from the peer`, String(run.scores.length))
+    peerName = run.peer
+    peerCpuMs = run.train_cpu_s * 1000
+    const evaluator = new NdcgEvaluator(split, [PRIMARY_CUTOFF])
+    const own = evaluator.perQuery(scoreDataset(model, split), PRIMARY_CUTOFF)
+    const theirs = evaluator.perQuery(run.scores, PRIMARY_CUTOFF)
+    const mean = (v: Float64Array): number => v.reduce((a, b) => a + b, 0) / v.length
+    splits[name] = {
+      kt: {judged: mean(own), all_unjudged_as_1: meanUnjudgedAsOne(own, numQueries(split))},
+      peer: {judged: mean(theirs), all_unjudged_as_1: meanUnjudgedAsOne(theirs, numQueries(split))},
+      delta: compareScorers('xgboost', own, theirs, hashString(`${options.seed}/peer/${name}`)),
+    }
+  }
+  return {peer: peerName, settings, kt_truncation: options.params.truncation, kt_train_cpu_ms: Math.round(ktCpuMs), peer_train_cpu_ms: Math.round(peerCpuMs), train_cpu_ratio: ktCpuMs / peerCpuMs, splits}
 }
 
 /** Decimal places of NDCG values in human tables (every rerank table; --json keeps full precision). */
@@ -308,20 +440,39 @@ export function formatTrainReport(report: TrainReport): string {
   if (compared.length > 0) {
     const first = report.comparisons[compared[0]]![0]
     const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
-    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: 'engine\'s score'}
+    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: 'engine\'s score', xgboost: 'xgboost'}
     lines.push('', `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`)
     lines.push(table(['split', 'baseline', 'delta', 'interval'], compared.flatMap((name) => report.comparisons[name]!.map((c, i) => [i === 0 ? `${name} (${c.queries} q)` : '', names[c.baseline], signed(c.delta), `[${signed(c.low)}, ${signed(c.high)}]`])), 2))
   }
-  lines.push(`Training: ${report.train_ms} ms for ${report.trees} trees.`)
+  lines.push(`Training: ${report.train_ms} ms (${report.train_cpu_ms} ms of CPU) for ${report.trees} trees.`)
+  if (report.peer_comparison) lines.push('', formatPeer(report.peer_comparison))
+  if (report.advice.length > 0) lines.push('', 'Advice (from the validation curve):', ...report.advice.map((a) => `- ${a}`))
 
   const present = SPLIT_NAMES.filter((name) => report.splits[name])
   const byTrees = new Map(report.ndcg_by_trees.map((p) => [p.trees, p]))
   lines.push('', `NDCG@${PRIMARY_CUTOFF} against number of trees`)
-  lines.push(table(['trees', ...present], curveCheckpoints(report.ndcg_by_trees.length).map((t) => [String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
+  const lastTrees = report.ndcg_by_trees.length === 0 ? 0 : report.ndcg_by_trees[report.ndcg_by_trees.length - 1].trees
+  const marks = [...(byTrees.has(0) ? [0] : []), ...curveCheckpoints(lastTrees)]
+  lines.push(table(['trees', ...present], marks.map((t) => [t === 0 ? '0 (base)' : String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
 
   lines.push('', 'Feature importance (split gain)')
   lines.push(table(['feature', 'gain', 'share', 'splits'], report.importance.map((f) => [f.feature, f.gain.toFixed(1), `${(100 * f.share).toFixed(1)}%`, String(f.splits)])))
   if (report.model) lines.push('', `Model saved to ${report.model}`)
+  return lines.join('\n')
+}
+
+/** The peer section of the human report. */
+export function formatPeer(p: PeerReport): string {
+  const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
+  const s = p.settings
+  const lines = [`LambdaMART against ${p.peer} rank:ndcg with the same settings (depth ${s.depth}, eta ${s.eta}, ${s.rounds} rounds, min_child_weight ${s.min_child_weight}, lambda ${s.l2}), NDCG@${PRIMARY_CUTOFF}:`]
+  const rows = SPLIT_NAMES.filter((n) => p.splits[n]).map((n) => {
+    const c = p.splits[n]!
+    return [`${n} (${c.delta.queries} judged q)`, formatMetric(c.kt.judged), formatMetric(c.peer.judged), formatMetric(c.kt.all_unjudged_as_1), formatMetric(c.peer.all_unjudged_as_1), signed(c.delta.delta), `[${signed(c.delta.low)}, ${signed(c.delta.high)}]`]
+  })
+  lines.push(table(['split', 'kt judged', 'peer judged', 'kt all (unjudged=1)', 'peer all (unjudged=1)', 'kt - peer', `${Math.round(100 * (p.splits.test ?? p.splits.valid)!.delta.confidence)}% interval`], rows, 1))
+  lines.push(`Training CPU time: kt ${p.kt_train_cpu_ms} ms, ${p.peer} ${p.peer_train_cpu_ms} ms (one thread): ratio ${p.train_cpu_ratio.toFixed(2)} (target <= 2).`)
+  if (p.kt_truncation > 0) lines.push(`Note: kt's gradients are truncated at NDCG@${p.kt_truncation}; the peer uses every pair. --truncation 0 makes the settings the same.`)
   return lines.join('\n')
 }
 

@@ -79,8 +79,11 @@ export interface GrownTree {
   leafOfDoc: Int32Array
 }
 
-/** Grows one tree on per-document gradients and Hessians. */
-export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Array, params: TreeParams): GrownTree {
+/**
+ * Grows one tree on per-document gradients and Hessians. `allowed`, when given, marks the feature
+ * columns this tree may split on (feature subsampling); every column otherwise.
+ */
+export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Array, params: TreeParams, allowed?: Uint8Array): GrownTree {
   const {binning, rows} = data
   const totalBins = binning.offsets[binning.offsets.length - 1]
   const docs = new Int32Array(rows)
@@ -100,7 +103,7 @@ export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Arra
   }
   const root: Leaf = {begin: 0, end: rows, depth: 0, sumG, sumH, histogram: new Float64Array(totalBins * SLOTS), split: undefined, parent: -1, isLeft: true}
   buildHistogram(data, docs, root.begin, root.end, grad, hess, root.histogram)
-  root.split = findBestSplit(data, root, params)
+  root.split = findBestSplit(data, root, params, allowed)
   const leaves: Leaf[] = [root]
 
   while (leaves.length < params.maxLeaves) {
@@ -143,8 +146,8 @@ export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Arra
 
     leaves[chosen] = leftLeaf
     leaves.push(rightLeaf)
-    leftLeaf.split = findBestSplit(data, leftLeaf, params)
-    rightLeaf.split = findBestSplit(data, rightLeaf, params)
+    leftLeaf.split = findBestSplit(data, leftLeaf, params, allowed)
+    rightLeaf.split = findBestSplit(data, rightLeaf, params, allowed)
   }
 
   const leafValue = new Float64Array(leaves.length)
@@ -195,7 +198,7 @@ function leafObjective(g: number, h: number, l2: number): number {
 }
 
 /** The best admissible split of a leaf, or undefined when none gains or limits forbid it. */
-export function findBestSplit(data: BinnedData, leaf: Pick<Leaf, 'begin' | 'end' | 'depth' | 'sumG' | 'sumH' | 'histogram'>, params: TreeParams): Split | undefined {
+export function findBestSplit(data: BinnedData, leaf: Pick<Leaf, 'begin' | 'end' | 'depth' | 'sumG' | 'sumH' | 'histogram'>, params: TreeParams, allowed?: Uint8Array): Split | undefined {
   const count = leaf.end - leaf.begin
   if (params.maxDepth > 0 && leaf.depth >= params.maxDepth) return undefined
   if (count < 2 * params.minDataInLeaf) return undefined
@@ -204,6 +207,7 @@ export function findBestSplit(data: BinnedData, leaf: Pick<Leaf, 'begin' | 'end'
   const parentObjective = leafObjective(sumG, sumH, params.l2)
   let best: Split | undefined
   for (let f = 0; f < data.width; f++) {
+    if (allowed && !allowed[f]) continue
     let g = 0
     let h = 0
     let c = 0

@@ -162,8 +162,9 @@ ${vendor.join('\n')}
 </head><body>
 <header><span class="brand">kt report</span> <span class="store">${escapeHtml(r.run.id)}</span><span class="live muted" style="color:inherit">hover a point for its configuration and metrics; drag to pan, scroll to zoom; click a table header to sort</span></header>
 <main>
+${body[0] ?? ''}
 <nav class="toc"><ul>${toc.join('')}</ul></nav>
-${body.join('\n')}
+${body.slice(1).join('\n')}
 </main>
 <script type="application/json" id="kt-chart-specs">${jsonText(embedded)}</script>
 <script>

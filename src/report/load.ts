@@ -1,5 +1,6 @@
 import {join} from 'node:path'
-import {InputError} from '../util/errors.js'
+import {InputError, describeValue} from '../util/errors.js'
+import {reportContentHash} from './content-hash.js'
 import {readJson} from '../util/fs.js'
 import {REPORT_SCHEMA, REPORT_VERSION, type Report} from '../../phases/report-types.js'
 import {renderMarkdown} from './markdown.js'
@@ -12,6 +13,10 @@ export function loadReport(runDir: string): Report {
   if (value?.schema !== REPORT_SCHEMA) throw new InputError(`${file}: schema`, JSON.stringify(REPORT_SCHEMA), JSON.stringify(value?.schema))
   if (value.version !== REPORT_VERSION) throw new InputError(`${file}: version`, String(REPORT_VERSION), JSON.stringify(value.version))
   if (!value.run || !value.phases || !value.timing) throw new InputError(file, 'the fields run, phases and timing')
+  // the renderers trust every field's type; a report changed after kt wrote it is refused here, in
+  // one line, rather than failing somewhere inside a table
+  if (typeof value.content_sha256 !== 'string') throw new InputError(`${file}: content_sha256`, 'the checksum kt writes with every report (re-run the study to get one)', describeValue(value.content_sha256))
+  if (reportContentHash(value as Report) !== value.content_sha256) throw new InputError(`${file}: content_sha256`, 'the checksum of the content (the file was changed after kt wrote it)', 'a different content')
   return value as Report
 }
 

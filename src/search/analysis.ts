@@ -5,7 +5,8 @@
  */
 import type {TrialRow} from '../study/store.js'
 import {frontChartSpec, frontLines, frontReport, objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type FrontReport, type ObjectiveFrontReport, type ReferencePoint} from './front.js'
-import {chooseDomainProfiles, chooseProfile, RETRIEVAL_METRIC_NAMES, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
+import {chooseDomainProfiles, chooseProfile, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
+import {domainRules, RETRIEVAL_METRIC_NAMES} from '../eval/retrieval-profiles.js'
 import {splitTimingMetrics} from './types.js'
 
 /**
@@ -41,20 +42,27 @@ export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = R
     candidates.map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config, metrics: c.metrics})),
     reference,
   )
-  const profiles = chooseDomainProfiles(candidates, names)
+  const profiles = chooseDomainProfiles(candidates, names, domainRules(names))
   const lines = frontLines(front)
   for (const p of profiles) {
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
+  // the chart copies every trial's configuration and metrics: built only when someone asks for it
+  let chart: Record<string, unknown> | undefined
+  return {front, profiles, lines, get chart() {
+    return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
+  }}
+}
+
+function lowerBudgetPoints(trials: readonly TrialRow[], names: MetricNames) {
   const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
-  const lower = trials
+  return trials
     .filter((t) => t.status === 'ok' && t.metrics && t.budget < top && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
     .map((t) => {
       const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
       return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
     })
-  return {front, profiles, chart: frontChartSpec(front, {qualityLabel, lower}), lines}
 }
 
 /** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */

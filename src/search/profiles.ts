@@ -3,10 +3,9 @@
  * computed: which constraint binds (the unconstrained best violates it), what it costs in the
  * primary metric, and what a stated preference (e.g. a favoured temporal weight) costs.
  *
- * Written against plain candidates {trialId, config, metrics}, so it works for any objective that
- * reports the named metrics (the retrieval engine's quality, p99_ms and per-query-type quality).
- * For the retrieval objective p99_ms is the cost-model estimate (src/engine/retrieval/cost.ts),
- * so latency constraints such as P99 <= 50 ms read the deterministic estimate, not a timing.
+ * Written against plain candidates {trialId, config, metrics} and rules that name metrics and
+ * parameters, so it knows no engine: kt's retrieval rules live with its objective
+ * (src/eval/retrieval-profiles.ts), an engine file states its own (src/engines/file.ts).
  */
 import type {Config} from '../space/index.js'
 import {frontReport, type FrontPoint} from './front.js'
@@ -48,40 +47,6 @@ export interface MetricNames {
   readonly entity: string
   /** The configuration parameter that weights temporal evidence. */
   readonly temporalParam: string
-}
-
-/** Metric names of kt's retrieval objective (src/eval/retrieval-objective.ts) and the retrieval space. */
-export const RETRIEVAL_METRIC_NAMES: MetricNames = {quality: 'quality', latency: 'p99_ms', entity: 'quality.entity_lookup', temporalParam: 'edge.temporal'}
-
-/** The priorities of issue 4. */
-export const FINANCIAL_P99_MS = 50
-export const HIGH_THROUGHPUT_QUALITY_SHARE = 0.8
-export const CODING_P99_MS = 20
-/** Quality within this of the best counts as a near-tie for a favoured parameter (one query in 200 at recall). */
-export const FAVOUR_TOLERANCE = 0.005
-
-export function domainRules(names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileRule[] {
-  return [
-    {
-      name: 'financial-compliance',
-      description: `accuracy first, P99 <= ${FINANCIAL_P99_MS} ms, temporal weight favoured`,
-      primary: {metric: names.quality, sense: 'max', label: 'accuracy'},
-      constraints: [{metric: names.latency, op: '<=', value: FINANCIAL_P99_MS, label: `P99 <= ${FINANCIAL_P99_MS} ms`}],
-      favour: {param: names.temporalParam, direction: 'high', tolerance: FAVOUR_TOLERANCE, label: 'temporal weight favoured'},
-    },
-    {
-      name: 'high-throughput',
-      description: `latency first, accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} of the best`,
-      primary: {metric: names.latency, sense: 'min', label: 'P99 latency'},
-      constraints: [{metric: names.quality, op: '>=', fractionOfBest: HIGH_THROUGHPUT_QUALITY_SHARE, label: `accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} x best`}],
-    },
-    {
-      name: 'coding-assistant',
-      description: `entity lookup first, P99 <= ${CODING_P99_MS} ms`,
-      primary: {metric: names.entity, sense: 'max', label: 'entity-lookup accuracy'},
-      constraints: [{metric: names.latency, op: '<=', value: CODING_P99_MS, label: `P99 <= ${CODING_P99_MS} ms`}],
-    },
-  ]
 }
 
 export interface ConstraintOutcome {
@@ -263,8 +228,8 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
   }
 }
 
-/** The three domain profiles of issue 4 from one set of candidates. */
-export function chooseDomainProfiles(candidates: readonly Candidate[], names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileChoice[] {
+/** Domain profiles from one set of candidates: each rule's choice (kt's retrieval rules: src/eval/retrieval-profiles.ts). */
+export function chooseDomainProfiles(candidates: readonly Candidate[], names: MetricNames, rules: readonly ProfileRule[]): ProfileChoice[] {
   // the front a choice is checked against is that of the trials reporting the rule's primary metric
-  return domainRules(names).map((rule) => chooseProfile(rule, candidates, contextFromNames(names, candidates.filter((c) => Number.isFinite(c.metrics[rule.primary.metric])))))
+  return rules.map((rule) => chooseProfile(rule, candidates, contextFromNames(names, candidates.filter((c) => Number.isFinite(c.metrics[rule.primary.metric])))))
 }

@@ -40,7 +40,7 @@ export function dominates(a: ArrayLike<number>, b: ArrayLike<number>, senses: Ar
 
 /**
  * Indices (ascending, so in input order) of the items no other item dominates. Equal points are all
- * kept. O(n^2 m), fine for the few thousand trials of a search. Throws RangeError on a NaN objective.
+ * kept. O(n^2 m) in general, O(n log n) for two objectives. Throws RangeError on a NaN objective.
  */
 export function paretoFront<T>(items: ReadonlyArray<T>, objectives: ReadonlyArray<Objective<T>>): number[] {
   const senses = objectives.map((o) => o.sense)
@@ -49,6 +49,7 @@ export function paretoFront<T>(items: ReadonlyArray<T>, objectives: ReadonlyArra
     checkPoint(point, senses, `paretoFront: item ${i}`)
     return point
   })
+  if (objectives.length === 2) return paretoFront2d(points, senses)
   const front: number[] = []
   for (let i = 0; i < points.length; i++) {
     let dominated = false
@@ -58,6 +59,35 @@ export function paretoFront<T>(items: ReadonlyArray<T>, objectives: ReadonlyArra
     if (!dominated) front.push(i)
   }
   return front
+}
+
+/**
+ * The two-objective case in O(n log n) (Kung, Luccio & Preparata 1975): sorted by the first
+ * objective (best first), a point is on the front when its second objective beats every point
+ * with a strictly better first one and is the best among those with the same first one. Same
+ * result as the pairwise check, equal points all kept.
+ */
+function paretoFront2d(points: ReadonlyArray<readonly number[]>, senses: ReadonlyArray<Sense>): number[] {
+  // as minimisation
+  const a = points.map((p) => (senses[0] === 'max' ? -p[0] : p[0]))
+  const b = points.map((p) => (senses[1] === 'max' ? -p[1] : p[1]))
+  const order = points.map((_, i) => i).sort((i, j) => a[i] - a[j] || b[i] - b[j])
+  const front: number[] = []
+  let bestBefore = Infinity
+  let seen = false
+  for (let k = 0; k < order.length; ) {
+    let end = k
+    while (end < order.length && a[order[end]] === a[order[k]]) end++
+    const groupMin = b[order[k]]
+    for (let m = k; m < end; m++) {
+      const i = order[m]
+      if (b[i] === groupMin && (!seen || b[i] < bestBefore)) front.push(i)
+    }
+    bestBefore = Math.min(bestBefore, groupMin)
+    seen = true
+    k = end
+  }
+  return front.sort((x, y) => x - y)
 }
 
 /**

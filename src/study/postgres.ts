@@ -325,70 +325,92 @@ export class PostgresStorage implements StudyStorage {
     })
   }
 
+  /**
+   * One locked section in about four round trips: BEGIN with the row lock; the unseen trials with
+   * the running ones (the leases) in one query; a finish with its NOTIFY in one statement; and the
+   * section's writes, buffered, sent with COMMIT. Buffered writes are SQL with escaped literals
+   * (client.escapeLiteral), since one message cannot carry several parameterised statements.
+   */
   async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
     let notify = false
     // listening before the section starts, so a tell committed right after it is not missed
     await this.listen()
     const changeMark = this.wakeFor(study).generation
     const out = await this.use(async (c) => {
-      await c.query('BEGIN')
+      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : c.escapeLiteral(String(v)))
+      const studyLit = lit(study)
+      const begun = (await c.query(
+        `BEGIN; SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = ${studyLit} FOR UPDATE`,
+      )) as unknown as Array<{rows: Array<{state: string; now_ms: number}>}>
+      const pending: string[] = []
       try {
-        const locked = await c.query<{state: string; now_ms: number}>(
-          'SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE',
-          [study],
-        )
-        const nowMs = Number(locked.rows[0]?.now_ms ?? Date.now())
+        const locked = begun[1].rows[0]
+        const nowMs = Number(locked?.now_ms ?? Date.now())
+        let running: Lease[] | undefined
+        const finished = new Set<number>()
+        const leaseOf = (r: Record<string, unknown>): Lease => ({
+          id: Number(r.id),
+          owner: (r.owner as string | null) ?? null,
+          heartbeatMs: r.heartbeat_ms === null || r.heartbeat_ms === undefined ? null : Number(r.heartbeat_ms),
+          attempts: Number(r.attempts ?? 1),
+        })
         const tx: StudyTx = {
           nowMs,
           changeMark,
-          state: locked.rows[0]?.state ?? 'missing',
-          changes: async (askCount, tellSeq) =>
-            (await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, [study, askCount, tellSeq])).rows.map((r) =>
-              trialFromRow(this.label, r),
-            ),
-          leases: async (): Promise<Lease[]> =>
-            (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map((r) => ({
-              id: Number(r.id),
-              owner: r.owner ?? null,
-              heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms),
-              attempts: Number(r.attempts ?? 1),
-            })),
+          state: locked?.state ?? 'missing',
+          changes: async (askCount, tellSeq) => {
+            const rows = (
+              await c.query(
+                `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id`,
+                [study, askCount, tellSeq],
+              )
+            ).rows
+            running = rows.filter((r) => r.status === 'running').map(leaseOf)
+            return rows.filter((r) => r.id >= askCount || (r.tell_seq !== null && r.tell_seq >= tellSeq)).map((r) => trialFromRow(this.label, r))
+          },
+          leases: async (): Promise<Lease[]> => {
+            running ??= (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map(leaseOf)
+            return running.filter((l) => !finished.has(l.id))
+          },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
-            await c.query(
-              `INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1)`,
-              [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs],
+            pending.push(
+              `INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts) VALUES (${[
+                studyLit, lit(trial.id), lit(trial.configId), lit(JSON.stringify(trial.config)), lit(trial.budget), lit(trial.continues?.trialId ?? null),
+                lit(trial.info ? JSON.stringify(trial.info) : null), "'running'", lit(startedAt), lit(owner), lit(nowMs), '1',
+              ].join(', ')})`,
             )
           },
           claim: async (trialId, owner, startedAt) => {
-            await c.query("UPDATE kt_trials SET owner = $1, heartbeat_ms = $2, attempts = attempts + 1, started_at = $3 WHERE study = $4 AND id = $5 AND status = 'running'", [
-              owner,
-              nowMs,
-              startedAt,
-              study,
-              trialId,
-            ])
+            pending.push(
+              `UPDATE kt_trials SET owner = ${lit(owner)}, heartbeat_ms = ${lit(nowMs)}, attempts = attempts + 1, started_at = ${lit(startedAt)} WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'running'`,
+            )
           },
           finish: async (trialId, owner, r: FinishedTrial) => {
+            // the tell and its notification in one statement (NOTIFY is delivered at COMMIT)
             const res = await c.query(
-              `UPDATE kt_trials SET status = $1, loss = $2, objective_values = $3, metrics = $4, checkpoint = $5, error = $6,
+              `WITH u AS (UPDATE kt_trials SET status = $1, loss = $2, objective_values = $3, metrics = $4, checkpoint = $5, error = $6,
                  tell_seq = $7, asks_before = $8, started_at = $9, finished_at = $10, duration_ms = $11, worker = $12, owner = NULL, heartbeat_ms = NULL
-               WHERE study = $13 AND id = $14 AND status = 'running' AND owner = $15`,
-              [...finishParams(r), study, trialId, owner],
+               WHERE study = $13 AND id = $14 AND status = 'running' AND owner = $15 RETURNING id)
+               SELECT id, pg_notify($16, $13) FROM u`,
+              [...finishParams(r), study, trialId, owner, CHANNEL],
             )
+            if (res.rowCount === 1) {
+              notify = true
+              finished.add(trialId)
+            }
             return res.rowCount === 1
           },
           setState: async (state, now) => {
-            await c.query('UPDATE kt_studies SET state = $1, updated_at = $2 WHERE name = $3', [state, now, study])
+            pending.push(`UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`)
           },
           notify: async () => {
             if (notify) return
             notify = true
-            await c.query('SELECT pg_notify($1, $2)', [CHANNEL, study])
+            pending.push(`SELECT pg_notify(${lit(CHANNEL)}, ${studyLit})`)
           },
         }
         const result = await fn(tx)
-        await c.query('COMMIT')
+        await c.query([...pending, 'COMMIT'].join('; '))
         return result
       } catch (error) {
         if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)

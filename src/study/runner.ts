@@ -73,6 +73,8 @@ export interface RunOptions extends RunLimits {
   readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
   /** One-line notices (a lost database connection, its return). */
   readonly log?: (line: string) => void
+  /** Start working at this time (ms since the epoch), once connected and warmed up: benchmarks start many processes together. */
+  readonly startAt?: number
   readonly now?: () => string
 }
 
@@ -407,6 +409,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
   try {
+    if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
     const running = Array.from({length: slots}, () =>
       slot().catch((error): Step => {
         failure ??= error

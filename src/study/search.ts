@@ -54,6 +54,8 @@ export interface SearchOptions {
   readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
   /** One-line notices while running (a lost database and its return). */
   readonly log?: (line: string) => void
+  /** Start working at this time (ms since the epoch; benchmarks start many workers together). */
+  readonly startAt?: number
   /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
   readonly store?: StudyStorage
 }
@@ -205,6 +207,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       signal: options.signal,
       onTrial: options.onTrial,
       log: options.log,
+      startAt: options.startAt,
       artifactsDir,
     })
     } finally {

@@ -56,7 +56,12 @@ export interface NewTrial {
   readonly info?: Record<string, unknown>
 }
 
-/** What one locked section of a study sees and may do (see withStudyLock). */
+/**
+ * What one locked section of a study sees and may do (see withStudyLock). insertTrial, claim,
+ * setState and notify take effect when the section commits (PostgreSQL sends them with COMMIT):
+ * reads later in the same section do not see them. finish takes effect at once (its result is
+ * read).
+ */
 export interface StudyTx {
   /** The storage's clock in ms since the epoch (PostgreSQL: the server's, so machines agree). */
   readonly nowMs: number

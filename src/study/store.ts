@@ -15,6 +15,7 @@ import {InputError} from '../util/errors.js'
 import {ensureDir} from '../util/fs.js'
 import {dirname} from 'node:path'
 import type {Outcome} from './evaluate.js'
+import {StorageUnavailableError} from './storage.js'
 
 /** Marker and version of kt's study schema, kept in the kt_meta table. */
 export const STUDY_FORMAT = 'kt-study'
@@ -306,7 +307,13 @@ export class StudyStore {
 
   /** Runs fn inside BEGIN IMMEDIATE: the write lock of the whole file, so one study's asks, claims and tells are serialized. */
   begin(): void {
-    this.guard(() => this.db.exec('BEGIN IMMEDIATE'))
+    try {
+      this.db.exec('BEGIN IMMEDIATE')
+    } catch (error) {
+      // another process held the write lock for all of busy_timeout: the worker retries with backoff
+      if ((error as {code?: string}).code === 'SQLITE_BUSY') throw new StorageUnavailableError(this.path, 'the study file stayed locked by another process')
+      throw storageError(this.path, error)
+    }
   }
 
   commit(): void {

@@ -15,8 +15,7 @@ import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
 import {openStorage} from './storage.js'
 
-/** The retrieval space's switch for per-type routing (src/engine/retrieval/space.ts). */
-export const RETRIEVAL_ROUTER_PARAM = 'router.enabled'
+import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
 
 /** Writes the front, profiles and chart of a bi-objective study; undefined for other studies. */
 export async function writeStudyAnalysis(

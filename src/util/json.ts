@@ -125,7 +125,10 @@ function firstBadOffset(text: string): number {
       JSON.parse(text.slice(0, n))
       return false
     } catch (error) {
-      return !/end of JSON input|Unterminated string/.test((error as Error).message)
+      const message = (error as Error).message
+      const position = /at position (\d+)/.exec(message)
+      // an error at the very end of the prefix only says the prefix ended early
+      return position ? Number(position[1]) < n : !/end of JSON input|Unterminated string/.test(message)
     }
   }
   if (!badAt(text.length)) return text.length

@@ -4,17 +4,17 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {kt} from '../cli/helpers.js'
 import {runSearch} from '../../src/study/search.js'
-import {SqliteStudyReader} from '../../src/study/reader.js'
+import {openStudyReader, type StudyReader} from '../../src/study/reader.js'
 import {startDashboard, type Dashboard} from '../../src/dashboard/server.js'
 import {makeStore} from './fixture.js'
 
 let store: {dir: string; storage: string}
 let dash: Dashboard
-let reader: SqliteStudyReader
+let reader: StudyReader
 
 beforeAll(async () => {
   store = await makeStore()
-  reader = SqliteStudyReader.open(store.storage)
+  reader = await openStudyReader(store.storage)
   dash = await startDashboard({reader, port: 0})
 })
 

@@ -117,6 +117,6 @@ describe('engine file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-engine-'))
     expect(() => loadEngineFile(join(dir, 'none.json'))).toThrow(/none\.json: expected an existing file/)
     writeFileSync(join(dir, 'bad.json'), '{"kt_engine": 1,\n "name": }')
-    expect(() => loadEngineFile(join(dir, 'bad.json'))).toThrow(/bad\.json: expected valid JSON/)
+    expect(() => loadEngineFile(join(dir, 'bad.json'))).toThrow(/bad\.json:2:10: expected valid JSON/)
   })
 })

@@ -30,8 +30,8 @@ describe('kt rerank (built CLI)', () => {
 
   // The registry rules themselves (keep 3, rollback order, refusals) are covered in registry.test.ts.
   it('deploys, redeploys as a no-op (exit 0), rejects a worse model with exit 1, lists (a broken file with exit 1), and refuses to roll back past the oldest', () => {
-    expect(kt(['rerank', 'deploy', model, '--registry', registry]).status).toBe(0)
-    const again = kt(['rerank', 'deploy', model, '--registry', registry])
+    expect(kt(['rerank', 'deploy', model, '--registry', registry, '--engine-order', 'file']).status).toBe(0)
+    const again = kt(['rerank', 'deploy', model, '--registry', registry, '--engine-order', 'file'])
     expect(again.status, again.stderr).toBe(0)
     expect(again.stdout).toMatch(/^already deployed as v1 \(same feature_names and trees\): nothing changed$/m)
     const worse = join(dir, 'worse.json')
@@ -39,9 +39,9 @@ describe('kt rerank (built CLI)', () => {
     saved.metrics.valid['ndcg@10'] -= 0.1
     saved.trees.pop() // another model (the same trees would be the current one again)
     writeFileSync(worse, JSON.stringify(saved))
-    const rejected = kt(['rerank', 'deploy', worse, '--registry', registry])
+    const rejected = kt(['rerank', 'deploy', worse, '--registry', registry, '--engine-order', 'file'])
     expect(rejected.status).toBe(1)
-    expect(rejected.stdout).toMatch(/^rejected: validation ndcg@10 .* is worse than current v1's/)
+    expect(rejected.stdout).toMatch(/^rejected: validation ndcg@10 .* is worse than current v1's/m)
     // list checks every kept file: a truncated one is marked, named in one line on stderr, exit 1
     const file = join(registry, 'v1.json')
     const text = readFileSync(file, 'utf8')

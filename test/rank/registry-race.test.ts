@@ -100,7 +100,7 @@ describe(`reranker registry under concurrent commands (${RACES} races of each pa
     const dir = mkdtempSync(join(tmpdir(), 'kt-rank-race-rd-'))
     const orders = {rollbackFirst: 0, deployFirst: 0}
     for (let race = 0; race < RACES; race++) {
-      while (readRegistry(dir).versions.length < 2) deploy(dir, modelFile())
+      while (readRegistry(dir).versions.length < 2) deploy(dir, modelFile(), {force: 'race test'})
       const before = readRegistry(dir)
       const [r, d] = await Promise.all([racers[0].run('rollback', dir), racers[1].run('deploy', dir, modelFile())])
       expect(r.error).toBeUndefined()
@@ -129,10 +129,10 @@ describe(`reranker registry under concurrent commands (${RACES} races of each pa
 
   it('cleans a 0-byte index temp file that a killed deploy left', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-rank-race-tmp-'))
-    deploy(dir, modelFile())
+    deploy(dir, modelFile(), {force: 'race test'})
     writeFileSync(join(dir, '.registry.json.999999.tmp'), '')
     writeFileSync(join(dir, '.v2.json.999999.tmp'), '')
-    deploy(dir, modelFile())
+    deploy(dir, modelFile(), {force: 'race test'})
     expectConsistent(dir)
   })
 })

@@ -1,6 +1,9 @@
 import {describe, expect, it} from 'vitest'
 import {defaultReference, frontReport, roundUpTwoDigits, type FrontPoint} from '../../src/search/front.js'
-import {chooseDomainProfiles, type Candidate} from '../../src/search/profiles.js'
+import {chooseDomainProfiles as choose, type Candidate} from '../../src/search/profiles.js'
+import {domainRules, RETRIEVAL_METRIC_NAMES} from '../../src/eval/retrieval-profiles.js'
+
+const chooseDomainProfiles = (c: Candidate[]) => choose(c, RETRIEVAL_METRIC_NAMES, domainRules())
 import {rankOrder} from '../../src/search/ranking.js'
 
 const pt = (trialId: number, quality: number, latencyMs: number): FrontPoint => ({trialId, quality, latencyMs, config: {}})

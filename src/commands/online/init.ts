@@ -10,6 +10,10 @@ export default class OnlineInit extends KtCommand {
     '<%= config.bin %> online init --tenant acme',
     '<%= config.bin %> online init --tenant graded --feedback labels --prior-strength 10',
     {
+      description: "An external engine's parameters (after kt search --engine ... --out /tmp/kt-py, its profile as the prior):",
+      command: '<%= config.bin %> online init --tenant py --engine examples/python-engine/engine.json --profile /tmp/kt-py/profiles/best-quality.json --dir /tmp/kt-py/online',
+    },
+    {
       description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile.',
       command: '<%= config.bin %> online init --tenant fin --profile reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
     },
@@ -18,6 +22,7 @@ export default class OnlineInit extends KtCommand {
   static override flags = {
     ...tenantFlags,
     space: Flags.string({description: 'Parameter space the bandits tune.', default: 'retrieval'}),
+    engine: Flags.string({description: "Tune an external engine's parameters instead: its engine file (kt_engine: 1); the table is kept with the tenants, --profile is then one of its profiles (kt search --engine ... --out)."}),
     profile: Flags.string({description: 'Deployed profile JSON (kt_profile) whose configuration is the prior; default the space\'s defaults.'}),
     levels: Flags.integer({description: 'Reward levels: explicit labels are 0..levels-1 (2 = binary feedback, Beta posteriors).', default: 4}),
     forgetting: Flags.string({description: 'periodic (5% toward the prior every 500 queries), adaptive (Page-Hinkley test for falls of the reward plus a per-arm change model that re-tries long-idle bins) or none.', options: ['periodic', 'adaptive', 'none'], default: 'periodic'}),
@@ -36,7 +41,13 @@ export default class OnlineInit extends KtCommand {
     const {flags} = await this.parse(OnlineInit)
     const {spaceById} = await import('../../online/spaces.js')
     const {openTenant} = await import('../../online/library.js')
-    const space = spaceById(flags.space, '--space')
+    let space
+    if (flags.engine) {
+      const {loadEngineFile} = await import('../../engines/file.js')
+      const {saveEngineSpace} = await import('../../online/spaces.js')
+      space = loadEngineFile(flags.engine).space
+      saveEngineSpace(flags.dir, space)
+    } else space = spaceById(flags.space, '--space')
     let profile
     if (flags.profile) {
       const {parseProfile} = await import('../../deploy/profile.js')

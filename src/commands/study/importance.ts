@@ -11,7 +11,7 @@ export default class StudyImportance extends KtCommand {
   ]
   static override args = {name: Args.string({description: 'Study name.', required: true})}
   static override flags = {
-    storage: Flags.string({description: 'Study file (SQLite).', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study store: a SQLite file or a postgresql:// URL.', default: 'kt-studies.sqlite'}),
     target: Flags.string({description: 'What to explain: loss (what the optimiser minimised) or a metric name.', default: 'loss'}),
     seed: Flags.integer({description: 'Seed of the forest.', default: 42}),
   }

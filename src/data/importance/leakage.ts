@@ -1,4 +1,4 @@
-import {functionalDependence} from '../../stats/dependence.js'
+import {functionalDependence, looCorrelationRatio} from '../../stats/dependence.js'
 import {spearman} from '../../stats/correlation.js'
 import {SIGNALS, type Signal} from '../../engine/importance/space.js'
 import type {SignalColumns} from '../../engine/importance/signals.js'
@@ -20,11 +20,25 @@ export interface SignalAudit {
   readonly reason: string
 }
 
+/**
+ * Share of a signal's variance a function of the label explains: the larger of the successive-
+ * difference estimate (functionalDependence; any label) and the leave-one-out correlation ratio
+ * over the label's tie groups (looCorrelationRatio; labels with few distinct values, where the
+ * first charges every jump between levels and so misses exact copies of small samples). Null when
+ * neither is defined (a constant signal).
+ */
+export function labelDependence(truth: ArrayLike<number>, values: ArrayLike<number>): number | null {
+  const smooth = functionalDependence(truth, values)
+  const grouped = looCorrelationRatio(truth, values)
+  if (smooth === null) return grouped === null ? null : Math.max(grouped, 0)
+  return grouped === null ? smooth : Math.max(smooth, grouped)
+}
+
 /** Flags each signal that is (nearly) a function of the label, and each constant signal. */
 export function auditLeakage(columns: SignalColumns, truth: ArrayLike<number>): SignalAudit[] {
   return SIGNALS.map((signal) => {
     const values = columns[signal]
-    const dependence = functionalDependence(truth, values)
+    const dependence = labelDependence(truth, values)
     const rho = spearman(values, truth)
     if (dependence === null)
       return {signal, verdict: 'constant', dependence, spearman: rho, reason: 'constant signal: it cannot rank turns, and its correlation is undefined'}

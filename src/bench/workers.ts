@@ -1,0 +1,153 @@
+/**
+ * `kt bench workers`: throughput of `kt worker` processes sharing one BOHB study on PostgreSQL,
+ * against the ideal (every process always evaluating) and beside Optuna's figures measured on this
+ * kind of machine; and the coordination cost per trial with a trial that does nothing.
+ *
+ * Each configuration is a fresh study; its worker processes (the built CLI, as users run it) are
+ * started together at a set time after they have connected and warmed up, and the throughput is
+ * the trials finished over the time from that start to the last finish (the store's timestamps).
+ */
+import {spawn} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {loadavg, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {freePort, startServer, type PgServer} from '../db/server.js'
+import {runSearch} from '../study/search.js'
+import {openStorage, redactStorage} from '../study/storage.js'
+import {packageRoot} from '../util/paths.js'
+
+/** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
+export const THROUGHPUT_TARGET = 0.9
+export const COORDINATION_TARGET_MS = 3
+
+/**
+ * Optuna 3.1 with a PostgreSQL study, measured on this kind of machine (2 cores; issue 11): trials
+ * per second on a 50 ms sleeping trial by worker processes (TPE with 4 workers: 13), and on a
+ * no-op trial.
+ */
+export const OPTUNA_ANCHOR = {sleep50: {1: 11, 2: undefined, 4: 35, 8: 35} as Record<number, number | undefined>, tpe4: 13, noopLow: 25, noopHigh: 35}
+
+/** Time the worker processes get to start, connect and build their objective before the common start (ms). */
+const WARMUP_MS_BASE = 2500
+/** ... plus this much per process: starting eight Node processes on a busy 2-core machine takes seconds. */
+const WARMUP_MS_PER_PROCESS = 600
+
+export interface WorkersRow {
+  readonly processes: number
+  readonly trials: number
+  readonly seconds: number
+  readonly trials_per_s: number
+  readonly ideal_per_s: number
+  readonly share_of_ideal: number
+  readonly optuna_per_s: number | null
+  readonly takeovers: number
+}
+
+export interface WorkersBench {
+  readonly storage: string
+  readonly server: string
+  readonly trial_ms: number
+  readonly optimizer: 'bohb'
+  readonly rows: WorkersRow[]
+  readonly noop: {readonly trials: number; readonly ms_per_trial: number; readonly in_process_ms_per_trial: number}
+  readonly targets: {readonly share_of_ideal: number; readonly coordination_ms: number}
+  readonly met: {readonly throughput: boolean; readonly coordination: boolean}
+  readonly load_average: number
+}
+
+function runWorkers(url: string, study: string, processes: number, startAt: number): Promise<void> {
+  const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_BENCH_START_AT: String(startAt)}
+  delete env.NODE_ENV
+  const runs = Array.from(
+    {length: processes},
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']})
+        let err = ''
+        child.stderr.on('data', (d) => (err += d))
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kt worker exited with ${code}: ${err.trim().split('\n')[0]}`))))
+      }),
+  )
+  return Promise.all(runs).then(() => undefined)
+}
+
+async function measure(url: string, study: string, processes: number, trials: number, delayMs: number): Promise<{seconds: number; takeovers: number}> {
+  await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
+  const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
+  await runWorkers(url, study, processes, startAt)
+  const storage = await openStorage(url, {readonly: true})
+  try {
+    const rows = await storage.trials(study)
+    const last = Math.max(...rows.map((r) => Date.parse(r.finishedAt ?? '')))
+    if (rows.length !== trials || rows.some((r) => r.status !== 'ok')) throw new Error(`bench study ${study}: expected ${trials} finished trials, got ${rows.filter((r) => r.status === 'ok').length}`)
+    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length}
+  } finally {
+    await storage.close()
+  }
+}
+
+export async function benchWorkers(options: {storage?: string; counts: readonly number[]; trialMs: number; trialsPerProcess: number; noopTrials: number; log: (line: string) => void}): Promise<WorkersBench> {
+  let server: PgServer | undefined
+  let base: string | undefined
+  let url = options.storage
+  let serverName = 'given'
+  try {
+    if (!url) {
+      base = mkdtempSync(join(tmpdir(), 'kt-bench-pg-'))
+      // a durable server (fsync on), as `kt db start` runs it
+      server = await startServer({dir: join(base, 'data'), port: await freePort()})
+      await server.createDatabase('kt')
+      url = server.url('kt')
+      serverName = `${server.bin.source.split(' ')[0]}, started for this run, fsync on`
+    }
+    const tag = Date.now().toString(36)
+    const rows: WorkersRow[] = []
+    for (const n of options.counts) {
+      const trials = options.trialsPerProcess * n
+      options.log(`  ${n} worker process${n > 1 ? 'es' : ''}: ${trials} trials of ${options.trialMs} ms ...`)
+      const r = await measure(url, `bench-workers-${tag}-p${n}`, n, trials, options.trialMs)
+      const perS = trials / r.seconds
+      const ideal = (1000 / options.trialMs) * n
+      rows.push({processes: n, trials, seconds: r.seconds, trials_per_s: perS, ideal_per_s: ideal, share_of_ideal: perS / ideal, optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null, takeovers: r.takeovers})
+    }
+    options.log(`  no-op trial, 1 worker process: ${options.noopTrials} trials ...`)
+    const noop = await measure(url, `bench-workers-${tag}-noop`, 1, options.noopTrials, 0)
+    // the same study in this process on an in-memory SQLite store: the optimiser's and the runner's own share
+    const t0 = performance.now()
+    await runSearch({storage: ':memory:', study: 'noop', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 42, maxTrials: options.noopTrials})
+    const inProcess = (performance.now() - t0) / options.noopTrials
+    const noopMs = (noop.seconds * 1000) / options.noopTrials
+    return {
+      storage: redactStorage(url),
+      server: serverName,
+      trial_ms: options.trialMs,
+      optimizer: 'bohb',
+      rows,
+      noop: {trials: options.noopTrials, ms_per_trial: noopMs, in_process_ms_per_trial: inProcess},
+      targets: {share_of_ideal: THROUGHPUT_TARGET, coordination_ms: COORDINATION_TARGET_MS},
+      met: {throughput: rows.every((r) => r.share_of_ideal >= THROUGHPUT_TARGET), coordination: noopMs <= COORDINATION_TARGET_MS},
+      load_average: loadavg()[0],
+    }
+  } finally {
+    await server?.stop('fast').catch(() => server?.stop('immediate'))
+    if (base) rmSync(base, {recursive: true, force: true})
+  }
+}
+
+export function formatWorkersBench(r: WorkersBench): string[] {
+  const pct = (x: number): string => `${(100 * x).toFixed(0)}%`
+  const lines = [
+    `kt workers on PostgreSQL (${r.storage}; ${r.server}), BOHB on counting_ones, trials sleeping ${r.trial_ms} ms; 1-minute load average ${r.load_average.toFixed(1)} on this machine`,
+    '  processes  trials  seconds  trials/s  ideal  share of ideal (target >= 90%)  Optuna 3.1 + PostgreSQL (anchor)',
+  ]
+  for (const row of r.rows)
+    lines.push(
+      `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
+    )
+  lines.push(`  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`)
+  lines.push(
+    `  coordination per trial, no-op trial, 1 worker process: ${r.noop.ms_per_trial.toFixed(2)} ms (target <= ${COORDINATION_TARGET_MS} ms: ${r.met.coordination ? 'met' : 'missed'}); ` +
+      `${(1000 / r.noop.ms_per_trial).toFixed(0)} trials/s vs Optuna's ${OPTUNA_ANCHOR.noopLow}-${OPTUNA_ANCHOR.noopHigh}; the same study in one process on in-memory SQLite: ${r.noop.in_process_ms_per_trial.toFixed(2)} ms per trial`,
+  )
+  return lines
+}

@@ -1,0 +1,45 @@
+// The study commands on PostgreSQL through the built CLI: copy from a SQLite file, list, show and
+// export on the server, a worker joining; never printing the password.
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {kt} from '../cli/helpers.js'
+import {postgresForTests} from '../helpers/postgres.js'
+
+const pg = postgresForTests()
+const dir = mkdtempSync(join(tmpdir(), 'kt-cli-storage-'))
+
+describe.skipIf(pg.skip)(`kt study and kt worker on PostgreSQL ${pg.label}`.trim(), () => {
+  it('copies a study to the server, lists, shows and exports it there, and a worker finishes it; the password is never printed', async () => {
+    const url = await pg.database('kt_cli')
+    const password = new URL(url).password
+    const file = join(dir, 'local.sqlite')
+    let r = kt(['search', '--objective', 'branin', '--optimizer', 'random', '--trials', '5', '--study', 'b', '--storage', file, '--json'])
+    expect(r.status).toBe(0)
+    r = kt(['study', 'copy', 'b', '--from', file, '--to', url])
+    expect(r.status).toBe(0)
+    expect(r.stdout).toMatch(/^copied study b \(5 trials\) from .*local\.sqlite to postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_cli_\w+\n$/)
+    r = kt(['worker', '--storage', url, '--study', 'b', '--trials', '8', '--json'])
+    expect(r.status).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({name: 'b', trials: 8, ok: 8, state: 'finished', run: {evaluated: 3, replayed: 5}})
+    r = kt(['study', 'list', '--storage', url])
+    expect(r.stdout).toMatch(/^b\s+branin\s+random\s+\d+\s+finished\s+8\s+8\s+0\s+0\s+/m)
+    r = kt(['study', 'show', 'b', '--storage', url, '--json'])
+    expect(JSON.parse(r.stdout)).toMatchObject({name: 'b', trials: 8})
+    r = kt(['study', 'export', 'b', '--storage', url, '--format', 'csv'])
+    expect(r.stdout.trim().split('\n')).toHaveLength(9)
+    r = kt(['study', 'show', 'nope', '--storage', url])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_cli_\w+: study nope: expected an existing study \(b\), got no such study\n$/)
+    const bad = new URL(url)
+    bad.password = 'wrong-secret'
+    r = kt(['study', 'list', '--storage', bad.toString()])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@.*: expected the right password for user kt, got password authentication failed\n$/)
+    for (const out of [r.stdout, r.stderr]) {
+      expect(out).not.toContain(password)
+      expect(out).not.toContain('wrong-secret')
+    }
+  })
+})
