@@ -94,7 +94,7 @@ function benchRegistry(dir: string, seed: number): {registry: string; packed: Pa
   // Random trees rank nothing well: the validation NDCG the registry's gate asks for is recorded as 0.
   writeModel(modelPath, toSavedModel({featureNames: names, trees}, {}, {valid: {'ndcg@10': 0}}, {}))
   const registry = join(dir, 'registry')
-  deploy(registry, modelPath)
+  deploy(registry, modelPath, {force: 'kt bench serve: random trees, timed only (no ranking quality to compare)'})
   return {registry, packed}
 }
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const rng = new Rng(3)
   const saved = toSavedModel({featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`), trees: Array.from({length: 8}, () => randomCompleteTree(3, WIDTH, rng))}, {}, {valid: {'ndcg@10': 0}}, {})
   writeModel(join(dir, 'model.json'), saved)
-  deploy(join(dir, 'registry'), join(dir, 'model.json'))
+  deploy(join(dir, 'registry'), join(dir, 'model.json'), {force: 'test: random trees'})
   packed = new PackedEnsemble(fromSavedModel(saved))
   server = await startServer({dir: join(dir, 'tenants'), port: 0, registry: join(dir, 'registry'), maxConnections: 40, log: (line) => logLines.push(line)})
 })
