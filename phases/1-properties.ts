@@ -118,8 +118,8 @@ export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
       const sum = w.decay + w.surprise + w.relevance + w.habituation
       // makeProfile validates the sum to 1e-9; normalisation keeps it far inside that.
       if (Math.abs(sum - 1) > 1e-9) return false
-      const profile = makeProfile(IMPORTANCE_SPACE, 'roundtrip', config, {}, 'property')
-      const loaded = configFromEnvFile(IMPORTANCE_SPACE, renderEnvFile(IMPORTANCE_SPACE, profile), 'roundtrip.env')
+      const profile = makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name: 'roundtrip', config, sourceRun: 'property'})
+      const loaded = configFromEnvFile(IMPORTANCE_SPACE, renderEnvFile(profile), 'roundtrip.env')
       const back = weightsFromConfig(loaded)
       return SIGNALS.every((k) => back[k] === w[k]) && loaded.time_scale_hours === scale
     },

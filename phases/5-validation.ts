@@ -47,9 +47,17 @@ export function runValidation(ctx: PhaseContext): ValidationResult {
     }
     return {...record, verdicts: plan.acceptance.map((c) => verdict(c, record))}
   })
+  // a signal that is a function of the label makes every number of the study suspect: the run cannot pass
+  const leakage_flagged = (ctx.results.synthetic?.datasets ?? []).flatMap((d) => d.leakage.filter((a) => a.verdict === 'leak').map((a) => ({dataset: d.id, signal: a.signal, dependence: a.dependence})))
+  const base = {optimum, baseline: {...plan.baseline}, datasets, leakage_flagged}
+  if (leakage_flagged.length > 0) {
+    const list = leakage_flagged.map((l) => `${l.signal} on ${l.dataset}${l.dependence === null ? '' : ` (${(100 * l.dependence).toFixed(1)}%)`}`).join(', ')
+    return {...base, verdict: 'fail', passed: false, note: `the leakage audit flagged ${list} as a function of the label`}
+  }
   // no held-out data means nothing was validated: that is not a pass
-  if (datasets.length === 0) return {optimum, baseline: {...plan.baseline}, datasets, passed: false, note: 'no held-out or imported dataset in the plan: nothing was validated'}
-  return {optimum, baseline: {...plan.baseline}, datasets, passed: datasets.every((d) => d.verdicts.every((v) => v.passed))}
+  if (datasets.length === 0) return {...base, verdict: 'not-validated', passed: false, note: 'no held-out or imported dataset in the plan: nothing was validated'}
+  const passed = datasets.every((d) => d.verdicts.every((v) => v.passed))
+  return {...base, verdict: passed ? 'pass' : 'fail', passed}
 }
 
 /** Mean per-turn score change with a percentile bootstrap interval (absolute, in score units). */

@@ -1,9 +1,9 @@
 import {join} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
-import {makeProfile, profileJson, renderEnvFile, renderShellScript, ROLLOUT_STAGES, type Profile} from '../src/deploy/profile.js'
+import {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, validationFrom, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {DeployResult, RetrievalSearchResult, WeightsRecord} from './report-types.js'
+import type {DeployResult, RetrievalSearchResult, ValidationResult} from './report-types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
 import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
@@ -22,55 +22,105 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   if (!search) throw new Error('phase 6 needs the search phase result')
   const validation = ctx.results.validation
   const scale = plan.time_scale_hours
-  const metricsFor = (w: WeightsRecord, role: 'baseline' | 'optimum'): Profile['metrics'] => ({
+  const metricsFor = (role: 'baseline' | 'optimum'): Profile['metrics'] => ({
     [`${search.objective}_on_${search.dataset}`]: role === 'optimum' ? search.optimum.objective.estimate : search.baseline.objective.estimate,
     [`token_budget_on_${search.dataset}`]: role === 'optimum' ? search.optimum.token_budget : search.baseline.token_budget,
-    validation_passed: validation ? (role === 'optimum' ? String(validation.passed) : 'reference') : 'not run',
-    weights_sum: w.decay + w.surprise + w.relevance + w.habituation,
   })
+  const leakage = leakageFindings(ctx)
+  const validationFor = (role: 'baseline' | 'optimum'): ProfileValidation =>
+    role === 'baseline' ? notValidated('the baseline: the reference the optimum was validated against, not validated itself') : importanceValidation(validation)
   const profiles = ([['baseline', plan.baseline], ['optimum', search.optimum.weights]] as const).map(([name, w]) => {
     ctx.progress(`phase 6: writing profile ${name}`)
-    const profile = makeProfile(IMPORTANCE_SPACE, name, importanceConfig(w, scale), metricsFor(w, name), runId)
+    const profile = makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name, config: importanceConfig(w, scale), metrics: metricsFor(name), sourceRun: runId, validation: validationFor(name), leakage})
     const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
-    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(IMPORTANCE_SPACE, profile))
-    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(IMPORTANCE_SPACE, profile), 0o755)
+    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
+    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(profile), 0o755)
     writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
-    return {name, weights: {...w}, files, profile}
+    return {name, weights: {...w}, files, profile, verdict: profile.validation.verdict}
   })
   const previous = profiles[0].profile
   const rollback = `${PROFILES_DIR}/rollback.sh`
-  writeFileAtomic(join(ctx.outDir, rollback), renderShellScript(IMPORTANCE_SPACE, previous, `rollback: restores the previous profile (${previous.name}); source it: . ${rollback}`), 0o755)
+  writeFileAtomic(join(ctx.outDir, rollback), renderShellScript(previous, `rollback: restores the previous profile (${previous.name}); source it: . ${rollback}`), 0o755)
   return {
-    profiles: profiles.map(({name, weights, files}) => ({name, weights, files})),
+    profiles: profiles.map(({name, weights, files, verdict}) => ({name, weights, files, verdict})),
     rollback_script: rollback,
     rollout: ROLLOUT_STAGES.map((s) => ({...s})),
     ...(search.retrieval ? {retrieval: retrievalProfiles(ctx, search.retrieval, runId)} : {}),
   }
 }
 
+/** The leakage audit's findings on every dataset of the run (phase 2), for the importance profiles. */
+function leakageFindings(ctx: PhaseContext): LeakageFinding[] {
+  return (ctx.results.synthetic?.datasets ?? []).flatMap((d) => d.leakage.map((a) => ({dataset: d.id, signal: a.signal, verdict: a.verdict, dependence: a.dependence, flagged: a.verdict === 'leak'})))
+}
+
+/** The optimum's validation record: every criterion on every held-out dataset (phase 5). */
+export function importanceValidation(v: ValidationResult | undefined): ProfileValidation {
+  if (!v) return notValidated('the validation phase did not run')
+  if (v.verdict === 'not-validated' || v.datasets.length === 0) return notValidated(v.note ?? 'nothing was validated')
+  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset})))
+  return validationFrom(criteria, v.datasets.map((d) => d.dataset), v.note ?? null)
+}
+
 /**
- * The retrieval study's domain profiles (one kt profile each, space "retrieval") and its routed
- * profile (base configuration plus per-query-type overrides, the form `kt eval --profile` reads).
+ * The retrieval study's domain profiles (kind retrieval) and its routed profile (kind routed: base
+ * configuration plus per-query-type overrides), with the validation phase 5 gave each (none when
+ * the plan has no held-out memory dataset: then the deploy gate refuses them without --force).
  */
 function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
   // an external engine's profiles carry its own parameter names and environment variables
-  const space = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)).space : RETRIEVAL_SPACE
+  const spec = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)) : undefined
+  const space = spec ? spec.space : RETRIEVAL_SPACE
+  const kind = spec ? 'engine' as const : 'retrieval' as const
+  const engine = spec ? {name: spec.name, file: spec.file} : undefined
+  const metricKey = `${r.metric}_on_${r.data.split('/').pop()!.replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
+  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name, metricKey)
+  const write = (profile: Profile, name: string): string[] => {
+    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
+    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
+    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(profile), 0o755)
+    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
+    return files
+  }
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)
-    const metrics: Profile['metrics'] = {trial: p.trial, quality: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, rationale: p.rationale.join(' | ')}
-    const profile = makeProfile(space, name, inSpace(p.config!), metrics, runId)
-    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
-    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(space, profile))
-    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(space, profile), 0o755)
-    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
-    return {name, trial: p.trial, files}
+    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null}
+    const profile = makeProfile({kind, space, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name), ...(engine ? {engine} : {})})
+    return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
   })
-  if (!r.routed) return {domain, routed: null, overridden_types: []}
-  const routedFile = `${PROFILES_DIR}/retrieval-routed.json`
-  const routed = {kt_routed_profile: 1, space: RETRIEVAL_SPACE.id, source_run: runId, config: inSpace(r.routed.base), overrides: r.routed.overrides, per_type: r.routed.per_type}
-  writeFileAtomic(join(ctx.outDir, routedFile), `${JSON.stringify(routed, null, 2)}\n`)
-  return {domain, routed: routedFile, overridden_types: Object.keys(r.routed.overrides)}
+  if (!r.routed) return {domain, routed: null, routed_files: [], routed_verdict: null, overridden_types: []}
+  const routedName = 'retrieval-routed'
+  const routed = makeProfile({
+    kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
+    routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
+    metrics: {[metricKey]: r.routed.quality ?? null}, validation: validationOf(routedName),
+  })
+  const routedFiles = write(routed, routedName)
+  return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
+}
+
+/** Held-out quality may fall below the defaults' by at most this much (0: a profile must be at least as good as what it replaces). */
+export const HOLDOUT_QUALITY_TOLERANCE = 0
+
+/**
+ * A retrieval profile's validation: with a held-out split (plan retrieval.split), its quality on
+ * the held-out conversations against the engine's defaults on the same questions; without one it
+ * is not validated (kt's own engine tunes on all of retrieval.data).
+ */
+function retrievalValidation(r: RetrievalSearchResult, name: string, metricKey: string): ProfileValidation {
+  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on${r.engine ? ' (set retrieval.split in the plan)' : ' (held-out validation is available for engine files with retrieval.split)'}`)
+  const profile = r.profiles.find((p) => `retrieval-${p.name}` === name)
+  const row = profile && profile.trial !== null ? r.holdout.rows.find((h) => h.trial === profile.trial) : undefined
+  const defaults = r.holdout.rows.find((h) => h.trial === -1)
+  if (!row?.holdout || !defaults?.holdout) return notValidated(`no held-out score for ${!row?.holdout ? name : 'the defaults'}${row?.error ? ` (${row.error})` : ''}`)
+  const delta = row.holdout.quality - defaults.holdout.quality
+  return validationFrom([{
+    id: 'holdout-not-worse-than-defaults',
+    description: `${r.metric} on the held-out conversations at least the engine defaults' (${defaults.holdout.quality.toFixed(4)}) minus ${HOLDOUT_QUALITY_TOLERANCE}`,
+    metric: `${metricKey}_holdout_minus_defaults`.slice(0, 64),
+    op: '>=', threshold: -HOLDOUT_QUALITY_TOLERANCE, value: delta, passed: delta >= -HOLDOUT_QUALITY_TOLERANCE, dataset: 'holdout',
+  }], ['holdout'], r.holdout.split.replace(/[\u0000-\u001f]/g, ' ').slice(0, 2000))
 }

@@ -161,7 +161,7 @@ export interface RetrievalSearchResult {
   trials?: RetrievalTrialRecord[]
   profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
   /** kt's own engine only: base configuration plus per-query-type overrides. */
-  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
+  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number; quality?: number | null}
   /**
    * Present when the plan tunes an external engine (retrieval section `engine`): its name, its file,
    * and where its latency comes from ("measured": wall time on kt's side, so the front and the
@@ -203,17 +203,44 @@ export interface ValidationResult {
   optimum: WeightsRecord
   baseline: WeightsRecord
   datasets: ValidationDataset[]
+  /** pass: every criterion held on every dataset and the leakage audit flagged nothing; fail: one did not or a signal was flagged; not-validated: nothing to validate on. */
+  verdict: 'pass' | 'fail' | 'not-validated'
+  /** verdict === 'pass' (a boolean, for CI scripts). */
   passed: boolean
-  /** Why the verdict is not a pass although no criterion failed (e.g. nothing to validate on). */
+  /** Signals the leakage audit (phase 2) flagged as functions of the label: any makes the verdict a fail. */
+  leakage_flagged: Array<{dataset: string; signal: string; dependence: number | null}>
+  /** Why the verdict is not a pass although no criterion failed (e.g. nothing to validate on), or why a leak fails it. */
   note?: string
+  /** The retrieval study's profiles on the plan's held-out memory dataset (retrieval.holdout), each against the engine's defaults. */
+  retrieval?: RetrievalValidation
+}
+
+/** Retrieval profiles on held-out memory data: quality against the engine's defaults on the same queries. */
+export interface RetrievalValidation {
+  dataset: string
+  metric: string
+  queries: number
+  defaults_quality: number
+  /** Set when nothing could be validated (then profiles is empty). */
+  note?: string
+  profiles: Array<{
+    name: string
+    quality: number
+    p99_ms: number | null
+    /** quality minus the defaults' quality, paired over queries, with a bootstrap interval. */
+    delta: {kind: 'absolute'; unit: string; value: number; low: number | null; high: number | null; confidence: number}
+    criteria: Array<{id: string; description: string; metric: string; op: string; threshold: number; value: number | null; passed: boolean; dataset: string}>
+    passed: boolean
+  }>
 }
 
 export interface DeployResult {
-  profiles: Array<{name: string; weights: WeightsRecord; files: string[]}>
+  /** verdict: the profile's validation (the deploy gate refuses all but pass without --force). */
+  profiles: Array<{name: string; weights: WeightsRecord; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>
   rollback_script: string
   rollout: Array<{stage: number; traffic_percent: number; gate: string}>
   /** Retrieval profiles from the Phase 4 retrieval study: one per domain, and the routed profile. */
-  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]}>; routed: string | null; overridden_types: string[]}
+  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>; routed: string | null; routed_files: string[]; routed_verdict: 'pass' | 'fail' | 'not-validated' | null; overridden_types: string[]}
 }
 
 export interface ChartRecord {
@@ -239,6 +266,17 @@ export interface PhaseResults {
   visualize: VisualizeResult
 }
 
+/** The search and validation re-run for other seeds (kt run --seeds): how far the optimum moves, and whether the verdict holds on each. */
+export interface SeedRobustness {
+  seeds: number[]
+  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; failed: string[]; note?: string}>
+  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds. */
+  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number}>
+  /** Seeds on which the validation verdict is a pass. */
+  verdict_held: number
+  verdict_holds_on_every_seed: boolean
+}
+
 export interface Report {
   schema: typeof REPORT_SCHEMA
   version: typeof REPORT_VERSION
@@ -251,6 +289,8 @@ export interface Report {
     kt_version: string
   }
   phases: Partial<PhaseResults>
+  /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
+  seeds?: SeedRobustness
   /**
    * sha256 of the report's content (schema, version, run and phases as written; see
    * reportContentHash): `kt report` re-renders only a report.json whose content is what kt wrote.

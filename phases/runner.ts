@@ -19,6 +19,7 @@ import {runSearch} from './4-search.js'
 import {runValidation} from './5-validation.js'
 import {runDeploy} from './6-deploy.js'
 import {runVisualize} from './7-visualize.js'
+import {checkSeeds} from './lib/seeds.js'
 
 interface PhaseDef {
   readonly number: number
@@ -35,7 +36,7 @@ export const PHASES: readonly PhaseDef[] = [
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
   {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
-  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['search'], run: runValidation},
+  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['synthetic', 'search'], run: runValidation},
   {number: 6, name: 'deploy', title: 'Deployable profiles and rollback', needs: ['search', 'validation'], run: runDeploy},
   {number: 7, name: 'visualize', title: 'Charts', needs: ['ablation', 'search', 'validation'], run: runVisualize},
 ]
@@ -56,6 +57,8 @@ export interface RunOptions {
   readonly phases?: readonly PhaseName[]
   /** Reuse phase results checkpointed by an interrupted run with the same inputs. */
   readonly resume?: boolean
+  /** Re-run the search and validation for these seeds and report the optimum's spread and the verdict on each. */
+  readonly checkSeeds?: readonly number[]
   readonly progress?: (text: string) => void
 }
 
@@ -75,7 +78,8 @@ export function runIdFor(seed: number, planHash: string): string {
 export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const started = performance.now()
   const loaded = loadPlan(options.planFile ?? DEFAULT_PLAN_FILE)
-  const runId = runIdFor(options.seed, loaded.hash)
+  // the seed check is part of the report, so it is part of the run id (another --seeds, another folder)
+  const runId = `${runIdFor(options.seed, loaded.hash)}${options.checkSeeds ? `-seeds${options.checkSeeds.join('.')}` : ''}`
   const requestedPhases = options.phases ?? PHASE_NAMES
   // a partial run must not overwrite the full run's report: it gets a folder of its own
   const partial = PHASE_NAMES.some((p) => !requestedPhases.includes(p))
@@ -125,6 +129,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   } finally {
     await charts?.close()
   }
+  const seeds = options.checkSeeds ? await checkSeeds(loaded, options.checkSeeds, ctx, progress) : undefined
 
   const report: Report = {
     schema: REPORT_SCHEMA,
@@ -138,6 +143,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       kt_version: KT_VERSION,
     },
     phases: Object.fromEntries(PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]])) as Partial<PhaseResults>,
+    ...(seeds ? {seeds} : {}),
     timing,
   }
   timing.total_ms = round(performance.now() - started)

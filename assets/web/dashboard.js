@@ -10,6 +10,8 @@
   var live = document.getElementById('live')
   /** Rows per page of the trials table (all rows are filtered and sorted; only a page is drawn). */
   var PAGE_ROWS = 100
+  /** The front chart draws the lower-budget trials too while the chart stays under this many points. */
+  var FRONT_CONTEXT_MAX = 3000
 
   function h(tag, attrs, children) {
     var el = document.createElement(tag)
@@ -47,13 +49,15 @@
 
   /* ---------------------------------------------------------------- live polling */
   var pollTimer = null
-  function poll(pollMs, versions, onChange) {
+  /** Polls /api/version; calls onChange when the watched part (`pick` of the versions; all by default) changes. */
+  function poll(pollMs, versions, onChange, pick) {
     clearTimeout(pollTimer)
-    var known = JSON.stringify(versions)
+    var watched = pick || function (all) { return all }
+    var known = JSON.stringify(watched(versions))
     function tick() {
       getJson('/api/version').then(function (v) {
         live.classList.remove('stale')
-        var now = JSON.stringify(v.versions)
+        var now = JSON.stringify(watched(v.versions))
         if (now !== known) {
           known = now
           return Promise.resolve(onChange(v.versions)).then(schedule)
@@ -163,7 +167,7 @@
   }
 
   function chartBox(id, note) {
-    return h('div', {class: 'chart'}, [h('div', {id: 'chart-' + id}), note ? h('p', {class: 'note', text: note}) : null])
+    return h('div', {class: 'chart'}, [h('div', {id: 'chart-' + id}), note ? h('p', {class: 'note', id: id + '-note', text: note}) : null])
   }
 
   var tableState = {filter: '', sort: null, dir: 1, page: 0}
@@ -238,10 +242,12 @@
     var importanceTarget = 'loss'
     return getJson('/api/studies/' + encodeURIComponent(name)).then(function (data) {
       renderStudy(data)
-      poll(data.poll_ms, pick(data.version), function (versions) {
+      // this study's version only: another study's trials do not redraw this page
+      var own = {}
+      own[name] = data.version
+      poll(data.poll_ms, own, function () {
         return getJson('/api/studies/' + encodeURIComponent(name)).then(renderStudy)
-      })
-      function pick(v) { var o = {}; o[name] = v; return o }
+      }, function (all) { return all[name] })
     })
 
     function renderStudy(data) {
@@ -311,7 +317,16 @@
         ktEmbed(document.getElementById('chart-budget'), data.charts.budget, 'budget', {trials: stepRows(slim(function (r) { return r.best_so_far !== null }))}),
         ktEmbed(document.getElementById('chart-parallel'), data.charts.parallel, 'parallel', {parallel: parallelRows(view, rows, 200)}),
       ]
-      if (data.charts.front) jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: rows.filter(function (r) { return r.set !== null }).map(function (r) { return Object.assign({}, r) })}))
+      if (data.charts.front) {
+        // lower-budget trials are context, not candidates: past FRONT_CONTEXT_MAX rows only the largest budget is drawn
+        var frontRows = rows.filter(function (r) { return r.set !== null })
+        var lower = frontRows.filter(function (r) { return r.set === 'lower budget' }).length
+        if (frontRows.length > FRONT_CONTEXT_MAX) {
+          frontRows = frontRows.filter(function (r) { return r.set !== 'lower budget' })
+          document.getElementById('front-note').textContent += ' ' + lower + ' trials at lower budgets are not drawn (more than ' + FRONT_CONTEXT_MAX + ' points); filter the table by budget to see them.'
+        }
+        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontRows.map(function (r) { return Object.assign({}, r) })}))
+      }
       if (data.charts.per_type) {
         var pt = []
         view.per_type.forEach(function (t) {
@@ -350,7 +365,9 @@
     var url = '/api/compare?' + names.map(function (n) { return 'study=' + encodeURIComponent(n) }).join('&')
     return getJson(url).then(function (data) {
       render(data)
-      poll(data.poll_ms, data.versions, function () { return getJson(url).then(render) })
+      poll(data.poll_ms, data.versions, function () { return getJson(url).then(render) }, function (all) {
+        return names.map(function (n) { return all[n] })
+      })
     })
     function render(data) {
       app.innerHTML = ''

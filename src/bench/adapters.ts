@@ -14,6 +14,7 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {quantile} from '../stats/summary.js'
 import {runSearch} from '../study/search.js'
+import {serviceOverhead} from './service-overhead.js'
 
 /** Issue 9's targets. */
 export const TRIAL_OVERHEAD_TARGET_MS = 5
@@ -35,7 +36,7 @@ export interface BenchLine {
 export interface AdapterBenchOptions {
   /** Trials of the no-op command timed (after warm-up). */
   readonly trials: number
-  /** Trials of the 200 ms command with one worker (eight workers run four times as many). */
+  /** Trials of the 200 ms command with one worker (eight workers run eight times as many). */
   readonly slowTrials: number
   readonly seed: number
 }
@@ -137,7 +138,8 @@ export const workersSpeedup: AdapterBench = async (options, dir) => {
   const argv = ['/bin/sh', '-c', `sleep ${SLOW_COMMAND_MS / 1000}; echo '{"score": 1}'`]
   const file = engineFile(dir, 'slow', argv)
   const one = await studyCycles(file, join(dir, 'slow1.sqlite'), 'slow1', options.slowTrials, 1, options.seed)
-  const manyTrials = options.slowTrials * 4
+  // as many rounds of 8 as the one-worker run has trials, so fixed start-up costs weigh alike
+  const manyTrials = options.slowTrials * SPEEDUP_WORKERS
   const many = await studyCycles(file, join(dir, 'slow8.sqlite'), 'slow8', manyTrials, SPEEDUP_WORKERS, options.seed)
   const t1 = options.slowTrials / (one.wallMs / 1000)
   const t8 = manyTrials / (many.wallMs / 1000)
@@ -153,7 +155,10 @@ export const workersSpeedup: AdapterBench = async (options, dir) => {
 }
 
 /** The lines of `kt bench adapters`, in order. */
-export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup]
+/** The retrieval service's line: kt's CPU per query at 1,000 queries over keep-alive HTTP (src/bench/service-overhead.ts). */
+export const retrievalServiceOverhead: AdapterBench = () => serviceOverhead()
+
+export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup, retrievalServiceOverhead]
 
 export async function runAdapterBenches(options: AdapterBenchOptions, progress?: (line: string) => void): Promise<{lines: BenchLine[]; load: {before: number; after: number; cores: number}}> {
   const before = loadavg()[0]

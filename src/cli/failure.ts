@@ -5,7 +5,7 @@
  * exit 3, never a stack trace (KT_DEBUG=1 prints it).
  */
 import {Errors} from '@oclif/core'
-import {EXIT_INPUT, EXIT_INTERNAL, InputError, oneLine} from '../util/errors.js'
+import {AcceptanceError, EXIT_CRITERION, EXIT_INPUT, EXIT_INTERNAL, InputError, oneLine} from '../util/errors.js'
 import {closest} from '../util/suggest.js'
 
 /** ANSI colour codes oclif puts in some messages. */
@@ -13,6 +13,8 @@ const ANSI = /\u001b\[[0-9;]*m/g
 
 export function failureLine(error: unknown, flagNames: readonly string[] = []): {line: string; exitCode: number} {
   if (error instanceof InputError) return {line: oneLine(error.message), exitCode: EXIT_INPUT}
+  // a gate or acceptance criterion said no (kt deploy): exit 1, the reason on one line
+  if (error instanceof AcceptanceError) return {line: oneLine(error.message), exitCode: EXIT_CRITERION}
   if (error instanceof Errors.CLIError) {
     const message = error.message.replace(ANSI, '')
     const parts = message

@@ -9,6 +9,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
     const outcome = await runStudy({...options, progress: (t) => void spinner.update(t)})
     await spinner.succeed(`kt: wrote ${relative(process.cwd(), outcome.outDir) || '.'}/report.json`)
     const r = outcome.report
+    const verdict = runVerdict(r)
     const summary = {
       run_id: r.run.id,
       out_dir: outcome.outDir,
@@ -17,15 +18,24 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       phases_run: r.run.phases_run,
       reused_phases: outcome.reused,
       optimum: r.phases.search?.optimum.weights ?? null,
-      validation_passed: r.phases.validation?.passed ?? null,
+      verdict: verdict.verdict,
+      verdict_reasons: verdict.reasons,
+      validation_passed: r.phases.validation ? r.phases.validation.verdict === 'pass' : null,
+      validation_verdict: r.phases.validation?.verdict ?? null,
       properties_passed: r.phases.properties?.passed ?? null,
       leaks_found: r.phases.synthetic?.leaks_found ?? null,
+      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
       total_ms: r.timing.total_ms,
     }
     if (!(cmd as unknown as {jsonEnabled(): boolean}).jsonEnabled()) {
       const lines = [`run ${r.run.id}: phases ${r.run.phases_run.join(', ')}`]
       if (r.phases.properties) lines.push(`  properties: ${r.phases.properties.passed ? 'all hold' : 'VIOLATED'}`)
-      if (r.phases.synthetic) lines.push(`  leakage audit: ${r.phases.synthetic.leaks_found} flagged`)
+      if (r.phases.synthetic) {
+        const audits = r.phases.synthetic.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id})))
+        const leaks = audits.filter((a) => a.verdict === 'leak')
+        const constant = audits.filter((a) => a.verdict === 'constant')
+        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}`)
+      }
       if (r.phases.ablation) lines.push(`  ablation: ${r.phases.ablation.headline}`)
       if (r.phases.search) {
         const o = r.phases.search.optimum
@@ -34,14 +44,46 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       if (r.phases.validation) {
         const v = r.phases.validation
         const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
-        lines.push(`  validation: ${v.note ? `NOT VALIDATED (${v.note})` : v.passed ? 'PASS' : `FAIL (${failed.join(', ')})`}`)
+        const reasons = [...(v.leakage_flagged?.length ? [v.note ?? 'leakage flagged'] : []), ...failed]
+        lines.push(`  validation: ${v.verdict === 'not-validated' ? `NOT VALIDATED (${v.note})` : v.verdict === 'pass' ? 'PASS' : `FAIL (${reasons.join('; ')})`}`)
+      }
+      if (r.seeds) {
+        const s = r.seeds
+        const spread = Object.entries(s.spread).map(([k, v]) => `${k} ${v.min.toFixed(2)}-${v.max.toFixed(2)}`).join(', ')
+        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; verdict holds on ${s.verdict_held} of ${s.seeds.length}`)
       }
       lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (phases took ${r.timing.total_ms} ms)`)
+      lines.push(`  verdict: ${verdict.verdict.toUpperCase()}${verdict.reasons.length ? ` (${verdict.reasons.join('; ')})` : ''}; exit ${verdict.exitCode}`)
       cmd.log(lines.join('\n'))
     }
+    // CI reads the exit code: 1 when an acceptance criterion failed or nothing could be validated
+    if (verdict.exitCode !== 0) process.exitCode = verdict.exitCode
     return summary
   } catch (error) {
     await spinner.fail()
     throw error
   }
+}
+
+export interface RunVerdict {
+  readonly verdict: 'pass' | 'fail' | 'not-validated'
+  readonly reasons: string[]
+  /** 0 pass; 1 an acceptance criterion failed (properties violated, a leak flagged, validation failed) or the validation had nothing to validate on. */
+  readonly exitCode: 0 | 1
+}
+
+/** The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing to validate on is not a pass. */
+export function runVerdict(r: import('../../phases/report-types.js').Report): RunVerdict {
+  const reasons: string[] = []
+  if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
+  const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) => d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`))
+  if (leaks.length) reasons.push(`the leakage audit flagged ${leaks.join(', ')}`)
+  const v = r.phases.validation
+  if (v && v.verdict === 'fail') {
+    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+    if (failed.length) reasons.push(`validation failed: ${failed.join(', ')}`)
+  }
+  if (reasons.length) return {verdict: 'fail', reasons, exitCode: 1}
+  if (v && v.verdict === 'not-validated') return {verdict: 'not-validated', reasons: [v.note ?? 'nothing was validated'], exitCode: 1}
+  return {verdict: 'pass', reasons: [], exitCode: 0}
 }

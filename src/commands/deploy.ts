@@ -5,31 +5,33 @@ import {KtCommand} from '../cli/base.js'
 export const DEFAULT_TARGET_ROOT = 'reports/deployed'
 
 export default class Deploy extends KtCommand {
-  static override summary = 'Deploy a profile: make it the active one, keeping the replaced profile for rollback.'
-  static override description = 'Validates the profile against its parameter space (importance or retrieval: weights in [0, 1] summing to 1 within 1e-9, every parameter in range), then writes TARGET/active.json, active.env and active.sh; the profile it replaces goes to TARGET/history/. Undo with `kt rollback`. The default TARGET is reports/deployed/<space>.'
+  static override summary = 'Deploy a profile through the deploy gate: make it the active one, keeping the replaced profile for rollback.'
+  static override description = 'Every profile kind (importance, retrieval, routed, engine) goes through one gate: a profile whose run failed validation, was not validated, has a leakage finding flagged, or records no metrics is refused (exit 1, one line saying why) unless --force --reason "..."; the forced deploy and its reason are recorded in TARGET/index.json. The profile is checked against its parameter space (weights summing to 1 within 1e-9, every parameter in range, env var names and values from a safe alphabet), then TARGET/active.json, active.env and active.sh are written under TARGET/lock; the replaced profile stays in the history for `kt rollback`. The default TARGET is reports/deployed/<space>. Exit codes: 0 deployed, 1 refused by the gate, 2 bad input.'
   static override examples = [
+    {description: 'After `kt run` (from the repository): the default study\'s optimum fails its token-budget criterion on uniform_50, so the gate refuses it (exit 1) and says why.', command: '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json'},
+    {description: 'Deploy it anyway: the reason is recorded in the target\'s history (TARGET/index.json).', command: '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json --force --reason "larger token budget accepted for uniform traffic" --target /tmp/kt-deployed --json'},
     {
-      description: "After tuning the Python example (kt search --engine examples/python-engine/engine.json ... --out /tmp/kt-py): its profile, in the engine's own variable names.",
-      command: '<%= config.bin %> deploy /tmp/kt-py/profiles/high-throughput.json --engine examples/python-engine/engine.json --target /tmp/kt-py/deployed',
+      description: "After tuning the Python example (kt search --engine examples/python-engine/engine.json ... --out /tmp/kt-py): its profiles are the study's own measurements, not validated, so deploying one needs --force and a reason; it is written in the engine's own variable names.",
+      command: '<%= config.bin %> deploy /tmp/kt-py/profiles/high-throughput.json --engine examples/python-engine/engine.json --target /tmp/kt-py/deployed --force --reason "staging trial"',
     },
-    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json',
-    '<%= config.bin %> deploy reports/seed42-plan9b926bf7b784/profiles/optimum.json --force --target /srv/agent/importance --json',
   ]
-  static override args = {profile: Args.string({description: 'profile JSON written by phase 6', required: true})}
+  static override args = {profile: Args.string({description: 'profile JSON (kt_profile) written by kt run (profiles/) or kt search --out', required: true})}
   static override flags = {
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space of the profile>).'}),
-    engine: Flags.string({description: 'The engine file (kt_engine: 1) of a profile written by kt search --engine: its parameters and their env names.'}),
-    force: Flags.boolean({description: 'Deploy even though the profile\'s run failed its validation.', default: false}),
+    engine: Flags.string({description: 'The engine file (kt_engine: 1) of an engine profile, when the profile\'s own engine.file is not where it was (its parameters and their env names).'}),
+    force: Flags.boolean({description: 'Deploy a profile the gate refuses (failed or missing validation, flagged leakage, no metrics); needs --reason.', default: false}),
+    reason: Flags.string({description: 'Why a refused profile is deployed anyway; recorded with the deploy in TARGET/index.json.'}),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Deploy)
     const {deployProfile} = await import('../deploy/target.js')
-    const {spaceOfProfileFile} = await import('../deploy/spaces.js')
-    const space = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : spaceOfProfileFile(args.profile)
-    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${space.id.replace(/[^A-Za-z0-9._-]+/g, '-')}`
-    const outcome = deployProfile(space, args.profile, target, {force: flags.force})
-    this.log(`deployed ${outcome.active} to ${target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback --target ${target} restores it)` : ''}`)
-    return {target, space: space.id, ...outcome}
+    const {loadProfile} = await import('../deploy/load.js')
+    const space = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
+    const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${loadProfile(args.profile, {space}).profile.space.replace(/[^A-Za-z0-9._-]+/g, '-')}`
+    const outcome = deployProfile(args.profile, target, {force: flags.force, reason: flags.reason, space})
+    if (outcome.forced) process.stderr.write(`kt: warning: forced past the deploy gate (${outcome.gate}); reason recorded: ${outcome.reason}\n`)
+    this.log(`deployed ${outcome.kind} profile ${outcome.active} (validation ${outcome.verdict}) to ${target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback --target ${target} restores it)` : ''}`)
+    return outcome
   }
 }

@@ -41,7 +41,7 @@ export default class Eval extends KtCommand {
     const {runEvaluation} = await import('../eval/harness.js')
     const {renderEvalReport} = await import('../eval/render.js')
     const {restrictConversations} = await import('../eval/queries.js')
-    const profile = flags.profile === undefined ? {config: defaultRetrievalConfig()} : loadRetrievalProfile(flags.profile)
+    const profile = flags.profile === undefined ? {config: defaultRetrievalConfig(), overrides: undefined} : loadRetrievalProfile(flags.profile)
     const loaded = loadMemoryDataset(flags.data, {
       format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
       columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),

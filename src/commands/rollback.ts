@@ -4,10 +4,10 @@ import {DEFAULT_TARGET_ROOT} from './deploy.js'
 
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
-  static override description = 'Pops the newest profile from TARGET/history/ and makes it active again (active.json, active.env, active.sh).'
-  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /srv/agent/importance --json']
+  static override description = 'Pops the newest replaced profile from TARGET\'s history and makes it active again (active.json, active.env, active.sh), under TARGET/lock; the rollback is recorded in TARGET/index.json. The restored profile is re-checked (schema, space, safe values) before it is written.'
+  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /tmp/kt-deployed --json']
   static override flags = {
-    space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>); the folder\'s own active profile decides how it is read.', options: ['importance', 'retrieval'], default: 'importance'}),
+    space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>).', options: ['importance', 'retrieval'], default: 'importance'}),
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),
     engine: Flags.string({description: 'The engine file (kt_engine: 1) whose profiles the folder holds (default folder reports/deployed/engine-<name>).'}),
   }
@@ -15,16 +15,10 @@ export default class Rollback extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Rollback)
     const {rollback} = await import('../deploy/target.js')
-    const {spaceById, spaceOfProfileFile} = await import('../deploy/spaces.js')
-    const {existsSync} = await import('node:fs')
-    const {join} = await import('node:path')
     const engineSpace = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
     const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${engineSpace ? engineSpace.id.replace(/[^A-Za-z0-9._-]+/g, '-') : flags.space}`
-    // the deployment itself says which space it holds; --space only picks the default folder
-    const active = join(target, 'active.json')
-    const space = engineSpace ?? (existsSync(active) ? spaceOfProfileFile(active) : spaceById(flags.space))
-    const outcome = rollback(space, target)
+    const outcome = rollback(target, {space: engineSpace})
     this.log(`rolled back to ${outcome.active} in ${target}/active.env (${outcome.history} older profile(s) left)`)
-    return {target, space: space.id, ...outcome}
+    return outcome
   }
 }

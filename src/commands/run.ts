@@ -4,15 +4,18 @@ import {KtCommand, commonFlags} from '../cli/base.js'
 export default class Run extends KtCommand {
   static override summary = 'Run all seven phases of the study and write the report.'
   static override description = 'Runs property tests, datasets, ablation, search, validation, deploy profiles and charts, and writes report.json, report.md, charts/ and profiles/ to the output folder (default reports/<run-id>/). The run id comes from the seed and the plan, so the same inputs land in the same folder and give a byte-identical report.json (its timing section aside).'
-  static override examples = ['<%= config.bin %> run', '<%= config.bin %> run --seed 7 --out /tmp/study', '<%= config.bin %> run --plan my-plan.json --json']
+  static override examples = ['<%= config.bin %> run', '<%= config.bin %> run --seed 7 --out /tmp/study', '<%= config.bin %> run --plan my-plan.json --json', '<%= config.bin %> run --seeds 1-5 --out /tmp/study-seeds']
   static override flags = {
     ...commonFlags,
     resume: Flags.boolean({description: 'Reuse the phase results an interrupted run with the same inputs left in the output folder.', default: false}),
+    seeds: Flags.string({description: 'Also re-run the search and validation (on the plan\'s datasets, with each seed\'s random choices) for these seeds, e.g. 1-5 or 1,3,7 (at most 20), and report how far the optimum moves and whether the verdict holds on each (report.json "seeds", report.md, --json).'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Run)
     const {runAndSummarise} = await import('../cli/study.js')
-    return runAndSummarise(this, {planFile: flags.plan, seed: flags.seed, outDir: flags.out, resume: flags.resume})
+    const {parseSeedList} = await import('../../phases/lib/seeds.js')
+    const checkSeeds = flags.seeds === undefined ? undefined : parseSeedList(flags.seeds)
+    return runAndSummarise(this, {planFile: flags.plan, seed: flags.seed, outDir: flags.out, resume: flags.resume, checkSeeds})
   }
 }

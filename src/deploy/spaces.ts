@@ -1,11 +1,21 @@
 import {IMPORTANCE_SPACE} from '../engine/importance/space.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import type {ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
+import type {EngineRef, ProfileKind} from './profile.js'
+import {existsSync} from 'node:fs'
+import {dirname, isAbsolute, resolve} from 'node:path'
+import {loadEngineFile} from '../engines/file.js'
 
-/** The parameter spaces a kt profile can belong to, by id. */
+/** The built-in parameter spaces a kt profile can belong to, by id. */
 export const DEPLOYABLE_SPACES: readonly ParamSpace[] = [IMPORTANCE_SPACE, RETRIEVAL_SPACE]
+
+/** The space of each built-in profile kind (engine profiles name their own). */
+export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamSpace>> = {importance: IMPORTANCE_SPACE, retrieval: RETRIEVAL_SPACE, routed: RETRIEVAL_SPACE}
+
+/** Query types a routed profile may override (the retrieval engine's classifier). */
+export const ROUTED_QUERY_TYPES: readonly string[] = QUERY_TYPES
 
 export function spaceById(id: string, where = 'space'): ParamSpace {
   const space = DEPLOYABLE_SPACES.find((s) => s.id === id)
@@ -13,8 +23,38 @@ export function spaceById(id: string, where = 'space'): ParamSpace {
   return space
 }
 
-/** The space a profile file names in its `space` field. */
-export function spaceOfProfileFile(file: string): ParamSpace {
-  const value = readJson(file) as {space?: unknown} | null
-  return spaceById(typeof value?.space === 'string' ? value.space : String(value?.space), `${file}: space`)
+/**
+ * Finds the parameter space of an engine profile from its engine reference (name and file, as
+ * written in the profile) and the profile file's path; undefined when this resolver does not know
+ * the engine. src/engines registers one (an engine file's parameter table is a ParamSpace).
+ */
+export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => ParamSpace | undefined
+
+/**
+ * The default resolver: the engine file the profile names (absolute, or relative to the profile's
+ * folder, then to the working folder), if it exists and declares the same engine name.
+ */
+export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => {
+  if (!engine.file) return undefined
+  const candidates = isAbsolute(engine.file) ? [engine.file] : [resolve(dirname(profileFile), engine.file), resolve(engine.file)]
+  const file = candidates.find((f) => existsSync(f))
+  if (!file) return undefined
+  const spec = loadEngineFile(file)
+  return spec.name === engine.name ? spec.space : undefined
+}
+
+const engineResolvers: EngineSpaceResolver[] = [engineFileResolver]
+
+/** Adds a resolver for engine profiles' spaces (called once by the module that knows engine files). */
+export function registerEngineSpaceResolver(resolver: EngineSpaceResolver): void {
+  if (!engineResolvers.includes(resolver)) engineResolvers.push(resolver)
+}
+
+/** The space of an engine profile, or a one-line error saying which engine could not be found. */
+export function resolveEngineSpace(engine: EngineRef, profileFile: string): ParamSpace {
+  for (const r of engineResolvers) {
+    const space = r(engine, profileFile)
+    if (space) return space
+  }
+  throw new InputError(`${profileFile}: engine`, 'an engine kt can find to check the values against', `none found for ${describeValue(engine.name)}${engine.file ? ` (file ${describeValue(engine.file)})` : ''}`)
 }

@@ -1,66 +1,221 @@
-import {existsSync, readdirSync, rmSync} from 'node:fs'
-import {join} from 'node:path'
-import {InputError} from '../util/errors.js'
-import {readJson, writeFileAtomic, ensureDir} from '../util/fs.js'
-import type {ParamSpace} from '../space/types.js'
-import {parseProfile, profileJson, renderEnvFile, renderShellScript, type Profile} from './profile.js'
-
 /**
- * A deployment target folder: `active.json` (+ `active.env`, `active.sh`) is the live profile;
- * `history/NNNN.json` keeps every profile it replaced, newest last. Deploy pushes the active
- * profile onto the history; rollback pops it back.
+ * A deployment target folder and its history, changed only under the shared lock (src/util/lock.ts):
+ *
+ * TARGET/index.json          THE truth: the active profile, the stack of replaced profiles that
+ *                            rollback pops, and every deploy/rollback event (forced ones with
+ *                            their reason). Replaced atomically (temp file + rename).
+ * TARGET/profiles/<sha>.json every profile ever made active, named by the sha256 of its text;
+ *                            written (atomically) before the index names it, never changed.
+ * TARGET/active.{json,env,sh} the active profile, rendered from the index after every change (and
+ *                            re-rendered by the next change if a crash left them behind).
+ * TARGET/lock                held while reading and replacing the index.
+ *
+ * A folder written by an older kt (active.json plus history/NNNN.json) is taken over on its first
+ * change: its profiles go into the store, its history into the stack.
  */
+import {createHash} from 'node:crypto'
+import {existsSync, readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {z} from 'zod'
+import {AcceptanceError, InputError} from '../util/errors.js'
+import {ensureDir, parseJson, readJson, readText, writeFileAtomic} from '../util/fs.js'
+import {withDirLock} from '../util/lock.js'
+import {parseWith} from '../util/zod.js'
+import type {ParamSpace} from '../space/types.js'
+import {deployGate} from './gate.js'
+import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
+import {NAME_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, type Profile} from './profile.js'
+
 export const ACTIVE = 'active'
-const HISTORY = 'history'
+export const INDEX_FILE = 'index.json'
+export const STORE_DIR = 'profiles'
+/** The history folder of targets written before the index (read once, when taking them over). */
+const LEGACY_HISTORY = 'history'
+/** Version of index.json (`kt_deployments`). */
+export const INDEX_FORMAT_VERSION = 1
+
+const sha = z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')
+const EntrySchema = z.object({sha256: sha, name: z.string().regex(NAME_PATTERN), kind: z.string().regex(NAME_PATTERN)}).strict()
+const EventSchema = z.object({
+  seq: z.number().int().min(1),
+  action: z.enum(['deploy', 'rollback', 'adopt']),
+  name: z.string().regex(NAME_PATTERN),
+  sha256: sha,
+  replaced: sha.nullable(),
+  verdict: z.enum(['pass', 'fail', 'not-validated']),
+  forced: z.boolean(),
+  reason: safeText.nullable(),
+  gate: safeText.nullable(),
+  at: z.string().regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, 'an ISO time'),
+}).strict()
+const IndexSchema = z.object({
+  kt_deployments: z.literal(INDEX_FORMAT_VERSION),
+  space: z.string().regex(NAME_PATTERN),
+  active: EntrySchema.nullable(),
+  /** Replaced profiles, oldest first: rollback pops the last. */
+  stack: z.array(EntrySchema),
+  events: z.array(EventSchema),
+}).strict()
+
+export type DeploymentIndex = z.infer<typeof IndexSchema>
+export type DeploymentEvent = DeploymentIndex['events'][number]
 
 export interface DeployOutcome {
+  readonly target: string
+  readonly space: string
+  readonly kind: string
   readonly active: string
   readonly previous: string | null
+  /** Profiles left to roll back to. */
   readonly history: number
+  readonly verdict: Profile['validation']['verdict']
+  readonly forced: boolean
+  readonly reason: string | null
+  /** The gate's objection that --force overrode, or null. */
+  readonly gate: string | null
 }
 
-export function deployProfile(space: ParamSpace, profileFile: string, target: string, options: {force?: boolean} = {}): DeployOutcome {
-  const profile = parseProfile(readJson(profileFile), profileFile, space)
-  // a profile whose own run failed its acceptance criteria does not go live by accident
-  if (profile.metrics.validation_passed === 'false' && !options.force)
-    throw new InputError(`${profileFile}: metrics.validation_passed`, 'a profile that passed its validation (or --force)', 'false')
-  ensureDir(join(target, HISTORY))
-  const activeFile = join(target, `${ACTIVE}.json`)
-  let previous: string | null = null
-  if (existsSync(activeFile)) {
-    previous = parseProfile(readJson(activeFile), activeFile, space).name
-    const entries = historyEntries(target)
-    const nextNumber = entries.length ? Number(entries.at(-1)!.slice(0, 4)) + 1 : 1
-    writeFileAtomic(join(target, HISTORY, `${String(nextNumber).padStart(4, '0')}.json`), profileJson(parseProfile(readJson(activeFile), activeFile, space)))
+export interface DeployOptions {
+  readonly force?: boolean
+  /** Why a refused profile is deployed anyway (required with force when the gate refuses). */
+  readonly reason?: string
+  /** How long to wait for another deploy or rollback of the same target. */
+  readonly lockWaitMs?: number
+  /** Clock for the event record (tests). */
+  readonly now?: () => Date
+  /** The space of engine profiles when the caller names the engine file (kt deploy --engine). */
+  readonly space?: ParamSpace
+}
+
+/** Lock options of a target (the one-line error names the target). */
+function lockOptions(target: string, waitMs?: number) {
+  return {waitMs, expected: 'a deployment target no other deploy or rollback is changing', subject: `deployment target ${target}`}
+}
+
+/**
+ * Checks a profile through the gate and makes it the active profile of `target`. A profile the
+ * gate refuses is deployed only with `force` and a `reason`, recorded in the history.
+ */
+export function deployProfile(profileFile: string, target: string, options: DeployOptions = {}): DeployOutcome {
+  const loaded = loadProfile(profileFile, {space: options.space})
+  const gate = deployGate(loaded.profile)
+  if (!gate.passed) {
+    if (!options.force) throw new AcceptanceError(`deploy refused: ${profileFile} (${loaded.profile.kind} profile ${loaded.profile.name}): ${gate.reason}; to deploy it anyway: --force --reason "why"`)
+    if (!options.reason || !options.reason.trim()) throw new InputError('--reason', 'why a profile the gate refuses is deployed anyway (recorded in the history) with --force', 'nothing')
   }
-  writeActive(space, target, profile)
-  return {active: profile.name, previous, history: historyEntries(target).length}
+  if (options.reason !== undefined && !safeText.safeParse(options.reason).success) throw new InputError('--reason', 'one line of text without control characters (at most 2000)', JSON.stringify(options.reason).slice(0, 40))
+  ensureDir(target)
+  return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
+    const index = readIndex(target, loaded.space.id)
+    if (index.space !== loaded.profile.space) throw new InputError(`${profileFile}: space`, `a profile of space ${JSON.stringify(index.space)} (the space of deployment target ${target})`, JSON.stringify(loaded.profile.space))
+    const text = profileJson(loaded.profile)
+    const entry = storeProfile(target, loaded.profile, text)
+    const forced = !gate.passed
+    const event: DeploymentEvent = {
+      seq: nextSeq(index), action: 'deploy', name: entry.name, sha256: entry.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
+      forced, reason: options.reason?.trim() || null, gate: gate.reason, at: (options.now?.() ?? new Date()).toISOString(),
+    }
+    const next: DeploymentIndex = {...index, active: entry, stack: index.active ? [...index.stack, index.active] : index.stack, events: [...index.events, event]}
+    writeIndex(target, next)
+    renderActive(target, loaded.profile)
+    return {target, space: index.space, kind: loaded.profile.kind, active: entry.name, previous: index.active?.name ?? null, history: next.stack.length, verdict: event.verdict, forced, reason: event.reason, gate: gate.reason}
+  })
 }
 
-export function rollback(space: ParamSpace, target: string): DeployOutcome {
-  const entries = existsSync(join(target, HISTORY)) ? historyEntries(target) : []
-  if (entries.length === 0) throw new InputError(join(target, HISTORY), 'a previous profile to roll back to', 'none')
-  const last = join(target, HISTORY, entries.at(-1)!)
-  const profile = parseProfile(readJson(last), last, space)
-  const replaced = existsSync(join(target, `${ACTIVE}.json`)) ? parseProfile(readJson(join(target, `${ACTIVE}.json`)), join(target, `${ACTIVE}.json`), space).name : null
-  writeActive(space, target, profile)
-  rmSync(last)
-  return {active: profile.name, previous: replaced, history: entries.length - 1}
+/** Makes the profile the last deploy replaced active again; the rolled-back profile stays in the store and the events. */
+export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitMs' | 'now' | 'space'> = {}): DeployOutcome {
+  if (!existsSync(target)) throw new InputError(target, 'a deployment target folder (made by kt deploy)', 'no such folder')
+  return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
+    const index = readIndex(target)
+    const back = index.stack.at(-1)
+    if (!back) throw new InputError(join(target, INDEX_FILE), 'a previous profile to roll back to', 'none')
+    const loaded = readStored(target, back.sha256, options.space)
+    const event: DeploymentEvent = {
+      seq: nextSeq(index), action: 'rollback', name: back.name, sha256: back.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
+      forced: false, reason: null, gate: null, at: (options.now?.() ?? new Date()).toISOString(),
+    }
+    const next: DeploymentIndex = {...index, active: back, stack: index.stack.slice(0, -1), events: [...index.events, event]}
+    writeIndex(target, next)
+    renderActive(target, loaded.profile)
+    return {target, space: index.space, kind: loaded.profile.kind, active: back.name, previous: index.active?.name ?? null, history: next.stack.length, verdict: event.verdict, forced: false, reason: null, gate: null}
+  })
 }
 
-export function activeProfile(space: ParamSpace, target: string): Profile | null {
-  const file = join(target, `${ACTIVE}.json`)
-  return existsSync(file) ? parseProfile(readJson(file), file, space) : null
+/** The active profile of a target (from the index and the store), or null when nothing is deployed. */
+export function activeProfile(target: string): LoadedProfile | null {
+  const index = readIndexIfAny(target)
+  if (index) return index.active ? readStored(target, index.active.sha256) : null
+  const legacy = join(target, `${ACTIVE}.json`)
+  return existsSync(legacy) ? loadProfile(legacy) : null
 }
 
-function writeActive(space: ParamSpace, target: string, profile: Profile): void {
-  writeFileAtomic(join(target, `${ACTIVE}.env`), renderEnvFile(space, profile))
-  writeFileAtomic(join(target, `${ACTIVE}.sh`), renderShellScript(space, profile), 0o755)
-  // the JSON last: it is what marks the deployment as done
+/** The target's index (its history), or null for a folder without one. */
+export function deploymentIndex(target: string): DeploymentIndex | null {
+  return readIndexIfAny(target)
+}
+
+/** The space of the profiles a target holds, or undefined for an empty or missing target. */
+export function targetSpace(target: string): string | undefined {
+  const index = readIndexIfAny(target)
+  if (index) return index.space
+  const legacy = join(target, `${ACTIVE}.json`)
+  return existsSync(legacy) ? loadProfile(legacy).profile.space : undefined
+}
+
+function nextSeq(index: DeploymentIndex): number {
+  return (index.events.at(-1)?.seq ?? 0) + 1
+}
+
+function readIndexIfAny(target: string): DeploymentIndex | null {
+  const file = join(target, INDEX_FILE)
+  return existsSync(file) ? parseWith(IndexSchema, readJson(file), file) : null
+}
+
+/** The index, or a new one: empty, or taken over from a folder an older kt wrote (held under the lock). */
+function readIndex(target: string, space?: string): DeploymentIndex {
+  const index = readIndexIfAny(target)
+  if (index) return index
+  const legacyActive = join(target, `${ACTIVE}.json`)
+  if (!existsSync(legacyActive)) {
+    if (!space) throw new InputError(join(target, INDEX_FILE), 'a deployment target made by kt deploy', 'no index')
+    return {kt_deployments: INDEX_FORMAT_VERSION, space, active: null, stack: [], events: []}
+  }
+  const at = new Date().toISOString()
+  const adopt = (file: string, seq: number) => {
+    const loaded = loadProfile(file)
+    const entry = storeProfile(target, loaded.profile, profileJson(loaded.profile))
+    const event: DeploymentEvent = {seq, action: 'adopt', name: entry.name, sha256: entry.sha256, replaced: null, verdict: loaded.profile.validation.verdict, forced: false, reason: `taken over from ${file} (a target an older kt wrote)`, gate: null, at}
+    return {entry, event, space: loaded.profile.space}
+  }
+  const historyDir = join(target, LEGACY_HISTORY)
+  const older = existsSync(historyDir) ? readdirSync(historyDir).filter((f) => /^\d{4}\.json$/.test(f)).sort() : []
+  const adopted = [...older.map((f) => join(historyDir, f)), legacyActive].map((f, i) => adopt(f, i + 1))
+  const active = adopted.at(-1)!
+  return {kt_deployments: INDEX_FORMAT_VERSION, space: active.space, active: active.entry, stack: adopted.slice(0, -1).map((a) => a.entry), events: adopted.map((a) => a.event)}
+}
+
+function writeIndex(target: string, index: DeploymentIndex): void {
+  writeFileAtomic(join(target, INDEX_FILE), `${JSON.stringify(index, null, 2)}\n`)
+}
+
+/** Writes a profile into the target's store (once; its name is its hash) and returns its index entry. */
+function storeProfile(target: string, profile: Profile, text: string): DeploymentIndex['stack'][number] {
+  const hash = createHash('sha256').update(text).digest('hex')
+  const file = join(target, STORE_DIR, `${hash}.json`)
+  if (!existsSync(file) || createHash('sha256').update(readText(file)).digest('hex') !== hash) writeFileAtomic(file, text)
+  return {sha256: hash, name: profile.name, kind: profile.kind}
+}
+
+/** A stored profile, re-checked (schema, space, safe values) and matched against its hash. */
+function readStored(target: string, hash: string, space?: ParamSpace): LoadedProfile {
+  const file = join(target, STORE_DIR, `${hash}.json`)
+  const text = readText(file)
+  if (createHash('sha256').update(text).digest('hex') !== hash) throw new InputError(file, `the profile whose sha256 is ${hash.slice(0, 12)}... (as ${INDEX_FILE} records)`, 'a changed file')
+  return parseProfile(parseJson(file, text), file, {space})
+}
+
+function renderActive(target: string, profile: Profile): void {
+  writeFileAtomic(join(target, `${ACTIVE}.env`), renderEnvFile(profile))
+  writeFileAtomic(join(target, `${ACTIVE}.sh`), renderShellScript(profile), 0o755)
   writeFileAtomic(join(target, `${ACTIVE}.json`), profileJson(profile))
 }
-
-function historyEntries(target: string): string[] {
-  return readdirSync(join(target, HISTORY)).filter((f) => /^\d{4}\.json$/.test(f)).sort()
-}
-

@@ -1,38 +1,36 @@
-import {parseProfile} from '../deploy/profile.js'
+import {loadProfile, type LoadedProfile} from '../deploy/load.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {QUERY_TYPES, type RoutedOverrides} from '../engine/retrieval/classifier.js'
-import {defaultConfig, validateConfig} from '../space/space.js'
+import type {RoutedOverrides} from '../engine/retrieval/classifier.js'
 import type {Config} from '../space/types.js'
-import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
 
 export interface RetrievalProfile {
   readonly config: Config
   readonly overrides?: RoutedOverrides
+  /** The profile as loaded (name, kind, validation), for reports. */
+  readonly loaded: LoadedProfile
 }
 
 /**
- * Reads a retrieval profile: a deployable kt profile (`kt_profile`, space "retrieval"), or a
- * plain JSON object of parameter values (missing ones take their defaults), or
- * `{"config": {...}, "overrides": {"temporal": {...}, ...}}` with per-query-type overrides.
- * Everything is validated against RETRIEVAL_SPACE; errors name the file and the parameter.
+ * Reads the retrieval configuration of a profile through THE profile loader (src/deploy/load.ts):
+ * a retrieval or routed kt profile (routed: base config plus per-query-type overrides), or a plain
+ * JSON object of retrieval parameter values (missing ones take their defaults). Every key is
+ * known and every value checked; errors name the file and the field.
  */
 export function loadRetrievalProfile(file: string): RetrievalProfile {
-  const value = readJson(file)
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(file, 'a JSON object of retrieval parameters', describeValue(value))
-  const obj = value as Record<string, unknown>
-  if ('kt_profile' in obj) return {config: parseProfile(value, file, RETRIEVAL_SPACE).config}
-  const hasSections = 'config' in obj || 'overrides' in obj
-  const raw = hasSections ? obj.config ?? {} : obj
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new InputError(`${file}: config`, 'an object of parameter values', describeValue(raw))
-  const config = {...defaultConfig(RETRIEVAL_SPACE), ...(raw as Config)}
-  validateConfig(RETRIEVAL_SPACE, config, file)
-  if (!hasSections || obj.overrides === undefined) return {config}
-  const overrides = obj.overrides
-  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) throw new InputError(`${file}: overrides`, 'an object keyed by query type', describeValue(overrides))
-  for (const [type, o] of Object.entries(overrides)) {
-    if (!(QUERY_TYPES as readonly string[]).includes(type)) throw new InputError(`${file}: overrides.${type}`, `a query type (${QUERY_TYPES.join(', ')})`, describeValue(type))
-    validateConfig(RETRIEVAL_SPACE, {...config, ...(o as Config)}, `${file}: overrides.${type}`)
-  }
-  return {config, overrides: overrides as RoutedOverrides}
+  const loaded = loadProfile(file, {kinds: ['retrieval', 'routed'], parametersOf: RETRIEVAL_SPACE})
+  const p = loaded.profile
+  return {config: p.config, ...(p.kind === 'routed' ? {overrides: (p.overrides ?? {}) as RoutedOverrides} : {}), loaded}
+}
+
+/**
+ * The quality `kt eval --profile` reports for a configuration (base plus per-type overrides) on a
+ * memory dataset: the engine's overall `metric` over every scored question. Studies record it in
+ * the profiles they write, so the number a profile carries is the number kt eval gives back.
+ */
+export async function evalQuality(data: string, config: Config, overrides: RoutedOverrides | undefined, metric: string): Promise<number | null> {
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const {prepareEvaluation, evaluateSystem} = await import('./harness.js')
+  const prepared = prepareEvaluation(loadMemoryDataset(data), {overrides})
+  const value = (evaluateSystem(prepared, 'engine', config).report.overall as Record<string, number>)[metric]
+  return typeof value === 'number' && Number.isFinite(value) ? value : null
 }

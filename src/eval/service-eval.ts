@@ -6,8 +6,8 @@
  */
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/retrieval-service.js'
-import {parseProfile} from '../deploy/profile.js'
-import {defaultConfig, validateConfig, type Config, type ParamSpace} from '../space/index.js'
+import {parseProfile} from '../deploy/load.js'
+import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
@@ -44,10 +44,10 @@ export interface ServiceEvalOutput {
 export function loadEngineProfile(file: string, space: ParamSpace): Config {
   const value = readJson(file)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(file, `a JSON object of ${space.id} parameter values, or a kt profile`, describeValue(value))
-  if ('kt_profile' in value) return {...defaultConfig(space), ...parseProfile(value, file, space).config}
-  const config = {...defaultConfig(space), ...(value as Config)}
-  validateConfig(space, config, file)
-  return config
+  // THE profile loader (src/deploy/load.ts): a kt profile of this engine's space, or plain parameter values
+  const loaded = parseProfile(value, file, {space, parametersOf: space})
+  if (loaded.space.id !== space.id) throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(loaded.space.id))
+  return {...defaultConfig(space), ...loaded.profile.config}
 }
 
 /** Scores a service on every scored question of a dataset (ingesting it first). */

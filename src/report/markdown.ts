@@ -1,4 +1,4 @@
-import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults} from '../../phases/report-types.js'
+import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from '../../phases/report-types.js'
 
 /**
  * report.md: a pull-request-ready rendering of report.json. Every number is read from the
@@ -17,6 +17,7 @@ export function renderMarkdown(r: Report): string {
   if (p.validation) out.push(...validation(p.validation))
   if (p.deploy) out.push(...deploy(p.deploy))
   if (p.visualize) out.push(...charts(p.visualize))
+  if (r.seeds) out.push(...seedCheck(r.seeds))
   out.push('## Timing (differs between runs; everything above is reproducible)', '', '| phase | ms |', '|---|---:|')
   for (const [name, ms] of Object.entries(r.timing.phases_ms)) out.push(`| ${name} | ${ms} |`)
   out.push(`| total | ${r.timing.total_ms} |`, '')
@@ -48,7 +49,10 @@ function summary(p: Partial<PhaseResults>): string[] {
       lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
     }
     const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
-    lines.push(`- Verdict: ${p.validation.note ? `**not validated**: ${p.validation.note}` : p.validation.passed ? '**all acceptance criteria pass**' : `**failed**: ${failed.join(', ')}`}.`)
+    // reports before the verdict field: a note meant "not validated"
+    const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
+    const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
+    lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
   }
   return lines
 }
@@ -176,7 +180,7 @@ function deploy(d: PhaseResults['deploy']): string[] {
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
     '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
     ...(d.retrieval ? [
-      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
+      `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial}${p.verdict ? `, validation ${p.verdict}` : ''})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}${d.retrieval.routed_verdict ? `, validation ${d.retrieval.routed_verdict}` : ''}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
   ]
 }
 
@@ -220,4 +224,17 @@ function signed(x: number, digits = 3): string {
 
 function pct(x: number, digits = 1): string {
   return `${(100 * x).toFixed(digits)}%`
+}
+
+function seedCheck(s: SeedRobustness): string[] {
+  const names = Object.keys(s.spread)
+  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). The verdict holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
+  out.push(`| seed | ${names.join(' | ')} | objective | verdict |`, `|---:|${names.map(() => '---:').join('|')}|---:|---|`)
+  for (const r of s.per_seed) {
+    const w = r.optimum as Record<string, number>
+    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `FAIL${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
+  }
+  out.push(`| range | ${names.map((n) => `${s.spread[n].min.toFixed(2)}-${s.spread[n].max.toFixed(2)}`).join(' | ')} | | |`)
+  out.push(`| sd | ${names.map((n) => s.spread[n].sd.toFixed(3)).join(' | ')} | | |`, '')
+  return out
 }

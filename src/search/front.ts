@@ -110,7 +110,7 @@ export function frontChartSpec(report: FrontReport, options: {qualityLabel?: str
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
-      text: `${qualityLabel} vs P99 latency: ${report.front.length} trials on the front, ${report.dominated.length} dominated${options.lower?.length ? `, ${options.lower.length} at lower budgets` : ''}`,
+      text: `${qualityLabel} vs P99 latency: ${report.front.length} ${report.front.length === 1 ? 'trial' : 'trials'} on the front, ${report.dominated.length} dominated${options.lower?.length ? `, ${options.lower.length} at lower budgets` : ''}`,
       subtitle: [
         `P99 latency ${kind === 'estimated' ? "estimated by the engine's cost model (deterministic)" : 'measured'}; lower budgets score fewer queries.`,
         `Hypervolume ${report.hypervolume.toFixed(3)} against ${qualityLabel} ${report.reference.quality} at ${report.reference.latencyMs} ms.`,

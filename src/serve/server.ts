@@ -27,7 +27,7 @@ import {GroupCommit} from '../online/commit.js'
 import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
-import {parseProfile} from '../deploy/profile.js'
+import {parseProfile} from '../deploy/load.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
@@ -255,7 +255,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
     const spec: TenantSpec = rest as TenantSpec
     const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space')
-    if (profile !== undefined) spec.profile = parseProfile(profile, 'POST /tenants: profile', space).config
+    if (profile !== undefined) {
+      // THE profile loader (src/deploy/load.ts): any kind, checked against its space
+      const loaded = parseProfile(profile, 'POST /tenants: profile', {space})
+      if (loaded.space.id !== space.id) throw new HttpError(400, 'bad_request', `POST /tenants: profile: expected a profile of space ${JSON.stringify(space.id)}, got ${JSON.stringify(loaded.space.id)}`)
+      spec.profile = loaded.profile.config
+    }
     else if (config !== undefined) spec.profile = config as TenantSpec['profile']
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
     const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})

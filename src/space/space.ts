@@ -1,4 +1,5 @@
 import {InputError, describeValue} from '../util/errors.js'
+import {checkEnvName} from './env.js'
 import {type Config, type ParamSpace, type ParamSpec, type SimplexGroup, type ScalarParam, SIMPLEX_SUM_TOLERANCE} from './types.js'
 
 /** Every name a configuration of this space carries, in table order. */
@@ -32,6 +33,10 @@ export function checkSpace(space: ParamSpace): void {
     for (const key of p.kind === 'simplex' ? p.members.map((m) => m.name) : [p.name]) {
       if (seen.has(key)) throw new InputError(where, 'unique parameter names', `duplicate ${key}`)
       seen.add(key)
+    }
+    for (const env of p.kind === 'simplex' ? p.members.map((m) => m.env) : [p.env]) {
+      const problem = checkEnvName(env)
+      if (problem) throw new InputError(`${where}: env`, problem, describeValue(env))
     }
     if (p.kind === 'float' || p.kind === 'int') {
       if (!(p.low < p.high)) throw new InputError(where, 'a range with low < high', `[${p.low}, ${p.high}]`)

@@ -59,18 +59,23 @@ export async function writeEngineStudyOutputs(
   }
   write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: analysis.front, ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
   write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: analysis.profiles}, null, 2)}\n`)
-  const {makeProfile, profileJson, renderEnvFile, renderShellScript} = await import('../deploy/profile.js')
+  const {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} = await import('../deploy/profile.js')
+  const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> =>
+    Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => typeof v === 'number' || v === null) as Array<[string, number | null]>)
   const deployable = [
-    {name: DEFAULTS_PROFILE, config: defaultConfig(spec.space), metrics: {rationale: `the defaults of engine file ${spec.name}`}},
+    {name: DEFAULTS_PROFILE, config: defaultConfig(spec.space), metrics: {} as Record<string, number | null>, notes: [`the defaults of engine file ${spec.name}`]},
     ...analysis.profiles
       .filter((p) => p.config !== null)
-      .map((p) => ({name: p.profile, config: p.config!, metrics: {...(p.metrics ?? {}), trial: p.trialId, rationale: p.rationale.join(' | ')} as Record<string, number | string | null>})),
+      .map((p) => ({name: p.profile, config: p.config!, metrics: {...numbers(p.metrics), ...(p.trialId === null ? {} : {trial: p.trialId})}, notes: p.rationale})),
   ]
+  // the study measured these on the data it tuned on: the deploy gate refuses them until validated
+  const validation = notValidated(`engine ${spec.name}: the study's own measurements, not validated on held-out data`)
+  const run = RUN_ID_PATTERN.test(sourceRun) ? sourceRun : `study-${sourceRun.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
   for (const d of deployable) {
-    const profile = makeProfile(spec.space, d.name, deployableConfig(spec, d.config), d.metrics, sourceRun)
+    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: d.metrics, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation})
     write(`profiles/${d.name}.json`, profileJson(profile))
-    write(`profiles/${d.name}.env`, renderEnvFile(spec.space, profile))
-    write(`profiles/${d.name}.sh`, renderShellScript(spec.space, profile), 0o755)
+    write(`profiles/${d.name}.env`, renderEnvFile(profile))
+    write(`profiles/${d.name}.sh`, renderShellScript(profile), 0o755)
   }
   if (analysis.chart) {
     write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)

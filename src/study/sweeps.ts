@@ -2,7 +2,7 @@
  * Study-level outputs of bi-objective searches: the front, the domain profiles and their files,
  * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
  */
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import type {ParamSpace} from '../space/index.js'
 import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../search/analysis.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
@@ -13,6 +13,9 @@ import {writeFileAtomic} from '../util/fs.js'
 import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
+import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} from '../deploy/profile.js'
+import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {defaultConfig} from '../space/space.js'
 import {openStorage} from './storage.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
@@ -61,20 +64,6 @@ export async function writeStudyAnalysis(
     }
   }
   return {...analysis, files}
-}
-
-/** Deployable kt profiles (src/deploy/profile.ts) of the chosen domain profiles, for Phase 6. */
-export async function deployableProfiles(choices: readonly ProfileChoice[], space: ParamSpace, sourceRun: string): Promise<unknown[]> {
-  const {makeProfile} = await import('../deploy/profile.js')
-  const {defaultConfig} = await import('../space/index.js')
-  return choices
-    .filter((c) => c.config !== null)
-    .map((c) => {
-      const metrics: Record<string, number | string | null> = {...(c.metrics ?? {}), trial: c.trialId, rationale: c.rationale.join(' | ')}
-      // The study stores the full configuration; anything outside the space (none, normally) is dropped.
-      const config = Object.fromEntries(Object.entries({...defaultConfig(space), ...c.config}).filter(([k]) => k in defaultConfig(space)))
-      return makeProfile(space, c.profile, config, metrics, sourceRun)
-    })
 }
 
 export interface RoutedSweepOptions {
@@ -145,7 +134,9 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
     if (options.out) {
-      writeFileAtomic(join(options.out, 'routed.json'), `${JSON.stringify(routed, null, 2)}\n`)
+      // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
+      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric)
+      writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }
     if (analysis) for (const line of analysis.lines) options.log?.(line)
@@ -153,4 +144,23 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
   } finally {
     await store.close()
   }
+}
+
+/**
+ * The routed profile of per-type sweeps as a kt profile (kind routed). It is not validated: the
+ * sweeps measured it on the data they tuned on, so `kt deploy` refuses it without --force.
+ */
+export async function routedProfile(routed: RoutedProfile, studyPrefix: string, data: string, metric: string | undefined): Promise<Profile> {
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const base = Object.fromEntries(Object.entries({...defaults, ...routed.base}).filter(([k]) => k in defaults))
+  const sourceRun = RUN_ID_PATTERN.test(studyPrefix) ? studyPrefix : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+  const m = metric ?? 'recall@10'
+  const {evalQuality} = await import('../eval/profile.js')
+  return makeProfile({
+    kind: 'routed', space: RETRIEVAL_SPACE, name: 'routed', config: base, overrides: routed.overrides, sourceRun,
+    routing: {min_gain: routed.min_gain, per_type: routed.per_type.map((t) => ({...t}))},
+    // what kt eval --profile gives on the same data (base plus overrides, every scored question)
+    metrics: {[`${m}_on_${basename(data).replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)]: await evalQuality(data, base, routed.overrides, m)},
+    validation: notValidated('kt search measured it on the data it tuned on; validate it on held-out data before deploying'),
+  })
 }

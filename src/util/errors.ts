@@ -59,3 +59,19 @@ export function describeValue(value: unknown): string {
   if (text === undefined) return String(value)
   return text.length > 40 ? `${text.slice(0, 37)}...` : text
 }
+
+/** Exit code of a failed acceptance criterion (a run whose validation failed, a deploy the gate refused). */
+export const EXIT_CRITERION = 1
+
+/**
+ * An acceptance criterion failed (a study whose validation failed, a deploy the gate refused): the
+ * CLI prints it as one line and exits with code 1, so CI can tell it from bad input (2).
+ */
+export class AcceptanceError extends Error {
+  readonly exitCode = EXIT_CRITERION
+
+  constructor(message: string) {
+    super(oneLine(message))
+    this.name = 'AcceptanceError'
+  }
+}

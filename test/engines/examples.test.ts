@@ -43,6 +43,10 @@ describe('examples/python-engine', () => {
     expect(trials.every((t) => t.status === 'ok')).toBe(true)
     // every trial's stdout/stderr beside the study; the tier reached the engine
     expect(readFileSync(join(dir, 'py', 'trials', '0.err'), 'utf8')).toMatch(/^tier smoke: 4 questions/)
+    // kt study show reads the engine file the study names: the same front and profiles
+    const show = kt(['study', 'show', 'py', '--storage', join(dir, 'studies.sqlite'), '--json'])
+    expect(show.status).toBe(0)
+    expect(JSON.parse(show.stdout)).toMatchObject({engine: 'memengine-py', front: out.front, profiles: out.profiles})
     const env = readFileSync(join(dir, 'profiles', 'best-quality.env'), 'utf8')
     expect(env).toMatch(/^MEMENGINE_W_BM25=/m)
     expect(env).not.toMatch(/^KT_/m)
@@ -52,8 +56,12 @@ describe('examples/python-engine', () => {
     else expect(profile.config['recency.half_life_days']).toBe(7)
 
     const target = join(dir, 'deployed')
-    const d = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--json'])
-    expect(d.stderr).toBe('')
+    // the study's own measurements are not a validation: the deploy gate refuses the profile (exit 1) until forced with a reason
+    const refused = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--json'])
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toMatch(/deploy refused: .*\(engine profile best-quality\): it has no validation/)
+    const d = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--force', '--reason', 'examples test', '--json'])
+    expect(d.stderr).toMatch(/forced past the deploy gate/)
     expect(d.status).toBe(0)
     expect(readFileSync(join(target, 'active.env'), 'utf8')).toMatch(/^MEMENGINE_RECENCY_KIND=/m)
     // the engine itself runs with the deployed shell profile
@@ -69,7 +77,11 @@ describe('examples/python-engine', () => {
     expect(JSON.parse(init.stdout).space).toBe('engine:memengine-py')
     const choose = kt(['online', 'choose', '--tenant', 'py', '--dir', online, '--json'])
     expect(choose.status).toBe(0)
-    expect(Object.keys(JSON.parse(choose.stdout).config)).toContain('w.recency')
+    const played = JSON.parse(choose.stdout).config as Record<string, unknown>
+    expect(Object.keys(played)).toContain('w.recency')
+    // the parameter whose condition does not hold plays its default
+    if (played['recency.kind'] === 'step') expect(played['recency.half_life_days']).toBe(7)
+    else expect(played['recency.window_days']).toBe(14)
   })
 })
 

@@ -11,6 +11,7 @@ describe('kt run --plan examples/python-engine/plan.json (the Python engine thro
     const out = join(mkdtempSync(join(tmpdir(), 'kt-plan-engine-')), 'run')
     const r = kt(['run', '--plan', join(ROOT, 'examples/python-engine/plan.json'), '--out', out, '--json'])
     expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).verdict).toBe('pass')
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))
     expect(report.run.phases_run).toEqual(['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy', 'visualize'])
     const retrieval = report.phases.search.retrieval

@@ -17,8 +17,8 @@ import {loadPlan} from '../../phases/plan.js'
 import {loadDataset} from '../../src/data/importance/dataset.js'
 import {DEFAULT_COLUMNS, importLabelledTurns} from '../../src/data/importance/import.js'
 import {loadMemoryDataset} from '../../src/data/conversations/load.js'
-import {makeProfile, parseProfile} from '../../src/deploy/profile.js'
-import {spaceOfProfileFile} from '../../src/deploy/spaces.js'
+import {makeProfile} from '../../src/deploy/profile.js'
+import {parseProfile} from '../../src/deploy/load.js'
 import {IMPORTANCE_SPACE} from '../../src/engine/importance/space.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -59,8 +59,8 @@ beforeAll(() => {
   writeFileSync(join(seeds, 'turns.jsonl'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`)
   const locomo = JSON.parse(readFileSync(join(packageRoot, 'fixtures', 'memory_small.json'), 'utf8')) as unknown[]
   writeFileSync(join(seeds, 'locomo.json'), JSON.stringify(locomo.slice(0, 1), null, 1))
-  writeFileSync(join(seeds, 'profile.json'), JSON.stringify(makeProfile(IMPORTANCE_SPACE, 'optimum', defaultConfig(IMPORTANCE_SPACE), {spearman: 0.5}, 'seed42-planx'), null, 2))
-  writeFileSync(join(seeds, 'retrieval-profile.json'), JSON.stringify(makeProfile(RETRIEVAL_SPACE, 'fast', defaultConfig(RETRIEVAL_SPACE), {'recall@10': 0.7}, 'seed42-planx'), null, 2))
+  writeFileSync(join(seeds, 'profile.json'), JSON.stringify(makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name: 'optimum', config: defaultConfig(IMPORTANCE_SPACE), metrics: {spearman: 0.5}, sourceRun: 'seed42-planx'}), null, 2))
+  writeFileSync(join(seeds, 'retrieval-profile.json'), JSON.stringify(makeProfile({kind: 'retrieval', space: RETRIEVAL_SPACE, name: 'fast', config: defaultConfig(RETRIEVAL_SPACE), metrics: {'recall@10': 0.7}, sourceRun: 'seed42-planx'}), null, 2))
   writeFileSync(join(seeds, 'routed.json'), JSON.stringify({config: {'bm25.k1': 1.2}, overrides: {temporal: {'bm25.b': 0.5}, entity_lookup: {'seeds.count': 4}}}, null, 2))
   cpSync(join(packageRoot, 'fixtures', 'ltr', 'test-small.jsonl'), join(seeds, 'log.jsonl'))
   writeFileSync(join(seeds, 'letor.txt'), readFileSync(join(packageRoot, 'fixtures', 'ltr', 'test.txt'), 'utf8').split('\n').slice(0, 30).join('\n'))
@@ -81,7 +81,7 @@ beforeAll(() => {
     {name: 'CSV import', file: 'turns.csv', load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS})},
     {name: 'JSONL import', file: 'turns.jsonl', load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS})},
     {name: 'LoCoMo', file: 'locomo.json', load: (p) => loadMemoryDataset(p, {format: 'locomo'})},
-    {name: 'profile', file: 'profile.json', load: (p) => parseProfile(readJsonFile(p), p, spaceOfProfileFile(p))},
+    {name: 'profile', file: 'profile.json', load: (p) => parseProfile(readJsonFile(p), p)},
     {name: 'retrieval profile', file: 'retrieval-profile.json', load: (p) => loadRetrievalProfile(p)},
     {name: 'routed profile', file: 'routed.json', load: (p) => loadRetrievalProfile(p)},
     {name: 'LTR feature log', file: 'log.jsonl', load: (p) => readLtrFile(p)},

@@ -50,9 +50,10 @@ export default class OnlineInit extends KtCommand {
     } else space = spaceById(flags.space, '--space')
     let profile
     if (flags.profile) {
-      const {parseProfile} = await import('../../deploy/profile.js')
-      const {readJson} = await import('../../util/fs.js')
-      profile = parseProfile(readJson(flags.profile), flags.profile, space).config
+      const {loadProfile} = await import('../../deploy/load.js')
+      const loaded = loadProfile(flags.profile, {space, kinds: space.id === 'retrieval' ? ['retrieval', 'routed'] : undefined})
+      if (loaded.space.id !== space.id) throw new InputError(`${flags.profile}: space`, `a profile of space ${space.id} (--space)`, JSON.stringify(loaded.space.id))
+      profile = loaded.profile.config
     }
     if ((flags['decay-every'] !== undefined || flags['decay-fraction'] !== undefined) && flags.forgetting !== 'periodic')
       throw new InputError('--decay-every/--decay-fraction', 'them only with --forgetting periodic', `--forgetting ${flags.forgetting}`)

@@ -28,7 +28,7 @@ export default class RerankLog extends KtCommand {
     const {parseQueryFeatureKinds} = await import('../../rank/query-features.js')
     const {table} = await import('../../rank/report.js')
     const {writeFileAtomic} = await import('../../util/fs.js')
-    const profile = flags.profile === undefined ? {config: defaultRetrievalConfig()} : loadRetrievalProfile(flags.profile)
+    const profile = flags.profile === undefined ? {config: defaultRetrievalConfig(), overrides: undefined} : loadRetrievalProfile(flags.profile)
     const dataset = loadMemoryDataset(flags.data)
     const spinner = this.spinner(`kt rerank log: ranking ${dataset.questions.length} questions`)
     const logs = engineFeatureLogs(dataset, profile.config, {

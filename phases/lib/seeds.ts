@@ -1,0 +1,74 @@
+import {rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {InputError} from '../../src/util/errors.js'
+import {ensureDir} from '../../src/util/fs.js'
+import {max, mean, min, sd} from '../../src/stats/summary.js'
+import {createContext, type PhaseContext} from './context.js'
+import type {LoadedPlan} from '../plan.js'
+import type {SearchResult, SeedRobustness, ValidationResult} from '../report-types.js'
+import {runSearch} from '../4-search.js'
+import {runValidation} from '../5-validation.js'
+
+/** Most seeds one run re-checks: each costs a search and a validation (about 2 s here). */
+export const MAX_CHECK_SEEDS = 20
+
+/** Parses "1-5", "1,3,7" or "1-3,9" into distinct ascending seeds; InputError naming the flag otherwise. */
+export function parseSeedList(text: string, flag = '--seeds'): number[] {
+  const seeds = new Set<number>()
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?$/.exec(part)
+    if (!m) throw new InputError(flag, 'seeds as a range or list, e.g. 1-5 or 1,3,7', JSON.stringify(text))
+    const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])]
+    if (to < from) throw new InputError(flag, `a range low-high with low <= high`, JSON.stringify(part.trim()))
+    if (to - from + 1 > MAX_CHECK_SEEDS) throw new InputError(flag, `at most ${MAX_CHECK_SEEDS} seeds`, `${to - from + 1}`)
+    for (let s = from; s <= to; s++) seeds.add(s)
+  }
+  if (seeds.size > MAX_CHECK_SEEDS) throw new InputError(flag, `at most ${MAX_CHECK_SEEDS} seeds`, `${seeds.size}`)
+  return [...seeds].sort((a, b) => a - b)
+}
+
+/** The failed criteria of a validation, as "id on dataset". */
+function failures(v: ValidationResult): string[] {
+  return v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+}
+
+/**
+ * Re-runs the search and the validation (phases 4 and 5, on the plan's datasets; every random choice
+ * of them, search sampling, BOHB and bootstrap resamples, comes from the seed) for every seed, and reports how far the optimum moves and whether the verdict holds on each.
+ * A seed equal to the run's own reuses its results. Each seed's study store goes to a scratch
+ * folder inside `outDir` that is removed afterwards.
+ */
+export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], main: PhaseContext, progress: (t: string) => void): Promise<SeedRobustness> {
+  const scratch = join(main.outDir, '.seeds')
+  const perSeed: SeedRobustness['per_seed'] = []
+  try {
+    for (const seed of seeds) {
+      let search: SearchResult, validation: ValidationResult
+      if (seed === main.seed && main.results.search && main.results.validation) {
+        search = main.results.search
+        validation = main.results.validation
+      } else {
+        progress(`seed check: seed ${seed} (${perSeed.length + 1} of ${seeds.length})`)
+        const dir = join(scratch, `seed${seed}`)
+        ensureDir(dir)
+        const ctx = createContext(plan, seed, dir, () => {})
+        search = await runSearch(ctx)
+        ;(ctx.results as Record<string, unknown>).search = search
+        validation = runValidation(ctx)
+      }
+      perSeed.push({
+        seed, optimum: search.optimum.weights, objective: search.optimum.objective.estimate,
+        validation_passed: validation.passed, failed: failures(validation), ...(validation.note ? {note: validation.note} : {}),
+      })
+    }
+  } finally {
+    rmSync(scratch, {recursive: true, force: true})
+  }
+  const names = Object.keys(perSeed[0].optimum)
+  const spread = Object.fromEntries(names.map((name) => {
+    const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
+    return [name, {min: min(values), max: max(values), range: max(values) - min(values), mean: mean(values), sd: values.length > 1 ? sd(values) : 0}]
+  }))
+  const held = perSeed.filter((s) => s.validation_passed).length
+  return {seeds: [...seeds], per_seed: perSeed, spread, verdict_held: held, verdict_holds_on_every_seed: held === perSeed.length}
+}
