@@ -73,15 +73,10 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const space = spec ? spec.space : RETRIEVAL_SPACE
   const kind = spec ? 'engine' as const : 'retrieval' as const
   const engine = spec ? {name: spec.name, file: spec.file} : undefined
-  const metricKey = `${r.metric}_on_${r.data}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
+  const metricKey = `${r.metric}_on_${r.data.split('/').pop()!.replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
-  const held = ctx.results.validation?.retrieval
-  const validationOf = (name: string): ProfileValidation => {
-    const found = held?.profiles.find((p) => p.name === name)
-    if (!found) return notValidated(held?.note ?? 'the plan names no held-out memory dataset for the retrieval study (retrieval.holdout)')
-    return validationFrom(found.criteria.map((c) => ({...c, op: c.op as '<' | '<=' | '>' | '>='})), [held!.dataset])
-  }
+  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name, metricKey)
   const write = (profile: Profile, name: string): string[] => {
     const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
     writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
@@ -101,8 +96,31 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const routed = makeProfile({
     kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
     routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
-    metrics: {[metricKey]: null}, validation: validationOf(routedName),
+    metrics: {[metricKey]: r.routed.quality ?? null}, validation: validationOf(routedName),
   })
   const routedFiles = write(routed, routedName)
   return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
+}
+
+/** Held-out quality may fall below the defaults' by at most this much (0: a profile must be at least as good as what it replaces). */
+export const HOLDOUT_QUALITY_TOLERANCE = 0
+
+/**
+ * A retrieval profile's validation: with a held-out split (plan retrieval.split), its quality on
+ * the held-out conversations against the engine's defaults on the same questions; without one it
+ * is not validated (kt's own engine tunes on all of retrieval.data).
+ */
+function retrievalValidation(r: RetrievalSearchResult, name: string, metricKey: string): ProfileValidation {
+  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on${r.engine ? ' (set retrieval.split in the plan)' : ' (held-out validation is available for engine files with retrieval.split)'}`)
+  const profile = r.profiles.find((p) => `retrieval-${p.name}` === name)
+  const row = profile && profile.trial !== null ? r.holdout.rows.find((h) => h.trial === profile.trial) : undefined
+  const defaults = r.holdout.rows.find((h) => h.trial === -1)
+  if (!row?.holdout || !defaults?.holdout) return notValidated(`no held-out score for ${!row?.holdout ? name : 'the defaults'}${row?.error ? ` (${row.error})` : ''}`)
+  const delta = row.holdout.quality - defaults.holdout.quality
+  return validationFrom([{
+    id: 'holdout-not-worse-than-defaults',
+    description: `${r.metric} on the held-out conversations at least the engine defaults' (${defaults.holdout.quality.toFixed(4)}) minus ${HOLDOUT_QUALITY_TOLERANCE}`,
+    metric: `${metricKey}_holdout_minus_defaults`.slice(0, 64),
+    op: '>=', threshold: -HOLDOUT_QUALITY_TOLERANCE, value: delta, passed: delta >= -HOLDOUT_QUALITY_TOLERANCE, dataset: 'holdout',
+  }], ['holdout'], r.holdout.split.replace(/[\u0000-\u001f]/g, ' ').slice(0, 2000))
 }

@@ -161,7 +161,7 @@ export interface RetrievalSearchResult {
   trials?: RetrievalTrialRecord[]
   profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
   /** kt's own engine only: base configuration plus per-query-type overrides. */
-  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number}
+  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number; quality?: number | null}
   /**
    * Present when the plan tunes an external engine (retrieval section `engine`): its name, its file,
    * and where its latency comes from ("measured": wall time on kt's side, so the front and the

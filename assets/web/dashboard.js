@@ -49,13 +49,15 @@
 
   /* ---------------------------------------------------------------- live polling */
   var pollTimer = null
-  function poll(pollMs, versions, onChange) {
+  /** Polls /api/version; calls onChange when the watched part (`pick` of the versions; all by default) changes. */
+  function poll(pollMs, versions, onChange, pick) {
     clearTimeout(pollTimer)
-    var known = JSON.stringify(versions)
+    var watched = pick || function (all) { return all }
+    var known = JSON.stringify(watched(versions))
     function tick() {
       getJson('/api/version').then(function (v) {
         live.classList.remove('stale')
-        var now = JSON.stringify(v.versions)
+        var now = JSON.stringify(watched(v.versions))
         if (now !== known) {
           known = now
           return Promise.resolve(onChange(v.versions)).then(schedule)
@@ -240,10 +242,12 @@
     var importanceTarget = 'loss'
     return getJson('/api/studies/' + encodeURIComponent(name)).then(function (data) {
       renderStudy(data)
-      poll(data.poll_ms, pick(data.version), function (versions) {
+      // this study's version only: another study's trials do not redraw this page
+      var own = {}
+      own[name] = data.version
+      poll(data.poll_ms, own, function () {
         return getJson('/api/studies/' + encodeURIComponent(name)).then(renderStudy)
-      })
-      function pick(v) { var o = {}; o[name] = v; return o }
+      }, function (all) { return all[name] })
     })
 
     function renderStudy(data) {
@@ -361,7 +365,9 @@
     var url = '/api/compare?' + names.map(function (n) { return 'study=' + encodeURIComponent(n) }).join('&')
     return getJson(url).then(function (data) {
       render(data)
-      poll(data.poll_ms, data.versions, function () { return getJson(url).then(render) })
+      poll(data.poll_ms, data.versions, function () { return getJson(url).then(render) }, function (all) {
+        return names.map(function (n) { return all[n] })
+      })
     })
     function render(data) {
       app.innerHTML = ''

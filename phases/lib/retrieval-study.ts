@@ -97,7 +97,9 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     profiles: analysis.profiles.map((p) => ({
       name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
     })),
-    routed: {base: result.routed.base, overrides: result.routed.overrides, per_type: result.routed.per_type, min_gain: result.routed.min_gain},
+    // the routed profile's quality as kt eval --profile measures it (base plus overrides on every query)
+    routed: {base: result.routed.base, overrides: result.routed.overrides, per_type: result.routed.per_type, min_gain: result.routed.min_gain,
+      quality: await (await import('../../src/eval/profile.js')).evalQuality(data, {...defaults, ...result.routed.base}, result.routed.overrides, settings.metric)},
     ...(latencyCheck ? {latency_check: latencyCheck} : {}),
   }
 }
@@ -153,6 +155,8 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
       const items = [
         ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
         ...own.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+        // the defaults too: a profile is validated against what it replaces on the same held-out questions
+        {trial: DEFAULTS_TRIAL, config: defaultConfig(spec.space), role: 'defaults', metrics: defaultsRow.metrics},
       ]
       holdout = await evaluateHoldoutItems(items, {objective: side, description: describeSplit(loadMemoryDataset(data), split)}, seed)
     } finally {

@@ -14,6 +14,7 @@ import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {quantile} from '../stats/summary.js'
 import {runSearch} from '../study/search.js'
+import {serviceOverhead} from './service-overhead.js'
 
 /** Issue 9's targets. */
 export const TRIAL_OVERHEAD_TARGET_MS = 5
@@ -154,7 +155,10 @@ export const workersSpeedup: AdapterBench = async (options, dir) => {
 }
 
 /** The lines of `kt bench adapters`, in order. */
-export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup]
+/** The retrieval service's line: kt's CPU per query at 1,000 queries over keep-alive HTTP (src/bench/service-overhead.ts). */
+export const retrievalServiceOverhead: AdapterBench = () => serviceOverhead()
+
+export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup, retrievalServiceOverhead]
 
 export async function runAdapterBenches(options: AdapterBenchOptions, progress?: (line: string) => void): Promise<{lines: BenchLine[]; load: {before: number; after: number; cores: number}}> {
   const before = loadavg()[0]

@@ -16,9 +16,13 @@ import {fixturesDir} from '../util/paths.js'
 
 /** Issue 9's target: kt's overhead per query at 1,000 queries over keep-alive HTTP. */
 export const SERVICE_OVERHEAD_TARGET_MS = 0.1
-/** Queries timed (the issue's figure), after SERVICE_BENCH_WARMUP untimed ones. */
+/** Queries timed (the issue's figure). */
 export const SERVICE_BENCH_QUERIES = 1000
-const SERVICE_BENCH_WARMUP = 500
+/**
+ * Timed blocks of SERVICE_BENCH_QUERIES: the first (a fresh process: V8 still compiling the path)
+ * is reported beside, the last (steady state, what a study of thousands of searches pays) is the figure.
+ */
+const SERVICE_BENCH_BLOCKS = 3
 
 /** A no-op retrieval service (Node, its own process): answers at once, keep-alive. */
 const NOOP_SERVER = `
@@ -70,20 +74,24 @@ export async function serviceOverhead(): Promise<ServiceOverheadLine> {
       const r = await session.rank(q, depth, {})
       queryMetrics(r.ids, q.evidence, DEFAULT_KS)
     }
-    for (let i = 0; i < SERVICE_BENCH_WARMUP; i++) await ask(i)
-    const cpu0 = process.cpuUsage()
-    const t0 = performance.now()
-    for (let i = 0; i < SERVICE_BENCH_QUERIES; i++) await ask(i)
-    const wall = (performance.now() - t0) / SERVICE_BENCH_QUERIES
-    const cpu = process.cpuUsage(cpu0)
-    const ktMs = (cpu.user + cpu.system) / 1000 / SERVICE_BENCH_QUERIES
+    const block = async (): Promise<{cpu: NodeJS.CpuUsage; wall: number}> => {
+      const cpu0 = process.cpuUsage()
+      const t0 = performance.now()
+      for (let i = 0; i < SERVICE_BENCH_QUERIES; i++) await ask(i)
+      return {cpu: process.cpuUsage(cpu0), wall: (performance.now() - t0) / SERVICE_BENCH_QUERIES}
+    }
+    const blocks = []
+    for (let b = 0; b < SERVICE_BENCH_BLOCKS; b++) blocks.push(await block())
+    const perQuery = (c: NodeJS.CpuUsage): number => (c.user + c.system) / 1000 / SERVICE_BENCH_QUERIES
+    const {cpu, wall} = blocks[blocks.length - 1]
+    const ktMs = perQuery(cpu)
     return {
       name: `retrieval-service overhead on kt's side (${SERVICE_BENCH_QUERIES} queries, keep-alive HTTP)`,
       value: ktMs,
       unit: 'ms',
       target: `<= ${SERVICE_OVERHEAD_TARGET_MS} ms per query`,
       met: ktMs <= SERVICE_OVERHEAD_TARGET_MS,
-      detail: `kt's CPU time per query (user ${(cpu.user / 1000 / SERVICE_BENCH_QUERIES).toFixed(3)} ms + system ${(cpu.system / 1000 / SERVICE_BENCH_QUERIES).toFixed(3)} ms: message, HTTP client, reply parsed and checked, ranking scored) against a no-op server in its own process; wall time per round trip ${wall.toFixed(3)} ms (both processes and the loopback)`,
+      detail: `kt's CPU time per query over the last of ${SERVICE_BENCH_BLOCKS} blocks of ${SERVICE_BENCH_QUERIES} (user ${(cpu.user / 1000 / SERVICE_BENCH_QUERIES).toFixed(3)} ms + system ${(cpu.system / 1000 / SERVICE_BENCH_QUERIES).toFixed(3)} ms: message, HTTP client, reply parsed and checked, ranking scored) against a no-op server in its own process; wall time per round trip ${wall.toFixed(3)} ms (both processes and the loopback); the first block, in a fresh process, ${perQuery(blocks[0].cpu).toFixed(3)} ms`,
     }
   } finally {
     await session.close()

@@ -55,6 +55,9 @@ export interface WorkersBench {
   readonly load_average: number
 }
 
+/** Worker processes of the run, stopped with it on a signal. */
+const children = new Set<import('node:child_process').ChildProcess>()
+
 function runWorkers(url: string, study: string, processes: number, startAt: number): Promise<void> {
   const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_BENCH_START_AT: String(startAt)}
   delete env.NODE_ENV
@@ -63,8 +66,10 @@ function runWorkers(url: string, study: string, processes: number, startAt: numb
     () =>
       new Promise<void>((resolve, reject) => {
         const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']})
+        children.add(child)
         let err = ''
         child.stderr.on('data', (d) => (err += d))
+        child.on('exit', () => children.delete(child))
         child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kt worker exited with ${code}: ${err.trim().split('\n')[0]}`))))
       }),
   )
@@ -91,6 +96,17 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
   let base: string | undefined
   let url = options.storage
   let serverName = 'given'
+  // Ctrl-C or a timeout's SIGTERM must not leave the run's server behind (finally does not run on a signal)
+  const onSignal = (signal: NodeJS.Signals): void => {
+    for (const child of children) child.kill('SIGKILL')
+    const stopping = server ? server.stop('immediate').catch(() => undefined) : Promise.resolve()
+    void stopping.then(() => {
+      if (base) rmSync(base, {recursive: true, force: true})
+      process.kill(process.pid, signal)
+    })
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
   try {
     if (!url) {
       base = mkdtempSync(join(tmpdir(), 'kt-bench-pg-'))
@@ -129,6 +145,8 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
       load_average: loadavg()[0],
     }
   } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
     await server?.stop('fast').catch(() => server?.stop('immediate'))
     if (base) rmSync(base, {recursive: true, force: true})
   }

@@ -6,11 +6,12 @@ export default class DashboardCmd extends KtCommand {
   static override description =
     'Serves the studies of a study store (SQLite file) on http://127.0.0.1:PORT/: the studies with their state, trials, best value and last activity; per study the trials table (filter, sort), the best value against trials and against consumed budget, the Pareto front with the dominated trials, parallel coordinates, per-type results of routed studies, domain profiles with their rationale and parameter importance (fANOVA); several studies side by side. Pages poll for changes every second, so trials finished by another process appear without a reload. Read-only; stops on Ctrl-C.'
   static override examples = [
+    '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784',
     '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784/retrieval-studies.sqlite',
     '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
   ]
   static override flags = {
-    storage: Flags.string({description: 'Study store: a SQLite file, or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({description: 'Study store: a SQLite file, a folder of them (a run folder: every *.sqlite in it), or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.', default: 'kt-studies.sqlite'}),
     port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),
   }

@@ -10,13 +10,21 @@ export default class Search extends KtCommand {
       description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to /tmp/kt-py.',
       command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage /tmp/kt-py/studies.sqlite --out /tmp/kt-py',
     },
+    {
+      description: 'The Python engine as a retrieval service (kt starts service.py, drives the conversations, scores them): tune on half of the conversations, score the front and profiles on the other half.',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --split conversations:0.5 --seed 42 --budget 6 --storage /tmp/kt-svc/studies.sqlite --out /tmp/kt-svc',
+    },
+    {
+      description: "kt's own retrieval engine with held-out conversations (tuning and held-out quality side by side; measured latency beside the cost model).",
+      command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage /tmp/kt-split.sqlite',
+    },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
     '<%= config.bin %> search --resume co-1 --storage studies.sqlite',
     '<%= config.bin %> search --objective hartmann6 --optimizer random --fix x1=0.2 --range x2=0:0.5 --trials 50 --json',
   ]
   static override flags = {
-    engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command or http), tiers, objectives, profiles.'}),
+    engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command, http, or retrieval-service with --data), tiers, objectives, profiles.'}),
     objective: Flags.string({description: 'A built-in objective instead of --engine: branin, hartmann6, counting_ones, simplex, simplex_mf, or retrieval (kt\'s retrieval engine, with --data).'}),
     optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
     storage: Flags.string({description: 'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.', default: 'kt-studies.sqlite'}),

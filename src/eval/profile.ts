@@ -21,3 +21,16 @@ export function loadRetrievalProfile(file: string): RetrievalProfile {
   const p = loaded.profile
   return {config: p.config, ...(p.kind === 'routed' ? {overrides: (p.overrides ?? {}) as RoutedOverrides} : {}), loaded}
 }
+
+/**
+ * The quality `kt eval --profile` reports for a configuration (base plus per-type overrides) on a
+ * memory dataset: the engine's overall `metric` over every scored question. Studies record it in
+ * the profiles they write, so the number a profile carries is the number kt eval gives back.
+ */
+export async function evalQuality(data: string, config: Config, overrides: RoutedOverrides | undefined, metric: string): Promise<number | null> {
+  const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const {prepareEvaluation, evaluateSystem} = await import('./harness.js')
+  const prepared = prepareEvaluation(loadMemoryDataset(data), {overrides})
+  const value = (evaluateSystem(prepared, 'engine', config).report.overall as Record<string, number>)[metric]
+  return typeof value === 'number' && Number.isFinite(value) ? value : null
+}

@@ -5,7 +5,7 @@
  * credited to every arm it played.
  */
 import type {Config, ParamSpace} from '../space/types.js'
-import {validateConfig} from '../space/space.js'
+import {activeConfig, validateConfig} from '../space/space.js'
 import {InputError, describeValue} from '../util/errors.js'
 import type {Rng} from '../util/rng.js'
 import {type Dimension, configFromArms, dimensionsOf} from './bins.js'
@@ -129,10 +129,22 @@ export class TenantBandit {
     return out
   }
 
-  /** The configuration a choice of arms plays. */
+  /**
+   * The configuration a choice of arms plays. A conditional parameter (an engine file's `when`)
+   * whose condition does not hold plays its default, as the engine would ignore it anyway; its
+   * drawn arm is still credited (the bandit does not model conditions).
+   */
   configOf(arms: ArrayLike<number>): Config {
-    return configFromArms(this.profile, this.dims, arms)
+    const config = configFromArms(this.profile, this.dims, arms)
+    return this.conditional ? activeConfig(this.space, config) : config
   }
+
+  /** Whether any parameter of the space has a condition (kt's own spaces have none). */
+  private get conditional(): boolean {
+    return (this.hasConditions ??= this.space.params.some((p) => p.kind !== 'simplex' && p.condition !== undefined))
+  }
+
+  private hasConditions: boolean | undefined
 
   /** The arm choice with the best posterior mean per dimension (what the bandits currently believe). */
   bestArms(): Uint8Array {

@@ -3,7 +3,10 @@
  * with its trials, and a per-study change signature to poll. Built on the storage interface
  * (src/study/storage.ts), so it reads a SQLite file or a PostgreSQL database alike, read-only.
  */
-import {openStorage, redactStorage, type StudyStorage} from './storage.js'
+import {existsSync, readdirSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import {InputError} from '../util/errors.js'
+import {isPostgresUrl, openStorage, redactStorage, type StudyStorage} from './storage.js'
 import type {StudyRecord, TrialRow} from './store.js'
 
 export interface StudySummary {
@@ -59,8 +62,62 @@ export class StorageStudyReader implements StudyReader {
   }
 }
 
-/** Opens a --storage value (SQLite file path or postgresql:// URL) read-only; a missing or foreign store is a one-line InputError. */
+/**
+ * Several stores read as one (a run folder: `studies.sqlite` and `retrieval-studies.sqlite`).
+ * A study name found in two stores is listed from the first only, so names stay unique.
+ */
+export class CompositeStudyReader implements StudyReader {
+  constructor(private readonly readers: readonly StudyReader[], readonly location: string) {}
+
+  private async owners(): Promise<Map<string, StudyReader>> {
+    const owner = new Map<string, StudyReader>()
+    for (const r of this.readers) for (const s of await r.listStudies()) if (!owner.has(s.name)) owner.set(s.name, r)
+    return owner
+  }
+
+  async listStudies(): Promise<StudySummary[]> {
+    const seen = new Set<string>()
+    const out: StudySummary[] = []
+    for (const r of this.readers) for (const s of await r.listStudies()) if (!seen.has(s.name)) (seen.add(s.name), out.push(s))
+    return out
+  }
+
+  async getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {
+    return (await this.owners()).get(name)?.getStudy(name)
+  }
+
+  async versions(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {}
+    for (const r of this.readers) for (const [k, v] of Object.entries(await r.versions())) if (!(k in out)) out[k] = v
+    return out
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.readers) await r.close()
+  }
+}
+
+/** Study files a run folder holds (kt run writes studies.sqlite and retrieval-studies.sqlite). */
+const STUDY_FILE = /\.sqlite$/
+
+/**
+ * Opens a --storage value read-only: a SQLite file, a postgresql:// URL, or a folder (a run's
+ * folder), whose *.sqlite study files are read together. A missing or foreign store is a one-line
+ * InputError.
+ */
 export async function openStudyReader(spec: string): Promise<StudyReader> {
+  if (!isPostgresUrl(spec) && existsSync(spec) && statSync(spec).isDirectory()) {
+    const files = readdirSync(spec).filter((f) => STUDY_FILE.test(f)).sort()
+    if (files.length === 0) throw new InputError(spec, 'a study file, a postgresql:// URL, or a folder holding *.sqlite study files', 'a folder without any')
+    const readers: StudyReader[] = []
+    try {
+      for (const f of files) readers.push(await openStudyReader(join(spec, f)))
+    } catch (error) {
+      for (const r of readers) await r.close()
+      throw error
+    }
+    return new CompositeStudyReader(readers, spec)
+  }
   const storage = await openStorage(spec, {readonly: true, mustExist: true})
   return new StorageStudyReader(storage, redactStorage(spec))
 }

@@ -2,7 +2,7 @@
  * Study-level outputs of bi-objective searches: the front, the domain profiles and their files,
  * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
  */
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import type {ParamSpace} from '../space/index.js'
 import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../search/analysis.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
@@ -16,7 +16,6 @@ import {runSearch} from './search.js'
 import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} from '../deploy/profile.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
-import type {Objective} from '../search/types.js'
 import {openStorage} from './storage.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
@@ -136,7 +135,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     const files = analysis?.files ?? []
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
-      const profile = await routedProfile(routed, options.studyPrefix, objectives.objectiveFor(undefined).instance, options.metric)
+      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric)
       writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }
@@ -151,15 +150,17 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
  * The routed profile of per-type sweeps as a kt profile (kind routed). It is not validated: the
  * sweeps measured it on the data they tuned on, so `kt deploy` refuses it without --force.
  */
-export async function routedProfile(routed: RoutedProfile, studyPrefix: string, overall: Objective | undefined, metric: string | undefined): Promise<Profile> {
+export async function routedProfile(routed: RoutedProfile, studyPrefix: string, data: string, metric: string | undefined): Promise<Profile> {
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const base = Object.fromEntries(Object.entries({...defaults, ...routed.base}).filter(([k]) => k in defaults))
   const sourceRun = RUN_ID_PATTERN.test(studyPrefix) ? studyPrefix : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
-  void overall
+  const m = metric ?? 'recall@10'
+  const {evalQuality} = await import('../eval/profile.js')
   return makeProfile({
     kind: 'routed', space: RETRIEVAL_SPACE, name: 'routed', config: base, overrides: routed.overrides, sourceRun,
     routing: {min_gain: routed.min_gain, per_type: routed.per_type.map((t) => ({...t}))},
-    metrics: Object.fromEntries(routed.per_type.map((t) => [`${metric ?? 'recall@10'}.${t.type}`, Math.max(t.base_score, t.override ? t.best_score : t.base_score)])),
-    validation: notValidated('kt search measured it on the data it tuned on; validate it on held-out data (a kt run plan with retrieval.holdout) before deploying'),
+    // what kt eval --profile gives on the same data (base plus overrides, every scored question)
+    metrics: {[`${m}_on_${basename(data).replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)]: await evalQuality(data, base, routed.overrides, m)},
+    validation: notValidated('kt search measured it on the data it tuned on; validate it on held-out data before deploying'),
   })
 }

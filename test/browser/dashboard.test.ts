@@ -94,6 +94,10 @@ describe('kt dashboard in Chromium', () => {
     const {page, problems} = await open('/study/branin-random')
     expect(await page.locator('#trial-count').innerText()).toBe('30 of 30 trials')
     await page.evaluate(() => ((globalThis as any).ktNoReload = true))
+    // polls that find nothing new redraw nothing
+    const drawn = await page.getAttribute('body', 'data-rendered')
+    await page.waitForTimeout(1500)
+    expect(await page.getAttribute('body', 'data-rendered')).toBe(drawn)
     const r = kt(['search', '--resume', 'branin-random', '--storage', storage, '--trials', '31'])
     expect(r.status, r.stderr).toBe(0)
     await page.waitForFunction(() => (globalThis as any).document.querySelector('#trial-count')?.textContent === '31 of 31 trials', undefined, {timeout: LIVE_WITHIN_MS})

@@ -235,6 +235,29 @@ describe('plans and deploys that would mislead', () => {
     expect(readFileSync(join(dir, 'leak', 'report.md'), 'utf8')).not.toMatch(/all acceptance criteria pass/)
   })
 
+  it('round-trips: the quality the study recorded for each retrieval profile is what kt eval --profile gives on the same data', async () => {
+    const {loadRetrievalProfile} = await import('../../src/eval/profile.js')
+    const {runEvaluation} = await import('../../src/eval/harness.js')
+    const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+    const data = join(__dirname, '../../fixtures/memory_small.json')
+    const dataset = loadMemoryDataset(data)
+    const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
+    const files = [...report.phases.deploy.retrieval.domain.map((d: {files: string[]}) => d.files[2]), report.phases.deploy.retrieval.routed]
+    expect(files).toHaveLength(4)
+    for (const f of files) {
+      const p = loadRetrievalProfile(join(dir, 'b', f))
+      const recorded = p.loaded.profile.metrics['recall@10_on_memory_small']
+      expect(recorded, f).toBeTypeOf('number')
+      // what the eval command computes (src/commands/eval.ts)
+      expect(runEvaluation(dataset, p.config, {engine: {overrides: p.overrides}}).engine.overall['recall@10'], f).toBe(recorded)
+    }
+    // and through the CLI for the routed profile (once read as the defaults)
+    const routed = join(dir, 'b', report.phases.deploy.retrieval.routed)
+    const r = kt(['eval', '--data', data, '--profile', routed, '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).engine.overall['recall@10']).toBe(JSON.parse(readFileSync(routed, 'utf8')).metrics['recall@10_on_memory_small'])
+  })
+
   it('keeps the optimum within the plan token-budget criterion on the tuning set', () => {
     const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
     const s = report.phases.search

@@ -145,3 +145,29 @@ describe('kt dashboard and kt study importance: bad input is one line, exit 2', 
     expect(j.params.map((p) => p.param)).toContain('budget (fidelity)')
   })
 })
+
+describe('kt dashboard over a run folder', () => {
+  it('reads every study file in it as one store', async () => {
+    const {mkdirSync, copyFileSync} = await import('node:fs')
+    const {runSearch: run} = await import('../../src/study/search.js')
+    const folder = join(store.dir, 'run')
+    mkdirSync(folder, {recursive: true})
+    await run({storage: join(folder, 'studies.sqlite'), study: 'importance-like', objective: {name: 'branin'}, optimizer: 'random', seed: 2, maxTrials: 9})
+    copyFileSync(store.storage, join(folder, 'retrieval-studies.sqlite'))
+    const r = await openStudyReader(folder)
+    try {
+      const names = (await r.listStudies()).map((s) => s.name)
+      expect(names).toEqual(expect.arrayContaining(['importance-like', 'retrieval-all', 'branin-random']))
+      expect((await r.getStudy('importance-like'))?.trials).toHaveLength(9)
+      expect((await r.getStudy('retrieval-all'))?.trials.length).toBeGreaterThan(5)
+      expect(Object.keys(await r.versions())).toEqual(expect.arrayContaining(['importance-like', 'retrieval-all']))
+    } finally {
+      await r.close()
+    }
+    const empty = join(store.dir, 'empty')
+    mkdirSync(empty, {recursive: true})
+    const bad = kt(['dashboard', '--storage', empty, '--port', '0'])
+    expect(bad.status).toBe(2)
+    expect(bad.stderr.trim()).toMatch(/empty: expected a study file, a postgresql:\/\/ URL, or a folder holding \*\.sqlite study files, got a folder without any$/)
+  })
+})

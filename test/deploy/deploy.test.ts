@@ -194,3 +194,21 @@ describe('deploy and rollback', () => {
     expect(readFileSync(join(target, 'active.env'), 'utf8').split('\n').slice(1)).toEqual(['TOY_ALPHA=0.25', 'TOY_DEPTH=4', 'TOY_MODE=exact/v2', ''])
   })
 })
+
+describe('kt search --per-type --out writes a routed kt profile', () => {
+  it('read by kt eval as its base and overrides, with the quality kt eval gives', async () => {
+    const {routedProfile} = await import('../../src/study/sweeps.js')
+    const {runEvaluation} = await import('../../src/eval/harness.js')
+    const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+    const data = join(__dirname, '../../fixtures/memory_small.json')
+    const base = {...defaultConfig(RETRIEVAL_SPACE), 'bm25.k1': 2.4, 'router.enabled': true}
+    const overrides = {temporal: {'bm25.b': 0.8}}
+    const p = await routedProfile({base, overrides, per_type: [], min_gain: 0.01}, 'retrieval-bohb-s42', data, 'recall@10')
+    const file = writeProfile(dir, 'search-routed.json', p)
+    const loaded = loadRetrievalProfile(file)
+    expect(loaded.config).toEqual(base)
+    expect(loaded.overrides).toEqual(overrides)
+    expect(p.metrics['recall@10_on_memory_small']).toBe(runEvaluation(loadMemoryDataset(data), base, {engine: {overrides}}).engine.overall['recall@10'])
+    expect(deployGate(p).reason).toMatch(/has no validation/)
+  })
+})

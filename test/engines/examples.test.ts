@@ -43,6 +43,10 @@ describe('examples/python-engine', () => {
     expect(trials.every((t) => t.status === 'ok')).toBe(true)
     // every trial's stdout/stderr beside the study; the tier reached the engine
     expect(readFileSync(join(dir, 'py', 'trials', '0.err'), 'utf8')).toMatch(/^tier smoke: 4 questions/)
+    // kt study show reads the engine file the study names: the same front and profiles
+    const show = kt(['study', 'show', 'py', '--storage', join(dir, 'studies.sqlite'), '--json'])
+    expect(show.status).toBe(0)
+    expect(JSON.parse(show.stdout)).toMatchObject({engine: 'memengine-py', front: out.front, profiles: out.profiles})
     const env = readFileSync(join(dir, 'profiles', 'best-quality.env'), 'utf8')
     expect(env).toMatch(/^MEMENGINE_W_BM25=/m)
     expect(env).not.toMatch(/^KT_/m)
@@ -73,7 +77,11 @@ describe('examples/python-engine', () => {
     expect(JSON.parse(init.stdout).space).toBe('engine:memengine-py')
     const choose = kt(['online', 'choose', '--tenant', 'py', '--dir', online, '--json'])
     expect(choose.status).toBe(0)
-    expect(Object.keys(JSON.parse(choose.stdout).config)).toContain('w.recency')
+    const played = JSON.parse(choose.stdout).config as Record<string, unknown>
+    expect(Object.keys(played)).toContain('w.recency')
+    // the parameter whose condition does not hold plays its default
+    if (played['recency.kind'] === 'step') expect(played['recency.half_life_days']).toBe(7)
+    else expect(played['recency.window_days']).toBe(14)
   })
 })
 

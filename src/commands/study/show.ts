@@ -37,7 +37,16 @@ export default class StudyShow extends KtCommand {
         if (best) this.log(`  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`)
         if (top.length > 0) this.log(`  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`)
       }
-      const {analyzeStudy, isBiObjective} = await import('../../search/analysis.js')
+      const {analyzeStudy, analyzeObjectiveStudy, isBiObjective} = await import('../../search/analysis.js')
+      const spec = study.objective as {name?: string; options?: {file?: unknown}}
+      const {existsSync} = await import('node:fs')
+      if (spec.name === 'engine' && typeof spec.options?.file === 'string' && existsSync(spec.options.file)) {
+        // an engine file's study: the front over its objectives and its own profile rules
+        const engine = (await import('../../engines/file.js')).loadEngineFile(spec.options.file)
+        const analysis = analyzeObjectiveStudy(trials, engine.objectives, engine.profiles)
+        if (!this.jsonEnabled() && analysis.lines.length) this.log(analysis.lines.join('\n'))
+        return {...view, top: top.map(trialJson), engine: engine.name, front: analysis.front, profiles: analysis.profiles}
+      }
       if (isBiObjective(trials)) {
         const analysis = analyzeStudy(trials)
         if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
