@@ -8,10 +8,10 @@ export default class Eval extends KtCommand {
   static override description =
     'Builds the memory engine for each conversation, ranks its turns for every question with evidence (LoCoMo category 5 and questions without evidence are skipped and counted), and reports evidence recall@k, hit@k, NDCG@10 and MRR per category and overall for the engine, plain BM25 and vector similarity; warm in-process latency per query (p50/p95/p99), index build time, and the query classifier against the LoCoMo categories. With --reranker, also the engine followed by a learned reranker (kt rerank train --save, or the registry\'s deployed version) on the same questions: the same metrics as one more system, a paired bootstrap interval of its difference from the engine, and its latency. --conversation restricts everything to some conversations (e.g. the reranker\'s held-out one).'
   static override examples = [
-    '<%= config.bin %> eval --data ../shared/locomo/locomo-dev.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --k 1,5,10 --json',
-    '<%= config.bin %> eval --data turns.csv --columns id=turn_id,text=utterance --questions questions.jsonl --profile tuned.json',
-    '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker /tmp/ltr-qf/model.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --profile fixtures/profile-balanced-fusion.json --json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker reports/ltr-qf/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
     '<%= config.bin %> eval --data fixtures/memory_small.json --against fixtures/profile-balanced-fusion.json',
     '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',

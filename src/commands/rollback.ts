@@ -5,7 +5,7 @@ import {DEFAULT_TARGET_ROOT} from './deploy.js'
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
   static override description = 'Pops the newest replaced profile from TARGET\'s history and makes it active again (active.json, active.env, active.sh), under TARGET/lock; the rollback is recorded in TARGET/index.json. The restored profile is re-checked (schema, space, safe values) before it is written.'
-  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target /tmp/kt-deployed --json']
+  static override examples = ['<%= config.bin %> rollback', '<%= config.bin %> rollback --space retrieval', '<%= config.bin %> rollback --target reports/kt-deployed --json']
   static override flags = {
     space: Flags.string({description: 'Parameter space whose default folder to use (reports/deployed/<space>).', options: ['importance', 'retrieval'], default: 'importance'}),
     target: Flags.string({description: 'Deployment folder (default reports/deployed/<space>).'}),

@@ -4,7 +4,12 @@ import {KtCommand, commonFlags} from '../cli/base.js'
 export default class Run extends KtCommand {
   static override summary = 'Run all seven phases of the study and write the report.'
   static override description = 'Runs property tests, datasets, ablation, search, validation, deploy profiles and charts, and writes report.json, report.md, charts/ and profiles/ to the output folder (default reports/<run-id>/). The run id comes from the seed and the plan, so the same inputs land in the same folder and give a byte-identical report.json (its timing section aside).'
-  static override examples = ['<%= config.bin %> run', '<%= config.bin %> run --seed 7 --out /tmp/study', '<%= config.bin %> run --plan my-plan.json --json', '<%= config.bin %> run --seeds 1-5 --out /tmp/study-seeds']
+  static override examples = [
+    {description: 'The default study: its optimum fails the token-budget criterion on uniform_50, so the verdict is FAIL (exit 1).', command: '<%= config.bin %> run'},
+    {description: 'Another seed, another folder (the verdict is FAIL as above: exit 1).', command: '<%= config.bin %> run --seed 7 --out reports/study-seed7'},
+    {description: 'A plan of your own (here the default one), summary as JSON (exit 1 as above).', command: '<%= config.bin %> run --plan phases/plan.default.json --json'},
+    {description: 'The optimum\'s spread over seeds 1-5 and the verdict on each (exit 1 as above).', command: '<%= config.bin %> run --seeds 1-5 --out reports/study-seeds'},
+  ]
   static override flags = {
     ...commonFlags,
     resume: Flags.boolean({description: 'Reuse the phase results an interrupted run with the same inputs left in the output folder.', default: false}),

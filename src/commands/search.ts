@@ -7,16 +7,16 @@ export default class Search extends KtCommand {
     'Optimises an objective with grid, random or BOHB search. Every trial is written to the study file (SQLite) the moment it finishes, so a study stopped by a crash, kill -9 or Ctrl-C continues with --resume NAME without losing or repeating a finished trial. --engine FILE tunes any engine described by an engine file (kt_engine: 1; src/engines/README.md): a command run per trial, or an HTTP endpoint; its tiers are the BOHB budgets, its objectives make the front, its profiles rules choose the profiles written to --out. --workers N keeps N trials in flight (processes or requests for an engine file, worker threads otherwise). Other objectives: kt\'s retrieval engine (--objective retrieval --data FILE) and the benchmark functions of `kt bench optimizers`.'
   static override examples = [
     {
-      description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to /tmp/kt-py.',
-      command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage /tmp/kt-py/studies.sqlite --out /tmp/kt-py',
+      description: 'Tune the Python example engine with BOHB over its three tiers (smoke, unit, full), 4 trials at a time; front and profiles to reports/kt-py.',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.json --budget 6 --workers 4 --storage reports/kt-py/studies.sqlite --out reports/kt-py',
     },
     {
       description: 'The Python engine as a retrieval service (kt starts service.py, drives the conversations, scores them): tune on half of the conversations, score the front and profiles on the other half.',
-      command: '<%= config.bin %> search --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --split conversations:0.5 --seed 42 --budget 6 --storage /tmp/kt-svc/studies.sqlite --out /tmp/kt-svc',
+      command: '<%= config.bin %> search --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --split conversations:0.5 --seed 42 --budget 6 --storage reports/kt-svc/studies.sqlite --out reports/kt-svc',
     },
     {
       description: "kt's own retrieval engine with held-out conversations (tuning and held-out quality side by side; measured latency beside the cost model).",
-      command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage /tmp/kt-split.sqlite',
+      command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage reports/kt-split.sqlite',
     },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
@@ -60,6 +60,7 @@ export default class Search extends KtCommand {
     const {runSearch} = await import('../study/search.js')
     const {checkOptimizerName} = await import('../search/optimizers.js')
     const {formatSearchOutcome} = await import('../study/format.js')
+    const {snakeKeysOfRecord} = await import('../util/json-keys.js')
     // an unwritable --out must fail before the study runs, not after
     if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
@@ -124,7 +125,7 @@ export default class Search extends KtCommand {
         out: flags.out,
         log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
       })
-      return result
+      return snakeKeysOfRecord(result)
     }
     const controller = new AbortController()
     const stop = (): void => controller.abort()
@@ -177,7 +178,7 @@ export default class Search extends KtCommand {
         const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
-        Object.assign(view.json, {engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})})
+        Object.assign(view.json, snakeKeysOfRecord({engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})}))
       }
       const {writeStudyAnalysis} = await import('../study/sweeps.js')
       const holdout = engineSpec ? undefined : await holdoutSide(outcome.study.objective as import('../study/objectives.js').ObjectiveSpec)
@@ -187,7 +188,7 @@ export default class Search extends KtCommand {
         const analysis = engineSpec ? undefined : await writeStudyAnalysis(outcome.trials, flags.out, holdout ? {side: holdout, seed: outcome.study.seed} : undefined, metric)
         if (analysis) {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-          Object.assign(view.json, {front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})})
+          Object.assign(view.json, snakeKeysOfRecord({front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})}))
           const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
           if (spec.name === 'retrieval' && !interrupted) {
             // the front's P99 is the cost model: measure the same configurations on the clock beside it

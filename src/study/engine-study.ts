@@ -11,6 +11,7 @@ import {activeConfig, configKeys, defaultConfig, type Config} from '../space/ind
 import {writeFileAtomic} from '../util/fs.js'
 import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
 import type {TrialRow} from './store.js'
+import {snakeKeysOfRecord} from '../util/json-keys.js'
 
 /** Name of the profile that restores the engine's defaults. */
 export const DEFAULTS_PROFILE = 'defaults'
@@ -57,8 +58,8 @@ export async function writeEngineStudyOutputs(
     writeFileAtomic(join(out, name), data, mode)
     files.push(join(out, name))
   }
-  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: analysis.front, ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
-  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: analysis.profiles}, null, 2)}\n`)
+  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
+  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`)
   const {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} = await import('../deploy/profile.js')
   const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> =>
     Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => typeof v === 'number' || v === null) as Array<[string, number | null]>)

@@ -10,6 +10,7 @@ import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
+import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
@@ -51,8 +52,8 @@ export async function writeStudyAnalysis(
       writeFileAtomic(join(out, name), data)
       files.push(join(out, name))
     }
-    write('front.json', `${JSON.stringify(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front, null, 2)}\n`)
-    write('profiles.json', `${JSON.stringify(analysis.profiles, null, 2)}\n`)
+    write('front.json', `${JSON.stringify(snakeKeysOfRecord(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front), null, 2)}\n`)
+    write('profiles.json', `${JSON.stringify(snakeKeysOfRecord(analysis.profiles), null, 2)}\n`)
     write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
     try {
       const {renderChart, withChartDefaults} = await import('../report/render.js')

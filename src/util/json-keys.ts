@@ -20,6 +20,21 @@ export function snakeKeys(value: unknown): unknown {
   return out
 }
 
+/**
+ * Keys whose values are keyed by names a user or a parameter space chose (a configuration's
+ * parameters, metrics by name, per-type overrides): their own keys are kept as they are.
+ */
+export const VERBATIM_KEYS: readonly string[] = ['config', 'metrics', 'values', 'overrides', 'fixed', 'base']
+
+/** snakeKeys, except below VERBATIM_KEYS (and `verbatim`), whose contents are copied unchanged. */
+export function snakeKeysOfRecord(value: unknown, verbatim: readonly string[] = VERBATIM_KEYS): unknown {
+  if (Array.isArray(value)) return value.map((v) => snakeKeysOfRecord(v, verbatim))
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[snakeCase(k)] = verbatim.includes(k) ? v : snakeKeysOfRecord(v, verbatim)
+  return out
+}
+
 /** Whether a JSON key follows kt's style (snake_case; digits, `@`, `.` and `-` allowed in data-like keys). */
 export function isSnakeKey(key: string): boolean {
   return !/[A-Z]/.test(key)

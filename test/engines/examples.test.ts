@@ -31,7 +31,7 @@ describe('examples/python-engine', () => {
     const r = kt(['search', '--engine', join(PY, 'engine.json'), '--budget', '4', '--workers', '4', '--storage', join(dir, 'studies.sqlite'), '--study', 'py', '--out', dir, '--json'])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    const out = JSON.parse(r.stdout) as {engine: string; front: {front: unknown[]; hypervolume: number}; profiles: Array<{profile: string; trialId: number | null}>}
+    const out = JSON.parse(r.stdout) as {engine: string; front: {front: unknown[]; hypervolume: number}; profiles: Array<{profile: string; trial_id: number | null}>}
     expect(out.engine).toBe('memengine-py')
     expect(out.front.front.length).toBeGreaterThan(0)
     expect(out.front.hypervolume).toBeGreaterThan(0)
@@ -67,7 +67,7 @@ describe('examples/python-engine', () => {
     // the engine itself runs with the deployed shell profile
     const sh = spawnSync('sh', ['-c', `. ${join(target, 'active.sh')} && python3 eval.py`], {cwd: PY, encoding: 'utf8', env: {...process.env, KT_TIER: 'full'}})
     expect(sh.status).toBe(0)
-    const best = trials.find((t) => t.id === out.profiles[0].trialId)!
+    const best = trials.find((t) => t.id === out.profiles[0].trial_id)!
     expect(JSON.parse(sh.stdout.trim().split('\n').at(-1)!).mrr).toBeCloseTo(best.metrics!.mrr, 12)
 
     // online bandits over the engine's space, its profile as the prior; a later command finds the space without the engine file

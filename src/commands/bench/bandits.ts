@@ -4,7 +4,7 @@ import {KtCommand} from '../../cli/base.js'
 export default class BenchBandits extends KtCommand {
   static override summary = 'Time Thompson sampling per query for 11 parameters (target <= 5 µs).'
   static override description = 'Warms a tenant\'s bandits with random feedback, then times drawing one arm per dimension (11 parameters of 10 bins: 110 arms; and the retrieval space\'s 11 tuned parameters, 13 dimensions), for binary (Beta) and graded (4-level Dirichlet) feedback and each sampler: exact gamma draws, moment-matched Gaussian, logistic-normal (the default). Random feedback makes every arm of a dimension about equally good, the worst case for sampling (every arm stays a contender). Also times sampling plus building the configuration, and crediting feedback. Reports the median over repetitions and the machine\'s load average; timings depend on the machine and its load (on a shared machine, compare medians of repeated runs).'
-  static override examples = ['<%= config.bin %> bench bandits', '<%= config.bin %> bench bandits --queries 50000 --json']
+  static override examples = ['<%= config.bin %> bench bandits --queries 1000 --repetitions 1', '<%= config.bin %> bench bandits --queries 1000 --repetitions 3 --json']
   static override flags = {
     queries: Flags.integer({description: 'Queries per timed repetition.', default: 5000, min: 100}),
     repetitions: Flags.integer({description: 'Timed repetitions (the median is reported).', default: 11, min: 1}),

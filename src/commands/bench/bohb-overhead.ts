@@ -5,7 +5,7 @@ export default class BenchBohbOverhead extends KtCommand {
   static override summary = "Measure BOHB's own time per suggestion with 300 observed trials in 16 dimensions."
   static override description =
     'Feeds BOHB 300 trials of a smooth loss over a 16-D mixed space (floats, log floats, ints, categoricals), then times each further suggestion: ask (64 candidates scored on the good and bad KDEs) plus tell (refit). Target: at most 2 ms per suggestion.'
-  static override examples = ['<%= config.bin %> bench bohb-overhead', '<%= config.bin %> bench bohb-overhead --suggestions 500 --json']
+  static override examples = ['<%= config.bin %> bench bohb-overhead --suggestions 20', '<%= config.bin %> bench bohb-overhead --suggestions 50 --json']
   static override flags = {
     suggestions: Flags.integer({description: 'Suggestions to time after the 300 observed trials.', default: 200, min: 1}),
     seed: Flags.integer({description: 'Seed of the optimiser.', default: 42}),

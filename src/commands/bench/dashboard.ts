@@ -4,7 +4,7 @@ import {KtCommand} from '../../cli/base.js'
 export default class BenchDashboard extends KtCommand {
   static override summary = 'The dashboard with a 10,000-trial study: page render in headless Chromium and the JSON endpoint, against their targets.'
   static override description = 'Writes a synthetic retrieval study of --trials trials (every retrieval parameter, the objective\'s metrics, three budgets) to a temporary SQLite store, serves it with kt dashboard and measures: the study\'s JSON endpoint (the first request, which reads and serialises the study, and 20 repeated ones, answered from the cache while nothing changed; target < 50 ms), and the study page in headless Debian Chromium from navigation to every chart drawn (median of --runs loads; target < 1 s). Needs /usr/bin/chromium and the playwright-core dev dependency.'
-  static override examples = ['<%= config.bin %> bench dashboard', '<%= config.bin %> bench dashboard --trials 2000 --json']
+  static override examples = ['<%= config.bin %> bench dashboard --trials 200 --runs 1', '<%= config.bin %> bench dashboard --trials 500 --runs 1 --json']
   static override flags = {
     trials: Flags.integer({description: 'Trials in the synthetic study.', default: 10_000, min: 10}),
     runs: Flags.integer({description: 'Page loads (the median is reported).', default: 3, min: 1}),

@@ -7,7 +7,7 @@ export default class BenchEngine extends KtCommand {
   static override summary = 'Retrieval engine speed on synthetic conversations: index build time, query latency p50/p95/p99, classifier time.'
   static override description =
     'For each corpus size, generates a seeded synthetic conversation, builds the engine (BM25, vectors, memory graph), then times every generated question, warm and in-process, through the engine (default configuration, top 20), plain BM25 and the query classifier. Targets: p99 at most 5 ms per query at 10,000 turns; the classifier at most 20 microseconds per query. Timings depend on the machine and its load.'
-  static override examples = ['<%= config.bin %> bench engine', '<%= config.bin %> bench engine --turns 1000,10000,100000 --repeats 20 --json']
+  static override examples = ['<%= config.bin %> bench engine --turns 1000 --repeats 1', '<%= config.bin %> bench engine --turns 300,1000 --repeats 2 --json']
   static override flags = {
     turns: Flags.string({description: 'Corpus sizes in turns, comma-separated.', default: '1000,10000,100000'}),
     repeats: Flags.integer({description: 'Timed passes over the questions per size.', default: 20, min: 1}),

@@ -6,7 +6,7 @@ export default class BenchLatencyModel extends KtCommand {
   static override summary = 'Re-measures the retrieval latency cost model (ns per work unit, fixed overhead per query) and compares it with the committed constants.'
   static override description =
     "The retrieval search objective ranks configurations by an estimated P99 latency, work x NS_PER_WORK_UNIT + FIXED_QUERY_OVERHEAD_MS (src/engine/retrieval/cost.ts), where work is the query's counted inner-loop steps, so that a study repeats exactly. This command checks that model on this machine: for seeded synthetic conversations of each size and the default plus random configurations, it takes each query's minimum wall time over the repeats, fits wall time against work by least squares and prints the fitted constants, R^2, the committed constants and their ratio. Run it when the machine is quiet (see the load average it prints)."
-  static override examples = ['<%= config.bin %> bench latency-model', '<%= config.bin %> bench latency-model --data fixtures/memory_small.json', '<%= config.bin %> bench latency-model --turns 1000,10000 --configs 4 --repeats 5 --json']
+  static override examples = ['<%= config.bin %> bench latency-model --turns 100,300 --configs 1 --repeats 1', '<%= config.bin %> bench latency-model --data fixtures/memory_small.json --turns 100,300 --configs 1 --repeats 1', '<%= config.bin %> bench latency-model --turns 100,300 --configs 2 --repeats 2 --json']
   static override flags = {
     // The sizes of the conversations the retrieval objective evaluates: the fixtures have about 130 turns, LoCoMo conversations 300-700.
     turns: Flags.string({description: 'Corpus sizes in turns, comma-separated.', default: '100,300,1000,3000'}),
@@ -49,6 +49,7 @@ export default class BenchLatencyModel extends KtCommand {
       }
       this.log(`load average (1 min): ${f(load.before, 2)} before, ${f(load.after, 2)} after, on ${load.cores} cores; timings on a loaded machine are slower and noisier`)
     }
-    return {fit: report.fit, committed: report.committed, ratio: report.ratio, by_size: report.bySize, committed_relative_error: report.committedRelativeError, dataset: report.dataset ?? null, load: report.load, points: report.points.length}
+    const {snakeKeys} = await import('../../util/json-keys.js')
+    return snakeKeys({fit: report.fit, committed: report.committed, ratio: report.ratio, by_size: report.bySize, committed_relative_error: report.committedRelativeError, dataset: report.dataset ?? null, load: report.load, points: report.points.length})
   }
 }

@@ -6,8 +6,8 @@ export default class BenchOptimizers extends KtCommand {
   static override description =
     'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random and against the medians of Optuna 3.1 on the same contract (TPE, with Hyperband on the multi-fidelity functions), and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
   static override examples = [
-    '<%= config.bin %> bench optimizers --function branin --optimizer bohb --seeds 0-9',
-    '<%= config.bin %> bench optimizers --function counting_ones,simplex_mf --optimizer random,bohb --seeds 0-9 --json',
+    '<%= config.bin %> bench optimizers --function branin --optimizer bohb --seeds 0-2',
+    '<%= config.bin %> bench optimizers --function counting_ones --optimizer random,bohb --seeds 0-1 --json',
   ]
   static override flags = {
     function: Flags.string({description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.', default: 'branin,hartmann6,counting_ones,simplex,simplex_mf'}),

@@ -4,7 +4,7 @@ import {KtCommand} from '../../cli/base.js'
 export default class BenchRerank extends KtCommand {
   static override summary = 'Time packed reranker inference (microseconds per candidate for 100 trees of depth 6, target <= 2) and LambdaMART training against XGBoost (target <= 2x).'
   static override description = 'Scores candidates with the packed typed-array ensemble and with the trainer\'s own tree walk, on 100 random complete trees of depth 6 (the worst case for that size) and on a LambdaMART model trained with depth 6; checks that both give bit-identical scores. Reports medians over repetitions of CPU time and wall time per candidate; the target is checked on CPU time, which other processes competing for the cores do not inflate (the load average is printed beside it).'
-  static override examples = ['<%= config.bin %> bench rerank', '<%= config.bin %> bench rerank --candidates 50000 --json']
+  static override examples = ['<%= config.bin %> bench rerank --candidates 1000 --repetitions 3 --training-repetitions 1', '<%= config.bin %> bench rerank --candidates 2000 --repetitions 3 --training-repetitions 1 --json']
   static override flags = {
     candidates: Flags.integer({description: 'Candidates scored per repetition.', default: 20000, min: 100}),
     repetitions: Flags.integer({description: 'Timed repetitions (the median is reported).', default: 15, min: 1}),

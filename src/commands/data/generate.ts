@@ -5,7 +5,7 @@ import {KtCommand} from '../../cli/base.js'
 export default class DataGenerate extends KtCommand {
   static override summary = 'Generate the seeded synthetic datasets (the committed fixtures by default).'
   static override description = 'Writes realistic_100, recency_bias_75 and uniform_50 (importance turns with ground truth and a pinned reference time) to fixtures/, byte-identical on every machine and day. With --check, compares instead of writing and fails if a committed fixture differs.'
-  static override examples = ['<%= config.bin %> data generate', '<%= config.bin %> data generate --check', '<%= config.bin %> data generate --out /tmp/fixtures', '<%= config.bin %> data generate --kind memory']
+  static override examples = ['<%= config.bin %> data generate', '<%= config.bin %> data generate --check', '<%= config.bin %> data generate --out reports/fixtures-copy', '<%= config.bin %> data generate --kind memory']
   static override flags = {
     kind: Flags.string({description: 'What to generate: importance fixtures, or memory (synthetic multi-session conversations with gold evidence, LoCoMo-shaped).', options: ['importance', 'memory'], default: 'importance'}),
     out: Flags.string({description: 'Folder to write into (default: the package fixtures/ folder).'}),

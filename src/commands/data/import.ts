@@ -5,9 +5,9 @@ export default class DataImport extends KtCommand {
   static override summary = 'Import labelled turns (CSV or JSONL), or a real LoCoMo conversation, as a kt importance dataset.'
   static override description = 'Each turn needs an id, a time (ISO-8601 with a zone, or epoch seconds or milliseconds: numbers below 1e11 are seconds), its text, a ground-truth importance in [0, 1], a surprise in [0, 1] and the query it is scored against; map your column names with the --col-* flags. The reference time defaults to the latest turn time in the file (never the clock). Add the written file to a plan\'s datasets.imported list to validate on it. With --format locomo, FILE is LoCoMo JSON and the labels come from its questions: truth = 1 - exp(-number of scored questions citing the turn as evidence); surprise is novelty against the previous turns and the query is the adjacent turn, so no signal sees the questions.'
   static override examples = [
-    '<%= config.bin %> data import turns.csv --out data/mine.json',
-    '<%= config.bin %> data import ../shared/locomo/locomo-dev.json --format locomo --conversation conv-26 --out reports/locomo-conv-26.json',
-    '<%= config.bin %> data import log.jsonl --out data/log.json --col-truth label --col-text content --reference-time 2025-06-01T00:00:00Z',
+    '<%= config.bin %> data import fixtures/import/turns.csv --out data/mine.json',
+    '<%= config.bin %> data import fixtures/memory_small.json --format locomo --conversation synth-7-1 --out reports/locomo-synth-7-1.json',
+    '<%= config.bin %> data import fixtures/import/log.jsonl --out data/log.json --col-truth label --col-text content --reference-time 2025-06-01T00:00:00Z',
   ]
   static override args = {file: Args.string({description: 'a .csv (with a header row) or .jsonl file', required: true})}
   static override flags = {

@@ -10,8 +10,8 @@ export default class OnlineInit extends KtCommand {
     '<%= config.bin %> online init --tenant acme',
     '<%= config.bin %> online init --tenant graded --feedback labels --prior-strength 10',
     {
-      description: "An external engine's parameters (after kt search --engine ... --out /tmp/kt-py, its profile as the prior):",
-      command: '<%= config.bin %> online init --tenant py --engine examples/python-engine/engine.json --profile /tmp/kt-py/profiles/best-quality.json --dir /tmp/kt-py/online',
+      description: "An external engine's parameters (after kt search --engine ... --out reports/kt-py, its profile as the prior):",
+      command: '<%= config.bin %> online init --tenant py --engine examples/python-engine/engine.json --profile reports/kt-py/profiles/best-quality.json --dir reports/kt-py/online',
     },
     {
       description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile.',

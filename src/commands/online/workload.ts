@@ -20,9 +20,8 @@ export default class OnlineWorkload extends KtCommand {
   ].join(' ')
 
   static override examples = [
-    '<%= config.bin %> online workload',
-    '<%= config.bin %> online workload --steps 40000 --runs 5 --json',
-    '<%= config.bin %> online workload --data ../shared/locomo/locomo-dev.json',
+    '<%= config.bin %> online workload --steps 5000',
+    '<%= config.bin %> online workload --steps 4000 --runs 1 --json',
     '<%= config.bin %> online workload --data fixtures/memory_small.json --steps 2000 --window 500 --k 5',
   ]
 

@@ -6,9 +6,9 @@ export default class RerankDeploy extends KtCommand {
   static override summary = 'Deploy a trained reranker if its validation NDCG@10 is not worse than the engine\'s own order (no reranker) and the current model.'
   static override description = 'A model written by "kt rerank train --save" becomes the current version only if its validation NDCG@10 is at least the better of the engine\'s own order with no reranker at all and the current version; otherwise it is rejected (exit code 1) and the current version stays. The engine\'s order is read from the validation data (--valid, else the validation file the model was trained with): the logged engine_score of a kt feature log, or what --engine-order names; when it is unknown the deploy is refused (exit code 2) unless --force, which is recorded with the version. Both comparisons are printed with a paired bootstrap interval over the judged queries. By default the NDCG stored with each model is compared; with --valid, both models are re-scored on that file (its columns picked by the model\'s feature names) so the comparison uses the same queries. A model over other feature columns (names or order) than the current one, or without trees, is refused (exit code 2; use another --registry for another feature set). Deploying the current model again changes nothing (exit code 0). The last three versions are kept with their metrics. Writes are atomic. The examples use the models of "kt rerank train"\'s examples; the LETOR fixture has no engine, and its documents are i.i.d., so its file order (--engine-order file) stands for an engine that ranks at random.'
   static override examples = [
-    '<%= config.bin %> rerank deploy /tmp/ltr/small.json --registry /tmp/reranker --engine-order file',
-    '<%= config.bin %> rerank deploy /tmp/ltr/model.json --registry /tmp/reranker --valid fixtures/ltr/valid.txt --engine-order file',
-    '<%= config.bin %> rerank deploy /tmp/ltr-log/model.json',
+    '<%= config.bin %> rerank deploy reports/ltr/small.json --registry reports/reranker-small --engine-order file',
+    '<%= config.bin %> rerank deploy reports/ltr/model.json --registry reports/reranker-small --valid fixtures/ltr/valid.txt --engine-order file',
+    '<%= config.bin %> rerank deploy reports/ltr-log/model.json',
   ]
   static override args = {
     model: Args.string({description: 'Model file written by kt rerank train --save.', required: true}),

@@ -6,7 +6,7 @@ export default class RerankGenerate extends KtCommand {
   static override description = 'Twelve features with known relevance relationships (linear signals, an AND interaction, a non-monotone feature, a noisy copy, a discrete feature, noise) and graded labels 0..4. Writes train.txt, valid.txt, test.txt (LETOR text) and the first test queries again as test-small.libsvm + .query and test-small.jsonl. Without size flags it regenerates the committed fixture byte for byte; --check verifies it instead of writing. --structure linear writes a control set where every feature enters linearly.'
   static override examples = [
     '<%= config.bin %> rerank generate --check',
-    '<%= config.bin %> rerank generate --out /tmp/ltr --queries 600,200,200 --docs 10,30 --seed 1',
+    '<%= config.bin %> rerank generate --out reports/ltr --queries 120,40,40 --docs 10,30 --seed 1',
   ]
   static override flags = {
     out: Flags.string({description: 'Folder to write into (default: the package fixtures/ltr/).'}),

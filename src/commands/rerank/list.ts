@@ -5,7 +5,7 @@ import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
 export default class RerankList extends KtCommand {
   static override summary = 'List the reranker versions kept in the model registry and which one is current.'
   static override description = 'Every kept model file is read and checked (JSON, model structure, the number of trees the index lists); a broken file is marked in the table, reported in one line on stderr, and makes the exit code 1.'
-  static override examples = ['<%= config.bin %> rerank list', '<%= config.bin %> rerank list --registry /tmp/reranker --json']
+  static override examples = ['<%= config.bin %> rerank list', '<%= config.bin %> rerank list --registry reports/reranker-small --json']
   static override flags = {
     registry: Flags.string({description: 'Model registry folder.', default: DEFAULT_REGISTRY}),
   }

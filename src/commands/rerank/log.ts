@@ -5,8 +5,8 @@ export default class RerankLog extends KtCommand {
   static override summary = 'Log the retrieval engine\'s candidates with their twelve reranker features and evidence labels (train/valid/test JSONL).'
   static override description = 'Runs the engine on every scored question of a memory dataset and writes, per split, one JSONL line per candidate: {qid, label, features: {bm25, vector, activation, ...}, doc, engine_score, pool}. The label is 1 when the turn is cited as the question\'s evidence (a stand-in for feedback), else 0. The test split holds out whole conversations (20%, at least one); the other conversations\' questions are shuffled 75/25 into train and valid. Feed the files to "kt rerank train"; the model it saves records the pool, which "kt eval --reranker" then serves with (query-level columns depend on it).'
   static override examples = [
-    '<%= config.bin %> rerank log --data fixtures/memory_small.json --out /tmp/ltr-log --test-conversations synth-7-2',
-    '<%= config.bin %> rerank log --data fixtures/memory_small.json --out /tmp/ltr-qf --test-conversations synth-7-2 --pool 30 --query-features qrank',
+    '<%= config.bin %> rerank log --data fixtures/memory_small.json --out reports/ltr-log --test-conversations synth-7-2',
+    '<%= config.bin %> rerank log --data fixtures/memory_small.json --out reports/ltr-qf --test-conversations synth-7-2 --pool 30 --query-features qrank',
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),

@@ -8,11 +8,11 @@ export default class RerankTrain extends KtCommand {
   static override examples = [
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt',
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --test fixtures/ltr/test.txt --depth 6 --leaves 64 --min-data 1 --min-hessian 1 --l2 1 --truncation 0 --peer xgboost',
-    '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --trees 10 --save /tmp/ltr/small.json',
-    '<%= config.bin %> rerank train --data /tmp/ltr/train.txt --valid /tmp/ltr/valid.txt --test /tmp/ltr/test.txt --save /tmp/ltr/model.json --json',
-    '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --min-data 5 --save /tmp/ltr-log/model.json',
-    '<%= config.bin %> rerank train --data /tmp/ltr-log/train.jsonl --valid /tmp/ltr-log/valid.jsonl --test /tmp/ltr-log/test.jsonl --engine-score-feature --boost-from engine_score --min-data 5 --l2 10',
-    '<%= config.bin %> rerank train --data /tmp/ltr-qf/train.jsonl --valid /tmp/ltr-qf/valid.jsonl --min-data 5 --trees 30 --save /tmp/ltr-qf/model.json',
+    '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --trees 10 --save reports/ltr/small.json',
+    '<%= config.bin %> rerank train --data reports/ltr/train.txt --valid reports/ltr/valid.txt --test reports/ltr/test.txt --save reports/ltr/model.json --json',
+    '<%= config.bin %> rerank train --data reports/ltr-log/train.jsonl --valid reports/ltr-log/valid.jsonl --test reports/ltr-log/test.jsonl --engine-score-feature --min-data 5 --save reports/ltr-log/model.json',
+    '<%= config.bin %> rerank train --data reports/ltr-log/train.jsonl --valid reports/ltr-log/valid.jsonl --test reports/ltr-log/test.jsonl --engine-score-feature --boost-from engine_score --min-data 5 --l2 10',
+    '<%= config.bin %> rerank train --data reports/ltr-qf/train.jsonl --valid reports/ltr-qf/valid.jsonl --min-data 5 --trees 30 --save reports/ltr-qf/model.json',
   ]
   static override flags = {
     data: Flags.string({description: 'Training data file.', required: true}),

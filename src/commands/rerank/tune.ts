@@ -6,7 +6,7 @@ export default class RerankTune extends KtCommand {
   static override description = `Runs a study (BOHB by default, with the number of trees as the fidelity) over the reranker's regularisation, each fit stopping early on --valid; the configuration with the best validation NDCG@10 at the full tree count is chosen if it beats kt rerank train's defaults on --valid, else the defaults are kept. With --test, both are scored once on the test split and the difference gets a paired bootstrap interval. --save writes the chosen model for kt rerank deploy.`
   static override examples = [
     '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt --trials 30 --trees 30',
-    '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid-fraction 0.25 --trials 20 --trees 30 --save /tmp/ltr-tuned.json --json',
+    '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid-fraction 0.25 --trials 20 --trees 30 --save reports/ltr-tuned.json --json',
   ]
   static override flags = {
     data: Flags.string({description: 'Training data file.', required: true}),
