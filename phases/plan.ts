@@ -95,6 +95,8 @@ export function parsePlan(value: unknown, file: string): Plan {
   if (Math.abs(sum - 1) > SIMPLEX_SUM_TOLERANCE) throw new InputError(`${file}: baseline`, `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`, String(sum))
   const t = plan.detail_levels
   if (!(t.FULL > t.CHUNKS && t.CHUNKS > t.SUMMARY)) throw new InputError(`${file}: detail_levels`, 'thresholds with FULL > CHUNKS > SUMMARY', JSON.stringify(t))
+  if (plan.retrieval?.split !== undefined && plan.retrieval.engine === undefined)
+    throw new InputError(`${file}: retrieval.split`, 'a split only with retrieval.engine (for kt\'s own engine: kt search --objective retrieval --split)', JSON.stringify(plan.retrieval.split))
   if (!isLatticeStep(plan.search.grid_step)) throw new InputError(`${file}: search.grid_step`, 'a step that divides 1 into a whole number of parts (e.g. 0.05)', String(plan.search.grid_step))
   return plan
 }

@@ -261,19 +261,20 @@ export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile
  * the same questions and delays); the step's quality is the question's hit under the played
  * configuration. Policies: the profile, the three learners, the tuned reference (per phase).
  */
-export function engineEnvironment(hits: EngineHits, profile: Config, tuned: readonly [Config, Config], seed: number, tunedArms?: readonly number[]): WorkloadEnvironment {
+export function engineEnvironment(hits: EngineHits, profile: Config, tuned: readonly [Config, Config], seed: number, tunedArms?: readonly number[], perType = false): WorkloadEnvironment {
   return {
     dims: hits.dims,
     profile,
-    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(), {name: 'tuned', phases: tuned, finalArms: tunedArms}],
+    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(perType), {name: 'tuned', phases: tuned, finalArms: tunedArms}],
     reference: 'tuned',
     reportedKeys: hits.dims.map((d) => d.key),
     episode(run) {
       const draws = new Rng(streamSeed(seed, 'workload', run, 'questions'))
       const delays = new Rng(streamSeed(seed, 'workload', run, 'delays'))
       return {
-        serve(_t, config, mix) {
-          const pool = hits.pools[draws.next() < mix[0] ? 0 : 1]
+        type: (_t, mix) => (draws.next() < mix[0] ? 0 : 1),
+        serve(_t, config, _mix, type) {
+          const pool = hits.pools[type]
           const q = pool[draws.int(pool.length)]
           const delay = 1 + delays.int(USE_DELAY_MAX_S)
           const hit = hits.hit(q, config)
@@ -305,7 +306,7 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
   const tuningMs = performance.now() - t1
   const tuningSearches = hits.searches
 
-  const env = engineEnvironment(hits, profile, [tuned[0].config, tuned[1].config], options.seed, tuned[1].arms)
+  const env = engineEnvironment(hits, profile, [tuned[0].config, tuned[1].config], options.seed, tuned[1].arms, options.perType)
   const t2 = performance.now()
   const lookups0 = hits.lookups
   const searches0 = hits.searches

@@ -160,12 +160,16 @@ function forgettingOf(policy: LearningPolicy): ForgettingSettings {
  * weight, not necessarily the arm that produced it).
  */
 export type WorkloadPolicySpec =
-  | {readonly name: string; readonly forgetting: ForgettingSettings}
+  | {readonly name: string; readonly forgetting: ForgettingSettings; readonly perType?: boolean}
   | {readonly name: string; readonly phases: readonly [Config, Config]; readonly finalArms?: readonly number[]}
 
-/** The tenant learners, one per LEARNING_POLICIES entry. */
-export function learnerPolicies(): WorkloadPolicySpec[] {
-  return LEARNING_POLICIES.map((name) => ({name, forgetting: forgettingOf(name)}))
+/**
+ * The tenant learners, one per LEARNING_POLICIES entry; with `perType`, also each with one set of
+ * bandits per query type (`<name>-per-type`: the tenant setting perType, each query naming its type).
+ */
+export function learnerPolicies(perType = false): WorkloadPolicySpec[] {
+  const shared = LEARNING_POLICIES.map((name) => ({name, forgetting: forgettingOf(name)}))
+  return perType ? [...shared, ...LEARNING_POLICIES.map((name) => ({name: `${name}-per-type`, forgetting: forgettingOf(name), perType: true}))] : shared
 }
 
 /** What the reward model made of one served query. */
@@ -178,8 +182,14 @@ export interface ServedQuery {
 
 /** One run's query stream under a reward model. */
 export interface WorkloadEpisode {
-  /** Serves query `t` (type probabilities `mix`) with `config`; called once per step, in step order. */
-  serve(t: number, config: Config, mix: readonly number[]): ServedQuery
+  /** Draws the type of query `t` (index into WORKLOAD_TYPES) from `mix`; called once per step, before serve. */
+  type(t: number, mix: readonly number[]): number
+  /**
+   * Serves query `t` (of type `type`, drawn from `mix`) with `config`; called once per step, in step
+   * order. `perType`: the configuration was chosen for this type (synthetic: quality is then the
+   * type's, not the mix's, since the configuration differs by type).
+   */
+  serve(t: number, config: Config, mix: readonly number[], type: number, perType: boolean): ServedQuery
 }
 
 /** A reward model plugged into the one policy loop (runWorkload). */
@@ -204,6 +214,8 @@ export interface WorkloadOptions {
   sampler: SamplerKind
   /** Width of the reporting windows after the shift, in queries. */
   window: number
+  /** Also simulate each learner with one set of bandits per query type. */
+  perType?: boolean
 }
 
 export interface WorkloadProgress {
@@ -229,11 +241,13 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
     for (let t = 0; t < options.steps; t++) {
       progress(t)
       const phase = t < shiftAt ? 0 : 1
-      quality[t] = episode.serve(t, spec.phases[phase], mixes[phase]).quality
+      const type = episode.type(t, mixes[phase])
+      quality[t] = episode.serve(t, spec.phases[phase], mixes[phase], type, false).quality
     }
     return {quality, finalBest: spec.finalArms ? [...spec.finalArms] : env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
   }
-  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: [...RETRIEVAL_TUNED]}
+  const perType = spec.perType === true
+  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: [...RETRIEVAL_TUNED], ...(perType ? {perType} : {})}
   const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile: env.profile, settings, seed: streamSeed(options.seed, 'workload', run, spec.name)}
   const learner = new TenantLearner(init, RETRIEVAL_SPACE)
   init.dims = dimensionsFingerprint(learner.bandit)
@@ -247,9 +261,12 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
       learner.apply({e: 'used', id: String(uses[head][1]), t: uses[head][0]})
       head++
     }
-    const {id, arms} = learner.sampleNext()
-    learner.apply({e: 'q', id, t: now, arms})
-    const served = episode.serve(t, learner.configOf(arms), mixes[t < shiftAt ? 0 : 1])
+    const mix = mixes[t < shiftAt ? 0 : 1]
+    const type = episode.type(t, mix)
+    const ty = perType ? WORKLOAD_TYPES[type] : undefined
+    const {id, arms} = learner.sampleNext(ty)
+    learner.apply(ty === undefined ? {e: 'q', id, t: now, arms} : {e: 'q', id, t: now, arms, ty})
+    const served = episode.serve(t, learner.configOf(arms), mix, type, perType)
     quality[t] = served.quality
     if (served.useDelayS > 0) {
       const at = now + served.useDelayS * MS_PER_QUERY
@@ -263,7 +280,8 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
       uses[i] = [at, id]
     }
   }
-  return {quality, finalBest: Array.from(learner.bandit.bestArms())}
+  // per-type: the set of the type that dominates after the shift (the shared set plays no query)
+  return {quality, finalBest: Array.from((perType ? learner.banditFor(WORKLOAD_TYPES[1]) : learner.bandit).bestArms())}
 }
 
 export interface WorkloadWindow {
@@ -356,16 +374,16 @@ function syntheticEnvironment(options: WorkloadOptions, model: QualityModel, dim
   return {
     dims,
     profile,
-    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(), {name: 'oracle', phases: oracle}],
+    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(options.perType), {name: 'oracle', phases: oracle}],
     reference: 'oracle',
     reportedKeys: WORKLOAD_TYPES.flatMap((t) => Object.keys(IDEALS[t])),
     episode(run) {
       const types = new Rng(streamSeed(options.seed, 'workload', run, 'types'))
       const outcomes = new Rng(streamSeed(options.seed, 'workload', run, 'outcomes'))
       return {
-        serve(_t, config, mix) {
-          const quality = model.mixQuality(config, mix)
-          const type = types.next() < mix[0] ? 0 : 1
+        type: (_t, mix) => (types.next() < mix[0] ? 0 : 1),
+        serve(_t, config, mix, type, perType) {
+          const quality = perType ? model.quality(config, type) : model.mixQuality(config, mix)
           const used = outcomes.next() < model.quality(config, type)
           return {quality, useDelayS: used ? 1 + outcomes.int(USE_DELAY_MAX_S) : 0}
         },

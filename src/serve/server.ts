@@ -22,6 +22,7 @@ import type {Socket} from 'node:net'
 import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {timingSafeEqual} from 'node:crypto'
+import {endianness} from 'node:os'
 import {GroupCommit} from '../online/commit.js'
 import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
@@ -51,6 +52,8 @@ export const HEADERS_TIMEOUT_MS = 10_000
 export const REGISTRY_CHECK_MS = 1000
 /** Candidates per /rerank request at most (the body limit bounds it too). */
 export const MAX_RERANK_CANDIDATES = 10_000
+/** Float64 rows can be copied byte for byte into a Float64Array on a little-endian machine. */
+const LITTLE_ENDIAN = endianness() === 'LE'
 /** Retry-After (seconds) sent with 503 answers. */
 const RETRY_AFTER_S = 1
 
@@ -200,7 +203,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       tenant = undefined
     }
     if (!tenant) {
-      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery})
+      // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
+      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
     }
     return tenant
@@ -277,7 +281,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
       count = body.length / (8 * width)
       rows = reranker.buffer(count * width)
-      for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
+      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, 0, body.length).set(body)
+      else for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
     } else {
       const parsed = parseJson(body, 'POST /rerank') as {features?: unknown}
       const features = parsed?.features

@@ -11,6 +11,9 @@ if (!port) throw new Error('study worker: must run in a worker thread')
 
 const {spec} = workerData as {spec: ObjectiveSpec}
 const ready = createObjective(spec)
+// a build failure is reported to the pool with the first job (fatal); until a job awaits it, it
+// must not count as an unhandled rejection, which would crash the thread instead
+ready.catch(() => {})
 const now = (): string => new Date().toISOString()
 
 port.on('message', async (job: EvalJob | {close: true}) => {

@@ -13,7 +13,7 @@
  *
  * The API is synchronous (the stores are): waiting blocks the thread with Atomics.wait.
  */
-import {closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {InputError} from './errors.js'
@@ -164,7 +164,7 @@ function ownerAlive(owner: LockOwner): boolean {
  * lock someone re-took in between is left alone. False if another waiter is taking over.
  */
 function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, dead: LockOwner): boolean {
-  if (!tryLink(temp, takeoverPath)) return false
+  if (!tryLink(temp, takeoverPath) && !(removeDeadTakeover(takeoverPath) && tryLink(temp, takeoverPath))) return false
   try {
     const now = lockOwner(lockPath)
     if (typeof now !== 'object' || now.line !== dead.line || ownerAlive(now)) return false
@@ -173,6 +173,39 @@ function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, de
   } finally {
     unlinkSync(takeoverPath)
   }
+}
+
+/**
+ * Removes a takeover lock whose owner died inside removeDeadLock (a kill -9 there: found by the
+ * kill -9 campaign of `kt online serve`, after which no opener could ever take the lock again).
+ * It is moved aside by rename, which only one remover can do; if what was moved is not the dead
+ * owner's line (a live process made a new takeover lock between our read and the rename), it is
+ * put back. True if the dead takeover lock is gone. Residual race: a third process making yet
+ * another takeover lock in the instant before the put-back (three processes recovering the same
+ * dead lock at once).
+ */
+function removeDeadTakeover(takeoverPath: string): boolean {
+  const owner = lockOwner(takeoverPath)
+  if (owner === LOCK_GONE) return true
+  if (typeof owner !== 'object' || ownerAlive(owner)) return false
+  const aside = `${takeoverPath}.${process.pid}.${randomBytes(LOCK_TOKEN_BYTES).toString('hex')}.dead`
+  try {
+    renameSync(takeoverPath, aside)
+  } catch {
+    return true // another remover moved it first
+  }
+  const moved = lockOwner(aside)
+  let restored = false
+  if (typeof moved === 'object' && moved.line !== owner.line) {
+    try {
+      linkSync(aside, takeoverPath)
+      restored = true
+    } catch {
+      // a new takeover lock exists already: leave it
+    }
+  }
+  rmSync(aside, {force: true})
+  return !restored
 }
 
 /** The one-line error for a lock that stayed held for the whole wait. */

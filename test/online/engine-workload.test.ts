@@ -87,7 +87,7 @@ describe('engine-backed workload', () => {
       const seen: number[] = []
       const spy = Object.assign(Object.create(Object.getPrototypeOf(hits)) as EngineHits, hits, {hit: (q: number) => (seen.push(q), 0)})
       const episode = engineEnvironment(spy, profile, [profile, profile], 9).episode(1)
-      for (let t = 0; t < 200; t++) episode.serve(t, config, mixAt(t, 100))
+      for (let t = 0; t < 200; t++) episode.serve(t, config, mixAt(t, 100), episode.type(t, mixAt(t, 100)), false)
       return seen
     }
     const a = drawn(profile)

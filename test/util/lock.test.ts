@@ -66,6 +66,21 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
     expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(line)
   })
 
+  it('recovers from a process killed in the middle of a takeover (its lock.takeover left behind), but not from a live one', () => {
+    const dir = tempDir()
+    // both files name dead processes (pid 999999999 cannot exist; the kill -9 campaign of kt online serve left exactly this)
+    writeFileSync(join(dir, 'lock'), '999999998 1 aa\n')
+    writeFileSync(join(dir, 'lock.takeover'), '999999999 1 bb\n')
+    withDirLock(dir, {...OPTIONS, waitMs: 20}, () => undefined)
+    expect(readdirSync(dir)).toEqual([])
+    // a live process's takeover lock is respected: the dead lock stays until it finishes
+    writeFileSync(join(dir, 'lock'), '999999998 1 aa\n')
+    const live = `${process.ppid} ${processStartTime(process.ppid)} cc\n`
+    writeFileSync(join(dir, 'lock.takeover'), live)
+    expect(() => acquireDirLock(dir, {...OPTIONS, waitMs: 20})).toThrow(InputError)
+    expect(readFileSync(join(dir, 'lock.takeover'), 'utf8')).toBe(live)
+  })
+
   it('removes the stale temp files a killed atomic write left for the files it guards, and nothing else', () => {
     const dir = tempDir()
     const names = ['.state.json.4242.tmp', '.state.json.1.tmp', '.v3.json.77.tmp', '.registry.json.9.tmp', '.lock.123.1.tmp', 'state.json', '.state.json.x.tmp', 'v3.json']

@@ -35,6 +35,7 @@ export default class OnlineWorkload extends KtCommand {
     window: Flags.integer({description: 'Width of the reporting windows after the shift, in queries.', default: 2000, min: 10}),
     seed: Flags.integer({description: 'Seed of every random choice.', default: 42}),
     sampler: Flags.string({description: 'Posterior draw (default the tenants\' DEFAULT_SAMPLER).', options: ['logit', 'gaussian', 'exact']}),
+    'per-type': Flags.boolean({description: 'Also run each learner with one set of bandits per query type (ts-per-type, ts-decay-per-type, ts-adaptive-per-type: init --per-type, each query naming its type).'}),
   }
 
   async run(): Promise<unknown> {
@@ -44,12 +45,12 @@ export default class OnlineWorkload extends KtCommand {
     if (flags.data === undefined) {
       for (const flag of ['k', 'format', 'questions'] as const)
         if (flags[flag] !== undefined) throw new InputError(`--${flag}`, 'to be given only with --data (the synthetic reward model runs no engine)', String(flags[flag]))
-      return this.synthetic({steps: flags.steps ?? 20000, runs: flags.runs, seed: flags.seed, window: flags.window, sampler})
+      return this.synthetic({steps: flags.steps ?? 20000, runs: flags.runs, seed: flags.seed, window: flags.window, sampler, perType: flags['per-type']})
     }
     const {ENGINE_WORKLOAD_STEPS, DEFAULT_WORKLOAD_K} = await import('../../online/engine-workload.js')
     const {loadMemoryDataset} = await import('../../data/conversations/index.js')
     const dataset = loadMemoryDataset(flags.data, {format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined, questions: flags.questions})
-    return this.engine(dataset, {steps: flags.steps ?? ENGINE_WORKLOAD_STEPS, runs: flags.runs, seed: flags.seed, window: flags.window, sampler, k: flags.k ?? DEFAULT_WORKLOAD_K})
+    return this.engine(dataset, {steps: flags.steps ?? ENGINE_WORKLOAD_STEPS, runs: flags.runs, seed: flags.seed, window: flags.window, sampler, k: flags.k ?? DEFAULT_WORKLOAD_K, perType: flags['per-type']})
   }
 
   private async synthetic(options: import('../../online/workload.js').WorkloadOptions): Promise<unknown> {

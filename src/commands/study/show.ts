@@ -14,7 +14,6 @@ export default class StudyShow extends KtCommand {
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyShow)
-    const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
     const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
     const {studyJson, configLines, trialJson} = await import('../../study/format.js')
@@ -46,12 +45,15 @@ export default class StudyShow extends KtCommand {
         const engine = (await import('../../engines/file.js')).loadEngineFile(spec.options.file)
         const analysis = analyzeObjectiveStudy(trials, engine.objectives, engine.profiles)
         if (!this.jsonEnabled() && analysis.lines.length) this.log(analysis.lines.join('\n'))
-        return {...view, top: top.map(trialJson), engine: engine.name, front: snakeKeysOfRecord(analysis.front), profiles: snakeKeysOfRecord(analysis.profiles)}
+        // the same snake_case record kt search prints
+        const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
+        return {...view, top: top.map(trialJson), ...(snakeKeysOfRecord({engine: engine.name, front: analysis.front, profiles: analysis.profiles}) as Record<string, unknown>)}
       }
       if (isBiObjective(trials)) {
         const analysis = analyzeStudy(trials)
         if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-        return {...view, top: top.map(trialJson), front: snakeKeysOfRecord(analysis.front), profiles: snakeKeysOfRecord(analysis.profiles)}
+        const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
+        return {...view, top: top.map(trialJson), ...(snakeKeysOfRecord({front: analysis.front, profiles: analysis.profiles}) as Record<string, unknown>)}
       }
       return {...view, top: top.map(trialJson)}
     } finally {

@@ -1,0 +1,337 @@
+/**
+ * `kt bench serve`: the service measured against the issue's targets in one run, with the server
+ * as a child process (`kt online serve`, its own event loop) and the load generator in this one.
+ *
+ * 1. load: C clients (16), T tenants (100), each query a choose plus a feedback, for a bounded time
+ *    and count: queries/s (target >= 5,000) and per-request latency p99 (target <= 5 ms).
+ * 2. rerank: one client alternates POST /noop and POST /rerank with the same 50-candidate body
+ *    (JSON, then float64 rows); the median difference is the endpoint's cost beyond HTTP
+ *    (target <= 50 µs per 50-candidate request).
+ * 3. flood: F (10,000) idle connections held open while the load runs again: the server must
+ *    keep serving (queries/s and p99 reported) and answer connections over its limit with 503.
+ * 4. bad input during load: each kind of bad request gets its 4xx JSON error; the server lives.
+ * 5. kill -9 campaign (campaign.ts): K (20) kills under load, every acknowledged feedback in the
+ *    state, none twice.
+ * The machine's load average and core count are printed beside the figures.
+ */
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir, loadavg, availableParallelism} from 'node:os'
+import {join} from 'node:path'
+import {connect, type Socket} from 'node:net'
+import {Rng} from '../util/rng.js'
+import {toSavedModel, writeModel} from '../rank/model.js'
+import {deploy} from '../rank/registry.js'
+import {randomCompleteTree} from '../rank/bench.js'
+import {PackedEnsemble} from '../rank/packed.js'
+import {RawClient} from './client.js'
+import {runLoad, quantileSorted, type LoadResult} from './load.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
+import {runKillCampaign, type CampaignReport} from './campaign.js'
+
+/** The issue's targets. */
+export const TARGET_QUERIES_PER_S = 5000
+export const TARGET_P99_MS = 5
+export const TARGET_RERANK_US = 50
+export const RERANK_CANDIDATES = 50
+/** Features of the bench's reranker: LETOR 4.0 MQ2008's 46. */
+export const RERANK_FEATURES = 46
+export const RERANK_TREES = 100
+export const RERANK_DEPTH = 6
+
+export interface ServeBenchOptions {
+  clients: number
+  tenants: number
+  durationMs: number
+  maxQueries: number
+  warmupMs: number
+  rerankRequests: number
+  flood: number
+  kills: number
+  seed: number
+  onProgress?: (text: string) => void
+}
+
+export interface ServeBenchReport {
+  machine: {cores: number; load_average_1m_before: number; load_average_1m_after: number}
+  load: LoadResult & {
+    clients: number
+    tenants: number
+    meets_queries_target: boolean
+    meets_p99_target: boolean
+    /** Group commit during the load: flushes, events, file syncs, and the mean time one flush took (the bound: queries/s <= clients / (2 x flush time)). */
+    fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number; mean_flush_ms: number}
+    /**
+     * CPU time the server process and this load generator spent per query (user + system, from
+     * /proc): unlike queries/s, it hardly depends on how many other processes share the cores, so
+     * 1e6 / server_cpu_us_per_query is what one free core could serve.
+     */
+    server_cpu_us_per_query: number
+    client_cpu_us_per_query: number
+  }
+  rerank: {
+    candidates: number
+    features: number
+    trees: number
+    requests: number
+    /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference. */
+    model_scoring_us: number
+    json: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
+    binary: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
+  }
+  flood: null | {connections_opened: number; refused_503: number; load: LoadResult; healthz_ok: boolean}
+  bad_input: Array<{case: string; status: number; code: string; ok: boolean}>
+  bad_input_log_lines: number
+  campaign: CampaignReport | null
+}
+
+/** A deployed reranker for the bench: random complete trees (the worst case for their size). */
+function benchRegistry(dir: string, seed: number): {registry: string; packed: PackedEnsemble} {
+  const rng = new Rng(seed)
+  const names = Array.from({length: RERANK_FEATURES}, (_, i) => `f${i + 1}`)
+  const trees = Array.from({length: RERANK_TREES}, () => randomCompleteTree(RERANK_DEPTH, RERANK_FEATURES, rng))
+  const packed = new PackedEnsemble({featureNames: names, trees})
+  const modelPath = join(dir, 'bench-model.json')
+  // Random trees rank nothing well: the validation NDCG the registry's gate asks for is recorded as 0.
+  writeModel(modelPath, toSavedModel({featureNames: names, trees}, {}, {valid: {'ndcg@10': 0}}, {}))
+  const registry = join(dir, 'registry')
+  deploy(registry, modelPath, {force: 'kt bench serve: random trees, timed only (no ranking quality to compare)'})
+  return {registry, packed}
+}
+
+/** Median µs of scoring the rows in this process (no HTTP): the model's own share of a /rerank request. */
+function timeScoring(packed: PackedEnsemble, rows: number[][], repetitions: number): number {
+  const flat = Float64Array.from(rows.flat())
+  const out = new Float64Array(rows.length)
+  const times = new Float64Array(repetitions)
+  for (let i = 0; i < repetitions; i++) {
+    const a = performance.now()
+    packed.scoreAll(flat, rows.length, out)
+    times[i] = (performance.now() - a) * 1000
+  }
+  return quantileSorted(times.sort(), 0.5)
+}
+
+/** proc(5): utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks. */
+const PROC_STAT_UTIME_FIELD = 14
+/** Clock ticks per second on Linux (sysconf(_SC_CLK_TCK); 100 on every mainstream kernel). */
+const CLOCK_TICKS_PER_S = 100
+
+/** User + system CPU time of a process in µs, from /proc (NaN where /proc is missing). */
+function processCpuUs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[PROC_STAT_UTIME_FIELD - 3]) + Number(fields[PROC_STAT_UTIME_FIELD - 2])
+    return (ticks / CLOCK_TICKS_PER_S) * 1e6
+  } catch {
+    return Number.NaN
+  }
+}
+
+function metricValue(text: string, name: string): number {
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
+  return m ? Number(m[1]) : Number.NaN
+}
+
+async function fsyncStats(port: number): Promise<{batches: number; commits: number; syncs: number; flushSeconds: number}> {
+  const client = new RawClient(port)
+  const r = await client.request('GET', '/metrics')
+  client.close()
+  const text = r.body.toString()
+  return {batches: metricValue(text, 'kt_fsync_batches_total'), commits: metricValue(text, 'kt_fsync_commits_total'), syncs: metricValue(text, 'kt_fsync_syncs_total'), flushSeconds: metricValue(text, 'kt_fsync_batch_duration_seconds_sum')}
+}
+
+async function createTenants(port: number, count: number, spec: Record<string, unknown> = {}): Promise<string[]> {
+  const client = new RawClient(port)
+  const ids: string[] = []
+  try {
+    for (let i = 0; i < count; i++) {
+      const id = `t${String(i).padStart(3, '0')}`
+      const r = await client.request('POST', '/tenants', JSON.stringify({tenant: id, ...spec}))
+      if (r.status !== 201) throw new Error(`POST /tenants ${id}: ${r.status} ${r.body.toString()}`)
+      ids.push(id)
+    }
+  } finally {
+    client.close()
+  }
+  return ids
+}
+
+/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions. */
+async function timeRerank(port: number, body: Buffer, type: string, requests: number): Promise<{noop_median_us: number; rerank_median_us: number; beyond_http_us: number}> {
+  const client = new RawClient(port)
+  const noop = new Float64Array(requests)
+  const rerank = new Float64Array(requests)
+  try {
+    for (let i = 0; i < requests; i++) {
+      let a = performance.now()
+      let r = await client.request('POST', '/noop', body, type)
+      noop[i] = (performance.now() - a) * 1000
+      if (r.status !== 200) throw new Error(`POST /noop: ${r.status}`)
+      a = performance.now()
+      r = await client.request('POST', '/rerank', body, type)
+      rerank[i] = (performance.now() - a) * 1000
+      if (r.status !== 200) throw new Error(`POST /rerank: ${r.status} ${r.body.toString().slice(0, 200)}`)
+    }
+  } finally {
+    client.close()
+  }
+  const n = quantileSorted(noop.sort(), 0.5)
+  const m = quantileSorted(rerank.sort(), 0.5)
+  return {noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n}
+}
+
+/** Opens `count` idle connections; resolves when all are connected (or refused), with the sockets and how many got a 503. */
+async function openFlood(port: number, count: number): Promise<{sockets: Socket[]; refused: () => number}> {
+  const sockets: Socket[] = []
+  let refused = 0
+  const batch = 500
+  for (let i = 0; i < count; i += batch) {
+    await Promise.all(
+      Array.from({length: Math.min(batch, count - i)}, () =>
+        new Promise<void>((resolve) => {
+          const s = connect({port, host: '127.0.0.1'})
+          s.on('data', (d: Buffer) => {
+            if (d.toString('latin1').startsWith('HTTP/1.1 503')) refused++
+          })
+          s.on('error', () => resolve())
+          s.on('connect', () => resolve())
+          sockets.push(s)
+        }),
+      ),
+    )
+  }
+  return {sockets, refused: () => refused}
+}
+
+/** Bad requests of every kind the issue lists, each with the status and code it must get. */
+async function badInput(port: number, tenant: string): Promise<ServeBenchReport['bad_input']> {
+  const cases: Array<{name: string; method: string; path: string; body?: string | Buffer; status: number; code: string}> = [
+    {name: 'malformed JSON body', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"type": tempo', status: 400, code: 'bad_request'},
+    {name: 'unknown field', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"tpye":"temporal"}', status: 400, code: 'bad_request'},
+    {name: 'unknown tenant', method: 'POST', path: '/tenants/no-such-tenant/choose', body: '{}', status: 404, code: 'unknown_tenant'},
+    {name: 'feedback for an unknown query', method: 'POST', path: `/tenants/${tenant}/feedback`, body: '{"query_id":"q-never-issued","used":true}', status: 404, code: 'unknown_query'},
+    {name: 'body over 1 MB', method: 'POST', path: `/tenants/${tenant}/choose`, body: Buffer.alloc(1024 * 1024 + 1, 0x20), status: 413, code: 'body_too_large'},
+    {name: 'bad tenant id', method: 'POST', path: '/tenants/..%2Fetc/choose', body: '{}', status: 400, code: 'bad_request'},
+  ]
+  const out: ServeBenchReport['bad_input'] = []
+  for (const c of cases) {
+    const client = new RawClient(port)
+    try {
+      const r = await client.request(c.method, c.path, c.body)
+      const code = (RawClient.json(r) as {error?: {code?: string}}).error?.code ?? ''
+      out.push({case: c.name, status: r.status, code, ok: r.status === c.status && code === c.code})
+    } catch (error) {
+      out.push({case: c.name, status: 0, code: (error as Error).message, ok: false})
+    } finally {
+      client.close()
+    }
+  }
+  // feedback for an already settled query: choose, use, use again
+  const client = new RawClient(port)
+  try {
+    const chosen = RawClient.json(await client.request('POST', `/tenants/${tenant}/choose`, '{}')) as {query_id: string}
+    await client.request('POST', `/tenants/${tenant}/feedback`, JSON.stringify({query_id: chosen.query_id, used: true}))
+    const r = await client.request('POST', `/tenants/${tenant}/feedback`, JSON.stringify({query_id: chosen.query_id, used: true}))
+    const code = (RawClient.json(r) as {error?: {code?: string}}).error?.code ?? ''
+    out.push({case: 'feedback for an already settled query', status: r.status, code, ok: r.status === 409 && code === 'already_settled'})
+  } finally {
+    client.close()
+  }
+  return out
+}
+
+export async function runServeBench(options: ServeBenchOptions): Promise<ServeBenchReport> {
+  const progress = options.onProgress ?? (() => undefined)
+  const dir = mkdtempSync(join(tmpdir(), 'kt-bench-serve-'))
+  const loadBefore = loadavg()[0]
+  let server: ServerProcess | undefined
+  try {
+    const {registry, packed} = benchRegistry(dir, options.seed)
+    server = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
+    const port = server.port
+    progress(`creating ${options.tenants} tenants`)
+    const tenants = await createTenants(port, options.tenants)
+    progress(`load: ${options.clients} clients, ${options.tenants} tenants`)
+    const before = await fsyncStats(port)
+    const serverCpu0 = processCpuUs(server.child.pid!)
+    const clientCpu0 = process.cpuUsage()
+    const load = await runLoad({port, tenants, clients: options.clients, durationMs: options.durationMs, maxQueries: options.maxQueries, warmupMs: options.warmupMs, seed: options.seed})
+    const serverCpu = processCpuUs(server.child.pid!) - serverCpu0
+    const clientCpuUsage = process.cpuUsage(clientCpu0)
+    const after = await fsyncStats(port)
+    const batches = after.batches - before.batches
+    const commits = after.commits - before.commits
+
+    progress('rerank endpoint against /noop')
+    const rng = new Rng(options.seed)
+    const rows = Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => Number(rng.next().toFixed(6))))
+    const json = await timeRerank(port, Buffer.from(JSON.stringify({features: rows})), 'application/json', options.rerankRequests)
+    const flat = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
+    rows.flat().forEach((v, i) => flat.writeDoubleLE(v, i * 8))
+    const binary = await timeRerank(port, flat, 'application/octet-stream', options.rerankRequests)
+    const scoringUs = timeScoring(packed, rows, options.rerankRequests)
+
+    let flood: ServeBenchReport['flood'] = null
+    if (options.flood > 0) {
+      progress(`flood: ${options.flood} idle connections, then the load again`)
+      let flooding: Awaited<ReturnType<typeof openFlood>> | undefined
+      const floodLoad = await runLoad({
+        port, tenants, clients: options.clients, durationMs: Math.min(options.durationMs, 3000), maxQueries: options.maxQueries, warmupMs: 200, seed: options.seed + 1,
+        beforeStart: async () => {
+          flooding = await openFlood(port, options.flood)
+        },
+      })
+      const {sockets, refused} = flooding!
+      const health = new RawClient(port)
+      const h = await health.request('GET', '/healthz').catch(() => ({status: 0}))
+      health.close()
+      flood = {connections_opened: sockets.length, refused_503: refused(), load: floodLoad, healthz_ok: h.status === 200}
+      for (const s of sockets) s.destroy()
+    }
+
+    progress('bad input')
+    const linesBefore = server.stderrLines.length
+    const bad = await badInput(port, tenants[0])
+    await new Promise((r) => setTimeout(r, 100))
+    const badLines = server.stderrLines.length - linesBefore
+    await stopServerProcess(server)
+    server = undefined
+
+    let campaign: CampaignReport | null = null
+    if (options.kills > 0) {
+      progress(`kill -9 campaign: ${options.kills} kills`)
+      campaign = await runKillCampaign({dir: join(dir, 'campaign'), kills: options.kills, tenants: options.tenants, clients: options.clients, seed: options.seed, minLoadMs: 300, maxLoadMs: 1500, onProgress: progress})
+    }
+    return {
+      machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]},
+      load: {
+        ...load,
+        clients: options.clients,
+        tenants: options.tenants,
+        meets_queries_target: load.queries_per_s >= TARGET_QUERIES_PER_S,
+        meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
+        fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
+        // CPU over the load phase, warm-up included, per query of the phase
+        server_cpu_us_per_query: serverCpu / load.all_queries,
+        client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.all_queries,
+      },
+      rerank: {
+        candidates: RERANK_CANDIDATES,
+        features: RERANK_FEATURES,
+        trees: RERANK_TREES,
+        requests: options.rerankRequests,
+        model_scoring_us: scoringUs,
+        json: {...json, meets_target: json.beyond_http_us <= TARGET_RERANK_US},
+        binary: {...binary, meets_target: binary.beyond_http_us <= TARGET_RERANK_US},
+      },
+      flood,
+      bad_input: bad,
+      bad_input_log_lines: badLines,
+      campaign,
+    }
+  } finally {
+    if (server) await stopServerProcess(server, 'SIGKILL')
+    rmSync(dir, {recursive: true, force: true})
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The kill -9 campaign: `kt online serve` under load (C clients, T tenants, a choose plus a
+ * feedback per query) is SIGKILLed at K random moments and restarted each time. Afterwards, with
+ * the server stopped, every tenant is opened through the library and checked:
+ *
+ * - every acknowledged choose is a remembered query, with the arms the client was given;
+ * - every acknowledged feedback is applied (the query is marked used);
+ * - nothing is credited twice: per set of bandits, the evidence beyond the prior equals the
+ *   settled outcomes the counters report (uses + expired windows + labels), and the counters'
+ *   uses equal the queries marked used;
+ * - a request that was not answered (the connection died) was retried after the restart: a
+ *   choose with the same caller query id returns the same configuration if it had been logged,
+ *   a feedback is applied or answered 409 already_settled (the first attempt had been applied),
+ *   never 404 unknown_query (an acknowledged choose is never lost).
+ *
+ * Half the tenants keep one set of bandits per query type, so per-type state is exercised too.
+ * Tenants forget nothing (forgetting none), so the evidence check is exact.
+ */
+import {Rng} from '../util/rng.js'
+import {streamSeed} from '../online/sampling.js'
+import {CHOOSE_TYPES, openTenant} from '../online/library.js'
+import {TenantBandit} from '../online/bandit.js'
+import {RawClient} from './client.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
+
+export interface CampaignOptions {
+  dir: string
+  kills: number
+  tenants: number
+  clients: number
+  seed: number
+  /** Load runs this long (uniform in [min, max] ms, seeded) before each kill. */
+  minLoadMs: number
+  maxLoadMs: number
+  onProgress?: (text: string) => void
+}
+
+export interface CampaignReport {
+  kills: number
+  tenants: number
+  clients: number
+  acknowledged_chooses: number
+  acknowledged_feedback: number
+  /** Requests whose connection died unanswered, retried after a restart. */
+  retried_chooses: number
+  retried_feedback: number
+  /** Retried chooses that found their query logged (same configuration returned). */
+  retried_chooses_found: number
+  /** Retried feedback answered 409 already_settled: the first attempt had been applied before the kill. */
+  retried_feedback_already_applied: number
+  /** Checks that failed (empty: the campaign passed). */
+  violations: string[]
+  passed: boolean
+}
+
+interface Ack {
+  tenant: string
+  qid: string
+  arms: string
+}
+
+export async function runKillCampaign(options: CampaignOptions): Promise<CampaignReport> {
+  const progress = options.onProgress ?? (() => undefined)
+  const rng = new Rng(streamSeed(options.seed, 'campaign'))
+  const violations: string[] = []
+  let server: ServerProcess = await startServerProcess(['--dir', options.dir])
+  let port = server.port
+  /** Resolves while the server is up; replaced by a pending promise while it is down. */
+  let up: Promise<void> = Promise.resolve()
+  let markUp: () => void = () => undefined
+
+  const tenants: string[] = []
+  const admin = new RawClient(port)
+  for (let i = 0; i < options.tenants; i++) {
+    const id = `k${String(i).padStart(3, '0')}`
+    const r = await admin.request('POST', '/tenants', JSON.stringify({tenant: id, forgetting: 'none', levels: 2, per_type: i % 2 === 1, seed: i}))
+    if (r.status !== 201) throw new Error(`POST /tenants ${id}: ${r.status} ${r.body.toString()}`)
+    tenants.push(id)
+  }
+  admin.close()
+
+  const chooses: Ack[] = []
+  const feedbacks: Ack[] = []
+  let retriedChooses = 0
+  let retriedFeedback = 0
+  let retriedFound = 0
+  let alreadyApplied = 0
+  let stop = false
+
+  /** Attempts per tenant whose answer was lost (each may have been logged: the only source of duplicate feedback). */
+  const lostAttempts = new Map<string, number>()
+  /** Sends until answered, waiting out restarts; true if an attempt went unanswered. */
+  const send = async (client: RawClient, tenant: string, path: string, body: string): Promise<{status: number; json: Record<string, unknown>; retried: boolean}> => {
+    let retried = false
+    for (;;) {
+      await up
+      client.port = port
+      try {
+        const r = await client.request('POST', path, body)
+        if (r.status === 503) {
+          // not applied, retry (e.g. shutting down, not durable)
+          retried = true
+          await new Promise((res) => setTimeout(res, 20))
+          continue
+        }
+        return {status: r.status, json: RawClient.json(r) as Record<string, unknown>, retried}
+      } catch {
+        retried = true
+        lostAttempts.set(tenant, (lostAttempts.get(tenant) ?? 0) + 1)
+        client.close()
+        await new Promise((res) => setTimeout(res, 10))
+      }
+    }
+  }
+
+  const loop = async (index: number): Promise<void> => {
+    const client = new RawClient(port)
+    const crng = new Rng(streamSeed(options.seed, 'campaign-client', index))
+    let n = 0
+    while (!stop) {
+      const tenant = tenants[crng.int(tenants.length)]
+      const qid = `c${index}-${n++}`
+      const type = CHOOSE_TYPES[crng.int(CHOOSE_TYPES.length)]
+      const chosen = await send(client, tenant, `/tenants/${tenant}/choose`, JSON.stringify({query_id: qid, type}))
+      if (chosen.status !== 200) {
+        violations.push(`choose ${tenant}/${qid}: ${chosen.status} ${JSON.stringify(chosen.json).slice(0, 200)}`)
+        continue
+      }
+      if (chosen.retried) {
+        retriedChooses++
+        if (chosen.json.repeated === true) retriedFound++
+      }
+      chooses.push({tenant, qid, arms: JSON.stringify(chosen.json.arms)})
+      const fed = await send(client, tenant, `/tenants/${tenant}/feedback`, JSON.stringify({query_id: qid, used: true}))
+      if (fed.retried) retriedFeedback++
+      if (fed.status === 200) feedbacks.push({tenant, qid, arms: ''})
+      else if (fed.status === 409 && fed.retried && (fed.json.error as {code?: string})?.code === 'already_settled') {
+        alreadyApplied++
+        feedbacks.push({tenant, qid, arms: ''})
+      } else violations.push(`feedback ${tenant}/${qid}: ${fed.status} ${JSON.stringify(fed.json).slice(0, 200)}${fed.retried ? ' (after a retry)' : ''}`)
+    }
+    client.close()
+  }
+
+  const clients = Array.from({length: options.clients}, (_, i) => loop(i))
+  for (let k = 0; k < options.kills; k++) {
+    await new Promise((res) => setTimeout(res, options.minLoadMs + rng.next() * (options.maxLoadMs - options.minLoadMs)))
+    up = new Promise((res) => (markUp = res))
+    await stopServerProcess(server, 'SIGKILL')
+    progress(`kill ${k + 1}/${options.kills}: ${feedbacks.length} feedbacks acknowledged so far`)
+    server = await startServerProcess(['--dir', options.dir])
+    port = server.port
+    markUp()
+  }
+  await new Promise((res) => setTimeout(res, options.minLoadMs))
+  stop = true
+  await Promise.all(clients)
+  await stopServerProcess(server, 'SIGTERM')
+
+  // The checks, on the state as the library opens it.
+  const byTenant = new Map<string, {chooses: Ack[]; feedback: Set<string>}>()
+  for (const t of tenants) byTenant.set(t, {chooses: [], feedback: new Set()})
+  for (const c of chooses) byTenant.get(c.tenant)!.chooses.push(c)
+  for (const f of feedbacks) byTenant.get(f.tenant)!.feedback.add(f.qid)
+  for (const id of tenants) {
+    const tenant = openTenant({dir: options.dir, tenant: id})
+    try {
+      const learner = tenant.store.learner
+      const mine = byTenant.get(id)!
+      for (const c of mine.chooses) {
+        const q = learner.remembered(c.qid)
+        if (!q) violations.push(`${id}: acknowledged query ${c.qid} is not in the state`)
+        else if (JSON.stringify(q.arms) !== c.arms) violations.push(`${id}: query ${c.qid} plays other arms than the client was given`)
+      }
+      let used = 0
+      for (const c of mine.chooses) if (learner.remembered(c.qid)?.used) used++
+      for (const qid of mine.feedback) if (!learner.remembered(qid)?.used) violations.push(`${id}: acknowledged feedback for ${qid} is not in the state`)
+      // Queries logged but never acknowledged may have been used too (their feedback was retried); count all remembered uses.
+      const counters = learner.counters
+      if (counters.used < used) violations.push(`${id}: counters.used ${counters.used} < acknowledged uses ${used}`)
+      // A duplicate is a feedback attempt whose answer was lost but which had been logged, retried:
+      // never more than the attempts that went unanswered.
+      if (counters.duplicate > (lostAttempts.get(id) ?? 0)) violations.push(`${id}: ${counters.duplicate} duplicate feedbacks, but only ${lostAttempts.get(id) ?? 0} attempts went unanswered`)
+      if (counters.unknown !== 0) violations.push(`${id}: ${counters.unknown} feedbacks for unknown queries`)
+      // Exactly once: the evidence beyond the prior equals the settled outcomes.
+      const fresh = openPriorMass(learner.bandit)
+      const sets = [learner.bandit, ...learner.typedBandits().values()]
+      let evidence = 0
+      for (const b of sets) for (let a = 0; a < b.posteriors[0].arms; a++) evidence += b.posteriors[0].evidence(a)
+      const beyondPrior = evidence - fresh * sets.length
+      const settled = counters.used + counters.expired + counters.labels
+      if (Math.abs(beyondPrior - settled) > 1e-6) violations.push(`${id}: evidence beyond the prior ${beyondPrior} != settled outcomes ${settled} (something credited twice or lost)`)
+    } finally {
+      await tenant.close()
+    }
+  }
+  return {
+    kills: options.kills,
+    tenants: options.tenants,
+    clients: options.clients,
+    acknowledged_chooses: chooses.length,
+    acknowledged_feedback: feedbacks.length,
+    retried_chooses: retriedChooses,
+    retried_feedback: retriedFeedback,
+    retried_chooses_found: retriedFound,
+    retried_feedback_already_applied: alreadyApplied,
+    violations: violations.slice(0, 50),
+    passed: violations.length === 0,
+  }
+}
+
+/** Evidence a fresh set of bandits with these settings holds in its first dimension (the prior's pseudo-observations). */
+function openPriorMass(bandit: TenantBandit): number {
+  const fresh = new TenantBandit(bandit.space, bandit.profile, bandit.settings)
+  let total = 0
+  for (let a = 0; a < fresh.posteriors[0].arms; a++) total += fresh.posteriors[0].evidence(a)
+  return total
+}

@@ -1,0 +1,96 @@
+/**
+ * A minimal HTTP/1.1 keep-alive client over one TCP connection, one request at a time: what the
+ * load generator of `kt bench serve` and the kill -9 campaign use. Node's http client costs tens
+ * of microseconds per request in its own bookkeeping; a load generator must cost the server's
+ * machine as little as it can (the same cores run both).
+ *
+ * It understands exactly what `kt online serve` sends: a status line, headers with Content-Length,
+ * a body; `connection: close` ends the connection after the response.
+ */
+import {connect, type Socket} from 'node:net'
+
+export interface RawResponse {
+  status: number
+  body: Buffer
+  headers: string
+}
+
+const HEADER_END = Buffer.from('\r\n\r\n')
+
+export class RawClient {
+  private socket: Socket | undefined
+  private buffer: Buffer = Buffer.alloc(0)
+  private waiting: {resolve: (r: RawResponse) => void; reject: (e: Error) => void} | undefined
+
+  constructor(
+    public port: number,
+    private readonly host = '127.0.0.1',
+    private readonly token?: string,
+  ) {}
+
+  private open(): Socket {
+    const socket = connect({port: this.port, host: this.host, noDelay: true})
+    socket.on('data', (chunk: Buffer) => this.onData(chunk))
+    const fail = (error: Error): void => {
+      if (this.socket === socket) this.socket = undefined
+      const w = this.waiting
+      this.waiting = undefined
+      this.buffer = Buffer.alloc(0)
+      w?.reject(error)
+    }
+    socket.on('error', fail)
+    socket.on('close', () => fail(Object.assign(new Error('connection closed before a response'), {code: 'ECONNRESET'})))
+    this.socket = socket
+    return socket
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+    const end = this.buffer.indexOf(HEADER_END)
+    if (end < 0 || !this.waiting) return
+    const headers = this.buffer.subarray(0, end).toString('latin1')
+    const m = /\r\ncontent-length: *(\d+)/i.exec(headers)
+    const length = m ? Number(m[1]) : 0
+    if (this.buffer.length < end + 4 + length) return
+    const status = Number(headers.slice(9, 12))
+    const body = this.buffer.subarray(end + 4, end + 4 + length)
+    this.buffer = this.buffer.subarray(end + 4 + length)
+    const w = this.waiting
+    this.waiting = undefined
+    if (/\r\nconnection: *close/i.test(headers)) {
+      const s = this.socket
+      this.socket = undefined
+      s?.removeAllListeners('close')
+      s?.on('close', () => undefined)
+      s?.destroy()
+      this.buffer = Buffer.alloc(0)
+    }
+    w.resolve({status, body, headers})
+  }
+
+  /** Sends one request and resolves with the response; rejects on a connection error (not answered: retry). */
+  request(method: string, path: string, body?: string | Buffer, contentType = 'application/json'): Promise<RawResponse> {
+    if (this.waiting) return Promise.reject(new Error('RawClient: one request at a time'))
+    const socket = this.socket ?? this.open()
+    return new Promise((resolve, reject) => {
+      this.waiting = {resolve, reject}
+      const payload = body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : body
+      const auth = this.token ? `authorization: Bearer ${this.token}\r\n` : ''
+      const head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}\r\n${auth}content-type: ${contentType}\r\ncontent-length: ${payload.length}\r\n\r\n`
+      socket.write(payload.length > 0 ? Buffer.concat([Buffer.from(head, 'latin1'), payload]) : head)
+    })
+  }
+
+  /** The response body as JSON. */
+  static json(response: RawResponse): unknown {
+    return JSON.parse(response.body.toString('utf8'))
+  }
+
+  close(): void {
+    const s = this.socket
+    this.socket = undefined
+    s?.removeAllListeners('close')
+    s?.on('close', () => undefined)
+    s?.destroy()
+  }
+}

@@ -1,0 +1,204 @@
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {connect, type Socket} from 'node:net'
+import {startServer, type RunningServer} from '../../src/serve/server.js'
+import {RawClient} from '../../src/serve/client.js'
+import {toSavedModel, writeModel, fromSavedModel} from '../../src/rank/model.js'
+import {deploy} from '../../src/rank/registry.js'
+import {randomCompleteTree} from '../../src/rank/bench.js'
+import {PackedEnsemble} from '../../src/rank/packed.js'
+import {Rng} from '../../src/util/rng.js'
+import {InputError} from '../../src/util/errors.js'
+
+const WIDTH = 5
+let dir: string
+let server: RunningServer
+const logLines: string[] = []
+let packed: PackedEnsemble
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{status: number; json: any; headers: Headers}> {
+  const r = await fetch(`${server.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers})
+  const text = await r.text()
+  return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
+}
+
+/** Runs `fn` and returns what it logged. */
+async function logged<T>(fn: () => Promise<T>): Promise<{out: T; lines: string[]}> {
+  const before = logLines.length
+  const out = await fn()
+  return {out, lines: logLines.slice(before)}
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kt-serve-'))
+  const rng = new Rng(3)
+  const saved = toSavedModel({featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`), trees: Array.from({length: 8}, () => randomCompleteTree(3, WIDTH, rng))}, {}, {valid: {'ndcg@10': 0}}, {})
+  writeModel(join(dir, 'model.json'), saved)
+  deploy(join(dir, 'registry'), join(dir, 'model.json'), {force: 'test: random trees'})
+  packed = new PackedEnsemble(fromSavedModel(saved))
+  server = await startServer({dir: join(dir, 'tenants'), port: 0, registry: join(dir, 'registry'), maxConnections: 40, log: (line) => logLines.push(line)})
+})
+
+afterAll(async () => {
+  await server?.close()
+  rmSync(dir, {recursive: true, force: true})
+})
+
+describe('kt online serve', () => {
+  it('creates a tenant, chooses, takes feedback once, and reports status and metrics', async () => {
+    const created = await call('POST', '/tenants', {tenant: 'acme', levels: 2, per_type: true})
+    expect(created.status).toBe(201)
+    expect(created.json.settings).toMatchObject({levels: 2, per_type: true})
+    const chosen = await call('POST', '/tenants/acme/choose', {type: 'temporal'})
+    expect(chosen.status).toBe(200)
+    expect(chosen.json).toMatchObject({query_id: '1', kt_query_id: 1, type: 'temporal'})
+    expect(Object.keys(chosen.json.config)).toContain('bm25.k1')
+    expect((await call('POST', '/tenants/acme/feedback', {query_id: '1', used: true})).json).toEqual({query_id: '1', verdict: 'applied'})
+    const status = await call('GET', '/tenants/acme')
+    expect(status.json).toMatchObject({tenant: 'acme', queries: 1, counters: {used: 1}})
+    expect(Object.keys(status.json.types)).toEqual(['temporal'])
+    const metrics = await call('GET', '/metrics')
+    expect(metrics.json).toMatch(/kt_http_requests_total\{route="choose",code="200"\} 1/)
+    expect(metrics.json).toMatch(/kt_fsync_batches_total [1-9]/)
+    expect(metrics.json).toMatch(/kt_tenants_open 1/)
+    expect(metrics.json).toMatch(/kt_http_request_duration_seconds_bucket\{route="feedback",le="\+Inf"\} 1/)
+    expect((await call('GET', '/healthz')).json).toMatchObject({status: 'ok'})
+  })
+
+  it('a caller query id is kept, and choosing it again returns the same configuration (a safe retry)', async () => {
+    const first = await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'multi_hop'})
+    const again = await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'multi_hop'})
+    expect(first.json.query_id).toBe('req-77')
+    expect(again.json).toMatchObject({query_id: 'req-77', kt_query_id: first.json.kt_query_id, arms: first.json.arms, repeated: true})
+    expect((await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'temporal'})).json.error.code).toBe('duplicate_query_id')
+    expect((await call('POST', '/tenants/acme/feedback', {query_id: 'req-77', used: true})).status).toBe(200)
+  })
+
+  it('answers every kind of bad input with a JSON 4xx and one log line, and keeps serving', async () => {
+    const cases: Array<[string, string, unknown, number, string, Record<string, string>?]> = [
+      ['POST', '/tenants/acme/choose', '{"type": tempo', 400, 'bad_request'],
+      ['POST', '/tenants/acme/choose', '', 400, 'bad_request'],
+      ['POST', '/tenants/acme/choose', {tpye: 'temporal'}, 400, 'bad_request'],
+      ['POST', '/tenants/acme/choose', {type: 'weather'}, 400, 'bad_request'],
+      ['POST', '/tenants/acme/choose', {query_id: '12'}, 400, 'bad_request'],
+      ['POST', '/tenants/nobody/choose', {}, 404, 'unknown_tenant'],
+      ['GET', '/tenants/nobody', undefined, 404, 'unknown_tenant'],
+      ['POST', '/tenants/..%2F..%2Fetc/choose', {}, 400, 'bad_request'],
+      ['POST', '/tenants/acme/feedback', {query_id: '999', used: true}, 404, 'unknown_query'],
+      ['POST', '/tenants/acme/feedback', {query_id: '1', used: true}, 409, 'already_settled'],
+      ['POST', '/tenants/acme/feedback', {query_id: '1', label: 7}, 400, 'bad_request'],
+      ['POST', '/tenants/acme/feedback', {query_id: '1'}, 400, 'bad_request'],
+      ['POST', '/tenants', {tenant: 'acme'}, 409, 'tenant_exists'],
+      ['POST', '/tenants', {tenant: 'x', levels: 'many'}, 400, 'bad_request'],
+      ['POST', '/tenants', {tenant: 'y', profile: {kt_profile: 1}}, 400, 'bad_request'],
+      ['GET', '/tenants/acme/choose', undefined, 405, 'method_not_allowed'],
+      ['GET', '/nowhere', undefined, 404, 'not_found'],
+      ['POST', '/rerank', {features: [[1, 2]]}, 400, 'bad_request'],
+      ['POST', '/rerank', new Uint8Array(7), 400, 'bad_request', {'content-type': 'application/octet-stream'}],
+    ]
+    for (const [method, path, body, status, code, headers] of cases) {
+      const {out, lines} = await logged(() => call(method, path, body, headers))
+      expect([path, out.status, out.json.error?.code]).toEqual([path, status, code])
+      expect(out.json.error.message.length).toBeGreaterThan(10)
+      expect(lines, `${method} ${path}`).toHaveLength(1)
+      expect(JSON.parse(lines[0])).toMatchObject({status, code})
+    }
+    // the x and y tenants were refused before anything was created
+    expect((await call('GET', '/tenants/x')).status).toBe(404)
+    expect((await call('POST', '/tenants/acme/choose', {})).status).toBe(200)
+  })
+
+  it('refuses a body over 1 MB with 413 whether or not it declares its length', async () => {
+    const big = 'x'.repeat(1024 * 1024 + 10)
+    const declared = await logged(() => call('POST', '/tenants/acme/choose', big))
+    expect(declared.out.status).toBe(413)
+    expect(declared.out.json.error.code).toBe('body_too_large')
+    expect(declared.lines).toHaveLength(1)
+    // chunked: no content-length, the limit is counted while reading
+    const socket = connect({port: server.port, host: '127.0.0.1'})
+    const answer = await new Promise<string>((resolve) => {
+      let text = ''
+      socket.on('data', (d) => (text += d.toString()))
+      socket.on('close', () => resolve(text))
+      socket.on('error', () => resolve(text))
+      socket.write('POST /tenants/acme/choose HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n')
+      const chunk = 'y'.repeat(64 * 1024)
+      for (let i = 0; i < 20; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 413/)
+    expect(answer).toMatch(/"code":"body_too_large"/)
+    expect((await call('POST', '/tenants/acme/choose', {})).status).toBe(200)
+  })
+
+  it('answers malformed HTTP with a JSON 400', async () => {
+    const socket = connect({port: server.port, host: '127.0.0.1'})
+    const answer = await new Promise<string>((resolve) => {
+      let text = ''
+      socket.on('data', (d) => (text += d.toString()))
+      socket.on('close', () => resolve(text))
+      socket.write('THIS IS NOT HTTP\r\n\r\n')
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 400/)
+    expect(answer).toMatch(/"code":"bad_http"/)
+  })
+
+  it('scores candidates with the deployed reranker, as JSON or float64 rows, exactly as the packed model', async () => {
+    const info = await call('GET', '/rerank')
+    expect(info.json).toMatchObject({model: 'v1', width: WIDTH, trees: 8})
+    const rng = new Rng(9)
+    const rows = Array.from({length: 50}, () => Array.from({length: WIDTH}, () => rng.next()))
+    const expected = packed.scoreAll(Float64Array.from(rows.flat()), rows.length, new Float64Array(rows.length))
+    const viaJson = await call('POST', '/rerank', {features: rows})
+    expect(viaJson.json.scores).toEqual(Array.from(expected))
+    expect(viaJson.json.order).toHaveLength(50)
+    for (let i = 1; i < 50; i++) expect(expected[viaJson.json.order[i - 1]]).toBeGreaterThanOrEqual(expected[viaJson.json.order[i]])
+    const bytes = new Uint8Array(Float64Array.from(rows.flat()).buffer)
+    const viaRows = await call('POST', '/rerank', bytes, {'content-type': 'application/octet-stream'})
+    expect(viaRows.json.scores).toEqual(Array.from(expected))
+  })
+
+  it('over the connection limit answers 503 and keeps serving the clients already connected', async () => {
+    const client = new RawClient(server.port)
+    expect((await client.request('GET', '/healthz')).status).toBe(200)
+    const open = server.metrics.connections // this client and fetch's kept-alive connections
+    const flood: Socket[] = []
+    let refused = 0
+    await Promise.all(Array.from({length: 60}, () => new Promise<void>((resolve) => {
+      const s = connect({port: server.port, host: '127.0.0.1'})
+      s.on('data', (d) => {
+        if (d.toString().startsWith('HTTP/1.1 503')) refused++
+      })
+      s.on('connect', () => resolve())
+      s.on('error', () => resolve())
+      flood.push(s)
+    })))
+    await new Promise((r) => setTimeout(r, 100))
+    // limit 40: the connections already open and 40 - open of the flood fit, the rest is refused
+    expect(refused).toBe(60 - (40 - open))
+    expect(server.metrics.connectionsRejected).toBe(refused)
+    const served = await client.request('POST', '/tenants/acme/choose', '{}')
+    expect(served.status).toBe(200)
+    for (const s of flood) s.destroy()
+    client.close()
+    await new Promise((r) => setTimeout(r, 100))
+    expect((await call('GET', '/healthz')).status).toBe(200)
+  })
+
+  it('refuses to bind off loopback without a token, and checks the token when it has one', async () => {
+    await expect(startServer({dir, host: '0.0.0.0', port: 0})).rejects.toThrow(InputError)
+    const guarded = await startServer({dir: join(dir, 'tenants2'), port: 0, token: 'a-token-of-16-chars!', log: () => undefined})
+    try {
+      const none = await fetch(`${guarded.url}/tenants/acme`)
+      expect(none.status).toBe(401)
+      const wrong = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars?'}})
+      expect(wrong.status).toBe(401)
+      const right = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars!'}})
+      expect(right.status).toBe(201)
+      expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200)
+    } finally {
+      await guarded.close()
+    }
+  })
+})
