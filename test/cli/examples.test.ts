@@ -21,7 +21,6 @@ const KNOWN_FAILING: Record<string, string> = {
   'bench:workers#2': 'needs the PostgreSQL server of `kt db start --port 5433` running',
   'db:start#1': 'a second server on port 5433 while the first example\'s server runs',
   'db:start#2': 'an example of a refusal (0.0.0.0 without KT_DB_PASSWORD set)',
-  'bench:cli#0': 'kt bench cli treats the exit 1 of kt run (the default study\'s FAIL verdict) as a failed command',
 }
 
 /** Commands that serve until stopped: their examples pass when still running without error after SERVER_GRACE_MS. */

@@ -35,10 +35,10 @@ describe('parallel workers', () => {
       seed: 1,
       maxTrials: 10,
       workers: 2,
-      timeoutMs: 1500,
+      timeoutMs: 4000, // long enough for a worker thread to load the module on a loaded machine
     })
     expect(out.trials).toHaveLength(10)
-    expect(out.trials[3]).toMatchObject({status: 'failed', error: 'timed out after 1500 ms'})
+    expect(out.trials[3]).toMatchObject({status: 'failed', error: 'timed out after 4000 ms'})
     expect(out.trials[5].status).toBe('failed')
     expect(out.trials[5].error).toMatch(/objective exploded/)
     expect(out.trials.filter((t) => t.status === 'ok')).toHaveLength(8)
