@@ -3,9 +3,8 @@ import {basename} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
-import {analyzeStudy} from '../../src/search/analysis.js'
+import {analyzeStudy, frontTrialRecords} from '../../src/search/analysis.js'
 import {checkFrontLatency} from '../../src/eval/latency-check.js'
-import {splitTimingMetrics} from '../../src/search/types.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -62,18 +61,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
   }
   const analysis = analyzeStudy([...trials, defaultsRow], undefined, undefined, settings.metric)
-  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
-  const dominatedIds = new Set(analysis.front.dominated.map((p) => p.trialId))
-  const trialRecords = [...trials, defaultsRow]
-    .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
-    .map((t) => {
-      const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-      return {
-        trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
-        set: onFront.has(t.id) ? 'Pareto front' as const : dominatedIds.has(t.id) ? 'dominated' as const : 'lower budget' as const,
-        quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
-      }
-    })
+  const trialRecords = frontTrialRecords([...trials, defaultsRow], analysis)
   // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
   const latencyCheck = checkFrontLatency(analysis, overall)
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
@@ -163,8 +151,6 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
       await side.close?.()
     }
   }
-  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
-  const dominatedIds = new Set(analysis.front.dominated.map((p) => p.trialId))
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
     data: input.dataLabel,
@@ -182,16 +168,7 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
       hypervolume: analysis.front.hypervolume,
       hypervolume_share: analysis.front.hypervolumeShare,
     },
-    trials: all
-      .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
-      .map((t) => {
-        const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-        return {
-          trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
-          set: onFront.has(t.id) ? 'Pareto front' as const : dominatedIds.has(t.id) ? 'dominated' as const : 'lower budget' as const,
-          quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
-        }
-      }),
+    trials: frontTrialRecords(all, analysis),
     profiles: own.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale})),
     engine: {name: spec.name, file: basename(engineFile), latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'},
     ...(holdout ? {holdout} : {}),

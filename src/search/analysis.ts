@@ -128,3 +128,34 @@ export function analyzeObjectiveStudy(trials: readonly TrialRow[], objectives: r
   }
   return {front, profiles, chart: front ? objectiveFrontChartSpec(front) : null, lines}
 }
+
+/** One scored trial of a retrieval study as the report charts it: which set it falls in, its quality and P99. */
+export interface FrontTrialRecord {
+  trial: number
+  budget: number
+  queries: number | null
+  set: 'Pareto front' | 'dominated' | 'lower budget'
+  quality: number
+  p99_ms: number
+  config: TrialRow['config']
+  metrics: Record<string, number>
+}
+
+/**
+ * Every trial with a quality and a P99, placed against the analysis's front (on it, dominated at
+ * the full budget, or from a lower budget); wall-clock timings left out so reports repeat exactly.
+ */
+export function frontTrialRecords(trials: readonly TrialRow[], analysis: StudyAnalysis): FrontTrialRecord[] {
+  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
+  const dominated = new Set(analysis.front.dominated.map((p) => p.trialId))
+  return trials
+    .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
+    .map((t) => {
+      const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
+      return {
+        trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
+        set: onFront.has(t.id) ? 'Pareto front' : dominated.has(t.id) ? 'dominated' : 'lower budget',
+        quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
+      }
+    })
+}

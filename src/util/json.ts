@@ -119,7 +119,7 @@ function describeChar(text: string, offset: number): string {
  * Where text stops being JSON when V8 does not say: the shortest prefix that fails for a reason
  * other than ending early ends at the first bad character. Only runs on the error path.
  */
-function firstBadOffset(text: string): number {
+export function firstBadOffset(text: string): number {
   const badAt = (n: number): boolean => {
     try {
       JSON.parse(text.slice(0, n))
