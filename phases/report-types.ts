@@ -1,4 +1,5 @@
 import type {HoldoutReport} from '../src/search/holdout.js'
+import type {FrontTrialRecord} from '../src/search/analysis.js'
 import type {FrontLatencyReport} from '../src/eval/latency-check.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
@@ -121,17 +122,8 @@ export interface RetrievalFrontPoint {
   p99_ms: number
 }
 
-export interface RetrievalTrialRecord {
-  trial: number
-  budget: number
-  /** Queries scored at this budget (the largest budget scores them all). */
-  queries: number | null
-  set: 'Pareto front' | 'dominated' | 'lower budget'
-  quality: number
-  p99_ms: number
-  config: Record<string, number | string | boolean>
-  metrics: Record<string, number>
-}
+/** One scored trial of the retrieval study as charted (see frontTrialRecords). */
+export type RetrievalTrialRecord = FrontTrialRecord
 
 /** Phase 4's retrieval-engine study (present when the plan has a `retrieval` section). */
 export interface RetrievalSearchResult {

@@ -133,6 +133,7 @@ export function analyzeObjectiveStudy(trials: readonly TrialRow[], objectives: r
 export interface FrontTrialRecord {
   trial: number
   budget: number
+  /** Queries scored at this budget (the largest budget scores them all). */
   queries: number | null
   set: 'Pareto front' | 'dominated' | 'lower budget'
   quality: number

@@ -11,6 +11,7 @@ import {activeConfig, configKeys, defaultConfig, type Config} from '../space/ind
 import {writeFileAtomic} from '../util/fs.js'
 import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
 import type {TrialRow} from './store.js'
+import {writeFrontChart} from './sweeps.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 
 /** Name of the profile that restores the engine's defaults. */
@@ -79,15 +80,8 @@ export async function writeEngineStudyOutputs(
     write(`profiles/${d.name}.sh`, renderShellScript(profile), 0o755)
   }
   if (analysis.chart) {
-    write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
-    try {
-      const {renderChart, withChartDefaults} = await import('../report/render.js')
-      const chart = await renderChart(withChartDefaults(analysis.chart))
-      write('front.svg', chart.svg)
-      write('front.png', chart.png)
-    } catch (error) {
-      analysis.lines.push(`front chart not rendered (${(error as Error).message.split('\n')[0]}); spec in ${join(out, 'front.vl.json')}`)
-    }
+    const note = await writeFrontChart(analysis.chart, out, write)
+    if (note) analysis.lines.push(note)
   }
   return {...analysis, files}
 }

@@ -54,17 +54,27 @@ export async function writeStudyAnalysis(
     }
     write('front.json', `${JSON.stringify(snakeKeysOfRecord(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front), null, 2)}\n`)
     write('profiles.json', `${JSON.stringify(snakeKeysOfRecord(analysis.profiles), null, 2)}\n`)
-    write('front.vl.json', `${JSON.stringify(analysis.chart)}\n`)
-    try {
-      const {renderChart, withChartDefaults} = await import('../report/render.js')
-      const chart = await renderChart(withChartDefaults(analysis.chart))
-      write('front.svg', chart.svg)
-      write('front.png', chart.png)
-    } catch (error) {
-      analysis.lines.push(`front chart not rendered (${(error as Error).message.split('\n')[0]}); spec in ${join(out, 'front.vl.json')}`)
-    }
+    const note = await writeFrontChart(analysis.chart, out, write)
+    if (note) analysis.lines.push(note)
   }
   return {...analysis, files}
+}
+
+/**
+ * Writes a front's vega-lite spec and its SVG and PNG renderings as front.{vl.json,svg,png};
+ * returns a line saying why the images are missing when rendering failed (the spec is kept).
+ */
+export async function writeFrontChart(spec: unknown, out: string, write: (name: string, data: string | Uint8Array) => void): Promise<string | undefined> {
+  write('front.vl.json', `${JSON.stringify(spec)}\n`)
+  try {
+    const {renderChart, withChartDefaults} = await import('../report/render.js')
+    const chart = await renderChart(withChartDefaults(spec as Parameters<typeof withChartDefaults>[0]))
+    write('front.svg', chart.svg)
+    write('front.png', chart.png)
+    return undefined
+  } catch (error) {
+    return `front chart not rendered (${(error as Error).message.split('\n')[0]}); spec in ${join(out, 'front.vl.json')}`
+  }
 }
 
 export interface RoutedSweepOptions {
