@@ -13,6 +13,7 @@ import {freePort} from '../engines/service-transport.js'
 import {DEFAULT_KS, queryMetrics, rankingDepth} from '../eval/metrics.js'
 import {selectScoredQueries} from '../eval/queries.js'
 import {fixturesDir} from '../util/paths.js'
+import type {BenchLine} from './adapters.js'
 
 /** Issue 9's target: kt's overhead per query at 1,000 queries over keep-alive HTTP. */
 export const SERVICE_OVERHEAD_TARGET_MS = 0.1
@@ -45,14 +46,8 @@ process.stdin.on('end', () => process.exit(0))
 process.stdin.resume()
 `
 
-export interface ServiceOverheadLine {
-  readonly name: string
-  readonly value: number
-  readonly unit: string
-  readonly target: string
-  readonly met: boolean
-  readonly detail: string
-}
+/** One line of `kt bench adapters` (the shape every adapter line has). */
+export type ServiceOverheadLine = BenchLine
 
 export async function serviceOverhead(): Promise<ServiceOverheadLine> {
   const dataset = loadMemoryDataset(`${fixturesDir}/memory_small.json`)

@@ -16,7 +16,7 @@ import {activeConfig, configToEnv, type Config} from '../space/index.js'
 import type {EvalContext, EvalResult, Objective} from '../search/types.js'
 import {ensureDir} from '../util/fs.js'
 import {tierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
-import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, valueNames} from './metrics.js'
+import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, engineObjectiveHeader} from './metrics.js'
 
 /** Time a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 1000
@@ -196,11 +196,7 @@ export function commandObjective(spec: EngineSpec, evaluate: CommandEvaluate): O
   const ensured = new Set<string>()
   const timeoutMs = evaluate.timeout_s * 1000
   return {
-    id: `engine:${spec.name}`,
-    space: spec.space,
-    fidelity: spec.fidelity,
-    valueNames: valueNames(spec.objectives),
-    concurrent: true,
+    ...engineObjectiveHeader(spec),
     async evaluate(config, budget, ctx): Promise<EvalResult> {
       let outFile: string | undefined
       let errFile: string | undefined

@@ -9,7 +9,7 @@ import https from 'node:https'
 import {activeConfig} from '../space/index.js'
 import type {EvalResult, Objective} from '../search/types.js'
 import {tierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
-import {TrialFailure, resultFromMetrics, valueNames} from './metrics.js'
+import {TrialFailure, resultFromMetrics, engineObjectiveHeader} from './metrics.js'
 
 /** First backoff after a connection error; doubled on each further retry. */
 export const HTTP_BACKOFF_MS = 100
@@ -85,11 +85,7 @@ export function httpObjective(spec: EngineSpec, evaluate: HttpEvaluate): Objecti
   const agent = new (url.protocol === 'https:' ? https.Agent : http.Agent)({keepAlive: true})
   const timeoutMs = evaluate.timeout_s * 1000
   return {
-    id: `engine:${spec.name}`,
-    space: spec.space,
-    fidelity: spec.fidelity,
-    valueNames: valueNames(spec.objectives),
-    concurrent: true,
+    ...engineObjectiveHeader(spec),
     async evaluate(config, budget, ctx): Promise<EvalResult> {
       const tier = tierForBudget(spec.tiers, budget)
       const body = JSON.stringify({config: activeConfig(spec.space, config), budget: tier?.budget ?? budget, tier: tier?.name ?? null, trial_id: ctx.trialId, seed: ctx.seed})

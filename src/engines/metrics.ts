@@ -3,7 +3,7 @@
  * Objective contract's result (loss, minimised objective vector, metrics), and the failure that
  * carries the engine's own last words (stderr) into the study.
  */
-import type {EngineObjective} from './file.js'
+import type {EngineObjective, EngineSpec} from './file.js'
 
 /** Lines of stderr kept with a failed trial. */
 export const STDERR_TAIL_LINES = 20
@@ -84,4 +84,12 @@ export function resultFromMetrics(objectives: readonly EngineObjective[], raw: R
 /** Names of the minimised objective vector (the contract's valueNames): `-metric` for maximised ones. */
 export function valueNames(objectives: readonly EngineObjective[]): string[] | undefined {
   return objectives.length > 1 ? objectives.map((o) => (o.direction === 'maximize' ? `neg_${o.metric}` : o.metric)) : undefined
+}
+
+/**
+ * What every engine-file objective declares alike: its id, space, tiers as fidelity, objective
+ * names, and that its trials run in flight in one thread (processes or requests, not threads).
+ */
+export function engineObjectiveHeader(spec: EngineSpec): {id: string; space: EngineSpec['space']; fidelity: EngineSpec['fidelity']; valueNames: string[] | undefined; concurrent: true} {
+  return {id: `engine:${spec.name}`, space: spec.space, fidelity: spec.fidelity, valueNames: valueNames(spec.objectives), concurrent: true}
 }

@@ -20,6 +20,7 @@
  * goes on, with the service still ingested.
  */
 import {performance} from 'node:perf_hooks'
+import {valueNames} from './metrics.js'
 import type {Conversation, MemoryDataset} from '../data/conversations/types.js'
 import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../eval/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../eval/queries.js'
@@ -344,7 +345,7 @@ export function retrievalServiceObjective(
     id: `service:${spec.name}:${options.dataLabel ?? dataset.source}`,
     space: spec.space,
     fidelity: tierFidelity(specs),
-    valueNames: objectives ? (objectives.length > 1 ? objectives.map((o) => (o.direction === 'maximize' ? `neg_${o.metric}` : o.metric)) : undefined) : SERVICE_VALUE_NAMES,
+    valueNames: objectives ? valueNames(objectives) : SERVICE_VALUE_NAMES,
     concurrent: true,
     selection,
     firstSession: () => pool.first,
