@@ -19,7 +19,7 @@ import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
 import {finishParams, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
-import type {FinishedTrial, Lease, NewTrial, OpenOptions, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
 export {StorageUnavailableError} from './storage.js'
@@ -33,6 +33,17 @@ const CHANNEL = 'kt_study'
 const SCHEMA_LOCK_KEY = 0x6b74_0001
 /** Longest wait of a worker whose notification connection is down (ms). */
 const FALLBACK_POLL_MS = 500
+
+/** The columns finishParams fills, in its order, and where its tell position sits. */
+const FINISH_COLUMNS = ['status', 'loss', 'objective_values', 'metrics', 'checkpoint', 'error', 'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker']
+const FINISH_TELL_SEQ = FINISH_COLUMNS.indexOf('tell_seq')
+const FINISH_ASKS_BEFORE = FINISH_COLUMNS.indexOf('asks_before')
+
+/** A number as an SQL literal that reads back as the same double (non-finite ones as float8 strings). */
+function numberLiteral(v: number): string {
+  if (Number.isFinite(v)) return String(v)
+  return Number.isNaN(v) ? "'NaN'" : v > 0 ? "'Infinity'" : "'-Infinity'"
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kt_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -129,6 +140,7 @@ export class PostgresStorage implements StudyStorage {
   private readonly mutex = new Mutex()
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
+  private readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
 
   private constructor(
     private readonly url: string,
@@ -163,6 +175,12 @@ export class PostgresStorage implements StudyStorage {
   private async connect(): Promise<pg.Client> {
     const {Client} = loadPg()
     const client = new Client({connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'kt'})
+    // every statement sent is one round trip (kt bench workers reports them per trial)
+    const send = client.query.bind(client) as (...args: unknown[]) => unknown
+    client.query = ((...args: unknown[]) => {
+      this.counters.roundTrips++
+      return send(...args)
+    }) as typeof client.query
     // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
     client.on('error', () => {
       if (this.client === client) this.client = undefined
@@ -325,29 +343,65 @@ export class PostgresStorage implements StudyStorage {
     })
   }
 
+  async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
+    const rows = await this.use(
+      async (c) =>
+        (await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, [study, askCount, tellSeq])).rows,
+    )
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
   /**
-   * One locked section in about four round trips: BEGIN with the row lock; the unseen trials with
-   * the running ones (the leases) in one query; a finish with its NOTIFY in one statement; and the
-   * section's writes, buffered, sent with COMMIT. Buffered writes are SQL with escaped literals
-   * (client.escapeLiteral), since one message cannot carry several parameterised statements.
+   * One locked section in two round trips: BEGIN with the study row's lock, the prelude's finish
+   * (its tell_seq and asks_before computed under the lock, its NOTIFY in the same statement) and
+   * the unseen trials with the running ones (the leases), in one message; then the section's
+   * writes, buffered, sent with COMMIT. Without a prelude, tx.changes and tx.finish are a round
+   * trip each. Statements are SQL with escaped literals (client.escapeLiteral), since one message
+   * cannot carry several parameterised statements.
    */
-  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     let notify = false
     // listening before the section starts, so a tell committed right after it is not missed
     await this.listen()
     const changeMark = this.wakeFor(study).generation
     const out = await this.use(async (c) => {
-      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : c.escapeLiteral(String(v)))
+      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v)))
       const studyLit = lit(study)
-      const begun = (await c.query(
-        `BEGIN; SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = ${studyLit} FOR UPDATE`,
-      )) as unknown as Array<{rows: Array<{state: string; now_ms: number}>}>
+      const changesSql = (askCount: number, tellSeq: number): string =>
+        `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials WHERE study = ${studyLit} AND (id >= ${lit(askCount)} OR tell_seq >= ${lit(tellSeq)} OR status = 'running') ORDER BY id`
+      const statements = [`BEGIN; SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = ${studyLit} FOR UPDATE`]
+      const finish = prelude?.finish
+      if (finish) {
+        // the next tell in the study's order, and every trial asked so far (ids 0, 1, 2, ... under the lock)
+        const values = finishParams({...finish.result, tellSeq: -1, asksBefore: -1}).map(lit)
+        values[FINISH_TELL_SEQ] = `(SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = ${studyLit})`
+        values[FINISH_ASKS_BEFORE] = `(SELECT COALESCE(MAX(id), -1) + 1 FROM kt_trials WHERE study = ${studyLit})`
+        statements.push(
+          `WITH u AS (UPDATE kt_trials SET ${FINISH_COLUMNS.map((col, i) => `${col} = ${values[i]}`).join(', ')}, owner = NULL, heartbeat_ms = NULL
+             WHERE study = ${studyLit} AND id = ${lit(finish.trialId)} AND status = 'running' AND owner = ${lit(finish.owner)} RETURNING id)
+           SELECT id, pg_notify(${lit(CHANNEL)}, ${studyLit}) FROM u`,
+        )
+      }
+      if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq))
+      const t0 = performance.now()
+      const results = (await c.query(statements.join('; '))) as unknown as Array<{rows: Array<Record<string, unknown>>; rowCount: number | null}>
+      const t1 = performance.now()
+      this.counters.lockWaitMs += t1 - t0
       const pending: string[] = []
       try {
-        const locked = begun[1].rows[0]
+        const locked = results[1].rows[0] as {state: string; now_ms: number} | undefined
         const nowMs = Number(locked?.now_ms ?? Date.now())
         let running: Lease[] | undefined
         const finished = new Set<number>()
+        let recorded: boolean | undefined
+        if (finish) {
+          recorded = results[2].rowCount === 1
+          if (recorded) {
+            notify = true
+            finished.add(finish.trialId)
+          }
+        }
+        const prefetched = prelude?.since ? results[results.length - 1].rows : undefined
         const leaseOf = (r: Record<string, unknown>): Lease => ({
           id: Number(r.id),
           owner: (r.owner as string | null) ?? null,
@@ -357,16 +411,13 @@ export class PostgresStorage implements StudyStorage {
         const tx: StudyTx = {
           nowMs,
           changeMark,
+          recorded,
           state: locked?.state ?? 'missing',
           changes: async (askCount, tellSeq) => {
-            const rows = (
-              await c.query(
-                `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id`,
-                [study, askCount, tellSeq],
-              )
-            ).rows
+            const since = prelude?.since
+            const rows = since && since.askCount === askCount && since.tellSeq === tellSeq ? prefetched! : (await c.query(changesSql(askCount, tellSeq))).rows
             running = rows.filter((r) => r.status === 'running').map(leaseOf)
-            return rows.filter((r) => r.id >= askCount || (r.tell_seq !== null && r.tell_seq >= tellSeq)).map((r) => trialFromRow(this.label, r))
+            return rows.filter((r) => Number(r.id) >= askCount || (r.tell_seq !== null && Number(r.tell_seq) >= tellSeq)).map((r) => trialFromRow(this.label, r))
           },
           leases: async (): Promise<Lease[]> => {
             running ??= (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map(leaseOf)
@@ -411,6 +462,7 @@ export class PostgresStorage implements StudyStorage {
         }
         const result = await fn(tx)
         await c.query([...pending, 'COMMIT'].join('; '))
+        this.counters.lockHeldMs += performance.now() - t1
         return result
       } catch (error) {
         if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)
@@ -473,6 +525,10 @@ export class PostgresStorage implements StudyStorage {
       return
     }
     await wake.wait(timeoutMs, signal, changeMark)
+  }
+
+  coordinationStats(): CoordinationStats {
+    return {...this.counters}
   }
 
   async close(): Promise<void> {
