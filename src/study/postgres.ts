@@ -34,10 +34,28 @@ const SCHEMA_LOCK_KEY = 0x6b74_0001
 /** Longest wait of a worker whose notification connection is down (ms). */
 const FALLBACK_POLL_MS = 500
 
-/** The columns finishParams fills, in its order, and where its tell position sits. */
-const FINISH_COLUMNS = ['status', 'loss', 'objective_values', 'metrics', 'checkpoint', 'error', 'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker']
-const FINISH_TELL_SEQ = FINISH_COLUMNS.indexOf('tell_seq')
-const FINISH_ASKS_BEFORE = FINISH_COLUMNS.indexOf('asks_before')
+/**
+ * The statements of a locked section, prepared once per connection (SQL PREPARE, so that they
+ * can share one simple-protocol message with BEGIN and COMMIT) and run with EXECUTE: the server
+ * plans them once instead of at every trial.
+ */
+const SECTION_STATEMENTS = `
+PREPARE kt_lock(text) AS SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE;
+PREPARE kt_changes(text, integer, integer) AS SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials
+  WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id;
+PREPARE kt_finish(text, integer, text, text, double precision, text, text, text, text, text, text, double precision, integer) AS
+  WITH u AS (UPDATE kt_trials SET status = $4, loss = $5, objective_values = $6, metrics = $7, checkpoint = $8, error = $9,
+      tell_seq = (SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = $1),
+      asks_before = (SELECT COALESCE(MAX(id), -1) + 1 FROM kt_trials WHERE study = $1),
+      started_at = $10, finished_at = $11, duration_ms = $12, worker = $13, owner = NULL, heartbeat_ms = NULL
+    WHERE study = $1 AND id = $2 AND status = 'running' AND owner = $3 RETURNING id)
+  SELECT id, pg_notify('${CHANNEL}', $1) FROM u;
+PREPARE kt_insert(text, integer, text, text, double precision, integer, text, text, text, double precision) AS
+  INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1);
+PREPARE kt_claim(text, integer, text, text, double precision) AS
+  UPDATE kt_trials SET owner = $3, heartbeat_ms = $5, attempts = attempts + 1, started_at = $4 WHERE study = $1 AND id = $2 AND status = 'running';
+`
 
 /** A number as an SQL literal that reads back as the same double (non-finite ones as float8 strings). */
 function numberLiteral(v: number): string {
@@ -141,6 +159,8 @@ export class PostgresStorage implements StudyStorage {
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
   private readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+  /** Connections whose section statements are prepared (SECTION_STATEMENTS). */
+  private readonly prepared = new WeakSet<pg.Client>()
 
   private constructor(
     private readonly url: string,
@@ -346,7 +366,7 @@ export class PostgresStorage implements StudyStorage {
   async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
     const rows = await this.use(
       async (c) =>
-        (await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, [study, askCount, tellSeq])).rows,
+        (await c.query({name: 'kt_catch_up', text: `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, values: [study, askCount, tellSeq]})).rows,
     )
     return rows.map((r) => trialFromRow(this.label, r))
   }
@@ -367,20 +387,17 @@ export class PostgresStorage implements StudyStorage {
     const out = await this.use(async (c) => {
       const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v)))
       const studyLit = lit(study)
-      const changesSql = (askCount: number, tellSeq: number): string =>
-        `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials WHERE study = ${studyLit} AND (id >= ${lit(askCount)} OR tell_seq >= ${lit(tellSeq)} OR status = 'running') ORDER BY id`
-      const statements = [`BEGIN; SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = ${studyLit} FOR UPDATE`]
+      if (!this.prepared.has(c)) {
+        await c.query(SECTION_STATEMENTS)
+        this.prepared.add(c)
+      }
+      const changesSql = (askCount: number, tellSeq: number): string => `EXECUTE kt_changes(${studyLit}, ${lit(askCount)}, ${lit(tellSeq)})`
+      const statements = [`BEGIN; EXECUTE kt_lock(${studyLit})`]
       const finish = prelude?.finish
       if (finish) {
         // the next tell in the study's order, and every trial asked so far (ids 0, 1, 2, ... under the lock)
-        const values = finishParams({...finish.result, tellSeq: -1, asksBefore: -1}).map(lit)
-        values[FINISH_TELL_SEQ] = `(SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = ${studyLit})`
-        values[FINISH_ASKS_BEFORE] = `(SELECT COALESCE(MAX(id), -1) + 1 FROM kt_trials WHERE study = ${studyLit})`
-        statements.push(
-          `WITH u AS (UPDATE kt_trials SET ${FINISH_COLUMNS.map((col, i) => `${col} = ${values[i]}`).join(', ')}, owner = NULL, heartbeat_ms = NULL
-             WHERE study = ${studyLit} AND id = ${lit(finish.trialId)} AND status = 'running' AND owner = ${lit(finish.owner)} RETURNING id)
-           SELECT id, pg_notify(${lit(CHANNEL)}, ${studyLit}) FROM u`,
-        )
+        const [status, loss, values, metrics, checkpoint, error, , , startedAt, finishedAt, durationMs, worker] = finishParams({...finish.result, tellSeq: -1, asksBefore: -1})
+        statements.push(`EXECUTE kt_finish(${[study, finish.trialId, finish.owner, status, loss, values, metrics, checkpoint, error, startedAt, finishedAt, durationMs, worker].map(lit).join(', ')})`)
       }
       if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq))
       const t0 = performance.now()
@@ -388,6 +405,7 @@ export class PostgresStorage implements StudyStorage {
       const t1 = performance.now()
       this.counters.lockWaitMs += t1 - t0
       const pending: string[] = []
+      const readAfter: Array<{index: number; resolve: (v: unknown) => void; reject: (e: unknown) => void}> = []
       try {
         const locked = results[1].rows[0] as {state: string; now_ms: number} | undefined
         const nowMs = Number(locked?.now_ms ?? Date.now())
@@ -424,17 +442,11 @@ export class PostgresStorage implements StudyStorage {
             return running.filter((l) => !finished.has(l.id))
           },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
-            pending.push(
-              `INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts) VALUES (${[
-                studyLit, lit(trial.id), lit(trial.configId), lit(JSON.stringify(trial.config)), lit(trial.budget), lit(trial.continues?.trialId ?? null),
-                lit(trial.info ? JSON.stringify(trial.info) : null), "'running'", lit(startedAt), lit(owner), lit(nowMs), '1',
-              ].join(', ')})`,
-            )
+            const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs]
+            pending.push(`EXECUTE kt_insert(${args.map(lit).join(', ')})`)
           },
           claim: async (trialId, owner, startedAt) => {
-            pending.push(
-              `UPDATE kt_trials SET owner = ${lit(owner)}, heartbeat_ms = ${lit(nowMs)}, attempts = attempts + 1, started_at = ${lit(startedAt)} WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'running'`,
-            )
+            pending.push(`EXECUTE kt_claim(${[study, trialId, owner, startedAt, nowMs].map(lit).join(', ')})`)
           },
           finish: async (trialId, owner, r: FinishedTrial) => {
             // the tell and its notification in one statement (NOTIFY is delivered at COMMIT)
@@ -451,6 +463,15 @@ export class PostgresStorage implements StudyStorage {
             }
             return res.rowCount === 1
           },
+          checkpointAfterCommit: (trialId) => {
+            const read = new Promise<unknown>((resolve, reject) => {
+              readAfter.push({index: pending.length, resolve, reject})
+              pending.push(`SELECT checkpoint FROM kt_trials WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'ok'`)
+            })
+            // a section that fails rejects it; the caller then never sees it
+            read.catch(() => undefined)
+            return read
+          },
           setState: async (state, now) => {
             pending.push(`UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`)
           },
@@ -460,9 +481,21 @@ export class PostgresStorage implements StudyStorage {
             pending.push(`SELECT pg_notify(${lit(CHANNEL)}, ${studyLit})`)
           },
         }
-        const result = await fn(tx)
-        await c.query([...pending, 'COMMIT'].join('; '))
-        this.counters.lockHeldMs += performance.now() - t1
+        let result: T
+        try {
+          result = await fn(tx)
+          const done = await c.query([...pending, 'COMMIT'].join('; '))
+          this.counters.lockHeldMs += performance.now() - t1
+          // one result per statement when several were sent
+          const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null}>}>
+          for (const r of readAfter) {
+            const text = parts[r.index]?.rows[0]?.checkpoint
+            r.resolve(text ? JSON.parse(text) : undefined)
+          }
+        } catch (error) {
+          for (const r of readAfter) r.reject(error)
+          throw error
+        }
         return result
       } catch (error) {
         if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)

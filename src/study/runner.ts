@@ -35,7 +35,7 @@ import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
-import {StorageUnavailableError, type CoordinationStats, type Lease, type StudyStorage, type TrialRow} from './storage.js'
+import {StorageUnavailableError, type CoordinationStats, type Lease, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
 import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
@@ -245,7 +245,7 @@ class Replica {
 }
 
 type Step =
-  | {kind: 'trial'; trial: Trial; takeover: boolean; recorded?: boolean}
+  | {kind: 'trial'; trial: Trial; takeover: boolean; recorded?: boolean; checkpoint?: Promise<unknown>}
   | {kind: 'wait'; wakeInMs: number; changeMark: number; recorded?: boolean}
   | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
   | {kind: 'stop'; recorded?: boolean}
@@ -306,6 +306,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     }
   }
 
+  /** The checkpoint a continued trial starts from, when another process made it: read with the section's commit. */
+  const checkpointFor = (tx: StudyTx, trial: Trial): Promise<unknown> | undefined =>
+    trial.continues && objective.continuation && !checkpoints.has(trial.continues.trialId) ? tx.checkpointAfterCommit(trial.continues.trialId) : undefined
   const newReplica = (): Replica => new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
   /** Other workers' asks or tells reached the last section: catch up before the next one, outside the lock. */
   let othersActive = false
@@ -350,14 +353,14 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
                   if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
                   await tx.claim(orphan.id, owner, now())
                   await markRunning()
-                  return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded}
+                  return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded, checkpoint: checkpointFor(tx, trial)}
                 }
                 const limit = synced.limit(options)
                 const next = limit ? 'done' : optimizerTime(() => synced.ask())
                 if (typeof next !== 'string') {
                   await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
                   await markRunning()
-                  return {kind: 'trial', trial: next, takeover: false, recorded}
+                  return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
                 }
                 if (leases.length === 0) {
                   // nothing running anywhere and nothing to ask: the study is complete
@@ -413,11 +416,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   // objectives that wait on other processes (external engines) run every slot in this thread
   const useThreads = !objective.concurrent && (slots > 1 || (options.threads ?? false))
   const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
-  const evaluate = async (trial: Trial): Promise<Outcome> => {
+  const evaluate = async (trial: Trial, read: Promise<unknown> | undefined): Promise<Outcome> => {
     let checkpointState: unknown
     if (trial.continues && objective.continuation) {
       const id = trial.continues.trialId
-      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : await retrying(() => storage.trialCheckpoint(study, id))
+      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : read ? await read : await retrying(() => storage.trialCheckpoint(study, id))
     }
     const job: EvalJob = {
       trialId: trial.id,
@@ -461,7 +464,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       // stopped by onTrial (or Ctrl-C) during the section: the trial it handed out is released unevaluated
       if (aborted()) return {kind: 'stop'}
       if (step.takeover) rerun++
-      const outcome = await timed(() => evaluate(step.trial), (ms) => (timing!.evaluateMs += ms))
+      const outcome = await timed(() => evaluate(step.trial, step.checkpoint), (ms) => (timing!.evaluateMs += ms))
       evaluated++
       if (timing) timing.evaluated++
       if (aborted()) return {kind: 'stop'}

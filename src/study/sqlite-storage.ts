@@ -115,6 +115,7 @@ export class SqliteStorage implements StudyStorage {
           claim: async (trialId, owner, startedAt) => store.claim(study, trialId, owner, startedAt, nowMs),
           finish: async (trialId, owner, result: FinishedTrial) => store.finish(study, trialId, owner, result),
           setState: async (state, now) => store.setStudyState(study, state, now),
+          checkpointAfterCommit: async (trialId) => store.trialCheckpoint(study, trialId),
           notify: async () => {
             notify = true
           },

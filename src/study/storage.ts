@@ -84,6 +84,11 @@ export interface StudyTx {
   setState(state: string, now: string): Promise<void>
   /** Wakes the workers waiting on this study once the transaction commits. */
   notify(): Promise<void>
+  /**
+   * The checkpoint of a finished trial, read with the section's last round trip: the promise
+   * settles after the section commits (never await it inside the section).
+   */
+  checkpointAfterCommit(trialId: number): Promise<unknown>
   /** Whether the prelude's finished trial was recorded (undefined without one): see SectionPrelude. */
   readonly recorded?: boolean
 }
