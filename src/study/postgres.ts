@@ -41,8 +41,9 @@ const FALLBACK_POLL_MS = 500
  */
 const SECTION_STATEMENTS = `
 PREPARE kt_lock(text) AS SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE;
-PREPARE kt_changes(text, integer, integer) AS SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials
-  WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id;
+PREPARE kt_changes(text, integer, integer) AS SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials
+  WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id;
+PREPARE kt_leases(text) AS SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id;
 PREPARE kt_finish(text, integer, text, text, double precision, text, text, text, text, text, text, double precision, integer) AS
   WITH u AS (UPDATE kt_trials SET status = $4, loss = $5, objective_values = $6, metrics = $7, checkpoint = $8, error = $9,
       tell_seq = (SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = $1),
@@ -399,7 +400,7 @@ export class PostgresStorage implements StudyStorage {
         const [status, loss, values, metrics, checkpoint, error, , , startedAt, finishedAt, durationMs, worker] = finishParams({...finish.result, tellSeq: -1, asksBefore: -1})
         statements.push(`EXECUTE kt_finish(${[study, finish.trialId, finish.owner, status, loss, values, metrics, checkpoint, error, startedAt, finishedAt, durationMs, worker].map(lit).join(', ')})`)
       }
-      if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq))
+      if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq), `EXECUTE kt_leases(${studyLit})`)
       const t0 = performance.now()
       const results = (await c.query(statements.join('; '))) as unknown as Array<{rows: Array<Record<string, unknown>>; rowCount: number | null}>
       const t1 = performance.now()
@@ -409,7 +410,6 @@ export class PostgresStorage implements StudyStorage {
       try {
         const locked = results[1].rows[0] as {state: string; now_ms: number} | undefined
         const nowMs = Number(locked?.now_ms ?? Date.now())
-        let running: Lease[] | undefined
         const finished = new Set<number>()
         let recorded: boolean | undefined
         if (finish) {
@@ -419,13 +419,14 @@ export class PostgresStorage implements StudyStorage {
             finished.add(finish.trialId)
           }
         }
-        const prefetched = prelude?.since ? results[results.length - 1].rows : undefined
+        const prefetched = prelude?.since ? results[results.length - 2].rows : undefined
         const leaseOf = (r: Record<string, unknown>): Lease => ({
           id: Number(r.id),
           owner: (r.owner as string | null) ?? null,
           heartbeatMs: r.heartbeat_ms === null || r.heartbeat_ms === undefined ? null : Number(r.heartbeat_ms),
           attempts: Number(r.attempts ?? 1),
         })
+        let running: Lease[] | undefined = prelude?.since ? results[results.length - 1].rows.map(leaseOf) : undefined
         const tx: StudyTx = {
           nowMs,
           changeMark,
@@ -434,11 +435,10 @@ export class PostgresStorage implements StudyStorage {
           changes: async (askCount, tellSeq) => {
             const since = prelude?.since
             const rows = since && since.askCount === askCount && since.tellSeq === tellSeq ? prefetched! : (await c.query(changesSql(askCount, tellSeq))).rows
-            running = rows.filter((r) => r.status === 'running').map(leaseOf)
-            return rows.filter((r) => Number(r.id) >= askCount || (r.tell_seq !== null && Number(r.tell_seq) >= tellSeq)).map((r) => trialFromRow(this.label, r))
+            return rows.map((r) => trialFromRow(this.label, r))
           },
           leases: async (): Promise<Lease[]> => {
-            running ??= (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map(leaseOf)
+            running ??= (await c.query(`EXECUTE kt_leases(${studyLit})`)).rows.map(leaseOf)
             return running.filter((l) => !finished.has(l.id))
           },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
