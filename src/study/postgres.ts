@@ -364,6 +364,16 @@ export class PostgresStorage implements StudyStorage {
     })
   }
 
+  async warmUp(): Promise<void> {
+    await this.listen()
+    await this.use(async (c) => {
+      if (!this.prepared.has(c)) {
+        await c.query(SECTION_STATEMENTS)
+        this.prepared.add(c)
+      }
+    })
+  }
+
   async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
     const rows = await this.use(
       async (c) =>

@@ -476,6 +476,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   let cpu0: NodeJS.CpuUsage | undefined
   let wall0 = 0
   try {
+    await retrying(async () => storage.warmUp?.(study))
     if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
     cpu0 = process.cpuUsage()
     wall0 = performance.now()

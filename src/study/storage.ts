@@ -153,6 +153,11 @@ export interface StudyStorage {
   /** Resolves when the study may have changed (a tell, a state change) since `changeMark` (from a StudyTx), or after timeoutMs. */
   waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void>
 
+  /**
+   * Gets ready to coordinate on a study (PostgreSQL: the notification connection and the
+   * section's prepared statements), so that a worker's first trial does not pay for it.
+   */
+  warmUp?(study: string): Promise<void>
   /** Counters of the coordination work done so far (kt bench workers prints them per trial). */
   coordinationStats?(): CoordinationStats
 
