@@ -23,8 +23,8 @@ import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {timingSafeEqual} from 'node:crypto'
 import {endianness} from 'node:os'
-import {GroupCommit} from '../online/commit.js'
-import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
+import type {Journal} from '../online/journal.js'
+import {OnlineError, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/load.js'
@@ -79,7 +79,8 @@ export interface RunningServer {
   readonly host: string
   readonly url: string
   readonly metrics: ServiceMetrics
-  readonly groupCommit: GroupCommit
+  /** The write-ahead journal every tenant's events go through (one fdatasync per batch). */
+  readonly journal: Journal
   /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
   close(): Promise<void>
 }
@@ -186,16 +187,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const maxConnections = options.maxConnections ?? (fdLimit === undefined ? DEFAULT_MAX_CONNECTIONS : Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_RESERVE)))
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const metrics = new ServiceMetrics()
-  const groupCommit = new GroupCommit()
-  groupCommit.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
+  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+  // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
+  const {journal, recovery} = openJournal(options.dir, {log})
+  if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
+  journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
   const reranker = new RerankerHolder(options.registry)
   const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`)
   let closing = false
 
-  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
-
   const tenantOf = (id: string): Tenant => {
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     let tenant = tenants.get(id)
     if (tenant?.failed) {
       tenant.abandon()
@@ -204,7 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     if (!tenant) {
       // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
-      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+      tenant = openTenant({dir: options.dir, tenant: id, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
     }
     return tenant
@@ -262,8 +265,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       spec.profile = loaded.profile.config
     }
     else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
@@ -329,7 +333,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (path === '/metrics') {
       route.name = 'metrics'
       expect('GET')
-      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: groupCommit.stats, modelVersion: reranker.model?.version ?? null})}
+      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null})}
     }
     if (path === '/noop') {
       route.name = 'noop'
@@ -458,7 +462,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     host,
     url: `http://${shownHost}:${port}`,
     metrics,
-    groupCommit,
+    journal,
     async close() {
       closing = true
       await new Promise<void>((resolve) => {
@@ -470,6 +474,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else await tenant.close()
       }
       tenants.clear()
+      await journal.close()
     },
   }
 }
