@@ -191,7 +191,7 @@ export interface TenantStatus {
   pending: number
   /** The learner's Counters, snake_case (bad_label, not_accepted, ...). */
   counters: Record<string, number>
-  /** What opening found (replayed, rebuilt, torn_bytes). */
+  /** What opening found (replayed, rebuilt, torn_bytes, journaled). */
   open: Record<string, unknown>
   /** The tenant's BanditSettings, snake_case. */
   settings: Record<string, unknown>

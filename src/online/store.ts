@@ -121,6 +121,8 @@ export interface OpenReport {
   rebuilt: string | null
   /** Bytes of a torn last log line that were cut off. */
   tornBytes: number
+  /** Lines a dead process had journaled but not yet written to the log, appended from its journal (journal.ts). */
+  journaled: number
 }
 
 const NEWLINE = 0x0a
@@ -291,8 +293,8 @@ export class TenantStore implements JournalClient {
         // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
         removeStaleTemps(dir, STATE_FILE)
         // Events a dead server journaled but had not yet written to this log (journal.ts).
-        if (!c && hasJournal(options.dir)) catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant))
-        return TenantStore.load(dir, options)
+        const journaled = !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
+        return TenantStore.load(dir, options, journaled)
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})
         releaseDirLock(dir)
@@ -321,7 +323,7 @@ export class TenantStore implements JournalClient {
     fsyncDir(dir)
   }
 
-  private static load(dir: string, options: OpenOptions): TenantStore {
+  private static load(dir: string, options: OpenOptions, journaled: number): TenantStore {
     const logPath = join(dir, LOG_FILE)
     const initLine = readFirstLine(logPath)
     let init: TenantInit
@@ -395,7 +397,7 @@ export class TenantStore implements JournalClient {
       }
       learner.apply(event)
     }
-    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
+    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes, journaled}
     const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, chain, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
     store.groupCommit = options.journal ? undefined : options.groupCommit
