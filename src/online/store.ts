@@ -14,7 +14,13 @@
  *                            replays only the log after them, and hashes the part before to check
  *                            its chain ends at the snapshot's `chain`), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
- *                            followed by a line `sha256 <hex of everything before it>`.
+ *                            followed by a line `sha256 <hex of everything before it>`. Under a
+ *                            journal (the server) also not before the log has grown by the last
+ *                            snapshot's size: a snapshot holds every query of the open windows
+ *                            (5 minutes of traffic), so at a few hundred events it would cost more
+ *                            than the log itself; this way snapshots cost at most as much to write
+ *                            as the log, and replay after a crash reads at most about one snapshot's
+ *                            worth of log beyond the snapshot.
  * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
  *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
  *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
@@ -241,6 +247,8 @@ function parseEvent(value: unknown, where: string): TenantEvent {
 export class TenantStore implements JournalClient {
   private fd: number
   private sinceSnapshot = 0
+  /** Log bytes at the last snapshot, and that snapshot's size (the journaled store's snapshot rule). */
+  private snapshotAt = {logBytes: 0, size: 0}
   private closed = false
   /** Durability of the last logged event under group commit. */
   private lastCommit: Promise<void> | undefined
@@ -473,7 +481,7 @@ export class TenantStore implements JournalClient {
     this.chain = chain
     this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
-    if (++this.sinceSnapshot >= this.snapshotEvery) this.snapshot()
+    if (++this.sinceSnapshot >= this.snapshotEvery && (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)) this.snapshot()
     return verdict
   }
 
@@ -555,6 +563,7 @@ export class TenantStore implements JournalClient {
     const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0
+    this.snapshotAt = {logBytes: this.log.bytes, size: body.length}
   }
 
   /**
