@@ -61,6 +61,8 @@ export const SEGMENT_BYTES = 4 * 1024 * 1024
  * price of smaller batches (more syncs per event). Chosen by measurement (kt bench serve).
  */
 export const MAX_INFLIGHT_FLUSHES = Number(process.env.KT_JOURNAL_INFLIGHT ?? 2)
+/** Tenant-log syncs a checkpoint runs at once (bin/kt.js gives `kt online serve` a thread pool with room for these, the journal's flushes and a segment being prepared). */
+export const CHECKPOINT_SYNCS_AT_ONCE = 2
 /** "KTJ1" read as a little-endian u32. */
 export const FRAME_MAGIC = 0x314a544b
 /** magic, length, crc32. */
@@ -497,7 +499,13 @@ export class Journal {
   private async retire(old: Segment): Promise<void> {
     try {
       for (const c of old.clients) c.writeBack()
-      await Promise.all([...old.clients].map((c) => c.syncLog()))
+      // A few syncs at a time: a thread-pool queue full of them would hold up the journal's own fdatasync, which every request waits for.
+      const clients = [...old.clients]
+      let nextClient = 0
+      const worker = async (): Promise<void> => {
+        while (nextClient < clients.length) await clients[nextClient++].syncLog()
+      }
+      await Promise.all(Array.from({length: Math.min(CHECKPOINT_SYNCS_AT_ONCE, clients.length)}, worker))
       closeSync(old.fd)
       rmSync(old.path, {force: true})
       this.stats.checkpoints++

@@ -65,7 +65,7 @@ export class ServiceMetrics {
     h.observe(seconds)
   }
 
-  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number}; modelVersion: string | null}): string {
+  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null}): string {
     const out: string[] = []
     const family = (name: string, type: string, help: string): void => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
@@ -80,15 +80,17 @@ export class ServiceMetrics {
     out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
     family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
     out.push(`kt_tenants_open ${extra.tenantsOpen}`)
-    family('kt_fsync_batches_total', 'counter', 'Group-commit flushes (each syncs every log written since the previous one).')
+    family('kt_fsync_batches_total', 'counter', 'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).')
     out.push(`kt_fsync_batches_total ${extra.commit.batches}`)
-    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by group commit.')
+    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by the journal.')
     out.push(`kt_fsync_commits_total ${extra.commit.commits}`)
-    family('kt_fsync_syncs_total', 'counter', 'Log file syncs issued (one per tenant log per batch).')
+    family('kt_fsync_syncs_total', 'counter', 'Journal fdatasyncs issued (one per flush).')
     out.push(`kt_fsync_syncs_total ${extra.commit.syncs}`)
-    family('kt_fsync_failures_total', 'counter', 'Log syncs that failed (their requests were answered 503 not_durable).')
+    family('kt_fsync_failures_total', 'counter', 'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).')
     out.push(`kt_fsync_failures_total ${extra.commit.failures}`)
-    family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one group-commit flush took.')
+    family('kt_journal_checkpoints_total', 'counter', 'Journal segments retired: every tenant log written since synced, the segment deleted.')
+    out.push(`kt_journal_checkpoints_total ${extra.commit.checkpoints}`)
+    family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one journal flush took (write and fdatasync).')
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
     if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)
