@@ -498,7 +498,11 @@ export class Journal {
   /** Writes every tenant of `old` back to its own log, syncs those logs, then deletes `old`. */
   private async retire(old: Segment): Promise<void> {
     try {
-      for (const c of old.clients) c.writeBack()
+      for (const c of old.clients) {
+        c.writeBack()
+        // one tenant per turn of the event loop: a hundred writes in a row would hold up every request for milliseconds
+        await new Promise((resolve) => setImmediate(resolve))
+      }
       // A few syncs at a time: a thread-pool queue full of them would hold up the journal's own fdatasync, which every request waits for.
       const clients = [...old.clients]
       let nextClient = 0

@@ -50,19 +50,17 @@ export function labelValue(value: string): string {
 }
 
 export class ServiceMetrics {
-  /** Requests by route and status code. */
-  readonly requests = new Map<string, number>()
-  readonly latency = new Map<string, Histogram>()
+  /** Per route: its latency histogram and its answers by status code (no key string built per request). */
+  private readonly routes = new Map<string, {latency: Histogram; codes: Map<number, number>}>()
   readonly commitBatch = new Histogram()
   connections = 0
   connectionsRejected = 0
 
   request(route: string, status: number, seconds: number): void {
-    const key = `route="${route}",code="${status}"`
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1)
-    let h = this.latency.get(route)
-    if (!h) this.latency.set(route, (h = new Histogram()))
-    h.observe(seconds)
+    let r = this.routes.get(route)
+    if (!r) this.routes.set(route, (r = {latency: new Histogram(), codes: new Map()}))
+    r.codes.set(status, (r.codes.get(status) ?? 0) + 1)
+    r.latency.observe(seconds)
   }
 
   render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null}): string {
@@ -71,9 +69,9 @@ export class ServiceMetrics {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
     }
     family('kt_http_requests_total', 'counter', 'HTTP requests by route and status code.')
-    for (const [key, n] of this.requests) out.push(`kt_http_requests_total{${key}} ${n}`)
+    for (const [route, r] of this.routes) for (const [code, n] of r.codes) out.push(`kt_http_requests_total{route="${labelValue(route)}",code="${code}"} ${n}`)
     family('kt_http_request_duration_seconds', 'histogram', 'Time from the request\'s arrival to its response, by route (durable writes included).')
-    for (const [route, h] of this.latency) out.push(...h.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
+    for (const [route, r] of this.routes) out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
     family('kt_http_connections', 'gauge', 'Open client connections.')
     out.push(`kt_http_connections ${this.connections}`)
     family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 503 because the connection limit was reached.')
