@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {KtCommand} from '../cli/base.js'
+import {KtCommand, outFlag} from '../cli/base.js'
 
 export default class Search extends KtCommand {
   static override summary = 'Run (or resume) an optimisation study and store every trial.'
@@ -48,7 +48,7 @@ export default class Search extends KtCommand {
     metric: Flags.string({description: 'For --objective retrieval: the ranking metric to maximise (recall@10, ndcg@10, mrr, hit@k).'}),
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
-    out: Flags.string({description: 'Write the Pareto front, domain profiles (deployable .json/.env/.sh for an engine file), routed profile and front chart to this folder.'}),
+    out: outFlag('front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the domain profiles (profiles.json; for an engine file profiles/<name>.json|.env|.sh, deployable), routed.json (with --per-type), latency-check.json (retrieval).'),
     split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
     train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
     holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
@@ -62,7 +62,7 @@ export default class Search extends KtCommand {
     const {formatSearchOutcome} = await import('../study/format.js')
     const {snakeKeysOfRecord} = await import('../util/json-keys.js')
     // an unwritable --out must fail before the study runs, not after
-    if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
+    if (flags.out) (await import('../util/fs.js')).outFolder(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
       if (text === undefined) return undefined
       const v = Number(text)
