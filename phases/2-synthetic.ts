@@ -8,7 +8,7 @@ import {mean, min, max, quantile} from '../src/stats/summary.js'
 import {packageRoot} from '../src/util/paths.js'
 import {resolve, isAbsolute} from 'node:path'
 import type {PhaseContext} from './lib/context.js'
-import type {DatasetSummary, SyntheticResult} from './report-types.js'
+import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
 
 /**
  * Phase 2: the datasets. For each dataset of the plan: its fingerprint and pinned reference

@@ -3,7 +3,7 @@ import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space
 import {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, validationFrom, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {DeployResult, RetrievalSearchResult, ValidationResult} from './report-types.js'
+import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
 import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'

@@ -4,7 +4,7 @@ import {loadDataset, toImportanceInput, truthOf, type Dataset} from '../../src/d
 import {computeSignals, type SignalColumns} from '../../src/engine/importance/signals.js'
 import {packageRoot} from '../../src/util/paths.js'
 import type {LoadedPlan} from '../plan.js'
-import type {PhaseResults, RetrievalSearchResult} from '../report-types.js'
+import type {PhaseResults, RetrievalSearchResult} from '../../src/report/types.js'
 import type {ChartRenderer} from '../../src/report/chart-pool.js'
 import {renderChart} from '../../src/report/render.js'
 
