@@ -153,9 +153,9 @@ function kernelBytes(): Uint8Array {
   ])
 }
 
-let kernel: {bytes: Uint8Array; module: WebAssembly.Module} | undefined
+let kernel: {bytes: Uint8Array; module: WasmModule} | undefined
 /** The kernel's bytes and compiled module, built once per process. */
-export function wasmKernel(): {bytes: Uint8Array; module: WebAssembly.Module} {
+export function wasmKernel(): {bytes: Uint8Array; module: WasmModule} {
   if (!kernel) {
     const bytes = kernelBytes()
     kernel = {bytes, module: new WebAssembly.Module(bytes)}
@@ -163,12 +163,27 @@ export function wasmKernel(): {bytes: Uint8Array; module: WebAssembly.Module} {
   return kernel
 }
 
+/** The part of the WebAssembly JS API used here (Node's global; not in the project's TypeScript libs). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer
+  grow(pages: number): number
+}
+interface WasmModule {
+  readonly compiled: unique symbol
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => WasmModule
+  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => {exports: Record<string, unknown>}
+  Memory: new (descriptor: {initial: number}) => WasmMemory
+}
+const WebAssembly = (globalThis as unknown as {WebAssembly: WasmApi}).WebAssembly
+
 type ScoreFn = (rows: number, count: number, stride: number, out: number, groups: number, groupsEnd: number, values: number) => void
 
 export class WasmEnsemble {
   readonly width: number
   readonly trees: number
-  private readonly memory: WebAssembly.Memory
+  private readonly memory: WasmMemory
   private readonly kernel: ScoreFn
   private readonly baseFeature: number
   private readonly baseWeight: number
