@@ -167,3 +167,55 @@ export function readFeatureRows(body: Uint8Array, width: number, out: Float64Arr
   while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
   return i === last ? rows : FALLBACK
 }
+
+/** Up to this many candidates are ordered by insertion sort (no comparator calls); more by Array.prototype.sort. */
+const INSERTION_SORT_MAX = 64
+
+/**
+ * Candidate indices best first: higher score first, equal scores in index order, NaN scores (a
+ * base term over a missing value) last in index order.
+ */
+export function bestFirst(scores: Float64Array, order: Int32Array): Int32Array {
+  const count = scores.length
+  if (count > INSERTION_SORT_MAX) {
+    const sorted = Array.from({length: count}, (_, i) => i).sort((a, b) => {
+      const x = scores[a]
+      const y = scores[b]
+      if (x !== x || y !== y) return x !== x ? (y !== y ? a - b : 1) : -1
+      return y - x || a - b
+    })
+    for (let i = 0; i < count; i++) order[i] = sorted[i]
+    return order.subarray(0, count)
+  }
+  // stable insertion sort: an index moves up only past strictly lower scores (NaN counts lowest)
+  for (let i = 0; i < count; i++) {
+    const s = scores[i]
+    let j = i
+    if (s === s) {
+      while (j > 0) {
+        const t = scores[order[j - 1]]
+        if (t === t && t >= s) break
+        order[j] = order[j - 1]
+        j--
+      }
+    }
+    order[j] = i
+  }
+  return order.subarray(0, count)
+}
+
+/**
+ * The POST /rerank answer `{"model": VERSION, "scores": [...], "order": [...]}` as JSON text, the
+ * same text JSON.stringify gives (a number prints as String(n); NaN and infinities as null), built
+ * without the intermediate arrays and object.
+ */
+export function rerankAnswerJson(version: string, scores: Float64Array, order: Int32Array): string {
+  let text = `{"model":${JSON.stringify(version)},"scores":[`
+  for (let i = 0; i < scores.length; i++) {
+    const s = scores[i]
+    text += (i === 0 ? '' : ',') + (Number.isFinite(s) ? String(s) : 'null')
+  }
+  text += '],"order":['
+  for (let i = 0; i < order.length; i++) text += (i === 0 ? '' : ',') + order[i]
+  return text + ']}'
+}

@@ -43,6 +43,12 @@ const GROUP_BYTES = 4 * LANES + 4
 const WASM_PAGE = 65536
 /** Candidates the memory is first laid out for; it grows when a request brings more. */
 const INITIAL_CAPACITY = 64
+/**
+ * Candidates per kernel call: tree-major order pays only while the block's rows stay in L1
+ * (64 x 46 features x 8 B = 23 KB); a larger batch is scored block by block. Even, so only the
+ * last block can end on an unpaired candidate (its partner slot is out[count], the spare one).
+ */
+const CANDIDATE_BLOCK = 64
 
 // ---------------------------------------------------------------------------------------------
 // The kernel, in the WebAssembly binary format (core spec 2.0, chapter 5).
@@ -264,7 +270,11 @@ export class WasmEnsemble {
     const width = this.width
     if (this.baseFeature >= 0) for (let d = 0; d < count; d++) out[d] = this.baseWeight * rows[d * width + this.baseFeature]
     else out.fill(0, 0, count)
-    if (count > 0 && this.trees > 0) this.kernel(this.rowsAt, count, width * 8, this.outAt, this.groupsAt, this.groupsEnd, this.valuesAt)
+    if (this.trees > 0) {
+      for (let from = 0; from < count; from += CANDIDATE_BLOCK) {
+        this.kernel(this.rowsAt + from * width * 8, Math.min(CANDIDATE_BLOCK, count - from), width * 8, this.outAt + from * 8, this.groupsAt, this.groupsEnd, this.valuesAt)
+      }
+    }
     return out.subarray(0, count)
   }
 

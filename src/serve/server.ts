@@ -33,7 +33,7 @@ import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {WasmEnsemble} from '../rank/wasm.js'
-import {FALLBACK, readFeatureRows} from '../rank/rows-json.js'
+import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../rank/rows-json.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
 
@@ -276,7 +276,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
   }
 
-  const rerank = (req: IncomingMessage, body: Buffer): unknown => {
+  let orderBuffer = new Int32Array(0)
+  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays). */
+  const rerank = (req: IncomingMessage, body: Buffer): string => {
     reranker.refresh()
     const model = reranker.model
     if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
@@ -300,11 +302,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
     }
     const scores = wasm.scoreInput(count)
-    const order = Array.from({length: count}, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)
-    return {model: model.version, scores: Array.from(scores), order}
+    if (orderBuffer.length < count) orderBuffer = new Int32Array(count)
+    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer))
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string}> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -345,7 +347,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
-      return {status: 200, body: rerank(req, await readBody(req))}
+      return {status: 200, body: null, text: rerank(req, await readBody(req)), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'
@@ -391,7 +393,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     handle(req, res, route).then(
       (out) => {
-        if (out.text !== undefined) finish(out.status, out.text, 'text/plain; version=0.0.4')
+        if (out.text !== undefined) finish(out.status, out.text, out.type ?? 'text/plain; version=0.0.4')
         else finish(out.status, JSON.stringify(out.body), 'application/json')
       },
       (error: unknown) => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {FALLBACK, readFeatureRows} from '../../src/rank/rows-json.js'
+import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../../src/rank/rows-json.js'
 
 /** What the server did before the fast path: JSON.parse, then each row copied (null = NaN); undefined when it would refuse the body. */
 function viaJsonParse(text: string, width: number): number[] | undefined {
@@ -89,5 +89,32 @@ describe('readFeatureRows', () => {
       '\ufeff{"features":[[1,2,3]]}',
     ]) expect(readFeatureRows(Buffer.from(text), 3, out), text).toBe(FALLBACK)
     expect(readFeatureRows(Buffer.from('{"features":[[1,2,3],[4,5,6]]}'), 3, new Float64Array(5))).toBe(FALLBACK) // rows beyond the buffer
+  })
+})
+
+describe('the /rerank answer', () => {
+  it('orders best first (ties by index, NaN last) like a comparator sort, by insertion for small counts and by sort for large ones', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(0, -0, 1, 1, -1, Number.NaN, Number.POSITIVE_INFINITY), fc.double()), {maxLength: 150}), (values) => {
+        const scores = Float64Array.from(values)
+        const expected = Array.from({length: values.length}, (_, i) => i)
+        const key = (i: number): number => (Number.isNaN(scores[i]) ? Number.NEGATIVE_INFINITY : scores[i])
+        // reference: an explicit stable sort on (NaN-last score, index)
+        expected.sort((a, b) => (Number.isNaN(scores[a]) !== Number.isNaN(scores[b]) ? (Number.isNaN(scores[a]) ? 1 : -1) : key(b) > key(a) ? 1 : key(b) < key(a) ? -1 : a - b))
+        expect(Array.from(bestFirst(scores, new Int32Array(values.length)))).toEqual(expected)
+      }),
+      {numRuns: 500, seed: 42},
+    )
+  })
+
+  it('prints exactly what JSON.stringify prints', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.array(fc.oneof(fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7), fc.double()), {maxLength: 60}), (version, values) => {
+        const scores = Float64Array.from(values)
+        const order = bestFirst(scores, new Int32Array(values.length))
+        expect(rerankAnswerJson(version, scores, order)).toBe(JSON.stringify({model: version, scores: Array.from(scores), order: Array.from(order)}))
+      }),
+      {numRuns: 300, seed: 42},
+    )
   })
 })
