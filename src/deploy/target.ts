@@ -51,7 +51,7 @@ const EventSchema = z.object({
 const IndexSchema = z.object({
   kt_deployments: z.literal(INDEX_FORMAT_VERSION),
   // the profiles' own space ids (`engine:<name>` included), as the profile schema checks them
-  space: z.string().regex(SPACE_ID_PATTERN),
+  space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
   active: EntrySchema.nullable(),
   /** Replaced profiles, oldest first: rollback pops the last. */
   stack: z.array(EntrySchema),
