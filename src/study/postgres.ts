@@ -276,6 +276,20 @@ export class PostgresStorage implements StudyStorage {
     return rows.map((r) => trialFromRow(this.label, r))
   }
 
+  async trialsSince(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
+    const rows = await this.use(async (c) =>
+      (
+        await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id`, [study, askCount, tellSeq])
+      ).rows,
+    )
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
+  /** PostgreSQL has no cheap per-database commit counter a client can read: callers read. */
+  async changeCounter(): Promise<number | undefined> {
+    return undefined
+  }
+
   async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
     const rows = await this.use(async (c) => (await c.query("SELECT checkpoint FROM kt_trials WHERE study = $1 AND id = $2 AND status = 'ok'", [study, trialId])).rows)
     const text = rows[0]?.checkpoint as string | null | undefined

@@ -403,6 +403,21 @@ export class StudyStore {
     return rows.map((r) => this.trialFromRow(r))
   }
 
+  /** Trials asked since askCount, finished since tellSeq, or running, by id, without checkpoints (see StudyStorage.trialsSince). */
+  trialsSince(study: string, askCount: number, tellSeq: number): TrialRow[] {
+    const rows = this.guard(() =>
+      this.db
+        .prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ? OR status = 'running') ORDER BY id`)
+        .all(study, askCount, tellSeq),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => this.trialFromRow(r))
+  }
+
+  /** SQLite's data_version: changes when another connection commits to the file (not on this connection's own writes). */
+  dataVersion(): number {
+    return Number(this.guard(() => this.db.pragma('data_version', {simple: true})))
+  }
+
   trialCheckpoint(study: string, trialId: number): unknown {
     const row = this.guard(() => this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId)) as {checkpoint: string | null} | undefined
     return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
