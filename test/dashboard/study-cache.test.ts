@@ -60,7 +60,7 @@ function ask(id: number, budget: number, config: Record<string, string | number 
   writer.insertTrial(name, {id, configId: `${id}`, config, budget}, OWNER, new Date(Date.UTC(2026, 1, 1, 0, 0, id % 60)).toISOString(), Date.now())
 }
 function finish(id: number, quality: number, extra: Record<string, number> = {}, status: 'ok' | 'failed' = 'ok'): void {
-  const metrics = {...(template.metrics as Record<string, number>), quality, ...extra}
+  const metrics: Record<string, number> = {...(template.metrics as Record<string, number>), quality, ...extra}
   const at = new Date(Date.UTC(2026, 1, 1, 1, 0, id % 60)).toISOString()
   const ok = writer.finish(name, id, OWNER, {
     status, loss: status === 'ok' ? -quality : undefined, values: status === 'ok' ? [-quality, metrics.p99_ms] : undefined, metrics: status === 'ok' ? metrics : undefined,
