@@ -33,8 +33,8 @@ export class ColumnBlocks {
   /** Blocks in the last body. */
   total = 0
 
-  /** `[v0,v1,...]` of one column, as chunks. */
-  private column(key: string, values: readonly unknown[], used: Set<string>, out: Buffer[]): void {
+  /** `[v0,v1,...]` of one column, as chunks; blocks wholly before `unchangedBelow` are reused as they are. */
+  private column(key: string, values: readonly unknown[], used: Set<string>, out: Buffer[], unchangedBelow: number): void {
     used.add(key)
     let cached = this.blocks.get(key)
     if (!cached) this.blocks.set(key, (cached = []))
@@ -45,7 +45,8 @@ export class ColumnBlocks {
       const from = b * BLOCK_TRIALS
       const to = Math.min(values.length, from + BLOCK_TRIALS)
       let block = cached[b]
-      if (!block || block.values.length !== to - from || !sameValues(block.values, values, from)) {
+      const trusted = block !== undefined && block.values.length === to - from && to <= unchangedBelow
+      if (!trusted && (!block || block.values.length !== to - from || !sameValues(block.values, values, from))) {
         const slice = values.slice(from, to)
         block = cached[b] = {values: slice, text: Buffer.from(JSON.stringify(slice).slice(1, -1))}
         this.rewritten++
@@ -57,8 +58,12 @@ export class ColumnBlocks {
     out.push(CLOSE)
   }
 
-  /** The JSON of the trial columns as chunks to concatenate. */
-  trials(col: TrialColumns): Buffer[] {
+  /**
+   * The JSON of the trial columns as chunks to concatenate. `unchangedBelow`: the caller vouches
+   * that no value at a smaller position changed since the last call (StudyCache.takeChangedFrom);
+   * blocks from there on are compared value by value, and serialised again where they differ.
+   */
+  trials(col: TrialColumns, unchangedBelow = 0): Buffer[] {
     this.rewritten = 0
     this.total = 0
     const used = new Set<string>()
@@ -67,7 +72,7 @@ export class ColumnBlocks {
       out.push(Buffer.from(`${JSON.stringify(name)}:{`))
       Object.entries(columns).forEach(([k, v], i) => {
         out.push(Buffer.from(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`))
-        this.column(`${prefix}${k}`, v, used, out)
+        this.column(`${prefix}${k}`, v, used, out, unchangedBelow)
       })
       out.push(Buffer.from('}'))
     }
@@ -78,7 +83,7 @@ export class ColumnBlocks {
     ]
     for (const [k, v] of flat) {
       out.push(Buffer.from(`"${k}":`))
-      this.column(k, v, used, out)
+      this.column(k, v, used, out, unchangedBelow)
       out.push(COMMA)
     }
     group('config', col.config, 'config\u0000')
@@ -94,12 +99,12 @@ export class ColumnBlocks {
  * `{"version":..., "view": {...}, "charts": {...}, "poll_ms": ...}`, the view's trials from the
  * cached column blocks.
  */
-export function studyBody(parts: {version: string; view: StudyView; charts: unknown; pollMs: number}, blocks: ColumnBlocks): Buffer {
+export function studyBody(parts: {version: string; view: StudyView; charts: unknown; pollMs: number}, blocks: ColumnBlocks, unchangedBelow = 0): Buffer {
   const {trials, ...rest} = parts.view
   const head = JSON.stringify(rest)
   const chunks = [
     Buffer.from(`{"version":${JSON.stringify(parts.version)},"view":${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"trials":`),
-    ...blocks.trials(trials),
+    ...blocks.trials(trials, unchangedBelow),
     Buffer.from(`},"charts":${JSON.stringify(parts.charts)},"poll_ms":${JSON.stringify(parts.pollMs)}}`),
   ]
   return Buffer.concat(chunks)

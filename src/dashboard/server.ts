@@ -173,7 +173,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     const view = got.view()
     let b = blocks.get(name)
     if (!b) blocks.set(name, (b = new ColumnBlocks()))
-    const entry: Cached = {key: got.key, counter, body: studyBodyBytes({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b)}
+    const entry: Cached = {key: got.key, counter, body: studyBodyBytes({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b, got.cache.takeChangedFrom())}
     studyCache.set(name, entry)
     return entry
   }

@@ -7,12 +7,16 @@
  * commit since the last one reads nothing at all (the store's data_version).
  *
  * Anything the incremental path cannot account for (a study recreated under the same name, a
- * running trial that vanished, a trial id below the ones already seen) reloads the whole study.
+ * running trial that vanished, a trial count other than the cache's, a new trial id below the
+ * ones already seen) reloads the whole study.
  */
 import type {StudyReader} from '../study/reader.js'
 import {studyVersion} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/store.js'
-import {assembleView, emptyColumns, finishOrder, grownBasis, sameBasis, viewBasis, writeTrial, type FrontMemo, type Siblings, type StudyView, type TrialColumns, type ViewBasis} from './views.js'
+import {appendFinished, assembleView, emptyColumns, finishOrder, grownBasis, sameBasis, viewBasis, writeTrial, type FinishState, type FrontMemo, type Siblings, type StudyView, type TrialColumns, type ViewBasis} from './views.js'
+
+/** Largest 32-bit integer: no trial's tell_seq reaches it, so a full load reads the id range (every trial) once. */
+const TELL_SEQ_NEVER = 2 ** 31 - 1
 
 export type RefreshResult = 'unchanged' | 'changed' | 'missing'
 
@@ -44,12 +48,15 @@ export class StudyCache {
   private tellSeq = 0
   private basis: ViewBasis | undefined
   private col: TrialColumns | undefined
+  private finish: FinishState | undefined
   private readonly memo: {current?: FrontMemo} = {}
   private counter: string | undefined
   private queue: Promise<unknown> = Promise.resolve()
   /** The study's change signature, built from the cached trials the way StudyReader.versions() builds it from the store. */
   version: string | undefined
   lastRefresh: RefreshStats = {read: 'none', rows: 0, patched: 0}
+  /** Smallest column position changed since takeChangedFrom() was last called (Infinity: none). */
+  private changedFrom = 0
 
   constructor(
     private readonly reader: StudyReader,
@@ -74,6 +81,16 @@ export class StudyCache {
     return run
   }
 
+  /**
+   * Column positions before this one are unchanged since the last call: the body serialiser
+   * reuses their blocks' text without comparing values. Resets the mark.
+   */
+  takeChangedFrom(): number {
+    const from = this.changedFrom
+    this.changedFrom = Infinity
+    return from
+  }
+
   /** The page data, with the sibling studies of a routed study (their per-type results). */
   view(siblings: Siblings = []): StudyView {
     if (!this.study || !this.basis || !this.col) throw new Error(`study ${this.name} is not loaded`)
@@ -86,12 +103,14 @@ export class StudyCache {
       return 'unchanged'
     }
     if (!this.study) return this.fullLoad(counter)
-    const got = await this.reader.getStudySince(this.name, this.askCount, this.tellSeq)
+    const running = this.rows.filter((t) => t.status === 'running').map((t) => t.id)
+    const got = await this.reader.getStudySince(this.name, this.askCount, this.tellSeq, running)
     if (!got) return this.forget()
     if (fixedPart(got.study) !== fixedPart(this.study)) return this.fullLoad(counter)
     const seen = new Set<number>()
     const changed: number[] = []
     const appended: TrialRow[] = []
+    let refinished = false
     for (const t of got.trials) {
       seen.add(t.id)
       const at = this.position.get(t.id)
@@ -100,12 +119,16 @@ export class StudyCache {
         if (t.id < this.askCount) return this.fullLoad(counter)
         appended.push(t)
       } else if (rowSignature(t) !== rowSignature(this.rows[at])) {
+        // a finished trial does not change again; if one did, the finish order is recomputed whole
+        if (this.rows[at].status !== 'running') refinished = true
         this.rows[at] = t
         changed.push(at)
       }
     }
-    // every running trial comes back (running, or finished since): one that did not changed unseen
-    for (const t of this.rows) if (t.status === 'running' && !seen.has(t.id)) return this.fullLoad(counter)
+    // every running trial comes back (running, or finished since): one that did not changed unseen;
+    // and a trial count other than the cache's means trials came or went where the cursor does not look
+    for (const id of running) if (!seen.has(id)) return this.fullLoad(counter)
+    if (this.rows.length + appended.length !== got.total) return this.fullLoad(counter)
     const studyChanged = got.study.state !== this.study.state || got.study.updatedAt !== this.study.updatedAt
     this.study = got.study
     this.counter = counter
@@ -130,7 +153,16 @@ export class StudyCache {
       }
       for (const a of [col.id, col.budget, col.status, col.value, col.order, col.best_so_far, col.budget_so_far, ...Object.values(col.config), ...Object.values(col.metric)]) grow(a)
       for (const i of changed) writeTrial(col, i, this.rows[i], basis)
-      finishOrder(col, this.rows, basis.def)
+      const finished = changed.filter((i) => this.rows[i].status !== 'running')
+      const lookup = (id: number) => {
+        const at = this.position.get(id)
+        return at === undefined ? undefined : this.rows[at]
+      }
+      if (refinished || !appendFinished(col, this.finish!, this.rows, finished, basis.def, lookup)) {
+        this.finish = finishOrder(col, this.rows, basis.def)
+        this.changedFrom = 0
+      }
+      this.changedFrom = Math.min(this.changedFrom, ...changed)
     }
     this.version = this.computeVersion()
     this.lastRefresh = {read: 'incremental', rows: got.trials.length, patched: changed.length}
@@ -139,7 +171,7 @@ export class StudyCache {
 
   private async fullLoad(counter: string | undefined): Promise<RefreshResult> {
     // every trial, without checkpoints (they can be large and the page never shows them)
-    const got = await this.reader.getStudySince(this.name, 0, 0)
+    const got = await this.reader.getStudySince(this.name, 0, TELL_SEQ_NEVER, [])
     if (!got) return this.forget()
     this.study = got.study
     this.rows = got.trials
@@ -169,10 +201,11 @@ export class StudyCache {
   }
 
   private rebuildColumns(): void {
+    this.changedFrom = 0
     const basis = viewBasis(this.study!, this.rows)
     const col = emptyColumns(basis, this.rows.length)
     this.rows.forEach((t, i) => writeTrial(col, i, t, basis))
-    finishOrder(col, this.rows, basis.def)
+    this.finish = finishOrder(col, this.rows, basis.def)
     this.basis = basis
     this.col = col
   }

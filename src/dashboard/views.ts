@@ -4,7 +4,7 @@
  * per metric), which keeps 10,000 trials to a few megabytes and quick to serialise.
  */
 import {analyzeStudy, isBiObjective} from '../search/analysis.js'
-import {incumbent, incumbentTrace} from '../search/incumbent.js'
+import {incumbent, replacesIncumbent} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
 import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import type {ParamSpace} from '../space/index.js'
@@ -115,8 +115,8 @@ function shown(v: number): number {
 }
 
 /** Marginal cost of a trial in budget units: a continuation pays only the budget beyond the trial it continues. */
-function trialCost(t: TrialRow, byId: Map<number, TrialRow>): number {
-  const from = t.continues === null ? undefined : byId.get(t.continues)
+function trialCost(t: TrialRow, byId: (id: number) => TrialRow | undefined): number {
+  const from = t.continues === null ? undefined : byId(t.continues)
   return from ? Math.max(0, t.budget - from.budget) : t.budget
 }
 
@@ -223,30 +223,70 @@ function maxBudget(trials: readonly TrialRow[]): number {
   return top
 }
 
+/** Where the finish order stands after its last trial: what appending the next finished trials needs. */
+export interface FinishState {
+  /** Finished trials so far. */
+  count: number
+  /** tell_seq of the last one (-1: none). */
+  lastTell: number
+  /** Some finished trial has no tell_seq (imported from an old store): it sorts last, so nothing can be appended after it. */
+  untold: boolean
+  incumbent: TrialRow | undefined
+  /** Budget consumed so far, and the largest budget of any trial (the unit of budget_so_far). */
+  spent: number
+  top: number
+}
+
+/** Finish order: the order results were told, then finish time, then id. */
+function byFinish(a: TrialRow, b: TrialRow): number {
+  return (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) || (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') || a.id - b.id
+}
+
+/** Writes the next finished trial t (at column position i) into the finish-order columns. */
+function finishStep(col: TrialColumns, state: FinishState, t: TrialRow, i: number, def: ValueDefinition, cost: number): void {
+  state.spent += cost
+  if (replacesIncumbent(t, state.incumbent)) state.incumbent = t
+  state.count++
+  if (t.tellSeq === null) state.untold = true
+  else state.lastTell = t.tellSeq
+  col.order[i] = state.count
+  col.best_so_far[i] = state.incumbent ? valueOf(def, state.incumbent) : null
+  col.budget_so_far[i] = state.top > 0 ? state.spent / state.top : null
+}
+
 /**
  * The finish-order columns: each finished trial's position in the order results were told, the
  * best value so far then (the incumbent rule), and the budget consumed then, in units of the
- * largest budget.
+ * largest budget. Returns where the order stands, for appendFinished.
  */
-export function finishOrder(col: TrialColumns, trials: readonly TrialRow[], def: ValueDefinition): void {
+export function finishOrder(col: TrialColumns, trials: readonly TrialRow[], def: ValueDefinition): FinishState {
   const byId = new Map<number, TrialRow>()
   const pos = new Map<number, number>()
   trials.forEach((t, i) => (byId.set(t.id, t), pos.set(t.id, i)))
-  const finished = trials.filter((t) => t.status !== 'running').sort((a, b) => (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) || (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') || a.id - b.id)
-  const trace = incumbentTrace(finished)
-  const top = maxBudget(trials)
+  const finished = trials.filter((t) => t.status !== 'running').sort(byFinish)
+  const state: FinishState = {count: 0, lastTell: -1, untold: false, incumbent: undefined, spent: 0, top: maxBudget(trials)}
   col.order.fill(null)
   col.best_so_far.fill(null)
   col.budget_so_far.fill(null)
-  let spent = 0
-  finished.forEach((t, k) => {
-    spent += trialCost(t, byId)
-    const i = pos.get(t.id)!
-    const inc = trace[k] >= 0 ? finished[trace[k]] : undefined
-    col.order[i] = k + 1
-    col.best_so_far[i] = inc ? valueOf(def, inc) : null
-    col.budget_so_far[i] = top > 0 ? spent / top : null
-  })
+  for (const t of finished) finishStep(col, state, t, pos.get(t.id)!, def, trialCost(t, (id) => byId.get(id)))
+  return state
+}
+
+/**
+ * Appends newly finished trials (given by column position) to the finish order, if they come
+ * after every trial already in it and no budget grew; returns false (nothing written) otherwise,
+ * and the caller recomputes the whole order. Same columns as finishOrder over all trials.
+ */
+export function appendFinished(col: TrialColumns, state: FinishState, trials: readonly TrialRow[], positions: readonly number[], def: ValueDefinition, byId: (id: number) => TrialRow | undefined): boolean {
+  if (state.untold || maxBudget(trials) !== state.top) return false
+  const added = positions.map((i) => ({i, t: trials[i]})).sort((a, b) => byFinish(a.t, b.t))
+  let last = state.lastTell
+  for (const {t} of added) {
+    if (t.tellSeq === null || t.tellSeq <= last) return false
+    last = t.tellSeq
+  }
+  for (const {i, t} of added) finishStep(col, state, t, i, def, trialCost(t, byId))
+  return true
 }
 
 /** The bi-objective analysis a view shows, remembered by the set of trials it was computed from. */

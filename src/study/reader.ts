@@ -29,10 +29,11 @@ export interface StudyReader {
   listStudies(): Promise<StudySummary[]>
   getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined>
   /**
-   * The study with only the trials asked since askCount, finished since tellSeq, or running (no
-   * checkpoints): what a cache that holds the study up to then needs to catch up.
+   * The study with only the trials asked since askCount, finished since tellSeq, or in `ids` (the
+   * ones the caller holds as running), without checkpoints, and the study's trial count: what a
+   * cache that holds the study up to then needs to catch up (or to see that it cannot).
    */
-  getStudySince(name: string, askCount: number, tellSeq: number): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined>
+  getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined>
   /**
    * A string that differs whenever anything was committed to the store since the last call
    * (SQLite's data_version), or undefined where the store has no such counter (PostgreSQL).
@@ -71,9 +72,9 @@ export class StorageStudyReader implements StudyReader {
     return study ? {study, trials: await this.storage.trials(name)} : undefined
   }
 
-  async getStudySince(name: string, askCount: number, tellSeq: number): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {
+  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
     const study = await this.storage.getStudy(name)
-    return study ? {study, trials: await this.storage.trialsSince(name, askCount, tellSeq)} : undefined
+    return study ? {study, ...(await this.storage.trialsSince(name, askCount, tellSeq, ids))} : undefined
   }
 
   async changeCounter(): Promise<string | undefined> {
@@ -120,8 +121,8 @@ export class CompositeStudyReader implements StudyReader {
     return (await this.owners()).get(name)?.getStudy(name)
   }
 
-  async getStudySince(name: string, askCount: number, tellSeq: number): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {
-    return (await this.owners()).get(name)?.getStudySince(name, askCount, tellSeq)
+  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
+    return (await this.owners()).get(name)?.getStudySince(name, askCount, tellSeq, ids)
   }
 
   async changeCounter(): Promise<string | undefined> {

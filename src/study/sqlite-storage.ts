@@ -65,8 +65,8 @@ export class SqliteStorage implements StudyStorage {
     return this.store.trials(study)
   }
 
-  async trialsSince(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
-    return this.store.trialsSince(study, askCount, tellSeq)
+  async trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}> {
+    return this.store.trialsSince(study, askCount, tellSeq, ids)
   }
 
   async changeCounter(): Promise<number | undefined> {
