@@ -27,7 +27,7 @@ import type {StudyReader, StudySummary} from '../study/reader.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
 import {studyListEntry, type StudyView} from './views.js'
 import {StudyCache} from './study-cache.js'
-import {ColumnBlocks, studyBody as studyBodyBytes} from './body.js'
+import {ColumnBlocks, studyBodyChunks} from './body.js'
 import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
 
 const importanceWorkerFile = fileURLToPath(new URL('./importance-worker.js', import.meta.url))
@@ -90,7 +90,8 @@ const PAGE_ASSETS: Record<string, string> = {'dashboard.js': 'text/javascript', 
 /** A body cached until its key (the study's version, with its siblings') changes, and its gzip, made on first demand. */
 interface Cached {
   key: string
-  body: string | Buffer
+  /** The body, or its chunks in order (a study's: most are cached column blocks shared with the previous body). */
+  body: string | Buffer | Buffer[]
   gzip?: Buffer
   /** The reader's change counter when the body was last known current: the same counter skips every read. */
   counter?: string
@@ -173,7 +174,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     const view = got.view()
     let b = blocks.get(name)
     if (!b) blocks.set(name, (b = new ColumnBlocks()))
-    const entry: Cached = {key: got.key, counter, body: studyBodyBytes({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b, got.cache.takeChangedFrom())}
+    const entry: Cached = {key: got.key, counter, body: studyBodyChunks({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b, got.cache.takeChangedFrom())}
     studyCache.set(name, entry)
     return entry
   }
@@ -200,15 +201,22 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     }
     const json = (status: number, body: unknown): void => send(status, 'application/json', typeof body === 'string' ? body : JSON.stringify(body))
     const sendCached = (entry: Cached): void => {
+      const chunks = Array.isArray(entry.body) ? entry.body : [typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body]
+      const length = chunks.reduce((n, c) => n + c.length, 0)
       const gzip = gzipRule === 'always' || (gzipRule === 'remote' && !isLoopback(req.socket.remoteAddress))
-      if (gzip && entry.body.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-        entry.gzip ??= gzipSync(entry.body, {level: GZIP_LEVEL})
-        res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'cache-control': 'no-store', vary: 'accept-encoding'})
+      if (gzip && length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+        entry.gzip ??= gzipSync(Buffer.concat(chunks, length), {level: GZIP_LEVEL})
+        res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'content-length': entry.gzip.length, 'cache-control': 'no-store', vary: 'accept-encoding'})
         res.end(req.method === 'HEAD' ? undefined : entry.gzip)
         return
       }
-      res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: 'accept-encoding'})
-      res.end(req.method === 'HEAD' ? undefined : entry.body)
+      res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-length': length, 'cache-control': 'no-store', vary: 'accept-encoding'})
+      if (req.method === 'HEAD') return void res.end()
+      // one writev for all the chunks
+      res.cork()
+      for (const c of chunks) res.write(c)
+      res.uncork()
+      res.end()
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD')
