@@ -23,8 +23,8 @@ import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {timingSafeEqual} from 'node:crypto'
 import {endianness} from 'node:os'
-import {GroupCommit} from '../online/commit.js'
-import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
+import type {Journal} from '../online/journal.js'
+import {OnlineError, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/load.js'
@@ -32,6 +32,8 @@ import {InputError, describeValue} from '../util/errors.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
+import {WasmEnsemble} from '../rank/wasm.js'
+import {FALLBACK, bestFirst, rerankAnswerJson} from '../rank/rows-json.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
 
@@ -79,7 +81,8 @@ export interface RunningServer {
   readonly host: string
   readonly url: string
   readonly metrics: ServiceMetrics
-  readonly groupCommit: GroupCommit
+  /** The write-ahead journal every tenant's events go through (one fdatasync per batch). */
+  readonly journal: Journal
   /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
   close(): Promise<void>
 }
@@ -123,13 +126,11 @@ const ONLINE_STATUS: Record<string, number> = {
   not_durable: 503,
 }
 
-/** The deployed reranker, re-read when the registry index changes. */
+/** The deployed reranker, re-read when the registry index changes; scored by the WebAssembly kernel (src/rank/wasm.ts), whose input buffer the request's rows are read into. */
 class RerankerHolder {
   private checkedAt = 0
   private indexMtime = -1
-  model: {version: string; packed: PackedEnsemble; featureNames: string[]} | null = null
-  private scores = new Float64Array(0)
-  private rows = new Float64Array(0)
+  model: {version: string; packed: PackedEnsemble; wasm: WasmEnsemble; featureNames: string[]} | null = null
 
   constructor(private readonly dir: string | undefined) {
     this.refresh(true)
@@ -156,20 +157,27 @@ class RerankerHolder {
       return
     }
     const saved = readVersionModel(this.dir, version)
-    this.model = {version: version.id, packed: new PackedEnsemble(fromSavedModel(saved)), featureNames: saved.feature_names}
+    const packed = new PackedEnsemble(fromSavedModel(saved))
+    this.model = {version: version.id, packed, wasm: new WasmEnsemble(packed), featureNames: saved.feature_names}
   }
+}
 
-  /** Scores `count` rows laid out back to back in `rows` (valid until the next call). */
-  score(rows: Float64Array, count: number): Float64Array {
-    if (this.scores.length < count) this.scores = new Float64Array(count)
-    return this.model!.packed.scoreAll(rows, count, this.scores).subarray(0, count)
+/** The rows of a parsed `{features: [[...], ...]}` body copied into the kernel's input; null is a missing value (NaN goes right at every split, as in training). */
+function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): number {
+  const features = (parsed as {features?: unknown} | null)?.features
+  if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
+  const count = features.length
+  const rows = wasm.input(count)
+  for (let r = 0; r < count; r++) {
+    const row = features[r]
+    if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
+    for (let f = 0; f < width; f++) {
+      const v = row[f]
+      if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
+      rows[r * width + f] = v === null ? Number.NaN : v
+    }
   }
-
-  /** A reusable row buffer of at least `n` values. */
-  buffer(n: number): Float64Array {
-    if (this.rows.length < n) this.rows = new Float64Array(n)
-    return this.rows
-  }
+  return count
 }
 
 function jsonError(code: string, message: string, retry: boolean): string {
@@ -186,16 +194,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const maxConnections = options.maxConnections ?? (fdLimit === undefined ? DEFAULT_MAX_CONNECTIONS : Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_RESERVE)))
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const metrics = new ServiceMetrics()
-  const groupCommit = new GroupCommit()
-  groupCommit.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
+  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+  // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
+  const {journal, recovery} = openJournal(options.dir, {log})
+  if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
+  journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
   const reranker = new RerankerHolder(options.registry)
   const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`)
   let closing = false
 
-  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
-
   const tenantOf = (id: string): Tenant => {
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     let tenant = tenants.get(id)
     if (tenant?.failed) {
       tenant.abandon()
@@ -204,7 +214,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     if (!tenant) {
       // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
-      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+      tenant = openTenant({dir: options.dir, tenant: id, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
     }
     return tenant
@@ -262,50 +272,45 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       spec.profile = loaded.profile.config
     }
     else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
   }
 
-  const rerank = (req: IncomingMessage, body: Buffer): unknown => {
+  let orderBuffer = new Int32Array(0)
+  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays). */
+  const rerank = (req: IncomingMessage, body: Buffer): string => {
     reranker.refresh()
     const model = reranker.model
     if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
     const width = model.packed.width
+    const wasm = model.wasm
     let count: number
-    let rows: Float64Array
     if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
-      // float64 little-endian rows, back to back: no parsing at all
+      // float64 little-endian rows, back to back: copied byte for byte into the kernel's input
       if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
       count = body.length / (8 * width)
-      rows = reranker.buffer(count * width)
-      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, 0, body.length).set(body)
+      if (count > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`)
+      const rows = wasm.input(count)
+      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, rows.byteOffset, body.length).set(body)
       else for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
     } else {
-      const parsed = parseJson(body, 'POST /rerank') as {features?: unknown}
-      const features = parsed?.features
-      if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
-      count = features.length
-      rows = reranker.buffer(count * width)
-      for (let r = 0; r < count; r++) {
-        const row = features[r]
-        if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
-        for (let f = 0; f < width; f++) {
-          const v = row[f]
-          // null stands for a missing value (NaN goes right at every split, as in training)
-          rows[r * width + f] = v === null ? Number.NaN : typeof v === 'number' ? v : Number.NaN
-          if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
-        }
-      }
+      // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,
+      // the grammar of src/rank/rows-json.ts); anything outside its exact form goes through
+      // JSON.parse below, with the same answers and error messages. A row takes at least
+      // 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a body can hold.
+      count = wasm.readJsonRows(body, Math.min(MAX_RERANK_CANDIDATES, Math.ceil(body.length / (2 * width + 1))))
+      if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
     }
-    const scores = reranker.score(rows, count)
-    const order = Array.from({length: count}, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)
-    return {model: model.version, scores: Array.from(scores), order}
+    const scores = wasm.scoreInput(count)
+    if (orderBuffer.length < count) orderBuffer = new Int32Array(count)
+    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer))
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string}> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -329,7 +334,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (path === '/metrics') {
       route.name = 'metrics'
       expect('GET')
-      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: groupCommit.stats, modelVersion: reranker.model?.version ?? null})}
+      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null})}
     }
     if (path === '/noop') {
       route.name = 'noop'
@@ -346,7 +351,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
-      return {status: 200, body: rerank(req, await readBody(req))}
+      return {status: 200, body: null, text: rerank(req, await readBody(req)), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'
@@ -385,14 +390,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS * 3}, (req, res) => {
     const started = performance.now()
     const route = {name: 'other'}
-    const finish = (status: number, text: string, type: string, headers: Record<string, string | number> = {}): void => {
-      res.writeHead(status, {'content-type': type, 'content-length': Buffer.byteLength(text), ...headers})
+    const finish = (status: number, text: string, type: string, extra?: string[]): void => {
+      // a flat [name, value, ...] array: Node copies no object and checks each header once
+      const headers = ['content-type', type, 'content-length', String(Buffer.byteLength(text))]
+      if (extra) headers.push(...extra)
+      res.writeHead(status, headers)
       res.end(text)
       metrics.request(route.name, status, (performance.now() - started) / 1000)
     }
     handle(req, res, route).then(
       (out) => {
-        if (out.text !== undefined) finish(out.status, out.text, 'text/plain; version=0.0.4')
+        if (out.text !== undefined) finish(out.status, out.text, out.type ?? 'text/plain; version=0.0.4')
         else finish(out.status, JSON.stringify(out.body), 'application/json')
       },
       (error: unknown) => {
@@ -402,9 +410,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
         else e = new HttpError(500, 'internal', (error as Error)?.message ?? String(error))
         logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.message.slice(0, 500)})
-        const headers: Record<string, string | number> = e.retry ? {'retry-after': RETRY_AFTER_S} : {}
+        const headers = e.retry ? ['retry-after', String(RETRY_AFTER_S)] : []
         // A refused oversized body is not read to its end: close the connection after answering.
-        if (e.status === 413) headers.connection = 'close'
+        if (e.status === 413) headers.push('connection', 'close')
         finish(e.status, jsonError(e.code, e.message, e.retry), 'application/json', headers)
         if (e.status === 413) res.on('finish', () => req.socket.destroy())
       },
@@ -458,7 +466,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     host,
     url: `http://${shownHost}:${port}`,
     metrics,
-    groupCommit,
+    journal,
     async close() {
       closing = true
       await new Promise<void>((resolve) => {
@@ -470,6 +478,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else await tenant.close()
       }
       tenants.clear()
+      await journal.close()
     },
   }
 }
