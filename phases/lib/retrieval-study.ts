@@ -9,12 +9,13 @@ import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
+import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/eval/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../report-types.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
-export const DEFAULTS_TRIAL = -1
+export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
 /** Study names in the retrieval store start with this. */
 const STUDY_PREFIX = 'retrieval'
 /** The retrieval studies' store in the run folder (separate from the importance study's). */

@@ -157,7 +157,7 @@ function holdoutValidation(v: NonNullable<NonNullable<PhaseResults['search']['re
     '', `| profile | trial | ${v.metric} (tuning) | ${v.metric} (held-out) | defaults (held-out) | profile - defaults, ${level} CI | questions better / worse | verdict |`, '|---|---:|---:|---:|---:|---|---:|---|',
     ...v.profiles.flatMap((p) => [
       `| ${p.name} | ${p.trial === null ? '-' : p.trial === -1 ? 'defaults' : p.trial} | ${p.tuning_quality === null ? '-' : f(p.tuning_quality)} | ${f(p.quality)} | ${f(p.defaults_quality)} | ${interval(p.delta)} | ${p.better} / ${p.worse} | ${p.verdict === 'pass' ? 'PASS' : '**FAIL**'} |`,
-      ...(p.per_type ?? []).map((t) => `| ${p.name}, ${t.type} questions only | | | ${f(t.quality)} | ${f(t.defaults_quality)} | ${interval(t.delta)} | ${t.better} / ${t.worse} | ${t.passed === null ? `overall only (${t.queries} < ${v.min_type_questions} questions)` : t.passed ? 'pass' : '**fail**'} |`),
+      ...(p.per_type ?? []).map((t) => `| ${p.name}, its ${t.type} questions (${t.queries}) | | | ${f(t.quality)} | ${f(t.defaults_quality)} | ${interval(t.delta)} | ${t.better} / ${t.worse} | ${t.passed === null ? `overall only (${t.queries} < ${v.min_type_questions} questions)` : t.passed ? 'pass' : '**fail**'} |`),
     ]),
     ...v.profiles.filter((p) => p.note).flatMap((p) => ['', `${p.name}: ${p.note}.`]),
   ]

@@ -148,9 +148,31 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
     const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
+    let holdout: Parameters<typeof routedProfile>[5]
+    if (options.split) {
+      // tuned on part of the conversations: the routed profile and the base study's domain profiles
+      // against the defaults on the others (the verdict kt deploy reads)
+      const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines} = await import('../eval/holdout-validation.js')
+      const {describeSplit} = await import('../eval/split.js')
+      const {evalQuality} = await import('../eval/profile.js')
+      const loaded = loadMemoryDataset(options.data)
+      const m = options.metric ?? DEFAULT_TUNING_METRIC
+      const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
+      const v = validateOnHoldout(splitDataset(loaded, options.split, 'holdout'), [
+        {name: 'routed', trial: null, config: base, overrides: routed.overrides, tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m)},
+      ], {...DEFAULT_HOLDOUT_SETTINGS, metric: m}, describeSplit(loaded, options.split))
+      for (const line of holdoutValidationLines(v)) options.log?.(line)
+      holdout = {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
+      if (analysis) {
+        const {validateRetrievalStudy} = await import('./retrieval-validation.js')
+        const checked = validateRetrievalStudy({analysis, data: options.data, split: options.split, metric: options.metric, study: `${options.studyPrefix}-all`, out: options.out})
+        for (const line of checked.lines) options.log?.(line)
+        files.push(...checked.files)
+      }
+    }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
-      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric, options.split)
+      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric, options.split, holdout)
       writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }

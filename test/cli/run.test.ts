@@ -154,6 +154,10 @@ describe('kt run: the retrieval study in Phase 4', () => {
     for (const p of d.domain) for (const f of p.files) expect(existsSync(join(dir, 'b', f)), f).toBe(true)
     const routed = JSON.parse(readFileSync(join(dir, 'b', d.routed), 'utf8'))
     expect(Object.keys(routed.overrides).sort()).toEqual([...d.overridden_types].sort())
+    // the default plan holds out half of the conversations: every retrieval profile has a verdict the gate reads
+    expect(r.validation.split).toMatch(/held out 1 \(synth-7-\d\)/)
+    for (const p of [...d.domain.map((x: {verdict: string}) => x.verdict), d.routed_verdict]) expect(['pass', 'fail']).toContain(p)
+    expect(routed.validation.criteria[0]).toMatchObject({id: 'holdout-noninferior', metric: 'recall@10_delta_ci_low', dataset: 'holdout'})
     expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toContain('retrieval-front')
   })
 })

@@ -14,11 +14,17 @@ const SESSIONS = 6
 const TURNS_PER_SESSION = 10
 const FACTS = 8
 
-/** Writes the dataset into `dir` and returns its path and conversation ids. */
-export function writeHoldoutFixture(dir: string, conversations = 6): {file: string; ids: string[]} {
+/** Conversations whose speakers have longer names: BAD_CONFIG happens to keep their facts (a partial loss, for margin tests). */
+const LONG_NAMES = [['Ana', 'Bert'], ['Olga', 'Emil'], ['Rosa', 'Theo']] as const
+
+/**
+ * Writes the dataset into `dir` and returns its path and conversation ids: `conversations` on
+ * which BAD_CONFIG loses every fact, then `kept` on which it loses none.
+ */
+export function writeHoldoutFixture(dir: string, conversations = 6, kept = 0, name = 'holdout-fixture.json'): {file: string; ids: string[]} {
   const samples = []
-  for (let c = 0; c < conversations; c++) {
-    const [a, b] = NAMES[c % NAMES.length]
+  for (let c = 0; c < conversations + kept; c++) {
+    const [a, b] = c < conversations ? NAMES[c % NAMES.length] : LONG_NAMES[(c - conversations) % LONG_NAMES.length]
     const conversation: Record<string, unknown> = {speaker_a: a, speaker_b: b}
     const qa = []
     let fact = 0
@@ -40,7 +46,7 @@ export function writeHoldoutFixture(dir: string, conversations = 6): {file: stri
     }
     samples.push({sample_id: `hold-${c + 1}`, conversation, qa})
   }
-  const file = join(dir, 'holdout-fixture.json')
+  const file = join(dir, name)
   writeFileSync(file, JSON.stringify(samples))
   return {file, ids: samples.map((s) => s.sample_id)}
 }
