@@ -141,3 +141,27 @@ describe('kt run with retrieval.split on kt\'s own engine (the fixture above)', 
     expect(r.stderr).toMatch(/margin\.json: retrieval\.margin: expected a margin only with retrieval\.split/)
   })
 })
+
+describe('kt search --objective retrieval with held-out conversations', () => {
+  it('scores the defaults on the held-out part and writes each domain profile with its verdict, which kt deploy obeys', () => {
+    const out = join(dir, 'search')
+    const r = kt(['search', '--objective', 'retrieval', '--data', file, '--train', TRAIN.join(','), '--holdout', HOLDOUT.join(','), '--budget', '2', '--storage', join(out, 'studies.sqlite'), '--out', out, '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    const result = JSON.parse(r.stdout)
+    const defaultsRow = result.holdout.rows.find((h: {trial: number}) => h.trial === -1)
+    expect(defaultsRow.roles).toEqual(['defaults'])
+    expect(defaultsRow.holdout.quality).toBe(result.validation.defaults_quality)
+    // every rule that chose a trial (a rule with no qualifying trial writes no profile)
+    const chosen = result.profiles.filter((p: {config: unknown}) => p.config !== null).map((p: {profile: string}) => p.profile)
+    expect(chosen.length).toBeGreaterThan(0)
+    expect(result.validation.profiles.map((p: {name: string}) => p.name)).toEqual(chosen)
+    for (const p of result.validation.profiles) {
+      const path = join(out, 'profiles', `${p.name}.json`)
+      expect(result.files).toContain(path)
+      const profile = JSON.parse(readFileSync(path, 'utf8'))
+      expect(profile.validation.verdict).toBe(p.verdict)
+      expect(profile.metrics['recall@10_holdout']).toBe(p.quality)
+      expect(kt(['deploy', path, '--target', join(out, `t-${p.name}`)]).status).toBe(p.verdict === 'pass' ? 0 : 1)
+    }
+  }, 60_000)
+})
