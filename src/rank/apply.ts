@@ -1,14 +1,15 @@
 import type {CandidateRow} from '../engine/retrieval/features.js'
 import {fromSavedModel, type SavedModel} from './model.js'
 import {PackedEnsemble} from './packed.js'
+import {WasmEnsemble} from './wasm.js'
 import {layoutNames, layoutOf, rerankerInputs, type FeatureLayout} from './query-features.js'
 
 /**
  * Applying a saved reranker to the engine's candidates (`candidateFeatures` rows): the model must
  * read the engine's CANDIDATE_FEATURES, optionally followed by query-level blocks and the engine's
  * fused score (query-features.ts, whose `rerankerInputs` also writes the training logs). A query's
- * rows are laid out in one reused buffer and scored with the packed ensemble; rerank() returns
- * them best first (ties keep the engine's order).
+ * rows are laid out in the WebAssembly kernel's reused input buffer and scored there (wasm.ts,
+ * bit-identical to the packed ensemble); rerank() returns them best first (ties keep the engine's order).
  */
 export interface EngineReranker {
   readonly packed: PackedEnsemble
@@ -27,15 +28,11 @@ export function engineReranker(saved: SavedModel, where = 'model'): EngineRerank
   const layout = layoutOf(saved.feature_names, where)
   const width = layoutNames(layout).length
   const packed = new PackedEnsemble(fromSavedModel(saved))
-  let inputs = new Float64Array(0)
-  let scores = new Float64Array(0)
+  const wasm = new WasmEnsemble(packed)
   const scoreAll = (rows: readonly CandidateRow[]): Float64Array => {
-    if (inputs.length < rows.length * width) {
-      inputs = new Float64Array(rows.length * width)
-      scores = new Float64Array(rows.length)
-    }
-    rerankerInputs(rows, layout, inputs)
-    return packed.scoreAll(inputs, rows.length, scores).subarray(0, rows.length)
+    const inputs = wasm.input(rows.length)
+    if (rerankerInputs(rows, layout, inputs) !== inputs) throw new Error(`engineReranker: ${width} columns expected by the model and by rerankerInputs differ`)
+    return wasm.scoreInput(rows.length)
   }
   return {
     packed,

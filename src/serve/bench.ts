@@ -5,8 +5,10 @@
  * 1. load: C clients (16), T tenants (100), each query a choose plus a feedback, for a bounded time
  *    and count: queries/s (target >= 5,000) and per-request latency p99 (target <= 5 ms).
  * 2. rerank: one client alternates POST /noop and POST /rerank with the same 50-candidate body
- *    (JSON, then float64 rows); the median difference is the endpoint's cost beyond HTTP
- *    (target <= 50 µs per 50-candidate request).
+ *    (JSON with 6 decimals, JSON with full-precision doubles, then float64 rows), cycling through
+ *    RERANK_BODIES different candidate sets so that nothing data-dependent can learn a repeated
+ *    request; the difference of the medians is the endpoint's cost beyond HTTP (target <= 50 µs per
+ *    50-candidate request). `--only rerank` runs this part alone (rerankServeBench).
  * 3. flood: F (10,000) idle connections held open while the load runs again: the server must
  *    keep serving (queries/s and p99 reported) and answer connections over its limit with 503.
  * 4. bad input during load: each kind of bad request gets its 4xx JSON error; the server lives.
@@ -23,6 +25,7 @@ import {toSavedModel, writeModel} from '../rank/model.js'
 import {deploy} from '../rank/registry.js'
 import {randomCompleteTree} from '../rank/bench.js'
 import {PackedEnsemble} from '../rank/packed.js'
+import {WasmEnsemble} from '../rank/wasm.js'
 import {RawClient} from './client.js'
 import {runLoad, quantileSorted, type LoadResult} from './load.js'
 import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
@@ -37,6 +40,10 @@ export const RERANK_CANDIDATES = 50
 export const RERANK_FEATURES = 46
 export const RERANK_TREES = 100
 export const RERANK_DEPTH = 6
+/** Different 50-candidate sets the rerank timing cycles through. */
+export const RERANK_BODIES = 64
+/** Decimals of the JSON body's features (what a client printing rounded features sends). */
+export const RERANK_JSON_DECIMALS = 6
 
 export interface ServeBenchOptions {
   clients: number
@@ -68,20 +75,38 @@ export interface ServeBenchReport {
     server_cpu_us_per_query: number
     client_cpu_us_per_query: number
   }
-  rerank: {
-    candidates: number
-    features: number
-    trees: number
-    requests: number
-    /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference. */
-    model_scoring_us: number
-    json: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
-    binary: {noop_median_us: number; rerank_median_us: number; beyond_http_us: number; meets_target: boolean}
-  }
+  rerank: RerankEndpointReport
   flood: null | {connections_opened: number; refused_503: number; load: LoadResult; healthz_ok: boolean}
   bad_input: Array<{case: string; status: number; code: string; ok: boolean}>
   bad_input_log_lines: number
   campaign: CampaignReport | null
+}
+
+export interface RerankEndpointTiming {
+  body_bytes: number
+  noop_median_us: number
+  rerank_median_us: number
+  beyond_http_us: number
+  meets_target: boolean
+}
+
+export interface RerankEndpointReport {
+  candidates: number
+  features: number
+  trees: number
+  requests: number
+  /** Different candidate sets cycled through. */
+  bodies: number
+  /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference, with the kernel the server runs. */
+  model_scoring_us: number
+  /** The same with the packed walk (the reference the kernel replaced). */
+  packed_scoring_us: number
+  /** JSON, features printed with RERANK_JSON_DECIMALS decimals. */
+  json: RerankEndpointTiming
+  /** JSON, features printed as full-precision doubles (up to 17 significant digits). */
+  json_full_precision: RerankEndpointTiming
+  /** float64 rows (application/octet-stream). */
+  binary: RerankEndpointTiming
 }
 
 /** A deployed reranker for the bench: random complete trees (the worst case for their size). */
@@ -98,14 +123,13 @@ function benchRegistry(dir: string, seed: number): {registry: string; packed: Pa
   return {registry, packed}
 }
 
-/** Median µs of scoring the rows in this process (no HTTP): the model's own share of a /rerank request. */
-function timeScoring(packed: PackedEnsemble, rows: number[][], repetitions: number): number {
-  const flat = Float64Array.from(rows.flat())
-  const out = new Float64Array(rows.length)
+/** Median µs of scoring one candidate set in this process (no HTTP), cycling through the sets. */
+function timeScoring(score: (rows: Float64Array, count: number, out: Float64Array) => void, sets: Float64Array[], count: number, repetitions: number): number {
+  const out = new Float64Array(count)
   const times = new Float64Array(repetitions)
   for (let i = 0; i < repetitions; i++) {
     const a = performance.now()
-    packed.scoreAll(flat, rows.length, out)
+    score(sets[i % sets.length], count, out)
     times[i] = (performance.now() - a) * 1000
   }
   return quantileSorted(times.sort(), 0.5)
@@ -157,13 +181,14 @@ async function createTenants(port: number, count: number, spec: Record<string, u
   return ids
 }
 
-/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions. */
-async function timeRerank(port: number, body: Buffer, type: string, requests: number): Promise<{noop_median_us: number; rerank_median_us: number; beyond_http_us: number}> {
+/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions, cycling through the bodies. */
+async function timeRerank(port: number, bodies: Buffer[], type: string, requests: number): Promise<RerankEndpointTiming> {
   const client = new RawClient(port)
   const noop = new Float64Array(requests)
   const rerank = new Float64Array(requests)
   try {
     for (let i = 0; i < requests; i++) {
+      const body = bodies[i % bodies.length]
       let a = performance.now()
       let r = await client.request('POST', '/noop', body, type)
       noop[i] = (performance.now() - a) * 1000
@@ -178,7 +203,55 @@ async function timeRerank(port: number, body: Buffer, type: string, requests: nu
   }
   const n = quantileSorted(noop.sort(), 0.5)
   const m = quantileSorted(rerank.sort(), 0.5)
-  return {noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n}
+  const mean = bodies.reduce((sum, b) => sum + b.length, 0) / bodies.length
+  return {body_bytes: Math.round(mean), noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n, meets_target: m - n <= TARGET_RERANK_US}
+}
+
+/** POST /rerank against POST /noop with 50-candidate bodies in each form, and the model's in-process share. */
+async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: number, seed: number): Promise<RerankEndpointReport> {
+  const rng = new Rng(seed)
+  const sets = Array.from({length: RERANK_BODIES}, () => Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next())))
+  const rounded = sets.map((rows) => rows.map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS)))))
+  const json = await timeRerank(port, rounded.map((rows) => Buffer.from(JSON.stringify({features: rows}))), 'application/json', requests)
+  const full = await timeRerank(port, sets.map((rows) => Buffer.from(JSON.stringify({features: rows}))), 'application/json', requests)
+  const littleEndian = (rows: number[][]): Buffer => {
+    const bytes = Buffer.alloc(rows.length * RERANK_FEATURES * 8)
+    rows.flat().forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
+    return bytes
+  }
+  const binary = await timeRerank(port, sets.map(littleEndian), 'application/octet-stream', requests)
+  const flat = sets.map((rows) => Float64Array.from(rows.flat()))
+  const wasm = new WasmEnsemble(packed)
+  return {
+    candidates: RERANK_CANDIDATES,
+    features: RERANK_FEATURES,
+    trees: RERANK_TREES,
+    requests,
+    bodies: RERANK_BODIES,
+    model_scoring_us: timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
+    packed_scoring_us: timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
+    json,
+    json_full_precision: full,
+    binary,
+  }
+}
+
+/** `kt bench serve --only rerank`: the rerank endpoint part alone, on a server of its own. */
+export async function runRerankServeBench(options: {rerankRequests: number; seed: number}): Promise<{machine: ServeBenchReport['machine']; rerank: RerankEndpointReport}> {
+  const dir = mkdtempSync(join(tmpdir(), 'kt-bench-serve-'))
+  const loadBefore = loadavg()[0]
+  let server: ServerProcess | undefined
+  try {
+    const {registry, packed} = benchRegistry(dir, options.seed)
+    server = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
+    const rerank = await rerankEndpoint(server.port, packed, options.rerankRequests, options.seed)
+    await stopServerProcess(server)
+    server = undefined
+    return {machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]}, rerank}
+  } finally {
+    if (server) await stopServerProcess(server, 'SIGKILL')
+    rmSync(dir, {recursive: true, force: true})
+  }
 }
 
 /** Opens `count` idle connections; resolves when all are connected (or refused), with the sockets and how many got a 503. */
@@ -264,13 +337,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const commits = after.commits - before.commits
 
     progress('rerank endpoint against /noop')
-    const rng = new Rng(options.seed)
-    const rows = Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => Number(rng.next().toFixed(6))))
-    const json = await timeRerank(port, Buffer.from(JSON.stringify({features: rows})), 'application/json', options.rerankRequests)
-    const flat = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
-    rows.flat().forEach((v, i) => flat.writeDoubleLE(v, i * 8))
-    const binary = await timeRerank(port, flat, 'application/octet-stream', options.rerankRequests)
-    const scoringUs = timeScoring(packed, rows, options.rerankRequests)
+    const rerank = await rerankEndpoint(port, packed, options.rerankRequests, options.seed)
 
     let flood: ServeBenchReport['flood'] = null
     if (options.flood > 0) {
@@ -316,15 +383,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         server_cpu_us_per_query: serverCpu / load.all_queries,
         client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.all_queries,
       },
-      rerank: {
-        candidates: RERANK_CANDIDATES,
-        features: RERANK_FEATURES,
-        trees: RERANK_TREES,
-        requests: options.rerankRequests,
-        model_scoring_us: scoringUs,
-        json: {...json, meets_target: json.beyond_http_us <= TARGET_RERANK_US},
-        binary: {...binary, meets_target: binary.beyond_http_us <= TARGET_RERANK_US},
-      },
+      rerank,
       flood,
       bad_input: bad,
       bad_input_log_lines: badLines,

@@ -32,6 +32,8 @@ import {InputError, describeValue} from '../util/errors.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
+import {WasmEnsemble} from '../rank/wasm.js'
+import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../rank/rows-json.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
 
@@ -123,13 +125,11 @@ const ONLINE_STATUS: Record<string, number> = {
   not_durable: 503,
 }
 
-/** The deployed reranker, re-read when the registry index changes. */
+/** The deployed reranker, re-read when the registry index changes; scored by the WebAssembly kernel (src/rank/wasm.ts), whose input buffer the request's rows are read into. */
 class RerankerHolder {
   private checkedAt = 0
   private indexMtime = -1
-  model: {version: string; packed: PackedEnsemble; featureNames: string[]} | null = null
-  private scores = new Float64Array(0)
-  private rows = new Float64Array(0)
+  model: {version: string; packed: PackedEnsemble; wasm: WasmEnsemble; featureNames: string[]} | null = null
 
   constructor(private readonly dir: string | undefined) {
     this.refresh(true)
@@ -156,20 +156,27 @@ class RerankerHolder {
       return
     }
     const saved = readVersionModel(this.dir, version)
-    this.model = {version: version.id, packed: new PackedEnsemble(fromSavedModel(saved)), featureNames: saved.feature_names}
+    const packed = new PackedEnsemble(fromSavedModel(saved))
+    this.model = {version: version.id, packed, wasm: new WasmEnsemble(packed), featureNames: saved.feature_names}
   }
+}
 
-  /** Scores `count` rows laid out back to back in `rows` (valid until the next call). */
-  score(rows: Float64Array, count: number): Float64Array {
-    if (this.scores.length < count) this.scores = new Float64Array(count)
-    return this.model!.packed.scoreAll(rows, count, this.scores).subarray(0, count)
+/** The rows of a parsed `{features: [[...], ...]}` body copied into the kernel's input; null is a missing value (NaN goes right at every split, as in training). */
+function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): number {
+  const features = (parsed as {features?: unknown} | null)?.features
+  if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
+  const count = features.length
+  const rows = wasm.input(count)
+  for (let r = 0; r < count; r++) {
+    const row = features[r]
+    if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
+    for (let f = 0; f < width; f++) {
+      const v = row[f]
+      if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
+      rows[r * width + f] = v === null ? Number.NaN : v
+    }
   }
-
-  /** A reusable row buffer of at least `n` values. */
-  buffer(n: number): Float64Array {
-    if (this.rows.length < n) this.rows = new Float64Array(n)
-    return this.rows
-  }
+  return count
 }
 
 function jsonError(code: string, message: string, retry: boolean): string {
@@ -269,43 +276,37 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
   }
 
-  const rerank = (req: IncomingMessage, body: Buffer): unknown => {
+  let orderBuffer = new Int32Array(0)
+  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays). */
+  const rerank = (req: IncomingMessage, body: Buffer): string => {
     reranker.refresh()
     const model = reranker.model
     if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
     const width = model.packed.width
+    const wasm = model.wasm
     let count: number
-    let rows: Float64Array
     if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
-      // float64 little-endian rows, back to back: no parsing at all
+      // float64 little-endian rows, back to back: copied byte for byte into the kernel's input
       if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
       count = body.length / (8 * width)
-      rows = reranker.buffer(count * width)
-      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, 0, body.length).set(body)
+      if (count > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`)
+      const rows = wasm.input(count)
+      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, rows.byteOffset, body.length).set(body)
       else for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
     } else {
-      const parsed = parseJson(body, 'POST /rerank') as {features?: unknown}
-      const features = parsed?.features
-      if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
-      count = features.length
-      rows = reranker.buffer(count * width)
-      for (let r = 0; r < count; r++) {
-        const row = features[r]
-        if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
-        for (let f = 0; f < width; f++) {
-          const v = row[f]
-          // null stands for a missing value (NaN goes right at every split, as in training)
-          rows[r * width + f] = v === null ? Number.NaN : typeof v === 'number' ? v : Number.NaN
-          if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
-        }
-      }
+      // The common body read straight into the input (src/rank/rows-json.ts); anything outside its
+      // exact form goes through JSON.parse below, with the same answers and error messages.
+      // A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a body can hold.
+      const room = Math.min(MAX_RERANK_CANDIDATES, Math.ceil(body.length / (2 * width + 1)))
+      count = readFeatureRows(body, width, wasm.input(room).subarray(0, room * width))
+      if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
     }
-    const scores = reranker.score(rows, count)
-    const order = Array.from({length: count}, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)
-    return {model: model.version, scores: Array.from(scores), order}
+    const scores = wasm.scoreInput(count)
+    if (orderBuffer.length < count) orderBuffer = new Int32Array(count)
+    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer))
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string}> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -346,7 +347,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
-      return {status: 200, body: rerank(req, await readBody(req))}
+      return {status: 200, body: null, text: rerank(req, await readBody(req)), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'
@@ -392,7 +393,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     handle(req, res, route).then(
       (out) => {
-        if (out.text !== undefined) finish(out.status, out.text, 'text/plain; version=0.0.4')
+        if (out.text !== undefined) finish(out.status, out.text, out.type ?? 'text/plain; version=0.0.4')
         else finish(out.status, JSON.stringify(out.body), 'application/json')
       },
       (error: unknown) => {

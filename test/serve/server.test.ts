@@ -159,6 +159,27 @@ describe('kt online serve', () => {
     expect(viaRows.json.scores).toEqual(Array.from(expected))
   })
 
+  it('reads short-decimal JSON bodies (the fast path), with null, whitespace and a grown buffer, exactly as JSON.parse would', async () => {
+    const rng = new Rng(10)
+    for (const count of [1, 7, 300, 3]) {
+      const rows: Array<Array<number | null>> = Array.from({length: count}, () => Array.from({length: WIDTH}, () => Number(rng.uniform(-2, 2).toFixed(4))))
+      rows[0][1] = null
+      const flat = Float64Array.from(rows.flat().map((v) => (v === null ? Number.NaN : v)))
+      const expected = packed.scoreAll(flat, count, new Float64Array(count))
+      for (const text of [JSON.stringify({features: rows}), JSON.stringify({features: rows}, null, 2)]) {
+        const r = await call('POST', '/rerank', text)
+        expect(r.status).toBe(200)
+        expect(r.json.scores).toEqual(Array.from(expected))
+      }
+    }
+    // outside the fast form: the JSON.parse path answers as before
+    const short = await call('POST', '/rerank', '{"features": [[1, 2, 3, 4, 5], [1, 2]]}')
+    expect(short.status).toBe(400)
+    expect(short.json.error.message).toBe('POST /rerank: features[1]: expected 5 numbers (the model\'s feature_names), got [1,2]')
+    const extra = await call('POST', '/rerank', '{"features": [[1, 2, 3, 4, 5]], "trace": true}')
+    expect(extra.json.scores).toEqual(Array.from(packed.scoreAll(Float64Array.of(1, 2, 3, 4, 5), 1, new Float64Array(1))))
+  })
+
   it('over the connection limit answers 503 and keeps serving the clients already connected', async () => {
     const client = new RawClient(server.port)
     expect((await client.request('GET', '/healthz')).status).toBe(200)

@@ -6,13 +6,13 @@ export default class BenchServe extends KtCommand {
   static override description = [
     'Starts kt online serve as a child process (its own event loop) with a reranker of 100 random complete depth-6 trees over 46 features deployed,',
     'creates the tenants and drives it from this process: --clients concurrent clients, each query a choose plus a feedback (used), tenants',
-    'drawn uniformly, for --seconds after a warm-up or --max-queries. Then POST /rerank against POST /noop with the same 50-candidate body',
-    '(JSON and float64 rows), --flood idle connections held while the load runs again, each kind of bad request, and --kills kill -9s',
+    'drawn uniformly, for --seconds after a warm-up or --max-queries. Then POST /rerank against POST /noop with the same 50-candidate body, cycling through 64 candidate sets',
+    '(JSON with 6 decimals, JSON with full-precision doubles, float64 rows; --only rerank runs this part alone), --flood idle connections held while the load runs again, each kind of bad request, and --kills kill -9s',
     'of the server under load with a restart each time (every acknowledged feedback must be in the state, none twice). The machine\'s',
     'load average is printed beside the figures: on a shared machine they measure the machine as it was.',
   ].join(' ')
 
-  static override examples = ['<%= config.bin %> bench serve', '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json']
+  static override examples = ['<%= config.bin %> bench serve', '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json', '<%= config.bin %> bench serve --only rerank']
   static override flags = {
     clients: Flags.integer({description: 'Concurrent clients.', default: 16, min: 1}),
     tenants: Flags.integer({description: 'Tenants.', default: 100, min: 1}),
@@ -22,12 +22,34 @@ export default class BenchServe extends KtCommand {
     flood: Flags.integer({description: 'Idle connections opened for the flood test (0: skip).', default: 10_000, min: 0}),
     kills: Flags.integer({description: 'kill -9s of the server in the campaign (0: skip).', default: 20, min: 0}),
     seed: Flags.integer({description: 'Seed of the load, the reranker and the kill moments.', default: 42}),
+    only: Flags.string({description: 'Run one part alone: rerank (POST /rerank against POST /noop, on a server of its own).', options: ['rerank']}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchServe)
-    const {runServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} = await import('../../serve/bench.js')
+    const {runServeBench, runRerankServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} = await import('../../serve/bench.js')
     const {renderTable} = await import('../../online/format.js')
+    const yes = (b: boolean): string => (b ? 'yes' : 'NO')
+    const machineLine = (m: {cores: number; load_average_1m_before: number; load_average_1m_after: number}): string =>
+      `machine: ${m.cores} cores, load average (1 min) ${m.load_average_1m_before.toFixed(2)} before, ${m.load_average_1m_after.toFixed(2)} after (shared machine: other processes compete for the cores)`
+    type Rerank = Awaited<ReturnType<typeof runRerankServeBench>>['rerank']
+    const rerankRows = (r: Rerank): string[][] => [
+      [`rerank JSON (${r.candidates} candidates, ${r.json.body_bytes} B, 6 decimals): beyond /noop (µs)`, `${r.json.beyond_http_us.toFixed(1)} (${r.json.rerank_median_us.toFixed(0)} - ${r.json.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.json.meets_target)],
+      [`rerank JSON, full-precision doubles (${r.json_full_precision.body_bytes} B): beyond /noop (µs)`, `${r.json_full_precision.beyond_http_us.toFixed(1)} (${r.json_full_precision.rerank_median_us.toFixed(0)} - ${r.json_full_precision.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.json_full_precision.meets_target)],
+      [`rerank float64 rows (${r.binary.body_bytes} B): beyond /noop (µs)`, `${r.binary.beyond_http_us.toFixed(1)} (${r.binary.rerank_median_us.toFixed(0)} - ${r.binary.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.binary.meets_target)],
+      [`  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP: wasm kernel / packed walk (µs)`, `${r.model_scoring_us.toFixed(1)} / ${r.packed_scoring_us.toFixed(1)}`, '', ''],
+    ]
+    if (flags.only === 'rerank') {
+      const spinner = this.spinner('kt bench serve --only rerank')
+      const report = await runRerankServeBench({rerankRequests: flags['rerank-requests'], seed: flags.seed})
+      await spinner.succeed('kt bench serve --only rerank: done')
+      if (!this.jsonEnabled()) {
+        this.log(machineLine(report.machine))
+        this.log(`${report.rerank.requests} requests each of POST /noop and POST /rerank per body form, alternating, cycling through ${report.rerank.bodies} different candidate sets; medians`)
+        this.log(renderTable(['figure', 'measured', 'target', 'met'], rerankRows(report.rerank)))
+      }
+      return report
+    }
     const spinner = this.spinner('kt bench serve')
     const report = await runServeBench({
       clients: flags.clients, tenants: flags.tenants, durationMs: flags.seconds * 1000, maxQueries: flags['max-queries'], warmupMs: 1000,
@@ -36,10 +58,8 @@ export default class BenchServe extends KtCommand {
     })
     await spinner.succeed('kt bench serve: done')
     if (!this.jsonEnabled()) {
-      const m = report.machine
       const l = report.load
-      const yes = (b: boolean): string => (b ? 'yes' : 'NO')
-      this.log(`machine: ${m.cores} cores, load average (1 min) ${m.load_average_1m_before.toFixed(2)} before, ${m.load_average_1m_after.toFixed(2)} after (shared machine: other processes compete for the cores)`)
+      this.log(machineLine(report.machine))
       this.log(`load: ${l.clients} clients, ${l.tenants} tenants, ${l.queries} queries (choose + feedback) in ${l.seconds.toFixed(1)} s; group commit ${l.fsync.commits_per_batch.toFixed(1)} events per flush (${l.fsync.batches} flushes, ${l.fsync.mean_flush_ms.toFixed(2)} ms each on average)`)
       this.log(`every answer waits for its flush, so queries/s <= clients / (2 x flush time) = ${(l.clients / (2 * l.fsync.mean_flush_ms / 1000)).toFixed(0)} at the flush time measured`)
       this.log(renderTable(['figure', 'measured', 'target', 'met'], [
@@ -48,9 +68,7 @@ export default class BenchServe extends KtCommand {
         ['CPU per query: server / load generator (µs)', `${l.server_cpu_us_per_query.toFixed(0)} / ${l.client_cpu_us_per_query.toFixed(0)}`, '', ''],
         ['one free core could serve (queries/s, 1e6 / server CPU per query)', (1e6 / l.server_cpu_us_per_query).toFixed(0), `>= ${TARGET_QUERIES_PER_S}`, yes(1e6 / l.server_cpu_us_per_query >= TARGET_QUERIES_PER_S)],
         ['request latency p50 / p99.9 / max (ms)', `${l.latency_ms.p50.toFixed(2)} / ${l.latency_ms.p999.toFixed(2)} / ${l.latency_ms.max.toFixed(2)}`, '', ''],
-        [`rerank JSON, ${report.rerank.candidates} candidates: beyond /noop (µs)`, `${report.rerank.json.beyond_http_us.toFixed(1)} (${report.rerank.json.rerank_median_us.toFixed(0)} - ${report.rerank.json.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(report.rerank.json.meets_target)],
-        [`  of which scoring ${report.rerank.candidates} x ${report.rerank.trees} depth-6 trees in-process, no HTTP (µs)`, report.rerank.model_scoring_us.toFixed(1), '', ''],
-        [`rerank float64 rows: beyond /noop (µs)`, `${report.rerank.binary.beyond_http_us.toFixed(1)} (${report.rerank.binary.rerank_median_us.toFixed(0)} - ${report.rerank.binary.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(report.rerank.binary.meets_target)],
+        ...rerankRows(report.rerank),
         ...(report.flood ? [[`under a flood of ${report.flood.connections_opened} idle connections: queries/s, p99 (ms)`, `${report.flood.load.queries_per_s.toFixed(0)}, ${report.flood.load.latency_ms.p99.toFixed(2)} (${report.flood.refused_503} refused with 503)`, 'keeps serving', yes(report.flood.load.errors === 0 && report.flood.healthz_ok)]] : []),
         ...report.bad_input.map((b) => [`bad input: ${b.case}`, `${b.status} ${b.code}`, '4xx JSON error', yes(b.ok)]),
         ['log lines for those bad requests', String(report.bad_input_log_lines), `${report.bad_input.length} (one each)`, yes(report.bad_input_log_lines === report.bad_input.length)],

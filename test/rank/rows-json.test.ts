@@ -1,0 +1,120 @@
+import fc from 'fast-check'
+import {describe, expect, it} from 'vitest'
+import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../../src/rank/rows-json.js'
+
+/** What the server did before the fast path: JSON.parse, then each row copied (null = NaN); undefined when it would refuse the body. */
+function viaJsonParse(text: string, width: number): number[] | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const features = (parsed as {features?: unknown})?.features
+  if (!Array.isArray(features) || features.length === 0) return undefined
+  const out: number[] = []
+  for (const row of features) {
+    if (!Array.isArray(row) || row.length !== width) return undefined
+    for (const v of row) {
+      if (v !== null && typeof v !== 'number') return undefined
+      out.push(v === null ? Number.NaN : v)
+    }
+  }
+  return out
+}
+
+let accepted = 0
+function check(text: string, width: number, capacity = 10_000): void {
+  const out = new Float64Array(capacity)
+  const rows = readFeatureRows(Buffer.from(text, 'utf8'), width, out)
+  if (rows === FALLBACK) return // the caller parses it with JSON.parse: same answer by construction
+  accepted++
+  const expected = viaJsonParse(text, width)
+  expect(expected, `fast path accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
+  expect(rows * width).toBe(expected!.length)
+  for (let i = 0; i < expected!.length; i++) if (!Object.is(out[i], expected![i])) expect({i, text: text.slice(0, 300), fast: out[i]}).toEqual({i, text: text.slice(0, 300), fast: expected![i]})
+}
+
+const ws = fc.constantFrom('', ' ', '\n', '\t', '\r\n  ')
+/** Numbers as a client would print them: shortest round-trip, fixed decimals, exponents, long digit strings. */
+const numberText = fc.oneof(
+  {arbitrary: fc.integer({min: -1000, max: 1000}).map((k) => String(k / 64)), weight: 6},
+  fc.double().map((v) => (Number.isFinite(v) ? String(v) : 'null')),
+  fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.integer({min: 0, max: 12})).map(([v, d]) => v.toFixed(d)),
+  fc.tuple(fc.integer({min: -999999, max: 999999}), fc.integer({min: -30, max: 30}), fc.constantFrom('e', 'E', 'e+', 'E-')).map(([m, e, x]) => `${m}${x}${x.endsWith('-') ? Math.abs(e) : e}`),
+  fc.stringMatching(/^-?(0|[1-9]\d{0,20})(\.\d{1,20})?([eE][+-]?\d{1,3})?$/),
+  fc.constantFrom('0', '-0', '-0.0', '0.0000', '1e22', '1e23', '123456789012345', '1234567890123456', '0.1', '9007199254740993', '1e-22', '4.9e-324', 'null'),
+)
+
+describe('readFeatureRows', () => {
+  it('reads exactly what JSON.parse reads, or falls back (random bodies of client-printed numbers)', () => {
+    accepted = 0
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 5}), fc.integer({min: 1, max: 6}), fc.array(numberText, {minLength: 30, maxLength: 30}), ws, ws, ws, (width, count, numbers, w1, w2, w3) => {
+        const rows = Array.from({length: count}, (_, r) => `[${w1}${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(`${w2},${w3}`)}${w2}]`)
+        check(`${w1}{${w2}"features"${w3}:${w1}[${rows.join(`${w3},${w1}`)}]${w2}}${w3}`, width)
+      }),
+      {numRuns: 1500, seed: 42},
+    )
+    // the property must exercise the fast path, not only the fallback
+    expect(accepted).toBeGreaterThan(300)
+  })
+
+  it('never accepts a body JSON.parse refuses or reads differently (random corruptions)', () => {
+    accepted = 0
+    const base = '{"features": [[1.5, -0, null], [2e3, 0.125, -7]]}'
+    fc.assert(
+      fc.property(fc.integer({min: 0, max: base.length - 1}), fc.constantFrom('', '0', '-', '.', 'e', ',', ']', '[', '"', '}', ' ', 'x', 'nul', '01', '+1', '1.', '.5', 'true'), fc.integer({min: 0, max: 2}), (at, insert, drop) => {
+        check(base.slice(0, at) + insert + base.slice(at + drop), 3)
+      }),
+      {numRuns: 2000, seed: 42},
+    )
+    expect(accepted).toBeGreaterThan(100)
+  })
+
+  it('reads the common form exactly and falls back on everything outside it', () => {
+    const out = new Float64Array(100)
+    expect(readFeatureRows(Buffer.from('{"features":[[1,2.5,null],[-0,1e-3,123456.789]]}'), 3, out)).toBe(2)
+    expect(Array.from(out.subarray(0, 6))).toEqual([1, 2.5, Number.NaN, -0, 0.001, 123456.789])
+    for (const text of [
+      '{"features":[[1,2]]}', // short row (width 3)
+      '{"features":[]}', // no rows: JSON.parse path answers 400
+      '{"features":[[1,2,3]],"model":"x"}', // another key
+      '{"model":"x","features":[[1,2,3]]}',
+      '{"feat\\u0075res":[[1,2,3]]}', // an escaped key
+      '{"features":[[1,2,3.14159265358979323]]}', // 18 significant digits
+      '{"features":[[1,2,1e400]]}',
+      '{"features":[[1,2,true]]}',
+      '{"features":[[1,2,3]]} x',
+      '\ufeff{"features":[[1,2,3]]}',
+    ]) expect(readFeatureRows(Buffer.from(text), 3, out), text).toBe(FALLBACK)
+    expect(readFeatureRows(Buffer.from('{"features":[[1,2,3],[4,5,6]]}'), 3, new Float64Array(5))).toBe(FALLBACK) // rows beyond the buffer
+  })
+})
+
+describe('the /rerank answer', () => {
+  it('orders best first (ties by index, NaN last) like a comparator sort, by insertion for small counts and by sort for large ones', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(0, -0, 1, 1, -1, Number.NaN, Number.POSITIVE_INFINITY), fc.double()), {maxLength: 150}), (values) => {
+        const scores = Float64Array.from(values)
+        const expected = Array.from({length: values.length}, (_, i) => i)
+        const key = (i: number): number => (Number.isNaN(scores[i]) ? Number.NEGATIVE_INFINITY : scores[i])
+        // reference: an explicit stable sort on (NaN-last score, index)
+        expected.sort((a, b) => (Number.isNaN(scores[a]) !== Number.isNaN(scores[b]) ? (Number.isNaN(scores[a]) ? 1 : -1) : key(b) > key(a) ? 1 : key(b) < key(a) ? -1 : a - b))
+        expect(Array.from(bestFirst(scores, new Int32Array(values.length)))).toEqual(expected)
+      }),
+      {numRuns: 500, seed: 42},
+    )
+  })
+
+  it('prints exactly what JSON.stringify prints', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.array(fc.oneof(fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7), fc.double()), {maxLength: 60}), (version, values) => {
+        const scores = Float64Array.from(values)
+        const order = bestFirst(scores, new Int32Array(values.length))
+        expect(rerankAnswerJson(version, scores, order)).toBe(JSON.stringify({model: version, scores: Array.from(scores), order: Array.from(order)}))
+      }),
+      {numRuns: 300, seed: 42},
+    )
+  })
+})

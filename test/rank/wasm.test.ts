@@ -1,0 +1,146 @@
+import fc from 'fast-check'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {randomCompleteTree} from '../../src/rank/bench.js'
+import type {LambdaMartModel} from '../../src/rank/lambdamart.js'
+import {fromSavedModel, readModel, toSavedModel} from '../../src/rank/model.js'
+import {PackedEnsemble} from '../../src/rank/packed.js'
+import type {RegressionTree} from '../../src/rank/tree.js'
+import {WasmEnsemble, wasmKernel} from '../../src/rank/wasm.js'
+import {InputError} from '../../src/util/errors.js'
+import {Rng} from '../../src/util/rng.js'
+
+/** Values where comparisons are delicate: equal to a threshold, signed zeros, infinities, NaN. */
+const EDGE = [0, -0, 0.5, -0.5, 1, 1e-300, -1e300, Number.MAX_VALUE, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]
+const finite = fc.oneof(fc.constantFrom(0, -0, 0.5, -0.5, 1, 1e-300, -1e300, Number.MAX_VALUE), fc.double({noNaN: true, noDefaultInfinity: true}))
+const input = fc.oneof(fc.constantFrom(...EDGE, Number.NaN), fc.double())
+
+/** A tree grown by splitting leaves in the order given (the LightGBM layout the trainer writes). */
+function growTree(splits: {leaf: number; feature: number; threshold: number}[], values: number[], width: number): RegressionTree {
+  const splitFeature: number[] = []
+  const threshold: number[] = []
+  const left: number[] = []
+  const right: number[] = []
+  // where each leaf hangs: [internal node, side] (root leaf: none)
+  const parentOf: Array<[number, 'l' | 'r'] | null> = [null]
+  for (const s of splits) {
+    const leaf = s.leaf % parentOf.length
+    const node = splitFeature.length
+    const fresh = parentOf.length
+    splitFeature.push(s.feature % width)
+    threshold.push(s.threshold)
+    left.push(~leaf)
+    right.push(~fresh)
+    const parent = parentOf[leaf]
+    if (parent) (parent[1] === 'l' ? left : right)[parent[0]] = node
+    parentOf[leaf] = [node, 'l']
+    parentOf.push([node, 'r'])
+  }
+  const leafValue = Float64Array.from({length: parentOf.length}, (_, i) => values[i % values.length])
+  return {splitFeature: Int32Array.from(splitFeature), threshold: Float64Array.from(threshold), left: Int32Array.from(left), right: Int32Array.from(right), gain: new Float64Array(splitFeature.length), leafValue}
+}
+
+function expectIdentical(a: Float64Array, b: Float64Array): void {
+  expect(a.length).toBe(b.length)
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) expect({i, wasm: a[i]}).toEqual({i, wasm: b[i]})
+}
+
+describe('WasmEnsemble', () => {
+  it('scores exactly like the packed walk (bit for bit) on random models and inputs', () => {
+    const model = fc.record({
+      width: fc.integer({min: 1, max: 7}),
+      trees: fc.array(fc.record({splits: fc.array(fc.record({leaf: fc.nat(), feature: fc.nat(), threshold: finite}), {maxLength: 24}), values: fc.array(finite, {minLength: 1, maxLength: 6})}), {maxLength: 11}),
+      base: fc.option(fc.record({feature: fc.nat(), weight: finite})),
+    })
+    fc.assert(
+      fc.property(model, fc.array(input, {minLength: 1, maxLength: 200}), fc.integer({min: 1, max: 9}), (m, values, count) => {
+        const names = Array.from({length: m.width}, (_, i) => `f${i}`)
+        const lm: LambdaMartModel = {featureNames: names, trees: m.trees.map((t) => growTree(t.splits, t.values, m.width)), ...(m.base ? {base: {feature: m.base.feature % m.width, weight: m.base.weight}} : {})}
+        const rows = Float64Array.from({length: count * m.width}, (_, i) => values[i % values.length])
+        const packed = new PackedEnsemble(lm)
+        expectIdentical(new WasmEnsemble(packed).scoreAll(rows, count, new Float64Array(count)), packed.scoreAll(rows, count, new Float64Array(count)))
+      }),
+      {numRuns: 300, seed: 42},
+    )
+  })
+
+  it('walks 100 complete depth-6 trees over 46 features exactly, growing its memory for more candidates and reusing it for fewer', () => {
+    const rng = new Rng(5)
+    const lm = {featureNames: Array.from({length: 46}, (_, i) => `f${i}`), trees: Array.from({length: 100}, () => randomCompleteTree(6, 46, rng))}
+    const packed = new PackedEnsemble(lm)
+    const wasm = new WasmEnsemble(packed)
+    for (const count of [50, 1, 3000, 7, 50]) {
+      const rows = Float64Array.from({length: count * 46}, () => rng.next())
+      expectIdentical(wasm.scoreAll(rows, count, new Float64Array(count)), packed.scoreAll(rows, count, new Float64Array(count)))
+    }
+    // rows written straight into the input buffer
+    const rows = Float64Array.from({length: 20 * 46}, () => rng.next())
+    wasm.input(20).set(rows)
+    expectIdentical(Float64Array.from(wasm.scoreInput(20)), packed.scoreAll(rows, 20, new Float64Array(20)))
+    expect(() => wasm.scoreInput(1_000_000)).toThrow(RangeError)
+  })
+
+  it('scores a model without trees as its base term and a single-leaf tree as its leaf', () => {
+    const stump: RegressionTree = {splitFeature: new Int32Array(0), threshold: new Float64Array(0), left: new Int32Array(0), right: new Int32Array(0), gain: new Float64Array(0), leafValue: Float64Array.of(0.25)}
+    expect(Array.from(new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: [stump]})).scoreAll(Float64Array.of(3, 4), 2, new Float64Array(2)))).toEqual([0.25, 0.25])
+    expect(Array.from(new WasmEnsemble(new PackedEnsemble({featureNames: ['a', 'b'], trees: [], base: {feature: 1, weight: 2}})).scoreAll(Float64Array.of(3, 4, 5, -0), 2, new Float64Array(2)))).toEqual([8, -0])
+    // -0 + -0 stays -0: the padding of a group of trees must not turn it into +0
+    const negativeZero = {...stump, leafValue: Float64Array.of(-0)}
+    const signed = new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: [negativeZero], base: {feature: 0, weight: 1}})).scoreAll(Float64Array.of(-0), 1, new Float64Array(1))
+    expect(Object.is(signed[0], -0)).toBe(true)
+  })
+})
+
+describe('hostile model files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kt-hostile-'))
+  const rng = new Rng(1)
+  const good = toSavedModel({featureNames: ['a', 'b'], trees: [randomCompleteTree(2, 2, rng)]}, {}, {}, {})
+  const variants: Array<[string, (m: Record<string, any>) => void]> = [
+    ['a string threshold', (m) => (m.trees[0].threshold[0] = '0); process.exit(1); (0')],
+    ['a string feature index', (m) => (m.trees[0].split_feature[0] = '__proto__')],
+    ['a huge feature index', (m) => (m.trees[0].split_feature[0] = 2 ** 40)],
+    ['a fractional feature index', (m) => (m.trees[0].split_feature[0] = 0.5)],
+    ['a negative feature index', (m) => (m.trees[0].split_feature[0] = -1)],
+    ['an infinite leaf value', (m) => (m.trees[0].leaf_value[0] = '__INF__')],
+    ['a child pointing back to the root', (m) => (m.trees[0].left[1] = 0)],
+    ['a __proto__ tree', (m) => (m.trees[0] = JSON.parse('{"__proto__": {"split_feature": [0]}}'))],
+    ['an object leaf value', (m) => (m.trees[0].leaf_value[1] = {valueOf: 'x'})],
+  ]
+  for (const [what, spoil] of variants) {
+    it(`refuses ${what} in one line, before anything is laid out`, () => {
+      const m = JSON.parse(JSON.stringify(good))
+      spoil(m)
+      const path = join(dir, 'm.json')
+      writeFileSync(path, JSON.stringify(m).replace('"__INF__"', '1e999'))
+      let error: unknown
+      try {
+        new WasmEnsemble(new PackedEnsemble(fromSavedModel(readModel(path))))
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(InputError)
+      const message = (error as Error).message
+      expect(message).toContain(path)
+      expect(message.split('\n')).toHaveLength(1)
+    })
+  }
+
+  it('refuses NaN (not JSON) in one line', () => {
+    const path = join(dir, 'nan.json')
+    writeFileSync(path, JSON.stringify(good).replace(/"threshold":\[[^,\]]+/, '"threshold":[NaN'))
+    expect(() => readModel(path)).toThrow(InputError)
+  })
+
+  it('runs the same kernel bytes for every model: feature names and numbers never become code', () => {
+    const before = Buffer.from(wasmKernel().bytes).toString('hex')
+    const names = ['"); process.exit(1); //', '__proto__', 'constructor']
+    const lm = {featureNames: names, trees: [randomCompleteTree(3, 3, rng)]}
+    const packed = new PackedEnsemble(lm)
+    const rows = Float64Array.from({length: 30}, () => rng.next())
+    expectIdentical(new WasmEnsemble(packed).scoreAll(rows, 10, new Float64Array(10)), packed.scoreAll(rows, 10, new Float64Array(10)))
+    expect(Buffer.from(wasmKernel().bytes).toString('hex')).toBe(before)
+    expect(Buffer.from(wasmKernel().bytes).toString('latin1')).not.toContain('process')
+  })
+})
