@@ -6,6 +6,8 @@
  * JSON endpoints:
  *   GET /api/studies                      the studies list
  *   GET /api/studies/NAME                 one study: column-wise trials, front, profiles, per-type, chart specs
+ *                                         (from the study's cache, src/dashboard/study-cache.ts: a request after
+ *                                         no commit reads nothing; after new trials, only those)
  *   GET /api/studies/NAME/importance      fANOVA parameter importance (?target=loss or a metric)
  *   GET /api/compare?study=A&study=B      several studies' views and the side-by-side chart specs
  *   GET /api/version                      per-study change signatures: pages poll it and refetch on change
@@ -15,14 +17,17 @@ import {existsSync, readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {gzipSync} from 'node:zlib'
+import {isIP} from 'node:net'
 import {join} from 'node:path'
 import type {AddressInfo} from 'node:net'
 import {InputError} from '../util/errors.js'
 import {studyImportance, type ImportanceTrial, type StudyImportance} from '../search/importance.js'
 import type {ParamSpace} from '../space/index.js'
-import type {StudyReader} from '../study/reader.js'
+import type {StudyReader, StudySummary} from '../study/reader.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
-import {studyListEntry, studyView, type StudyView} from './views.js'
+import {studyListEntry, type StudyView} from './views.js'
+import {StudyCache} from './study-cache.js'
+import {ColumnBlocks, studyBodyChunks} from './body.js'
 import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
 
 const importanceWorkerFile = fileURLToPath(new URL('./importance-worker.js', import.meta.url))
@@ -58,32 +63,61 @@ export interface DashboardOptions {
   readonly port?: number
   readonly host?: string
   readonly seed?: number
+  /**
+   * Read every study and build its page data right after the server starts, so that the first
+   * request finds it ready (default true; kt bench dashboard turns it off to time the cold path).
+   */
+  readonly warm?: boolean
+  /**
+   * When large bodies go out gzipped (to clients that accept it): 'remote' (default) only to
+   * clients not on loopback, where compressing costs more than sending; 'always'; 'never'.
+   */
+  readonly gzip?: 'remote' | 'always' | 'never'
 }
 
 export interface Dashboard {
   readonly url: string
   readonly server: Server
+  /** Resolves when the start-up warm-up (DashboardOptions.warm) is done. */
+  readonly warmed: Promise<void>
+  /** What the last refresh of a study's cache read (kt bench dashboard prints it). */
+  refreshStats(study: string): StudyCache['lastRefresh'] | undefined
   close(): Promise<void>
 }
 
 const PAGE_ASSETS: Record<string, string> = {'dashboard.js': 'text/javascript', 'charts.js': 'text/javascript', 'kt.css': 'text/css'}
 
-/** A body cached until the study's version changes (and its gzip, made on first demand). */
+/** A body cached until its key (the study's version, with its siblings') changes, and its gzip, made on first demand. */
 interface Cached {
-  version: string
-  body: string
+  key: string
+  /** The body, or its chunks in order (a study's: most are cached column blocks shared with the previous body). */
+  body: string | Buffer | Buffer[]
   gzip?: Buffer
+  /** The reader's change counter when the body was last known current: the same counter skips every read. */
+  counter?: string
 }
 
-/** Bodies at least this large go out gzipped to clients that accept it (a 10,000-trial study is about 4 MB of JSON, 0.6 MB gzipped). */
+/** Bodies at least this large go out gzipped to clients that get gzip (DashboardOptions.gzip). */
 const GZIP_MIN_BYTES = 64 * 1024
+/** zlib level 1: a 10,000-trial study's 4 MB compress to about a third in ~15 ms; level 6 saves another 10% for 6x the time. */
+const GZIP_LEVEL = 1
+
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false
+  const a = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address
+  return a === '::1' || (isIP(a) === 4 && a.startsWith('127.'))
+}
 
 export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   const reader = o.reader
   const seed = o.seed ?? 42
+  const gzipRule = o.gzip ?? 'remote'
+  const caches = new Map<string, StudyCache>()
+  const blocks = new Map<string, ColumnBlocks>()
   const studyCache = new Map<string, Cached>()
   const importanceCache = new Map<string, Cached>()
   const staticCache = new Map<string, Buffer>()
+  let listCache: Cached | undefined
 
   const staticFile = (path: string): Buffer => {
     let b = staticCache.get(path)
@@ -91,36 +125,71 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     return b
   }
 
-  const versionOf = async (name: string): Promise<string | undefined> => (await reader.versions())[name]
-
-  const loadView = async (name: string): Promise<StudyView | undefined> => {
-    const got = await reader.getStudy(name)
-    if (!got) return undefined
-    // routed studies: the per-type studies share the name prefix (PREFIX-all, PREFIX-<type>)
-    const siblings: Array<{name: string; trials: typeof got.trials}> = []
-    if (name.endsWith('-all')) {
-      const prefix = name.slice(0, -'-all'.length)
-      for (const s of await reader.listStudies()) {
-        if (s.name !== name && s.name.startsWith(`${prefix}-`)) {
-          const sib = await reader.getStudy(s.name)
-          if (sib) siblings.push({name: s.name, trials: sib.trials})
-        }
-      }
+  /** The study's cache brought up to date, or undefined when there is no such study. */
+  const loaded = async (name: string, counter: string | undefined): Promise<StudyCache | undefined> => {
+    let c = caches.get(name)
+    if (!c) caches.set(name, (c = new StudyCache(reader, name)))
+    if ((await c.refresh(counter)) === 'missing') {
+      caches.delete(name)
+      blocks.delete(name)
+      return undefined
     }
-    return studyView(got.study, got.trials, siblings)
+    return c
+  }
+
+  /** Routed studies: the per-type studies share the name prefix (PREFIX-all, PREFIX-<type>). */
+  const siblingsOf = async (name: string, counter: string | undefined): Promise<StudyCache[]> => {
+    if (!name.endsWith('-all')) return []
+    const prefix = name.slice(0, -'-all'.length)
+    const out: StudyCache[] = []
+    for (const n of Object.keys(await reader.versions())) {
+      if (n === name || !n.startsWith(`${prefix}-`)) continue
+      const sib = await loaded(n, counter)
+      if (sib) out.push(sib)
+    }
+    return out
+  }
+
+  const viewOf = async (name: string, counter: string | undefined): Promise<{cache: StudyCache; view: () => StudyView; key: string} | undefined> => {
+    const cache = await loaded(name, counter)
+    if (!cache) return undefined
+    const sibs = await siblingsOf(name, counter)
+    const key = [cache.version, ...sibs.map((s) => `${s.name}=${s.version}`)].join('\n')
+    return {cache, key, view: () => cache.view(sibs.map((s) => ({name: s.name, trials: s.trials})))}
   }
 
   const studyBody = async (name: string): Promise<Cached | undefined> => {
-    const version = await versionOf(name)
-    if (version === undefined) return undefined
+    const counter = await reader.changeCounter()
     const hit = studyCache.get(name)
-    if (hit && hit.version === version) return hit
-    const view = await loadView(name)
-    if (!view) return undefined
-    const body = JSON.stringify({version, view, charts: studyCharts(view), poll_ms: POLL_MS})
-    const entry: Cached = {version, body}
+    if (hit && counter !== undefined && hit.counter === counter) return hit
+    const got = await viewOf(name, counter)
+    if (!got) {
+      studyCache.delete(name)
+      return undefined
+    }
+    if (hit && hit.key === got.key) {
+      hit.counter = counter
+      return hit
+    }
+    const view = got.view()
+    let b = blocks.get(name)
+    if (!b) blocks.set(name, (b = new ColumnBlocks()))
+    const entry: Cached = {key: got.key, counter, body: studyBodyChunks({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b, got.cache.takeChangedFrom())}
     studyCache.set(name, entry)
     return entry
+  }
+
+  const studiesList = async (): Promise<Cached> => {
+    const counter = await reader.changeCounter()
+    if (listCache && counter !== undefined && listCache.counter === counter) return listCache
+    const list: StudySummary[] = await reader.listStudies()
+    const studies = []
+    for (const s of list) {
+      const c = await loaded(s.name, counter)
+      studies.push(studyListEntry(s, c?.trials ?? []))
+    }
+    const body = JSON.stringify({location: reader.location, studies, versions: await reader.versions(), poll_ms: POLL_MS})
+    return (listCache = {key: '', body, counter})
   }
 
   const routes = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -131,6 +200,24 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       res.end(req.method === 'HEAD' ? undefined : body)
     }
     const json = (status: number, body: unknown): void => send(status, 'application/json', typeof body === 'string' ? body : JSON.stringify(body))
+    const sendCached = (entry: Cached): void => {
+      const chunks = Array.isArray(entry.body) ? entry.body : [typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body]
+      const length = chunks.reduce((n, c) => n + c.length, 0)
+      const gzip = gzipRule === 'always' || (gzipRule === 'remote' && !isLoopback(req.socket.remoteAddress))
+      if (gzip && length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+        entry.gzip ??= gzipSync(Buffer.concat(chunks, length), {level: GZIP_LEVEL})
+        res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'content-length': entry.gzip.length, 'cache-control': 'no-store', vary: 'accept-encoding'})
+        res.end(req.method === 'HEAD' ? undefined : entry.gzip)
+        return
+      }
+      res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-length': length, 'cache-control': 'no-store', vary: 'accept-encoding'})
+      if (req.method === 'HEAD') return void res.end()
+      // one writev for all the chunks
+      res.cork()
+      for (const c of chunks) res.write(c)
+      res.uncork()
+      res.end()
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD')
       return json(405, {error: 'the dashboard is read-only: GET only'})
@@ -150,23 +237,16 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       return send(200, type, staticFile(join(WEB_ASSETS_DIR, name)))
     }
     if (path === '/api/version') return json(200, {versions: await reader.versions(), poll_ms: POLL_MS})
-    if (path === '/api/studies') {
-      const list = await reader.listStudies()
-      const studies = []
-      for (const s of list) {
-        const got = await reader.getStudy(s.name)
-        studies.push(studyListEntry(s, got?.trials ?? []))
-      }
-      return json(200, {location: reader.location, studies, versions: await reader.versions(), poll_ms: POLL_MS})
-    }
+    if (path === '/api/studies') return sendCached(await studiesList())
     if (path === '/api/compare') {
       const names = url.searchParams.getAll('study').flatMap((s) => s.split(',')).filter(Boolean)
       if (names.length < 1) return json(400, {error: 'name the studies: /api/compare?study=A&study=B'})
       const views: StudyView[] = []
+      const counter = await reader.changeCounter()
       for (const n of names) {
-        const v = await loadView(n)
+        const v = await viewOf(n, counter)
         if (!v) return json(404, {error: `no study ${n} in ${reader.location}`})
-        views.push(v)
+        views.push(v.view())
       }
       const charts: Record<string, unknown> = {trials: compareChart(views, 'order'), budget: compareChart(views, 'budget_so_far')}
       const fronts = compareFrontChart(views)
@@ -179,31 +259,25 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       if (!m[2]) {
         const entry = await studyBody(name)
         if (entry === undefined) return json(404, {error: `no study ${name} in ${reader.location}`})
-        if (entry.body.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-          entry.gzip ??= gzipSync(entry.body, {level: 1})
-          res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'cache-control': 'no-store', vary: 'accept-encoding'})
-          res.end(req.method === 'HEAD' ? undefined : entry.gzip)
-          return
-        }
-        return json(200, entry.body)
+        return sendCached(entry)
       }
       const target = url.searchParams.get('target') ?? 'loss'
-      const version = await versionOf(name)
-      if (version === undefined) return json(404, {error: `no study ${name} in ${reader.location}`})
+      const cache = await loaded(name, await reader.changeCounter())
+      if (!cache) return json(404, {error: `no study ${name} in ${reader.location}`})
+      const version = cache.version!
       const key = `${name}\u0000${target}`
       const hit = importanceCache.get(key)
-      if (hit && hit.version === version) return json(200, hit.body)
-      const got = await reader.getStudy(name)
-      if (!got) return json(404, {error: `no study ${name} in ${reader.location}`})
+      if (hit && hit.key === version) return json(200, hit.body)
+      const study = cache.record!
       let imp: StudyImportance
       try {
-        imp = await importanceOffThread(got.study.space as ParamSpace, got.trials, target, seed)
+        imp = await importanceOffThread(study.space as ParamSpace, cache.trials, target, seed)
       } catch (error) {
         if (error instanceof InputError) return json(400, {error: error.message})
         throw error
       }
-      const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(got.study.objective as {name?: string}).name ?? 'objective'})` : target)})
-      importanceCache.set(key, {version, body})
+      const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(study.objective as {name?: string}).name ?? 'objective'})` : target)})
+      importanceCache.set(key, {key: version, body})
       return json(200, body)
     }
     return json(404, {error: `no page ${path}`})
@@ -232,13 +306,22 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   })
   const addr = server.address() as AddressInfo
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  // the warm-up reads every study once, one at a time; requests meanwhile wait on the study's cache, not on the warm-up
+  const warmed = o.warm === false ? Promise.resolve() : (async () => {
+    for (const s of await reader.listStudies()) await studyBody(s.name)
+  })().catch(() => undefined)
   return {
     url: `http://${shown}:${addr.port}/`,
     server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    warmed,
+    refreshStats: (study) => caches.get(study)?.lastRefresh,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+      await warmed
+    },
   }
 }
 

@@ -4,7 +4,7 @@
  * per metric), which keeps 10,000 trials to a few megabytes and quick to serialise.
  */
 import {analyzeStudy, isBiObjective} from '../search/analysis.js'
-import {incumbent, incumbentTrace} from '../search/incumbent.js'
+import {incumbent, replacesIncumbent} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
 import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
 import type {ParamSpace} from '../space/index.js'
@@ -83,9 +83,26 @@ function paramNames(space: ParamSpace | undefined, trials: readonly TrialRow[]):
     if (p.kind === 'simplex') names.push(...p.members.map((m) => m.name))
     else names.push(p.name)
   }
+  return addNewKeys(names, trials)
+}
+
+/** `names` followed by the config keys of `trials` it lacks, in order of first appearance. */
+function addNewKeys(names: readonly string[], trials: readonly TrialRow[]): string[] {
+  const out = [...names]
   const known = new Set(names)
-  for (const t of trials) for (const k of Object.keys(t.config ?? {})) if (!known.has(k)) (known.add(k), names.push(k))
-  return names
+  for (const t of trials) for (const k of Object.keys(t.config ?? {})) if (!known.has(k)) (known.add(k), out.push(k))
+  return out
+}
+
+/** Deterministic metrics sorted, then wall-clock timings (measured_*) sorted. */
+function orderMetrics(keys: Iterable<string>): string[] {
+  const all = [...keys]
+  return [...all.filter((k) => !k.startsWith(TIMING_METRIC_PREFIX)).sort(), ...all.filter((k) => k.startsWith(TIMING_METRIC_PREFIX)).sort()]
+}
+
+function metricKeys(trials: readonly TrialRow[], into = new Set<string>()): Set<string> {
+  for (const t of trials) if (t.metrics) for (const k of Object.keys(t.metrics)) into.add(k)
+  return into
 }
 
 /**
@@ -98,10 +115,25 @@ function shown(v: number): number {
 }
 
 /** Marginal cost of a trial in budget units: a continuation pays only the budget beyond the trial it continues. */
-function trialCost(t: TrialRow, byId: Map<number, TrialRow>): number {
-  const from = t.continues === null ? undefined : byId.get(t.continues)
+function trialCost(t: TrialRow, byId: (id: number) => TrialRow | undefined): number {
+  const from = t.continues === null ? undefined : byId(t.continues)
   return from ? Math.max(0, t.budget - from.budget) : t.budget
 }
+
+/**
+ * Column-wise trials in id order: what the page draws of each trial (its number, budget, status,
+ * value, parameters and metrics), and the three columns that follow the finish order.
+ */
+export interface TrialColumns {
+  id: number[]; budget: number[]; status: string[]; value: Array<number | null>
+  /** Position in finish order (1-based), the best value so far at that point, and the consumed budget then. */
+  order: Array<number | null>; best_so_far: Array<number | null>; budget_so_far: Array<number | null>
+  config: Record<string, Array<string | number | boolean | null>>
+  metric: Record<string, Array<number | null>>
+}
+
+/** The per-trial columns (all but the finish-order ones), the ones an incremental refresh patches. */
+export const PER_TRIAL_COLUMNS = ['id', 'budget', 'status', 'value'] as const
 
 export interface StudyView {
   readonly name: string
@@ -116,15 +148,7 @@ export interface StudyView {
   readonly params: string[]
   /** Deterministic metrics, then wall-clock timings (measured_*). */
   readonly metrics: string[]
-  /** Column-wise trials in id order. */
-  readonly trials: {
-    id: number[]; budget: number[]; status: string[]; value: Array<number | null>; loss: Array<number | null>
-    finished_at: Array<string | null>; duration_ms: Array<number | null>
-    /** Position in finish order (1-based), the best value so far at that point, and the consumed budget then. */
-    order: Array<number | null>; best_so_far: Array<number | null>; budget_so_far: Array<number | null>
-    config: Record<string, Array<string | number | boolean | null>>
-    metric: Record<string, Array<number | null>>
-  }
+  readonly trials: TrialColumns
   readonly best: {id: number; value: number | null; budget: number; config: Record<string, unknown>} | null
   /** Bi-objective studies: the front at the largest budget, the dominated trials, domain profiles. */
   readonly front: null | {
@@ -137,68 +161,183 @@ export interface StudyView {
   readonly per_type: Array<{type: string; base_quality: number | null; queries: number | null; type_study: string | null; type_best: number | null}>
 }
 
-export function studyView(study: StudyRecord, trials: readonly TrialRow[], siblings: ReadonlyArray<{name: string; trials: readonly TrialRow[]}> = []): StudyView {
-  const def = valueDefinition(study, trials)
-  const params = paramNames(study.space as ParamSpace | undefined, trials)
-  const metricKeys = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))]
-  const metrics = [...metricKeys.filter((k) => !k.startsWith(TIMING_METRIC_PREFIX)).sort(), ...metricKeys.filter((k) => k.startsWith(TIMING_METRIC_PREFIX)).sort()]
-  const byId = new Map(trials.map((t) => [t.id, t]))
-  // finish order: the best value so far and the budget consumed so far follow it
-  const finished = trials.filter((t) => t.status !== 'running').sort((a, b) => (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) || (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') || a.id - b.id)
-  const trace = incumbentTrace(finished)
-  const order = new Map<number, {pos: number; best: number | null; spent: number}>()
-  let spent = 0
-  finished.forEach((t, i) => {
-    spent += trialCost(t, byId)
-    const inc = trace[i] >= 0 ? finished[trace[i]] : undefined
-    order.set(t.id, {pos: i + 1, best: inc ? valueOf(def, inc) : null, spent})
-  })
-  const maxBudgetSeen = Math.max(0, ...trials.map((t) => t.budget))
-  const col = {
-    id: [] as number[], budget: [] as number[], status: [] as string[], value: [] as Array<number | null>, loss: [] as Array<number | null>,
-    finished_at: [] as Array<string | null>, duration_ms: [] as Array<number | null>,
-    order: [] as Array<number | null>, best_so_far: [] as Array<number | null>, budget_so_far: [] as Array<number | null>,
-    config: Object.fromEntries(params.map((p) => [p, [] as Array<string | number | boolean | null>])),
-    metric: Object.fromEntries(metrics.map((m) => [m, [] as Array<number | null>])),
+/** What the columns are laid out by: the value's definition, the parameter and metric names. */
+export interface ViewBasis {
+  readonly def: ValueDefinition
+  readonly params: string[]
+  readonly metrics: string[]
+}
+
+export function viewBasis(study: StudyRecord, trials: readonly TrialRow[]): ViewBasis {
+  return {def: valueDefinition(study, trials), params: paramNames(study.space as ParamSpace | undefined, trials), metrics: orderMetrics(metricKeys(trials))}
+}
+
+/** The basis after `changed` trials arrived (new keys only ever add), given the basis before; the same as viewBasis over all trials. */
+export function grownBasis(before: ViewBasis, study: StudyRecord, all: readonly TrialRow[], changed: readonly TrialRow[]): ViewBasis {
+  const metrics = metricKeys(changed, new Set(before.metrics))
+  return {
+    def: valueDefinition(study, all),
+    params: addNewKeys(before.params, changed),
+    metrics: metrics.size === before.metrics.length ? before.metrics : orderMetrics(metrics),
   }
-  for (const t of trials) {
-    col.id.push(t.id)
-    col.budget.push(t.budget)
-    col.status.push(t.status)
-    col.value.push(valueOf(def, t))
-    col.loss.push(t.loss)
-    col.finished_at.push(t.finishedAt)
-    col.duration_ms.push(t.durationMs)
-    const o = order.get(t.id)
-    col.order.push(o?.pos ?? null)
-    col.best_so_far.push(o?.best ?? null)
-    col.budget_so_far.push(o && maxBudgetSeen > 0 ? o.spent / maxBudgetSeen : null)
-    for (const p of params) {
-      const v = t.config?.[p] ?? null
-      col.config[p].push(typeof v === 'number' ? shown(v) : v)
-    }
-    for (const m of metrics) {
-      const v = t.metrics?.[m]
-      col.metric[m].push(Number.isFinite(v) ? shown(v as number) : null)
-    }
+}
+
+export function sameBasis(a: ViewBasis, b: ViewBasis): boolean {
+  return a.def.name === b.def.name && a.def.sense === b.def.sense && a.def.source === b.def.source &&
+    a.params.length === b.params.length && a.params.every((p, i) => p === b.params[i]) &&
+    a.metrics.length === b.metrics.length && a.metrics.every((m, i) => m === b.metrics[i])
+}
+
+/** Empty columns of length n for the basis (filled by writeTrial and finishOrder). */
+export function emptyColumns(basis: ViewBasis, n: number): TrialColumns {
+  const col = () => new Array(n).fill(null)
+  return {
+    id: col(), budget: col(), status: col(), value: col(), order: col(), best_so_far: col(), budget_so_far: col(),
+    config: Object.fromEntries(basis.params.map((p) => [p, col()])),
+    metric: Object.fromEntries(basis.metrics.map((m) => [m, col()])),
   }
-  const best = incumbent(trials)
-  let front: StudyView['front'] = null
-  let profiles: StudyView['profiles'] = []
-  if (isBiObjective(trials)) {
-    const a = analyzeStudy(trials)
-    front = {
+}
+
+/** Writes trial t into position i of the per-trial columns. */
+export function writeTrial(col: TrialColumns, i: number, t: TrialRow, basis: ViewBasis): void {
+  col.id[i] = t.id
+  col.budget[i] = t.budget
+  col.status[i] = t.status
+  col.value[i] = valueOf(basis.def, t)
+  const config = t.config ?? {}
+  for (const p of basis.params) {
+    const v = config[p] ?? null
+    col.config[p][i] = typeof v === 'number' ? shown(v) : v
+  }
+  const metrics = t.metrics ?? {}
+  for (const m of basis.metrics) {
+    const v = metrics[m]
+    col.metric[m][i] = Number.isFinite(v) ? shown(v) : null
+  }
+}
+
+/** Largest budget of any trial (0 with none). */
+function maxBudget(trials: readonly TrialRow[]): number {
+  let top = 0
+  for (const t of trials) if (t.budget > top) top = t.budget
+  return top
+}
+
+/** Where the finish order stands after its last trial: what appending the next finished trials needs. */
+export interface FinishState {
+  /** Finished trials so far. */
+  count: number
+  /** tell_seq of the last one (-1: none). */
+  lastTell: number
+  /** Some finished trial has no tell_seq (imported from an old store): it sorts last, so nothing can be appended after it. */
+  untold: boolean
+  incumbent: TrialRow | undefined
+  /** Budget consumed so far, and the largest budget of any trial (the unit of budget_so_far). */
+  spent: number
+  top: number
+}
+
+/** Finish order: the order results were told, then finish time, then id. */
+function byFinish(a: TrialRow, b: TrialRow): number {
+  return (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) || (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') || a.id - b.id
+}
+
+/** Writes the next finished trial t (at column position i) into the finish-order columns. */
+function finishStep(col: TrialColumns, state: FinishState, t: TrialRow, i: number, def: ValueDefinition, cost: number): void {
+  state.spent += cost
+  if (replacesIncumbent(t, state.incumbent)) state.incumbent = t
+  state.count++
+  if (t.tellSeq === null) state.untold = true
+  else state.lastTell = t.tellSeq
+  col.order[i] = state.count
+  col.best_so_far[i] = state.incumbent ? valueOf(def, state.incumbent) : null
+  col.budget_so_far[i] = state.top > 0 ? state.spent / state.top : null
+}
+
+/**
+ * The finish-order columns: each finished trial's position in the order results were told, the
+ * best value so far then (the incumbent rule), and the budget consumed then, in units of the
+ * largest budget. Returns where the order stands, for appendFinished.
+ */
+export function finishOrder(col: TrialColumns, trials: readonly TrialRow[], def: ValueDefinition): FinishState {
+  const byId = new Map<number, TrialRow>()
+  const pos = new Map<number, number>()
+  trials.forEach((t, i) => (byId.set(t.id, t), pos.set(t.id, i)))
+  const finished = trials.filter((t) => t.status !== 'running').sort(byFinish)
+  const state: FinishState = {count: 0, lastTell: -1, untold: false, incumbent: undefined, spent: 0, top: maxBudget(trials)}
+  col.order.fill(null)
+  col.best_so_far.fill(null)
+  col.budget_so_far.fill(null)
+  for (const t of finished) finishStep(col, state, t, pos.get(t.id)!, def, trialCost(t, (id) => byId.get(id)))
+  return state
+}
+
+/**
+ * Appends newly finished trials (given by column position) to the finish order, if they come
+ * after every trial already in it and no budget grew; returns false (nothing written) otherwise,
+ * and the caller recomputes the whole order. Same columns as finishOrder over all trials.
+ */
+export function appendFinished(col: TrialColumns, state: FinishState, trials: readonly TrialRow[], positions: readonly number[], def: ValueDefinition, byId: (id: number) => TrialRow | undefined): boolean {
+  if (state.untold || maxBudget(trials) !== state.top) return false
+  const added = positions.map((i) => ({i, t: trials[i]})).sort((a, b) => byFinish(a.t, b.t))
+  let last = state.lastTell
+  for (const {t} of added) {
+    if (t.tellSeq === null || t.tellSeq <= last) return false
+    last = t.tellSeq
+  }
+  for (const {i, t} of added) finishStep(col, state, t, i, def, trialCost(t, byId))
+  return true
+}
+
+/** The bi-objective analysis a view shows, remembered by the set of trials it was computed from. */
+export interface FrontMemo {
+  key: string
+  front: StudyView['front']
+  profiles: StudyView['profiles']
+}
+
+/** The trials the front is computed from: the successful ones at the largest budget (analyzeStudy's candidates). */
+function frontKey(trials: readonly TrialRow[]): string {
+  let top = -Infinity
+  for (const t of trials) if (t.status === 'ok' && t.metrics && t.budget > top) top = t.budget
+  const ids: number[] = []
+  for (const t of trials) if (t.status === 'ok' && t.metrics && t.budget === top) ids.push(t.id)
+  return `${top}:${ids.join(',')}`
+}
+
+function frontOf(trials: readonly TrialRow[], def: ValueDefinition, memo?: {current?: FrontMemo}): {front: StudyView['front']; profiles: StudyView['profiles']} {
+  if (!isBiObjective(trials)) return {front: null, profiles: []}
+  const key = `${def.source}|${def.name}|${frontKey(trials)}`
+  if (memo?.current?.key === key) return memo.current
+  const a = analyzeStudy(trials)
+  const out: FrontMemo = {
+    key,
+    front: {
       quality: def.source === 'metric:quality' ? def.name : 'quality', latency: 'p99_ms',
       // the retrieval objective's p99_ms is its cost model's estimate (src/engine/retrieval/cost.ts); measured timings are the measured_* metrics
       latency_kind: 'estimated',
       reference: {quality: a.front.reference.quality, p99_ms: a.front.reference.latencyMs, rule: a.front.reference.rule},
       points: a.front.front.map((p) => p.trialId), dominated: a.front.dominated.map((p) => p.trialId),
       hypervolume: a.front.hypervolume, hypervolume_share: a.front.hypervolumeShare,
-    }
-    profiles = a.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, on_front: p.onFront, rationale: p.rationale}))
+    },
+    profiles: a.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, on_front: p.onFront, rationale: p.rationale})),
   }
+  if (memo) memo.current = out
+  return out
+}
+
+export type Siblings = ReadonlyArray<{name: string; trials: readonly TrialRow[]}>
+
+/**
+ * A view from its columns: the best trial, the front and profiles (from `memo` when the trials
+ * they depend on are the same), the per-type results.
+ */
+export function assembleView(study: StudyRecord, trials: readonly TrialRow[], basis: ViewBasis, col: TrialColumns, siblings: Siblings = [], memo?: {current?: FrontMemo}): StudyView {
+  const def = basis.def
+  const best = incumbent(trials)
+  const {front, profiles} = frontOf(trials, def, memo)
   const perType: StudyView['per_type'] = []
-  const types = [...new Set(metrics.filter((m) => m.startsWith('quality.')).map((m) => m.slice('quality.'.length)))].sort()
+  const types = [...new Set(basis.metrics.filter((m) => m.startsWith('quality.')).map((m) => m.slice('quality.'.length)))].sort()
   if (types.length > 0) {
     const prefix = study.name.endsWith('-all') ? study.name.slice(0, -'-all'.length) : null
     for (const type of types) {
@@ -215,9 +354,18 @@ export function studyView(study: StudyRecord, trials: readonly TrialRow[], sibli
   }
   return {
     name: study.name, objective: study.objective, optimizer: study.optimizer, seed: study.seed, state: study.state,
-    created_at: study.createdAt, updated_at: study.updatedAt, value: def, max_budget: trials.length ? maxBudgetSeen : null,
-    params, metrics, trials: col,
+    created_at: study.createdAt, updated_at: study.updatedAt, value: def, max_budget: trials.length ? maxBudget(trials) : null,
+    params: basis.params, metrics: basis.metrics, trials: col,
     best: best ? {id: best.id, value: valueOf(def, best), budget: best.budget, config: best.config} : null,
     front, profiles, per_type: perType,
   }
+}
+
+/** A study's page data from all its trials (in id order); src/dashboard/study-cache.ts keeps it up to date incrementally. */
+export function studyView(study: StudyRecord, trials: readonly TrialRow[], siblings: Siblings = [], memo?: {current?: FrontMemo}): StudyView {
+  const basis = viewBasis(study, trials)
+  const col = emptyColumns(basis, trials.length)
+  trials.forEach((t, i) => writeTrial(col, i, t, basis))
+  finishOrder(col, trials, basis.def)
+  return assembleView(study, trials, basis, col, siblings, memo)
 }

@@ -9,15 +9,18 @@ export interface Evaluated {
   readonly status: 'ok' | 'failed' | 'running'
 }
 
+/** Whether evaluation e, coming after the incumbent inc (undefined: none yet), becomes the incumbent. */
+export function replacesIncumbent(e: Evaluated, inc: Evaluated | undefined): boolean {
+  if (e.status !== 'ok' || typeof e.loss !== 'number' || !Number.isFinite(e.loss)) return false
+  return !inc || e.budget > inc.budget || (e.budget === inc.budget && e.loss < (inc.loss as number))
+}
+
 /** Index of the incumbent after each evaluation (-1 while there is none). */
 export function incumbentTrace(evaluations: readonly Evaluated[]): Int32Array {
   const trace = new Int32Array(evaluations.length)
   let best = -1
   evaluations.forEach((e, i) => {
-    if (e.status === 'ok' && typeof e.loss === 'number' && Number.isFinite(e.loss)) {
-      const inc = best >= 0 ? evaluations[best] : undefined
-      if (!inc || e.budget > inc.budget || (e.budget === inc.budget && e.loss < (inc.loss as number))) best = i
-    }
+    if (replacesIncumbent(e, best >= 0 ? evaluations[best] : undefined)) best = i
     trace[i] = best
   })
   return trace

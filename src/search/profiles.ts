@@ -8,7 +8,14 @@
  * (src/eval/retrieval-profiles.ts), an engine file states its own (src/engines/file.ts).
  */
 import type {Config} from '../space/index.js'
-import {frontReport, type FrontPoint} from './front.js'
+import type {FrontPoint} from './front.js'
+import {paretoFront, type Objective} from '../stats/pareto.js'
+
+/** Quality maximised, P99 latency minimised: the objectives of frontReport's front. */
+const FRONT_OBJECTIVES: ReadonlyArray<Objective<FrontPoint>> = [
+  {value: (p) => p.quality, sense: 'max'},
+  {value: (p) => p.latencyMs, sense: 'min'},
+]
 
 export interface Candidate {
   readonly trialId: number
@@ -125,7 +132,8 @@ export function contextFromNames(names: MetricNames, candidates: readonly Candid
   const points: FrontPoint[] = candidates
     .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
     .map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config}))
-  const front = points.length > 0 ? new Set(frontReport(points).front.map((p) => p.trialId)) : undefined
+  // only which trials are on the front matters here (not the dominated trials' dominators frontReport lists)
+  const front = points.length > 0 ? new Set(paretoFront(points, FRONT_OBJECTIVES).map((i) => points[i].trialId)) : undefined
   const inPoints = new Set(points.map((p) => p.trialId))
   return {
     tieBreak: {metric: names.latency, sense: 'min'},

@@ -276,6 +276,22 @@ export class PostgresStorage implements StudyStorage {
     return rows.map((r) => trialFromRow(this.label, r))
   }
 
+  async trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}> {
+    return this.use(async (c) => {
+      // the count first: a trial committed between the two reads then shows as a mismatch (a full reload), never as a miss
+      const total = Number((await c.query('SELECT COUNT(*) AS n FROM kt_trials WHERE study = $1', [study])).rows[0].n)
+      const rows = (
+        await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR id = ANY($4::integer[])) ORDER BY id`, [study, askCount, tellSeq, [...ids]])
+      ).rows
+      return {trials: rows.map((r) => trialFromRow(this.label, r)), total}
+    })
+  }
+
+  /** PostgreSQL has no cheap per-database commit counter a client can read: callers read. */
+  async changeCounter(): Promise<number | undefined> {
+    return undefined
+  }
+
   async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
     const rows = await this.use(async (c) => (await c.query("SELECT checkpoint FROM kt_trials WHERE study = $1 AND id = $2 AND status = 'ok'", [study, trialId])).rows)
     const text = rows[0]?.checkpoint as string | null | undefined

@@ -29,6 +29,18 @@ export interface StudyReader {
   listStudies(): Promise<StudySummary[]>
   getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined>
   /**
+   * The study with only the trials asked since askCount, finished since tellSeq, or in `ids` (the
+   * ones the caller holds as running), without checkpoints, and the study's trial count: what a
+   * cache that holds the study up to then needs to catch up (or to see that it cannot).
+   */
+  getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined>
+  /**
+   * A string that differs whenever anything was committed to the store since the last call
+   * (SQLite's data_version), or undefined where the store has no such counter (PostgreSQL).
+   * The same string twice means nothing changed: cached views stand without a query.
+   */
+  changeCounter(): Promise<string | undefined>
+  /**
    * Per study, a string that changes whenever the study or any of its trials does: a trial asked
    * (count), finished (ok/failed/running counts, best loss), a state or option change (updated
    * time). One aggregate query over the storage's study list.
@@ -37,7 +49,15 @@ export interface StudyReader {
   close(): Promise<void>
 }
 
+/** A study's change signature from its summary: the dashboard's caches build the same string from their trials. */
+export function studyVersion(s: {state: string; updatedAt: string; trials: number; ok: number; failed: number; running: number; bestLoss: number | null}): string {
+  return [s.state, s.updatedAt, s.trials, s.ok, s.failed, s.running, s.bestLoss ?? ''].join('|')
+}
+
 export class StorageStudyReader implements StudyReader {
+  /** versions() as of the change counter it was read at: polls that find no commit cost no query. */
+  private versionsAt: {counter: number; versions: Record<string, string>} | undefined
+
   constructor(private readonly storage: StudyStorage, readonly location: string) {}
 
   async listStudies(): Promise<StudySummary[]> {
@@ -52,9 +72,24 @@ export class StorageStudyReader implements StudyReader {
     return study ? {study, trials: await this.storage.trials(name)} : undefined
   }
 
+  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
+    const study = await this.storage.getStudy(name)
+    return study ? {study, ...(await this.storage.trialsSince(name, askCount, tellSeq, ids))} : undefined
+  }
+
+  async changeCounter(): Promise<string | undefined> {
+    const c = await this.storage.changeCounter()
+    return c === undefined ? undefined : String(c)
+  }
+
   async versions(): Promise<Record<string, string>> {
+    // read the counter first: a commit landing during the query then shows as a change next time
+    const counter = await this.storage.changeCounter()
+    if (counter !== undefined && this.versionsAt?.counter === counter) return {...this.versionsAt.versions}
     const list = await this.storage.listStudies()
-    return Object.fromEntries(list.map((s) => [s.name, [s.state, s.updatedAt, s.trials, s.ok, s.failed, s.running, s.bestLoss ?? ''].join('|')]))
+    const versions = Object.fromEntries(list.map((s) => [s.name, studyVersion(s)]))
+    this.versionsAt = counter === undefined ? undefined : {counter, versions}
+    return {...versions}
   }
 
   async close(): Promise<void> {
@@ -84,6 +119,20 @@ export class CompositeStudyReader implements StudyReader {
 
   async getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {
     return (await this.owners()).get(name)?.getStudy(name)
+  }
+
+  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
+    return (await this.owners()).get(name)?.getStudySince(name, askCount, tellSeq, ids)
+  }
+
+  async changeCounter(): Promise<string | undefined> {
+    const parts: string[] = []
+    for (const r of this.readers) {
+      const c = await r.changeCounter()
+      if (c === undefined) return undefined
+      parts.push(c)
+    }
+    return parts.join('/')
   }
 
   async versions(): Promise<Record<string, string>> {

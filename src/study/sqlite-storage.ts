@@ -65,6 +65,14 @@ export class SqliteStorage implements StudyStorage {
     return this.store.trials(study)
   }
 
+  async trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}> {
+    return this.store.trialsSince(study, askCount, tellSeq, ids)
+  }
+
+  async changeCounter(): Promise<number | undefined> {
+    return this.store.dataVersion()
+  }
+
   async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
     return this.store.trialCheckpoint(study, trialId)
   }

@@ -7,7 +7,10 @@
  * Read API (what a viewer needs; never takes a lock or writes):
  *   - listStudies(): every study with its trial counts and best loss;
  *   - getStudy(name): one study's fixed description and state;
- *   - trials(name): every trial of a study in id order (checkpoints included).
+ *   - trials(name): every trial of a study in id order (checkpoints included);
+ *   - trialsSince(name, askCount, tellSeq, ids): what a reader that saw the study up to then has
+ *     not seen (the dashboard's incremental refresh);
+ *   - changeCounter(): a cheap "did anything change" signal where the backend has one.
  *
  * Write API: createStudy, setStudyState, setStudyOptions, importStudy (kt study copy).
  *
@@ -104,6 +107,18 @@ export interface StudyStorage {
   listStudies(): Promise<StudySummary[]>
   getStudy(name: string): Promise<StudyRecord | undefined>
   trials(study: string): Promise<TrialRow[]>
+  /**
+   * Trials with id >= askCount (asked since), tell_seq >= tellSeq (finished since) or in `ids`
+   * (the trials the caller saw running: they can finish or be taken over), by id, without
+   * checkpoints; and how many trials the study has (a caller whose count disagrees reads all).
+   */
+  trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}>
+  /**
+   * A value that differs whenever another connection has committed to the storage since the last
+   * call (SQLite's `PRAGMA data_version`), or undefined where the backend has no such counter
+   * (PostgreSQL): callers then read.
+   */
+  changeCounter(): Promise<number | undefined>
   trialCheckpoint(study: string, trialId: number): Promise<unknown>
 
   // ---- write API ----

@@ -403,6 +403,34 @@ export class StudyStore {
     return rows.map((r) => this.trialFromRow(r))
   }
 
+  /**
+   * Trials asked since askCount, finished since tellSeq, or among `ids` (the ones the caller saw
+   * running), by id, without checkpoints, and the study's trial count (see StudyStorage.trialsSince).
+   * Index lookups in one read transaction: one OR over the three scans every row of the study (its JSON too).
+   */
+  trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): {trials: TrialRow[]; total: number} {
+    let total = 0
+    const rows = this.guard(() =>
+      this.db.transaction(() => {
+        total = Number((this.db.prepare('SELECT COUNT(*) AS n FROM trials WHERE study = ?').get(study) as {n: number}).n)
+        const byId = new Map<number, Record<string, unknown>>()
+        const add = (list: unknown[]) => {
+          for (const r of list as Record<string, unknown>[]) byId.set(Number(r.id), r)
+        }
+        add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND id >= ?`).all(study, askCount))
+        add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND tell_seq >= ?`).all(study, tellSeq))
+        if (ids.length > 0) add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND id IN (SELECT value FROM json_each(?))`).all(study, JSON.stringify(ids)))
+        return [...byId.values()].sort((a, b) => Number(a.id) - Number(b.id))
+      })(),
+    )
+    return {trials: rows.map((r) => this.trialFromRow(r)), total}
+  }
+
+  /** SQLite's data_version: changes when another connection commits to the file (not on this connection's own writes). */
+  dataVersion(): number {
+    return Number(this.guard(() => this.db.pragma('data_version', {simple: true})))
+  }
+
   trialCheckpoint(study: string, trialId: number): unknown {
     const row = this.guard(() => this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId)) as {checkpoint: string | null} | undefined
     return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
