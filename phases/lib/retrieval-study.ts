@@ -10,9 +10,9 @@ import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
-import {parseSplit, idSplit, type SplitSpec} from '../../src/eval/split.js'
+import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
-import type {RetrievalSearchResult} from '../report-types.js'
+import type {RetrievalSearchResult} from '../../src/report/types.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
 export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
@@ -80,7 +80,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     // then each deployable profile against the defaults there (paired, with its interval and verdict)
     const {createObjective} = await import('../../src/eval/retrieval-objective.js')
     const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-    const {splitDataset, describeSplit} = await import('../../src/eval/split.js')
+    const {splitDataset, describeSplit} = await import('../../src/data/conversations/split.js')
     const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
     const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS} = await import('../../src/eval/holdout-validation.js')
     progress('scoring the front and the profiles on the held-out conversations')
@@ -150,7 +150,7 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   const {runSearch} = await import('../../src/study/search.js')
   const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
   const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-  const {describeSplit} = await import('../../src/eval/split.js')
+  const {describeSplit} = await import('../../src/data/conversations/split.js')
   const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
   const spec = loadEngineFile(engineFile)
   if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engineFile}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))

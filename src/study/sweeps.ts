@@ -11,11 +11,11 @@ import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
-import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
 import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile, type ProfileValidation} from '../deploy/profile.js'
-import {splitDataset, type SplitSpec} from '../eval/split.js'
+import {splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
@@ -153,7 +153,7 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       // tuned on part of the conversations: the routed profile and the base study's domain profiles
       // against the defaults on the others (the verdict kt deploy reads)
       const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines} = await import('../eval/holdout-validation.js')
-      const {describeSplit} = await import('../eval/split.js')
+      const {describeSplit} = await import('../data/conversations/split.js')
       const {evalQuality} = await import('../eval/profile.js')
       const loaded = loadMemoryDataset(options.data)
       const m = options.metric ?? DEFAULT_TUNING_METRIC

@@ -239,8 +239,8 @@ describe('plans and deploys that would mislead', () => {
     }
     const csv = join(dir, 'leak.csv')
     writeFileSync(csv, `${rows.join('\n')}\n`)
-    const imported = join(dir, 'leak.json')
-    const im = kt(['data', 'import', csv, '--out', imported])
+    const im = kt(['data', 'import', csv, '--out', join(dir, 'leak-data')])
+    const imported = join(dir, 'leak-data', 'dataset.json')
     expect(im.status, im.stderr).toBe(0)
     const p = plan()
     p.datasets.holdout = p.datasets.holdout.map((h: string) => join(__dirname, '../../phases', h))
@@ -257,7 +257,7 @@ describe('plans and deploys that would mislead', () => {
     const {loadRetrievalProfile} = await import('../../src/eval/profile.js')
     const {runEvaluation} = await import('../../src/eval/harness.js')
     const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
-    const {parseSplit, splitDataset, splitIds} = await import('../../src/eval/split.js')
+    const {parseSplit, splitDataset, splitIds} = await import('../../src/data/conversations/split.js')
     const data = join(__dirname, '../../fixtures/memory_small.json')
     const dataset = loadMemoryDataset(data)
     // the default plan's split, seeded with the run's seed

@@ -1,7 +1,7 @@
-import type {HoldoutReport} from '../src/search/holdout.js'
-import type {HoldoutValidation} from '../src/eval/holdout-validation.js'
-import type {FrontTrialRecord} from '../src/search/analysis.js'
-import type {FrontLatencyReport} from '../src/eval/latency-check.js'
+import type {HoldoutReport} from '../search/holdout.js'
+import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontLatencyReport} from '../eval/latency-check.js'
+import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
