@@ -88,7 +88,7 @@ const op = {
   i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32LtU: 0x49, i32GtS: 0x4a, i32GtU: 0x4b, i32GeS: 0x4e,
   i64Eqz: 0x50, f64Le: 0x65,
   i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
-  i32LeS: 0x4c, i32And: 0x71, i32ShrS: 0x75,
+  i32LeS: 0x4c, i32LeU: 0x4d, i32And: 0x71, i32ShrS: 0x75,
   i64Eq: 0x51, i64LtU: 0x54, i64GtU: 0x56, i64LeU: 0x58, i64GeU: 0x5a,
   i64Load: 0x29, i64Clz: 0x79, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
   f64ReinterpretI64: 0xbf,
@@ -255,13 +255,16 @@ function readerBody(): number[] {
   const is = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Eq]
   const isNot = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Ne]
   // c = body[i]; while c is JSON whitespace (space, \t, \n, \r): i++
+  // (most bodies have no whitespace: one comparison decides that)
   const skipWs = [
+    ...loadC, ...get(V.c), ...i32(ch(' ')), op.i32LeU, op.if, EMPTY_BLOCK,
     op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
     ...get(P.i), op.i32Load8U, 0, 0, ...tee(V.c), ...i32(ch(' ')), op.i32Eq,
     ...get(V.c), ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or,
     ...get(V.c), ...i32(ch('\r')), op.i32Eq, op.i32Or,
     op.i32Eqz, op.brIf, 1, ...inc, op.br, 0,
     op.end, op.end,
+    op.end,
   ]
   // A run of digits, up to 8 at a time (SWAR, as simdjson's parse_eight_digits_unrolled): load 8
   // bytes, find how many leading ones are digits (k), move them to the low-order end padded with
