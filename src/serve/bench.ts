@@ -65,8 +65,12 @@ export interface ServeBenchReport {
     tenants: number
     meets_queries_target: boolean
     meets_p99_target: boolean
-    /** Group commit during the load: flushes, events, file syncs, and the mean time one flush took (the bound: queries/s <= clients / (2 x flush time)). */
+    /** The journal during the load: flushes (one pwrite + one fdatasync each), events, and the mean time one flush took (each answer waits for at least one: queries/s <= clients / (2 x flush time)). */
     fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number; mean_flush_ms: number}
+    /** The machine's 1-minute load average just before and just after the measured load (other processes compete for the same cores). */
+    load_average_1m: {before: number; after: number}
+    /** Share of the machine's CPU (all cores) the load generator took during the load: what it took from the server. */
+    client_cpu_share: number
     /**
      * CPU time the server process and this load generator spent per query (user + system, from
      * /proc): unlike queries/s, it hardly depends on how many other processes share the cores, so
@@ -329,9 +333,13 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const before = await fsyncStats(port)
     const serverCpu0 = processCpuUs(server.child.pid!)
     const clientCpu0 = process.cpuUsage()
+    const loadAvg0 = loadavg()[0]
+    const wall0 = performance.now()
     const load = await runLoad({port, tenants, clients: options.clients, durationMs: options.durationMs, maxQueries: options.maxQueries, warmupMs: options.warmupMs, seed: options.seed})
     const serverCpu = processCpuUs(server.child.pid!) - serverCpu0
     const clientCpuUsage = process.cpuUsage(clientCpu0)
+    const wallUs = (performance.now() - wall0) * 1000
+    const loadAvg1 = loadavg()[0]
     const after = await fsyncStats(port)
     const batches = after.batches - before.batches
     const commits = after.commits - before.commits
@@ -379,6 +387,8 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         meets_queries_target: load.queries_per_s >= TARGET_QUERIES_PER_S,
         meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
         fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
+        load_average_1m: {before: loadAvg0, after: loadAvg1},
+        client_cpu_share: (clientCpuUsage.user + clientCpuUsage.system) / (wallUs * availableParallelism()),
         // CPU over the load phase, warm-up included, per query of the phase
         server_cpu_us_per_query: serverCpu / load.all_queries,
         client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.all_queries,
