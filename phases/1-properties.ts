@@ -4,7 +4,7 @@ import {computeSignals, type TurnInput} from '../src/engine/importance/signals.j
 import {IMPORTANCE_SPACE, SIGNALS, normalizeWeights, importanceConfig, weightsFromConfig, type Weights} from '../src/engine/importance/space.js'
 import {makeProfile, renderEnvFile, configFromEnvFile} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
-import type {PropertiesResult, PropertyResult} from './report-types.js'
+import type {PropertiesResult, PropertyResult} from '../src/report/types.js'
 
 /**
  * Phase 1: property tests of the scoring math, run by kt itself with fast-check (the same

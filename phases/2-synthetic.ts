@@ -5,10 +5,8 @@ import {serializeDataset, type Dataset} from '../src/data/importance/dataset.js'
 import {auditLeakage} from '../src/data/importance/leakage.js'
 import {SIGNALS} from '../src/engine/importance/space.js'
 import {mean, min, max, quantile} from '../src/stats/summary.js'
-import {packageRoot} from '../src/util/paths.js'
-import {resolve, isAbsolute} from 'node:path'
 import type {PhaseContext} from './lib/context.js'
-import type {DatasetSummary, SyntheticResult} from './report-types.js'
+import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
 
 /**
  * Phase 2: the datasets. For each dataset of the plan: its fingerprint and pinned reference
@@ -18,7 +16,7 @@ import type {DatasetSummary, SyntheticResult} from './report-types.js'
 export function runSynthetic(ctx: PhaseContext): SyntheticResult {
   const datasets: DatasetSummary[] = ctx.datasets().map((ds) => {
     ctx.progress(`phase 2: dataset ${ds.id}`)
-    const text = readFileSync(isAbsolute(ds.file) ? ds.file : resolve(packageRoot, ds.file), 'utf8')
+    const text = readFileSync(ds.path, 'utf8')
     const options = generatorOptions(ds.dataset)
     const leakage = auditLeakage(ds.signals, ds.truth).map((a) => ({...a}))
     return {

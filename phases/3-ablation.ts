@@ -2,7 +2,7 @@ import {SIGNALS, type Signal, type Weights} from '../src/engine/importance/space
 import {scoreColumns} from '../src/engine/importance/score.js'
 import {correlationInterval} from './lib/metrics.js'
 import type {PhaseContext} from './lib/context.js'
-import type {AblationConfig, AblationResult, Interval} from './report-types.js'
+import type {AblationConfig, AblationResult, Interval} from '../src/report/types.js'
 
 /**
  * Phase 3: ablation. Each signal alone, each left out (the others renormalised), every pair (the

@@ -11,7 +11,7 @@ import {correlationInterval} from './lib/metrics.js'
 import {simplexLattice, latticeAround, randomSimplex, withWeight} from './lib/simplex.js'
 import type {PhaseContext, StudyDataset} from './lib/context.js'
 import type {Plan} from './plan.js'
-import type {ScoredPoint, SearchResult} from './report-types.js'
+import type {ScoredPoint, SearchResult} from '../src/report/types.js'
 
 /** Points per weight line in the landscape chart (0, 0.05, ..., 1). */
 const LANDSCAPE_POINTS = 21

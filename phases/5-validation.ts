@@ -5,7 +5,7 @@ import {bootstrapCI, meanStatistic} from '../src/stats/bootstrap.js'
 import {evaluateWeights, correlationInterval, correlationDelta} from './lib/metrics.js'
 import type {PhaseContext} from './lib/context.js'
 import type {AcceptanceCriterion} from './plan.js'
-import type {CriterionVerdict, ValidationDataset, ValidationResult} from './report-types.js'
+import type {CriterionVerdict, ValidationDataset, ValidationResult} from '../src/report/types.js'
 
 /**
  * Phase 5: the optimum against the baseline on every dataset it was not tuned on (held-out

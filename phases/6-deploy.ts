@@ -1,9 +1,9 @@
-import {join} from 'node:path'
+import {join, relative, resolve, sep} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
 import {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, validationFrom, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {DeployResult, RetrievalSearchResult, ValidationResult} from './report-types.js'
+import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
 import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
@@ -72,7 +72,8 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const spec = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)) : undefined
   const space = spec ? spec.space : RETRIEVAL_SPACE
   const kind = spec ? 'engine' as const : 'retrieval' as const
-  const engine = spec ? {name: spec.name, file: spec.file} : undefined
+  // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
+  const engine = spec ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')} : undefined
   const metricKey = `${r.metric}_on_${r.data.split('/').pop()!.replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))

@@ -3,7 +3,7 @@ import {studyCharts} from '../src/report/study-charts.js'
 import {CHART_FONT_FAMILY} from '../src/report/render.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {ChartRecord, VisualizeResult} from './report-types.js'
+import type {ChartRecord, VisualizeResult} from '../src/report/types.js'
 
 export const CHARTS_DIR = 'charts'
 

@@ -11,7 +11,7 @@ import {studyCharts} from '../src/report/study-charts.js'
 import {startRetrievalStudy, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, type PhaseContext} from './lib/context.js'
-import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from './report-types.js'
+import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from '../src/report/types.js'
 import {runProperties} from './1-properties.js'
 import {runSynthetic} from './2-synthetic.js'
 import {runAblation} from './3-ablation.js'
@@ -97,7 +97,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   if (retrieval && toRun.includes('search') && !(options.resume && readCheckpoint(outDir, 'search', checkpointKey) !== undefined)) {
     const data = loaded.resolvePath(retrieval.data)
     const engine = retrieval.engine === undefined ? {} : {engine: loaded.resolvePath(retrieval.engine)}
-    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, ...engine}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
+    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, ...engine}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
     // a failure surfaces when Phase 4 awaits it; until then it must not count as unhandled
     ctx.retrieval.catch(() => {})
   }
@@ -137,7 +137,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
     run: {
       id: runId,
       seed: options.seed,
-      plan: {name: loaded.plan.name, file: displayPath(resolve(loaded.file)), sha256_12: loaded.hash},
+      plan: {name: loaded.plan.name, file: displayPath(resolve(loaded.file), loaded.file), sha256_12: loaded.hash},
       phases_requested: PHASE_NAMES.filter((p) => requested.includes(p)),
       phases_run: PHASE_NAMES.filter((p) => toRun.includes(p)),
       kt_version: KT_VERSION,

@@ -1,18 +1,20 @@
-import {relative} from 'node:path'
+import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 import {Rng} from '../../src/util/rng.js'
 import {loadDataset, toImportanceInput, truthOf, type Dataset} from '../../src/data/importance/dataset.js'
 import {computeSignals, type SignalColumns} from '../../src/engine/importance/signals.js'
 import {packageRoot} from '../../src/util/paths.js'
 import type {LoadedPlan} from '../plan.js'
-import type {PhaseResults, RetrievalSearchResult} from '../report-types.js'
+import type {PhaseResults, RetrievalSearchResult} from '../../src/report/types.js'
 import type {ChartRenderer} from '../../src/report/chart-pool.js'
 import {renderChart} from '../../src/report/render.js'
 
 /** A dataset as the phases use it: the file, its signals (from the plan's time scale) and labels. */
 export interface StudyDataset {
   readonly id: string
-  /** Path relative to the package root when inside it, so reports do not depend on where kt lives. */
+  /** The file as reports name it (displayPath): never absolute, so reports do not depend on where kt or the plan lives. */
   readonly file: string
+  /** Where it is read from. */
+  readonly path: string
   readonly role: 'tune' | 'holdout' | 'imported'
   readonly dataset: Dataset
   readonly signals: SignalColumns
@@ -57,14 +59,21 @@ export function createContext(plan: LoadedPlan, seed: number, outDir: string, pr
       cache = entries.map(([path, role]) => {
         const abs = plan.resolvePath(path)
         const dataset = loadDataset(abs)
-        return {id: dataset.id, file: displayPath(abs), role, dataset, signals: computeSignals(toImportanceInput(dataset), scale), truth: truthOf(dataset)}
+        return {id: dataset.id, file: displayPath(abs, plan.file), path: abs, role, dataset, signals: computeSignals(toImportanceInput(dataset), scale), truth: truthOf(dataset)}
       })
       return cache
     },
   }
 }
 
-export function displayPath(abs: string): string {
-  const rel = relative(packageRoot, abs)
-  return rel.startsWith('..') ? abs : rel
+/**
+ * How reports and profiles name a file the plan refers to: relative to the kt package for its own
+ * files (`fixtures/...`, `phases/...`), otherwise relative to the plan's folder (as the plan names
+ * it). Never absolute, so the same plan and data give the same report bytes from any folder or
+ * clone location.
+ */
+export function displayPath(abs: string, planFile: string): string {
+  const inPackage = relative(packageRoot, abs)
+  const rel = inPackage.startsWith('..') || isAbsolute(inPackage) ? relative(dirname(resolve(planFile)), abs) : inPackage
+  return rel.split(sep).join('/')
 }

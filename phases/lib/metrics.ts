@@ -4,7 +4,7 @@ import {scoreColumns, detailLevels, tokenBudget} from '../../src/engine/importan
 import type {Weights} from '../../src/engine/importance/space.js'
 import type {Plan} from '../plan.js'
 import type {PhaseContext, StudyDataset} from './context.js'
-import type {Interval, DeltaInterval} from '../report-types.js'
+import type {Interval, DeltaInterval} from '../../src/report/types.js'
 
 export type {CorrelationKind}
 

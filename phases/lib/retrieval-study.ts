@@ -10,7 +10,7 @@ import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
 import type {Plan} from '../plan.js'
-import type {RetrievalSearchResult} from '../report-types.js'
+import type {RetrievalSearchResult} from '../../src/report/types.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
 export const DEFAULTS_TRIAL = -1
@@ -105,7 +105,7 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   const {runSearch} = await import('../../src/study/search.js')
   const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
   const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-  const {parseSplit, idSplit, describeSplit} = await import('../../src/eval/split.js')
+  const {parseSplit, idSplit, describeSplit} = await import('../../src/data/conversations/split.js')
   const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
   const spec = loadEngineFile(engineFile)
   if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engineFile}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))

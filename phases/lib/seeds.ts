@@ -5,7 +5,7 @@ import {ensureDir} from '../../src/util/fs.js'
 import {max, mean, min, sd} from '../../src/stats/summary.js'
 import {createContext, type PhaseContext} from './context.js'
 import type {LoadedPlan} from '../plan.js'
-import type {SearchResult, SeedRobustness, ValidationResult} from '../report-types.js'
+import type {SearchResult, SeedRobustness, ValidationResult} from '../../src/report/types.js'
 import {runSearch} from '../4-search.js'
 import {runValidation} from '../5-validation.js'
 

@@ -1,5 +1,12 @@
-import {Command, Flags, Errors} from '@oclif/core'
+import {Command, Flags, Errors, Interfaces} from '@oclif/core'
+import {refuseNonFolder} from '../util/fs.js'
 import {failureLine} from './failure.js'
+
+// oclif's FlagOutput and ArgOutput, which its package does not export
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type FlagOutput = {[name: string]: any}
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ArgOutput = {[name: string]: any}
 
 /**
  * Shared behaviour of every kt command: a `--json` flag (oclif prints run()'s return value),
@@ -8,6 +15,17 @@ import {failureLine} from './failure.js'
  */
 export abstract class KtCommand extends Command {
   static override enableJsonFlag = true
+
+  /** Every command's parse, plus the one rule all `--out` flags share: a file there is refused (exit 2). */
+  protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv)
+    const out = (parsed.flags as Record<string, unknown>).out
+    if (typeof out === 'string') refuseNonFolder(out)
+    return parsed
+  }
 
   protected spinner(text: string): Progress {
     return new Progress(text, this.jsonEnabled())
@@ -74,8 +92,23 @@ export class Progress {
   }
 }
 
+/** What every `--out` help text starts with (test/cli/out-folder.test.ts checks each command's). */
+export const OUT_FLAG_PREFIX = 'Output folder, created if missing (a file there is refused, exit 2)'
+
+/**
+ * The one `--out` flag: always a folder (never a file), with the fixed names written inside it
+ * listed in `contents`. KtCommand.parse refuses an existing file; write through outFolder()
+ * (src/util/fs.ts) and writeFileAtomic.
+ */
+export function outFlag(contents: string, options: {required: true}): Interfaces.OptionFlag<string>
+export function outFlag(contents: string, options: {default: string}): Interfaces.OptionFlag<string>
+export function outFlag(contents: string): Interfaces.OptionFlag<string | undefined>
+export function outFlag(contents: string, options: {required?: true; default?: string} = {}): Interfaces.OptionFlag<string | undefined> {
+  return Flags.string({description: `${OUT_FLAG_PREFIX}: ${contents}`, ...options}) as Interfaces.OptionFlag<string | undefined>
+}
+
 export const commonFlags = {
   seed: Flags.integer({description: 'Seed for every random choice (same seed and inputs give the same report).', default: 42}),
-  out: Flags.string({description: 'Output folder (default reports/<run-id>/).'}),
+  out: outFlag('report.json, report.md, the charts, the profiles and the phase checkpoints (default reports/<run-id>/).'),
   plan: Flags.string({description: 'Study plan JSON (default phases/plan.default.json).'}),
 }

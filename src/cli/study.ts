@@ -73,7 +73,7 @@ export interface RunVerdict {
 }
 
 /** The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing to validate on is not a pass. */
-export function runVerdict(r: import('../../phases/report-types.js').Report): RunVerdict {
+export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   const reasons: string[] = []
   if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
   const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) => d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`))

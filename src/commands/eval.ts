@@ -40,7 +40,7 @@ export default class Eval extends KtCommand {
     const {defaultRetrievalConfig} = await import('../engine/retrieval/engine.js')
     const {runEvaluation} = await import('../eval/harness.js')
     const {renderEvalReport} = await import('../eval/render.js')
-    const {restrictConversations} = await import('../eval/queries.js')
+    const {restrictConversations} = await import('../data/conversations/queries.js')
     const profile = flags.profile === undefined ? {config: defaultRetrievalConfig(), overrides: undefined} : loadRetrievalProfile(flags.profile)
     const loaded = loadMemoryDataset(flags.data, {
       format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
@@ -88,7 +88,7 @@ export default class Eval extends KtCommand {
     const {serviceSpecOf} = await import('../engines/retrieval-service.js')
     const {evaluateService, loadEngineProfile, renderServiceEval} = await import('../eval/service-eval.js')
     const {loadMemoryDataset} = await import('../data/conversations/index.js')
-    const {restrictConversations} = await import('../eval/queries.js')
+    const {restrictConversations} = await import('../data/conversations/queries.js')
     const {defaultConfig} = await import('../space/index.js')
     const engine = loadEngineFile(flags.engine!)
     if (engine.evaluate.kind !== 'retrieval-service')

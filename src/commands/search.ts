@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {KtCommand} from '../cli/base.js'
+import {KtCommand, outFlag} from '../cli/base.js'
 
 export default class Search extends KtCommand {
   static override summary = 'Run (or resume) an optimisation study and store every trial.'
@@ -48,7 +48,7 @@ export default class Search extends KtCommand {
     metric: Flags.string({description: 'For --objective retrieval: the ranking metric to maximise (recall@10, ndcg@10, mrr, hit@k).'}),
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
-    out: Flags.string({description: 'Write the Pareto front, domain profiles (deployable .json/.env/.sh for an engine file), routed profile and front chart to this folder.'}),
+    out: outFlag('front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the domain profiles (profiles.json; for an engine file profiles/<name>.json|.env|.sh, deployable), routed.json (with --per-type), latency-check.json (retrieval).'),
     split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
     train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
     holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
@@ -62,7 +62,7 @@ export default class Search extends KtCommand {
     const {formatSearchOutcome} = await import('../study/format.js')
     const {snakeKeysOfRecord} = await import('../util/json-keys.js')
     // an unwritable --out must fail before the study runs, not after
-    if (flags.out) (await import('../util/fs.js')).ensureDir(flags.out)
+    if (flags.out) (await import('../util/fs.js')).outFolder(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
       if (text === undefined) return undefined
       const v = Number(text)
@@ -99,7 +99,7 @@ export default class Search extends KtCommand {
       options = {...options, data: typeof data === 'string' ? resolve(data) : data, metric: flags.metric ?? options?.metric, queryType: flags['query-type'] ?? options?.queryType}
     }
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
-      const {parseSplit, idSplit} = await import('../eval/split.js')
+      const {parseSplit, idSplit} = await import('../data/conversations/split.js')
       if (flags.objective !== 'retrieval' && !serviceEngine) throw new InputError('--split', 'retrieval tuning (--objective retrieval, or a retrieval-service --engine, with --data)', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
       if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
@@ -230,10 +230,10 @@ export default class Search extends KtCommand {
  * conversations (read from the stored spec, so a resumed study gets it too).
  */
 async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec): Promise<import('../search/holdout.js').HoldoutSide | undefined> {
-  const split = spec.options?.split as import('../eval/split.js').SplitSpec | undefined
+  const split = spec.options?.split as import('../data/conversations/split.js').SplitSpec | undefined
   if (!split) return undefined
   const {createObjective} = await import('../study/objectives.js')
-  const {describeSplit} = await import('../eval/split.js')
+  const {describeSplit} = await import('../data/conversations/split.js')
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
   const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
@@ -246,13 +246,13 @@ async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec)
  */
 async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<import('../search/holdout.js').HoldoutReport | undefined> {
   const options = (outcome.study.objective as {options?: Record<string, unknown>}).options ?? {}
-  const split = options.split as import('../eval/split.js').SplitSpec | undefined
+  const split = options.split as import('../data/conversations/split.js').SplitSpec | undefined
   if (!split || spec.evaluate.kind !== 'retrieval-service') return undefined
   const {analyzeObjectiveStudy} = await import('../search/analysis.js')
   const {evaluateHoldoutItems} = await import('../search/holdout.js')
   const {createEngineObjective} = await import('../engines/objective.js')
   const {serviceSpecOf} = await import('../engines/retrieval-service.js')
-  const {describeSplit} = await import('../eval/split.js')
+  const {describeSplit} = await import('../data/conversations/split.js')
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const analysis = analyzeObjectiveStudy(outcome.trials, spec.objectives, spec.profiles)
   const byId = new Map(outcome.trials.map((t) => [t.id, t]))

@@ -6,9 +6,9 @@ export default class Worker extends KtCommand {
   static override description =
     'Joins a study in a shared storage (PostgreSQL, or a SQLite file on this machine) and evaluates its trials until the study is complete. Start any number of workers on any number of machines, and stop or kill any of them at any time: trials are claimed atomically, a running trial carries a heartbeat, and a trial whose worker went silent for longer than the study\'s grace period is taken over and evaluated again once. A finished trial is never lost or counted twice. The optimiser (BOHB: synchronous successive halving, one KDE over every result) proposes exactly what one optimiser told every result in the stored order would propose. Same as `kt search --resume NAME`.'
   static override examples = [
-    '<%= config.bin %> search --objective counting_ones --trials 300 --study co --storage postgresql://kt@127.0.0.1:5433/kt --create-only',
-    '<%= config.bin %> worker --storage postgresql://kt@127.0.0.1:5433/kt --study co --workers 2',
-    '<%= config.bin %> worker --storage kt-studies.sqlite --study co',
+    {description: 'After `kt db start`: create a study on its PostgreSQL server and stop; workers on any machine do the trials.', command: '<%= config.bin %> search --objective counting_ones --trials 60 --study co --storage postgresql://kt@127.0.0.1:5433/kt --create-only'},
+    {description: 'Work on it, two trials at a time, until it is done (start as many workers, anywhere, as you like).', command: '<%= config.bin %> worker --storage postgresql://kt@127.0.0.1:5433/kt --study co --workers 2'},
+    {description: 'A SQLite study, for worker processes on one machine (after `kt search ... --storage studies.sqlite --study co-1`; a finished study is reported as done).', command: '<%= config.bin %> worker --storage studies.sqlite --study co-1'},
   ]
   static override flags = {
     storage: Flags.string({description: 'Study storage: postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or a SQLite file on this machine.', required: true}),

@@ -6,7 +6,7 @@
 import {analyzeStudy, isBiObjective} from '../search/analysis.js'
 import {incumbent, replacesIncumbent} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
-import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/store.js'

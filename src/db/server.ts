@@ -68,8 +68,20 @@ function run(cmd: string, args: string[], id: {uid: number; gid: number} | undef
   })
 }
 
-/** A free TCP port on the loopback interface. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/**
+ * A free TCP port on the loopback interface, never DEFAULT_DB_PORT: that one belongs to
+ * `kt db start` (and the examples that use it), so a server a test or benchmark starts can never
+ * take it from them. The kernel hands out its ephemeral range (32768-60999 by default), but that
+ * range is configurable.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort(host)
+    if (port !== DEFAULT_DB_PORT) return port
+  }
+}
+
+function anyFreePort(host: string): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const server = createServer()
     server.unref()

@@ -24,7 +24,7 @@ import {parseWith} from '../util/zod.js'
 import type {ParamSpace} from '../space/types.js'
 import {deployGate} from './gate.js'
 import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
-import {NAME_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, type Profile} from './profile.js'
+import {NAME_PATTERN, SPACE_ID_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, type Profile} from './profile.js'
 
 export const ACTIVE = 'active'
 export const INDEX_FILE = 'index.json'
@@ -50,7 +50,8 @@ const EventSchema = z.object({
 }).strict()
 const IndexSchema = z.object({
   kt_deployments: z.literal(INDEX_FORMAT_VERSION),
-  space: z.string().regex(NAME_PATTERN),
+  // the profiles' own space ids (`engine:<name>` included), as the profile schema checks them
+  space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
   active: EntrySchema.nullable(),
   /** Replaced profiles, oldest first: rollback pops the last. */
   stack: z.array(EntrySchema),

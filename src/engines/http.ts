@@ -7,7 +7,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import {activeConfig} from '../space/index.js'
-import type {EvalResult, Objective} from '../search/types.js'
+import type {EvalResult, Objective} from '../space/objective.js'
 import {tierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
 import {TrialFailure, resultFromMetrics, engineObjectiveHeader} from './metrics.js'
 

@@ -3,7 +3,7 @@ import {scoreColumns} from '../engine/importance/score.js'
 import {pearson, spearman} from '../stats/correlation.js'
 import {Rng} from '../util/rng.js'
 import type {ParamSpace} from '../space/types.js'
-import type {Objective, Fidelity} from '../search/types.js'
+import type {Objective, Fidelity} from '../space/objective.js'
 import {computeSignals} from '../engine/importance/signals.js'
 import {loadDataset, toImportanceInput, truthOf} from '../data/importance/dataset.js'
 

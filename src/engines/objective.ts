@@ -3,7 +3,7 @@
  * contract (src/search/types.ts) that the optimisers and the study runner see. A new kind is one
  * entry in EVALUATORS.
  */
-import type {Objective} from '../search/types.js'
+import type {Objective} from '../space/objective.js'
 import {InputError} from '../util/errors.js'
 import {commandObjective} from './command.js'
 import {loadEngineFile, type EngineSpec} from './file.js'

@@ -22,15 +22,14 @@
 import {performance} from 'node:perf_hooks'
 import {valueNames} from './metrics.js'
 import type {Conversation, MemoryDataset} from '../data/conversations/types.js'
-import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../eval/metrics.js'
-import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../eval/queries.js'
-import {questionTiers, tierForBudget, type TierSpec} from '../eval/tiers.js'
-import {DEFAULT_TUNING_METRIC} from '../eval/tune.js'
-import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} from '../search/types.js'
+import {aggregate, DEFAULT_KS, DEFAULT_TUNING_METRIC, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
+import {questionTiers, tierForBudget, type TierSpec} from '../data/conversations/tiers.js'
+import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} from '../space/objective.js'
 import type {Config, ParamSpace} from '../space/index.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
-import type {SplitPart, SplitSpec} from '../eval/split.js'
+import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue} from '../util/errors.js'
 import type {EngineSpec, RetrievalServiceEvaluate} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
@@ -422,7 +421,7 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
 /**
  * Module factory (the `module` objective spec, worker threads, resumed studies): options engine
  * (engine file path), data (dataset path), format, questions, columns (as `kt eval`), split and
- * part (src/eval/split.ts), tierSeed.
+ * part (src/data/conversations/split.ts), tierSeed.
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
   const {loadEngineFile} = await import('./file.js')
@@ -433,7 +432,7 @@ export async function createObjective(options: Record<string, unknown>): Promise
 /** A loaded retrieval-service engine file over a dataset (options data, format, questions, columns, split, part, tierSeed). */
 export async function serviceObjectiveOf(engine: EngineSpec, options: Record<string, unknown>): Promise<Objective> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
-  const {splitDataset} = await import('../eval/split.js')
+  const {splitDataset} = await import('../data/conversations/split.js')
   if (typeof options.data !== 'string') throw new InputError('retrieval-service objective: data', 'a dataset path (--data)', describeValue(options.data))
   const loaded = loadMemoryDataset(options.data, {format: options.format as never, questions: options.questions as string | undefined, columns: options.columns as never})
   const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded

@@ -5,7 +5,7 @@
  */
 import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
 import {Rng} from '../util/rng.js'
-import {NDCG_K, type MetricValues} from './metrics.js'
+import {NDCG_K, type MetricValues} from '../data/conversations/metrics.js'
 import {fmt, renderTable} from './table.js'
 
 /** Seed of the comparison's bootstrap (fixed, so the interval repeats). */

@@ -5,8 +5,8 @@ import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import {candidateFeatures} from '../engine/retrieval/features.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
-import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
-import {selectScoredQueries, type EvalQuery, type QuerySelection} from './queries.js'
+import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import type {RerankedOutput} from './reranked.js'
 
 /** The three systems every evaluation compares. */

@@ -1,7 +1,7 @@
 import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import type {EvalOutput} from './harness.js'
 import type {RerankedOutput} from './reranked.js'
-import {NDCG_K, type MetricReport} from './metrics.js'
+import {NDCG_K, type MetricReport} from '../data/conversations/metrics.js'
 import {fmt, renderTable} from './table.js'
 
 /** The human-readable report of `kt eval`. */

@@ -10,8 +10,8 @@ import {Rng} from '../util/rng.js'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import type {EngineOptions} from '../engine/retrieval/engine.js'
 import {evaluatePrepared, evaluateRanking, evaluateSystem, latencySummary, prepareEvaluation, runTimedPasses, type EvalOutput, type LatencySummary, type PreparedEvaluation} from './harness.js'
-import {DEFAULT_KS, NDCG_K, rankingDepth, type MetricReport, type MetricValues} from './metrics.js'
-import type {EvalQuery} from './queries.js'
+import {DEFAULT_KS, NDCG_K, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import type {EvalQuery} from '../data/conversations/queries.js'
 
 /**
  * `kt eval --reranker`: the engine followed by a learned reranker (src/rank) scored on the same

@@ -24,11 +24,12 @@ import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {LATENCY_MAX_PASSES, LATENCY_MIN_TIMINGS, prepareEvaluation, rankQuery, type PreparedEvaluation} from './harness.js'
-import {DEFAULT_KS, queryMetrics, rankingDepth, retrievalMetricNames} from './metrics.js'
-import type {EvalQuery} from './queries.js'
-import {fidelityTiers, tierForBudget, type FidelityTier} from './tiers.js'
-import {splitDataset, type SplitPart, type SplitSpec} from './split.js'
-import {DEFAULT_TUNING_METRIC, RETRIEVAL_FIDELITY} from './tune.js'
+import {DEFAULT_KS, queryMetrics, rankingDepth, retrievalMetricNames} from '../data/conversations/metrics.js'
+import type {EvalQuery} from '../data/conversations/queries.js'
+import {fidelityTiers, tierForBudget, type FidelityTier} from '../data/conversations/tiers.js'
+import {splitDataset, type SplitPart, type SplitSpec} from '../data/conversations/split.js'
+import {RETRIEVAL_FIDELITY} from './tune.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import {defaultConfig, type Config} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import {InputError} from '../util/errors.js'
@@ -166,7 +167,7 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
 /**
  * Module factory for `kt search --objective retrieval` and worker threads: loads the dataset and
  * builds the engines in this thread. Options: data (path), metric, queryType, tierSeed, format,
- * questions, columns (as `kt eval`), split (a SplitSpec, src/eval/split.ts) and part ('train', the
+ * questions, columns (as `kt eval`), split (a SplitSpec, src/data/conversations/split.ts) and part ('train', the
  * default, or 'holdout').
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {

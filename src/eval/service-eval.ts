@@ -11,8 +11,8 @@ import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
-import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from './metrics.js'
-import {selectScoredQueries, type QuerySelection} from './queries.js'
+import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import {selectScoredQueries, type QuerySelection} from '../data/conversations/queries.js'
 import {fmt, renderTable} from './table.js'
 
 export interface ServiceEvalOutput {

@@ -7,11 +7,8 @@ import {defaultConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateSystem, prepareEvaluation, type PreparedEvaluation} from './harness.js'
-import type {MetricValues} from './metrics.js'
-import {FIDELITY_TIER_SPECS, fidelityTiers, tierForBudget, type FidelityTier, type TierName} from './tiers.js'
-
-/** The metric tuning maximises by default: overall evidence recall@10 (the issue's target). */
-export const DEFAULT_TUNING_METRIC = 'recall@10'
+import {DEFAULT_TUNING_METRIC, type MetricValues} from '../data/conversations/metrics.js'
+import {FIDELITY_TIER_SPECS, fidelityTiers, tierForBudget, type FidelityTier, type TierName} from '../data/conversations/tiers.js'
 
 /** Budget levels of the retrieval objective: the tiers' relative budgets 1, 3, 9 (eta = 3). */
 export const RETRIEVAL_FIDELITY: Fidelity = {min: FIDELITY_TIER_SPECS[0].budget, max: FIDELITY_TIER_SPECS[FIDELITY_TIER_SPECS.length - 1].budget, eta: 3}

@@ -1,7 +1,7 @@
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {RetrievalEngine, type EngineOptions} from '../engine/retrieval/engine.js'
 import {candidateFeatures} from '../engine/retrieval/features.js'
-import {selectScoredQueries, type EvalQuery} from '../eval/queries.js'
+import {selectScoredQueries, type EvalQuery} from '../data/conversations/queries.js'
 import type {Config} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'

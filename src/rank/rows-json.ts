@@ -5,8 +5,8 @@
  *
  * This is a fast path, not a second JSON parser: it accepts only the exact shape above (JSON
  * whitespace anywhere JSON allows it, numbers or null in the rows, every row `width` long), and
- * only numbers it can convert exactly like JSON.parse: at most 15 significant digits and a decimal
- * exponent within +-22, where mantissa x 10^e or mantissa / 10^-e is one correctly rounded float64
+ * only numbers it can convert exactly like JSON.parse: at most 15 digits before the exponent (a
+ * lone leading 0 aside, so the mantissa is below 10^15 < 2^53) and a decimal exponent within +-22, where mantissa x 10^e or mantissa / 10^-e is one correctly rounded float64
  * operation on exact operands (Clinger 1990, "How to read floating point numbers accurately", the
  * fast path). Anything else (other keys, escapes, 17-digit numbers, true, a short row, malformed
  * JSON) returns FALLBACK, and the caller parses the body with JSON.parse as before, so every answer,
@@ -17,9 +17,9 @@
 export const FALLBACK = -1
 
 /** Most significant digits a float64 holds exactly (10^15 < 2^53). */
-const MAX_EXACT_DIGITS = 15
+export const MAX_EXACT_DIGITS = 15
 /** 10^22 is the largest power of ten that is exact in float64. */
-const MAX_EXACT_POW10 = 22
+export const MAX_EXACT_POW10 = 22
 const POW10 = Float64Array.from({length: MAX_EXACT_POW10 + 1}, (_, k) => 10 ** k)
 
 const SPACE = 0x20
@@ -45,33 +45,45 @@ const LOWER_L = 0x6c
 const KEY = Buffer.from('"features"', 'latin1')
 
 /**
+ * Where the rows of `{"features": [...]}` start (the byte after the outer `[`) and where the
+ * closing brace is, or undefined when the body does not open and close that way. The last byte
+ * that is not whitespace must be the closing brace: every scan of the rows stops at it at the
+ * latest (it is no digit, whitespace or separator), so none needs an end-of-body test.
+ */
+export function rowsFrame(body: Uint8Array): {at: number; last: number} | undefined {
+  let end = body.length
+  let c = 0
+  while (end > 0 && ((c = body[end - 1]) === SPACE || c === LF || c === CR || c === TAB)) end--
+  if (end === 0 || body[end - 1] !== CLOSE_BRACE) return undefined
+  const last = end - 1
+  let i = 0
+  // ws { ws "features" ws : ws [
+  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
+  if (i >= last || body[i] !== OPEN_BRACE) return undefined
+  i++
+  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
+  if (i + KEY.length > last) return undefined
+  for (let k = 0; k < KEY.length; k++) if (body[i + k] !== KEY[k]) return undefined
+  i += KEY.length
+  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
+  if (i >= last || body[i] !== COLON) return undefined
+  i++
+  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
+  if (i >= last || body[i] !== OPEN_BRACKET) return undefined
+  return {at: i + 1, last}
+}
+
+/**
  * Reads `{"features": [[...], ...]}` from `body` into `out` (row-major, `width` values a row; null
  * becomes NaN, a missing value). Returns the number of rows, or FALLBACK (see above; also when the
  * rows do not fit in `out`).
  */
 export function readFeatureRows(body: Uint8Array, width: number, out: Float64Array): number {
-  let end = body.length
+  const frame = rowsFrame(body)
+  if (frame === undefined) return FALLBACK
+  const last = frame.last
+  let i = frame.at
   let c = 0
-  // The last byte that is not whitespace must be the closing brace: every scan below stops at it
-  // at the latest (it is no digit, whitespace or separator), so none needs an end-of-body test.
-  while (end > 0 && ((c = body[end - 1]) === SPACE || c === LF || c === CR || c === TAB)) end--
-  if (end === 0 || body[end - 1] !== CLOSE_BRACE) return FALLBACK
-  const last = end - 1
-  let i = 0
-  // ws { ws "features" ws : ws [
-  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
-  if (i >= last || body[i] !== OPEN_BRACE) return FALLBACK
-  i++
-  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
-  if (i + KEY.length > last) return FALLBACK
-  for (let k = 0; k < KEY.length; k++) if (body[i + k] !== KEY[k]) return FALLBACK
-  i += KEY.length
-  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
-  if (i >= last || body[i] !== COLON) return FALLBACK
-  i++
-  while ((c = body[i]) <= SPACE && (c === SPACE || c === LF || c === CR || c === TAB)) i++
-  if (i >= last || body[i] !== OPEN_BRACKET) return FALLBACK
-  i++
   let n = 0
   let rows = 0
   const capacity = out.length
@@ -118,8 +130,8 @@ export function readFeatureRows(body: Uint8Array, width: number, out: Float64Arr
           if (c < ZERO || c > NINE) return FALLBACK
           while (c >= ZERO && c <= NINE) {
             mantissa = mantissa * 10 + (c - ZERO)
-            // leading zeros of the fraction are not significant
-            if (mantissa !== 0) digits++
+            // every fraction digit counts (a mantissa of 15 digits is exact), leading zeros too
+            digits++
             exponent--
             i++
             c = body[i]

@@ -1,4 +1,5 @@
 import type {PackedEnsemble} from './packed.js'
+import {FALLBACK, MAX_EXACT_DIGITS, MAX_EXACT_POW10, rowsFrame} from './rows-json.js'
 
 /**
  * The fast inference path: the packed ensemble's nodes copied into WebAssembly linear memory and
@@ -79,12 +80,17 @@ const section = (id: number, bytes: number[]): number[] => [id, ...uleb(bytes.le
 const T_I32 = 0x7f
 const T_F64 = 0x7c
 const EMPTY_BLOCK = 0x40
+const T_I64 = 0x7e
 const op = {
-  loop: 0x03, end: 0x0b, brIf: 0x0d, select: 0x1b,
+  block: 0x02, loop: 0x03, if: 0x04, else: 0x05, end: 0x0b, br: 0x0c, brIf: 0x0d, return: 0x0f, select: 0x1b,
   localGet: 0x20, localSet: 0x21, localTee: 0x22,
-  i32Load: 0x28, f64Load: 0x2b, f64Store: 0x39, i32Const: 0x41,
-  i32Eqz: 0x45, i32LtS: 0x48, i32LtU: 0x49, f64Le: 0x65,
-  i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32Shl: 0x74, i32ShrU: 0x76, f64Add: 0xa0,
+  i32Load: 0x28, f64Load: 0x2b, i32Load8U: 0x2d, f64Store: 0x39, i32Const: 0x41, i64Const: 0x42, f64Const: 0x44,
+  i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32LtU: 0x49, i32GtS: 0x4a, i32GtU: 0x4b, i32GeS: 0x4e,
+  i64Eqz: 0x50, f64Le: 0x65,
+  i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
+  i64Load: 0x29, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
+  f64Neg: 0x9a, f64Add: 0xa0, f64Mul: 0xa2, f64Div: 0xa3,
+  i32WrapI64: 0xa7, i64ExtendI32U: 0xad, f64ConvertI64S: 0xb9,
 } as const
 /** memarg alignment exponents: 4-byte and 8-byte loads. */
 const ALIGN_4 = 2
@@ -97,6 +103,18 @@ const i32 = (n: number): number[] => [op.i32Const, ...sleb(n)]
 const i32Load = (offset: number): number[] => [op.i32Load, ALIGN_4, ...uleb(offset)]
 const f64Load = (offset: number): number[] => [op.f64Load, ALIGN_8, ...uleb(offset)]
 const f64Store = (offset: number): number[] => [op.f64Store, ALIGN_8, ...uleb(offset)]
+/** Signed LEB128 of a 64-bit constant (i64.const). */
+const sleb64 = (n: bigint): number[] => {
+  const out: number[] = []
+  let v = BigInt.asIntN(64, n)
+  for (;;) {
+    const b = Number(v & 0x7fn)
+    v >>= 7n
+    if ((v === 0n && (b & 0x40) === 0) || (v === -1n && (b & 0x40) !== 0)) return [...out, b]
+    out.push(b | 0x80)
+  }
+}
+const i64 = (n: bigint): number[] => [op.i64Const, ...sleb64(n)]
 const range = (n: number): number[] => Array.from({length: n}, (_, i) => i)
 
 /**
@@ -144,19 +162,160 @@ function kernelBytes(): Uint8Array {
     op.end,
     op.end,
   ]
-  const func = [...vec([[...uleb(i32Locals), T_I32], [...uleb(PAIR), T_F64]]), ...body]
+  const score = [...vec([[...uleb(i32Locals), T_I32], [...uleb(PAIR), T_F64]]), ...body]
+  // read: 6 i32 parameters, then c f rows neg digits exp e eneg k (i32), mant v x (i64), value (f64)
+  const read = [...vec([[...uleb(9), T_I32], [...uleb(3), T_I64], [...uleb(1), T_F64]]), ...readerBody()]
   const FUNC_TYPE = 0x60
   const IMPORT_MEMORY = 0x02
   const LIMITS_MIN_ONLY = 0x00
   const EXPORT_FUNC = 0x00
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-    ...section(1, vec([[FUNC_TYPE, ...vec(range(7).map(() => [T_I32])), ...vec([])]])), // type: (i32 x 7) -> ()
+    ...section(1, vec([
+      [FUNC_TYPE, ...vec(range(7).map(() => [T_I32])), ...vec([])], // type 0: (i32 x 7) -> ()
+      [FUNC_TYPE, ...vec(range(6).map(() => [T_I32])), ...vec([[T_I32]])], // type 1: (i32 x 6) -> i32
+    ])),
     ...section(2, vec([[...name('env'), ...name('memory'), IMPORT_MEMORY, LIMITS_MIN_ONLY, ...uleb(1)]])), // import env.memory
-    ...section(3, vec([uleb(0)])), // one function of type 0
-    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)]])), // export "score"
-    ...section(10, vec([[...uleb(func.length), ...func]])), // code
+    ...section(3, vec([uleb(0), uleb(1)])), // function 0 of type 0, function 1 of type 1
+    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)], [...name('read'), EXPORT_FUNC, ...uleb(1)]])), // exports
+    ...section(10, vec([[...uleb(score.length), ...score], [...uleb(read.length), ...read]])), // code
   ])
+}
+
+/** Exponent digits beyond this value change nothing (no exact fast path that far out); keeps the i32 small. */
+const EXPONENT_CAP = 10_000
+const ch = (s: string): number => s.charCodeAt(0)
+/** The reader's tables at its pow10 argument: 10^0..10^22 as float64, then (here) 10^0..10^8 as i64. */
+const POW10_INT_OFFSET = (MAX_EXACT_POW10 + 1) * 8
+const POW10_INT_MAX = 8
+const f64Bytes = (v: number): number[] => [...new Uint8Array(Float64Array.of(v).buffer)]
+
+/**
+ * read(at, last, out, width, maxRows, pow10) -> rows, or -1: the rows of `{"features": [...]}`
+ * from the byte after the outer `[` (at) to the closing brace (last, checked by the caller), into
+ * out as float64. The grammar and the exactness rule are rows-json.ts's (readFeatureRows, its JS
+ * twin and reference): JSON whitespace, numbers or null, `width` values a row, at most 15
+ * digits before the exponent (a lone leading 0 aside) and a decimal exponent within +-22 (one correctly rounded multiply or divide
+ * of exact operands), anything else -1. Every scan stops at the closing brace at the latest.
+ */
+function readerBody(): number[] {
+  const P = {i: 0, last: 1, out: 2, width: 3, maxRows: 4, pow: 5}
+  const V = {c: 6, f: 7, rows: 8, neg: 9, digits: 10, exp: 11, e: 12, eneg: 13, k: 14, mant: 15, v: 16, x: 17, value: 18}
+  const fail = [...i32(-1), op.return]
+  const failIf = (cond: number[]): number[] => [...cond, op.if, EMPTY_BLOCK, ...fail, op.end]
+  const loadC = [...get(P.i), op.i32Load8U, 0, 0, ...set(V.c)]
+  const inc = [...get(P.i), ...i32(1), op.i32Add, ...set(P.i)]
+  const notDigit = [...get(V.c), ...i32(ch('0')), op.i32Sub, ...i32(9), op.i32GtU]
+  const is = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Eq]
+  const isNot = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Ne]
+  // c = body[i]; while c is JSON whitespace (space, \t, \n, \r): i++
+  const skipWs = [
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(P.i), op.i32Load8U, 0, 0, ...tee(V.c), ...i32(ch(' ')), op.i32Eq,
+    ...get(V.c), ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or,
+    ...get(V.c), ...i32(ch('\r')), op.i32Eq, op.i32Or,
+    op.i32Eqz, op.brIf, 1, ...inc, op.br, 0,
+    op.end, op.end,
+  ]
+  // A run of digits, up to 8 at a time (SWAR, as simdjson's parse_eight_digits_unrolled): load 8
+  // bytes, find how many leading ones are digits (k), move them to the low-order end padded with
+  // '0's, and combine them pairwise with three multiplies. mant = mant x 10^k + those digits.
+  const BYTES = (b: number): bigint => BigInt(b) * 0x0101010101010101n
+  const run = (fraction: boolean): number[] => [
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(P.i), op.i64Load, 0, 0, ...set(V.v),
+    // a byte is a digit when its high nibble is 3, and still 3 after adding 6 (0x30..0x39 only)
+    ...get(V.v), ...i64(BYTES(0xf0)), op.i64And, ...i64(BYTES(0x30)), op.i64Xor,
+    ...get(V.v), ...i64(BYTES(0x06)), op.i64Add, ...i64(BYTES(0xf0)), op.i64And, ...i64(BYTES(0x30)), op.i64Xor,
+    op.i64Or, op.i64Ctz, op.i32WrapI64, ...i32(3), op.i32ShrU, ...tee(V.k),
+    op.i32Eqz, op.brIf, 1,
+    ...get(V.v), ...i32(8), ...get(V.k), op.i32Sub, ...i32(3), op.i32Shl, op.i64ExtendI32U, op.i64Shl,
+    ...i64(BYTES(0x30)), ...get(V.k), ...i32(3), op.i32Shl, op.i64ExtendI32U, op.i64ShrU, op.i64Or,
+    ...i64(BYTES(0x0f)), op.i64And, ...i64(2561n), op.i64Mul, ...i64(8n), op.i64ShrU,
+    ...i64(0x00ff00ff00ff00ffn), op.i64And, ...i64(6553601n), op.i64Mul, ...i64(16n), op.i64ShrU,
+    ...i64(0x0000ffff0000ffffn), op.i64And, ...i64(42949672960001n), op.i64Mul, ...i64(32n), op.i64ShrU, ...set(V.x),
+    ...get(V.mant), ...get(P.pow), ...get(V.k), ...i32(3), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW10_INT_OFFSET), op.i64Mul, ...get(V.x), op.i64Add, ...set(V.mant),
+    ...get(V.digits), ...get(V.k), op.i32Add, ...set(V.digits),
+    ...get(P.i), ...get(V.k), op.i32Add, ...set(P.i),
+    ...(fraction ? [...get(V.exp), ...get(V.k), op.i32Sub, ...set(V.exp)] : []),
+    ...failIf([...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32GtS]),
+    ...get(V.k), ...i32(8), op.i32Eq, op.brIf, 0,
+    op.end, op.end,
+    ...loadC,
+  ]
+  const power = [...get(P.pow), op.i32Add, op.f64Load, ALIGN_8, 0]
+  const value = [
+    ...is(V.c, 'n'), op.if, EMPTY_BLOCK,
+    ...failIf([...get(P.i), op.i32Load8U, 0, 1, ...i32(ch('u')), op.i32Ne, ...get(P.i), op.i32Load8U, 0, 2, ...i32(ch('l')), op.i32Ne, op.i32Or, ...get(P.i), op.i32Load8U, 0, 3, ...i32(ch('l')), op.i32Ne, op.i32Or]),
+    ...get(P.i), ...i32(4), op.i32Add, ...set(P.i),
+    op.f64Const, ...f64Bytes(Number.NaN), ...set(V.value),
+    op.else,
+    ...is(V.c, '-'), ...tee(V.neg), ...get(P.i), op.i32Add, ...set(P.i), ...loadC,
+    ...failIf(notDigit),
+    op.i64Const, 0, ...set(V.mant), ...i32(0), ...set(V.digits), ...i32(0), ...set(V.exp),
+    ...is(V.c, '0'), op.if, EMPTY_BLOCK,
+    // JSON: a leading 0 stands alone
+    ...inc, ...loadC, ...failIf([...notDigit, op.i32Eqz]),
+    op.else, ...run(false), op.end,
+    ...is(V.c, '.'), op.if, EMPTY_BLOCK,
+    ...inc, ...loadC, ...failIf(notDigit), ...run(true),
+    op.end,
+    // 'e' or 'E'
+    ...get(V.c), ...i32(0x20), op.i32Or, ...i32(ch('e')), op.i32Eq, op.if, EMPTY_BLOCK,
+    ...inc, ...loadC,
+    ...is(V.c, '-'), ...set(V.eneg),
+    ...is(V.c, '-'), ...is(V.c, '+'), op.i32Or, op.if, EMPTY_BLOCK, ...inc, ...loadC, op.end,
+    ...failIf(notDigit),
+    ...i32(0), ...set(V.e),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...notDigit, op.brIf, 1,
+    ...get(V.e), ...i32(10), op.i32Mul, ...get(V.c), ...i32(ch('0')), op.i32Sub, op.i32Add, ...get(V.e), ...get(V.e), ...i32(EXPONENT_CAP), op.i32LtS, op.select, ...set(V.e),
+    ...inc, ...loadC, op.br, 0,
+    op.end, op.end,
+    ...get(V.exp), ...i32(0), ...get(V.e), op.i32Sub, ...get(V.e), ...get(V.eneg), op.select, op.i32Add, ...set(V.exp),
+    op.end,
+    ...failIf([...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32GtS]),
+    ...get(V.mant), op.i64Eqz, op.if, EMPTY_BLOCK,
+    op.f64Const, ...f64Bytes(0), ...set(V.value),
+    op.else,
+    ...get(V.exp), ...i32(0), op.i32GeS, op.if, EMPTY_BLOCK,
+    ...failIf([...get(V.exp), ...i32(MAX_EXACT_POW10), op.i32GtS]),
+    ...get(V.mant), op.f64ConvertI64S, ...get(V.exp), ...i32(3), op.i32Shl, ...power, op.f64Mul, ...set(V.value),
+    op.else,
+    ...failIf([...get(V.exp), ...i32(-MAX_EXACT_POW10), op.i32LtS]),
+    ...get(V.mant), op.f64ConvertI64S, ...i32(0), ...get(V.exp), op.i32Sub, ...i32(3), op.i32Shl, ...power, op.f64Div, ...set(V.value),
+    op.end,
+    op.end,
+    ...get(V.neg), op.if, EMPTY_BLOCK, ...get(V.value), op.f64Neg, ...set(V.value), op.end,
+    op.end,
+    ...get(P.out), ...get(V.value), ...f64Store(0),
+    ...get(P.out), ...i32(8), op.i32Add, ...set(P.out),
+  ]
+  const row = [
+    ...i32(0), ...set(V.f),
+    op.loop, EMPTY_BLOCK,
+    ...skipWs, ...value, ...skipWs, ...inc,
+    ...get(V.f), ...i32(1), op.i32Add, ...tee(V.f), ...get(P.width), op.i32LtS, op.if, EMPTY_BLOCK,
+    ...failIf(isNot(V.c, ',')), op.br, 1,
+    op.end,
+    ...failIf(isNot(V.c, ']')),
+    op.end,
+  ]
+  return [
+    ...i32(0), ...set(V.rows),
+    op.loop, EMPTY_BLOCK,
+    ...skipWs, ...failIf(isNot(V.c, '[')), ...inc,
+    ...failIf([...get(V.rows), ...get(P.maxRows), op.i32GeS]),
+    ...row,
+    ...get(V.rows), ...i32(1), op.i32Add, ...set(V.rows),
+    ...skipWs, ...inc,
+    ...is(V.c, ','), op.brIf, 0,
+    ...failIf(isNot(V.c, ']')),
+    op.end,
+    ...skipWs,
+    ...get(V.rows), ...i32(-1), ...get(P.i), ...get(P.last), op.i32Eq, op.select,
+    op.end,
+  ]
 }
 
 let kernel: {bytes: Uint8Array; module: WasmModule} | undefined
@@ -185,12 +344,16 @@ interface WasmApi {
 const WebAssembly = (globalThis as unknown as {WebAssembly: WasmApi}).WebAssembly
 
 type ScoreFn = (rows: number, count: number, stride: number, out: number, groups: number, groupsEnd: number, values: number) => void
+type ReadFn = (at: number, last: number, out: number, width: number, maxRows: number, pow10: number) => number
 
 export class WasmEnsemble {
   readonly width: number
   readonly trees: number
   private readonly memory: WasmMemory
   private readonly kernel: ScoreFn
+  private readonly reader: ReadFn
+  /** 10^0 .. 10^22 as float64, for the rows reader. */
+  private readonly pow10At: number
   private readonly baseFeature: number
   private readonly baseWeight: number
   private readonly valuesAt: number
@@ -203,6 +366,9 @@ export class WasmEnsemble {
   private rowsAt = 0
   private outView = new Float64Array(0)
   private rowsView = new Float64Array(0)
+  /** Room for a request body after the rows (the rows reader's input). */
+  private bodyAt = 0
+  private bodyCapacity = 0
 
   constructor(packed: PackedEnsemble) {
     this.width = packed.width
@@ -215,7 +381,8 @@ export class WasmEnsemble {
     this.valuesAt = (nodes + 1) * NODE_BYTES
     this.groupsAt = this.valuesAt + (nodes + 1) * 8
     this.groupsEnd = this.groupsAt + groups * GROUP_BYTES
-    this.tailAt = Math.ceil(this.groupsEnd / 8) * 8
+    this.pow10At = Math.ceil(this.groupsEnd / 8) * 8
+    this.tailAt = this.pow10At + POW10_INT_OFFSET + (POW10_INT_MAX + 1) * 8
     this.memory = new WebAssembly.Memory({initial: Math.ceil(this.tailAt / WASM_PAGE) + 1})
     const view = new DataView(this.memory.buffer)
     for (let n = 0; n <= nodes; n++) {
@@ -234,23 +401,44 @@ export class WasmEnsemble {
       }
       view.setInt32(this.groupsAt + g * GROUP_BYTES + 4 * LANES, steps, true)
     }
+    for (let k = 0; k <= MAX_EXACT_POW10; k++) view.setFloat64(this.pow10At + k * 8, 10 ** k, true)
+    for (let k = 0; k <= POW10_INT_MAX; k++) view.setBigInt64(this.pow10At + POW10_INT_OFFSET + k * 8, 10n ** BigInt(k), true)
     const instance = new WebAssembly.Instance(wasmKernel().module, {env: {memory: this.memory}})
     this.kernel = instance.exports.score as ScoreFn
+    this.reader = instance.exports.read as ReadFn
     this.reserve(INITIAL_CAPACITY)
   }
 
-  /** Lays out room for `count` candidates (growing the memory when needed; old views are dropped). */
-  private reserve(count: number): void {
-    if (count <= this.capacity && this.outView.buffer === this.memory.buffer) return
+  /** Lays out room for `count` candidates and a body of `bodyBytes` (growing the memory when needed; old views are dropped). */
+  private reserve(count: number, bodyBytes = 0): void {
+    if (count <= this.capacity && bodyBytes <= this.bodyCapacity && this.outView.buffer === this.memory.buffer) return
     const capacity = Math.max(count, this.capacity)
+    const bodyCapacity = Math.max(bodyBytes, this.bodyCapacity)
     this.outAt = this.tailAt
     this.rowsAt = this.outAt + (capacity + 1) * 8
-    const end = this.rowsAt + capacity * this.width * 8
+    this.bodyAt = this.rowsAt + capacity * this.width * 8
+    const end = this.bodyAt + bodyCapacity
     const have = this.memory.buffer.byteLength
     if (end > have) this.memory.grow(Math.ceil((end - have) / WASM_PAGE))
     this.capacity = capacity
+    this.bodyCapacity = bodyCapacity
     this.outView = new Float64Array(this.memory.buffer, this.outAt, capacity + 1)
     this.rowsView = new Float64Array(this.memory.buffer, this.rowsAt, capacity * this.width)
+  }
+
+  /**
+   * Reads the rows of a `{"features": [[...], ...]}` body (at most maxRows) into the input buffer
+   * with the module's rows reader: the number of rows, or FALLBACK when the body is not in the fast
+   * form of rows-json.ts (then parse it with JSON.parse; the answer is the same).
+   */
+  readJsonRows(body: Uint8Array, maxRows: number): number {
+    const frame = rowsFrame(body)
+    if (frame === undefined || maxRows < 1) return FALLBACK
+    // 8 spare bytes: the reader loads 8 at a time (it only uses those before the closing brace)
+    this.reserve(maxRows, body.length + 8)
+    new Uint8Array(this.memory.buffer, this.bodyAt, body.length).set(body)
+    const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
+    return rows < 0 ? FALLBACK : rows
   }
 
   /**

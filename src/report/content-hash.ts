@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import type {Report} from '../../phases/report-types.js'
+import type {Report} from './types.js'
 
 /**
  * sha256 of a report's content: schema, version, run, phases and (when present) seeds, serialised as kt writes them

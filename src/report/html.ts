@@ -8,7 +8,7 @@
  */
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import type {Report} from '../../phases/report-types.js'
+import type {Report} from './types.js'
 import {renderMarkdown} from './markdown.js'
 import {studyCharts} from './study-charts.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from './vendor.js'

@@ -2,7 +2,7 @@ import {join} from 'node:path'
 import {InputError, describeValue} from '../util/errors.js'
 import {reportContentHash} from './content-hash.js'
 import {readJson} from '../util/fs.js'
-import {REPORT_SCHEMA, REPORT_VERSION, type Report} from '../../phases/report-types.js'
+import {REPORT_SCHEMA, REPORT_VERSION, type Report} from './types.js'
 import {renderMarkdown} from './markdown.js'
 import {renderHtml} from './html.js'
 

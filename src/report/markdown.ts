@@ -1,4 +1,4 @@
-import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from '../../phases/report-types.js'
+import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from './types.js'
 
 /**
  * report.md: a pull-request-ready rendering of report.json. Every number is read from the

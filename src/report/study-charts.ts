@@ -1,4 +1,4 @@
-import type {PhaseResults} from '../../phases/report-types.js'
+import type {PhaseResults} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 import {axisScale, scaleNote} from './scale.js'
 

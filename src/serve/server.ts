@@ -33,7 +33,7 @@ import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {WasmEnsemble} from '../rank/wasm.js'
-import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../rank/rows-json.js'
+import {FALLBACK, bestFirst, rerankAnswerJson} from '../rank/rows-json.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
 
@@ -294,11 +294,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, rows.byteOffset, body.length).set(body)
       else for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
     } else {
-      // The common body read straight into the input (src/rank/rows-json.ts); anything outside its
-      // exact form goes through JSON.parse below, with the same answers and error messages.
-      // A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a body can hold.
-      const room = Math.min(MAX_RERANK_CANDIDATES, Math.ceil(body.length / (2 * width + 1)))
-      count = readFeatureRows(body, width, wasm.input(room).subarray(0, room * width))
+      // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,
+      // the grammar of src/rank/rows-json.ts); anything outside its exact form goes through
+      // JSON.parse below, with the same answers and error messages. A row takes at least
+      // 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a body can hold.
+      count = wasm.readJsonRows(body, Math.min(MAX_RERANK_CANDIDATES, Math.ceil(body.length / (2 * width + 1))))
       if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
     }
     const scores = wasm.scoreInput(count)

@@ -4,7 +4,7 @@
  * every trial fails.
  */
 import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
-import {retrievalMetricNames} from '../eval/metrics.js'
+import {retrievalMetricNames} from '../data/conversations/metrics.js'
 import {InputError} from '../util/errors.js'
 import {OBJECTIVE_NAMES} from './objectives.js'
 import {OPTIMIZER_NAMES} from '../search/optimizers.js'

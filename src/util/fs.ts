@@ -45,6 +45,27 @@ export function ensureDir(dir: string): void {
 }
 
 /**
+ * Refuses an output folder that names an existing file or other non-folder, in one line (exit 2):
+ * every `--out` is a folder, never a file (README "Output folders").
+ */
+export function refuseNonFolder(path: string, flag = '--out'): void {
+  let isFolder = true
+  try {
+    isFolder = statSync(path).isDirectory()
+  } catch {
+    return // missing (or unreadable): creating or writing it says what went wrong
+  }
+  if (!isFolder) throw new InputError(`${flag} ${path}`, 'a folder (kt writes its files inside it)', 'an existing file')
+}
+
+/** A command's output folder (`--out`): refused if it names a file, else created with its parents. */
+export function outFolder(path: string, flag = '--out'): string {
+  refuseNonFolder(path, flag)
+  ensureDir(path)
+  return path
+}
+
+/**
  * Reads a text file (without a UTF-8 byte-order mark), turning a missing or unreadable file into a
  * one-line InputError.
  */

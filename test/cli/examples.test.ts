@@ -4,25 +4,6 @@ import {join, relative} from 'node:path'
 import {freshClone, manifestExamples, runAllExamples, type ExampleRun} from './examples.js'
 import {nonSnakeKeys} from './json-style.js'
 
-/**
- * Examples that do not pass today, each with why. The test checks that each still fails, so an
- * entry must be removed (and the example then passes) when its cause is fixed. Keys:
- * `command#index` (0-based, as in the manifest).
- */
-const KNOWN_FAILING: Record<string, string> = {
-  'rollback#0': 'needs two deploys to the same target first; the deploy examples (issue 10, deploy part) deploy once per target',
-  'rollback#1': 'as rollback#0, for the retrieval space',
-  'rollback#2': 'as rollback#0, for --target',
-  'worker#0': 'needs the PostgreSQL server of `kt db start --port 5433` running',
-  'worker#1': 'needs the PostgreSQL server of `kt db start --port 5433` running',
-  'worker#2': 'needs a study co in kt-studies.sqlite that no earlier example creates',
-  'study:copy#0': 'needs the PostgreSQL server of `kt db start --port 5433` running',
-  'study:copy#1': 'needs the PostgreSQL server of `kt db start --port 5433` running',
-  'bench:workers#2': 'needs the PostgreSQL server of `kt db start --port 5433` running',
-  'db:start#1': 'a second server on port 5433 while the first example\'s server runs',
-  'db:start#2': 'an example of a refusal (0.0.0.0 without KT_DB_PASSWORD set)',
-}
-
 /** Commands that serve until stopped: their examples pass when still running without error after SERVER_GRACE_MS. */
 const SERVERS = ['dashboard', 'online:serve']
 const SERVER_GRACE_MS = 4000
@@ -48,16 +29,17 @@ describe('every --help example runs as written from a fresh clone', () => {
     expect(runs.length).toBe(manifestExamples().filter((e) => e.line.startsWith('node ')).length)
   })
 
-  it('each exits 0, or the code its description announces (or is a known failure that still fails)', () => {
+  it('each exits 0, or the code its description announces; a refusal says why in one line', () => {
     const problems: string[] = []
     for (const r of runs) {
       const key = `${r.command}#${r.index}`
-      const ok = r.status === r.expectedStatus
-      if (KNOWN_FAILING[key] !== undefined) {
-        if (ok) problems.push(`${key} passes now: remove it from KNOWN_FAILING`)
-      } else if (!ok) problems.push(`${key} (${r.line.replace(/node "[^"]*kt\.js"/, 'kt')}) exit ${r.status} after ${r.ms} ms: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`)
+      if (r.status !== r.expectedStatus) problems.push(`${key} (${r.line.replace(/node "[^"]*kt\.js"/, 'kt')}) exit ${r.status} (expected ${r.expectedStatus}) after ${r.ms} ms: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`)
+      // an example whose description announces a refusal shows kt's one-line error, nothing else
+      else if (/\brefuse/i.test(r.description) && !/^kt: [^\n]+\n$/.test(r.stderr)) problems.push(`${key}: a refusal, but stderr is not one "kt: ..." line: ${JSON.stringify(r.stderr.slice(0, 300))}`)
     }
     expect(problems).toEqual([])
+    // the refusals the examples document are there and were checked
+    expect(runs.filter((r) => r.expectedStatus !== 0 && /\brefuse/i.test(r.description)).map((r) => `${r.command}#${r.index}`)).toEqual(expect.arrayContaining(['deploy#0', 'db:start#2']))
   })
 
   it('no example names a file outside the clone (../shared, /tmp)', () => {

@@ -221,8 +221,8 @@ describe('plans and deploys that would mislead', () => {
     }
     const csv = join(dir, 'leak.csv')
     writeFileSync(csv, `${rows.join('\n')}\n`)
-    const imported = join(dir, 'leak.json')
-    const im = kt(['data', 'import', csv, '--out', imported])
+    const im = kt(['data', 'import', csv, '--out', join(dir, 'leak-data')])
+    const imported = join(dir, 'leak-data', 'dataset.json')
     expect(im.status, im.stderr).toBe(0)
     const p = plan()
     p.datasets.holdout = p.datasets.holdout.map((h: string) => join(__dirname, '../../phases', h))

@@ -192,6 +192,11 @@ describe('deploy and rollback', () => {
     const target = join(dir, 'engine-target')
     deployProfile(writeProfile(dir, 'eng.json', sampleProfile('engine', 'eng', PASSED, {alpha: 0.25, depth: 4, mode: 'exact/v2'})), target)
     expect(readFileSync(join(target, 'active.env'), 'utf8').split('\n').slice(1)).toEqual(['TOY_ALPHA=0.25', 'TOY_DEPTH=4', 'TOY_MODE=exact/v2', ''])
+    // a second version over it, and back (the index records the space id engine:toy)
+    deployProfile(writeProfile(dir, 'eng2.json', sampleProfile('engine', 'eng2', PASSED, {alpha: 0.5, depth: 2, mode: 'fast'})), target)
+    expect(deploymentIndex(target)!.space).toBe(TEST_ENGINE_SPACE.id)
+    expect(rollback(target)).toMatchObject({active: 'eng', previous: 'eng2', history: 0})
+    expect(readFileSync(join(target, 'active.env'), 'utf8')).toContain('TOY_ALPHA=0.25')
   })
 })
 

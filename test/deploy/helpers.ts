@@ -9,7 +9,7 @@ import type {ParamSpace} from '../../src/space/types.js'
 
 /** A user's engine as an engine file's parameter table maps to it (src/space ParamSpace), with a string-valued parameter. */
 export const TEST_ENGINE_SPACE: ParamSpace = {
-  id: 'toy-engine',
+  id: 'engine:toy', // as an engine file names its table (engineSpaceId)
   params: [
     {kind: 'float', name: 'alpha', env: 'TOY_ALPHA', low: 0, high: 1, scale: 'linear', default: 0.5, description: 'a float'},
     {kind: 'int', name: 'depth', env: 'TOY_DEPTH', low: 1, high: 8, scale: 'linear', default: 3, description: 'an int'},

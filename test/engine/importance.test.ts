@@ -3,7 +3,7 @@ import {importanceOf, scoreColumns, detailLevelIndex, detailLevels, tokenBudget}
 import {computeSignals, decaySignal, habituationSignal, relevanceSignal} from '../../src/engine/importance/signals.js'
 import {IMPORTANCE_SPACE} from '../../src/engine/importance/space.js'
 import {configFromEnv} from '../../src/space/space.js'
-import {estimateTokens} from '../../src/engine/text/tokenize.js'
+import {estimateTokens} from '../../src/data/text/tokenize.js'
 
 const T = {FULL: 0.75, CHUNKS: 0.5, SUMMARY: 0.2}
 const BASE = {decay: 0.4, surprise: 0.3, relevance: 0.2, habituation: 0.1}

@@ -3,10 +3,10 @@ import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import {defaultRetrievalConfig} from '../../src/engine/retrieval/engine.js'
 import {classifierConfusion, evaluateSystem, prepareEvaluation, runEvaluation} from '../../src/eval/harness.js'
-import {aggregate, queryMetrics} from '../../src/eval/metrics.js'
-import {fidelityTiers, tierForBudget} from '../../src/eval/tiers.js'
+import {aggregate, queryMetrics} from '../../src/data/conversations/metrics.js'
+import {fidelityTiers, tierForBudget} from '../../src/data/conversations/tiers.js'
 import {tuneRetrieval} from '../../src/eval/tune.js'
-import type {EvalQuery} from '../../src/eval/queries.js'
+import type {EvalQuery} from '../../src/data/conversations/queries.js'
 
 const fixture = (name: string): string => join(import.meta.dirname, 'fixtures', name)
 

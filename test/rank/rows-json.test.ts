@@ -1,6 +1,8 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../../src/rank/rows-json.js'
+import {PackedEnsemble} from '../../src/rank/packed.js'
+import {WasmEnsemble} from '../../src/rank/wasm.js'
 
 /** What the server did before the fast path: JSON.parse, then each row copied (null = NaN); undefined when it would refuse the body. */
 function viaJsonParse(text: string, width: number): number[] | undefined {
@@ -23,11 +25,26 @@ function viaJsonParse(text: string, width: number): number[] | undefined {
   return out
 }
 
+const readers = new Map<number, WasmEnsemble>()
+/** The WebAssembly rows reader of a model with `width` columns (no trees: only its reader is used). */
+function wasmReader(width: number): WasmEnsemble {
+  let r = readers.get(width)
+  if (!r) readers.set(width, (r = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))))
+  return r
+}
+
 let accepted = 0
+/** The JS reader and the WebAssembly reader agree exactly (rows, values, or both fall back), and what they accept JSON.parse reads alike. */
 function check(text: string, width: number, capacity = 10_000): void {
   const out = new Float64Array(capacity)
-  const rows = readFeatureRows(Buffer.from(text, 'utf8'), width, out)
+  const bytes = Buffer.from(text, 'utf8')
+  const rows = readFeatureRows(bytes, width, out)
+  const wasm = wasmReader(width)
+  const wasmRows = wasm.readJsonRows(bytes, Math.floor(capacity / width))
+  expect(wasmRows, `wasm reader vs JS reader on ${text.slice(0, 200)}`).toBe(rows)
   if (rows === FALLBACK) return // the caller parses it with JSON.parse: same answer by construction
+  const wasmOut = wasm.input(rows)
+  for (let i = 0; i < rows * width; i++) if (!Object.is(wasmOut[i], out[i])) expect({i, text: text.slice(0, 300), wasm: wasmOut[i]}).toEqual({i, text: text.slice(0, 300), wasm: out[i]})
   accepted++
   const expected = viaJsonParse(text, width)
   expect(expected, `fast path accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()

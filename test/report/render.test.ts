@@ -3,7 +3,7 @@ import {Resvg} from '@resvg/resvg-js'
 import {existsSync} from 'node:fs'
 import {renderChart, withChartDefaults, CHART_FONT_FILE, PNG_SCALE} from '../../src/report/render.js'
 import {studyCharts} from '../../src/report/study-charts.js'
-import type {PhaseResults} from '../../phases/report-types.js'
+import type {PhaseResults} from '../../src/report/types.js'
 
 describe('chart rendering', () => {
   it('ships its font file', () => {

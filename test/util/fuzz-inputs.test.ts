@@ -208,8 +208,8 @@ describe('fuzz: every mutated input loads or fails with one clean line', () => {
       [['run', '--plan', 'deep.json'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep, got level 257 here$/],
       [['eval', '--data', 'deep.json'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep/],
       [['deploy', 'deep.json', '--target', 't'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep/],
-      [['data', 'import', 'epoch.csv', '--out', 'o.json'], /^kt: epoch\.csv:2: time: expected a time a date can hold/],
-      [['data', 'import', 'esc.jsonl', '--out', 'o.json'], /^kt: esc\.jsonl:2:\d+: expected one JSON object per line .*got "\\u001b"$/],
+      [['data', 'import', 'epoch.csv', '--out', 'o'], /^kt: epoch\.csv:2: time: expected a time a date can hold/],
+      [['data', 'import', 'esc.jsonl', '--out', 'o'], /^kt: esc\.jsonl:2:\d+: expected one JSON object per line .*got "\\u001b"$/],
     ]
     for (const [args, pattern] of cases) {
       const r = kt(args, {cwd: dir})

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {KtCommand} from '../../cli/base.js'
+import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class BenchOptimizers extends KtCommand {
   static override summary = 'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
@@ -13,7 +13,7 @@ export default class BenchOptimizers extends KtCommand {
     function: Flags.string({description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.', default: 'branin,hartmann6,counting_ones,simplex,simplex_mf'}),
     optimizer: Flags.string({description: 'Optimisers, comma-separated: random, grid, bohb.', default: 'random,grid,bohb'}),
     seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
-    out: Flags.string({description: 'Folder for runs.jsonl, summary.json and the chart.', default: 'reports/bench-optimizers'}),
+    out: outFlag('runs.jsonl, summary.json and the chart (regret-vs-budget.vl.json, .svg, .png).', {default: 'reports/bench-optimizers'}),
     'no-chart': Flags.boolean({description: 'Skip rendering the chart (the vega-lite spec is still written).', default: false}),
     'bohb-reference': Flags.boolean({description: "Run BOHB exactly as hpbandster (no magic-clip bandwidth floor), for comparison.", default: false}),
   }

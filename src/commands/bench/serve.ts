@@ -12,7 +12,11 @@ export default class BenchServe extends KtCommand {
     'load average is printed beside the figures: on a shared machine they measure the machine as it was.',
   ].join(' ')
 
-  static override examples = ['<%= config.bin %> bench serve', '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json', '<%= config.bin %> bench serve --only rerank']
+  static override examples = [
+    {description: 'Every part, shorter (3 s of load, 1,000 idle connections, 3 kill -9s); plain `kt bench serve` is the full measurement its targets are for.', command: '<%= config.bin %> bench serve --seconds 3 --flood 1000 --kills 3'},
+    '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json',
+    '<%= config.bin %> bench serve --only rerank',
+  ]
   static override flags = {
     clients: Flags.integer({description: 'Concurrent clients.', default: 16, min: 1}),
     tenants: Flags.integer({description: 'Tenants.', default: 100, min: 1}),

@@ -5,7 +5,7 @@ export default class BenchWorkers extends KtCommand {
   static override summary = 'Throughput of kt worker processes sharing one BOHB study on PostgreSQL, and the coordination cost per trial.'
   static override description =
     'Starts a PostgreSQL server for the run (or uses --storage), then for 1, 2, 4 and 8 `kt worker` processes runs a fresh BOHB study whose trials sleep 50 ms, started together, and prints trials per second against the ideal (processes x 20/s; target >= 90%) beside Optuna 3.1 + PostgreSQL measured on this kind of machine. Then one worker on a trial that does nothing: the coordination cost per trial (target <= 3 ms). Figures taken on a busy machine say so through the load average printed with them.'
-  static override examples = ['<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10', '<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10 --json', '<%= config.bin %> bench workers --storage postgresql://kt@127.0.0.1:5433/kt']
+  static override examples = ['<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10', '<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10 --json', {description: 'After `kt db start`: the same measurement on that server instead of one started for the run.', command: '<%= config.bin %> bench workers --storage postgresql://kt@127.0.0.1:5433/kt --processes 1,2 --trials-per-process 5 --noop-trials 10'}]
   static override flags = {
     storage: Flags.string({description: 'A PostgreSQL database to use instead of a server started for the run.'}),
     processes: Flags.string({description: 'Worker process counts, comma-separated.', default: '1,2,4,8'}),

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {KtCommand} from '../../cli/base.js'
+import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class DataGenerate extends KtCommand {
   static override summary = 'Generate the seeded synthetic datasets (the committed fixtures by default).'
@@ -8,7 +8,7 @@ export default class DataGenerate extends KtCommand {
   static override examples = ['<%= config.bin %> data generate', '<%= config.bin %> data generate --check', '<%= config.bin %> data generate --out reports/fixtures-copy', '<%= config.bin %> data generate --kind memory']
   static override flags = {
     kind: Flags.string({description: 'What to generate: importance fixtures, or memory (synthetic multi-session conversations with gold evidence, LoCoMo-shaped).', options: ['importance', 'memory'], default: 'importance'}),
-    out: Flags.string({description: 'Folder to write into (default: the package fixtures/ folder).'}),
+    out: outFlag('<id>.json per dataset (default: the package fixtures/ folder).'),
     check: Flags.boolean({description: 'Do not write: verify that the files in the folder are byte-identical to a fresh generation.', default: false}),
   }
 

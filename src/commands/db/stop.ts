@@ -3,7 +3,10 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class DbStop extends KtCommand {
   static override summary = 'Stop the local PostgreSQL server started by kt db start.'
-  static override examples = ['<%= config.bin %> db stop', '<%= config.bin %> db stop --dir .kt/postgres --json']
+  static override examples = [
+    {description: 'The server of `kt db start` (data in .kt/postgres).', command: '<%= config.bin %> db stop'},
+    {description: 'The server of `kt db start --dir .kt/pg`.', command: '<%= config.bin %> db stop --dir .kt/pg --json'},
+  ]
   static override flags = {
     dir: Flags.string({description: 'Data folder.', default: '.kt/postgres'}),
   }

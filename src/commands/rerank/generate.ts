@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {KtCommand} from '../../cli/base.js'
+import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class RerankGenerate extends KtCommand {
   static override summary = 'Generate seeded synthetic learning-to-rank data (the committed fixtures/ltr/ by default).'
@@ -9,7 +9,7 @@ export default class RerankGenerate extends KtCommand {
     '<%= config.bin %> rerank generate --out reports/ltr --queries 120,40,40 --docs 10,30 --seed 1',
   ]
   static override flags = {
-    out: Flags.string({description: 'Folder to write into (default: the package fixtures/ltr/).'}),
+    out: outFlag('train.txt, valid.txt, test.txt, test-small.libsvm, test-small.libsvm.query and test-small.jsonl (default: the package fixtures/ltr/).'),
     queries: Flags.string({description: 'Queries in train,valid,test (default: the fixture\'s 40,15,15).'}),
     docs: Flags.string({description: 'Fewest,most documents per query (default 6,14).'}),
     seed: Flags.integer({description: 'Seed of the generator (default: the fixture\'s).'}),

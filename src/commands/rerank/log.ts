@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {KtCommand} from '../../cli/base.js'
+import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class RerankLog extends KtCommand {
   static override summary = 'Log the retrieval engine\'s candidates with their twelve reranker features and evidence labels (train/valid/test JSONL).'
@@ -10,7 +10,7 @@ export default class RerankLog extends KtCommand {
   ]
   static override flags = {
     data: Flags.string({description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).', required: true}),
-    out: Flags.string({description: 'Folder for train.jsonl, valid.jsonl and test.jsonl.', required: true}),
+    out: outFlag('train.jsonl, valid.jsonl and test.jsonl.', {required: true}),
     pool: Flags.integer({description: 'Candidates per query (the engine\'s top N).', default: 50, min: 1}),
     profile: Flags.string({description: 'Retrieval profile JSON (default: the engine\'s default configuration).'}),
     seed: Flags.integer({description: 'Seed of the split.', default: 42}),

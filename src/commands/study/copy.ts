@@ -4,8 +4,8 @@ import {KtCommand} from '../../cli/base.js'
 export default class StudyCopy extends KtCommand {
   static override summary = 'Copy a study, every trial included, from one storage to another (SQLite file or PostgreSQL).'
   static override examples = [
-    '<%= config.bin %> study copy co-1 --from studies.sqlite --to postgresql://kt@127.0.0.1:5433/kt',
-    '<%= config.bin %> study copy co-1 --from postgresql://kt@127.0.0.1:5433/kt --to backup.sqlite --json',
+    {description: 'After `kt db start` and `kt search ... --storage studies.sqlite --study co-1`: the SQLite study to the PostgreSQL server, where workers on other machines can continue it.', command: '<%= config.bin %> study copy co-1 --from studies.sqlite --to postgresql://kt@127.0.0.1:5433/kt'},
+    {description: 'And back into a new SQLite file.', command: '<%= config.bin %> study copy co-1 --from postgresql://kt@127.0.0.1:5433/kt --to backup.sqlite --json'},
   ]
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),

@@ -1,23 +1,25 @@
 import {Args, Flags} from '@oclif/core'
-import {KtCommand} from '../../cli/base.js'
+import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
-  static override examples = ['<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv', '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out trials.json']
+  static override description = 'Without --out the trials go to stdout; with --out DIR they are written (atomically) to DIR/<study>.csv or DIR/<study>.json, where <study> is the study name with every character other than a letter, digit, ".", "_" or "-" replaced by "_".'
+  static override examples = ['<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv', '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out reports/trials']
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
     storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
     format: Flags.string({description: 'csv or json.', options: ['csv', 'json'], default: 'csv'}),
-    out: Flags.string({description: 'Write to this file (atomically) instead of stdout.'}),
+    out: outFlag('<study>.csv or <study>.json (instead of stdout).'),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyExport)
     const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
-    const {writeFileAtomic} = await import('../../util/fs.js')
+    const {join} = await import('node:path')
+    const {outFolder, writeFileAtomic} = await import('../../util/fs.js')
     const {studyJson, trialJson, trialsCsv} = await import('../../study/format.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
@@ -25,13 +27,21 @@ export default class StudyExport extends KtCommand {
       if (!study) throw new InputError(`${store.label}: study ${args.name}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
       const trials = await store.trials(study.name)
       const text = flags.format === 'csv' ? trialsCsv(trials) : `${JSON.stringify({study: studyJson(study, trials), trials: trials.map(trialJson)}, null, 2)}\n`
+      let file: string | undefined
       if (flags.out) {
-        writeFileAtomic(flags.out, text)
-        if (!this.jsonEnabled()) this.log(`wrote ${trials.length} trials to ${flags.out}`)
+        file = join(outFolder(flags.out), `${exportFileStem(study.name)}.${flags.format}`)
+        writeFileAtomic(file, text)
+        if (!this.jsonEnabled()) this.log(`wrote ${trials.length} trials to ${file}`)
       } else if (!this.jsonEnabled()) process.stdout.write(text)
-      return this.jsonEnabled() ? {study: studyJson(study, trials), trials: trials.map(trialJson)} : undefined
+      return this.jsonEnabled() ? {study: studyJson(study, trials), trials: trials.map(trialJson), ...(file ? {file} : {})} : undefined
     } finally {
       await store.close()
     }
   }
+}
+
+/** A study name as a file name: only letters, digits, ".", "_" and "-" (so "a/b" or ".." cannot leave --out). */
+export function exportFileStem(name: string): string {
+  const stem = name.replace(/[^A-Za-z0-9._-]/g, '_')
+  return /^\.*$/.test(stem) ? stem.replace(/\./g, '_') : stem
 }

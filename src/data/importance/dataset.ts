@@ -2,7 +2,7 @@ import {z} from 'zod'
 import {InputError} from '../../util/errors.js'
 import {parseWith} from '../../util/zod.js'
 import {readJson} from '../../util/fs.js'
-import type {ImportanceInput} from '../../engine/importance/signals.js'
+import type {ImportanceInput} from './input.js'
 
 /** Version of the dataset file format (`kt_dataset` field). */
 export const DATASET_FORMAT_VERSION = 1

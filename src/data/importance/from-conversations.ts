@@ -1,5 +1,5 @@
 import {InputError} from '../../util/errors.js'
-import {TfIdfModel, cosine} from '../../engine/text/tfidf.js'
+import {TfIdfModel, cosine} from '../text/tfidf.js'
 import type {MemoryDataset, Turn} from '../conversations/types.js'
 import {SCORED_CATEGORIES} from '../conversations/types.js'
 import {DATASET_FORMAT_VERSION, parseDataset, type Dataset, type DatasetTurn} from './dataset.js'

@@ -1,7 +1,6 @@
 import {functionalDependence, looCorrelationRatio} from '../../stats/dependence.js'
 import {spearman} from '../../stats/correlation.js'
-import {SIGNALS, type Signal} from '../../engine/importance/space.js'
-import type {SignalColumns} from '../../engine/importance/signals.js'
+import {SIGNALS, type Signal, type SignalColumns} from './input.js'
 
 /**
  * A signal whose variance is this much explained by a function of the label is treated as

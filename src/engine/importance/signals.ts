@@ -1,34 +1,11 @@
-import {TfIdfModel, cosine} from '../text/tfidf.js'
-import {contentTokens, estimateTokens} from '../text/tokenize.js'
+import {TfIdfModel, cosine} from '../../data/text/tfidf.js'
+import {contentTokens, estimateTokens} from '../../data/text/tokenize.js'
 
-/** What the scorer needs of one turn. Times are epoch milliseconds; nothing here reads a clock. */
-export interface TurnInput {
-  readonly timeMs: number
-  readonly text: string
-  /** The turn's prediction error in [0, 1], as measured upstream (e.g. 1 - p(turn | context)). */
-  readonly surprise: number
-  /** The query the turn is scored against (the question the agent is answering). */
-  readonly query: string
-}
-
-export interface ImportanceInput {
-  /** Ages are measured from here, never from the wall clock. */
-  readonly referenceTimeMs: number
-  readonly turns: readonly TurnInput[]
-}
-
-/** The four signals as parallel columns (one entry per turn), plus what budgets need. */
-export interface SignalColumns {
-  readonly n: number
-  readonly decay: Float64Array
-  readonly surprise: Float64Array
-  readonly relevance: Float64Array
-  readonly habituation: Float64Array
-  readonly ageHours: Float64Array
-  readonly tokens: Float64Array
-}
-
-export const MS_PER_HOUR = 3_600_000
+// the scorer's input and signal columns are the datasets' vocabulary too: defined below in data
+export type {TurnInput, ImportanceInput, SignalColumns} from '../../data/importance/input.js'
+export {MS_PER_HOUR} from '../../data/importance/input.js'
+import type {ImportanceInput, SignalColumns} from '../../data/importance/input.js'
+import {MS_PER_HOUR} from '../../data/importance/input.js'
 
 /** decay = exp(-age_hours / time_scale_hours); a turn at the reference time has decay 1. */
 export function decaySignal(ageHours: number, timeScaleHours: number): number {

@@ -33,9 +33,8 @@ export const IMPORTANCE_SPACE: ParamSpace = {
   ],
 }
 
-/** The four signals, in the order of every columnar array and weight vector. */
-export const SIGNALS = ['decay', 'surprise', 'relevance', 'habituation'] as const
-export type Signal = (typeof SIGNALS)[number]
+export {SIGNALS, type Signal} from '../../data/importance/input.js'
+import {SIGNALS, type Signal} from '../../data/importance/input.js'
 
 /** Weights as a fixed-order tuple for the hot loop. */
 export type Weights = Readonly<Record<Signal, number>>

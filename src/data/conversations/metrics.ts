@@ -1,9 +1,12 @@
-import {hitAtK, ndcgAtK, recallAtK, reciprocalRank} from '../stats/ranking.js'
-import {SCORED_CATEGORIES} from '../data/conversations/types.js'
+import {hitAtK, ndcgAtK, recallAtK, reciprocalRank} from '../../stats/ranking.js'
+import {SCORED_CATEGORIES} from './types.js'
 import type {EvalQuery} from './queries.js'
 
 /** Default cut-offs of recall@k and hit@k (the LoCoMo retrieval convention). */
 export const DEFAULT_KS = [1, 5, 10, 20] as const
+
+/** The metric tuning maximises by default: overall evidence recall@10 (the target). */
+export const DEFAULT_TUNING_METRIC = 'recall@10'
 /** NDCG is reported at this cut-off. */
 export const NDCG_K = 10
 

@@ -1,5 +1,5 @@
-import type {MemoryDataset, QuestionCategory} from '../data/conversations/types.js'
-import {InputError} from '../util/errors.js'
+import type {MemoryDataset, QuestionCategory} from './types.js'
+import {InputError} from '../../util/errors.js'
 
 /** A question retrieval is scored on: it has evidence and is not adversarial. */
 export interface EvalQuery {

@@ -1,6 +1,6 @@
-import type {HoldoutReport} from '../src/search/holdout.js'
-import type {FrontTrialRecord} from '../src/search/analysis.js'
-import type {FrontLatencyReport} from '../src/eval/latency-check.js'
+import type {HoldoutReport} from '../search/holdout.js'
+import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontLatencyReport} from '../eval/latency-check.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`

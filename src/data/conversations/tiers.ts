@@ -1,4 +1,4 @@
-import {Rng} from '../util/rng.js'
+import {Rng} from '../../util/rng.js'
 import type {EvalQuery} from './queries.js'
 
 /**

@@ -4,9 +4,9 @@
  * conversations are split (not questions), because questions about one conversation share its
  * turns and would leak through them.
  */
-import type {MemoryDataset} from '../data/conversations/types.js'
-import {InputError, describeValue} from '../util/errors.js'
-import {Rng} from '../util/rng.js'
+import type {MemoryDataset} from './types.js'
+import {InputError, describeValue} from '../../util/errors.js'
+import {Rng} from '../../util/rng.js'
 import {restrictConversations} from './queries.js'
 
 /** How to split: a seeded share of conversations for tuning, or explicit id lists. */

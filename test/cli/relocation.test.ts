@@ -1,0 +1,76 @@
+/**
+ * Same seed and inputs => byte-identical report, wherever the plan and its data live: a small
+ * study (importance phases and the retrieval study, whose profiles carry metric keys named after
+ * the dataset) run from two different folders writes the same report.json (outside the timing
+ * section and the hash that covers it), the same report.md above its timing section and the
+ * same profiles, and no absolute path of either folder appears in any of them.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {kt} from './helpers.js'
+import {packageRoot} from '../../src/util/paths.js'
+
+let base: string
+const folders = ['first/clone', 'elsewhere/deeper/second']
+
+/** A plan beside its data (data/), with small budgets so that the whole study takes seconds. */
+function writeProject(dir: string): void {
+  mkdirSync(join(dir, 'data'), {recursive: true})
+  for (const f of ['realistic_100', 'recency_bias_75', 'uniform_50', 'memory_small']) cpSync(join(packageRoot, 'fixtures', `${f}.json`), join(dir, 'data', `${f}.json`))
+  const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
+  plan.datasets = {tune: 'data/realistic_100.json', holdout: ['data/recency_bias_75.json', 'data/uniform_50.json'], imported: []}
+  plan.properties.runs = 20
+  plan.bootstrap.resamples = 100
+  plan.search = {...plan.search, random_samples: 100, bohb_budget: 10}
+  plan.retrieval = {...plan.retrieval, data: 'data/memory_small.json', budget: 3}
+  writeFileSync(join(dir, 'plan.json'), `${JSON.stringify(plan, null, 2)}\n`)
+}
+
+beforeAll(() => {
+  base = mkdtempSync(join(tmpdir(), 'kt-relocation-'))
+  for (const f of folders) {
+    const dir = join(base, f)
+    writeProject(dir)
+    const r = kt(['run', '--plan', 'plan.json', '--out', 'out', '--json'], {cwd: dir})
+    // the default plan's verdict is a FAIL (exit 1, README "Exit codes"); anything else is a problem
+    expect([0, 1], r.stderr).toContain(r.status)
+  }
+}, 120_000)
+
+afterAll(() => rmSync(base, {recursive: true, force: true}))
+
+const read = (f: string, rel: string): string => readFileSync(join(base, f, 'out', rel), 'utf8')
+
+describe('a study run from two different folders', () => {
+  it('writes the same report.json outside its timing section', () => {
+    const strip = (text: string): string => {
+      const r = JSON.parse(text) as Record<string, unknown>
+      delete r.timing
+      delete r.content_sha256 // a hash of the whole report, timing included
+      return JSON.stringify(r, null, 2)
+    }
+    const [a, b] = folders.map((f) => read(f, 'report.json'))
+    expect(strip(a)).toBe(strip(b))
+    expect(JSON.parse(a).phases.search.retrieval.data).toBe('data/memory_small.json')
+  })
+
+  it('writes the same report.md above its timing section and the same profiles, byte for byte', () => {
+    const [a, b] = folders.map((f) => read(f, 'report.md').split('\n## Timing')[0])
+    expect(a.length).toBeGreaterThan(1000)
+    expect(a).toBe(b)
+    const profiles = readdirSync(join(base, folders[0], 'out', 'profiles')).sort()
+    expect(profiles).toContain('retrieval-routed.json')
+    expect(readdirSync(join(base, folders[1], 'out', 'profiles')).sort()).toEqual(profiles)
+    for (const p of profiles) expect(read(folders[1], `profiles/${p}`), p).toBe(read(folders[0], `profiles/${p}`))
+    expect(Object.keys(JSON.parse(read(folders[0], 'profiles/retrieval-routed.json')).metrics)).toEqual(['recall@10_on_memory_small'])
+  })
+
+  it('names no absolute path of its folder in any report or profile', () => {
+    for (const f of folders) {
+      const files = ['report.json', 'report.md', ...readdirSync(join(base, f, 'out', 'profiles')).map((p) => `profiles/${p}`)]
+      for (const file of files) expect(read(f, file), `${f}/out/${file}`).not.toContain(base)
+    }
+  })
+})
