@@ -49,7 +49,7 @@ export default class Search extends KtCommand {
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
     out: outFlag('front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the domain profiles (profiles.json; for an engine file profiles/<name>.json|.env|.sh, deployable), routed.json (with --per-type), latency-check.json (retrieval).'),
-    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
+    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front, the profiles and the defaults are then scored on the held-out conversations too; for kt\'s engine each profile (and with --per-type the routed one) is validated against the defaults there (pass when the 95% interval of profile - defaults stays above -0.01) and written with its verdict to --out (profiles/<name>.json), which kt deploy reads.'}),
     train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
     holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
   }
