@@ -8,6 +8,9 @@ import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
 import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
 import type {Config} from '../src/space/types.js'
+import {holdoutMetrics, holdoutProfileValidation} from '../src/eval/holdout-validation.js'
+import {ROUTED_PROFILE} from './lib/retrieval-study.js'
+import {tuningMetricKey} from '../src/study/sweeps.js'
 
 export const PROFILES_DIR = 'profiles'
 
@@ -63,9 +66,10 @@ export function importanceValidation(v: ValidationResult | undefined): ProfileVa
 }
 
 /**
- * The retrieval study's domain profiles (kind retrieval) and its routed profile (kind routed: base
- * configuration plus per-query-type overrides), with the validation phase 5 gave each (none when
- * the plan has no held-out memory dataset: then the deploy gate refuses them without --force).
+ * The retrieval study's domain profiles (kind retrieval, or engine for an engine file) and its
+ * routed profile (kind routed: base configuration plus per-query-type overrides), each with the
+ * held-out validation the study gave it (none when the plan has no retrieval.split: then the
+ * deploy gate refuses them without --force).
  */
 function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
   // an external engine's profiles carry its own parameter names and environment variables
@@ -74,10 +78,13 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const kind = spec ? 'engine' as const : 'retrieval' as const
   // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
   const engine = spec ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')} : undefined
-  const metricKey = `${r.metric}_on_${r.data.split('/').pop()!.replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
+  // with a split the study measured on the tuning conversations only: the key says so
+  const metricKey = r.holdout || r.validation ? `${r.metric}_tuning`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64) : tuningMetricKey(r.metric, r.data)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
-  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name, metricKey)
+  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name)
+  // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
+  const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
   const write = (profile: Profile, name: string): string[] => {
     const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
     writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
@@ -88,40 +95,28 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)
-    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null}
+    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...heldOut(name)}
     const profile = makeProfile({kind, space, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name), ...(engine ? {engine} : {})})
     return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
   })
   if (!r.routed) return {domain, routed: null, routed_files: [], routed_verdict: null, overridden_types: []}
-  const routedName = 'retrieval-routed'
+  const routedName = ROUTED_PROFILE
   const routed = makeProfile({
     kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
     routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
-    metrics: {[metricKey]: r.routed.quality ?? null}, validation: validationOf(routedName),
+    metrics: {[metricKey]: r.routed.quality ?? null, ...heldOut(routedName)}, validation: validationOf(routedName),
   })
   const routedFiles = write(routed, routedName)
   return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
 }
 
-/** Held-out quality may fall below the defaults' by at most this much (0: a profile must be at least as good as what it replaces). */
-export const HOLDOUT_QUALITY_TOLERANCE = 0
-
 /**
- * A retrieval profile's validation: with a held-out split (plan retrieval.split), its quality on
- * the held-out conversations against the engine's defaults on the same questions; without one it
- * is not validated (kt's own engine tunes on all of retrieval.data).
+ * A retrieval profile's validation: with a held-out split (plan retrieval.split), its
+ * non-inferiority test against the engine's defaults on the held-out conversations, question by
+ * question (src/eval/holdout-validation.ts; kt's engine and an engine file's service alike, the
+ * routed profile per overridden type too); without one it is not validated.
  */
-function retrievalValidation(r: RetrievalSearchResult, name: string, metricKey: string): ProfileValidation {
-  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on${r.engine ? ' (set retrieval.split in the plan)' : ' (held-out validation is available for engine files with retrieval.split)'}`)
-  const profile = r.profiles.find((p) => `retrieval-${p.name}` === name)
-  const row = profile && profile.trial !== null ? r.holdout.rows.find((h) => h.trial === profile.trial) : undefined
-  const defaults = r.holdout.rows.find((h) => h.trial === -1)
-  if (!row?.holdout || !defaults?.holdout) return notValidated(`no held-out score for ${!row?.holdout ? name : 'the defaults'}${row?.error ? ` (${row.error})` : ''}`)
-  const delta = row.holdout.quality - defaults.holdout.quality
-  return validationFrom([{
-    id: 'holdout-not-worse-than-defaults',
-    description: `${r.metric} on the held-out conversations at least the engine defaults' (${defaults.holdout.quality.toFixed(4)}) minus ${HOLDOUT_QUALITY_TOLERANCE}`,
-    metric: `${metricKey}_holdout_minus_defaults`.slice(0, 64),
-    op: '>=', threshold: -HOLDOUT_QUALITY_TOLERANCE, value: delta, passed: delta >= -HOLDOUT_QUALITY_TOLERANCE, dataset: 'holdout',
-  }], ['holdout'], r.holdout.split.replace(/[\u0000-\u001f]/g, ' ').slice(0, 2000))
+function retrievalValidation(r: RetrievalSearchResult, name: string): ProfileValidation {
+  if (r.validation) return holdoutProfileValidation(r.validation, name) ?? notValidated(`no held-out check of ${name} in the retrieval study`)
+  return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`)
 }

@@ -6,7 +6,7 @@ export default class BenchServe extends KtCommand {
   static override description = [
     'Starts kt online serve as a child process (its own event loop) with a reranker of 100 random complete depth-6 trees over 46 features deployed,',
     'creates the tenants and drives it from this process: --clients concurrent clients, each query a choose plus a feedback (used), tenants',
-    'drawn uniformly, for --seconds after a warm-up or --max-queries. Then POST /rerank against POST /noop with the same 50-candidate body, cycling through 64 candidate sets',
+    'drawn uniformly, for --seconds after a warm-up or --max-queries. Then POST /rerank against POST /noop with the same 50-candidate body, new candidates for every pair',
     '(JSON with 6 decimals, JSON with full-precision doubles, float64 rows; --only rerank runs this part alone), --flood idle connections held while the load runs again, each kind of bad request, and --kills kill -9s',
     'of the server under load with a restart each time (every acknowledged feedback must be in the state, none twice). The machine\'s',
     'load average is printed beside the figures: on a shared machine they measure the machine as it was.',
@@ -49,7 +49,7 @@ export default class BenchServe extends KtCommand {
       await spinner.succeed('kt bench serve --only rerank: done')
       if (!this.jsonEnabled()) {
         this.log(machineLine(report.machine))
-        this.log(`${report.rerank.requests} requests each of POST /noop and POST /rerank per body form, alternating, cycling through ${report.rerank.bodies} different candidate sets; medians`)
+        this.log(`${report.rerank.requests} requests each of POST /noop and POST /rerank per body form, alternating, the same new candidates for each pair; medians`)
         this.log(renderTable(['figure', 'measured', 'target', 'met'], rerankRows(report.rerank)))
       }
       return report
