@@ -18,10 +18,11 @@ if (process.env.KT_HELP_CACHE !== '0' && (args.length === 0 || (args.length === 
   }
 }
 
-// `kt online serve` syncs many tenant logs at once on libuv's thread pool (group commit): 4 threads
-// (the default) serialise a batch into rounds; measured here, 32 gave 1.4-1.9x the queries/s
-// (kt bench serve). The pool reads this when it starts, i.e. before any asynchronous file call.
-if (args[0] === 'online' && args[1] === 'serve' && process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '32'
+// `kt online serve` runs its journal's fdatasyncs (up to 2 at once), a checkpoint's tenant-log syncs
+// (2 at once) and the zero-filling of the next segment on libuv's thread pool: 8 threads, so the
+// journal's flush, which every request waits for, never queues behind the others (src/online/journal.ts).
+// The pool reads this when it starts, i.e. before any asynchronous file call.
+if (args[0] === 'online' && args[1] === 'serve' && process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '8'
 
 // The last guard: whatever escapes a command (or fails before one runs) is one line on stderr
 // and an exit code, never a stack trace (KT_DEBUG=1 adds it). src/cli/failure.ts decides both.

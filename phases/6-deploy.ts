@@ -8,6 +8,9 @@ import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
 import {loadEngineFile} from '../src/engines/file.js'
 import {defaultConfig} from '../src/space/space.js'
 import type {Config} from '../src/space/types.js'
+import {holdoutMetrics, holdoutProfileValidation} from '../src/eval/holdout-validation.js'
+import {ROUTED_PROFILE} from './lib/retrieval-study.js'
+import {tuningMetricKey} from '../src/study/sweeps.js'
 
 export const PROFILES_DIR = 'profiles'
 
@@ -74,10 +77,13 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const kind = spec ? 'engine' as const : 'retrieval' as const
   // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
   const engine = spec ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')} : undefined
-  const metricKey = `${r.metric}_on_${r.data.split('/').pop()!.replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
+  // with a split the study measured on the tuning conversations only: the key says so
+  const metricKey = r.holdout || r.validation ? `${r.metric}_tuning`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64) : tuningMetricKey(r.metric, r.data)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
   const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name, metricKey)
+  // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
+  const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
   const write = (profile: Profile, name: string): string[] => {
     const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
     writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
@@ -88,16 +94,16 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)
-    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null}
+    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...heldOut(name)}
     const profile = makeProfile({kind, space, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name), ...(engine ? {engine} : {})})
     return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
   })
   if (!r.routed) return {domain, routed: null, routed_files: [], routed_verdict: null, overridden_types: []}
-  const routedName = 'retrieval-routed'
+  const routedName = ROUTED_PROFILE
   const routed = makeProfile({
     kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
     routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
-    metrics: {[metricKey]: r.routed.quality ?? null}, validation: validationOf(routedName),
+    metrics: {[metricKey]: r.routed.quality ?? null, ...heldOut(routedName)}, validation: validationOf(routedName),
   })
   const routedFiles = write(routed, routedName)
   return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
@@ -109,10 +115,13 @@ export const HOLDOUT_QUALITY_TOLERANCE = 0
 /**
  * A retrieval profile's validation: with a held-out split (plan retrieval.split), its quality on
  * the held-out conversations against the engine's defaults on the same questions; without one it
- * is not validated (kt's own engine tunes on all of retrieval.data).
+ * is not validated. kt's own engine: a non-inferiority test on the paired bootstrap interval
+ * (src/eval/holdout-validation.ts; routed profiles per overridden type too). An engine file: the
+ * held-out point estimates (its service reports no per-question scores to resample).
  */
 function retrievalValidation(r: RetrievalSearchResult, name: string, metricKey: string): ProfileValidation {
-  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on${r.engine ? ' (set retrieval.split in the plan)' : ' (held-out validation is available for engine files with retrieval.split)'}`)
+  if (r.validation) return holdoutProfileValidation(r.validation, name) ?? notValidated(`no held-out check of ${name} in the retrieval study`)
+  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`)
   const profile = r.profiles.find((p) => `retrieval-${p.name}` === name)
   const row = profile && profile.trial !== null ? r.holdout.rows.find((h) => h.trial === profile.trial) : undefined
   const defaults = r.holdout.rows.find((h) => h.trial === -1)

@@ -57,8 +57,18 @@ const PlanSchema = z.object({
      * relative to the plan; `data` is then the conversations kt drives through it.
      */
     engine: z.string().min(1).optional(),
-    /** Held-out conversations: "conversations:SHARE" (share tuned on, shuffled with the run's seed) or explicit ids. */
+    /**
+     * Held-out conversations: "conversations:SHARE" (share tuned on, shuffled with the run's seed) or
+     * explicit ids. Every profile is then validated against the engine's defaults on them; without
+     * a split the profiles are not validated and the deploy gate refuses them.
+     */
     split: z.union([z.string().regex(/^conversations:[0-9.]+$/, 'conversations:SHARE'), z.object({train: z.array(z.string().min(1)).min(1), holdout: z.array(z.string().min(1)).min(1)}).strict()]).optional(),
+    /**
+     * kt's own engine: the non-inferiority margin of the held-out validation (absolute, on `metric`):
+     * a profile passes when the lower bound of the interval of (profile - defaults) is >= -margin.
+     * Default NONINFERIORITY_MARGIN (src/eval/holdout-validation.ts).
+     */
+    margin: z.number().min(0).lt(1).optional(),
   }).strict().optional(),
 }).strict()
 
@@ -95,8 +105,8 @@ export function parsePlan(value: unknown, file: string): Plan {
   if (Math.abs(sum - 1) > SIMPLEX_SUM_TOLERANCE) throw new InputError(`${file}: baseline`, `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`, String(sum))
   const t = plan.detail_levels
   if (!(t.FULL > t.CHUNKS && t.CHUNKS > t.SUMMARY)) throw new InputError(`${file}: detail_levels`, 'thresholds with FULL > CHUNKS > SUMMARY', JSON.stringify(t))
-  if (plan.retrieval?.split !== undefined && plan.retrieval.engine === undefined)
-    throw new InputError(`${file}: retrieval.split`, 'a split only with retrieval.engine (for kt\'s own engine: kt search --objective retrieval --split)', JSON.stringify(plan.retrieval.split))
+  if (plan.retrieval?.margin !== undefined && plan.retrieval.split === undefined)
+    throw new InputError(`${file}: retrieval.margin`, 'a margin only with retrieval.split (it is the held-out validation\'s)', String(plan.retrieval.margin))
   if (!isLatticeStep(plan.search.grid_step)) throw new InputError(`${file}: search.grid_step`, 'a step that divides 1 into a whole number of parts (e.g. 0.05)', String(plan.search.grid_step))
   return plan
 }

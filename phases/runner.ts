@@ -97,7 +97,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   if (retrieval && toRun.includes('search') && !(options.resume && readCheckpoint(outDir, 'search', checkpointKey) !== undefined)) {
     const data = loaded.resolvePath(retrieval.data)
     const engine = retrieval.engine === undefined ? {} : {engine: loaded.resolvePath(retrieval.engine)}
-    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, ...engine}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
+    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, bootstrap: loaded.plan.bootstrap, ...engine}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
     // a failure surfaces when Phase 4 awaits it; until then it must not count as unhandled
     ctx.retrieval.catch(() => {})
   }

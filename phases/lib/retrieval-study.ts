@@ -9,11 +9,13 @@ import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
+import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
+import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
-export const DEFAULTS_TRIAL = -1
+export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
 /** Study names in the retrieval store start with this. */
 const STUDY_PREFIX = 'retrieval'
 /** The retrieval studies' store in the run folder (separate from the importance study's). */
@@ -29,6 +31,8 @@ export interface RetrievalStudyInput {
   readonly seed: number
   /** Absolute path of an external engine file (the plan's retrieval.engine), when it tunes one. */
   readonly engine?: string
+  /** The plan's bootstrap settings: the held-out validation's interval uses them. */
+  readonly bootstrap?: {readonly resamples: number; readonly confidence: number}
 }
 
 /**
@@ -40,9 +44,10 @@ export interface RetrievalStudyInput {
 export async function retrievalStudy(input: RetrievalStudyInput, progress: (line: string) => void): Promise<RetrievalSearchResult> {
   if (input.engine) return engineRetrievalStudy(input, input.engine, progress)
   const {settings, data, seed} = input
+  const split = planSplit(settings, seed)
   const result = await runRoutedSweeps({
     data, metric: settings.metric, storage: input.storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed, maxBudget: settings.budget,
-    log: progress,
+    log: progress, ...(split ? {split} : {}),
   })
   if (!result.analysis) throw new Error('the retrieval study produced no bi-objective trials')
   // The engine's defaults compete too (as trial -1, measured like a trial at the full budget), so
@@ -65,6 +70,35 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
   // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
   const latencyCheck = checkFrontLatency(analysis, overall)
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
+  const routedBase = {...defaults, ...result.routed.base}
+  const {evalQuality} = await import('../../src/eval/profile.js')
+  let holdout: RetrievalSearchResult['holdout']
+  let validation: RetrievalSearchResult['validation']
+  let tuningData: string | import('../../src/data/conversations/types.js').MemoryDataset = data
+  if (split) {
+    // every front point, profile and the defaults on the held-out conversations (quality and P99),
+    // then each deployable profile against the defaults there (paired, with its interval and verdict)
+    const {createObjective} = await import('../../src/eval/retrieval-objective.js')
+    const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
+    const {splitDataset, describeSplit} = await import('../../src/data/conversations/split.js')
+    const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+    const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS} = await import('../../src/eval/holdout-validation.js')
+    progress('scoring the front and the profiles on the held-out conversations')
+    const loaded = loadMemoryDataset(data)
+    const description = describeSplit(loaded, split)
+    tuningData = splitDataset(loaded, split, 'train')
+    const side = await createObjective({data, metric: settings.metric, split, part: 'holdout'})
+    const byId = new Map([...trials, defaultsRow].map((t) => [t.id, t]))
+    holdout = await evaluateHoldoutItems([
+      ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
+      ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+      {trial: DEFAULTS_TRIAL, config: defaults, role: 'defaults', metrics: defaultsRow.metrics},
+    ], {objective: side, description}, seed)
+    validation = validateOnHoldout(splitDataset(loaded, split, 'holdout'), [
+      ...analysis.profiles.filter((p) => p.config !== null).map((p) => ({name: `retrieval-${p.profile}`, trial: p.trialId, config: p.config!, tuning_quality: p.metrics?.quality ?? null})),
+      {name: ROUTED_PROFILE, trial: null, config: routedBase, overrides: result.routed.overrides, tuning_quality: await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)},
+    ], {...DEFAULT_HOLDOUT_SETTINGS, metric: settings.metric, margin: settings.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin, confidence: input.bootstrap?.confidence ?? DEFAULT_HOLDOUT_SETTINGS.confidence, resamples: input.bootstrap?.resamples ?? DEFAULT_HOLDOUT_SETTINGS.resamples}, description)
+  }
   return {
     data: input.dataLabel,
     metric: settings.metric,
@@ -85,11 +119,22 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     profiles: analysis.profiles.map((p) => ({
       name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
     })),
-    // the routed profile's quality as kt eval --profile measures it (base plus overrides on every query)
+    // the routed profile's quality as kt eval --profile measures it (base plus overrides on every tuning query)
     routed: {base: result.routed.base, overrides: result.routed.overrides, per_type: result.routed.per_type, min_gain: result.routed.min_gain,
-      quality: await (await import('../../src/eval/profile.js')).evalQuality(data, {...defaults, ...result.routed.base}, result.routed.overrides, settings.metric)},
+      quality: validation?.profiles.find((p) => p.name === ROUTED_PROFILE)?.tuning_quality ?? await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)},
+    ...(holdout ? {holdout} : {}),
+    ...(validation ? {validation} : {}),
     ...(latencyCheck ? {latency_check: latencyCheck} : {}),
   }
+}
+
+/** The name Phase 6 gives the routed profile (and its held-out check). */
+export const ROUTED_PROFILE = 'retrieval-routed'
+
+/** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
+function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
+  if (settings.split === undefined) return undefined
+  return typeof settings.split === 'string' ? parseSplit(settings.split, seed, 'retrieval.split') : idSplit(settings.split.train.join(','), settings.split.holdout.join(','))
 }
 
 /**
@@ -105,11 +150,11 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   const {runSearch} = await import('../../src/study/search.js')
   const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
   const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-  const {parseSplit, idSplit, describeSplit} = await import('../../src/data/conversations/split.js')
+  const {describeSplit} = await import('../../src/data/conversations/split.js')
   const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
   const spec = loadEngineFile(engineFile)
   if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engineFile}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))
-  const split = settings.split === undefined ? undefined : typeof settings.split === 'string' ? parseSplit(settings.split, seed, 'retrieval.split') : idSplit(settings.split.train.join(','), settings.split.holdout.join(','))
+  const split = planSplit(settings, seed)
   // the plan's metric is the quality objective; latency is the engine's p99_ms
   const objectives = [{metric: settings.metric, direction: 'maximize' as const}, {metric: 'p99_ms', direction: 'minimize' as const}]
   const tuned = {...spec, objectives}

@@ -6,8 +6,8 @@ export default class DashboardCmd extends KtCommand {
   static override description =
     'Serves the studies of a study store (SQLite file) on http://127.0.0.1:PORT/: the studies with their state, trials, best value and last activity; per study the trials table (filter, sort), the best value against trials and against consumed budget, the Pareto front with the dominated trials, parallel coordinates, per-type results of routed studies, domain profiles with their rationale and parameter importance (fANOVA); several studies side by side. Pages poll for changes every second, so trials finished by another process appear without a reload. Read-only; stops on Ctrl-C.'
   static override examples = [
-    '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784',
-    '<%= config.bin %> dashboard --storage reports/seed42-plan9b926bf7b784/retrieval-studies.sqlite',
+    '<%= config.bin %> dashboard --storage reports/seed42-plan226273690f7b',
+    '<%= config.bin %> dashboard --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite',
     '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
   ]
   static override flags = {

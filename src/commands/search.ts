@@ -101,7 +101,6 @@ export default class Search extends KtCommand {
     if (flags.split !== undefined || flags.train !== undefined || flags.holdout !== undefined) {
       const {parseSplit, idSplit} = await import('../data/conversations/split.js')
       if (flags.objective !== 'retrieval' && !serviceEngine) throw new InputError('--split', 'retrieval tuning (--objective retrieval, or a retrieval-service --engine, with --data)', flags.objective ?? (flags.engine ? `${flags.engine} (evaluate.kind ${engineSpec?.evaluate.kind})` : 'no objective'))
-      if (flags['per-type']) throw new InputError('--split', 'a study without --per-type (the held-out check scores one study\'s front)', '--per-type')
       if (flags.split !== undefined && (flags.train !== undefined || flags.holdout !== undefined)) throw new InputError('--split', 'either --split or --train/--holdout, not both', `--split ${flags.split}`)
       if (flags.split === undefined && (flags.train === undefined || flags.holdout === undefined)) throw new InputError(flags.train === undefined ? '--train' : '--holdout', 'both --train and --holdout', 'only one of them')
       const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
@@ -124,6 +123,7 @@ export default class Search extends KtCommand {
         timeoutMs: flags['timeout-ms'],
         out: flags.out,
         log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
+        ...(options.split ? {split: options.split as import('../data/conversations/split.js').SplitSpec} : {}),
       })
       return snakeKeysOfRecord(result)
     }
@@ -190,6 +190,15 @@ export default class Search extends KtCommand {
           if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
           Object.assign(view.json, snakeKeysOfRecord({front: analysis.front, profiles: analysis.profiles, files: analysis.files, ...(analysis.holdout ? {holdout: analysis.holdout} : {})}))
           const spec = outcome.study.objective as import('../study/objectives.js').ObjectiveSpec
+          const split = spec.options?.split as import('../data/conversations/split.js').SplitSpec | undefined
+          if (spec.name === 'retrieval' && split && !interrupted) {
+            // each domain profile against the defaults on the held-out conversations: the verdict kt deploy reads
+            const {validateRetrievalStudy} = await import('../study/retrieval-validation.js')
+            const checked = validateRetrievalStudy({analysis, data: String(spec.options?.data), split, metric, study: outcome.study.name, out: flags.out})
+            if (!this.jsonEnabled()) this.log(checked.lines.join('\n'))
+            analysis.files.push(...checked.files)
+            Object.assign(view.json, {validation: checked.validation, files: analysis.files})
+          }
           if (spec.name === 'retrieval' && !interrupted) {
             // the front's P99 is the cost model: measure the same configurations on the clock beside it
             const {createObjective} = await import('../study/objectives.js')
@@ -237,7 +246,12 @@ async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec)
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const objective = await createObjective({...spec, delayMs: undefined, evalLog: undefined, options: {...spec.options, part: 'holdout'}})
   const description = describeSplit(loadMemoryDataset(String(spec.options?.data)), split)
-  return {objective, description}
+  // the defaults, measured on the tuning conversations like a full-budget trial, are scored on the held-out ones too
+  const {defaultConfig} = await import('../space/index.js')
+  const tuning = await createObjective({...spec, delayMs: undefined, evalLog: undefined})
+  const config = defaultConfig(tuning.space)
+  const measured = await tuning.evaluate(config, tuning.fidelity?.max ?? 1, {trialId: -1, configId: 'defaults', seed: 0})
+  return {objective, description, defaults: {config, metrics: measured.metrics ?? null}}
 }
 
 /**

@@ -38,7 +38,7 @@ export const ROLLOUT_STAGES = [
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 /** Space ids (`importance`, `retrieval`, `engine:<name>`). */
 export const SPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
-/** Run ids (`seed42-plan9b926bf7b784`, study names, `kt search` output ids). */
+/** Run ids (`seed42-plan226273690f7b`, study names, `kt search` output ids). */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
 /** Parameter names (`bm25.k1`, `decay`) and metric keys (`recall@10`, `spearman_on_uniform_50`). */
 export const KEY_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.@:-]{0,63}$/

@@ -41,13 +41,21 @@ export function comparedMetrics(ks: readonly number[]): string[] {
   return [...ks.map((k) => `recall@${k}`), ...ks.map((k) => `hit@${k}`), `ndcg@${NDCG_K}`, 'mrr']
 }
 
-/** Paired differences B - A of each metric over the same questions (rows in the same order). */
-export function compareRows(a: {name: string; rows: readonly MetricValues[]}, b: {name: string; rows: readonly MetricValues[]}, metrics: readonly string[]): ProfileComparison {
+/**
+ * Paired differences B - A of each metric over the same questions (rows in the same order). The
+ * bootstrap's seed, confidence and resamples default to kt eval --against's (COMPARE_*).
+ */
+export function compareRows(
+  a: {name: string; rows: readonly MetricValues[]},
+  b: {name: string; rows: readonly MetricValues[]},
+  metrics: readonly string[],
+  options: {seed?: number; confidence?: number; resamples?: number} = {},
+): ProfileComparison {
   if (a.rows.length !== b.rows.length) throw new RangeError(`compareRows: ${a.rows.length} rows for ${a.name} but ${b.rows.length} for ${b.name}`)
   const differences = metrics.map((metric): MetricDifference => {
     const x = a.rows.map((r) => r[metric])
     const y = b.rows.map((r) => r[metric])
-    const result = pairedBootstrapDelta(x.length, meanStatistic(x), meanStatistic(y), {rng: new Rng(COMPARE_BOOTSTRAP_SEED).fork(metric), confidence: COMPARE_CONFIDENCE})
+    const result = pairedBootstrapDelta(x.length, meanStatistic(x), meanStatistic(y), {rng: new Rng(options.seed ?? COMPARE_BOOTSTRAP_SEED).fork(metric), confidence: options.confidence ?? COMPARE_CONFIDENCE, resamples: options.resamples})
     return {
       metric,
       a: result.estimateA ?? 0,

@@ -2,6 +2,7 @@ import {loadProfile, type LoadedProfile} from '../deploy/load.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import type {RoutedOverrides} from '../engine/retrieval/classifier.js'
 import type {Config} from '../space/types.js'
+import type {MemoryDataset} from '../data/conversations/types.js'
 
 export interface RetrievalProfile {
   readonly config: Config
@@ -27,10 +28,10 @@ export function loadRetrievalProfile(file: string): RetrievalProfile {
  * memory dataset: the engine's overall `metric` over every scored question. Studies record it in
  * the profiles they write, so the number a profile carries is the number kt eval gives back.
  */
-export async function evalQuality(data: string, config: Config, overrides: RoutedOverrides | undefined, metric: string): Promise<number | null> {
+export async function evalQuality(data: string | MemoryDataset, config: Config, overrides: RoutedOverrides | undefined, metric: string): Promise<number | null> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const {prepareEvaluation, evaluateSystem} = await import('./harness.js')
-  const prepared = prepareEvaluation(loadMemoryDataset(data), {overrides})
+  const prepared = prepareEvaluation(typeof data === 'string' ? loadMemoryDataset(data) : data, {overrides})
   const value = (evaluateSystem(prepared, 'engine', config).report.overall as Record<string, number>)[metric]
   return typeof value === 'number' && Number.isFinite(value) ? value : null
 }

@@ -188,16 +188,19 @@ export async function createObjective(options: Record<string, unknown>): Promise
 }
 
 /**
- * Loads a dataset once and hands out objectives over all queries or one query type (for routed
- * sweeps), with the serializable spec worker threads and resumed studies rebuild them from.
+ * Loads a dataset once (with a split, its tuning conversations) and hands out objectives over all
+ * queries or one query type (for routed sweeps), with the serializable spec worker threads and
+ * resumed studies rebuild them from.
  * Types without any scored query in the dataset are listed in `missingTypes`.
  */
-export function retrievalObjectives(options: {data: string; metric?: string; tierSeed?: number}): {
+export function retrievalObjectives(options: {data: string; metric?: string; tierSeed?: number; split?: SplitSpec}): {
   objectiveFor: (type: string | undefined) => {spec: {name: 'retrieval'; options: Record<string, unknown>}; instance: Objective}
   types: QueryType[]
   missingTypes: QueryType[]
 } {
-  const prepared = prepareEvaluation(loadMemoryDataset(options.data))
+  // with a split, only the tuning conversations: the held-out ones are for validation
+  const loaded = loadMemoryDataset(options.data)
+  const prepared = prepareEvaluation(options.split ? splitDataset(loaded, options.split, 'train') : loaded)
   const counts = new Map<string, number>()
   for (const type of queryTypes(prepared).values()) counts.set(type, (counts.get(type) ?? 0) + 1)
   const cache = new Map<string, Objective>()
@@ -205,7 +208,7 @@ export function retrievalObjectives(options: {data: string; metric?: string; tie
     objectiveFor(type) {
       const key = type ?? '*'
       if (!cache.has(key)) cache.set(key, retrievalSearchObjective(prepared, {metric: options.metric, queryType: type, tierSeed: options.tierSeed}))
-      return {spec: {name: 'retrieval', options: {data: options.data, metric: options.metric, tierSeed: options.tierSeed, queryType: type}}, instance: cache.get(key)!}
+      return {spec: {name: 'retrieval', options: {data: options.data, metric: options.metric, tierSeed: options.tierSeed, queryType: type, ...(options.split ? {split: options.split, part: 'train'} : {})}}, instance: cache.get(key)!}
     },
     types: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) > 0),
     missingTypes: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) === 0),

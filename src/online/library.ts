@@ -13,7 +13,8 @@ import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, type BanditSettings} 
 import type {GroupCommit} from './commit.js'
 import {forgettingDefaults} from './forgetting.js'
 import {DEFAULT_TUNED, spaceById} from './spaces.js'
-import {TenantStore} from './store.js'
+import {TenantStore, recoverJournals, type JournalRecovery} from './store.js'
+import {Journal, type JournalOptions} from './journal.js'
 import {type Verdict, callerQueryIdProblem} from './tenant.js'
 import {defaultConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -125,8 +126,14 @@ export interface OpenTenantOptions {
   tenant: string
   /** Creates the tenant from this spec (it must not exist yet). */
   create?: TenantSpec
-  /** Shares log flushes with other tenants (the server); absent: one fsync per event. */
+  /** Shares log flushes with other tenants; absent: one fsync per event. */
   groupCommit?: GroupCommit
+  /**
+   * Journals the events of many tenants in one file with one fdatasync per batch (the server;
+   * journal.ts), the tenant's own log written behind it; wins over groupCommit. Open it with
+   * openJournal(dir) on the same dir, and close it after every tenant that uses it.
+   */
+  journal?: Journal
   /** How long to wait for a tenant another process has open (ms). */
   lockWaitMs?: number
   /** Events between snapshots. */
@@ -184,7 +191,7 @@ export interface TenantStatus {
   pending: number
   /** The learner's Counters, snake_case (bad_label, not_accepted, ...). */
   counters: Record<string, number>
-  /** What opening found (replayed, rebuilt, torn_bytes). */
+  /** What opening found (replayed, rebuilt, torn_bytes, journaled). */
   open: Record<string, unknown>
   /** The tenant's BanditSettings, snake_case. */
   settings: Record<string, unknown>
@@ -198,10 +205,20 @@ function storeErrorIs(error: unknown, test: (e: InputError) => boolean): error i
   return error instanceof InputError && !(error instanceof OnlineError) && test(error)
 }
 
+/**
+ * Opens the journal that tenants of `dir` can share (OpenTenantOptions.journal), after applying
+ * what dead processes left in journals there to the tenants' logs (recoverJournals). One process
+ * at a time per tenant, as always; several journals may live in one dir.
+ */
+export function openJournal(dir: string = DEFAULT_ONLINE_DIR, options: JournalOptions = {}): {journal: Journal; recovery: JournalRecovery} {
+  const recovery = recoverJournals(dir)
+  return {journal: new Journal(dir, options), recovery}
+}
+
 /** Opens a tenant (or creates one with `create`); see OpenTenantOptions. */
 export function openTenant(options: OpenTenantOptions): Tenant {
   const dir = options.dir ?? DEFAULT_ONLINE_DIR
-  const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
+  const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, journal: options.journal, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
   try {
     if (options.create) {
       const c = resolveSpec(options.create, 'tenant spec', dir)

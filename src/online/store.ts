@@ -14,7 +14,13 @@
  *                            replays only the log after them, and hashes the part before to check
  *                            its chain ends at the snapshot's `chain`), written atomically
  *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
- *                            followed by a line `sha256 <hex of everything before it>`.
+ *                            followed by a line `sha256 <hex of everything before it>`. Under a
+ *                            journal (the server) also not before the log has grown by the last
+ *                            snapshot's size: a snapshot holds every query of the open windows
+ *                            (5 minutes of traffic), so at a few hundred events it would cost more
+ *                            than the log itself; this way snapshots cost at most as much to write
+ *                            as the log, and replay after a crash reads at most about one snapshot's
+ *                            worth of log beyond the snapshot.
  * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
  *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
  *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
@@ -29,7 +35,7 @@
  * stops the open with one line naming it: the log cannot be trusted and kt does not guess. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fdatasync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -42,6 +48,7 @@ export {processStartTime} from '../util/lock.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
+import {type Journal, type JournalClient, type JournalRecord, deadRecordsFor, deadSegments, readSegment, hasJournal} from './journal.js'
 import {type LearnerState, type QueryEvent, type TenantEvent, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
 
 /** Longest tenant id: ids become folder names, and 64 fits every file system's name limit with room. */
@@ -108,6 +115,8 @@ export interface OpenOptions {
   lockWaitMs?: number
   /** Batches the log syncs with other tenants' (events are acknowledged through durable()); absent: one fsync per event. */
   groupCommit?: GroupCommit
+  /** Journals the events instead (journal.ts: one fdatasync per batch for all tenants, the log written behind it); wins over groupCommit. */
+  journal?: Journal
 }
 
 /** What opening found. */
@@ -118,6 +127,8 @@ export interface OpenReport {
   rebuilt: string | null
   /** Bytes of a torn last log line that were cut off. */
   tornBytes: number
+  /** Lines a dead process had journaled but not yet written to the log, appended from its journal (journal.ts). */
+  journaled: number
 }
 
 const NEWLINE = 0x0a
@@ -233,15 +244,20 @@ function parseEvent(value: unknown, where: string): TenantEvent {
   }
 }
 
-export class TenantStore {
+export class TenantStore implements JournalClient {
   private fd: number
   private sinceSnapshot = 0
+  /** Log bytes at the last snapshot, and that snapshot's size (the journaled store's snapshot rule). */
+  private snapshotAt = {logBytes: 0, size: 0}
   private closed = false
   /** Durability of the last logged event under group commit. */
   private lastCommit: Promise<void> | undefined
   /** Set when a log sync failed: what was applied in memory may not be on disk, so the store takes nothing more. */
   failed: Error | undefined
   private groupCommit: GroupCommit | undefined
+  private journal: Journal | undefined
+  /** Journaled lines not yet written to the log file (written at a snapshot, at close, or when their journal segment is retired). */
+  private unwritten: string[] = []
 
   private constructor(
     readonly dir: string,
@@ -284,7 +300,9 @@ export class TenantStore {
         }
         // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
         removeStaleTemps(dir, STATE_FILE)
-        return TenantStore.load(dir, options)
+        // Events a dead server journaled but had not yet written to this log (journal.ts).
+        const journaled = !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
+        return TenantStore.load(dir, options, journaled)
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})
         releaseDirLock(dir)
@@ -313,7 +331,7 @@ export class TenantStore {
     fsyncDir(dir)
   }
 
-  private static load(dir: string, options: OpenOptions): TenantStore {
+  private static load(dir: string, options: OpenOptions, journaled: number): TenantStore {
     const logPath = join(dir, LOG_FILE)
     const initLine = readFirstLine(logPath)
     let init: TenantInit
@@ -387,10 +405,11 @@ export class TenantStore {
       }
       learner.apply(event)
     }
-    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes}
+    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes, journaled}
     const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, chain, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
-    store.groupCommit = options.groupCommit
+    store.groupCommit = options.journal ? undefined : options.groupCommit
+    store.journal = options.journal
     return store
   }
 
@@ -447,21 +466,27 @@ export class TenantStore {
   private record(event: TenantEvent): Verdict {
     if (this.closed) throw new Error('tenant store is closed')
     if (this.failed) throw this.failed
+    if (this.journal?.failed) throw (this.failed = this.journal.failed)
     let line = JSON.stringify(event)
     let chain: string | null = null
     if (this.chain !== null) ({line, chain} = chainedLine(this.chain, line))
     line += '\n'
-    writeSync(this.fd, line)
+    if (this.journal) {
+      this.unwritten.push(line)
+      this.lastCommit = this.journal.append(this, this.learner.init.tenant, this.log.bytes, line)
+    } else {
+      writeSync(this.fd, line)
+      this.syncEvent()
+    }
     this.chain = chain
-    this.syncLog()
     this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
-    if (++this.sinceSnapshot >= this.snapshotEvery) this.snapshot()
+    if (++this.sinceSnapshot >= this.snapshotEvery && (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)) this.snapshot()
     return verdict
   }
 
   /** Makes the log durable now (fsync), or under group commit joins the next batch (see durable()). */
-  private syncLog(): void {
+  private syncEvent(): void {
     if (!this.groupCommit) {
       fsyncSync(this.fd)
       return
@@ -510,11 +535,35 @@ export class TenantStore {
     return this.record({e: 'label', id: String(queryId), t: now, grade})
   }
 
+  /** Writes the journaled lines not yet in the log file to it (one write; no sync: the journal holds them durably). */
+  writeBack(): void {
+    if (this.closed || this.unwritten.length === 0) return
+    const text = Buffer.from(this.unwritten.join(''), 'utf8')
+    this.unwritten = []
+    for (let done = 0; done < text.length; ) done += writeSync(this.fd, text, done, text.length - done)
+  }
+
+  /** Resolves once the log file is on disk (a journal checkpoint; at once when closed, since closing syncs it). */
+  syncLog(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    const fd = this.fd
+    return new Promise((resolve, reject) =>
+      fdatasync(fd, (error) => {
+        // closed meanwhile: close() synced the log itself (the fd may even belong to another file now)
+        if (error && !this.closed) reject(error)
+        else resolve()
+      }),
+    )
+  }
+
   /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
   snapshot(): void {
+    // The snapshot covers what the log file holds: journaled lines go there first.
+    this.writeBack()
     const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0
+    this.snapshotAt = {logBytes: this.log.bytes, size: body.length}
   }
 
   /**
@@ -523,6 +572,13 @@ export class TenantStore {
    */
   abandon(): void {
     if (this.closed) return
+    try {
+      // Journaled lines go to the log all the same (best effort): a tenant reopened in this process reads no live journal.
+      this.writeBack()
+      fsyncSync(this.fd)
+    } catch {
+      // the disk is failing: recovery after a restart reads the journal
+    }
     this.closed = true
     try {
       closeSync(this.fd)
@@ -533,9 +589,128 @@ export class TenantStore {
 
   close(): void {
     if (this.closed) return
+    if (this.journal) {
+      // The journal deletes its segments once every tenant has closed: the log must hold everything, on disk.
+      this.writeBack()
+      fsyncSync(this.fd)
+    }
     this.snapshot()
     closeSync(this.fd)
     this.closed = true
     releaseDirLock(this.dir)
   }
+}
+
+/**
+ * Appends to a tenant's log the journaled lines (from dead journal segments) it lacks; returns how
+ * many. A line the log already holds must be identical; a journaled line beyond the log's end
+ * (a gap) or a different line at the same place is a one-line InputError: the log lost lines the
+ * journal acknowledged, or they disagree, and kt does not guess. A torn last line is cut first.
+ */
+export function catchUpLog(logPath: string, records: JournalRecord[]): number {
+  if (records.length === 0) return 0
+  const size = statSync(logPath).size
+  // Bytes of complete lines: a torn last line (a kill mid-write) is not part of the log.
+  const base = completeLength(logPath, size)
+  let end = base
+  const append: string[] = []
+  const appended = new Map<number, string>()
+  const disagree = (r: JournalRecord): InputError => new InputError(`${logPath}: byte ${r.offset}`, `the line journal ${r.at} holds there`, 'a different line (the log and the journal disagree)')
+  for (const r of records) {
+    const rEnd = r.offset + Buffer.byteLength(r.line)
+    if (r.offset < base) {
+      // the log holds this place already: the same line must be there
+      if (rEnd > base || readRange(logPath, r.offset, rEnd).toString('utf8') !== r.line) throw disagree(r)
+    } else if (r.offset < end) {
+      // appended by this call already (two dead segments hold it)
+      if (appended.get(r.offset) !== r.line) throw disagree(r)
+    } else if (r.offset === end) {
+      append.push(r.line)
+      appended.set(r.offset, r.line)
+      end = rEnd
+    } else {
+      throw new InputError(logPath, `a log of at least ${r.offset} bytes (journal ${r.at} holds the line after them)`, `${end} bytes: acknowledged events are missing from both the log and the journal`)
+    }
+  }
+  if (append.length === 0) return 0
+  if (base < size) truncateSync(logPath, base)
+  const fd = openSync(logPath, 'a')
+  try {
+    const text = Buffer.from(append.join(''), 'utf8')
+    for (let w = 0; w < text.length; ) w += writeSync(fd, text, w, text.length - w)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  return append.length
+}
+
+/** Bytes of a log up to and including its last newline (a torn last line excluded). */
+function completeLength(logPath: string, size: number): number {
+  for (let to = size; to > 0; ) {
+    const from = Math.max(0, to - READ_CHUNK)
+    const part = readRange(logPath, from, to)
+    const nl = part.lastIndexOf(NEWLINE)
+    if (nl >= 0) return from + nl + 1
+    to = from
+  }
+  return 0
+}
+
+export interface JournalRecovery {
+  /** Dead segments read. */
+  segments: number
+  /** Lines appended to tenant logs. */
+  appended: number
+  tenants: number
+  /** Tenants another live process had open (it caught them up when it opened them); their segments stay. */
+  busy: string[]
+  /** Segments deleted (every tenant in them caught up). */
+  removed: number
+  /** Segments whose last frame was torn (a batch never acknowledged). */
+  torn: number
+}
+
+/**
+ * Applies every dead journal segment of `dir` to the tenants' logs, each under its tenant's lock,
+ * then deletes the segments (kept if a tenant was busy). Run by the server before it opens its own
+ * journal; TenantStore.open does the same for its one tenant, so a CLI after a server crash reads
+ * the acknowledged events too.
+ */
+export function recoverJournals(dir: string): JournalRecovery {
+  const segments = deadSegments(dir)
+  const report: JournalRecovery = {segments: segments.length, appended: 0, tenants: 0, busy: [], removed: 0, torn: 0}
+  if (segments.length === 0) return report
+  const byTenant = new Map<string, JournalRecord[]>()
+  for (const path of segments) {
+    const contents = readSegment(path)
+    if (contents.tornAt !== null) report.torn++
+    for (const r of contents.records) {
+      let list = byTenant.get(r.tenant)
+      if (!list) byTenant.set(r.tenant, (list = []))
+      list.push(r)
+    }
+  }
+  for (const [tenant, records] of byTenant) {
+    const tenantDir = join(dir, tenant)
+    const logPath = join(tenantDir, LOG_FILE)
+    if (!existsSync(logPath)) continue // the tenant was removed: nothing to catch up
+    try {
+      acquireDirLock(tenantDir, {waitMs: 0, expected: 'a tenant nobody else has open', subject: `tenant ${tenant}`})
+    } catch {
+      report.busy.push(tenant)
+      continue
+    }
+    try {
+      report.appended += catchUpLog(logPath, records.sort((a, b) => a.offset - b.offset))
+      report.tenants++
+    } finally {
+      releaseDirLock(tenantDir)
+    }
+  }
+  if (report.busy.length === 0) {
+    for (const path of segments) rmSync(path, {force: true})
+    report.removed = segments.length
+  }
+  return report
 }

@@ -5,8 +5,8 @@
  *
  * This is a fast path, not a second JSON parser: it accepts only the exact shape above (JSON
  * whitespace anywhere JSON allows it, numbers or null in the rows, every row `width` long), and
- * only numbers it can convert exactly like JSON.parse: at most 15 digits before the exponent (a
- * lone leading 0 aside, so the mantissa is below 10^15 < 2^53) and a decimal exponent within +-22, where mantissa x 10^e or mantissa / 10^-e is one correctly rounded float64
+ * only numbers it can convert exactly like JSON.parse: at most 15 significant digits (a mantissa
+ * below 10^15 < 2^53) and a decimal exponent within +-22, where mantissa x 10^e or mantissa / 10^-e is one correctly rounded float64
  * operation on exact operands (Clinger 1990, "How to read floating point numbers accurately", the
  * fast path). Anything else (other keys, escapes, 17-digit numbers, true, a short row, malformed
  * JSON) returns FALLBACK, and the caller parses the body with JSON.parse as before, so every answer,
@@ -130,8 +130,8 @@ export function readFeatureRows(body: Uint8Array, width: number, out: Float64Arr
           if (c < ZERO || c > NINE) return FALLBACK
           while (c >= ZERO && c <= NINE) {
             mantissa = mantissa * 10 + (c - ZERO)
-            // every fraction digit counts (a mantissa of 15 digits is exact), leading zeros too
-            digits++
+            // leading zeros of the fraction are not significant
+            if (mantissa !== 0) digits++
             exponent--
             i++
             c = body[i]

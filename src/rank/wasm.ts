@@ -88,7 +88,10 @@ const op = {
   i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32LtU: 0x49, i32GtS: 0x4a, i32GtU: 0x4b, i32GeS: 0x4e,
   i64Eqz: 0x50, f64Le: 0x65,
   i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
-  i64Load: 0x29, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
+  i32LeS: 0x4c, i32LeU: 0x4d, i32And: 0x71, i32ShrS: 0x75,
+  i64Eq: 0x51, i64LtU: 0x54, i64GtU: 0x56, i64LeU: 0x58, i64GeU: 0x5a,
+  i64Load: 0x29, i64Clz: 0x79, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
+  f64ReinterpretI64: 0xbf,
   f64Neg: 0x9a, f64Add: 0xa0, f64Mul: 0xa2, f64Div: 0xa3,
   i32WrapI64: 0xa7, i64ExtendI32U: 0xad, f64ConvertI64S: 0xb9,
 } as const
@@ -163,8 +166,8 @@ function kernelBytes(): Uint8Array {
     op.end,
   ]
   const score = [...vec([[...uleb(i32Locals), T_I32], [...uleb(PAIR), T_F64]]), ...body]
-  // read: 6 i32 parameters, then c f rows neg digits exp e eneg k (i32), mant v x (i64), value (f64)
-  const read = [...vec([[...uleb(9), T_I32], [...uleb(3), T_I64], [...uleb(1), T_F64]]), ...readerBody()]
+  // read: 6 i32 parameters, then 13 i32, 12 i64 and 1 f64 locals (readerBody's V)
+  const read = [...vec([[...uleb(13), T_I32], [...uleb(12), T_I64], [...uleb(1), T_F64]]), ...readerBody()]
   const FUNC_TYPE = 0x60
   const IMPORT_MEMORY = 0x02
   const LIMITS_MIN_ONLY = 0x00
@@ -188,19 +191,62 @@ const ch = (s: string): number => s.charCodeAt(0)
 /** The reader's tables at its pow10 argument: 10^0..10^22 as float64, then (here) 10^0..10^8 as i64. */
 const POW10_INT_OFFSET = (MAX_EXACT_POW10 + 1) * 8
 const POW10_INT_MAX = 8
+/** Then the 128-bit truncated powers of five of Eisel-Lemire, for decimal exponents POW5_MIN..POW5_MAX (fast_float's table). */
+const POW5_OFFSET = POW10_INT_OFFSET + (POW10_INT_MAX + 1) * 8
+const POW5_MIN = -342
+const POW5_MAX = 308
+/** Digits a u64 mantissa holds (10^19 < 2^64): longer numbers fall back to JSON.parse. */
+const MAX_DIGITS_U64 = 19
+
+let pow5Table: BigUint64Array | undefined
+/**
+ * 5^q for q in POW5_MIN..POW5_MAX as 128 bits, high word first: for q >= 0 the leading 128 bits of
+ * 5^q, truncated; for q < 0 2^b / 5^-q + 1 scaled to 128 bits (fast_float's table_generation.py).
+ */
+function powersOfFive(): BigUint64Array {
+  if (pow5Table) return pow5Table
+  const table = new BigUint64Array(2 * (POW5_MAX - POW5_MIN + 1))
+  const top = 1n << 128n
+  for (let q = POW5_MIN; q <= POW5_MAX; q++) {
+    let p: bigint
+    if (q >= 0) {
+      p = 5n ** BigInt(q)
+      while (p < top >> 1n) p <<= 1n
+      while (p >= top) p >>= 1n
+    } else {
+      const power5 = 5n ** BigInt(-q)
+      let z = 0n
+      while (1n << z < power5) z++
+      if (q >= -27) p = (1n << (z + 127n)) / power5 + 1n
+      else {
+        p = (1n << (2n * z + 128n)) / power5 + 1n
+        while (p >= top) p >>= 1n
+      }
+    }
+    table[2 * (q - POW5_MIN)] = p >> 64n
+    table[2 * (q - POW5_MIN) + 1] = p & ((1n << 64n) - 1n)
+  }
+  return (pow5Table = table)
+}
 const f64Bytes = (v: number): number[] => [...new Uint8Array(Float64Array.of(v).buffer)]
 
 /**
  * read(at, last, out, width, maxRows, pow10) -> rows, or -1: the rows of `{"features": [...]}`
  * from the byte after the outer `[` (at) to the closing brace (last, checked by the caller), into
  * out as float64. The grammar and the exactness rule are rows-json.ts's (readFeatureRows, its JS
- * twin and reference): JSON whitespace, numbers or null, `width` values a row, at most 15
- * digits before the exponent (a lone leading 0 aside) and a decimal exponent within +-22 (one correctly rounded multiply or divide
- * of exact operands), anything else -1. Every scan stops at the closing brace at the latest.
+ * twin and reference): JSON whitespace, numbers or null, `width` values a row; a number of at
+ * most 15 significant digits and a decimal exponent within +-22 is one correctly rounded multiply
+ * or divide of exact operands (Clinger's fast path, as the JS twin), one of up to 19 significant
+ * digits and a normal float64 result goes through Eisel-Lemire (which the JS twin leaves to
+ * JSON.parse); anything else -1. Every scan stops at the closing brace at the latest.
  */
 function readerBody(): number[] {
   const P = {i: 0, last: 1, out: 2, width: 3, maxRows: 4, pow: 5}
-  const V = {c: 6, f: 7, rows: 8, neg: 9, digits: 10, exp: 11, e: 12, eneg: 13, k: 14, mant: 15, v: 16, x: 17, value: 18}
+  const V = {
+    c: 6, f: 7, rows: 8, neg: 9, digits: 10, exp: 11, e: 12, eneg: 13, k: 14, lz: 15, upper: 16, shift: 17, power2: 18,
+    mant: 19, v: 20, x: 21, w: 22, t: 23, hi: 24, lo: 25, ad: 26, bd: 27, adbc: 28, second: 29, m: 30,
+    value: 31,
+  }
   const fail = [...i32(-1), op.return]
   const failIf = (cond: number[]): number[] => [...cond, op.if, EMPTY_BLOCK, ...fail, op.end]
   const loadC = [...get(P.i), op.i32Load8U, 0, 0, ...set(V.c)]
@@ -209,13 +255,16 @@ function readerBody(): number[] {
   const is = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Eq]
   const isNot = (v: number, c: string): number[] => [...get(v), ...i32(ch(c)), op.i32Ne]
   // c = body[i]; while c is JSON whitespace (space, \t, \n, \r): i++
+  // (most bodies have no whitespace: one comparison decides that)
   const skipWs = [
+    ...loadC, ...get(V.c), ...i32(ch(' ')), op.i32LeU, op.if, EMPTY_BLOCK,
     op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
     ...get(P.i), op.i32Load8U, 0, 0, ...tee(V.c), ...i32(ch(' ')), op.i32Eq,
     ...get(V.c), ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or,
     ...get(V.c), ...i32(ch('\r')), op.i32Eq, op.i32Or,
     op.i32Eqz, op.brIf, 1, ...inc, op.br, 0,
     op.end, op.end,
+    op.end,
   ]
   // A run of digits, up to 8 at a time (SWAR, as simdjson's parse_eight_digits_unrolled): load 8
   // bytes, find how many leading ones are digits (k), move them to the low-order end padded with
@@ -234,16 +283,67 @@ function readerBody(): number[] {
     ...i64(BYTES(0x0f)), op.i64And, ...i64(2561n), op.i64Mul, ...i64(8n), op.i64ShrU,
     ...i64(0x00ff00ff00ff00ffn), op.i64And, ...i64(6553601n), op.i64Mul, ...i64(16n), op.i64ShrU,
     ...i64(0x0000ffff0000ffffn), op.i64And, ...i64(42949672960001n), op.i64Mul, ...i64(32n), op.i64ShrU, ...set(V.x),
+    // significant digits: leading zeros of a fraction after a zero integer part do not count
+    // (while mant is 0, the run's leading '0' bytes are skipped: ctz of v ^ '00000000', at most k)
+    ...get(V.digits), ...get(V.k), op.i32Add,
+    ...(fraction ? [...get(V.v), ...i64(BYTES(0x30)), op.i64Xor, op.i64Ctz, op.i32WrapI64, ...i32(3), op.i32ShrU, ...i32(0), ...get(V.mant), op.i64Eqz, op.select, op.i32Sub] : []),
+    ...set(V.digits),
     ...get(V.mant), ...get(P.pow), ...get(V.k), ...i32(3), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW10_INT_OFFSET), op.i64Mul, ...get(V.x), op.i64Add, ...set(V.mant),
-    ...get(V.digits), ...get(V.k), op.i32Add, ...set(V.digits),
     ...get(P.i), ...get(V.k), op.i32Add, ...set(P.i),
     ...(fraction ? [...get(V.exp), ...get(V.k), op.i32Sub, ...set(V.exp)] : []),
-    ...failIf([...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32GtS]),
+    ...failIf([...get(V.digits), ...i32(MAX_DIGITS_U64), op.i32GtS]),
     ...get(V.k), ...i32(8), op.i32Eq, op.brIf, 0,
     op.end, op.end,
     ...loadC,
   ]
   const power = [...get(P.pow), op.i32Add, op.f64Load, ALIGN_8, 0]
+  // 64 x 64 -> 128-bit product (hi:lo) of two i64 locals from 32-bit halves (fast_float's umul128_generic)
+  const M32 = [...i64(0xffffffffn), op.i64And]
+  const mul128 = (a: number, b: number, hi: number, lo: number): number[] => [
+    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...M32, op.i64Mul, ...set(V.ad),
+    ...get(a), ...M32, ...get(b), ...M32, op.i64Mul, ...set(V.bd),
+    ...get(V.ad), ...get(a), ...M32, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul, op.i64Add, ...set(V.adbc),
+    ...get(V.bd), ...get(V.adbc), ...i64(32n), op.i64Shl, op.i64Add, ...set(lo),
+    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul,
+    ...get(V.adbc), ...i64(32n), op.i64ShrU, op.i64Add,
+    ...get(V.adbc), ...get(V.ad), op.i64LtU, op.i64ExtendI32U, ...i64(32n), op.i64Shl, op.i64Add,
+    ...get(lo), ...get(V.bd), op.i64LtU, op.i64ExtendI32U, op.i64Add, ...set(hi),
+  ]
+  // Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second", as fast_float's
+  // compute_float for float64): mant x 10^exp, mant < 10^19, correctly rounded, from the 128-bit
+  // truncated power of five; subnormal or infinite results fall back (-1).
+  const eiselLemire = [
+    ...failIf([...get(V.exp), ...i32(POW5_MIN), op.i32LtS, ...get(V.exp), ...i32(POW5_MAX), op.i32GtS, op.i32Or]),
+    ...get(V.mant), op.i64Clz, op.i32WrapI64, ...set(V.lz),
+    ...get(V.mant), ...get(V.lz), op.i64ExtendI32U, op.i64Shl, ...set(V.w),
+    // the table entry of exp: high 64 bits at +0, low at +8
+    ...get(P.pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET), ...set(V.t),
+    ...mul128(V.w, V.t, V.hi, V.lo),
+    ...get(V.hi), ...i64(0x1ffn), op.i64And, ...i64(0x1ffn), op.i64Eq, op.if, EMPTY_BLOCK,
+    ...get(P.pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET + 8), ...set(V.t),
+    ...mul128(V.w, V.t, V.second, V.m),
+    ...get(V.lo), ...get(V.second), op.i64Add, ...set(V.lo),
+    ...get(V.second), ...get(V.lo), op.i64GtU, op.if, EMPTY_BLOCK, ...get(V.hi), ...i64(1n), op.i64Add, ...set(V.hi), op.end,
+    op.end,
+    ...get(V.hi), ...i64(63n), op.i64ShrU, op.i32WrapI64, ...set(V.upper),
+    ...get(V.upper), ...i32(64 - 52 - 3), op.i32Add, ...set(V.shift),
+    ...get(V.hi), ...get(V.shift), op.i64ExtendI32U, op.i64ShrU, ...set(V.m),
+    // power2 = floor(exp x log2(10)) + 63 + upper - lz + 1023 (fast_float's detail::power)
+    ...i32(152170 + 65536), ...get(V.exp), op.i32Mul, ...i32(16), op.i32ShrS, ...i32(63), op.i32Add, ...get(V.upper), op.i32Add, ...get(V.lz), op.i32Sub, ...i32(1023), op.i32Add, ...set(V.power2),
+    ...failIf([...get(V.power2), ...i32(0), op.i32LeS]),
+    // exactly halfway between two doubles: round to even
+    ...get(V.lo), ...i64(1n), op.i64LeU, ...get(V.exp), ...i32(-4), op.i32GeS, op.i32And, ...get(V.exp), ...i32(23), op.i32LeS, op.i32And,
+    ...get(V.m), ...i64(3n), op.i64And, ...i64(1n), op.i64Eq, op.i32And, op.if, EMPTY_BLOCK,
+    ...get(V.m), ...get(V.shift), op.i64ExtendI32U, op.i64Shl, ...get(V.hi), op.i64Eq, op.if, EMPTY_BLOCK,
+    ...get(V.m), ...i64(-2n), op.i64And, ...set(V.m),
+    op.end, op.end,
+    ...get(V.m), ...get(V.m), ...i64(1n), op.i64And, op.i64Add, ...i64(1n), op.i64ShrU, ...set(V.m),
+    ...get(V.m), ...i64(2n << 52n), op.i64GeU, op.if, EMPTY_BLOCK,
+    ...i64(1n << 52n), ...set(V.m), ...get(V.power2), ...i32(1), op.i32Add, ...set(V.power2),
+    op.end,
+    ...failIf([...get(V.power2), ...i32(0x7ff), op.i32GeS]),
+    ...get(V.m), ...i64(~(1n << 52n)), op.i64And, ...get(V.power2), op.i64ExtendI32U, ...i64(52n), op.i64Shl, op.i64Or, op.f64ReinterpretI64, ...set(V.value),
+  ]
   const value = [
     ...is(V.c, 'n'), op.if, EMPTY_BLOCK,
     ...failIf([...get(P.i), op.i32Load8U, 0, 1, ...i32(ch('u')), op.i32Ne, ...get(P.i), op.i32Load8U, 0, 2, ...i32(ch('l')), op.i32Ne, op.i32Or, ...get(P.i), op.i32Load8U, 0, 3, ...i32(ch('l')), op.i32Ne, op.i32Or]),
@@ -274,16 +374,19 @@ function readerBody(): number[] {
     op.end, op.end,
     ...get(V.exp), ...i32(0), ...get(V.e), op.i32Sub, ...get(V.e), ...get(V.eneg), op.select, op.i32Add, ...set(V.exp),
     op.end,
-    ...failIf([...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32GtS]),
     ...get(V.mant), op.i64Eqz, op.if, EMPTY_BLOCK,
     op.f64Const, ...f64Bytes(0), ...set(V.value),
     op.else,
+    // Clinger's fast path: at most 15 digits and |exp| <= 22
+    ...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32LeS, ...get(V.exp), ...i32(-MAX_EXACT_POW10), op.i32GeS, op.i32And, ...get(V.exp), ...i32(MAX_EXACT_POW10), op.i32LeS, op.i32And,
+    op.if, EMPTY_BLOCK,
     ...get(V.exp), ...i32(0), op.i32GeS, op.if, EMPTY_BLOCK,
-    ...failIf([...get(V.exp), ...i32(MAX_EXACT_POW10), op.i32GtS]),
     ...get(V.mant), op.f64ConvertI64S, ...get(V.exp), ...i32(3), op.i32Shl, ...power, op.f64Mul, ...set(V.value),
     op.else,
-    ...failIf([...get(V.exp), ...i32(-MAX_EXACT_POW10), op.i32LtS]),
     ...get(V.mant), op.f64ConvertI64S, ...i32(0), ...get(V.exp), op.i32Sub, ...i32(3), op.i32Shl, ...power, op.f64Div, ...set(V.value),
+    op.end,
+    op.else,
+    ...eiselLemire,
     op.end,
     op.end,
     ...get(V.neg), op.if, EMPTY_BLOCK, ...get(V.value), op.f64Neg, ...set(V.value), op.end,
@@ -382,7 +485,7 @@ export class WasmEnsemble {
     this.groupsAt = this.valuesAt + (nodes + 1) * 8
     this.groupsEnd = this.groupsAt + groups * GROUP_BYTES
     this.pow10At = Math.ceil(this.groupsEnd / 8) * 8
-    this.tailAt = this.pow10At + POW10_INT_OFFSET + (POW10_INT_MAX + 1) * 8
+    this.tailAt = this.pow10At + POW5_OFFSET + (POW5_MAX - POW5_MIN + 1) * 16
     this.memory = new WebAssembly.Memory({initial: Math.ceil(this.tailAt / WASM_PAGE) + 1})
     const view = new DataView(this.memory.buffer)
     for (let n = 0; n <= nodes; n++) {
@@ -403,6 +506,8 @@ export class WasmEnsemble {
     }
     for (let k = 0; k <= MAX_EXACT_POW10; k++) view.setFloat64(this.pow10At + k * 8, 10 ** k, true)
     for (let k = 0; k <= POW10_INT_MAX; k++) view.setBigInt64(this.pow10At + POW10_INT_OFFSET + k * 8, 10n ** BigInt(k), true)
+    const pow5 = powersOfFive()
+    for (let k = 0; k < pow5.length; k++) view.setBigUint64(this.pow10At + POW5_OFFSET + k * 8, pow5[k], true)
     const instance = new WebAssembly.Instance(wasmKernel().module, {env: {memory: this.memory}})
     this.kernel = instance.exports.score as ScoreFn
     this.reader = instance.exports.read as ReadFn

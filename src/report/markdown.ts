@@ -137,12 +137,29 @@ function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[
       '', `Held-out data: ${r.holdout.split}.`, '', `| trial | ${r.metric} (tuning) | ${r.metric} (held-out) | gap (absolute) | P99 ms (held-out) | where |`, '|---:|---:|---:|---:|---:|---|',
       ...r.holdout.rows.map((h) => `| ${h.trial === -1 ? 'defaults' : h.trial} | ${f(h.tuning.quality)} | ${h.holdout ? f(h.holdout.quality) : `failed: ${h.error ?? ''}`} | ${h.gap === null ? '-' : signed(h.gap)} | ${h.holdout ? h.holdout.p99_ms.toFixed(3) : '-'} | ${h.roles.join(', ')} |`),
     ] : []),
+    ...(r.validation ? holdoutValidation(r.validation) : []),
     ...(r.routed ? [
       '', `Routed profile (minimum gain ${r.routed.min_gain}):`, '', '| query type | base | type sweep | gain | override |', '|---|---:|---:|---:|---|',
       ...r.routed.per_type.map((t) => `| ${t.type} | ${f(t.base_score)} | ${f(t.best_score)} | ${signed(t.gain)} | ${t.override ? `yes (${t.keys.length} parameters)` : 'no'} |`),
     ] : []),
     ...(r.missing_types.length ? ['', `No scored queries of type ${r.missing_types.join(', ')} in the data: no sweep.`] : []),
     '',
+  ]
+}
+
+/** Each deployable retrieval profile against the defaults on the held-out conversations, with the interval and the verdict. */
+function holdoutValidation(v: NonNullable<NonNullable<PhaseResults['search']['retrieval']>['validation']>): string[] {
+  const level = `${Math.round(100 * v.confidence)}%`
+  const interval = (d: {value: number; low: number | null; high: number | null}) => `${signed(d.value)} [${d.low === null ? '-' : signed(d.low)}, ${d.high === null ? '-' : signed(d.high)}]`
+  return [
+    '', `Validation against the defaults on the ${v.queries} held-out questions (${v.split}): ${v.rule} (margin ${v.margin}, ${v.resamples} resamples). ` +
+      `The defaults score ${f(v.defaults_quality)} there. Tuning numbers are on the tuning conversations, held-out numbers on the others; the verdict is what \`kt deploy\` reads.`,
+    '', `| profile | trial | ${v.metric} (tuning) | ${v.metric} (held-out) | defaults (held-out) | profile - defaults, ${level} CI | questions better / worse | verdict |`, '|---|---:|---:|---:|---:|---|---:|---|',
+    ...v.profiles.flatMap((p) => [
+      `| ${p.name} | ${p.trial === null ? '-' : p.trial === -1 ? 'defaults' : p.trial} | ${p.tuning_quality === null ? '-' : f(p.tuning_quality)} | ${f(p.quality)} | ${f(p.defaults_quality)} | ${interval(p.delta)} | ${p.better} / ${p.worse} | ${p.verdict === 'pass' ? 'PASS' : '**FAIL**'} |`,
+      ...(p.per_type ?? []).map((t) => `| ${p.name}, its ${t.type} questions (${t.queries}) | | | ${f(t.quality)} | ${f(t.defaults_quality)} | ${interval(t.delta)} | ${t.better} / ${t.worse} | ${t.passed === null ? `overall only (${t.queries} < ${v.min_type_questions} questions)` : t.passed ? 'pass' : '**fail**'} |`),
+    ]),
+    ...v.profiles.filter((p) => p.note).flatMap((p) => ['', `${p.name}: ${p.note}.`]),
   ]
 }
 

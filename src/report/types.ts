@@ -1,6 +1,7 @@
 import type {HoldoutReport} from '../search/holdout.js'
 import type {FrontTrialRecord} from '../search/analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
+import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
@@ -160,8 +161,14 @@ export interface RetrievalSearchResult {
    * profiles differ between runs; "cost_model": the engine's declared deterministic cost).
    */
   engine?: {name: string; file: string; latency: 'measured' | 'cost_model'}
-  /** With a split: the front's and profiles' configurations on the held-out conversations. */
+  /** With a split: the front's and profiles' configurations (and the defaults, trial -1) on the held-out conversations. */
   holdout?: HoldoutReport
+  /**
+   * kt's own engine with a split: every deployable profile (retrieval-<domain>, retrieval-routed)
+   * against the defaults on the held-out conversations, paired over questions, with the interval
+   * and the non-inferiority verdict Phase 6 writes into the profile.
+   */
+  validation?: HoldoutValidation
   /** Timings: moved to report.timing.retrieval_latency_check by the runner (never kept here). */
   latency_check?: FrontLatencyReport
 }
@@ -203,27 +210,6 @@ export interface ValidationResult {
   leakage_flagged: Array<{dataset: string; signal: string; dependence: number | null}>
   /** Why the verdict is not a pass although no criterion failed (e.g. nothing to validate on), or why a leak fails it. */
   note?: string
-  /** The retrieval study's profiles on the plan's held-out memory dataset (retrieval.holdout), each against the engine's defaults. */
-  retrieval?: RetrievalValidation
-}
-
-/** Retrieval profiles on held-out memory data: quality against the engine's defaults on the same queries. */
-export interface RetrievalValidation {
-  dataset: string
-  metric: string
-  queries: number
-  defaults_quality: number
-  /** Set when nothing could be validated (then profiles is empty). */
-  note?: string
-  profiles: Array<{
-    name: string
-    quality: number
-    p99_ms: number | null
-    /** quality minus the defaults' quality, paired over queries, with a bootstrap interval. */
-    delta: {kind: 'absolute'; unit: string; value: number; low: number | null; high: number | null; confidence: number}
-    criteria: Array<{id: string; description: string; metric: string; op: string; threshold: number; value: number | null; passed: boolean; dataset: string}>
-    passed: boolean
-  }>
 }
 
 export interface DeployResult {

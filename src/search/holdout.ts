@@ -13,6 +13,8 @@ export interface HoldoutSide {
   readonly objective: Objective
   /** One line: which conversations were tuned on and which were held out. */
   readonly description: string
+  /** The engine's defaults (trial -1) with their tuning metrics, scored on the held-out side too: what a profile replaces. */
+  readonly defaults?: {readonly config: Config; readonly metrics: Readonly<Record<string, number>> | null}
 }
 
 /** One configuration, scored on both parts. */
@@ -76,9 +78,13 @@ export async function evaluateHoldout(analysis: StudyAnalysis, side: HoldoutSide
   const items: HoldoutItem[] = [
     ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs}})),
     ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: p.metrics})),
+    ...(side.defaults ? [{trial: DEFAULTS_TRIAL_ID, config: side.defaults.config, role: 'defaults', metrics: side.defaults.metrics}] : []),
   ]
   return evaluateHoldoutItems(items, side, seed, names)
 }
+
+/** The trial id the engine's defaults carry in held-out tables (no real trial has it). */
+export const DEFAULTS_TRIAL_ID = -1
 
 /** Lines for the console: tuning and held-out quality side by side. */
 export function holdoutLines(report: HoldoutReport): string[] {
@@ -86,7 +92,7 @@ export function holdoutLines(report: HoldoutReport): string[] {
   for (const r of report.rows) {
     const h = r.holdout
     lines.push(
-      `  #${String(r.trial).padEnd(6)} ${r.tuning.quality.toFixed(4).padEnd(16)} ${h ? h.quality.toFixed(4).padEnd(18) : 'failed'.padEnd(18)} ${r.gap === null ? '-'.padEnd(8) : `${r.gap >= 0 ? '+' : ''}${r.gap.toFixed(4)}`.padEnd(8)} ${h ? `${h.p99_ms.toFixed(3)} ms`.padEnd(16) : '-'.padEnd(16)} ${r.roles.join(', ')}${r.error ? ` (${r.error})` : ''}`,
+      `  ${(r.trial === DEFAULTS_TRIAL_ID ? 'dflt' : `#${r.trial}`).padEnd(7)} ${r.tuning.quality.toFixed(4).padEnd(16)} ${h ? h.quality.toFixed(4).padEnd(18) : 'failed'.padEnd(18)} ${r.gap === null ? '-'.padEnd(8) : `${r.gap >= 0 ? '+' : ''}${r.gap.toFixed(4)}`.padEnd(8)} ${h ? `${h.p99_ms.toFixed(3)} ms`.padEnd(16) : '-'.padEnd(16)} ${r.roles.join(', ')}${r.error ? ` (${r.error})` : ''}`,
     )
   }
   return lines

@@ -5,10 +5,11 @@
  * 1. load: C clients (16), T tenants (100), each query a choose plus a feedback, for a bounded time
  *    and count: queries/s (target >= 5,000) and per-request latency p99 (target <= 5 ms).
  * 2. rerank: one client alternates POST /noop and POST /rerank with the same 50-candidate body
- *    (JSON with 6 decimals, JSON with full-precision doubles, then float64 rows), cycling through
- *    RERANK_BODIES different candidate sets so that nothing data-dependent can learn a repeated
- *    request; the difference of the medians is the endpoint's cost beyond HTTP (target <= 50 µs per
- *    50-candidate request). `--only rerank` runs this part alone (rerankServeBench).
+ *    (JSON with 6 decimals, JSON with full-precision doubles, then float64 rows), new candidates
+ *    for every request (drawn before the clock starts): nothing data-dependent can learn a repeated
+ *    request, and V8's number-to-string cache cannot print repeated scores for free; the
+ *    difference of the medians is the endpoint's cost beyond HTTP (target <= 50 µs per 50-candidate
+ *    request). `--only rerank` runs this part alone (runRerankServeBench).
  * 3. flood: F (10,000) idle connections held open while the load runs again: the server must
  *    keep serving (queries/s and p99 reported) and answer connections over its limit with 503.
  * 4. bad input during load: each kind of bad request gets its 4xx JSON error; the server lives.
@@ -40,7 +41,7 @@ export const RERANK_CANDIDATES = 50
 export const RERANK_FEATURES = 46
 export const RERANK_TREES = 100
 export const RERANK_DEPTH = 6
-/** Different 50-candidate sets the rerank timing cycles through. */
+/** Different 50-candidate sets the in-process scoring time cycles through (the HTTP timing draws new ones for every request). */
 export const RERANK_BODIES = 64
 /** Decimals of the JSON body's features (what a client printing rounded features sends). */
 export const RERANK_JSON_DECIMALS = 6
@@ -65,8 +66,12 @@ export interface ServeBenchReport {
     tenants: number
     meets_queries_target: boolean
     meets_p99_target: boolean
-    /** Group commit during the load: flushes, events, file syncs, and the mean time one flush took (the bound: queries/s <= clients / (2 x flush time)). */
+    /** The journal during the load: flushes (one pwrite + one fdatasync each), events, and the mean time one flush took (each answer waits for at least one: queries/s <= clients / (2 x flush time)). */
     fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number; mean_flush_ms: number}
+    /** The machine's 1-minute load average just before and just after the measured load (other processes compete for the same cores). */
+    load_average_1m: {before: number; after: number}
+    /** Share of the machine's CPU (all cores) the load generator took during the load: what it took from the server. */
+    client_cpu_share: number
     /**
      * CPU time the server process and this load generator spent per query (user + system, from
      * /proc): unlike queries/s, it hardly depends on how many other processes share the cores, so
@@ -95,7 +100,7 @@ export interface RerankEndpointReport {
   features: number
   trees: number
   requests: number
-  /** Different candidate sets cycled through. */
+  /** Candidate sets: every request has new ones. */
   bodies: number
   /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference, with the kernel the server runs. */
   model_scoring_us: number
@@ -181,14 +186,16 @@ async function createTenants(port: number, count: number, spec: Record<string, u
   return ids
 }
 
-/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions, cycling through the bodies. */
-async function timeRerank(port: number, bodies: Buffer[], type: string, requests: number): Promise<RerankEndpointTiming> {
+/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions, a new body (made before the clock starts) for every pair. */
+async function timeRerank(port: number, makeBody: () => Buffer, type: string, requests: number): Promise<RerankEndpointTiming> {
   const client = new RawClient(port)
   const noop = new Float64Array(requests)
   const rerank = new Float64Array(requests)
+  let bytes = 0
   try {
     for (let i = 0; i < requests; i++) {
-      const body = bodies[i % bodies.length]
+      const body = makeBody()
+      bytes += body.length
       let a = performance.now()
       let r = await client.request('POST', '/noop', body, type)
       noop[i] = (performance.now() - a) * 1000
@@ -203,31 +210,29 @@ async function timeRerank(port: number, bodies: Buffer[], type: string, requests
   }
   const n = quantileSorted(noop.sort(), 0.5)
   const m = quantileSorted(rerank.sort(), 0.5)
-  const mean = bodies.reduce((sum, b) => sum + b.length, 0) / bodies.length
-  return {body_bytes: Math.round(mean), noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n, meets_target: m - n <= TARGET_RERANK_US}
+  return {body_bytes: Math.round(bytes / requests), noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n, meets_target: m - n <= TARGET_RERANK_US}
 }
 
 /** POST /rerank against POST /noop with 50-candidate bodies in each form, and the model's in-process share. */
 async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: number, seed: number): Promise<RerankEndpointReport> {
   const rng = new Rng(seed)
-  const sets = Array.from({length: RERANK_BODIES}, () => Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next())))
-  const rounded = sets.map((rows) => rows.map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS)))))
-  const json = await timeRerank(port, rounded.map((rows) => Buffer.from(JSON.stringify({features: rows}))), 'application/json', requests)
-  const full = await timeRerank(port, sets.map((rows) => Buffer.from(JSON.stringify({features: rows}))), 'application/json', requests)
-  const littleEndian = (rows: number[][]): Buffer => {
-    const bytes = Buffer.alloc(rows.length * RERANK_FEATURES * 8)
-    rows.flat().forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
+  const candidates = (): number[][] => Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next()))
+  const json = await timeRerank(port, () => Buffer.from(JSON.stringify({features: candidates().map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS))))})), 'application/json', requests)
+  const full = await timeRerank(port, () => Buffer.from(JSON.stringify({features: candidates()})), 'application/json', requests)
+  const littleEndian = (): Buffer => {
+    const bytes = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
+    candidates().flat().forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
     return bytes
   }
-  const binary = await timeRerank(port, sets.map(littleEndian), 'application/octet-stream', requests)
-  const flat = sets.map((rows) => Float64Array.from(rows.flat()))
+  const binary = await timeRerank(port, littleEndian, 'application/octet-stream', requests)
+  const flat = Array.from({length: RERANK_BODIES}, () => Float64Array.from(candidates().flat()))
   const wasm = new WasmEnsemble(packed)
   return {
     candidates: RERANK_CANDIDATES,
     features: RERANK_FEATURES,
     trees: RERANK_TREES,
     requests,
-    bodies: RERANK_BODIES,
+    bodies: 3 * requests,
     model_scoring_us: timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
     packed_scoring_us: timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
     json,
@@ -329,9 +334,13 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const before = await fsyncStats(port)
     const serverCpu0 = processCpuUs(server.child.pid!)
     const clientCpu0 = process.cpuUsage()
+    const loadAvg0 = loadavg()[0]
+    const wall0 = performance.now()
     const load = await runLoad({port, tenants, clients: options.clients, durationMs: options.durationMs, maxQueries: options.maxQueries, warmupMs: options.warmupMs, seed: options.seed})
     const serverCpu = processCpuUs(server.child.pid!) - serverCpu0
     const clientCpuUsage = process.cpuUsage(clientCpu0)
+    const wallUs = (performance.now() - wall0) * 1000
+    const loadAvg1 = loadavg()[0]
     const after = await fsyncStats(port)
     const batches = after.batches - before.batches
     const commits = after.commits - before.commits
@@ -379,6 +388,8 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         meets_queries_target: load.queries_per_s >= TARGET_QUERIES_PER_S,
         meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
         fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
+        load_average_1m: {before: loadAvg0, after: loadAvg1},
+        client_cpu_share: (clientCpuUsage.user + clientCpuUsage.system) / (wallUs * availableParallelism()),
         // CPU over the load phase, warm-up included, per query of the phase
         server_cpu_us_per_query: serverCpu / load.all_queries,
         client_cpu_us_per_query: (clientCpuUsage.user + clientCpuUsage.system) / load.all_queries,

@@ -16,6 +16,19 @@ export interface RawResponse {
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n')
+const CONTENT_LENGTH = /\r\ncontent-length: *(\d+)/i
+
+/** The Content-Length of a response head (0 without one); the exact lowercase spelling kt's server sends is found without a regular expression. */
+function contentLength(headers: string): number {
+  const at = headers.indexOf('\r\ncontent-length: ')
+  if (at >= 0) {
+    const from = at + 18
+    const to = headers.indexOf('\r', from)
+    return Number(to < 0 ? headers.slice(from) : headers.slice(from, to))
+  }
+  const m = CONTENT_LENGTH.exec(headers)
+  return m ? Number(m[1]) : 0
+}
 
 export class RawClient {
   private socket: Socket | undefined
@@ -48,16 +61,15 @@ export class RawClient {
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
     const end = this.buffer.indexOf(HEADER_END)
     if (end < 0 || !this.waiting) return
-    const headers = this.buffer.subarray(0, end).toString('latin1')
-    const m = /\r\ncontent-length: *(\d+)/i.exec(headers)
-    const length = m ? Number(m[1]) : 0
+    const headers = this.buffer.toString('latin1', 0, end)
+    const length = contentLength(headers)
     if (this.buffer.length < end + 4 + length) return
     const status = Number(headers.slice(9, 12))
     const body = this.buffer.subarray(end + 4, end + 4 + length)
     this.buffer = this.buffer.subarray(end + 4 + length)
     const w = this.waiting
     this.waiting = undefined
-    if (/\r\nconnection: *close/i.test(headers)) {
+    if (headers.includes('close') && /\r\nconnection: *close/i.test(headers)) {
       const s = this.socket
       this.socket = undefined
       s?.removeAllListeners('close')
@@ -74,10 +86,12 @@ export class RawClient {
     const socket = this.socket ?? this.open()
     return new Promise((resolve, reject) => {
       this.waiting = {resolve, reject}
-      const payload = body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body) : body
       const auth = this.token ? `authorization: Bearer ${this.token}\r\n` : ''
-      const head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}\r\n${auth}content-type: ${contentType}\r\ncontent-length: ${payload.length}\r\n\r\n`
-      socket.write(payload.length > 0 ? Buffer.concat([Buffer.from(head, 'latin1'), payload]) : head)
+      const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length
+      const head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}\r\n${auth}content-type: ${contentType}\r\ncontent-length: ${length}\r\n\r\n`
+      // One write per request: a string body goes out with the head as one UTF-8 string (the head is ASCII).
+      if (typeof body === 'string' || body === undefined) socket.write(body ? head + body : head)
+      else socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]))
     })
   }
 

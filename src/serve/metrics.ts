@@ -50,45 +50,45 @@ export function labelValue(value: string): string {
 }
 
 export class ServiceMetrics {
-  /** Requests by route and status code. */
-  readonly requests = new Map<string, number>()
-  readonly latency = new Map<string, Histogram>()
+  /** Per route: its latency histogram and its answers by status code (no key string built per request). */
+  private readonly routes = new Map<string, {latency: Histogram; codes: Map<number, number>}>()
   readonly commitBatch = new Histogram()
   connections = 0
   connectionsRejected = 0
 
   request(route: string, status: number, seconds: number): void {
-    const key = `route="${route}",code="${status}"`
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1)
-    let h = this.latency.get(route)
-    if (!h) this.latency.set(route, (h = new Histogram()))
-    h.observe(seconds)
+    let r = this.routes.get(route)
+    if (!r) this.routes.set(route, (r = {latency: new Histogram(), codes: new Map()}))
+    r.codes.set(status, (r.codes.get(status) ?? 0) + 1)
+    r.latency.observe(seconds)
   }
 
-  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number}; modelVersion: string | null}): string {
+  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null}): string {
     const out: string[] = []
     const family = (name: string, type: string, help: string): void => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
     }
     family('kt_http_requests_total', 'counter', 'HTTP requests by route and status code.')
-    for (const [key, n] of this.requests) out.push(`kt_http_requests_total{${key}} ${n}`)
+    for (const [route, r] of this.routes) for (const [code, n] of r.codes) out.push(`kt_http_requests_total{route="${labelValue(route)}",code="${code}"} ${n}`)
     family('kt_http_request_duration_seconds', 'histogram', 'Time from the request\'s arrival to its response, by route (durable writes included).')
-    for (const [route, h] of this.latency) out.push(...h.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
+    for (const [route, r] of this.routes) out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
     family('kt_http_connections', 'gauge', 'Open client connections.')
     out.push(`kt_http_connections ${this.connections}`)
     family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 503 because the connection limit was reached.')
     out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
     family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
     out.push(`kt_tenants_open ${extra.tenantsOpen}`)
-    family('kt_fsync_batches_total', 'counter', 'Group-commit flushes (each syncs every log written since the previous one).')
+    family('kt_fsync_batches_total', 'counter', 'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).')
     out.push(`kt_fsync_batches_total ${extra.commit.batches}`)
-    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by group commit.')
+    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by the journal.')
     out.push(`kt_fsync_commits_total ${extra.commit.commits}`)
-    family('kt_fsync_syncs_total', 'counter', 'Log file syncs issued (one per tenant log per batch).')
+    family('kt_fsync_syncs_total', 'counter', 'Journal fdatasyncs issued (one per flush).')
     out.push(`kt_fsync_syncs_total ${extra.commit.syncs}`)
-    family('kt_fsync_failures_total', 'counter', 'Log syncs that failed (their requests were answered 503 not_durable).')
+    family('kt_fsync_failures_total', 'counter', 'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).')
     out.push(`kt_fsync_failures_total ${extra.commit.failures}`)
-    family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one group-commit flush took.')
+    family('kt_journal_checkpoints_total', 'counter', 'Journal segments retired: every tenant log written since synced, the segment deleted.')
+    out.push(`kt_journal_checkpoints_total ${extra.commit.checkpoints}`)
+    family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one journal flush took (write and fdatasync).')
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
     if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)

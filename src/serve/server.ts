@@ -23,8 +23,8 @@ import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {timingSafeEqual} from 'node:crypto'
 import {endianness} from 'node:os'
-import {GroupCommit} from '../online/commit.js'
-import {OnlineError, Tenant, openTenant, type TenantSpec} from '../online/library.js'
+import type {Journal} from '../online/journal.js'
+import {OnlineError, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/load.js'
@@ -81,7 +81,8 @@ export interface RunningServer {
   readonly host: string
   readonly url: string
   readonly metrics: ServiceMetrics
-  readonly groupCommit: GroupCommit
+  /** The write-ahead journal every tenant's events go through (one fdatasync per batch). */
+  readonly journal: Journal
   /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
   close(): Promise<void>
 }
@@ -193,16 +194,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const maxConnections = options.maxConnections ?? (fdLimit === undefined ? DEFAULT_MAX_CONNECTIONS : Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_RESERVE)))
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const metrics = new ServiceMetrics()
-  const groupCommit = new GroupCommit()
-  groupCommit.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
+  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+  // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
+  const {journal, recovery} = openJournal(options.dir, {log})
+  if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
+  journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
   const reranker = new RerankerHolder(options.registry)
   const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`)
   let closing = false
 
-  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
-
   const tenantOf = (id: string): Tenant => {
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     let tenant = tenants.get(id)
     if (tenant?.failed) {
       tenant.abandon()
@@ -211,7 +214,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     if (!tenant) {
       // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
-      tenant = openTenant({dir: options.dir, tenant: id, groupCommit, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+      tenant = openTenant({dir: options.dir, tenant: id, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
     }
     return tenant
@@ -269,8 +272,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       spec.profile = loaded.profile.config
     }
     else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, groupCommit, snapshotEvery: options.snapshotEvery})
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
@@ -330,7 +334,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (path === '/metrics') {
       route.name = 'metrics'
       expect('GET')
-      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: groupCommit.stats, modelVersion: reranker.model?.version ?? null})}
+      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null})}
     }
     if (path === '/noop') {
       route.name = 'noop'
@@ -386,8 +390,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS * 3}, (req, res) => {
     const started = performance.now()
     const route = {name: 'other'}
-    const finish = (status: number, text: string, type: string, headers: Record<string, string | number> = {}): void => {
-      res.writeHead(status, {'content-type': type, 'content-length': Buffer.byteLength(text), ...headers})
+    const finish = (status: number, text: string, type: string, extra?: string[]): void => {
+      // a flat [name, value, ...] array: Node copies no object and checks each header once
+      const headers = ['content-type', type, 'content-length', String(Buffer.byteLength(text))]
+      if (extra) headers.push(...extra)
+      res.writeHead(status, headers)
       res.end(text)
       metrics.request(route.name, status, (performance.now() - started) / 1000)
     }
@@ -403,9 +410,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
         else e = new HttpError(500, 'internal', (error as Error)?.message ?? String(error))
         logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.message.slice(0, 500)})
-        const headers: Record<string, string | number> = e.retry ? {'retry-after': RETRY_AFTER_S} : {}
+        const headers = e.retry ? ['retry-after', String(RETRY_AFTER_S)] : []
         // A refused oversized body is not read to its end: close the connection after answering.
-        if (e.status === 413) headers.connection = 'close'
+        if (e.status === 413) headers.push('connection', 'close')
         finish(e.status, jsonError(e.code, e.message, e.retry), 'application/json', headers)
         if (e.status === 413) res.on('finish', () => req.socket.destroy())
       },
@@ -459,7 +466,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     host,
     url: `http://${shownHost}:${port}`,
     metrics,
-    groupCommit,
+    journal,
     async close() {
       closing = true
       await new Promise<void>((resolve) => {
@@ -471,6 +478,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else await tenant.close()
       }
       tenants.clear()
+      await journal.close()
     },
   }
 }

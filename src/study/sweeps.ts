@@ -14,7 +14,9 @@ import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
-import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile} from '../deploy/profile.js'
+import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile, type ProfileValidation} from '../deploy/profile.js'
+import {splitDataset, type SplitSpec} from '../data/conversations/split.js'
+import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
 import {openStorage} from './storage.js'
@@ -90,6 +92,8 @@ export interface RoutedSweepOptions {
   readonly timeoutMs?: number
   readonly out?: string
   readonly log?: (line: string) => void
+  /** Tune on one part of the conversations only (the other is for held-out validation). */
+  readonly split?: SplitSpec
 }
 
 export interface RoutedSweepResult {
@@ -108,7 +112,7 @@ export interface RoutedSweepResult {
  */
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
   const {retrievalObjectives} = await import('../eval/retrieval-objective.js')
-  const objectives = retrievalObjectives({data: options.data, metric: options.metric})
+  const objectives = retrievalObjectives({data: options.data, metric: options.metric, split: options.split})
   const store = await openStorage(options.storage)
   const studies: string[] = []
   let baseTrials: Parameters<typeof analyzeStudy>[0] = []
@@ -144,9 +148,31 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
     for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
     const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
     const files = analysis?.files ?? []
+    let holdout: Parameters<typeof routedProfile>[5]
+    if (options.split) {
+      // tuned on part of the conversations: the routed profile and the base study's domain profiles
+      // against the defaults on the others (the verdict kt deploy reads)
+      const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines} = await import('../eval/holdout-validation.js')
+      const {describeSplit} = await import('../data/conversations/split.js')
+      const {evalQuality} = await import('../eval/profile.js')
+      const loaded = loadMemoryDataset(options.data)
+      const m = options.metric ?? DEFAULT_TUNING_METRIC
+      const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
+      const v = validateOnHoldout(splitDataset(loaded, options.split, 'holdout'), [
+        {name: 'routed', trial: null, config: base, overrides: routed.overrides, tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m)},
+      ], {...DEFAULT_HOLDOUT_SETTINGS, metric: m}, describeSplit(loaded, options.split))
+      for (const line of holdoutValidationLines(v)) options.log?.(line)
+      holdout = {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
+      if (analysis) {
+        const {validateRetrievalStudy} = await import('./retrieval-validation.js')
+        const checked = validateRetrievalStudy({analysis, data: options.data, split: options.split, metric: options.metric, study: `${options.studyPrefix}-all`, out: options.out})
+        for (const line of checked.lines) options.log?.(line)
+        files.push(...checked.files)
+      }
+    }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
-      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric)
+      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric, options.split, holdout)
       writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }
@@ -158,10 +184,18 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
 }
 
 /**
- * The routed profile of per-type sweeps as a kt profile (kind routed). It is not validated: the
- * sweeps measured it on the data they tuned on, so `kt deploy` refuses it without --force.
+ * The routed profile of per-type sweeps as a kt profile (kind routed), with the quality it has on
+ * the data the sweeps tuned on (with a split, their tuning conversations). Without `validation`
+ * (its held-out check) it is not validated, so `kt deploy` refuses it without --force.
  */
-export async function routedProfile(routed: RoutedProfile, studyPrefix: string, data: string, metric: string | undefined): Promise<Profile> {
+export async function routedProfile(
+  routed: RoutedProfile,
+  studyPrefix: string,
+  data: string,
+  metric: string | undefined,
+  split?: SplitSpec,
+  holdout?: {readonly validation: ProfileValidation; readonly metrics: Record<string, number | null>},
+): Promise<Profile> {
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const base = Object.fromEntries(Object.entries({...defaults, ...routed.base}).filter(([k]) => k in defaults))
   const sourceRun = RUN_ID_PATTERN.test(studyPrefix) ? studyPrefix : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
@@ -171,7 +205,15 @@ export async function routedProfile(routed: RoutedProfile, studyPrefix: string, 
     kind: 'routed', space: RETRIEVAL_SPACE, name: 'routed', config: base, overrides: routed.overrides, sourceRun,
     routing: {min_gain: routed.min_gain, per_type: routed.per_type.map((t) => ({...t}))},
     // what kt eval --profile gives on the same data (base plus overrides, every scored question)
-    metrics: {[`${m}_on_${basename(data).replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)]: await evalQuality(data, base, routed.overrides, m)},
-    validation: notValidated('kt search measured it on the data it tuned on; validate it on held-out data before deploying'),
+    metrics: {
+      [tuningMetricKey(m, data)]: await evalQuality(split ? splitDataset(loadMemoryDataset(data), split, 'train') : data, base, routed.overrides, m),
+      ...holdout?.metrics,
+    },
+    validation: holdout?.validation ?? notValidated('kt search measured it on the data it tuned on; validate it on held-out data (--split) before deploying'),
   })
+}
+
+/** The metric key a retrieval profile records its tuning quality under: `<metric>_on_<data file stem>`. */
+export function tuningMetricKey(metric: string, data: string): string {
+  return `${metric}_on_${basename(data).replace(/\.[a-z]+$/i, '')}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
 }

@@ -64,7 +64,10 @@ describe('a study run from two different folders', () => {
     expect(profiles).toContain('retrieval-routed.json')
     expect(readdirSync(join(base, folders[1], 'out', 'profiles')).sort()).toEqual(profiles)
     for (const p of profiles) expect(read(folders[1], `profiles/${p}`), p).toBe(read(folders[0], `profiles/${p}`))
-    expect(Object.keys(JSON.parse(read(folders[0], 'profiles/retrieval-routed.json')).metrics)).toEqual(['recall@10_on_memory_small'])
+    // the default plan holds out half of the conversations: tuning and held-out figures, no folder in any key
+    expect(Object.keys(JSON.parse(read(folders[0], 'profiles/retrieval-routed.json')).metrics)).toEqual([
+      'recall@10_tuning', 'recall@10_holdout', 'recall@10_holdout_defaults', 'recall@10_holdout_delta', 'recall@10_holdout_delta_ci_low', 'recall@10_holdout_delta_ci_high', 'holdout_queries',
+    ])
   })
 
   it('names no absolute path of its folder in any report or profile', () => {

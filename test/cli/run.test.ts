@@ -154,6 +154,10 @@ describe('kt run: the retrieval study in Phase 4', () => {
     for (const p of d.domain) for (const f of p.files) expect(existsSync(join(dir, 'b', f)), f).toBe(true)
     const routed = JSON.parse(readFileSync(join(dir, 'b', d.routed), 'utf8'))
     expect(Object.keys(routed.overrides).sort()).toEqual([...d.overridden_types].sort())
+    // the default plan holds out half of the conversations: every retrieval profile has a verdict the gate reads
+    expect(r.validation.split).toMatch(/held out 1 \(synth-7-\d\)/)
+    for (const p of [...d.domain.map((x: {verdict: string}) => x.verdict), d.routed_verdict]) expect(['pass', 'fail']).toContain(p)
+    expect(routed.validation.criteria[0]).toMatchObject({id: 'holdout-noninferior', metric: 'recall@10_delta_ci_low', dataset: 'holdout'})
     expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toContain('retrieval-front')
   })
 })
@@ -203,12 +207,26 @@ describe('plans and deploys that would mislead', () => {
     expect(index.events.at(-1)).toMatchObject({action: 'deploy', forced: true, reason: 'CI test'})
   })
 
-  it('refuses the retrieval profiles a run could not validate, as the help example says', () => {
-    const file = join(dir, 'b', 'profiles', 'retrieval-high-throughput.json')
-    const r = kt(['deploy', file, '--target', join(dir, 'dep-r')])
+  it('deploys or refuses each retrieval profile by its held-out verdict, and refuses them all when the plan holds nothing out', () => {
+    const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
+    const d = report.phases.deploy.retrieval
+    for (const [name, verdict] of [...d.domain.map((x: {name: string; verdict: string}) => [x.name, x.verdict]), ['retrieval-routed', d.routed_verdict]]) {
+      const r = kt(['deploy', join(dir, 'b', 'profiles', `${name}.json`), '--target', join(dir, `dep-${name}`)])
+      expect(r.status, `${name} ${verdict} ${r.stderr}`).toBe(verdict === 'pass' ? 0 : 1)
+      if (verdict !== 'pass') expect(r.stderr).toMatch(/its run failed validation: holdout-noninferior/)
+    }
+    // without retrieval.split kt tunes on all of retrieval.data: nothing is validated, the gate refuses
+    const p = JSON.parse(readFileSync(join(__dirname, '../../phases/plan.default.json'), 'utf8'))
+    for (const k of ['tune'] as const) p.datasets[k] = join(__dirname, '../../phases', p.datasets[k])
+    p.datasets.holdout = p.datasets.holdout.map((h: string) => join(__dirname, '../../phases', h))
+    p.retrieval = {...p.retrieval, data: join(__dirname, '../../fixtures/memory_small.json'), budget: 2}
+    delete p.retrieval.split
+    const run = kt(['run', '--plan', write('no-split.json', p), '--out', join(dir, 'no-split'), '--json'])
+    expect([0, 1], run.stderr).toContain(run.status)
+    const r = kt(['deploy', join(dir, 'no-split', 'profiles', 'retrieval-high-throughput.json'), '--target', join(dir, 'dep-r')])
     expect(r.status).toBe(1)
-    expect(r.stderr).toMatch(/deploy refused: .*\(retrieval profile retrieval-high-throughput\): it has no validation/)
-    const routed = kt(['deploy', join(dir, 'b', 'profiles', 'retrieval-routed.json'), '--target', join(dir, 'dep-r')])
+    expect(r.stderr).toMatch(/deploy refused: .*\(retrieval profile retrieval-high-throughput\): it has no validation \(the retrieval study tuned on all of .*memory_small\.json and has no held-out conversations to validate on \(set retrieval\.split in the plan\)\)/)
+    const routed = kt(['deploy', join(dir, 'no-split', 'profiles', 'retrieval-routed.json'), '--target', join(dir, 'dep-r')])
     expect(routed.status).toBe(1)
     expect(routed.stderr).toMatch(/\(routed profile retrieval-routed\): it has no validation/)
   })
@@ -235,27 +253,33 @@ describe('plans and deploys that would mislead', () => {
     expect(readFileSync(join(dir, 'leak', 'report.md'), 'utf8')).not.toMatch(/all acceptance criteria pass/)
   })
 
-  it('round-trips: the quality the study recorded for each retrieval profile is what kt eval --profile gives on the same data', async () => {
+  it('round-trips: the quality the study recorded for each retrieval profile, on the tuning and on the held-out conversations, is what kt eval --profile gives there', async () => {
     const {loadRetrievalProfile} = await import('../../src/eval/profile.js')
     const {runEvaluation} = await import('../../src/eval/harness.js')
     const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+    const {parseSplit, splitDataset, splitIds} = await import('../../src/data/conversations/split.js')
     const data = join(__dirname, '../../fixtures/memory_small.json')
     const dataset = loadMemoryDataset(data)
+    // the default plan's split, seeded with the run's seed
+    const split = parseSplit('conversations:0.5', 42)
+    const parts = {tuning: splitDataset(dataset, split, 'train'), holdout: splitDataset(dataset, split, 'holdout')}
     const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
     const files = [...report.phases.deploy.retrieval.domain.map((d: {files: string[]}) => d.files[2]), report.phases.deploy.retrieval.routed]
     expect(files).toHaveLength(4)
     for (const f of files) {
       const p = loadRetrievalProfile(join(dir, 'b', f))
-      const recorded = p.loaded.profile.metrics['recall@10_on_memory_small']
-      expect(recorded, f).toBeTypeOf('number')
-      // what the eval command computes (src/commands/eval.ts)
-      expect(runEvaluation(dataset, p.config, {engine: {overrides: p.overrides}}).engine.overall['recall@10'], f).toBe(recorded)
+      for (const [part, ds] of Object.entries(parts)) {
+        const recorded = p.loaded.profile.metrics[`recall@10_${part}`]
+        expect(recorded, `${f} ${part}`).toBeTypeOf('number')
+        // what the eval command computes (src/commands/eval.ts)
+        expect(runEvaluation(ds, p.config, {engine: {overrides: p.overrides}}).engine.overall['recall@10'], `${f} ${part}`).toBe(recorded)
+      }
     }
-    // and through the CLI for the routed profile (once read as the defaults)
+    // and through the CLI for the routed profile (once read as the defaults), on the held-out conversation
     const routed = join(dir, 'b', report.phases.deploy.retrieval.routed)
-    const r = kt(['eval', '--data', data, '--profile', routed, '--json'])
+    const r = kt(['eval', '--data', data, '--conversation', splitIds(dataset, split).holdout.join(','), '--profile', routed, '--json'])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout).engine.overall['recall@10']).toBe(JSON.parse(readFileSync(routed, 'utf8')).metrics['recall@10_on_memory_small'])
+    expect(JSON.parse(r.stdout).engine.overall['recall@10']).toBe(JSON.parse(readFileSync(routed, 'utf8')).metrics['recall@10_holdout'])
   })
 
   it('keeps the optimum within the plan token-budget criterion on the tuning set', () => {

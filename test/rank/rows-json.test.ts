@@ -34,22 +34,30 @@ function wasmReader(width: number): WasmEnsemble {
 }
 
 let accepted = 0
-/** The JS reader and the WebAssembly reader agree exactly (rows, values, or both fall back), and what they accept JSON.parse reads alike. */
+let acceptedWasmOnly = 0
+/**
+ * What a reader accepts, JSON.parse reads alike: the JS reader, and the WebAssembly reader, which
+ * accepts everything the JS reader does (with the same values) and more (up to 19 digits, by
+ * Eisel-Lemire).
+ */
 function check(text: string, width: number, capacity = 10_000): void {
   const out = new Float64Array(capacity)
   const bytes = Buffer.from(text, 'utf8')
   const rows = readFeatureRows(bytes, width, out)
   const wasm = wasmReader(width)
   const wasmRows = wasm.readJsonRows(bytes, Math.floor(capacity / width))
-  expect(wasmRows, `wasm reader vs JS reader on ${text.slice(0, 200)}`).toBe(rows)
-  if (rows === FALLBACK) return // the caller parses it with JSON.parse: same answer by construction
-  const wasmOut = wasm.input(rows)
-  for (let i = 0; i < rows * width; i++) if (!Object.is(wasmOut[i], out[i])) expect({i, text: text.slice(0, 300), wasm: wasmOut[i]}).toEqual({i, text: text.slice(0, 300), wasm: out[i]})
-  accepted++
+  if (rows !== FALLBACK) expect(wasmRows, `wasm reader vs JS reader on ${text.slice(0, 200)}`).toBe(rows)
+  if (wasmRows === FALLBACK) return // the caller parses it with JSON.parse: same answer by construction
   const expected = viaJsonParse(text, width)
-  expect(expected, `fast path accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
-  expect(rows * width).toBe(expected!.length)
-  for (let i = 0; i < expected!.length; i++) if (!Object.is(out[i], expected![i])) expect({i, text: text.slice(0, 300), fast: out[i]}).toEqual({i, text: text.slice(0, 300), fast: expected![i]})
+  expect(expected, `a reader accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
+  expect(wasmRows * width).toBe(expected!.length)
+  const wasmOut = wasm.input(wasmRows)
+  for (let i = 0; i < expected!.length; i++) {
+    if (!Object.is(wasmOut[i], expected![i])) expect({i, text: text.slice(0, 300), wasm: wasmOut[i]}).toEqual({i, text: text.slice(0, 300), wasm: expected![i]})
+    if (rows !== FALLBACK && !Object.is(out[i], expected![i])) expect({i, text: text.slice(0, 300), js: out[i]}).toEqual({i, text: text.slice(0, 300), js: expected![i]})
+  }
+  if (rows === FALLBACK) acceptedWasmOnly++
+  else accepted++
 }
 
 const ws = fc.constantFrom('', ' ', '\n', '\t', '\r\n  ')
@@ -73,8 +81,9 @@ describe('readFeatureRows', () => {
       }),
       {numRuns: 1500, seed: 42},
     )
-    // the property must exercise the fast path, not only the fallback
+    // the property must exercise the fast paths, not only the fallback
     expect(accepted).toBeGreaterThan(300)
+    expect(acceptedWasmOnly).toBeGreaterThan(100)
   })
 
   it('never accepts a body JSON.parse refuses or reads differently (random corruptions)', () => {
@@ -87,6 +96,19 @@ describe('readFeatureRows', () => {
       {numRuns: 2000, seed: 42},
     )
     expect(accepted).toBeGreaterThan(100)
+  })
+
+  it('reads full-precision doubles (shortest round-trip, up to 17 digits, any exponent) exactly like JSON.parse in the WebAssembly reader', () => {
+    acceptedWasmOnly = 0
+    const anyDouble = fc.double({noNaN: true, noDefaultInfinity: true}).map((v) => String(v))
+    const digitString = fc.tuple(fc.stringMatching(/^[1-9]\d{0,18}$/), fc.integer({min: -360, max: 330})).map(([d, e]) => `${d}e${e}`)
+    fc.assert(
+      fc.property(fc.array(fc.oneof(anyDouble, digitString, fc.constantFrom('9007199254740993', '2.2250738585072014e-308', '1.7976931348623157e308', '4.9e-324', '1e23', '0.30000000000000004', '4503599627370496.5')), {minLength: 12, maxLength: 12}), (numbers) => {
+        check(`{"features":[[${numbers.slice(0, 4).join(',')}],[${numbers.slice(4, 8).join(',')}],[${numbers.slice(8).join(',')}]]}`, 4)
+      }),
+      {numRuns: 3000, seed: 42},
+    )
+    expect(acceptedWasmOnly).toBeGreaterThan(300)
   })
 
   it('reads the common form exactly and falls back on everything outside it', () => {

@@ -15,7 +15,7 @@ export default class OnlineInit extends KtCommand {
     },
     {
       description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile.',
-      command: '<%= config.bin %> online init --tenant fin --profile reports/seed42-plan9b926bf7b784/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
+      command: '<%= config.bin %> online init --tenant fin --profile reports/seed42-plan226273690f7b/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
     },
   ]
 

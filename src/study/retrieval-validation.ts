@@ -1,0 +1,70 @@
+/**
+ * `kt search --objective retrieval --split`: the study's domain profiles validated against the
+ * engine's defaults on the held-out conversations (src/eval/holdout-validation.ts, the test Phase 6
+ * of `kt run` uses), and, with --out, each written as a deployable kt profile
+ * (`profiles/<name>.json`, `.env`, `.sh`) carrying its verdict, which `kt deploy` reads.
+ */
+import {join} from 'node:path'
+import {loadMemoryDataset} from '../data/conversations/index.js'
+import {makeProfile, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} from '../deploy/profile.js'
+import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
+import {DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, validateOnHoldout, type HoldoutValidation} from '../eval/holdout-validation.js'
+import {describeSplit, splitDataset, type SplitSpec} from '../data/conversations/split.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
+import type {StudyAnalysis} from '../search/analysis.js'
+import {defaultConfig} from '../space/index.js'
+import {writeFileAtomic} from '../util/fs.js'
+
+export interface RetrievalStudyValidation {
+  readonly validation: HoldoutValidation
+  readonly lines: string[]
+  readonly files: string[]
+}
+
+/** A study's run id for its profiles' source_run. */
+export function studySourceRun(study: string): string {
+  return RUN_ID_PATTERN.test(study) ? study : `study-${study.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+}
+
+/**
+ * Validates the domain profiles of a retrieval study tuned on the `train` part of `data` under
+ * `split`, and writes them as kt profiles to `out/profiles/` when `out` is given.
+ */
+export function validateRetrievalStudy(options: {
+  readonly analysis: StudyAnalysis
+  readonly data: string
+  readonly split: SplitSpec
+  readonly metric?: string
+  readonly margin?: number
+  readonly study: string
+  readonly out?: string
+}): RetrievalStudyValidation {
+  const metric = options.metric ?? DEFAULT_TUNING_METRIC
+  const loaded = loadMemoryDataset(options.data)
+  const chosen = options.analysis.profiles.filter((p) => p.config !== null)
+  const validation = validateOnHoldout(
+    splitDataset(loaded, options.split, 'holdout'),
+    chosen.map((p) => ({name: p.profile, trial: p.trialId, config: p.config!, tuning_quality: p.metrics?.quality ?? null})),
+    {...DEFAULT_HOLDOUT_SETTINGS, metric, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
+    describeSplit(loaded, options.split),
+  )
+  const files: string[] = []
+  if (options.out) {
+    const defaults = defaultConfig(RETRIEVAL_SPACE)
+    for (const p of chosen) {
+      const profile = makeProfile({
+        kind: 'retrieval', space: RETRIEVAL_SPACE, name: p.profile, description: p.description, notes: p.rationale, sourceRun: studySourceRun(options.study),
+        config: Object.fromEntries(Object.entries({...defaults, ...p.config}).filter(([k]) => k in defaults)),
+        metrics: {trial: p.trialId, [`${metric}_tuning`]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...holdoutMetrics(validation, p.profile)},
+        validation: holdoutProfileValidation(validation, p.profile)!,
+      })
+      for (const [ext, text, mode] of [['json', profileJson(profile)], ['env', renderEnvFile(profile)], ['sh', renderShellScript(profile), 0o755]] as const) {
+        const file = join(options.out, 'profiles', `${p.profile}.${ext}`)
+        writeFileAtomic(file, text, mode)
+        files.push(file)
+      }
+    }
+  }
+  const lines = [...holdoutValidationLines(validation), ...(files.length ? [`wrote ${files.length / 3} profiles to ${join(options.out!, 'profiles')} (kt deploy refuses those whose verdict is fail)`] : [])]
+  return {validation, lines, files}
+}
