@@ -294,7 +294,6 @@ function readerBody(): number[] {
     ...get(V.mant), ...get(P.pow), ...get(V.k), ...i32(3), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW10_INT_OFFSET), op.i64Mul, ...get(V.x), op.i64Add, ...set(V.mant),
     ...get(P.i), ...get(V.k), op.i32Add, ...set(P.i),
     ...(fraction ? [...get(V.exp), ...get(V.k), op.i32Sub, ...set(V.exp)] : []),
-    ...failIf([...get(V.digits), ...i32(MAX_DIGITS_U64), op.i32GtS]),
     ...get(V.k), ...i32(8), op.i32Eq, op.brIf, 0,
     op.end, op.end,
     ...loadC,
@@ -377,6 +376,8 @@ function readerBody(): number[] {
     op.end, op.end,
     ...get(V.exp), ...i32(0), ...get(V.e), op.i32Sub, ...get(V.e), ...get(V.eneg), op.select, op.i32Add, ...set(V.exp),
     op.end,
+    // more digits than a u64 holds: mant has wrapped, and there is no fast path anyway
+    ...failIf([...get(V.digits), ...i32(MAX_DIGITS_U64), op.i32GtS]),
     ...get(V.mant), op.i64Eqz, op.if, EMPTY_BLOCK,
     op.f64Const, ...f64Bytes(0), ...set(V.value),
     op.else,
