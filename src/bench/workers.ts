@@ -8,13 +8,14 @@
  * the trials finished over the time from that start to the last finish (the store's timestamps).
  */
 import {spawn} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {freePort, startServer, type PgServer} from '../db/server.js'
 import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
+import type {WorkerTiming} from '../study/runner.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
 export const THROUGHPUT_TARGET = 0.9
@@ -41,6 +42,65 @@ export interface WorkersRow {
   readonly share_of_ideal: number
   readonly optuna_per_s: number | null
   readonly takeovers: number
+  /** Where the time went, per trial (see Mechanism). */
+  readonly mechanism: Mechanism | null
+}
+
+/**
+ * Where the worker processes' time went in one configuration, from each process's own account
+ * (src/study/runner.ts WorkerTiming) and the server's CPU (/proc): per trial finished, and as
+ * shares of the processes' wall time.
+ */
+export interface Mechanism {
+  /** Worker process CPU per trial (all processes, all threads), ms. */
+  readonly worker_cpu_ms_per_trial: number
+  /** Of it, the optimiser replicas' replay, tell and ask (all processes), ms. */
+  readonly optimizer_ms_per_trial: number
+  /** PostgreSQL server CPU per trial (all backends), ms; null when the server was not started here. */
+  readonly server_cpu_ms_per_trial: number | null
+  /** Statements sent per trial (all processes). */
+  readonly round_trips_per_trial: number
+  /** Mean time of one locked section (queueing, lock wait, replay, ask, commit), and of the study lock's wait and hold, ms. */
+  readonly section_ms: number
+  readonly lock_wait_ms: number
+  readonly lock_held_ms: number
+  /** Shares of the processes' wall time: evaluating, in sections, waiting for work. */
+  readonly evaluating_share: number
+  readonly section_share: number
+  readonly waiting_share: number
+}
+
+/** Linux clock ticks per second of /proc/PID/stat times (sysconf(_SC_CLK_TCK), 100 on Linux). */
+const CLOCK_TICKS_PER_S = 100
+
+/** CPU time (ms) a PostgreSQL server has used: the postmaster, its reaped children and its live ones (/proc). */
+export function serverCpuMs(dataDir: string): number | null {
+  try {
+    const pidFile = join(dataDir, 'postmaster.pid')
+    if (!existsSync(pidFile) || !existsSync('/proc/self/stat')) return null
+    const master = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+    const fields = (pid: string): string[] | undefined => {
+      try {
+        const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        // fields after the command name (which may hold spaces), numbered from field 3
+        return text.slice(text.lastIndexOf(')') + 2).split(' ')
+      } catch {
+        return undefined
+      }
+    }
+    const own = fields(String(master))
+    if (!own) return null
+    // utime, stime, cutime, cstime are fields 14-17 (index 11-14 from field 3)
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      const f = fields(pid)
+      if (f && Number(f[1]) === master) ticks += Number(f[11]) + Number(f[12])
+    }
+    return (ticks * 1000) / CLOCK_TICKS_PER_S
+  } catch {
+    return null
+  }
 }
 
 export interface WorkersBench {
@@ -58,13 +118,13 @@ export interface WorkersBench {
 /** Worker processes of the run, stopped with it on a signal. */
 const children = new Set<import('node:child_process').ChildProcess>()
 
-function runWorkers(url: string, study: string, processes: number, startAt: number): Promise<void> {
-  const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_BENCH_START_AT: String(startAt)}
-  delete env.NODE_ENV
+function runWorkers(url: string, study: string, processes: number, startAt: number, statsDir: string): Promise<void> {
   const runs = Array.from(
     {length: processes},
-    () =>
+    (_, i) =>
       new Promise<void>((resolve, reject) => {
+        const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_BENCH_START_AT: String(startAt), KT_BENCH_STATS_FILE: join(statsDir, `${study}-${i}.json`)}
+        delete env.NODE_ENV
         const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']})
         children.add(child)
         let err = ''
@@ -76,18 +136,52 @@ function runWorkers(url: string, study: string, processes: number, startAt: numb
   return Promise.all(runs).then(() => undefined)
 }
 
-async function measure(url: string, study: string, processes: number, trials: number, delayMs: number): Promise<{seconds: number; takeovers: number}> {
+async function measure(
+  url: string,
+  study: string,
+  processes: number,
+  trials: number,
+  delayMs: number,
+  statsDir: string,
+  dataDir: string | undefined,
+): Promise<{seconds: number; takeovers: number; mechanism: Mechanism | null}> {
   await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
   const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
-  await runWorkers(url, study, processes, startAt)
+  const server0 = dataDir ? serverCpuMs(dataDir) : null
+  await runWorkers(url, study, processes, startAt, statsDir)
+  const server1 = dataDir ? serverCpuMs(dataDir) : null
   const storage = await openStorage(url, {readonly: true})
   try {
     const rows = await storage.trials(study)
     const last = Math.max(...rows.map((r) => Date.parse(r.finishedAt ?? '')))
     if (rows.length !== trials || rows.some((r) => r.status !== 'ok')) throw new Error(`bench study ${study}: expected ${trials} finished trials, got ${rows.filter((r) => r.status === 'ok').length}`)
-    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length}
+    const timings: WorkerTiming[] = []
+    for (let i = 0; i < processes; i++) {
+      const file = join(statsDir, `${study}-${i}.json`)
+      if (existsSync(file)) timings.push(JSON.parse(readFileSync(file, 'utf8')) as WorkerTiming)
+    }
+    const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null
+    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs) : null}
   } finally {
     await storage.close()
+  }
+}
+
+function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null): Mechanism {
+  const sum = (f: (t: WorkerTiming) => number): number => timings.reduce((s, t) => s + f(t), 0)
+  const wall = sum((t) => t.wallMs)
+  const sections = Math.max(1, sum((t) => t.sections))
+  return {
+    worker_cpu_ms_per_trial: sum((t) => t.cpuMs) / trials,
+    optimizer_ms_per_trial: sum((t) => t.optimizerMs) / trials,
+    server_cpu_ms_per_trial: serverMs === null ? null : serverMs / trials,
+    round_trips_per_trial: sum((t) => t.coordination?.roundTrips ?? 0) / trials,
+    section_ms: sum((t) => t.sectionMs) / sections,
+    lock_wait_ms: sum((t) => t.coordination?.lockWaitMs ?? 0) / sections,
+    lock_held_ms: sum((t) => t.coordination?.lockHeldMs ?? 0) / sections,
+    evaluating_share: sum((t) => t.evaluateMs) / wall,
+    section_share: sum((t) => t.sectionMs) / wall,
+    waiting_share: sum((t) => t.waitMs) / wall,
   }
 }
 
@@ -96,6 +190,7 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
   let base: string | undefined
   let url = options.storage
   let serverName = 'given'
+  let statsDir = ''
   // Ctrl-C or a timeout's SIGTERM must not leave the run's server behind (finally does not run on a signal)
   const onSignal = (signal: NodeJS.Signals): void => {
     for (const child of children) child.kill('SIGKILL')
@@ -117,17 +212,18 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
       serverName = `${server.bin.source.split(' ')[0]}, started for this run, fsync on`
     }
     const tag = Date.now().toString(36)
+    statsDir = mkdtempSync(join(tmpdir(), 'kt-bench-stats-'))
     const rows: WorkersRow[] = []
     for (const n of options.counts) {
       const trials = options.trialsPerProcess * n
       options.log(`  ${n} worker process${n > 1 ? 'es' : ''}: ${trials} trials of ${options.trialMs} ms ...`)
-      const r = await measure(url, `bench-workers-${tag}-p${n}`, n, trials, options.trialMs)
+      const r = await measure(url, `bench-workers-${tag}-p${n}`, n, trials, options.trialMs, statsDir, server?.dir)
       const perS = trials / r.seconds
       const ideal = (1000 / options.trialMs) * n
-      rows.push({processes: n, trials, seconds: r.seconds, trials_per_s: perS, ideal_per_s: ideal, share_of_ideal: perS / ideal, optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null, takeovers: r.takeovers})
+      rows.push({processes: n, trials, seconds: r.seconds, trials_per_s: perS, ideal_per_s: ideal, share_of_ideal: perS / ideal, optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null, takeovers: r.takeovers, mechanism: r.mechanism})
     }
     options.log(`  no-op trial, 1 worker process: ${options.noopTrials} trials ...`)
-    const noop = await measure(url, `bench-workers-${tag}-noop`, 1, options.noopTrials, 0)
+    const noop = await measure(url, `bench-workers-${tag}-noop`, 1, options.noopTrials, 0, statsDir, server?.dir)
     // the same study in this process on an in-memory SQLite store: the optimiser's and the runner's own share
     const t0 = performance.now()
     await runSearch({storage: ':memory:', study: 'noop', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 42, maxTrials: options.noopTrials})
@@ -149,6 +245,7 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
     process.off('SIGTERM', onSignal)
     await server?.stop('fast').catch(() => server?.stop('immediate'))
     if (base) rmSync(base, {recursive: true, force: true})
+    if (statsDir) rmSync(statsDir, {recursive: true, force: true})
   }
 }
 
@@ -162,6 +259,15 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
+  lines.push('  where the time went, per trial (all processes): worker CPU / of it the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait / lock held (ms); wall time evaluating / in sections / waiting for work')
+  for (const row of r.rows) {
+    const m = row.mechanism
+    if (!m) continue
+    lines.push(
+      `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
+        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}`,
+    )
+  }
   lines.push(`  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`)
   lines.push(
     `  coordination per trial, no-op trial, 1 worker process: ${r.noop.ms_per_trial.toFixed(2)} ms (target <= ${COORDINATION_TARGET_MS} ms: ${r.met.coordination ? 'met' : 'missed'}); ` +

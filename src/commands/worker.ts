@@ -22,6 +22,10 @@ export default class Worker extends KtCommand {
     const {runSearch} = await import('../study/search.js')
     const {formatSearchOutcome} = await import('../study/format.js')
     const {redactStorage} = await import('../study/storage.js')
+    const {newWorkerTiming} = await import('../study/runner.js')
+    // kt bench workers collects where each process's time went (hidden: not a user setting)
+    const statsFile = process.env.KT_BENCH_STATS_FILE
+    const timing = statsFile ? newWorkerTiming() : undefined
     const controller = new AbortController()
     const stop = (): void => controller.abort()
     process.once('SIGINT', stop)
@@ -40,12 +44,17 @@ export default class Worker extends KtCommand {
         signal: controller.signal,
         // kt bench workers starts its processes together (hidden: not a user setting)
         startAt: process.env.KT_BENCH_START_AT ? Number(process.env.KT_BENCH_START_AT) : undefined,
+        timing,
         log: (line) => process.stderr.write(`${line}\n`),
         onTrial: (trial, outcome) => {
           count++
           void spinner.update(`kt worker: ${flags.study} trial ${trial.id} (budget ${trial.budget}) ${outcome.status}${outcome.loss !== undefined ? ` loss ${outcome.loss.toPrecision(5)}` : ''}; ${count} by this worker`)
         },
       })
+      if (statsFile && timing) {
+        const {writeFileAtomic} = await import('../util/fs.js')
+        writeFileAtomic(statsFile, JSON.stringify(timing))
+      }
       const interrupted = outcome.summary.stoppedBy === 'aborted'
       await (interrupted ? spinner.fail() : spinner.succeed(`kt worker: ${flags.study} complete; this worker evaluated ${outcome.summary.evaluated}`))
       const view = formatSearchOutcome(outcome, redactStorage(flags.storage))

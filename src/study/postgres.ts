@@ -19,7 +19,7 @@ import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
 import {finishParams, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
-import type {FinishedTrial, Lease, NewTrial, OpenOptions, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
 export {StorageUnavailableError} from './storage.js'
@@ -33,6 +33,36 @@ const CHANNEL = 'kt_study'
 const SCHEMA_LOCK_KEY = 0x6b74_0001
 /** Longest wait of a worker whose notification connection is down (ms). */
 const FALLBACK_POLL_MS = 500
+
+/**
+ * The statements of a locked section, prepared once per connection (SQL PREPARE, so that they
+ * can share one simple-protocol message with BEGIN and COMMIT) and run with EXECUTE: the server
+ * plans them once instead of at every trial.
+ */
+const SECTION_STATEMENTS = `
+PREPARE kt_lock(text) AS SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE;
+PREPARE kt_changes(text, integer, integer) AS SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials
+  WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id;
+PREPARE kt_leases(text) AS SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id;
+PREPARE kt_finish(text, integer, text, text, double precision, text, text, text, text, text, text, double precision, integer) AS
+  WITH u AS (UPDATE kt_trials SET status = $4, loss = $5, objective_values = $6, metrics = $7, checkpoint = $8, error = $9,
+      tell_seq = (SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = $1),
+      asks_before = (SELECT COALESCE(MAX(id), -1) + 1 FROM kt_trials WHERE study = $1),
+      started_at = $10, finished_at = $11, duration_ms = $12, worker = $13, owner = NULL, heartbeat_ms = NULL
+    WHERE study = $1 AND id = $2 AND status = 'running' AND owner = $3 RETURNING id)
+  SELECT id, pg_notify('${CHANNEL}', $1) FROM u;
+PREPARE kt_insert(text, integer, text, text, double precision, integer, text, text, text, double precision) AS
+  INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1);
+PREPARE kt_claim(text, integer, text, text, double precision) AS
+  UPDATE kt_trials SET owner = $3, heartbeat_ms = $5, attempts = attempts + 1, started_at = $4 WHERE study = $1 AND id = $2 AND status = 'running';
+`
+
+/** A number as an SQL literal that reads back as the same double (non-finite ones as float8 strings). */
+function numberLiteral(v: number): string {
+  if (Number.isFinite(v)) return String(v)
+  return Number.isNaN(v) ? "'NaN'" : v > 0 ? "'Infinity'" : "'-Infinity'"
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kt_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -129,6 +159,9 @@ export class PostgresStorage implements StudyStorage {
   private readonly mutex = new Mutex()
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
+  private readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+  /** Connections whose section statements are prepared (SECTION_STATEMENTS). */
+  private readonly prepared = new WeakSet<pg.Client>()
 
   private constructor(
     private readonly url: string,
@@ -163,6 +196,12 @@ export class PostgresStorage implements StudyStorage {
   private async connect(): Promise<pg.Client> {
     const {Client} = loadPg()
     const client = new Client({connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'kt'})
+    // every statement sent is one round trip (kt bench workers reports them per trial)
+    const send = client.query.bind(client) as (...args: unknown[]) => unknown
+    client.query = ((...args: unknown[]) => {
+      this.counters.roundTrips++
+      return send(...args)
+    }) as typeof client.query
     // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
     client.on('error', () => {
       if (this.client === client) this.client = undefined
@@ -341,65 +380,99 @@ export class PostgresStorage implements StudyStorage {
     })
   }
 
+  async warmUp(): Promise<void> {
+    await this.listen()
+    await this.use(async (c) => {
+      if (!this.prepared.has(c)) {
+        await c.query(SECTION_STATEMENTS)
+        this.prepared.add(c)
+      }
+    })
+  }
+
+  async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
+    const rows = await this.use(
+      async (c) =>
+        (await c.query({name: 'kt_catch_up', text: `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id`, values: [study, askCount, tellSeq]})).rows,
+    )
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
   /**
-   * One locked section in about four round trips: BEGIN with the row lock; the unseen trials with
-   * the running ones (the leases) in one query; a finish with its NOTIFY in one statement; and the
-   * section's writes, buffered, sent with COMMIT. Buffered writes are SQL with escaped literals
-   * (client.escapeLiteral), since one message cannot carry several parameterised statements.
+   * One locked section in two round trips: BEGIN with the study row's lock, the prelude's finish
+   * (its tell_seq and asks_before computed under the lock, its NOTIFY in the same statement) and
+   * the unseen trials with the running ones (the leases), in one message; then the section's
+   * writes, buffered, sent with COMMIT. Without a prelude, tx.changes and tx.finish are a round
+   * trip each. Statements are SQL with escaped literals (client.escapeLiteral), since one message
+   * cannot carry several parameterised statements.
    */
-  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     let notify = false
     // listening before the section starts, so a tell committed right after it is not missed
     await this.listen()
     const changeMark = this.wakeFor(study).generation
     const out = await this.use(async (c) => {
-      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'NULL') : c.escapeLiteral(String(v)))
+      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v)))
       const studyLit = lit(study)
-      const begun = (await c.query(
-        `BEGIN; SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = ${studyLit} FOR UPDATE`,
-      )) as unknown as Array<{rows: Array<{state: string; now_ms: number}>}>
+      if (!this.prepared.has(c)) {
+        await c.query(SECTION_STATEMENTS)
+        this.prepared.add(c)
+      }
+      const changesSql = (askCount: number, tellSeq: number): string => `EXECUTE kt_changes(${studyLit}, ${lit(askCount)}, ${lit(tellSeq)})`
+      const statements = [`BEGIN; EXECUTE kt_lock(${studyLit})`]
+      const finish = prelude?.finish
+      if (finish) {
+        // the next tell in the study's order, and every trial asked so far (ids 0, 1, 2, ... under the lock)
+        const [status, loss, values, metrics, checkpoint, error, , , startedAt, finishedAt, durationMs, worker] = finishParams({...finish.result, tellSeq: -1, asksBefore: -1})
+        statements.push(`EXECUTE kt_finish(${[study, finish.trialId, finish.owner, status, loss, values, metrics, checkpoint, error, startedAt, finishedAt, durationMs, worker].map(lit).join(', ')})`)
+      }
+      if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq), `EXECUTE kt_leases(${studyLit})`)
+      const t0 = performance.now()
+      const results = (await c.query(statements.join('; '))) as unknown as Array<{rows: Array<Record<string, unknown>>; rowCount: number | null}>
+      const t1 = performance.now()
+      this.counters.lockWaitMs += t1 - t0
       const pending: string[] = []
+      const readAfter: Array<{index: number; resolve: (v: unknown) => void; reject: (e: unknown) => void}> = []
       try {
-        const locked = begun[1].rows[0]
+        const locked = results[1].rows[0] as {state: string; now_ms: number} | undefined
         const nowMs = Number(locked?.now_ms ?? Date.now())
-        let running: Lease[] | undefined
         const finished = new Set<number>()
+        let recorded: boolean | undefined
+        if (finish) {
+          recorded = results[2].rowCount === 1
+          if (recorded) {
+            notify = true
+            finished.add(finish.trialId)
+          }
+        }
+        const prefetched = prelude?.since ? results[results.length - 2].rows : undefined
         const leaseOf = (r: Record<string, unknown>): Lease => ({
           id: Number(r.id),
           owner: (r.owner as string | null) ?? null,
           heartbeatMs: r.heartbeat_ms === null || r.heartbeat_ms === undefined ? null : Number(r.heartbeat_ms),
           attempts: Number(r.attempts ?? 1),
         })
+        let running: Lease[] | undefined = prelude?.since ? results[results.length - 1].rows.map(leaseOf) : undefined
         const tx: StudyTx = {
           nowMs,
           changeMark,
+          recorded,
           state: locked?.state ?? 'missing',
           changes: async (askCount, tellSeq) => {
-            const rows = (
-              await c.query(
-                `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT}, heartbeat_ms FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR status = 'running') ORDER BY id`,
-                [study, askCount, tellSeq],
-              )
-            ).rows
-            running = rows.filter((r) => r.status === 'running').map(leaseOf)
-            return rows.filter((r) => r.id >= askCount || (r.tell_seq !== null && r.tell_seq >= tellSeq)).map((r) => trialFromRow(this.label, r))
+            const since = prelude?.since
+            const rows = since && since.askCount === askCount && since.tellSeq === tellSeq ? prefetched! : (await c.query(changesSql(askCount, tellSeq))).rows
+            return rows.map((r) => trialFromRow(this.label, r))
           },
           leases: async (): Promise<Lease[]> => {
-            running ??= (await c.query("SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id", [study])).rows.map(leaseOf)
+            running ??= (await c.query(`EXECUTE kt_leases(${studyLit})`)).rows.map(leaseOf)
             return running.filter((l) => !finished.has(l.id))
           },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
-            pending.push(
-              `INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts) VALUES (${[
-                studyLit, lit(trial.id), lit(trial.configId), lit(JSON.stringify(trial.config)), lit(trial.budget), lit(trial.continues?.trialId ?? null),
-                lit(trial.info ? JSON.stringify(trial.info) : null), "'running'", lit(startedAt), lit(owner), lit(nowMs), '1',
-              ].join(', ')})`,
-            )
+            const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs]
+            pending.push(`EXECUTE kt_insert(${args.map(lit).join(', ')})`)
           },
           claim: async (trialId, owner, startedAt) => {
-            pending.push(
-              `UPDATE kt_trials SET owner = ${lit(owner)}, heartbeat_ms = ${lit(nowMs)}, attempts = attempts + 1, started_at = ${lit(startedAt)} WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'running'`,
-            )
+            pending.push(`EXECUTE kt_claim(${[study, trialId, owner, startedAt, nowMs].map(lit).join(', ')})`)
           },
           finish: async (trialId, owner, r: FinishedTrial) => {
             // the tell and its notification in one statement (NOTIFY is delivered at COMMIT)
@@ -416,6 +489,15 @@ export class PostgresStorage implements StudyStorage {
             }
             return res.rowCount === 1
           },
+          checkpointAfterCommit: (trialId) => {
+            const read = new Promise<unknown>((resolve, reject) => {
+              readAfter.push({index: pending.length, resolve, reject})
+              pending.push(`SELECT checkpoint FROM kt_trials WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'ok'`)
+            })
+            // a section that fails rejects it; the caller then never sees it
+            read.catch(() => undefined)
+            return read
+          },
           setState: async (state, now) => {
             pending.push(`UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`)
           },
@@ -425,8 +507,21 @@ export class PostgresStorage implements StudyStorage {
             pending.push(`SELECT pg_notify(${lit(CHANNEL)}, ${studyLit})`)
           },
         }
-        const result = await fn(tx)
-        await c.query([...pending, 'COMMIT'].join('; '))
+        let result: T
+        try {
+          result = await fn(tx)
+          const done = await c.query([...pending, 'COMMIT'].join('; '))
+          this.counters.lockHeldMs += performance.now() - t1
+          // one result per statement when several were sent
+          const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null}>}>
+          for (const r of readAfter) {
+            const text = parts[r.index]?.rows[0]?.checkpoint
+            r.resolve(text ? JSON.parse(text) : undefined)
+          }
+        } catch (error) {
+          for (const r of readAfter) r.reject(error)
+          throw error
+        }
         return result
       } catch (error) {
         if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)
@@ -489,6 +584,10 @@ export class PostgresStorage implements StudyStorage {
       return
     }
     await wake.wait(timeoutMs, signal, changeMark)
+  }
+
+  coordinationStats(): CoordinationStats {
+    return {...this.counters}
   }
 
   async close(): Promise<void> {

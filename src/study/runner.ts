@@ -35,7 +35,7 @@ import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
-import {StorageUnavailableError, type Lease, type StudyStorage, type TrialRow} from './storage.js'
+import {StorageUnavailableError, type CoordinationStats, type Lease, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
 import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
@@ -76,6 +76,32 @@ export interface RunOptions extends RunLimits {
   /** Start working at this time (ms since the epoch), once connected and warmed up: benchmarks start many processes together. */
   readonly startAt?: number
   readonly now?: () => string
+  /** Filled as the run goes: where this process's time went (kt bench workers). */
+  readonly timing?: WorkerTiming
+}
+
+/** Where one worker process's time went, summed over its slots (ms), from its start of work. */
+export interface WorkerTiming {
+  /** Wall time from the start of work to the end. */
+  wallMs: number
+  /** Process CPU (all threads) over that time. */
+  cpuMs: number
+  /** Locked sections run, and the time slots spent in them (queueing, lock wait and work). */
+  sections: number
+  sectionMs: number
+  /** Of sectionMs: the optimiser's replay, tell and ask. */
+  optimizerMs: number
+  /** Slots evaluating trials (checkpoint fetch included). */
+  evaluateMs: number
+  /** Slots waiting for a change (nothing to hand out). */
+  waitMs: number
+  evaluated: number
+  /** The storage's counters (round trips, lock wait and hold), when it keeps them. */
+  coordination?: CoordinationStats
+}
+
+export function newWorkerTiming(): WorkerTiming {
+  return {wallMs: 0, cpuMs: 0, sections: 0, sectionMs: 0, optimizerMs: 0, evaluateMs: 0, waitMs: 0, evaluated: 0}
 }
 
 export interface RunSummary {
@@ -216,15 +242,10 @@ class Replica {
     if (typeof trial !== 'string') this.noteAsk(trial)
     return trial
   }
-
-  tell(trialId: number, outcome: Outcome): void {
-    this.optimizer.tell(trialId, outcome.status === 'ok' ? {status: 'ok', loss: outcome.loss, values: outcome.values} : {status: 'failed'})
-    this.tellSeq++
-  }
 }
 
 type Step =
-  | {kind: 'trial'; trial: Trial; takeover: boolean; recorded?: boolean}
+  | {kind: 'trial'; trial: Trial; takeover: boolean; recorded?: boolean; checkpoint?: Promise<unknown>}
   | {kind: 'wait'; wakeInMs: number; changeMark: number; recorded?: boolean}
   | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
   | {kind: 'stop'; recorded?: boolean}
@@ -265,60 +286,103 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     !mine.has(lease.id) &&
     (lease.owner === null || lease.owner === owner || (lease.heartbeatMs !== null && nowMs - lease.heartbeatMs > graceMs) || ownerIsDeadHere(lease.owner))
 
+  const timing = options.timing
+  const timed = async <T>(fn: () => Promise<T>, add: (ms: number) => void): Promise<T> => {
+    if (!timing) return fn()
+    const t0 = performance.now()
+    try {
+      return await fn()
+    } finally {
+      add(performance.now() - t0)
+    }
+  }
+  const optimizerTime = <T>(fn: () => T): T => {
+    if (!timing) return fn()
+    const t0 = performance.now()
+    try {
+      return fn()
+    } finally {
+      timing.optimizerMs += performance.now() - t0
+    }
+  }
+
+  /** The checkpoint a continued trial starts from, when another process made it: read with the section's commit. */
+  const checkpointFor = (tx: StudyTx, trial: Trial): Promise<unknown> | undefined =>
+    trial.continues && objective.continuation && !checkpoints.has(trial.continues.trialId) ? tx.checkpointAfterCommit(trial.continues.trialId) : undefined
+  const newReplica = (): Replica => new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
+  /** Other workers' asks or tells reached the last section: catch up before the next one, outside the lock. */
+  let othersActive = false
+
   const section = (done: {trial: Trial; outcome: Outcome} | undefined): Promise<Step> =>
-    sections.run(() =>
-      retrying(() =>
-        storage.withStudyLock(study, async (tx): Promise<Step> => {
-          if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
-          if (!replica) {
-            replica = new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
-            const told = replica.apply(await tx.changes(0, 0))
-            replayed ??= told
-          } else {
-            replica.apply(await tx.changes(replica.askCount, replica.tellSeq))
-          }
-          let recorded: boolean | undefined
-          if (done) {
-            recorded = await tx.finish(done.trial.id, owner, {...done.outcome, tellSeq: replica.tellSeq, asksBefore: replica.askCount})
-            if (recorded) {
-              replica.tell(done.trial.id, done.outcome)
-              await tx.notify()
+    timed(
+      () =>
+        sections.run(() =>
+          retrying(async () => {
+            // Catch up outside the lock (a consistent snapshot of the store), so that the locked
+            // section, which every worker waits for, replays only what changed meanwhile: on
+            // joining, and while other workers are active.
+            if (!replica || othersActive) {
+              const current = replica ?? newReplica()
+              const rows = await storage.changes(study, current.askCount, current.tellSeq)
+              const told = optimizerTime(() => current.apply(rows))
+              if (!replica) {
+                replica = current
+                replayed ??= told
+              }
             }
-          }
-          if (aborted()) return {kind: 'stop', recorded}
-          const leases = await tx.leases()
-          const markRunning = async (): Promise<void> => {
-            if (tx.state !== 'running') await tx.setState('running', now())
-          }
-          const orphan = leases.find((l) => takeable(l, tx.nowMs))
-          if (orphan) {
-            const trial = replica.asked.get(orphan.id)
-            if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
-            await tx.claim(orphan.id, owner, now())
-            await markRunning()
-            return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded}
-          }
-          const limit = replica.limit(options)
-          const next = limit ? 'done' : replica.ask()
-          if (typeof next !== 'string') {
-            await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
-            await markRunning()
-            return {kind: 'trial', trial: next, takeover: false, recorded}
-          }
-          if (leases.length === 0) {
-            // nothing running anywhere and nothing to ask: the study is complete
-            if (tx.state !== 'finished') {
-              await tx.setState('finished', now())
-              await tx.notify()
-            }
-            return {kind: 'complete', stoppedBy: limit ?? 'done', recorded}
-          }
-          // others' trials are running: wait for a tell, or until the first lease could expire
-          let wakeInMs = IDLE_RECHECK_MS
-          for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
-          return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
-        }),
-      ),
+            const synced = replica
+            const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
+            const finish = done ? {trialId: done.trial.id, owner, result: done.outcome} : undefined
+            return storage.withStudyLock(
+              study,
+              async (tx): Promise<Step> => {
+                if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
+                // the unseen trials, this worker's own tell (recorded in the prelude) among them
+                const rows = await tx.changes(since.askCount, since.tellSeq)
+                const told = optimizerTime(() => synced.apply(rows))
+                const recorded = tx.recorded
+                othersActive = synced.askCount > since.askCount || told > (recorded ? 1 : 0)
+                if (aborted()) return {kind: 'stop', recorded}
+                const leases = await tx.leases()
+                const markRunning = async (): Promise<void> => {
+                  if (tx.state !== 'running') await tx.setState('running', now())
+                }
+                const orphan = leases.find((l) => takeable(l, tx.nowMs))
+                if (orphan) {
+                  const trial = synced.asked.get(orphan.id)
+                  if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
+                  await tx.claim(orphan.id, owner, now())
+                  await markRunning()
+                  return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded, checkpoint: checkpointFor(tx, trial)}
+                }
+                const limit = synced.limit(options)
+                const next = limit ? 'done' : optimizerTime(() => synced.ask())
+                if (typeof next !== 'string') {
+                  await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
+                  await markRunning()
+                  return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
+                }
+                if (leases.length === 0) {
+                  // nothing running anywhere and nothing to ask: the study is complete
+                  if (tx.state !== 'finished') {
+                    await tx.setState('finished', now())
+                    await tx.notify()
+                  }
+                  return {kind: 'complete', stoppedBy: limit ?? 'done', recorded}
+                }
+                // others' trials are running: wait for a tell, or until the first lease could expire
+                let wakeInMs = IDLE_RECHECK_MS
+                for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
+                return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
+              },
+              {finish, since},
+            )
+          }),
+        ),
+      (ms) => {
+        timing!.sections++
+        timing!.sectionMs += ms
+      },
     )
 
   // ---- retry a section while the database is away ----
@@ -352,11 +416,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   // objectives that wait on other processes (external engines) run every slot in this thread
   const useThreads = !objective.concurrent && (slots > 1 || (options.threads ?? false))
   const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
-  const evaluate = async (trial: Trial): Promise<Outcome> => {
+  const evaluate = async (trial: Trial, read: Promise<unknown> | undefined): Promise<Outcome> => {
     let checkpointState: unknown
     if (trial.continues && objective.continuation) {
       const id = trial.continues.trialId
-      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : await retrying(() => storage.trialCheckpoint(study, id))
+      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : read ? await read : await retrying(() => storage.trialCheckpoint(study, id))
     }
     const job: EvalJob = {
       trialId: trial.id,
@@ -393,23 +457,29 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       }
       if (step.kind === 'stop' || step.kind === 'complete') return step
       if (step.kind === 'wait') {
-        await storage.waitForChange(study, step.wakeInMs, signal, step.changeMark)
+        await timed(() => storage.waitForChange(study, step.wakeInMs, signal, step.changeMark), (ms) => (timing!.waitMs += ms))
         continue
       }
       mine.add(step.trial.id)
       // stopped by onTrial (or Ctrl-C) during the section: the trial it handed out is released unevaluated
       if (aborted()) return {kind: 'stop'}
       if (step.takeover) rerun++
-      const outcome = await evaluate(step.trial)
+      const outcome = await timed(() => evaluate(step.trial, step.checkpoint), (ms) => (timing!.evaluateMs += ms))
       evaluated++
+      if (timing) timing.evaluated++
       if (aborted()) return {kind: 'stop'}
       done = {trial: step.trial, outcome}
     }
   }
 
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
+  let cpu0: NodeJS.CpuUsage | undefined
+  let wall0 = 0
   try {
+    await retrying(async () => storage.warmUp?.(study))
     if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
+    cpu0 = process.cpuUsage()
+    wall0 = performance.now()
     const running = Array.from({length: slots}, () =>
       slot().catch((error): Step => {
         failure ??= error
@@ -436,6 +506,12 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     }
   } finally {
     clearInterval(beat)
+    if (timing && cpu0) {
+      timing.coordination = storage.coordinationStats?.()
+      const cpu = process.cpuUsage(cpu0)
+      timing.cpuMs = (cpu.user + cpu.system) / 1000
+      timing.wallMs = performance.now() - wall0
+    }
     await pool?.close()
   }
   if (failure !== undefined) throw failure

@@ -13,7 +13,7 @@ import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {runStudy, type RunSummary, type StudyProgress} from './runner.js'
+import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './runner.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
@@ -56,6 +56,8 @@ export interface SearchOptions {
   readonly log?: (line: string) => void
   /** Start working at this time (ms since the epoch; benchmarks start many workers together). */
   readonly startAt?: number
+  /** Filled with where this process's time went (kt bench workers). */
+  readonly timing?: WorkerTiming
   /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
   readonly store?: StudyStorage
 }
@@ -208,6 +210,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       onTrial: options.onTrial,
       log: options.log,
       startAt: options.startAt,
+      timing: options.timing,
       artifactsDir,
     })
     } finally {

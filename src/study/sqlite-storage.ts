@@ -8,7 +8,7 @@
  */
 import {resolve} from 'node:path'
 import {StudyStore} from './store.js'
-import type {FinishedTrial, Lease, NewTrial, OpenOptions, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import type {FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
@@ -93,7 +93,11 @@ export class SqliteStorage implements StudyStorage {
     await this.mutex.run(async () => this.store.importStudy(study, trials))
   }
 
-  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T> {
+  async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
+    return this.mutex.run(async () => this.store.changes(study, askCount, tellSeq))
+  }
+
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     return this.mutex.run(async () => {
       const store = this.store
       const changeMark = this.wake.generation
@@ -102,7 +106,14 @@ export class SqliteStorage implements StudyStorage {
       try {
         const record = store.getStudy(study)
         const nowMs = Date.now()
+        let recorded: boolean | undefined
+        if (prelude?.finish) {
+          const {trialId, owner, result} = prelude.finish
+          recorded = store.finish(study, trialId, owner, {...result, ...store.nextTellPosition(study)})
+          notify ||= recorded
+        }
         const tx: StudyTx = {
+          recorded,
           nowMs,
           changeMark,
           state: record?.state ?? 'missing',
@@ -112,6 +123,7 @@ export class SqliteStorage implements StudyStorage {
           claim: async (trialId, owner, startedAt) => store.claim(study, trialId, owner, startedAt, nowMs),
           finish: async (trialId, owner, result: FinishedTrial) => store.finish(study, trialId, owner, result),
           setState: async (state, now) => store.setStudyState(study, state, now),
+          checkpointAfterCommit: async (trialId) => store.trialCheckpoint(study, trialId),
           notify: async () => {
             notify = true
           },

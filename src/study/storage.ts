@@ -87,6 +87,31 @@ export interface StudyTx {
   setState(state: string, now: string): Promise<void>
   /** Wakes the workers waiting on this study once the transaction commits. */
   notify(): Promise<void>
+  /**
+   * The checkpoint of a finished trial, read with the section's last round trip: the promise
+   * settles after the section commits (never await it inside the section).
+   */
+  checkpointAfterCommit(trialId: number): Promise<unknown>
+  /** Whether the prelude's finished trial was recorded (undefined without one): see SectionPrelude. */
+  readonly recorded?: boolean
+}
+
+/** A finished evaluation before its place in the tell order is known. */
+export type FinishedOutcome = Omit<FinishedTrial, 'tellSeq' | 'asksBefore'>
+
+/**
+ * What a locked section starts with, sent with the lock request itself so that a worker's
+ * section is two round trips on PostgreSQL (lock + tell + unseen trials; its writes + COMMIT):
+ *   - finish: the trial this worker evaluated, recorded first (as StudyTx.finish: only while it
+ *     is running and leased to `owner`) as the study's next tell, its tell_seq and asks_before
+ *     assigned by the storage under the lock (the next tell number; every trial asked so far);
+ *     StudyTx.recorded says whether it was;
+ *   - since: tx.changes with these values (the replica's position) is answered from the same
+ *     round trip, and the leases with it; it includes the prelude's finished trial.
+ */
+export interface SectionPrelude {
+  readonly finish?: {readonly trialId: number; readonly owner: string; readonly result: FinishedOutcome}
+  readonly since?: {readonly askCount: number; readonly tellSeq: number}
 }
 
 export type StorageKind = 'sqlite' | 'postgresql'
@@ -120,6 +145,12 @@ export interface StudyStorage {
    */
   changeCounter(): Promise<number | undefined>
   trialCheckpoint(study: string, trialId: number): Promise<unknown>
+  /**
+   * Trials with id >= askCount or tell_seq >= tellSeq, read without the lock (one consistent
+   * snapshot: a prefix of the serial history), by id, without checkpoints: a worker catches its
+   * replica up here, so that its locked section replays only what changed meanwhile.
+   */
+  changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]>
 
   // ---- write API ----
   createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord>
@@ -129,7 +160,7 @@ export interface StudyStorage {
   importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void>
 
   // ---- coordination API ----
-  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>): Promise<T>
+  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T>
   /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
   heartbeat(study: string, owner: string): Promise<void>
   /** Gives up `owner`'s running trials at once (clean stop), so another worker takes them without waiting. */
@@ -137,7 +168,25 @@ export interface StudyStorage {
   /** Resolves when the study may have changed (a tell, a state change) since `changeMark` (from a StudyTx), or after timeoutMs. */
   waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void>
 
+  /**
+   * Gets ready to coordinate on a study (PostgreSQL: the notification connection and the
+   * section's prepared statements), so that a worker's first trial does not pay for it.
+   */
+  warmUp?(study: string): Promise<void>
+  /** Counters of the coordination work done so far (kt bench workers prints them per trial). */
+  coordinationStats?(): CoordinationStats
+
   close(): Promise<void>
+}
+
+/** What a storage counts while workers run on it (one process's share). */
+export interface CoordinationStats {
+  /** Statements sent to the database (a multi-statement message counts once). */
+  readonly roundTrips: number
+  /** Time waiting for the study's lock (ms). */
+  readonly lockWaitMs: number
+  /** Time the study's lock was held by this process (ms). */
+  readonly lockHeldMs: number
 }
 
 /** The database went away after it was opened (server restart, network): workers retry. */

@@ -332,6 +332,12 @@ export class StudyStore {
     return rows.map((r) => this.trialFromRow(r))
   }
 
+  /** The next tell's place in the order: one past the last tell_seq, and every trial asked so far (ids are 0, 1, 2, ...). */
+  nextTellPosition(study: string): {tellSeq: number; asksBefore: number} {
+    const row = this.guard(() => this.db.prepare('SELECT MAX(tell_seq) AS seq, MAX(id) AS id FROM trials WHERE study = ?').get(study)) as {seq: number | null; id: number | null}
+    return {tellSeq: row.seq === null ? 0 : Number(row.seq) + 1, asksBefore: row.id === null ? 0 : Number(row.id) + 1}
+  }
+
   leases(study: string): Array<{id: number; owner: string | null; heartbeatMs: number | null; attempts: number}> {
     const rows = this.guard(() => this.db.prepare("SELECT id, owner, heartbeat_ms, attempts FROM trials WHERE study = ? AND status = 'running' ORDER BY id").all(study)) as Record<string, unknown>[]
     return rows.map((r) => ({id: Number(r.id), owner: r.owner === null ? null : String(r.owner), heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms), attempts: Number(r.attempts ?? 1)}))
