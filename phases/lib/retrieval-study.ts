@@ -8,6 +8,7 @@ import {checkFrontLatency} from '../../src/eval/latency-check.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
+import type {Config} from '../../src/space/types.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
 import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
@@ -202,13 +203,13 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     const {evaluateService} = await import('../../src/eval/service-eval.js')
     const {serviceSpecOf} = await import('../../src/engines/retrieval-service.js')
     const {splitDataset} = await import('../../src/data/conversations/split.js')
-    const {noninferiorityValidation, DEFAULT_HOLDOUT_SETTINGS} = await import('../../src/eval/holdout-validation.js')
+    const {noninferiorityValidation} = await import('../../src/eval/holdout-validation.js')
     progress('validating the profiles against the defaults on the held-out conversations')
     const loaded = loadMemoryDataset(data)
     const heldOut = splitDataset(loaded, split, 'holdout')
     const service = serviceSpecOf(spec)
     // latency is not what is tested here: one pass over the questions
-    const rowsOf = async (config: Record<string, unknown>) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config} as never, {minTimings: 1})).rows
+    const rowsOf = async (config: Config) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
     const byId = new Map(all.map((t) => [t.id, t]))
     const scored = []
     for (const p of own.profiles.filter((x) => x.config !== null)) {

@@ -302,7 +302,7 @@ async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outc
   }
   // latency is not what is tested here: one pass over the held-out questions per configuration
   const heldOut = splitDataset(loaded, split, 'holdout')
-  const rowsOf = async (config: Record<string, unknown>) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config} as never, {minTimings: 1})).rows
+  const rowsOf = async (config: import('../space/types.js').Config) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
   const scored = []
   for (const p of analysis.profiles.filter((x) => x.config !== null)) {
     const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
