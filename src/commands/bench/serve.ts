@@ -13,8 +13,8 @@ export default class BenchServe extends KtCommand {
   ].join(' ')
 
   static override examples = [
-    {description: 'Every part, shorter (3 s of load, 1,000 idle connections, 3 kill -9s); plain `kt bench serve` is the full measurement its targets are for.', command: '<%= config.bin %> bench serve --seconds 3 --flood 1000 --kills 3'},
-    '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json',
+    {description: 'Every part, shorter (2 s of load, 200 requests per /rerank body format, 500 idle connections, 2 kill -9s); plain `kt bench serve` is the full measurement its targets are for.', command: '<%= config.bin %> bench serve --seconds 2 --rerank-requests 200 --flood 500 --kills 2'},
+    '<%= config.bin %> bench serve --seconds 3 --rerank-requests 200 --kills 0 --flood 0 --json',
     '<%= config.bin %> bench serve --only rerank',
   ]
   static override flags = {
