@@ -308,7 +308,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     const scores = wasm.scoreInput(count)
     if (orderBuffer.length < count) orderBuffer = new Int32Array(count)
-    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer))
+    // the scores printed by the module (17 digits, exact), which V8 would print at 0.3-0.4 µs each
+    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer), wasm.printScores(count))
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
