@@ -66,9 +66,10 @@ export function importanceValidation(v: ValidationResult | undefined): ProfileVa
 }
 
 /**
- * The retrieval study's domain profiles (kind retrieval) and its routed profile (kind routed: base
- * configuration plus per-query-type overrides), with the validation phase 5 gave each (none when
- * the plan has no held-out memory dataset: then the deploy gate refuses them without --force).
+ * The retrieval study's domain profiles (kind retrieval, or engine for an engine file) and its
+ * routed profile (kind routed: base configuration plus per-query-type overrides), each with the
+ * held-out validation the study gave it (none when the plan has no retrieval.split: then the
+ * deploy gate refuses them without --force).
  */
 function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
   // an external engine's profiles carry its own parameter names and environment variables
@@ -81,7 +82,7 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const metricKey = r.holdout || r.validation ? `${r.metric}_tuning`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64) : tuningMetricKey(r.metric, r.data)
   const defaults = defaultConfig(space)
   const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
-  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name, metricKey)
+  const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name)
   // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
   const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
   const write = (profile: Profile, name: string): string[] => {
@@ -109,28 +110,13 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
 }
 
-/** Held-out quality may fall below the defaults' by at most this much (0: a profile must be at least as good as what it replaces). */
-export const HOLDOUT_QUALITY_TOLERANCE = 0
-
 /**
- * A retrieval profile's validation: with a held-out split (plan retrieval.split), its quality on
- * the held-out conversations against the engine's defaults on the same questions; without one it
- * is not validated. kt's own engine: a non-inferiority test on the paired bootstrap interval
- * (src/eval/holdout-validation.ts; routed profiles per overridden type too). An engine file: the
- * held-out point estimates (its service reports no per-question scores to resample).
+ * A retrieval profile's validation: with a held-out split (plan retrieval.split), its
+ * non-inferiority test against the engine's defaults on the held-out conversations, question by
+ * question (src/eval/holdout-validation.ts; kt's engine and an engine file's service alike, the
+ * routed profile per overridden type too); without one it is not validated.
  */
-function retrievalValidation(r: RetrievalSearchResult, name: string, metricKey: string): ProfileValidation {
+function retrievalValidation(r: RetrievalSearchResult, name: string): ProfileValidation {
   if (r.validation) return holdoutProfileValidation(r.validation, name) ?? notValidated(`no held-out check of ${name} in the retrieval study`)
-  if (!r.holdout) return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`)
-  const profile = r.profiles.find((p) => `retrieval-${p.name}` === name)
-  const row = profile && profile.trial !== null ? r.holdout.rows.find((h) => h.trial === profile.trial) : undefined
-  const defaults = r.holdout.rows.find((h) => h.trial === -1)
-  if (!row?.holdout || !defaults?.holdout) return notValidated(`no held-out score for ${!row?.holdout ? name : 'the defaults'}${row?.error ? ` (${row.error})` : ''}`)
-  const delta = row.holdout.quality - defaults.holdout.quality
-  return validationFrom([{
-    id: 'holdout-not-worse-than-defaults',
-    description: `${r.metric} on the held-out conversations at least the engine defaults' (${defaults.holdout.quality.toFixed(4)}) minus ${HOLDOUT_QUALITY_TOLERANCE}`,
-    metric: `${metricKey}_holdout_minus_defaults`.slice(0, 64),
-    op: '>=', threshold: -HOLDOUT_QUALITY_TOLERANCE, value: delta, passed: delta >= -HOLDOUT_QUALITY_TOLERANCE, dataset: 'holdout',
-  }], ['holdout'], r.holdout.split.replace(/[\u0000-\u001f]/g, ' ').slice(0, 2000))
+  return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`)
 }

@@ -8,8 +8,10 @@ import {checkFrontLatency} from '../../src/eval/latency-check.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
+import type {Config} from '../../src/space/types.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
+import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
@@ -82,7 +84,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
     const {splitDataset, describeSplit} = await import('../../src/data/conversations/split.js')
     const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
-    const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS} = await import('../../src/eval/holdout-validation.js')
+    const {validateOnHoldout} = await import('../../src/eval/holdout-validation.js')
     progress('scoring the front and the profiles on the held-out conversations')
     const loaded = loadMemoryDataset(data)
     const description = describeSplit(loaded, split)
@@ -97,7 +99,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     validation = validateOnHoldout(splitDataset(loaded, split, 'holdout'), [
       ...analysis.profiles.filter((p) => p.config !== null).map((p) => ({name: `retrieval-${p.profile}`, trial: p.trialId, config: p.config!, tuning_quality: p.metrics?.quality ?? null})),
       {name: ROUTED_PROFILE, trial: null, config: routedBase, overrides: result.routed.overrides, tuning_quality: await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)},
-    ], {...DEFAULT_HOLDOUT_SETTINGS, metric: settings.metric, margin: settings.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin, confidence: input.bootstrap?.confidence ?? DEFAULT_HOLDOUT_SETTINGS.confidence, resamples: input.bootstrap?.resamples ?? DEFAULT_HOLDOUT_SETTINGS.resamples}, description)
+    ], validationSettings(input), description)
   }
   return {
     data: input.dataLabel,
@@ -181,6 +183,7 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
   const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
   let holdout: RetrievalSearchResult['holdout']
+  let validation: RetrievalSearchResult['validation']
   if (split) {
     const side = await createEngineObjective({...options, part: 'holdout'})
     try {
@@ -195,6 +198,25 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     } finally {
       await side.close?.()
     }
+    // each of the engine's profiles against its defaults, question by question on the held-out
+    // conversations (the service's own rankings, scored by kt): the verdict Phase 6 writes
+    const {evaluateService} = await import('../../src/eval/service-eval.js')
+    const {serviceSpecOf} = await import('../../src/engines/retrieval-service.js')
+    const {splitDataset} = await import('../../src/data/conversations/split.js')
+    const {noninferiorityValidation} = await import('../../src/eval/holdout-validation.js')
+    progress('validating the profiles against the defaults on the held-out conversations')
+    const loaded = loadMemoryDataset(data)
+    const heldOut = splitDataset(loaded, split, 'holdout')
+    const service = serviceSpecOf(spec)
+    // latency is not what is tested here: one pass over the questions
+    const rowsOf = async (config: Config) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
+    const byId = new Map(all.map((t) => [t.id, t]))
+    const scored = []
+    for (const p of own.profiles.filter((x) => x.config !== null)) {
+      const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
+      scored.push({name: `retrieval-${p.profile}`, trial: p.trialId, tuning_quality: m?.[settings.metric] ?? m?.quality ?? null, rows: await rowsOf(p.config!)})
+    }
+    validation = noninferiorityValidation(await rowsOf({}), scored, validationSettings(input), describeSplit(loaded, split))
   }
   const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
@@ -217,7 +239,14 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     profiles: own.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale})),
     engine: {name: spec.name, file: basename(engineFile), latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'},
     ...(holdout ? {holdout} : {}),
+    ...(validation ? {validation} : {}),
   }
+}
+
+/** The held-out validation's settings from the plan: its metric and margin, its bootstrap's resamples and confidence. */
+function validationSettings(input: RetrievalStudyInput): import('../../src/eval/holdout-validation.js').HoldoutValidationSettings {
+  const d = DEFAULT_HOLDOUT_SETTINGS
+  return {...d, metric: input.settings.metric, margin: input.settings.margin ?? d.margin, confidence: input.bootstrap?.confidence ?? d.confidence, resamples: input.bootstrap?.resamples ?? d.resamples}
 }
 
 const workerFile = fileURLToPath(new URL('./retrieval-worker.js', import.meta.url))

@@ -9,7 +9,7 @@
 import {performance} from 'node:perf_hooks'
 import {loadMemoryDataset} from '../data/conversations/index.js'
 import {ServiceSession} from '../engines/retrieval-service.js'
-import {freePort} from '../engines/service-transport.js'
+import {freePort} from '../util/net.js'
 import {DEFAULT_KS, queryMetrics, rankingDepth} from '../data/conversations/metrics.js'
 import {selectScoredQueries} from '../data/conversations/queries.js'
 import {fixturesDir} from '../util/paths.js'

@@ -49,7 +49,8 @@ export default class Search extends KtCommand {
     'query-type': Flags.string({description: 'For --objective retrieval: only queries the classifier gives this type.'}),
     'per-type': Flags.boolean({description: 'For --objective retrieval: one study over all queries and one per query type, bundled into a routed profile.', default: false}),
     out: outFlag('front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the domain profiles (profiles.json; for an engine file profiles/<name>.json|.env|.sh, deployable), routed.json (with --per-type), latency-check.json (retrieval).'),
-    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front and profiles are then scored on the held-out conversations too.'}),
+    split: Flags.string({description: 'For retrieval tuning: hold out conversations, e.g. conversations:0.5 (the share tuned on; shuffled with --seed). The front, the profiles and the defaults are then scored on the held-out conversations too; for kt\'s engine each profile (and with --per-type the routed one) is validated against the defaults there (pass when the 95% interval of profile - defaults stays above -0.01) and written with its verdict to --out (profiles/<name>.json), which kt deploy reads.'}),
+    margin: Flags.string({description: 'With --split for kt\'s retrieval engine: the non-inferiority margin of the profiles\' verdict (absolute, on --metric; default 0.01).'}),
     train: Flags.string({description: 'For retrieval tuning: the conversations to tune on (comma-separated ids; with --holdout).'}),
     holdout: Flags.string({description: 'For retrieval tuning: the held-out conversations (comma-separated ids; with --train).'}),
   }
@@ -106,6 +107,12 @@ export default class Search extends KtCommand {
       const split = flags.split !== undefined ? parseSplit(flags.split, flags.seed) : idSplit(flags.train!, flags.holdout!)
       options = {...options, split, part: 'train'}
     }
+    let margin: number | undefined
+    if (flags.margin !== undefined) {
+      margin = Number(flags.margin)
+      if (flags.objective !== 'retrieval' || options?.split === undefined) throw new InputError('--margin', 'a margin only with --objective retrieval and --split or --train/--holdout (it is the held-out validation\'s)', flags.margin)
+      if (!(margin >= 0 && margin < 1)) throw new InputError('--margin', 'a number in [0, 1) (absolute, on the metric)', JSON.stringify(flags.margin))
+    }
     const objective = flags.engine ? {name: 'engine', options, delayMs: flags['delay-ms']} : flags.objective ? {name: flags.objective, options, delayMs: flags['delay-ms']} : undefined
     if (flags['per-type']) {
       if (flags.objective !== 'retrieval' || !options?.data) throw new InputError('--per-type', '--objective retrieval with --data', flags.objective ?? 'no objective')
@@ -124,6 +131,7 @@ export default class Search extends KtCommand {
         out: flags.out,
         log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
         ...(options.split ? {split: options.split as import('../data/conversations/split.js').SplitSpec} : {}),
+        ...(margin !== undefined ? {margin} : {}),
       })
       return snakeKeysOfRecord(result)
     }
@@ -175,8 +183,10 @@ export default class Search extends KtCommand {
       }
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, await engineHoldout(engineSpec, outcome))
+        const held = await engineHoldout(engineSpec, outcome)
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, held?.report, held?.validation)
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
+        if (held) Object.assign(view.json, {validation: held.validation})
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)
         Object.assign(view.json, snakeKeysOfRecord({engine: engineSpec.name, front: engineOut.front, profiles: engineOut.profiles, files: engineOut.files, ...(engineOut.holdout ? {holdout: engineOut.holdout} : {})}))
       }
@@ -194,7 +204,7 @@ export default class Search extends KtCommand {
           if (spec.name === 'retrieval' && split && !interrupted) {
             // each domain profile against the defaults on the held-out conversations: the verdict kt deploy reads
             const {validateRetrievalStudy} = await import('../study/retrieval-validation.js')
-            const checked = validateRetrievalStudy({analysis, data: String(spec.options?.data), split, metric, study: outcome.study.name, out: flags.out})
+            const checked = validateRetrievalStudy({analysis, data: String(spec.options?.data), split, metric, margin, study: outcome.study.name, out: flags.out})
             if (!this.jsonEnabled()) this.log(checked.lines.join('\n'))
             analysis.files.push(...checked.files)
             Object.assign(view.json, {validation: checked.validation, files: analysis.files})
@@ -256,9 +266,11 @@ async function holdoutSide(spec: import('../study/objectives.js').ObjectiveSpec)
 
 /**
  * A retrieval-service engine study tuned with a split: the front's and profiles' configurations
- * scored on the held-out conversations (quality = the engine file's first maximised ranking metric).
+ * scored on the held-out conversations (quality = the engine file's first maximised ranking
+ * metric), and each profile against the engine's defaults there, question by question (the
+ * non-inferiority verdict kt deploy reads).
  */
-async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<import('../search/holdout.js').HoldoutReport | undefined> {
+async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outcome: {study: {objective: unknown; seed: number}; trials: import('../study/store.js').TrialRow[]}): Promise<{report: import('../search/holdout.js').HoldoutReport; validation: import('../eval/holdout-validation.js').HoldoutValidation} | undefined> {
   const options = (outcome.study.objective as {options?: Record<string, unknown>}).options ?? {}
   const split = options.split as import('../data/conversations/split.js').SplitSpec | undefined
   if (!split || spec.evaluate.kind !== 'retrieval-service') return undefined
@@ -266,19 +278,36 @@ async function engineHoldout(spec: import('../engines/file.js').EngineSpec, outc
   const {evaluateHoldoutItems} = await import('../search/holdout.js')
   const {createEngineObjective} = await import('../engines/objective.js')
   const {serviceSpecOf} = await import('../engines/retrieval-service.js')
-  const {describeSplit} = await import('../data/conversations/split.js')
+  const {describeSplit, splitDataset} = await import('../data/conversations/split.js')
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
+  const {evaluateService} = await import('../eval/service-eval.js')
+  const {noninferiorityValidation, DEFAULT_HOLDOUT_SETTINGS} = await import('../eval/holdout-validation.js')
+  const {defaultConfig} = await import('../space/index.js')
   const analysis = analyzeObjectiveStudy(outcome.trials, spec.objectives, spec.profiles)
   const byId = new Map(outcome.trials.map((t) => [t.id, t]))
+  const service = serviceSpecOf(spec)
+  const quality = service.metric ?? 'quality'
   const items = [
     ...(analysis.front?.front ?? []).map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
     ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
   ]
+  const loaded = loadMemoryDataset(String(options.data))
+  const description = describeSplit(loaded, split)
   const objective = await createEngineObjective({...options, part: 'holdout'})
+  let report: import('../search/holdout.js').HoldoutReport
   try {
-    const side = {objective, description: describeSplit(loadMemoryDataset(String(options.data)), split)}
-    return await evaluateHoldoutItems(items, side, outcome.study.seed, {quality: serviceSpecOf(spec).metric ?? 'quality', latency: 'p99_ms'})
+    report = await evaluateHoldoutItems(items, {objective, description}, outcome.study.seed, {quality, latency: 'p99_ms'})
   } finally {
     await objective.close?.()
   }
+  // latency is not what is tested here: one pass over the held-out questions per configuration
+  const heldOut = splitDataset(loaded, split, 'holdout')
+  const rowsOf = async (config: import('../space/types.js').Config) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
+  const scored = []
+  for (const p of analysis.profiles.filter((x) => x.config !== null)) {
+    const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
+    scored.push({name: p.profile, trial: p.trialId, tuning_quality: m?.[quality] ?? null, rows: await rowsOf(p.config!)})
+  }
+  const validation = noninferiorityValidation(await rowsOf({}), scored, {...DEFAULT_HOLDOUT_SETTINGS, metric: service.metric ?? 'recall@10'}, description)
+  return {report, validation}
 }

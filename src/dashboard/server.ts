@@ -116,6 +116,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   const blocks = new Map<string, ColumnBlocks>()
   const studyCache = new Map<string, Cached>()
   const importanceCache = new Map<string, Cached>()
+  const importanceJobs = new Map<string, Promise<string>>()
   const staticCache = new Map<string, Buffer>()
   let listCache: Cached | undefined
 
@@ -268,17 +269,28 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       const key = `${name}\u0000${target}`
       const hit = importanceCache.get(key)
       if (hit && hit.key === version) return json(200, hit.body)
-      const study = cache.record!
-      let imp: StudyImportance
+      // one fit per study and target at a time (a forest takes seconds of a core): a request while one
+      // runs gets its result, even if trials arrived since (the body names its version and trial count);
+      // the page asks again on its next redraw and then starts a fit of the newer trials
+      let job = importanceJobs.get(key)
+      if (!job) {
+        const study = cache.record!
+        const rows = [...cache.trials]
+        const fit = (async () => {
+          const imp: StudyImportance = await importanceOffThread(study.space as ParamSpace, rows, target, seed)
+          const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(study.objective as {name?: string}).name ?? 'objective'})` : target)})
+          importanceCache.set(key, {key: version, body})
+          return body
+        })()
+        importanceJobs.set(key, (job = fit))
+        void fit.catch(() => undefined).finally(() => importanceJobs.delete(key))
+      }
       try {
-        imp = await importanceOffThread(study.space as ParamSpace, cache.trials, target, seed)
+        return json(200, await job)
       } catch (error) {
         if (error instanceof InputError) return json(400, {error: error.message})
         throw error
       }
-      const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(study.objective as {name?: string}).name ?? 'objective'})` : target)})
-      importanceCache.set(key, {key: version, body})
-      return json(200, body)
     }
     return json(404, {error: `no page ${path}`})
   }

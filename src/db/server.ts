@@ -9,7 +9,6 @@
 import {execFile} from 'node:child_process'
 import {appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
-import {createServer} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
 import {InputError} from '../util/errors.js'
 
@@ -17,8 +16,8 @@ import {InputError} from '../util/errors.js'
 const START_WAIT_S = 60
 /** The database superuser kt creates (initdb -U). */
 export const DEFAULT_DB_USER = 'kt'
-/** The default port of `kt db start` (one above PostgreSQL's own 5432, so a system server is left alone). */
-export const DEFAULT_DB_PORT = 5433
+// the default port and the free-port picker that never returns it (src/util/net.ts)
+export {DEFAULT_DB_PORT, freePort} from '../util/net.js'
 
 export interface PgBinaries {
   readonly initdb: string
@@ -68,31 +67,6 @@ function run(cmd: string, args: string[], id: {uid: number; gid: number} | undef
   })
 }
 
-/**
- * A free TCP port on the loopback interface, never DEFAULT_DB_PORT: that one belongs to
- * `kt db start` (and the examples that use it), so a server a test or benchmark starts can never
- * take it from them. The kernel hands out its ephemeral range (32768-60999 by default), but that
- * range is configurable.
- */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  for (;;) {
-    const port = await anyFreePort(host)
-    if (port !== DEFAULT_DB_PORT) return port
-  }
-}
-
-function anyFreePort(host: string): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, host, () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolvePromise(port))
-    })
-  })
-}
 
 export interface ServerOptions {
   /** Data folder (created and initialised if empty). */

@@ -9,7 +9,8 @@
  * killed when the transport closes, when kt exits, or when the process misbehaves: no orphans.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
-import {connect as netConnect, createServer, type Socket} from 'node:net'
+import {connect as netConnect, type Socket} from 'node:net'
+import {freePort} from '../util/net.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
 
@@ -369,17 +370,6 @@ export const PORT_PLACEHOLDER = '{port}'
 export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
 const STARTUP_POLL_MS = 25
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; released before the caller binds it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 export interface TransportSpec {
   readonly transport: 'http' | 'stdio'

@@ -12,7 +12,8 @@
  * held-out numbers are what `kt eval --profile P --conversation <held-out ids>` gives.
  */
 import type {MemoryDataset} from '../data/conversations/types.js'
-import {QUERY_TYPES, type QueryType, type RoutedOverrides} from '../engine/retrieval/classifier.js'
+import {QUERY_TYPES, type RoutedOverrides} from '../engine/retrieval/classifier.js'
+import type {MetricValues} from '../data/conversations/metrics.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig, type Config} from '../space/index.js'
 import {validationFrom, type ProfileValidation} from '../deploy/profile.js'
@@ -117,18 +118,24 @@ function deltaOf(d: MetricDifference, queries: number): HoldoutDelta {
   return {queries, defaults_quality: d.a, quality: d.b, delta: {kind: 'absolute', value: d.delta, low: d.low, high: d.high, confidence: d.confidence}, better: d.better, worse: d.worse}
 }
 
+/** A candidate scored on the held-out questions: its per-question metric rows (the defaults' order). */
+export interface ScoredCandidate {
+  readonly name: string
+  readonly trial: number | null
+  readonly tuning_quality: number | null
+  readonly rows: readonly MetricValues[]
+  /** Routed profiles: the query types it overrides, with each held-out question's type (rows' order). */
+  readonly routing?: {readonly overridden: readonly string[]; readonly typeOf: readonly string[]}
+}
+
 /**
- * Scores the candidates and the defaults on the held-out conversations (every scored question,
- * as `kt eval` does) and tests each for non-inferiority. A routed profile gets one criterion
- * overall and one per overridden query type with at least MIN_TYPE_QUESTIONS held-out questions.
+ * The non-inferiority test of each candidate against the defaults on the same held-out questions
+ * (rows in the same order): one criterion over every question, and for a routed candidate one per
+ * overridden type with at least MIN_TYPE_QUESTIONS questions. Any engine whose per-question
+ * scores are known goes through it (kt's own: validateOnHoldout; an engine file's service: Phase 4).
  */
-export function validateOnHoldout(heldOut: MemoryDataset, candidates: readonly HoldoutCandidate[], settings: HoldoutValidationSettings, split: string): HoldoutValidation {
-  const defaults = defaultConfig(RETRIEVAL_SPACE)
-  const plain = prepareEvaluation(heldOut)
-  const queries = plain.selection.queries
-  if (queries.length === 0) throw new Error(`validateOnHoldout: no scored question in the held-out conversations (${split})`)
-  const defaultRows = evaluateSystem(plain, 'engine', defaults).rows
-  const types = queryTypes(plain)
+export function noninferiorityValidation(defaultRows: readonly MetricValues[], candidates: readonly ScoredCandidate[], settings: HoldoutValidationSettings, split: string): HoldoutValidation {
+  if (defaultRows.length === 0) throw new Error(`noninferiorityValidation: no scored question in the held-out conversations (${split})`)
   const {metric, margin, confidence, resamples, seed} = settings
   const options = {confidence, resamples, seed}
   const rule = noninferiorityRule(metric, margin, confidence)
@@ -137,42 +144,59 @@ export function validateOnHoldout(heldOut: MemoryDataset, candidates: readonly H
     id, description: `${what}: ${rule} (${d.queries} questions; ${metric} ${d.quality.toFixed(4)} against the defaults' ${d.defaults_quality.toFixed(4)})`.slice(0, 2000),
     metric: key('delta_ci_low'), op: '>=' as const, threshold: -margin, value: d.delta.low, passed: d.delta.low !== null && d.delta.low >= -margin, dataset: HOLDOUT_DATA_ID,
   })
-  // engines with a routed profile's overrides built in, shared by candidates with the same overrides
-  const prepared = new Map<string, PreparedEvaluation>([['', plain]])
   const profiles = candidates.map((c): HoldoutProfileCheck => {
-    const okey = c.overrides ? JSON.stringify(c.overrides) : ''
-    if (!prepared.has(okey)) prepared.set(okey, prepareEvaluation(heldOut, {overrides: c.overrides}))
-    const rows = evaluateSystem(prepared.get(okey)!, 'engine', {...defaults, ...c.config}).rows
-    const overall = deltaOf(compareRows({name: 'defaults', rows: defaultRows}, {name: c.name, rows}, [metric], options).differences[0], rows.length)
+    if (c.rows.length !== defaultRows.length) throw new RangeError(`noninferiorityValidation: ${c.rows.length} held-out rows for ${c.name}, ${defaultRows.length} for the defaults`)
+    const overall = deltaOf(compareRows({name: 'defaults', rows: defaultRows}, {name: c.name, rows: c.rows}, [metric], options).differences[0], c.rows.length)
     const criteria = [criterion('holdout-noninferior', overall, 'all held-out questions')]
     let perType: HoldoutProfileCheck['per_type']
     let note: string | undefined
-    if (c.overrides) {
+    if (c.routing) {
       perType = []
       const thin: string[] = []
-      for (const type of QUERY_TYPES.filter((t) => c.overrides![t] !== undefined)) {
-        const idx = queries.map((q, i) => (types.get(q.id) === type ? i : -1)).filter((i) => i >= 0)
+      for (const type of c.routing.overridden) {
+        const idx = c.routing.typeOf.map((t, i) => (t === type ? i : -1)).filter((i) => i >= 0)
         if (idx.length === 0) {
           thin.push(`${type} (no held-out question)`)
           continue
         }
         const pick = <T>(xs: readonly T[]) => idx.map((i) => xs[i])
-        const d = deltaOf(compareRows({name: 'defaults', rows: pick(defaultRows)}, {name: `${c.name} ${type}`, rows: pick(rows)}, [metric], options).differences[0], idx.length)
+        const d = deltaOf(compareRows({name: 'defaults', rows: pick(defaultRows)}, {name: `${c.name} ${type}`, rows: pick(c.rows)}, [metric], options).differences[0], idx.length)
         const checked = idx.length >= MIN_TYPE_QUESTIONS
-        const own = checked ? criterion(`holdout-noninferior-${type as QueryType}`.replace(/_/g, '-'), d, `${type} questions (its override)`) : undefined
+        const own = checked ? criterion(`holdout-noninferior-${type}`.replace(/_/g, '-'), d, `${type} questions (its override)`) : undefined
         perType.push({type, ...d, criterion: checked, passed: own ? own.passed : null})
         if (own) criteria.push(own)
         else thin.push(`${type} (${idx.length} held-out questions)`)
       }
       const checkedTypes = perType.filter((t) => t.criterion).map((t) => t.type)
-      note = QUERY_TYPES.every((t) => c.overrides![t] === undefined)
+      note = c.routing.overridden.length === 0
         ? 'no per-type overrides: validated on all held-out questions'
         : `per-type overrides validated on their own held-out questions: ${checkedTypes.join(', ') || 'none'}; overall only (fewer than ${MIN_TYPE_QUESTIONS} held-out questions): ${thin.join(', ') || 'none'}`
     }
     const passed = criteria.every((x) => x.passed)
     return {name: c.name, trial: c.trial, tuning_quality: c.tuning_quality, ...overall, ...(perType ? {per_type: perType} : {}), criteria, verdict: passed ? 'pass' : 'fail', passed, ...(note ? {note} : {})}
   })
-  return {split, metric, queries: queries.length, margin, confidence, resamples, rule, min_type_questions: MIN_TYPE_QUESTIONS, defaults_quality: profiles[0]?.defaults_quality ?? meanOf(defaultRows, metric), profiles}
+  return {split, metric, queries: defaultRows.length, margin, confidence, resamples, rule, min_type_questions: MIN_TYPE_QUESTIONS, defaults_quality: meanOf(defaultRows, metric), profiles}
+}
+
+/**
+ * kt's own engine: scores the candidates and the defaults on the held-out conversations (every
+ * scored question, as `kt eval` does) and tests each for non-inferiority (noninferiorityValidation).
+ */
+export function validateOnHoldout(heldOut: MemoryDataset, candidates: readonly HoldoutCandidate[], settings: HoldoutValidationSettings, split: string): HoldoutValidation {
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const plain = prepareEvaluation(heldOut)
+  const queries = plain.selection.queries
+  const types = queryTypes(plain)
+  const typeOf = queries.map((q) => types.get(q.id) as string)
+  // engines with a routed profile's overrides built in, shared by candidates with the same overrides
+  const prepared = new Map<string, PreparedEvaluation>([['', plain]])
+  const scored = candidates.map((c): ScoredCandidate => {
+    const okey = c.overrides ? JSON.stringify(c.overrides) : ''
+    if (!prepared.has(okey)) prepared.set(okey, prepareEvaluation(heldOut, {overrides: c.overrides}))
+    const rows = evaluateSystem(prepared.get(okey)!, 'engine', {...defaults, ...c.config}).rows
+    return {name: c.name, trial: c.trial, tuning_quality: c.tuning_quality, rows, ...(c.overrides ? {routing: {overridden: QUERY_TYPES.filter((t) => c.overrides![t] !== undefined), typeOf}} : {})}
+  })
+  return noninferiorityValidation(queries.length === 0 ? [] : evaluateSystem(plain, 'engine', defaults).rows, scored, settings, split)
 }
 
 function meanOf(rows: readonly Record<string, number>[], metric: string): number {

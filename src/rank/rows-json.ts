@@ -217,15 +217,19 @@ export function bestFirst(scores: Float64Array, order: Int32Array): Int32Array {
 }
 
 /**
- * The POST /rerank answer `{"model": VERSION, "scores": [...], "order": [...]}` as JSON text, the
- * same text JSON.stringify gives (a number prints as String(n); NaN and infinities as null), built
- * without the intermediate arrays and object.
+ * The POST /rerank answer `{"model": VERSION, "scores": [...], "order": [...]}` as JSON text, built
+ * without the intermediate arrays and object: the scores as `printedScores` (the module's printing,
+ * WasmEnsemble.printScores: the same values, up to 17 digits), or else the same text JSON.stringify
+ * gives (a number prints as String(n); NaN and infinities as null).
  */
-export function rerankAnswerJson(version: string, scores: Float64Array, order: Int32Array): string {
+export function rerankAnswerJson(version: string, scores: Float64Array, order: Int32Array, printedScores?: string): string {
   let text = `{"model":${JSON.stringify(version)},"scores":[`
-  for (let i = 0; i < scores.length; i++) {
-    const s = scores[i]
-    text += (i === 0 ? '' : ',') + (Number.isFinite(s) ? String(s) : 'null')
+  if (printedScores !== undefined) text += printedScores
+  else {
+    for (let i = 0; i < scores.length; i++) {
+      const s = scores[i]
+      text += (i === 0 ? '' : ',') + (Number.isFinite(s) ? String(s) : 'null')
+    }
   }
   text += '],"order":['
   for (let i = 0; i < order.length; i++) text += (i === 0 ? '' : ',') + order[i]

@@ -91,7 +91,7 @@ const op = {
   i32LeS: 0x4c, i32LeU: 0x4d, i32And: 0x71, i32ShrS: 0x75,
   i64Eq: 0x51, i64LtU: 0x54, i64GtU: 0x56, i64LeU: 0x58, i64GeU: 0x5a,
   i64Load: 0x29, i64Clz: 0x79, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
-  f64ReinterpretI64: 0xbf,
+  f64ReinterpretI64: 0xbf, i64ReinterpretF64: 0xbd, i32Store8: 0x3a, f64Eq: 0x61, f64Lt: 0x63, f64Ge: 0x66, i64DivU: 0x80, i64RemU: 0x82,
   f64Neg: 0x9a, f64Add: 0xa0, f64Mul: 0xa2, f64Div: 0xa3,
   i32WrapI64: 0xa7, i64ExtendI32U: 0xad, f64ConvertI64S: 0xb9,
 } as const
@@ -168,6 +168,8 @@ function kernelBytes(): Uint8Array {
   const score = [...vec([[...uleb(i32Locals), T_I32], [...uleb(PAIR), T_F64]]), ...body]
   // read: 6 i32 parameters, then 13 i32, 12 i64 and 1 f64 locals (readerBody's V)
   const read = [...vec([[...uleb(13), T_I32], [...uleb(12), T_I64], [...uleb(1), T_F64]]), ...readerBody()]
+  // print: 4 i32 parameters, then 8 i32, 9 i64 and 1 f64 locals (printerBody's V)
+  const print = [...vec([[...uleb(8), T_I32], [...uleb(9), T_I64], [...uleb(1), T_F64]]), ...printerBody()]
   const FUNC_TYPE = 0x60
   const IMPORT_MEMORY = 0x02
   const LIMITS_MIN_ONLY = 0x00
@@ -177,11 +179,12 @@ function kernelBytes(): Uint8Array {
     ...section(1, vec([
       [FUNC_TYPE, ...vec(range(7).map(() => [T_I32])), ...vec([])], // type 0: (i32 x 7) -> ()
       [FUNC_TYPE, ...vec(range(6).map(() => [T_I32])), ...vec([[T_I32]])], // type 1: (i32 x 6) -> i32
+      [FUNC_TYPE, ...vec(range(4).map(() => [T_I32])), ...vec([[T_I32]])], // type 2: (i32 x 4) -> i32
     ])),
     ...section(2, vec([[...name('env'), ...name('memory'), IMPORT_MEMORY, LIMITS_MIN_ONLY, ...uleb(1)]])), // import env.memory
-    ...section(3, vec([uleb(0), uleb(1)])), // function 0 of type 0, function 1 of type 1
-    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)], [...name('read'), EXPORT_FUNC, ...uleb(1)]])), // exports
-    ...section(10, vec([[...uleb(score.length), ...score], [...uleb(read.length), ...read]])), // code
+    ...section(3, vec([uleb(0), uleb(1), uleb(2)])), // functions 0, 1, 2 of types 0, 1, 2
+    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)], [...name('read'), EXPORT_FUNC, ...uleb(1)], [...name('print'), EXPORT_FUNC, ...uleb(2)]])), // exports
+    ...section(10, vec([[...uleb(score.length), ...score], [...uleb(read.length), ...read], [...uleb(print.length), ...print]])), // code
   ])
 }
 
@@ -291,7 +294,6 @@ function readerBody(): number[] {
     ...get(V.mant), ...get(P.pow), ...get(V.k), ...i32(3), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW10_INT_OFFSET), op.i64Mul, ...get(V.x), op.i64Add, ...set(V.mant),
     ...get(P.i), ...get(V.k), op.i32Add, ...set(P.i),
     ...(fraction ? [...get(V.exp), ...get(V.k), op.i32Sub, ...set(V.exp)] : []),
-    ...failIf([...get(V.digits), ...i32(MAX_DIGITS_U64), op.i32GtS]),
     ...get(V.k), ...i32(8), op.i32Eq, op.brIf, 0,
     op.end, op.end,
     ...loadC,
@@ -374,6 +376,8 @@ function readerBody(): number[] {
     op.end, op.end,
     ...get(V.exp), ...i32(0), ...get(V.e), op.i32Sub, ...get(V.e), ...get(V.eneg), op.select, op.i32Add, ...set(V.exp),
     op.end,
+    // more digits than a u64 holds: mant has wrapped, and there is no fast path anyway
+    ...failIf([...get(V.digits), ...i32(MAX_DIGITS_U64), op.i32GtS]),
     ...get(V.mant), op.i64Eqz, op.if, EMPTY_BLOCK,
     op.f64Const, ...f64Bytes(0), ...set(V.value),
     op.else,
@@ -421,6 +425,132 @@ function readerBody(): number[] {
   ]
 }
 
+/** The scores the printer handles: 1e-9 <= |x| < 1e15 (and 0); others are printed by V8 (String). */
+const PRINT_MIN = 1e-9
+const PRINT_MAX = 1e15
+/** After the 128-bit table: 5^0..5^27 as exact i64, then 17 bytes of digit scratch. */
+const POW5_EXACT_OFFSET = POW5_OFFSET + (POW5_MAX - POW5_MIN + 1) * 16
+const POW5_EXACT_MAX = 27
+const SCRATCH_OFFSET = POW5_EXACT_OFFSET + (POW5_EXACT_MAX + 1) * 8
+const SCRATCH_BYTES = 32
+/** Significant digits printed: 17 always suffice to read a float64 back exactly. */
+const PRINT_DIGITS = 17
+
+/**
+ * print(scores, count, out, tables) -> bytes, or -1: the scores as JSON numbers separated by commas,
+ * each with 17 significant digits (trailing zeros dropped), correctly rounded (half up) from exact
+ * integer arithmetic, so every one reads back as the same float64: x = m 2^e with m < 2^53, and for
+ * E = floor(log10 x), D = round(m 5^q 2^(e+q)) with q = 16 - E is x 10^q rounded, 10^16 <= D < 10^17;
+ * m 5^q (q <= 27) is an exact 128-bit product. Written positionally (0.000000001234... to
+ * 999999999999999.xx); 0 and -0 as 0. A score outside [1e-9, 1e15) in magnitude, or NaN, makes it
+ * return -1 (the caller prints with String then). This replaces V8's shortest round-trip printing
+ * (a runtime call per number, 0.3-0.4 us each here); the text can be longer than JSON.stringify's,
+ * the value is the same.
+ */
+function printerBody(): number[] {
+  const P = {scores: 0, count: 1, out: 2, tables: 3}
+  const V = {j: 4, e: 5, E: 6, q: 7, s: 8, n: 9, k: 10, p: 11, bits: 12, m: 13, t: 14, hi: 15, lo: 16, ad: 17, bd: 18, adbc: 19, D: 20, x: 21}
+  const fail = [...i32(-1), op.return]
+  const failIf = (cond: number[]): number[] => [...cond, op.if, EMPTY_BLOCK, ...fail, op.end]
+  const put = (byte: number[]): number[] => [...get(V.p), ...byte, op.i32Store8, 0, 0, ...get(V.p), ...i32(1), op.i32Add, ...set(V.p)]
+  const scratch = (k: number[]): number[] => [...get(P.tables), ...k, op.i32Add, op.i32Load8U, 0, ...uleb(SCRATCH_OFFSET)]
+  const M32 = [...i64(0xffffffffn), op.i64And]
+  const mul128 = [
+    ...get(V.m), ...i64(32n), op.i64ShrU, ...get(V.t), ...M32, op.i64Mul, ...set(V.ad),
+    ...get(V.m), ...M32, ...get(V.t), ...M32, op.i64Mul, ...set(V.bd),
+    ...get(V.ad), ...get(V.m), ...M32, ...get(V.t), ...i64(32n), op.i64ShrU, op.i64Mul, op.i64Add, ...set(V.adbc),
+    ...get(V.bd), ...get(V.adbc), ...i64(32n), op.i64Shl, op.i64Add, ...set(V.lo),
+    ...get(V.m), ...i64(32n), op.i64ShrU, ...get(V.t), ...i64(32n), op.i64ShrU, op.i64Mul,
+    ...get(V.adbc), ...i64(32n), op.i64ShrU, op.i64Add,
+    ...get(V.adbc), ...get(V.ad), op.i64LtU, op.i64ExtendI32U, ...i64(32n), op.i64Shl, op.i64Add,
+    ...get(V.lo), ...get(V.bd), op.i64LtU, op.i64ExtendI32U, op.i64Add, ...set(V.hi),
+  ]
+  const number = [
+    ...get(V.x), op.f64Const, ...f64Bytes(0), op.f64Lt, op.if, EMPTY_BLOCK,
+    ...put(i32(ch('-'))), ...get(V.x), op.f64Neg, ...set(V.x),
+    op.end,
+    ...failIf([...get(V.x), op.f64Const, ...f64Bytes(PRINT_MIN), op.f64Ge, op.i32Eqz, ...get(V.x), op.f64Const, ...f64Bytes(PRINT_MAX), op.f64Lt, op.i32Eqz, op.i32Or]),
+    ...get(V.x), op.i64ReinterpretF64, ...set(V.bits),
+    ...get(V.bits), ...i64(52n), op.i64ShrU, op.i32WrapI64, ...i32(1075), op.i32Sub, ...set(V.e),
+    ...get(V.bits), ...i64((1n << 52n) - 1n), op.i64And, ...i64(1n << 52n), op.i64Or, ...set(V.m),
+    // floor((e + 52) log10 2) <= floor(log10 x) <= that + 1 (78913 / 2^18 ~ log10 2, as Ryu)
+    ...get(V.e), ...i32(52), op.i32Add, ...i32(78913), op.i32Mul, ...i32(18), op.i32ShrS, ...set(V.E),
+    op.loop, EMPTY_BLOCK,
+    ...i32(PRINT_DIGITS - 1), ...get(V.E), op.i32Sub, ...set(V.q),
+    ...failIf([...get(V.q), ...i32(0), op.i32LtS, ...get(V.q), ...i32(POW5_EXACT_MAX), op.i32GtS, op.i32Or]),
+    ...get(P.tables), ...get(V.q), ...i32(3), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_EXACT_OFFSET), ...set(V.t),
+    ...mul128,
+    ...i32(0), ...get(V.e), ...get(V.q), op.i32Add, op.i32Sub, ...set(V.s),
+    ...failIf([...get(V.s), ...i32(1), op.i32LtS, ...get(V.s), ...i32(63), op.i32GtS, op.i32Or]),
+    // + 2^(s-1), then >> s: rounded half up
+    ...i64(1n), ...get(V.s), ...i32(1), op.i32Sub, op.i64ExtendI32U, op.i64Shl, ...set(V.ad),
+    ...get(V.lo), ...get(V.ad), op.i64Add, ...set(V.lo),
+    ...get(V.hi), ...get(V.lo), ...get(V.ad), op.i64LtU, op.i64ExtendI32U, op.i64Add, ...set(V.hi),
+    ...get(V.lo), ...get(V.s), op.i64ExtendI32U, op.i64ShrU, ...get(V.hi), ...i32(64), ...get(V.s), op.i32Sub, op.i64ExtendI32U, op.i64Shl, op.i64Or, ...set(V.D),
+    ...get(V.D), ...i64(10n ** 17n), op.i64GeU, op.if, EMPTY_BLOCK,
+    ...get(V.E), ...i32(1), op.i32Add, ...set(V.E), op.br, 1,
+    op.end,
+    op.end,
+    // the 17 digits, last first
+    ...i32(PRINT_DIGITS), ...set(V.k),
+    op.loop, EMPTY_BLOCK,
+    ...get(V.k), ...i32(1), op.i32Sub, ...set(V.k),
+    ...get(P.tables), ...get(V.k), op.i32Add, ...get(V.D), ...i64(10n), op.i64RemU, op.i32WrapI64, ...i32(ch('0')), op.i32Add, op.i32Store8, 0, ...uleb(SCRATCH_OFFSET),
+    ...get(V.D), ...i64(10n), op.i64DivU, ...set(V.D),
+    ...get(V.k), ...i32(0), op.i32GtS, op.brIf, 0,
+    op.end,
+    // n: digits up to the last non-zero one
+    ...i32(PRINT_DIGITS), ...set(V.n),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...scratch([...get(V.n), ...i32(1), op.i32Sub]), ...i32(ch('0')), op.i32Ne, op.brIf, 1,
+    ...get(V.n), ...i32(1), op.i32Sub, ...set(V.n), op.br, 0,
+    op.end, op.end,
+    ...get(V.E), ...i32(0), op.i32GeS, op.if, EMPTY_BLOCK,
+    // integer part: digits 0..E (zeros past n), then a fraction if digits remain
+    ...i32(0), ...set(V.k),
+    op.loop, EMPTY_BLOCK,
+    ...put([...scratch(get(V.k)), ...i32(ch('0')), ...get(V.k), ...get(V.n), op.i32LtS, op.select]),
+    ...get(V.k), ...i32(1), op.i32Add, ...tee(V.k), ...get(V.E), op.i32LeS, op.brIf, 0,
+    op.end,
+    ...get(V.k), ...get(V.n), op.i32LtS, op.if, EMPTY_BLOCK,
+    ...put(i32(ch('.'))),
+    op.loop, EMPTY_BLOCK,
+    ...put(scratch(get(V.k))),
+    ...get(V.k), ...i32(1), op.i32Add, ...tee(V.k), ...get(V.n), op.i32LtS, op.brIf, 0,
+    op.end,
+    op.end,
+    op.else,
+    // 0.(-E-1 zeros)digits
+    ...put(i32(ch('0'))), ...put(i32(ch('.'))),
+    ...i32(-1), ...get(V.E), op.i32Sub, ...set(V.k),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.k), op.i32Eqz, op.brIf, 1,
+    ...put(i32(ch('0'))), ...get(V.k), ...i32(1), op.i32Sub, ...set(V.k), op.br, 0,
+    op.end, op.end,
+    op.loop, EMPTY_BLOCK,
+    ...put(scratch(get(V.k))),
+    ...get(V.k), ...i32(1), op.i32Add, ...tee(V.k), ...get(V.n), op.i32LtS, op.brIf, 0,
+    op.end,
+    op.end,
+  ]
+  return [
+    ...get(P.out), ...set(V.p), ...i32(0), ...set(V.j),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.j), ...get(P.count), op.i32GeS, op.brIf, 1,
+    ...get(V.j), op.if, EMPTY_BLOCK, ...put(i32(ch(','))), op.end,
+    ...get(P.scores), ...get(V.j), ...i32(3), op.i32Shl, op.i32Add, ...f64Load(0), ...tee(V.x),
+    op.f64Const, ...f64Bytes(0), op.f64Eq, op.if, EMPTY_BLOCK,
+    ...put(i32(ch('0'))),
+    op.else,
+    ...number,
+    op.end,
+    ...get(V.j), ...i32(1), op.i32Add, ...set(V.j), op.br, 0,
+    op.end, op.end,
+    ...get(V.p), ...get(P.out), op.i32Sub,
+    op.end,
+  ]
+}
+
 let kernel: {bytes: Uint8Array; module: WasmModule} | undefined
 /** The kernel's bytes and compiled module, built once per process. */
 export function wasmKernel(): {bytes: Uint8Array; module: WasmModule} {
@@ -448,6 +578,9 @@ const WebAssembly = (globalThis as unknown as {WebAssembly: WasmApi}).WebAssembl
 
 type ScoreFn = (rows: number, count: number, stride: number, out: number, groups: number, groupsEnd: number, values: number) => void
 type ReadFn = (at: number, last: number, out: number, width: number, maxRows: number, pow10: number) => number
+type PrintFn = (scores: number, count: number, out: number, tables: number) => number
+/** Bytes a printed score takes at most: '-', "0.", 8 zeros, 17 digits, ','. */
+const PRINTED_BYTES = 32
 
 export class WasmEnsemble {
   readonly width: number
@@ -455,6 +588,10 @@ export class WasmEnsemble {
   private readonly memory: WasmMemory
   private readonly kernel: ScoreFn
   private readonly reader: ReadFn
+  private readonly printer: PrintFn
+  /** The printed scores (after the body) and a byte view of the whole memory for reading them. */
+  private textAt = 0
+  private bytes = Buffer.alloc(0)
   /** 10^0 .. 10^22 as float64, for the rows reader. */
   private readonly pow10At: number
   private readonly baseFeature: number
@@ -485,7 +622,7 @@ export class WasmEnsemble {
     this.groupsAt = this.valuesAt + (nodes + 1) * 8
     this.groupsEnd = this.groupsAt + groups * GROUP_BYTES
     this.pow10At = Math.ceil(this.groupsEnd / 8) * 8
-    this.tailAt = this.pow10At + POW5_OFFSET + (POW5_MAX - POW5_MIN + 1) * 16
+    this.tailAt = this.pow10At + SCRATCH_OFFSET + SCRATCH_BYTES
     this.memory = new WebAssembly.Memory({initial: Math.ceil(this.tailAt / WASM_PAGE) + 1})
     const view = new DataView(this.memory.buffer)
     for (let n = 0; n <= nodes; n++) {
@@ -508,9 +645,11 @@ export class WasmEnsemble {
     for (let k = 0; k <= POW10_INT_MAX; k++) view.setBigInt64(this.pow10At + POW10_INT_OFFSET + k * 8, 10n ** BigInt(k), true)
     const pow5 = powersOfFive()
     for (let k = 0; k < pow5.length; k++) view.setBigUint64(this.pow10At + POW5_OFFSET + k * 8, pow5[k], true)
+    for (let k = 0; k <= POW5_EXACT_MAX; k++) view.setBigUint64(this.pow10At + POW5_EXACT_OFFSET + k * 8, 5n ** BigInt(k), true)
     const instance = new WebAssembly.Instance(wasmKernel().module, {env: {memory: this.memory}})
     this.kernel = instance.exports.score as ScoreFn
     this.reader = instance.exports.read as ReadFn
+    this.printer = instance.exports.print as PrintFn
     this.reserve(INITIAL_CAPACITY)
   }
 
@@ -522,12 +661,14 @@ export class WasmEnsemble {
     this.outAt = this.tailAt
     this.rowsAt = this.outAt + (capacity + 1) * 8
     this.bodyAt = this.rowsAt + capacity * this.width * 8
-    const end = this.bodyAt + bodyCapacity
+    this.textAt = this.bodyAt + bodyCapacity
+    const end = this.textAt + capacity * PRINTED_BYTES
     const have = this.memory.buffer.byteLength
     if (end > have) this.memory.grow(Math.ceil((end - have) / WASM_PAGE))
     this.capacity = capacity
     this.bodyCapacity = bodyCapacity
     this.outView = new Float64Array(this.memory.buffer, this.outAt, capacity + 1)
+    this.bytes = Buffer.from(this.memory.buffer)
     this.rowsView = new Float64Array(this.memory.buffer, this.rowsAt, capacity * this.width)
   }
 
@@ -569,6 +710,16 @@ export class WasmEnsemble {
       }
     }
     return out.subarray(0, count)
+  }
+
+  /**
+   * The first `count` scores of the last scoreInput() as JSON numbers joined by commas, printed by
+   * the module (17 significant digits, the same float64 when read back), or undefined when one is
+   * outside what the module prints (|x| below 1e-9 or from 1e15, NaN, infinite).
+   */
+  printScores(count: number): string | undefined {
+    const length = this.printer(this.outAt, count, this.textAt, this.pow10At)
+    return length < 0 ? undefined : this.bytes.toString('latin1', this.textAt, this.textAt + length)
   }
 
   /** Scores `count` row-major candidates of `rows` into `out` (as PackedEnsemble.scoreAll). */

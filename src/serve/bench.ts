@@ -17,7 +17,7 @@
  *    state, none twice.
  * The machine's load average and core count are printed beside the figures.
  */
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {closeSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
 import {tmpdir, loadavg, availableParallelism} from 'node:os'
 import {join} from 'node:path'
 import {connect, type Socket} from 'node:net'
@@ -68,6 +68,8 @@ export interface ServeBenchReport {
     meets_p99_target: boolean
     /** The journal during the load: flushes (one pwrite + one fdatasync each), events, and the mean time one flush took (each answer waits for at least one: queries/s <= clients / (2 x flush time)). */
     fsync: {batches: number; commits: number; syncs: number; commits_per_batch: number; mean_flush_ms: number}
+    /** The disk just before the load: one small pwrite + fdatasync into a preallocated file, as the journal does (ms): the floor of a flush on this machine now. */
+    disk_sync_ms: {p50: number; p99: number}
     /** The machine's 1-minute load average just before and just after the measured load (other processes compete for the same cores). */
     load_average_1m: {before: number; after: number}
     /** Share of the machine's CPU (all cores) the load generator took during the load: what it took from the server. */
@@ -140,6 +142,33 @@ function timeScoring(score: (rows: Float64Array, count: number, out: Float64Arra
   return quantileSorted(times.sort(), 0.5)
 }
 
+/** Syncs timed by diskSyncTime, and the bytes each writes (a batch of about ten events). */
+const DISK_SYNC_SAMPLES = 200
+const DISK_SYNC_BYTES = 2048
+
+/** p50 and p99 (ms) of a pwrite + fdatasync into a preallocated, synced file: what one journal flush costs the disk right now. */
+function diskSyncTime(dir: string): {p50: number; p99: number} {
+  const path = join(dir, 'disk-sync-probe')
+  const fd = openSync(path, 'w+')
+  try {
+    writeSync(fd, Buffer.alloc(DISK_SYNC_SAMPLES * DISK_SYNC_BYTES))
+    fsyncSync(fd)
+    const chunk = Buffer.alloc(DISK_SYNC_BYTES, 0x61)
+    const times = new Float64Array(DISK_SYNC_SAMPLES)
+    for (let i = 0; i < DISK_SYNC_SAMPLES; i++) {
+      const a = performance.now()
+      writeSync(fd, chunk, 0, chunk.length, i * DISK_SYNC_BYTES)
+      fdatasyncSync(fd)
+      times[i] = performance.now() - a
+    }
+    times.sort()
+    return {p50: quantileSorted(times, 0.5), p99: quantileSorted(times, 0.99)}
+  } finally {
+    closeSync(fd)
+    rmSync(path, {force: true})
+  }
+}
+
 /** proc(5): utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks. */
 const PROC_STAT_UTIME_FIELD = 14
 /** Clock ticks per second on Linux (sysconf(_SC_CLK_TCK); 100 on every mainstream kernel). */
@@ -186,24 +215,38 @@ async function createTenants(port: number, count: number, spec: Record<string, u
   return ids
 }
 
-/** Median µs of POST /noop and POST /rerank with the same body, alternating so both see the same conditions, a new body (made before the clock starts) for every pair. */
+/** Bodies made ahead at a time by the rerank timing (a few MB). */
+const BODY_BATCH = 100
+
+/** Median µs of POST /noop and POST /rerank with the same body, a new body (made before the clock starts) for every pair, each endpoint first in half the pairs. */
 async function timeRerank(port: number, makeBody: () => Buffer, type: string, requests: number): Promise<RerankEndpointTiming> {
   const client = new RawClient(port)
   const noop = new Float64Array(requests)
   const rerank = new Float64Array(requests)
   let bytes = 0
   try {
+    const time = async (path: string, body: Buffer): Promise<number> => {
+      const a = performance.now()
+      const r = await client.request('POST', path, body, type)
+      const us = (performance.now() - a) * 1000
+      if (r.status !== 200) throw new Error(`POST ${path}: ${r.status} ${r.body.toString().slice(0, 200)}`)
+      return us
+    }
+    let batch: Buffer[] = []
     for (let i = 0; i < requests; i++) {
-      const body = makeBody()
+      // bodies are made in batches before their pairs run, so the pairs run back to back (making a
+      // body between two pairs left the server idle and cold for the next request)
+      if (i % BODY_BATCH === 0) batch = Array.from({length: Math.min(BODY_BATCH, requests - i)}, makeBody)
+      const body = batch[i % BODY_BATCH]
       bytes += body.length
-      let a = performance.now()
-      let r = await client.request('POST', '/noop', body, type)
-      noop[i] = (performance.now() - a) * 1000
-      if (r.status !== 200) throw new Error(`POST /noop: ${r.status}`)
-      a = performance.now()
-      r = await client.request('POST', '/rerank', body, type)
-      rerank[i] = (performance.now() - a) * 1000
-      if (r.status !== 200) throw new Error(`POST /rerank: ${r.status} ${r.body.toString().slice(0, 200)}`)
+      // each endpoint goes first in half the pairs (a first request can meet colder caches)
+      if (i % 2 === 0) {
+        noop[i] = await time('/noop', body)
+        rerank[i] = await time('/rerank', body)
+      } else {
+        rerank[i] = await time('/rerank', body)
+        noop[i] = await time('/noop', body)
+      }
     }
   } finally {
     client.close()
@@ -330,6 +373,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const port = server.port
     progress(`creating ${options.tenants} tenants`)
     const tenants = await createTenants(port, options.tenants)
+    const disk = diskSyncTime(dir)
     progress(`load: ${options.clients} clients, ${options.tenants} tenants`)
     const before = await fsyncStats(port)
     const serverCpu0 = processCpuUs(server.child.pid!)
@@ -389,6 +433,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
         fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
         load_average_1m: {before: loadAvg0, after: loadAvg1},
+        disk_sync_ms: disk,
         client_cpu_share: (clientCpuUsage.user + clientCpuUsage.system) / (wallUs * availableParallelism()),
         // CPU over the load phase, warm-up included, per query of the phase
         server_cpu_us_per_query: serverCpu / load.all_queries,

@@ -10,6 +10,7 @@ import type {EngineSpec} from '../engines/file.js'
 import {activeConfig, configKeys, defaultConfig, type Config} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
+import {holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, type HoldoutValidation} from '../eval/holdout-validation.js'
 import type {TrialRow} from './store.js'
 import {writeFrontChart} from './sweeps.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
@@ -36,6 +37,7 @@ export async function writeEngineStudyOutputs(
   out: string | undefined,
   sourceRun: string,
   holdout?: HoldoutReport,
+  validation?: HoldoutValidation,
 ): Promise<EngineStudyOutputs & {holdout?: HoldoutReport}> {
   const plain = analyzeObjectiveStudy(trials, spec.objectives, spec.profiles)
   // with held-out data, every front point and profile carries its held-out quality beside its tuning quality
@@ -49,7 +51,7 @@ export async function writeEngineStudyOutputs(
         ...plain,
         front: plain.front ? {...plain.front, front: plain.front.front.map((p) => ({...p, ...side(p.trialId)}))} : null,
         profiles: plain.profiles.map((p) => ({...p, ...side(p.trialId)})),
-        lines: [...plain.lines, ...holdoutLines(holdout)],
+        lines: [...plain.lines, ...holdoutLines(holdout), ...(validation ? holdoutValidationLines(validation) : [])],
         holdout,
       }
     : plain
@@ -70,11 +72,13 @@ export async function writeEngineStudyOutputs(
       .filter((p) => p.config !== null)
       .map((p) => ({name: p.profile, config: p.config!, metrics: {...numbers(p.metrics), ...(p.trialId === null ? {} : {trial: p.trialId})}, notes: p.rationale})),
   ]
-  // the study measured these on the data it tuned on: the deploy gate refuses them until validated
-  const validation = notValidated(`engine ${spec.name}: the study's own measurements, not validated on held-out data`)
+  // without held-out data the study measured these on the data it tuned on: the deploy gate refuses them
+  const validationOf = (name: string) => (validation && holdoutProfileValidation(validation, name)) || notValidated(name === DEFAULTS_PROFILE
+    ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
+    : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`)
   const run = RUN_ID_PATTERN.test(sourceRun) ? sourceRun : `study-${sourceRun.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
   for (const d of deployable) {
-    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: d.metrics, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation})
+    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
     write(`profiles/${d.name}.json`, profileJson(profile))
     write(`profiles/${d.name}.env`, renderEnvFile(profile))
     write(`profiles/${d.name}.sh`, renderShellScript(profile), 0o755)

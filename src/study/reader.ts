@@ -104,9 +104,15 @@ export class StorageStudyReader implements StudyReader {
 export class CompositeStudyReader implements StudyReader {
   constructor(private readonly readers: readonly StudyReader[], readonly location: string) {}
 
+  /** Which store holds each study, as of the change counter it was read at (no commit since: no query). */
+  private ownersAt: {counter: string; owner: Map<string, StudyReader>} | undefined
+
   private async owners(): Promise<Map<string, StudyReader>> {
+    const counter = await this.changeCounter()
+    if (counter !== undefined && this.ownersAt?.counter === counter) return this.ownersAt.owner
     const owner = new Map<string, StudyReader>()
-    for (const r of this.readers) for (const s of await r.listStudies()) if (!owner.has(s.name)) owner.set(s.name, r)
+    for (const r of this.readers) for (const s of Object.keys(await r.versions())) if (!owner.has(s)) owner.set(s, r)
+    this.ownersAt = counter === undefined ? undefined : {counter, owner}
     return owner
   }
 

@@ -94,6 +94,8 @@ export interface RoutedSweepOptions {
   readonly log?: (line: string) => void
   /** Tune on one part of the conversations only (the other is for held-out validation). */
   readonly split?: SplitSpec
+  /** The held-out validation's non-inferiority margin (default NONINFERIORITY_MARGIN). */
+  readonly margin?: number
 }
 
 export interface RoutedSweepResult {
@@ -160,12 +162,12 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
       const v = validateOnHoldout(splitDataset(loaded, options.split, 'holdout'), [
         {name: 'routed', trial: null, config: base, overrides: routed.overrides, tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m)},
-      ], {...DEFAULT_HOLDOUT_SETTINGS, metric: m}, describeSplit(loaded, options.split))
+      ], {...DEFAULT_HOLDOUT_SETTINGS, metric: m, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin}, describeSplit(loaded, options.split))
       for (const line of holdoutValidationLines(v)) options.log?.(line)
       holdout = {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
       if (analysis) {
         const {validateRetrievalStudy} = await import('./retrieval-validation.js')
-        const checked = validateRetrievalStudy({analysis, data: options.data, split: options.split, metric: options.metric, study: `${options.studyPrefix}-all`, out: options.out})
+        const checked = validateRetrievalStudy({analysis, data: options.data, split: options.split, metric: options.metric, margin: options.margin, study: `${options.studyPrefix}-all`, out: options.out})
         for (const line of checked.lines) options.log?.(line)
         files.push(...checked.files)
       }

@@ -9,7 +9,7 @@ import {cpSync, mkdirSync, mkdtempSync, readFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
-import {DEFAULT_DB_PORT} from '../../src/db/server.js'
+import {DEFAULT_DB_PORT} from '../../src/util/net.js'
 import {acquireDirLock, releaseDirLock} from '../../src/util/lock.js'
 import {packageRoot} from '../../src/util/paths.js'
 

@@ -79,6 +79,34 @@ describe('kt dashboard: the server', () => {
     expect(view.trials.id).toHaveLength(31)
   })
 
+  it('sends a large study uncompressed on loopback and gzipped where asked to, the same JSON either way', async () => {
+    const {syntheticStudy} = await import('../../src/bench/dashboard.js')
+    const {openStorage} = await import('../../src/study/storage.js')
+    const path = join(store.dir, 'large.sqlite')
+    const storage = await openStorage(path)
+    const {study, trials} = syntheticStudy(400)
+    await storage.importStudy(study, trials)
+    await storage.close()
+    const r2 = await openStudyReader(path)
+    const plainDash = await startDashboard({reader: r2, port: 0})
+    const zipped = await startDashboard({reader: r2, port: 0, warm: false, gzip: 'always'})
+    try {
+      const plain = await fetch(new URL(`/api/studies/${study.name}`, plainDash.url), {headers: {'accept-encoding': 'gzip'}})
+      expect(plain.headers.get('content-encoding')).toBeNull()
+      const text = await plain.text()
+      expect(Buffer.byteLength(text)).toBeGreaterThan(64 * 1024)
+      expect(Number(plain.headers.get('content-length'))).toBe(Buffer.byteLength(text))
+      const r = await fetch(new URL(`/api/studies/${study.name}`, zipped.url), {headers: {'accept-encoding': 'gzip'}})
+      expect(r.headers.get('content-encoding')).toBe('gzip')
+      expect(Number(r.headers.get('content-length'))).toBeLessThan(Buffer.byteLength(text) / 2)
+      expect(JSON.parse(await r.text())).toEqual(JSON.parse(text))
+    } finally {
+      await zipped.close()
+      await plainDash.close()
+      await r2.close()
+    }
+  })
+
   it('compares studies on one chart', async () => {
     const r = JSON.parse((await get('/api/compare?study=branin-random&study=branin-bohb')).body) as {views: unknown[]; charts: Record<string, unknown>}
     expect(r.views).toHaveLength(2)

@@ -25,6 +25,16 @@ describe('kt run --plan examples/python-engine/plan.json (the Python engine thro
       expect(row.tuning.quality).toBe(point.quality)
     }
     expect(retrieval.routed).toBeUndefined()
+    // every profile against the engine's defaults on the held-out questions (the service's rankings, question by question)
+    expect(retrieval.validation.queries).toBe(26)
+    const defaultsRow = retrieval.holdout.rows.find((h: {trial: number}) => h.trial === -1)
+    expect(retrieval.validation.defaults_quality).toBe(defaultsRow.holdout.quality)
+    for (const v of retrieval.validation.profiles) {
+      expect(v.quality).toBe(retrieval.holdout.rows.find((h: {trial: number}) => h.trial === v.trial).holdout.quality)
+      expect(v.criteria[0]).toMatchObject({id: 'holdout-noninferior', metric: 'recall@10_delta_ci_low', threshold: -0.01})
+      const profile = JSON.parse(readFileSync(join(out, 'profiles', `${v.name}.json`), 'utf8'))
+      expect(profile.validation.verdict).toBe(v.verdict)
+    }
     const names = report.phases.deploy.retrieval.domain.map((d: {name: string}) => d.name)
     expect(names).toEqual(['retrieval-best-quality', 'retrieval-high-throughput'])
     const env = readFileSync(join(out, 'profiles', 'retrieval-best-quality.env'), 'utf8')

@@ -93,6 +93,29 @@ describe('WasmEnsemble', () => {
   })
 })
 
+describe('WasmEnsemble.printScores', () => {
+  it('prints scores that read back as the same float64 (17 digits from exact integer arithmetic), or leaves them to String', () => {
+    const wasm = new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: []}))
+    let printed = 0
+    fc.assert(
+      fc.property(fc.array(fc.oneof({arbitrary: fc.double({min: 1e-9, max: 1e15, noNaN: true}).chain((v) => fc.constantFrom(v, -v)), weight: 10}, {arbitrary: fc.integer({min: -1e6, max: 1e6}).map((k) => k / 1024), weight: 10}, {arbitrary: fc.double({min: -3, max: 3, noNaN: true}), weight: 1}, {arbitrary: fc.constantFrom(0, -0, 1e-9, -1e-9, 999999999999999.9, 0.1, 2 ** -29, 1e-10, 1e15, Number.NaN), weight: 1}), {minLength: 1, maxLength: 60}), (xs) => {
+        wasm.input(xs.length)
+        const out = wasm.scoreInput(xs.length)
+        out.set(xs)
+        const text = wasm.printScores(xs.length)
+        const printable = xs.every((x) => x === 0 || (Math.abs(x) >= 1e-9 && Math.abs(x) < 1e15))
+        expect(text !== undefined).toBe(printable)
+        if (text === undefined) return
+        printed++
+        const back = JSON.parse(`[${text}]`) as number[]
+        expect(back.map((v, i) => Object.is(v, xs[i] === 0 ? 0 : xs[i]))).toEqual(xs.map(() => true))
+      }),
+      {numRuns: 1000, seed: 42},
+    )
+    expect(printed).toBeGreaterThan(200)
+  })
+})
+
 describe('hostile model files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kt-hostile-'))
   const rng = new Rng(1)

@@ -13,8 +13,8 @@ export default class BenchServe extends KtCommand {
   ].join(' ')
 
   static override examples = [
-    {description: 'Every part, shorter (3 s of load, 1,000 idle connections, 3 kill -9s); plain `kt bench serve` is the full measurement its targets are for.', command: '<%= config.bin %> bench serve --seconds 3 --flood 1000 --kills 3'},
-    '<%= config.bin %> bench serve --seconds 5 --kills 0 --flood 0 --json',
+    {description: 'Every part, shorter (2 s of load, 200 requests per /rerank body format, 500 idle connections, 2 kill -9s); plain `kt bench serve` is the full measurement its targets are for.', command: '<%= config.bin %> bench serve --seconds 2 --rerank-requests 200 --flood 500 --kills 2'},
+    '<%= config.bin %> bench serve --seconds 3 --rerank-requests 200 --kills 0 --flood 0 --json',
     '<%= config.bin %> bench serve --only rerank',
   ]
   static override flags = {
@@ -68,6 +68,7 @@ export default class BenchServe extends KtCommand {
       this.log(`load: ${l.clients} clients, ${l.tenants} tenants, ${l.queries} queries (choose + feedback) in ${l.seconds.toFixed(1)} s; journal ${l.fsync.commits_per_batch.toFixed(1)} events per flush (${l.fsync.batches} flushes of one pwrite + one fdatasync, ${l.fsync.mean_flush_ms.toFixed(2)} ms each on average)`)
       this.log(`every answer waits for at least one flush, so queries/s <= clients / (2 x flush time) = ${(l.clients / (2 * l.fsync.mean_flush_ms / 1000)).toFixed(0)} at the flush time measured; the load generator (this process: ${l.clients} keep-alive connections, one request at a time each, no pipelining) took ${(100 * l.client_cpu_share).toFixed(0)}% of the ${m.cores} cores`)
       const loadAt = `load avg ${l.load_average_1m.before.toFixed(2)} -> ${l.load_average_1m.after.toFixed(2)}`
+      this.log(`the disk just before: a pwrite + fdatasync into a preallocated file (one journal flush) took ${l.disk_sync_ms.p50.toFixed(2)} ms (p50), ${l.disk_sync_ms.p99.toFixed(2)} ms (p99)`)
       this.log(renderTable(['figure', 'measured', 'target', 'met'], [
         [`queries/s (${loadAt})`, l.queries_per_s.toFixed(0), `>= ${TARGET_QUERIES_PER_S}`, yes(l.meets_queries_target)],
         [`request latency p99 (ms) (${loadAt})`, l.latency_ms.p99.toFixed(2), `<= ${TARGET_P99_MS}`, yes(l.meets_p99_target)],

@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_DB_PORT} from '../../util/net.js'
 
 export default class DbStart extends KtCommand {
   static override summary = 'Start a local PostgreSQL server for studies across machines (initialised on first start).'
@@ -12,7 +13,7 @@ export default class DbStart extends KtCommand {
   ]
   static override flags = {
     dir: Flags.string({description: 'Data folder.', default: '.kt/postgres'}),
-    port: Flags.integer({description: 'TCP port.', default: 5433, min: 1, max: 65535}),
+    port: Flags.integer({description: 'TCP port (tests and benchmarks never take this default for their own servers).', default: DEFAULT_DB_PORT, min: 1, max: 65535}),
     host: Flags.string({description: 'Listen address.', default: '127.0.0.1'}),
     database: Flags.string({description: 'Database to create for studies.', default: 'kt'}),
     password: Flags.string({description: 'Password of user kt (set at the first start; without one, connections to the listen address are trusted).'}),

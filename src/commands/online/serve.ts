@@ -4,13 +4,14 @@ import {DEFAULT_ONLINE_DIR} from '../../online/cli.js'
 import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
 
 export default class OnlineServe extends KtCommand {
-  static override summary = 'Serve the tenants\' bandits and the deployed reranker over HTTP (JSON), with group commit.'
+  static override summary = 'Serve the tenants\' bandits and the deployed reranker over HTTP (JSON), with a write-ahead journal (one fdatasync per batch).'
   static override description = [
     'Endpoints: POST /tenants (create: {tenant, profile (a kt_profile document) or config, and the init settings as snake_case fields, e.g. per_type}),',
     'GET /tenants/{id} (status), POST /tenants/{id}/choose ({query_id?, type?} -> query_id and configuration), POST /tenants/{id}/feedback',
     '({query_id, used: true} or {query_id, label: G}), GET|POST /rerank (scores candidates with the reranker deployed in --registry), POST /noop,',
-    'GET /healthz, GET /metrics (Prometheus). A choose or feedback is answered only once its log line is on disk; the logs of all tenants share',
-    'one flush per batch (group commit). Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 + Retry-After when the request',
+    'GET /healthz, GET /metrics (Prometheus). A choose or feedback is answered only once its event is on disk: all tenants\' events go to one',
+    'journal in --dir/.journal, one pwrite and one fdatasync per batch (the tenant logs are written behind it; after a crash the next start or',
+    'open applies it). Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 + Retry-After when the request',
     'was not applied and may be repeated; each error is one JSON line on stderr. Binds 127.0.0.1 unless --host says otherwise; any other host',
     'requires --token (or KT_SERVE_TOKEN), sent by clients as "Authorization: Bearer <token>". The server holds the lock of every tenant it has',
     'open: kt online choose/feedback on the same --dir wait for it. SIGINT/SIGTERM stop it cleanly (requests in flight finish, snapshots written).',
