@@ -682,7 +682,7 @@ export class WasmEnsemble {
     if (frame === undefined || maxRows < 1) return FALLBACK
     // 8 spare bytes: the reader loads 8 at a time (it only uses those before the closing brace)
     this.reserve(maxRows, body.length + 8)
-    new Uint8Array(this.memory.buffer, this.bodyAt, body.length).set(body)
+    this.bytes.set(body, this.bodyAt)
     const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
     return rows < 0 ? FALLBACK : rows
   }
@@ -694,6 +694,12 @@ export class WasmEnsemble {
   input(count: number): Float64Array {
     this.reserve(count)
     return this.rowsView
+  }
+
+  /** The input buffer for `count` candidates as bytes (float64 little-endian rows), for copying rows in byte for byte. */
+  inputBytes(count: number): Uint8Array {
+    this.reserve(count)
+    return this.bytes.subarray(this.rowsAt, this.rowsAt + count * this.width * 8)
   }
 
   /** Scores the first `count` rows of the input buffer; the result is valid until the next call. */
