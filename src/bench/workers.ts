@@ -54,7 +54,7 @@ export interface WorkersRow {
 export interface Mechanism {
   /** Worker process CPU per trial (all processes, all threads), ms. */
   readonly worker_cpu_ms_per_trial: number
-  /** Of it, the optimiser replicas' replay, tell and ask (all processes), ms. */
+  /** Wall time the optimiser copies spent replaying, telling and asking (all processes), ms: about their CPU when the machine is idle. */
   readonly optimizer_ms_per_trial: number
   /** PostgreSQL server CPU per trial (all backends), ms; null when the server was not started here. */
   readonly server_cpu_ms_per_trial: number | null
@@ -259,7 +259,7 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push('  where the time went, per trial (all processes): worker CPU / of it the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait / lock held (ms); wall time evaluating / in sections / waiting for work')
+  lines.push('  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait / lock held (ms); wall time evaluating / in sections / waiting for work')
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue

@@ -33,6 +33,15 @@ const CHANNEL = 'kt_study'
 const SCHEMA_LOCK_KEY = 0x6b74_0001
 /** Longest wait of a worker whose notification connection is down (ms). */
 const FALLBACK_POLL_MS = 500
+/**
+ * A process LISTENs only while one of its slots waits, and for this long after its last wait (ms):
+ * a busy worker then receives no notification per trial of every other worker (at 8 processes,
+ * 8 wake-ups of a client and a server backend per trial), while one that waits at a rung or at
+ * the study's end is likely to wait again soon.
+ */
+const LISTEN_LINGER_MS = 1000
+/** The changeMark of a section that began while this process was not listening: its wait looks again at once. */
+const NOT_LISTENING = -1
 
 /**
  * The statements of a locked section, prepared once per connection (SQL PREPARE, so that they
@@ -156,6 +165,12 @@ export class PostgresStorage implements StudyStorage {
   private client: pg.Client | undefined
   private listener: pg.Client | undefined
   private listenerFailedAt = 0
+  /** LISTEN is in effect on the listener connection (set once it has been acknowledged). */
+  private listening = false
+  private startingToListen: Promise<void> | undefined
+  /** Slots of this process waiting for a change, and when one last waited. */
+  private waiters = 0
+  private lastWaitMs = 0
   private readonly mutex = new Mutex()
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
@@ -408,9 +423,10 @@ export class PostgresStorage implements StudyStorage {
    */
   async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     let notify = false
-    // listening before the section starts, so a tell committed right after it is not missed
-    await this.listen()
-    const changeMark = this.wakeFor(study).generation
+    // A wait after this section must not miss a tell committed after it: it relies on LISTEN being
+    // in effect from the section's start; if it is not, the wait looks again at once (and listens).
+    const changeMark = this.listening ? this.wakeFor(study).generation : NOT_LISTENING
+    if (this.listening && this.waiters === 0 && Date.now() - this.lastWaitMs > LISTEN_LINGER_MS) this.stopListening()
     const out = await this.use(async (c) => {
       const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v)))
       const studyLit = lit(study)
@@ -551,7 +567,7 @@ export class PostgresStorage implements StudyStorage {
     return wake
   }
 
-  /** The LISTEN connection, (re)made on demand; undefined while the server is unreachable. */
+  /** The notification connection, (re)made on demand (not yet listening); undefined while the server is unreachable. */
   private async listen(): Promise<pg.Client | undefined> {
     if (this.listener) return this.listener
     if (Date.now() - this.listenerFailedAt < FALLBACK_POLL_MS) return undefined
@@ -560,20 +576,42 @@ export class PostgresStorage implements StudyStorage {
       client.on('notification', (msg) => {
         if (msg.channel === CHANNEL && msg.payload) this.wakes.get(msg.payload)?.fire()
       })
+      const lost = (): void => {
+        if (this.listener !== client) return
+        this.listener = undefined
+        this.listening = false
+        // waiters look again (and listen on a new connection) instead of sleeping out their timeout
+        for (const wake of this.wakes.values()) wake.fire()
+      }
       client.on('error', () => {
-        if (this.listener === client) this.listener = undefined
         this.listenerFailedAt = Date.now()
+        lost()
       })
-      client.on('end', () => {
-        if (this.listener === client) this.listener = undefined
-      })
-      await client.query(`LISTEN ${CHANNEL}`)
+      client.on('end', lost)
       this.listener = client
       return client
     } catch {
       this.listenerFailedAt = Date.now()
       return undefined
     }
+  }
+
+  private startListening(client: pg.Client): Promise<void> {
+    this.startingToListen ??= client
+      .query(`LISTEN ${CHANNEL}`)
+      .then(() => {
+        if (this.listener === client) this.listening = true
+      })
+      .catch(() => undefined)
+      .finally(() => (this.startingToListen = undefined))
+    return this.startingToListen
+  }
+
+  private stopListening(): void {
+    const client = this.listener
+    this.listening = false
+    // queued behind nothing that matters: a later LISTEN on this client is sent after it
+    void client?.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined)
   }
 
   async waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void> {
@@ -583,7 +621,21 @@ export class PostgresStorage implements StudyStorage {
       await sleep(Math.min(timeoutMs, FALLBACK_POLL_MS), signal)
       return
     }
-    await wake.wait(timeoutMs, signal, changeMark)
+    this.lastWaitMs = Date.now()
+    if (!this.listening) {
+      // from now on every tell is notified: look again at once, then wait
+      await this.startListening(listener)
+      if (!this.listening) await sleep(Math.min(timeoutMs, FALLBACK_POLL_MS), signal)
+      return
+    }
+    if (changeMark === NOT_LISTENING) return
+    this.waiters++
+    try {
+      await wake.wait(timeoutMs, signal, changeMark)
+    } finally {
+      this.waiters--
+      this.lastWaitMs = Date.now()
+    }
   }
 
   coordinationStats(): CoordinationStats {

@@ -89,7 +89,7 @@ export interface WorkerTiming {
   /** Locked sections run, and the time slots spent in them (queueing, lock wait and work). */
   sections: number
   sectionMs: number
-  /** Of sectionMs: the optimiser's replay, tell and ask. */
+  /** Wall time in the optimiser copy (replay, tell, ask), in or out of sections; about its CPU on an idle machine. */
   optimizerMs: number
   /** Slots evaluating trials (checkpoint fetch included). */
   evaluateMs: number
@@ -474,12 +474,14 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
   let cpu0: NodeJS.CpuUsage | undefined
+  let coordination0: CoordinationStats | undefined
   let wall0 = 0
   try {
     await retrying(async () => storage.warmUp?.(study))
     if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
     cpu0 = process.cpuUsage()
     wall0 = performance.now()
+    coordination0 = storage.coordinationStats?.()
     const running = Array.from({length: slots}, () =>
       slot().catch((error): Step => {
         failure ??= error
@@ -507,7 +509,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   } finally {
     clearInterval(beat)
     if (timing && cpu0) {
-      timing.coordination = storage.coordinationStats?.()
+      // from the start of work (not the connection's set-up)
+      const c1 = storage.coordinationStats?.()
+      const c0 = coordination0 ?? {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+      timing.coordination = c1 && {roundTrips: c1.roundTrips - c0.roundTrips, lockWaitMs: c1.lockWaitMs - c0.lockWaitMs, lockHeldMs: c1.lockHeldMs - c0.lockHeldMs}
       const cpu = process.cpuUsage(cpu0)
       timing.cpuMs = (cpu.user + cpu.system) / 1000
       timing.wallMs = performance.now() - wall0

@@ -102,6 +102,59 @@ for (const backend of backends) {
       })
     })
 
+    it('records a prelude tell as the next in the order, with every ask before it, and returns it with the unseen trials and the leases', async () => {
+      const spec = await backend.fresh()
+      await runSearch({storage: spec, study: 'p', objective: {name: 'counting_ones'}, optimizer: 'random', seed: 1, maxTrials: 2})
+      await withStorage(spec, async (s) => {
+        const t = new Date().toISOString()
+        const config = (await s.trials('p'))[0].config
+        // trials 2 and 3 running, leased to a and b; the replica has seen asks 0-1 and tells 0-1
+        await s.withStudyLock('p', async (tx) => {
+          await tx.insertTrial({id: 2, configId: 'c2', config, budget: 9}, 'host-a/1/aa', t)
+          await tx.insertTrial({id: 3, configId: 'c3', config, budget: 9}, 'host-b/2/bb', t)
+        })
+        // a catch-up read outside the lock sees the same unseen trials
+        expect((await s.changes('p', 2, 2)).map((r) => [r.id, r.status])).toEqual([[2, 'running'], [3, 'running']])
+        const result = {status: 'ok' as const, loss: -3.25, values: [-3.25], startedAt: t, finishedAt: t, durationMs: 5, checkpoint: {counts: [1, 2]}}
+        // b's late prelude for a trial it does not hold is refused; a's is the next tell (2) after 4 asks
+        const seen = await s.withStudyLock(
+          'p',
+          async (tx) => {
+            expect(tx.recorded).toBe(true)
+            const rows = await tx.changes(2, 2)
+            const leases = await tx.leases()
+            return {rows: rows.map((r) => [r.id, r.status, r.tellSeq, r.asksBefore, r.loss]), leases: leases.map((l) => [l.id, l.owner])}
+          },
+          {finish: {trialId: 2, owner: 'host-a/1/aa', result}, since: {askCount: 2, tellSeq: 2}},
+        )
+        expect(seen).toEqual({rows: [[2, 'ok', 2, 4, -3.25], [3, 'running', null, null, null]], leases: [[3, 'host-b/2/bb']]})
+        const stale = await s.withStudyLock('p', async (tx) => tx.recorded, {finish: {trialId: 2, owner: 'host-b/2/bb', result}, since: {askCount: 4, tellSeq: 3}})
+        expect(stale).toBe(false)
+        // a continued trial's checkpoint, read with the section's commit
+        const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpointAfterCommit(2)}))
+        expect(await checkpoint.read).toEqual({counts: [1, 2]})
+        expect((await s.trials('p'))[2]).toMatchObject({status: 'ok', tellSeq: 2, asksBefore: 4, owner: null, values: [-3.25]})
+      })
+    })
+
+    it("wakes a waiting worker at another process's tell", async () => {
+      const spec = await backend.fresh()
+      await runSearch({storage: spec, study: 'w', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      // longer than the test's timeout: only a notification (or SQLite's short backoff) ends the wait in time
+      const longWaitMs = 120_000
+      await withStorage(spec, (a) =>
+        withStorage(spec, async (b) => {
+          // a worker that was not listening when its section began looks again at once (and listens from then on)
+          const first = await a.withStudyLock('w', async (tx) => tx.changeMark)
+          await a.waitForChange('w', longWaitMs, undefined, first)
+          const mark = await a.withStudyLock('w', async (tx) => tx.changeMark)
+          const waiting = a.waitForChange('w', longWaitMs, undefined, mark)
+          await b.withStudyLock('w', async (tx) => tx.notify())
+          await waiting
+        }),
+      )
+    })
+
     it('rolls back a locked section that throws', async () => {
       const spec = await backend.fresh()
       await runSearch({storage: spec, study: 'r', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
