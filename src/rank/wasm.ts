@@ -352,7 +352,7 @@ function readerBody(): number[] {
     ...get(P.i), ...i32(4), op.i32Add, ...set(P.i),
     op.f64Const, ...f64Bytes(Number.NaN), ...set(V.value),
     op.else,
-    ...is(V.c, '-'), ...tee(V.neg), ...get(P.i), op.i32Add, ...set(P.i), ...loadC,
+    ...is(V.c, '-'), ...tee(V.neg), op.if, EMPTY_BLOCK, ...inc, ...loadC, op.end,
     ...failIf(notDigit),
     op.i64Const, 0, ...set(V.mant), ...i32(0), ...set(V.digits), ...i32(0), ...set(V.exp),
     ...is(V.c, '0'), op.if, EMPTY_BLOCK,
@@ -382,7 +382,8 @@ function readerBody(): number[] {
     op.f64Const, ...f64Bytes(0), ...set(V.value),
     op.else,
     // Clinger's fast path: at most 15 digits and |exp| <= 22
-    ...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32LeS, ...get(V.exp), ...i32(-MAX_EXACT_POW10), op.i32GeS, op.i32And, ...get(V.exp), ...i32(MAX_EXACT_POW10), op.i32LeS, op.i32And,
+    // (exp + 22 <= 44 unsigned: -22 <= exp <= 22 in one comparison)
+    ...get(V.digits), ...i32(MAX_EXACT_DIGITS), op.i32LeS, ...get(V.exp), ...i32(MAX_EXACT_POW10), op.i32Add, ...i32(2 * MAX_EXACT_POW10), op.i32LeU, op.i32And,
     op.if, EMPTY_BLOCK,
     ...get(V.exp), ...i32(0), op.i32GeS, op.if, EMPTY_BLOCK,
     ...get(V.mant), op.f64ConvertI64S, ...get(V.exp), ...i32(3), op.i32Shl, ...power, op.f64Mul, ...set(V.value),
@@ -682,7 +683,7 @@ export class WasmEnsemble {
     if (frame === undefined || maxRows < 1) return FALLBACK
     // 8 spare bytes: the reader loads 8 at a time (it only uses those before the closing brace)
     this.reserve(maxRows, body.length + 8)
-    new Uint8Array(this.memory.buffer, this.bodyAt, body.length).set(body)
+    this.bytes.set(body, this.bodyAt)
     const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
     return rows < 0 ? FALLBACK : rows
   }
@@ -694,6 +695,12 @@ export class WasmEnsemble {
   input(count: number): Float64Array {
     this.reserve(count)
     return this.rowsView
+  }
+
+  /** The input buffer for `count` candidates as bytes (float64 little-endian rows), for copying rows in byte for byte. */
+  inputBytes(count: number): Uint8Array {
+    this.reserve(count)
+    return this.bytes.subarray(this.rowsAt, this.rowsAt + count * this.width * 8)
   }
 
   /** Scores the first `count` rows of the input buffer; the result is valid until the next call. */

@@ -295,9 +295,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
       count = body.length / (8 * width)
       if (count > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`)
-      const rows = wasm.input(count)
-      if (LITTLE_ENDIAN) new Uint8Array(rows.buffer, rows.byteOffset, body.length).set(body)
-      else for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
+      if (LITTLE_ENDIAN) wasm.inputBytes(count).set(body)
+      else {
+        const rows = wasm.input(count)
+        for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
+      }
     } else {
       // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,
       // the grammar of src/rank/rows-json.ts); anything outside its exact form goes through
