@@ -250,7 +250,7 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
 }
 
 export function formatWorkersBench(r: WorkersBench): string[] {
-  const pct = (x: number): string => `${(100 * x).toFixed(0)}%`
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`
   const lines = [
     `kt workers on PostgreSQL (${r.storage}; ${r.server}), BOHB on counting_ones, trials sleeping ${r.trial_ms} ms; 1-minute load average ${r.load_average.toFixed(1)} on this machine`,
     '  processes  trials  seconds  trials/s  ideal  share of ideal (target >= 90%)  Optuna 3.1 + PostgreSQL (anchor)',

@@ -28,6 +28,8 @@ export default class DashboardCmd extends KtCommand {
       await reader.close()
       throw error
     }
+    // announce the URL once every study is read, so the first page a user opens is served from the cache
+    await dash.warmed
     if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify({url: dash.url, storage: reader.location})}\n`)
     else this.log(`kt dashboard: ${dash.url} (studies in ${reader.location}; read-only; Ctrl-C stops)`)
     await new Promise<void>((resolve) => {
