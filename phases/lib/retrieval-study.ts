@@ -3,7 +3,7 @@ import {basename} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
-import {analyzeStudy, frontTrialRecords} from '../../src/search/analysis.js'
+import {analyzeStudy, frontTrialRecords, type StudyAnalysis} from '../../src/search/analysis.js'
 import {checkFrontLatency} from '../../src/eval/latency-check.js'
 import {StudyStore, type TrialRow} from '../../src/study/store.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
@@ -71,7 +71,6 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
   const trialRecords = frontTrialRecords([...trials, defaultsRow], analysis)
   // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
   const latencyCheck = checkFrontLatency(analysis, overall)
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   const routedBase = {...defaults, ...result.routed.base}
   const {evalQuality} = await import('../../src/eval/profile.js')
   let holdout: RetrievalSearchResult['holdout']
@@ -110,13 +109,7 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     store: basename(input.storage),
     missing_types: result.missing_types,
     default_quality: -measured.loss,
-    front: {
-      reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
-      points: analysis.front.front.map(point),
-      dominated: analysis.front.dominated.map(point),
-      hypervolume: analysis.front.hypervolume,
-      hypervolume_share: analysis.front.hypervolumeShare,
-    },
+    front: frontRecord(analysis),
     trials: trialRecords,
     profiles: analysis.profiles.map((p) => ({
       name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
@@ -132,6 +125,18 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
 
 /** The name Phase 6 gives the routed profile (and its held-out check). */
 export const ROUTED_PROFILE = 'retrieval-routed'
+
+/** The report's record of a study's quality-latency front (kt's engine and engine files alike). */
+function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
+  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
+  return {
+    reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
+    points: analysis.front.front.map(point),
+    dominated: analysis.front.dominated.map(point),
+    hypervolume: analysis.front.hypervolume,
+    hypervolume_share: analysis.front.hypervolumeShare,
+  }
+}
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
 function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
@@ -218,7 +223,6 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     }
     validation = noninferiorityValidation(await rowsOf({}), scored, validationSettings(input), describeSplit(loaded, split))
   }
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
   return {
     data: input.dataLabel,
     metric: settings.metric,
@@ -228,13 +232,7 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     store: basename(input.storage),
     missing_types: [],
     default_quality: measured.metrics?.quality ?? -measured.loss,
-    front: {
-      reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
-      points: analysis.front.front.map(point),
-      dominated: analysis.front.dominated.map(point),
-      hypervolume: analysis.front.hypervolume,
-      hypervolume_share: analysis.front.hypervolumeShare,
-    },
+    front: frontRecord(analysis),
     trials: frontTrialRecords(all, analysis),
     profiles: own.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale})),
     engine: {name: spec.name, file: basename(engineFile), latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'},

@@ -1,38 +1,17 @@
 import {describe, expect, it} from 'vitest'
-import {spawn} from 'node:child_process'
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {createTenant, openTenant, tempDir} from './helpers.js'
+import {createTenant, openTenant, runAndKill, tempDir} from './helpers.js'
 
 const CHILD = fileURLToPath(new URL('./crash-child.ts', import.meta.url))
 
-/** Runs the child until it has acknowledged at least `acks` queries, SIGKILLs it `extraMs` later; returns the acked query ids. */
-function runAndKill(dir: string, tenant: string, acks: number, extraMs: number): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, tenant, '3'], {stdio: ['ignore', 'pipe', 'pipe']})
-    const acked: number[] = []
-    let buffer = ''
-    let stderr = ''
-    let killing = false
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString()
-      const lines = buffer.split('\n')
-      buffer = lines.pop()!
-      for (const line of lines) {
-        const m = /^ack (\d+)$/.exec(line)
-        if (m) acked.push(Number(m[1]))
-      }
-      if (acked.length >= acks && !killing) {
-        killing = true
-        setTimeout(() => child.kill('SIGKILL'), extraMs)
-      }
-    })
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on('exit', (_code, signal) => {
-      if (signal !== 'SIGKILL') reject(new Error(`child ended without being killed: ${stderr}`))
-      else resolve(acked)
-    })
+/** Runs the crash child until it has acknowledged at least `acks` queries, SIGKILLs it `extraMs` later; returns the acked query ids. */
+async function runCrashChild(dir: string, tenant: string, acks: number, extraMs: number): Promise<number[]> {
+  const acked = await runAndKill(CHILD, [dir, tenant, '3'], acks, extraMs)
+  return acked.map((payload) => {
+    if (!/^\d+$/.test(payload)) throw new Error(`crash child acknowledged a malformed query id: ${payload}`)
+    return Number(payload)
   })
 }
 
@@ -44,7 +23,7 @@ describe('crash safety', () => {
     let runs = 0
     // Kills at different moments (snapshots every 3 events, so some land mid-snapshot).
     for (const [acks, extraMs] of [[40, 0], [40, 5]]) {
-      const ids = await runAndKill(dir, 'acme', acks, extraMs)
+      const ids = await runCrashChild(dir, 'acme', acks, extraMs)
       acked += ids.length
       runs++
       const store = openTenant(dir, 'acme')

@@ -81,3 +81,29 @@ export function rechain(lines: string[]): string[] {
     return `${body.slice(0, -1)},"c":"${previous}"}`
   })
 }
+
+/**
+ * Runs a child script (under tsx) until it has printed `acks` lines "ack <payload>", SIGKILLs it
+ * `extraMs` later, and returns the acknowledged payloads; rejects if the child ends by itself.
+ */
+export function runAndKill(script: string, args: readonly string[], acks: number, extraMs: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {stdio: ['ignore', 'pipe', 'pipe']})
+    const acked: string[] = []
+    let buffer = ''
+    let stderr = ''
+    let killing = false
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString()
+      const lines = buffer.split('\n')
+      buffer = lines.pop()!
+      for (const line of lines) if (line.startsWith('ack ')) acked.push(line.slice(4))
+      if (acked.length >= acks && !killing) {
+        killing = true
+        setTimeout(() => child.kill('SIGKILL'), extraMs)
+      }
+    })
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`child ended without being killed: ${stderr}`))))
+  })
+}

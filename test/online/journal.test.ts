@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {spawn, spawnSync} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, readdirSync, renameSync, rmSync, truncateSync, writeFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -7,33 +7,15 @@ import {FRAME_HEADER_BYTES, JOURNAL_DIR, Journal, readSegment} from '../../src/o
 import {OnlineError, openJournal, openTenant} from '../../src/online/library.js'
 import {catchUpLog, recoverJournals} from '../../src/online/store.js'
 import {InputError} from '../../src/util/errors.js'
-import {tempDir} from './helpers.js'
+import {runAndKill, tempDir} from './helpers.js'
 
 const CHILD = fileURLToPath(new URL('./journal-child.ts', import.meta.url))
 /** Small segments: a few hundred events each, so the kill test retires several. */
 const SMALL_SEGMENT = 16 * 1024
 
-/** Runs the child until it has acknowledged `acks` queries, SIGKILLs it `extraMs` later; returns the acknowledged "tenant qid" pairs. */
-function runAndKill(dir: string, acks: number, extraMs: number): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(SMALL_SEGMENT)], {stdio: ['ignore', 'pipe', 'pipe']})
-    const acked: string[] = []
-    let buffer = ''
-    let stderr = ''
-    let killing = false
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString()
-      const lines = buffer.split('\n')
-      buffer = lines.pop()!
-      for (const line of lines) if (line.startsWith('ack ')) acked.push(line.slice(4))
-      if (acked.length >= acks && !killing) {
-        killing = true
-        setTimeout(() => child.kill('SIGKILL'), extraMs)
-      }
-    })
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`child ended without being killed: ${stderr}`))))
-  })
+/** Runs the journal child until it has acknowledged `acks` queries, SIGKILLs it `extraMs` later; returns the acknowledged "tenant qid" pairs. */
+function runJournalChild(dir: string, acks: number, extraMs: number): Promise<string[]> {
+  return runAndKill(CHILD, [dir, String(SMALL_SEGMENT)], acks, extraMs)
 }
 
 /** A pid no process has now (a child that has exited). */
@@ -76,7 +58,7 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
       const acked: string[] = []
       let journaled = 0
       for (const [acks, extraMs] of [[150, 0], [150, 3], [300, 1]]) {
-        acked.push(...(await runAndKill(dir, acks, extraMs)))
+        acked.push(...(await runJournalChild(dir, acks, extraMs)))
         // a dead journal is there, unless the kill landed between retirements
         const before = readdirSync(join(dir, JOURNAL_DIR)).filter((f) => f.endsWith('.wal'))
         expect(before.length).toBeGreaterThan(0)
