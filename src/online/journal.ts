@@ -41,7 +41,7 @@ import {close as closeCb, fsync as fsyncCb, open as openCb, rename as renameCb, 
 import {promisify} from 'node:util'
 import {join} from 'node:path'
 import {crc32} from 'node:zlib'
-import {ensureDir} from '../util/fs.js'
+import {ensureDir, fsyncDir} from '../util/fs.js'
 import {InputError} from '../util/errors.js'
 import {isProcessAlive, processStartTime} from '../util/lock.js'
 import type {CommitStats} from './commit.js'
@@ -130,15 +130,6 @@ const writeP = (fd: number, buffer: Buffer, offset: number, length: number, posi
 
 function syncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /** This process's start time, as segment names record it ('-' where /proc is missing). */

@@ -40,7 +40,7 @@ import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {ensureDir, writeFileAtomic} from '../util/fs.js'
+import {ensureDir, fsyncDir, writeFileAtomic} from '../util/fs.js'
 import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
 
 /** Re-exported for callers that check lock owners (tests). */
@@ -202,15 +202,6 @@ function removeIfEmpty(dir: string): void {
     rmdirSync(dir)
   } catch {
     // not empty (another opener's files) or already gone: leave it
-  }
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
   }
 }
 

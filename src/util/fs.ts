@@ -1,4 +1,4 @@
-import {mkdirSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync, statSync} from 'node:fs'
+import {closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync, statSync} from 'node:fs'
 import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
 import {parseJsonText, readJsonFile, stripBom} from './json.js'
@@ -88,4 +88,14 @@ export function parseJson(path: string, text: string): unknown {
 /** A JSON file: see readJsonFile (src/util/json.ts), the one JSON reader. */
 export function readJson(path: string): unknown {
   return readJsonFile(path)
+}
+
+/** Makes a rename or a new file in `dir` durable (POSIX: the entry lives in the folder's own data). */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
