@@ -1,6 +1,6 @@
 import {join, relative, resolve, sep} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
-import {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, validationFrom, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
+import {makeProfile, notValidated, renderShellScript, validationFrom, writeProfileFiles, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
@@ -35,10 +35,7 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   const profiles = ([['baseline', plan.baseline], ['optimum', search.optimum.weights]] as const).map(([name, w]) => {
     ctx.progress(`phase 6: writing profile ${name}`)
     const profile = makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name, config: importanceConfig(w, scale), metrics: metricsFor(name), sourceRun: runId, validation: validationFor(name), leakage})
-    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
-    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
-    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(profile), 0o755)
-    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
+    const files = writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
     return {name, weights: {...w}, files, profile, verdict: profile.validation.verdict}
   })
   const previous = profiles[0].profile
@@ -85,13 +82,7 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
   const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name)
   // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
   const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
-  const write = (profile: Profile, name: string): string[] => {
-    const files = [`${PROFILES_DIR}/${name}.env`, `${PROFILES_DIR}/${name}.sh`, `${PROFILES_DIR}/${name}.json`]
-    writeFileAtomic(join(ctx.outDir, files[0]), renderEnvFile(profile))
-    writeFileAtomic(join(ctx.outDir, files[1]), renderShellScript(profile), 0o755)
-    writeFileAtomic(join(ctx.outDir, files[2]), profileJson(profile))
-    return files
-  }
+  const write = (profile: Profile, name: string): string[] => writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
   const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
     const name = `retrieval-${p.name}`
     ctx.progress(`phase 6: writing profile ${name}`)

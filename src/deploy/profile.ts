@@ -10,7 +10,9 @@
  */
 import {z} from 'zod'
 import {createHash} from 'node:crypto'
+import {join} from 'node:path'
 import {InputError} from '../util/errors.js'
+import {writeFileAtomic} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
 import {configKeys, configFromEnv, envName, validateConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -40,6 +42,11 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const SPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
 /** Run ids (`seed42-plan226273690f7b`, study names, `kt search` output ids). */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
+
+/** A study's name as a profile's source_run: itself when it is a valid run id, else `study-<name>` with other characters as `_`. */
+export function studySourceRun(study: string): string {
+  return RUN_ID_PATTERN.test(study) ? study : `study-${study.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+}
 /** Parameter names (`bm25.k1`, `decay`) and metric keys (`recall@10`, `spearman_on_uniform_50`). */
 export const KEY_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.@:-]{0,63}$/
 /**
@@ -246,6 +253,19 @@ export function checkProfile(value: unknown, file: string, space: ParamSpace, qu
 
 export function profileJson(p: Profile): string {
   return `${JSON.stringify(p, null, 2)}\n`
+}
+
+/**
+ * Writes a profile's three deployable forms beside each other, each atomically: `<base>.env`,
+ * `<base>.sh` (executable) and `<base>.json`, `base` relative to `dir`; returns those relative
+ * paths in that order.
+ */
+export function writeProfileFiles(dir: string, base: string, profile: Profile): [env: string, sh: string, json: string] {
+  const files: [string, string, string] = [`${base}.env`, `${base}.sh`, `${base}.json`]
+  writeFileAtomic(join(dir, files[0]), renderEnvFile(profile))
+  writeFileAtomic(join(dir, files[1]), renderShellScript(profile), 0o755)
+  writeFileAtomic(join(dir, files[2]), profileJson(profile))
+  return files
 }
 
 /** Text for a comment line: printable ASCII only; anything else (newlines, NUL, U+2028, ...) becomes a \u{...} escape. */

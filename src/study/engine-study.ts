@@ -63,7 +63,7 @@ export async function writeEngineStudyOutputs(
   }
   write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
   write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`)
-  const {makeProfile, notValidated, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} = await import('../deploy/profile.js')
+  const {makeProfile, notValidated, studySourceRun, writeProfileFiles} = await import('../deploy/profile.js')
   const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> =>
     Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => typeof v === 'number' || v === null) as Array<[string, number | null]>)
   const deployable = [
@@ -76,12 +76,10 @@ export async function writeEngineStudyOutputs(
   const validationOf = (name: string) => (validation && holdoutProfileValidation(validation, name)) || notValidated(name === DEFAULTS_PROFILE
     ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
     : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`)
-  const run = RUN_ID_PATTERN.test(sourceRun) ? sourceRun : `study-${sourceRun.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+  const run = studySourceRun(sourceRun)
   for (const d of deployable) {
     const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
-    write(`profiles/${d.name}.json`, profileJson(profile))
-    write(`profiles/${d.name}.env`, renderEnvFile(profile))
-    write(`profiles/${d.name}.sh`, renderShellScript(profile), 0o755)
+    files.push(...writeProfileFiles(out, `profiles/${d.name}`, profile).map((f) => join(out, f)))
   }
   if (analysis.chart) {
     const note = await writeFrontChart(analysis.chart, out, write)

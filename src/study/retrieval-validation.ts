@@ -6,24 +6,18 @@
  */
 import {join} from 'node:path'
 import {loadMemoryDataset} from '../data/conversations/index.js'
-import {makeProfile, profileJson, renderEnvFile, renderShellScript, RUN_ID_PATTERN} from '../deploy/profile.js'
+import {makeProfile, studySourceRun, writeProfileFiles} from '../deploy/profile.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, validateOnHoldout, type HoldoutValidation} from '../eval/holdout-validation.js'
 import {describeSplit, splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {StudyAnalysis} from '../search/analysis.js'
 import {defaultConfig} from '../space/index.js'
-import {writeFileAtomic} from '../util/fs.js'
 
 export interface RetrievalStudyValidation {
   readonly validation: HoldoutValidation
   readonly lines: string[]
   readonly files: string[]
-}
-
-/** A study's run id for its profiles' source_run. */
-export function studySourceRun(study: string): string {
-  return RUN_ID_PATTERN.test(study) ? study : `study-${study.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
 }
 
 /**
@@ -58,11 +52,7 @@ export function validateRetrievalStudy(options: {
         metrics: {trial: p.trialId, [`${metric}_tuning`]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...holdoutMetrics(validation, p.profile)},
         validation: holdoutProfileValidation(validation, p.profile)!,
       })
-      for (const [ext, text, mode] of [['json', profileJson(profile)], ['env', renderEnvFile(profile)], ['sh', renderShellScript(profile), 0o755]] as const) {
-        const file = join(options.out, 'profiles', `${p.profile}.${ext}`)
-        writeFileAtomic(file, text, mode)
-        files.push(file)
-      }
+      files.push(...writeProfileFiles(options.out, `profiles/${p.profile}`, profile).map((f) => join(options.out!, f)))
     }
   }
   const lines = [...holdoutValidationLines(validation), ...(files.length ? [`wrote ${files.length / 3} profiles to ${join(options.out!, 'profiles')} (kt deploy refuses those whose verdict is fail)`] : [])]
