@@ -4,7 +4,7 @@ import {FALLBACK, MAX_EXACT_DIGITS, MAX_EXACT_POW10, rowsFrame} from './rows-jso
 /**
  * The fast inference path: the packed ensemble's nodes copied into WebAssembly linear memory and
  * walked by one small, fixed WebAssembly kernel (emitted below, byte by byte, from constants in
- * this file). Same walk as packed.ts (branch-free: child = left + !(x <= threshold), leaves loop on
+ * this file). Same walk as packed.ts (branch-free: child = x <= threshold ? left : left + 1 as a conditional move, leaves loop on
  * themselves), same float64 comparisons, and each candidate's tree outputs are added in tree order
  * starting from the base term, so scores equal the packed ones bit for bit (property-tested).
  *
@@ -131,16 +131,19 @@ function kernelBytes(): Uint8Array {
   const L = {d: 7, g: 8, steps: 9}
   const ptr = (c: number): number => 10 + c
   const chain = (c: number, l: number): number => 10 + PAIR + c * LANES + l
-  const i32Locals = 3 + PAIR + PAIR * LANES
+  const i32Locals = 3 + PAIR + PAIR * LANES + 1
   const sum = (c: number): number => 7 + i32Locals + c
+  const left = 10 + PAIR + PAIR * LANES
   const outAddress = [...get(P.out), ...get(L.d), ...i32(3), op.i32Shl, op.i32Add]
-  // node = load(node + 8) + (!(rows[feature] <= threshold) << 4)
+  // node = rows[feature] <= threshold ? left : left + 16, as a select: V8 compiles it to a compare
+  // and a conditional move (8 instructions a step where `left + (!(x <= t) << 4)` took 10; measured
+  // 21.6 -> 19.4 µs for 50 candidates x 100 depth-6 trees). NaN compares false: right, as before.
   const step = (node: number, row: number): number[] => [
-    ...get(node), ...i32Load(8),
+    ...get(node), ...i32Load(8), ...tee(left), ...get(left), ...i32(NODE_BYTES), op.i32Add,
     ...get(row), ...get(node), ...i32Load(12), op.i32Add, ...f64Load(0),
-    ...get(node), ...f64Load(0), op.f64Le, op.i32Eqz, ...i32(4), op.i32Shl,
-    op.i32Add, ...set(node),
+    ...get(node), ...f64Load(0), op.f64Le, op.select, ...set(node),
   ]
+  const steps = range(PAIR).flatMap((c) => range(LANES).flatMap((l) => step(chain(c, l), ptr(c))))
   const addLeaf = (s: number, node: number): number[] => [...get(s), ...get(P.values), ...get(node), ...i32(1), op.i32ShrU, op.i32Add, ...f64Load(0), op.f64Add, ...set(s)]
   const body = [
     ...get(P.groups), ...set(L.g),
@@ -152,10 +155,16 @@ function kernelBytes(): Uint8Array {
     ...range(PAIR - 1).flatMap((k) => [...get(ptr(k)), ...get(P.stride), op.i32Add, ...get(ptr(k)), ...get(L.d), ...i32(k + 1), op.i32Add, ...get(P.count), op.i32LtS, op.select, ...set(ptr(k + 1))]),
     ...range(PAIR).flatMap((c) => [...outAddress, ...f64Load(8 * c), ...set(sum(c))]),
     ...range(LANES).flatMap((l) => [...get(L.g), ...i32Load(4 * l), ...range(PAIR - 1).flatMap((c) => tee(chain(c + 1, l))), ...set(chain(0, l))]),
-    ...get(L.g), ...i32Load(4 * LANES), ...set(L.steps),
-    op.loop, EMPTY_BLOCK, // steps
-    ...range(PAIR).flatMap((c) => range(LANES).flatMap((l) => step(chain(c, l), ptr(c)))),
+    ...get(L.g), ...i32Load(4 * LANES), ...tee(L.steps),
+    // an odd step first, then two steps per iteration (half the loop's own instructions and spills:
+    // 19.4 -> 18.4 µs in the same measurement)
+    ...i32(1), op.i32And, op.if, EMPTY_BLOCK, ...steps, op.end,
+    op.block, EMPTY_BLOCK,
+    ...get(L.steps), ...i32(1), op.i32ShrU, ...tee(L.steps), op.i32Eqz, op.brIf, 0,
+    op.loop, EMPTY_BLOCK, // pairs of steps
+    ...steps, ...steps,
     ...get(L.steps), ...i32(1), op.i32Sub, ...tee(L.steps), op.brIf, 0,
+    op.end,
     op.end,
     ...range(PAIR).flatMap((c) => range(LANES).flatMap((l) => addLeaf(sum(c), chain(c, l)))),
     ...range(PAIR).flatMap((c) => [...outAddress, ...get(sum(c)), ...f64Store(8 * c)]),
