@@ -820,6 +820,8 @@ export class WasmEnsemble {
   /** The compact reader's value table, and its separator positions (after the printed scores). */
   private readonly compactTableAt: number
   private tapeAt = 0
+  /** Which reader answered the last readJsonRows that got past the frame (tests check that compact bodies take the compact one). */
+  lastReader: 'compact' | 'general' | undefined
   private readonly printer: PrintFn
   /** The printed scores (after the body) and a byte view of the whole memory for reading them. */
   private textAt = 0
@@ -921,6 +923,7 @@ export class WasmEnsemble {
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
     this.bytes.set(body, this.bodyAt)
     const compact = this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt)
+    this.lastReader = compact === NOT_COMPACT ? 'general' : 'compact'
     if (compact !== NOT_COMPACT) return compact
     const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
     return rows < 0 ? FALLBACK : rows
