@@ -20,6 +20,11 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
+ * - A model-based ask's hint (askHint) is the index of the winning candidate. A copy replaying
+ *   that ask (replayAsk) draws the same candidates, so its Rng stream stays the same, but skips
+ *   their KDE scoring (most of an ask's cost), and keeps the hint's candidate only if it decodes
+ *   to the stored configuration; the configuration alone determines the stored vector, so the
+ *   copy's state is then bit-identical to the asker's. Otherwise it rewinds its Rng and scores.
  *
  * Departures from hpbandster, each stated where it is made: densities are compared in log space
  * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
@@ -30,7 +35,7 @@
  * random configurations with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS); `reference: true`
  * turns all three off.
  */
-import type {ParamSpace} from '../space/index.js'
+import type {Config, ParamSpace} from '../space/index.js'
 import {Rng} from '../util/rng.js'
 import {projectFlooredSimplex} from '../util/simplex.js'
 import {InputError} from '../util/errors.js'
@@ -38,7 +43,7 @@ import {Encoding} from './encoding.js'
 import {bracketAt, checkFidelity, type Bracket} from './hyperband.js'
 import {Kde, truncatedNormal01} from './kde.js'
 import {rankOrder} from './ranking.js'
-import type {Fidelity, Optimizer, Trial, TrialResult} from './types.js'
+import type {AskHint, Fidelity, Optimizer, Trial, TrialResult} from './types.js'
 
 /** hpbandster BOHB defaults (config_generators/bohb.py), as in Falkner et al. 2018, section 4. */
 export const BOHB_DEFAULTS = {
@@ -171,9 +176,24 @@ export class BohbOptimizer implements Optimizer {
   private readonly options: Required<Omit<BohbOptions, 'fidelity' | 'maxIterations'>> & {maxIterations: number}
   private readonly observations = new Map<number, Observation[]>()
   private readonly models = new Map<number, {good: Kde; bad: Kde}>()
+  /**
+   * Budgets whose good (bad) KDE has not been refitted to its latest observations. A fit depends
+   * only on the budget's observations, so fitting when a model is next drawn from (and the bad one
+   * only when candidates are scored) gives the same models as refitting at every result, as
+   * hpbandster does, at a fraction of the cost: most results arrive between two draws, and a
+   * replica replaying an ask from its hint never scores.
+   */
+  private readonly staleGood = new Set<number>()
+  private readonly staleBad = new Set<number>()
   private readonly brackets: BracketRun[] = []
   private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
   private nextTrialId = 0
+  /** The last ask's replay hint (a model-based pick), undefined otherwise. */
+  private lastHint: AskHint | undefined
+  /** Set while replayAsk runs: the pick to take and the configuration it must decode to. */
+  private replaying: {readonly pick: number; readonly config: Config} | undefined
+  /** Replayed model-based asks: taken by their hint, or scored (a hint that did not reproduce its configuration). */
+  readonly replayCounts = {hinted: 0, rejected: 0}
   /** Scratch vectors of the candidate search (no allocation per candidate). */
   private readonly candidateBuffer: Float64Array
   private readonly bestBuffer: Float64Array
@@ -208,6 +228,7 @@ export class BohbOptimizer implements Optimizer {
   }
 
   ask(): Trial | 'wait' | 'done' {
+    this.lastHint = undefined
     for (const bracket of this.brackets) {
       if (bracket.done) continue
       const trial = this.nextInBracket(bracket)
@@ -232,6 +253,21 @@ export class BohbOptimizer implements Optimizer {
     bracket.ranAtRung.push(config)
     this.observe(bracket.budget, record.vector, result)
     if (bracket.rungFinished()) this.advance(bracket)
+  }
+
+  askHint(): AskHint | undefined {
+    return this.lastHint
+  }
+
+  replayAsk(hint: unknown, config: Config): Trial | 'wait' | 'done' {
+    const pick = (hint as {pick?: unknown} | null)?.pick
+    this.replaying = typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples ? {pick, config} : undefined
+    if (!this.replaying) this.replayCounts.rejected++
+    try {
+      return this.ask()
+    } finally {
+      this.replaying = undefined
+    }
   }
 
   /** Budgets that currently have a model, for reports and tests. */
@@ -294,23 +330,42 @@ export class BohbOptimizer implements Optimizer {
     this.fitModel(budget, list)
   }
 
+  /** Marks the budget's KDE pair for refitting, creating it once its observations can support one. */
   private fitModel(budget: number, list: readonly Observation[]): void {
     const {minPointsInModel, topNPercent, minBandwidth} = this.options
     const n = list.length
     if (n < minPointsInModel) return
     const d = this.encoding.size
-    const split = goodBadSplit(list, topNPercent, minPointsInModel)
+    const split = splitSizes(n, topNPercent, minPointsInModel)
     // Each side needs more points than dimensions before its KDE is used.
-    if (split.good.length <= d || split.bad.length <= d) return
-    const rows = (ids: number[]): Float64Array[] => ids.map((i) => list[i].vector)
-    let model = this.models.get(budget)
-    if (!model) {
+    if (split.good <= d || split.bad <= d) return
+    if (!this.models.has(budget)) {
       const kdeOptions = {magicClip: this.options.magicClip, priorWeight: this.options.priorWeight}
-      model = {good: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions), bad: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions)}
-      this.models.set(budget, model)
+      this.models.set(budget, {good: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions), bad: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions)})
     }
-    model.good.fit(rows(split.good))
-    model.bad.fit(rows(split.bad))
+    this.staleGood.add(budget)
+    this.staleBad.add(budget)
+  }
+
+  /** The budget's KDE pair fitted to every observation at that budget (the bad one only if `bad`). */
+  private fitted(budget: number, bad: boolean): {good: Kde; bad: Kde} {
+    const model = this.models.get(budget)!
+    const refitGood = this.staleGood.has(budget)
+    const refitBad = bad && this.staleBad.has(budget)
+    if (refitGood || refitBad) {
+      const list = this.observations.get(budget)!
+      const split = goodBadSplit(list, this.options.topNPercent, this.options.minPointsInModel)
+      const rows = (ids: number[]): Float64Array[] => ids.map((i) => list[i].vector)
+      if (refitGood) {
+        model.good.fit(rows(split.good))
+        this.staleGood.delete(budget)
+      }
+      if (refitBad) {
+        model.bad.fit(rows(split.bad))
+        this.staleBad.delete(budget)
+      }
+    }
+    return model
   }
 
   /** hpbandster's get_config: random with probability random_fraction or without a model. */
@@ -320,10 +375,29 @@ export class BohbOptimizer implements Optimizer {
     }
     let budget = -Infinity
     for (const b of this.models.keys()) budget = Math.max(budget, b)
-    const {good, bad} = this.models.get(budget)!
-    let best = Infinity
+    const {good} = this.fitted(budget, false)
     const candidate = this.candidateBuffer
     const bestVector = this.bestBuffer
+    const replay = this.replaying
+    if (replay) {
+      // the same draws as the scoring loop below, without the scoring
+      const start = this.rng.snapshot()
+      for (let i = 0; i < this.options.numSamples; i++) {
+        this.sampleAround(good.row(this.rng.int(good.n)), good.bw, candidate)
+        if (i === replay.pick) bestVector.set(candidate)
+      }
+      const vector = this.canonical(bestVector)
+      if (sameConfig(this.encoding.decode(vector), replay.config)) {
+        this.replayCounts.hinted++
+        this.lastHint = {pick: replay.pick}
+        return {vector, modelBased: true}
+      }
+      this.replayCounts.rejected++
+      this.rng.restore(start)
+    }
+    const {bad} = this.fitted(budget, true)
+    let best = Infinity
+    let pick = 0
     for (let i = 0; i < this.options.numSamples; i++) {
       const datum = good.row(this.rng.int(good.n))
       this.sampleAround(datum, good.bw, candidate)
@@ -331,9 +405,11 @@ export class BohbOptimizer implements Optimizer {
       const value = bad.logPdf(candidate) - good.logPdf(candidate)
       if (value < best || i === 0) {
         best = value
+        pick = i
         bestVector.set(candidate)
       }
     }
+    this.lastHint = {pick}
     return {vector: this.canonical(bestVector), modelBased: true}
   }
 
@@ -402,6 +478,19 @@ export class BohbOptimizer implements Optimizer {
   private canonical(vector: Float64Array): Float64Array {
     return this.encoding.encode(this.encoding.decode(vector))
   }
+}
+
+/** Whether `stored` holds every value of `decoded` (it may hold more: parameters fixed outside the search). */
+function sameConfig(decoded: Config, stored: Config): boolean {
+  for (const k in decoded) if (decoded[k] !== stored[k]) return false
+  return true
+}
+
+/** The sizes of goodBadSplit's two sides for n observations (they depend on n alone). */
+function splitSizes(n: number, topNPercent: number, minPoints: number): {good: number; bad: number} {
+  const nGood = Math.max(minPoints, Math.floor((topNPercent * n) / 100))
+  const nBad = Math.max(minPoints, Math.floor(((100 - topNPercent) * n) / 100))
+  return {good: Math.min(nGood, n), bad: Math.max(0, Math.min(nBad, n - nGood))}
 }
 
 /**

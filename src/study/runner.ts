@@ -13,7 +13,10 @@
  *   synchronous across all workers (a rung waits for its last result; idle workers start the
  *   next bracket, as hpbandster does), and every KDE sees every finished result.
  * - Replay checks every replayed ask against the stored trial (same id, configuration and
- *   budget), so a changed optimiser or seed cannot silently mix histories.
+ *   budget), so a changed optimiser or seed cannot silently mix histories. Each trial is stored
+ *   with its asker's replay hint (Optimizer.askHint; BOHB: the winning candidate's index), so
+ *   the other processes' copies replay it without the KDE scoring and still end bit-identical
+ *   (a hint that does not reproduce the stored configuration is ignored: the ask is re-scored).
  * - A running trial is leased to its worker (owner host/pid/token) and carries a heartbeat. A
  *   trial is taken over (claimed and evaluated again, once, under its own id) when its owner
  *   released it (Ctrl-C), when the owner's heartbeat is older than the study's grace period, or at
@@ -149,9 +152,15 @@ function isoNow(): string {
   return new Date().toISOString()
 }
 
-/** Canonical JSON of a configuration (keys sorted), for replay checks. */
-function configJson(config: Record<string, unknown>): string {
-  return JSON.stringify(Object.keys(config).sort().map((k) => [k, config[k]]))
+/** Whether a replayed ask's configuration is the stored one without its fixed parameters (key order aside). */
+function sameSearchedValues(config: Config, stored: Record<string, unknown>, fixed: Config | undefined): boolean {
+  let searched = 0
+  for (const k in stored) {
+    if (fixed && k in fixed) continue
+    searched++
+    if (config[k] !== stored[k]) return false
+  }
+  return searched === Object.keys(config).length
 }
 
 export function resultOf(row: TrialRow): TrialResult {
@@ -225,8 +234,9 @@ class Replica {
     const base = this.askCount
     const replayAsk = (): void => {
       const stored = newAsks[this.askCount - base]
-      const trial = this.optimizer.ask()
-      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || configJson(trial.config) !== configJson(stripFixed(stored.config, this.fixed))) {
+      // the asker's hint lets this copy skip the ask's expensive part (BOHB: the KDE scoring); rows without one replay in full
+      const trial = stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk ? this.optimizer.replayAsk(stored.askHint, stored.config) : this.optimizer.ask()
+      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || !sameSearchedValues(trial.config, stored.config, this.fixed)) {
         const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
         throw new InputError(`${this.where} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
       }
@@ -371,7 +381,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
             const limit = synced.limit(options)
             const next = limit ? 'done' : optimizerTime(() => synced.ask())
             if (typeof next !== 'string') {
-              await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
+              await tx.insertTrial({...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()}, owner, now())
               await markRunning()
               return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
             }
@@ -455,7 +465,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   /** Same trial, same work: an evaluation begun for `a` stands for one of `b`. */
   const sameTrial = (a: Trial, b: Trial): boolean =>
-    a.id === b.id && a.budget === b.budget && a.configId === b.configId && a.continues?.trialId === b.continues?.trialId && configJson(a.config) === configJson(b.config)
+    a.id === b.id && a.budget === b.budget && a.configId === b.configId && a.continues?.trialId === b.continues?.trialId && sameSearchedValues(a.config, b.config, undefined)
 
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
@@ -583,13 +593,6 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     budgetUsed: replica?.budgetUsed ?? 0,
     stoppedBy,
   }
-}
-
-function stripFixed(config: Record<string, unknown>, fixed: Config | undefined): Record<string, unknown> {
-  if (!fixed) return config
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(config)) if (!(k in fixed)) out[k] = v
-  return out
 }
 
 function requireSpec(spec: ObjectiveSpec | undefined): ObjectiveSpec {
