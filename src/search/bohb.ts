@@ -20,6 +20,11 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
+ * - A model-based ask's hint (askHint) is the index of the winning candidate. A copy replaying
+ *   that ask (replayAsk) draws the same candidates, so its Rng stream stays the same, but skips
+ *   their KDE scoring (most of an ask's cost), and keeps the hint's candidate only if it decodes
+ *   to the stored configuration; the configuration alone determines the stored vector, so the
+ *   copy's state is then bit-identical to the asker's. Otherwise it rewinds its Rng and scores.
  *
  * Departures from hpbandster, each stated where it is made: densities are compared in log space
  * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
@@ -30,7 +35,7 @@
  * random configurations with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS); `reference: true`
  * turns all three off.
  */
-import type {ParamSpace} from '../space/index.js'
+import type {Config, ParamSpace} from '../space/index.js'
 import {Rng} from '../util/rng.js'
 import {projectFlooredSimplex} from '../util/simplex.js'
 import {InputError} from '../util/errors.js'
@@ -38,7 +43,7 @@ import {Encoding} from './encoding.js'
 import {bracketAt, checkFidelity, type Bracket} from './hyperband.js'
 import {Kde, truncatedNormal01} from './kde.js'
 import {rankOrder} from './ranking.js'
-import type {Fidelity, Optimizer, Trial, TrialResult} from './types.js'
+import type {AskHint, Fidelity, Optimizer, Trial, TrialResult} from './types.js'
 
 /** hpbandster BOHB defaults (config_generators/bohb.py), as in Falkner et al. 2018, section 4. */
 export const BOHB_DEFAULTS = {
@@ -174,6 +179,12 @@ export class BohbOptimizer implements Optimizer {
   private readonly brackets: BracketRun[] = []
   private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
   private nextTrialId = 0
+  /** The last ask's replay hint (a model-based pick), undefined otherwise. */
+  private lastHint: AskHint | undefined
+  /** Set while replayAsk runs: the pick to take and the configuration it must decode to. */
+  private replaying: {readonly pick: number; readonly config: Config} | undefined
+  /** Replayed model-based asks: taken by their hint, or scored (a hint that did not reproduce its configuration). */
+  readonly replayCounts = {hinted: 0, rejected: 0}
   /** Scratch vectors of the candidate search (no allocation per candidate). */
   private readonly candidateBuffer: Float64Array
   private readonly bestBuffer: Float64Array
@@ -208,6 +219,7 @@ export class BohbOptimizer implements Optimizer {
   }
 
   ask(): Trial | 'wait' | 'done' {
+    this.lastHint = undefined
     for (const bracket of this.brackets) {
       if (bracket.done) continue
       const trial = this.nextInBracket(bracket)
@@ -232,6 +244,21 @@ export class BohbOptimizer implements Optimizer {
     bracket.ranAtRung.push(config)
     this.observe(bracket.budget, record.vector, result)
     if (bracket.rungFinished()) this.advance(bracket)
+  }
+
+  askHint(): AskHint | undefined {
+    return this.lastHint
+  }
+
+  replayAsk(hint: unknown, config: Config): Trial | 'wait' | 'done' {
+    const pick = (hint as {pick?: unknown} | null)?.pick
+    this.replaying = typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples ? {pick, config} : undefined
+    if (!this.replaying) this.replayCounts.rejected++
+    try {
+      return this.ask()
+    } finally {
+      this.replaying = undefined
+    }
   }
 
   /** Budgets that currently have a model, for reports and tests. */
@@ -321,9 +348,27 @@ export class BohbOptimizer implements Optimizer {
     let budget = -Infinity
     for (const b of this.models.keys()) budget = Math.max(budget, b)
     const {good, bad} = this.models.get(budget)!
-    let best = Infinity
     const candidate = this.candidateBuffer
     const bestVector = this.bestBuffer
+    const replay = this.replaying
+    if (replay) {
+      // the same draws as the scoring loop below, without the scoring
+      const start = this.rng.snapshot()
+      for (let i = 0; i < this.options.numSamples; i++) {
+        this.sampleAround(good.row(this.rng.int(good.n)), good.bw, candidate)
+        if (i === replay.pick) bestVector.set(candidate)
+      }
+      const vector = this.canonical(bestVector)
+      if (sameConfig(this.encoding.decode(vector), replay.config)) {
+        this.replayCounts.hinted++
+        this.lastHint = {pick: replay.pick}
+        return {vector, modelBased: true}
+      }
+      this.replayCounts.rejected++
+      this.rng.restore(start)
+    }
+    let best = Infinity
+    let pick = 0
     for (let i = 0; i < this.options.numSamples; i++) {
       const datum = good.row(this.rng.int(good.n))
       this.sampleAround(datum, good.bw, candidate)
@@ -331,9 +376,11 @@ export class BohbOptimizer implements Optimizer {
       const value = bad.logPdf(candidate) - good.logPdf(candidate)
       if (value < best || i === 0) {
         best = value
+        pick = i
         bestVector.set(candidate)
       }
     }
+    this.lastHint = {pick}
     return {vector: this.canonical(bestVector), modelBased: true}
   }
 
@@ -402,6 +449,14 @@ export class BohbOptimizer implements Optimizer {
   private canonical(vector: Float64Array): Float64Array {
     return this.encoding.encode(this.encoding.decode(vector))
   }
+}
+
+/** Whether two configurations hold the same values (key order aside). */
+function sameConfig(a: Config, b: Config): boolean {
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  for (const k of keys) if (a[k] !== b[k]) return false
+  return true
 }
 
 /**

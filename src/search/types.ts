@@ -56,4 +56,21 @@ export interface Optimizer {
    */
   ask(): Trial | 'wait' | 'done'
   tell(trialId: number, result: TrialResult): void
+  /**
+   * What a copy of this optimiser needs to repeat the last ask() without its expensive part (BOHB:
+   * which of its candidates won the KDE scoring), as JSON-safe data, or undefined when that ask
+   * costs little to repeat. The study store keeps it with the trial (ask_hint), so the worker
+   * processes' replicas replay other workers' asks cheaply.
+   */
+  askHint?(): AskHint | undefined
+  /**
+   * ask() on a copy told the same history, for a stored trial with this hint and (optimiser-space)
+   * configuration: returns what ask() returns and leaves the optimiser in the state ask() leaves,
+   * bit for bit. A hint that does not reproduce `config` (damaged, or from another version) is
+   * ignored and the ask is done in full, so a wrong hint costs time, never exactness.
+   */
+  replayAsk?(hint: unknown, config: Config): Trial | 'wait' | 'done'
 }
+
+/** An optimiser's replay hint (see Optimizer.askHint): plain JSON. */
+export type AskHint = Readonly<Record<string, number | string | boolean>>

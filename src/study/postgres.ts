@@ -18,7 +18,7 @@
 import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
-import {finishParams, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
+import {finishParams, hintJson, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialColumnsOf, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
 import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
@@ -60,9 +60,9 @@ PREPARE kt_finish(text, integer, text, text, double precision, text, text, text,
       started_at = $10, finished_at = $11, duration_ms = $12, worker = $13, owner = NULL, heartbeat_ms = NULL
     WHERE study = $1 AND id = $2 AND status = 'running' AND owner = $3 RETURNING id)
   SELECT id, pg_notify('${CHANNEL}', $1) FROM u;
-PREPARE kt_insert(text, integer, text, text, double precision, integer, text, text, text, double precision) AS
-  INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1);
+PREPARE kt_insert(text, integer, text, text, double precision, integer, text, text, text, double precision, text) AS
+  INSERT INTO kt_trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts, ask_hint)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1, $11);
 PREPARE kt_claim(text, integer, text, text, double precision) AS
   UPDATE kt_trials SET owner = $3, heartbeat_ms = $5, attempts = attempts + 1, started_at = $4 WHERE study = $1 AND id = $2 AND status = 'running';
 `
@@ -109,11 +109,20 @@ CREATE TABLE IF NOT EXISTS kt_trials (
   owner text,
   heartbeat_ms double precision,
   attempts integer NOT NULL DEFAULT 1,
+  ask_hint text,
   PRIMARY KEY (study, id)
 );
 CREATE INDEX IF NOT EXISTS kt_trials_tell ON kt_trials (study, tell_seq);
 CREATE INDEX IF NOT EXISTS kt_trials_running ON kt_trials (study) WHERE status = 'running';
 `
+
+/** Schema upgrades by the version they start from (each under SCHEMA_LOCK_KEY, in one transaction). */
+const MIGRATIONS: Record<string, string> = {
+  // 2 -> 3: the optimiser's replay hint of each trial; older rows keep NULL and replay by re-asking
+  '2': 'ALTER TABLE kt_trials ADD COLUMN IF NOT EXISTS ask_hint text',
+}
+/** Versions this kt reads (and upgrades when it writes): the schema has been created by kt since version 2. */
+const READABLE_VERSIONS = ['2', STUDY_FORMAT_VERSION]
 
 type PgModule = typeof pg
 let pgModule: PgModule | undefined
@@ -252,8 +261,29 @@ export class PostgresStorage implements StudyStorage {
     const meta = new Map((await client.query<{key: string; value: string}>('SELECT key, value FROM kt_meta')).rows.map((r) => [r.key, r.value]))
     if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.label, `kt's study schema (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
     const version = meta.get('version') ?? 'none'
-    if (version !== STUDY_FORMAT_VERSION) throw new InputError(this.label, `kt's study schema version ${STUDY_FORMAT_VERSION}`, `version ${version} (another kt version's schema)`)
+    if (!READABLE_VERSIONS.includes(version)) throw new InputError(this.label, `kt's study schema version ${STUDY_FORMAT_VERSION}`, `version ${version} (another kt version's schema)`)
+    this.columns = trialColumnsOf(version)
+    if (version === STUDY_FORMAT_VERSION || options.readonly) return
+    await client.query('BEGIN')
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK_KEY])
+      // re-read under the lock: another worker may have upgraded it meanwhile
+      let now = (await client.query<{value: string}>("SELECT value FROM kt_meta WHERE key = 'version'")).rows[0]?.value
+      while (now !== undefined && MIGRATIONS[now]) {
+        await client.query(MIGRATIONS[now])
+        now = String(Number(now) + 1)
+      }
+      await client.query("UPDATE kt_meta SET value = $1 WHERE key = 'version'", [STUDY_FORMAT_VERSION])
+      await client.query('COMMIT')
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw error
+    }
+    this.columns = TRIAL_COLUMNS_NO_CHECKPOINT
   }
+
+  /** The trial columns read without the checkpoint, as the database's schema version has them. */
+  private columns = TRIAL_COLUMNS_NO_CHECKPOINT
 
   /**
    * Runs queries on the (re)connected client, one caller at a time. A lost connection becomes a
@@ -335,7 +365,7 @@ export class PostgresStorage implements StudyStorage {
       // the count first: a trial committed between the two reads then shows as a mismatch (a full reload), never as a miss
       const total = Number((await c.query('SELECT COUNT(*) AS n FROM kt_trials WHERE study = $1', [study])).rows[0].n)
       const rows = (
-        await c.query(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR id = ANY($4::integer[])) ORDER BY id`, [study, askCount, tellSeq, [...ids]])
+        await c.query(`SELECT ${this.columns} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR id = ANY($4::integer[])) ORDER BY id`, [study, askCount, tellSeq, [...ids]])
       ).rows
       return {trials: rows.map((r) => trialFromRow(this.label, r)), total}
     })
@@ -484,7 +514,7 @@ export class PostgresStorage implements StudyStorage {
             return running.filter((l) => !finished.has(l.id))
           },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
-            const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs]
+            const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs, hintJson(trial.askHint)]
             pending.push(`EXECUTE kt_insert(${args.map(lit).join(', ')})`)
           },
           claim: async (trialId, owner, startedAt) => {

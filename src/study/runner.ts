@@ -13,7 +13,10 @@
  *   synchronous across all workers (a rung waits for its last result; idle workers start the
  *   next bracket, as hpbandster does), and every KDE sees every finished result.
  * - Replay checks every replayed ask against the stored trial (same id, configuration and
- *   budget), so a changed optimiser or seed cannot silently mix histories.
+ *   budget), so a changed optimiser or seed cannot silently mix histories. Each trial is stored
+ *   with its asker's replay hint (Optimizer.askHint; BOHB: the winning candidate's index), so
+ *   the other processes' copies replay it without the KDE scoring and still end bit-identical
+ *   (a hint that does not reproduce the stored configuration is ignored: the ask is re-scored).
  * - A running trial is leased to its worker (owner host/pid/token) and carries a heartbeat. A
  *   trial is taken over (claimed and evaluated again, once, under its own id) when its owner
  *   released it (Ctrl-C), when the owner's heartbeat is older than the study's grace period, or at
@@ -219,7 +222,11 @@ class Replica {
     const base = this.askCount
     const replayAsk = (): void => {
       const stored = newAsks[this.askCount - base]
-      const trial = this.optimizer.ask()
+      // the asker's hint lets this copy skip the ask's expensive part (BOHB: the KDE scoring); rows without one replay in full
+      const trial =
+        stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk
+          ? this.optimizer.replayAsk(stored.askHint, stripFixed(stored.config, this.fixed) as Config)
+          : this.optimizer.ask()
       if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || configJson(trial.config) !== configJson(stripFixed(stored.config, this.fixed))) {
         const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
         throw new InputError(`${this.where} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
@@ -367,7 +374,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
                 const limit = synced.limit(options)
                 const next = limit ? 'done' : optimizerTime(() => synced.ask())
                 if (typeof next !== 'string') {
-                  await tx.insertTrial({...next, config: fullConfig(next.config)}, owner, now())
+                  await tx.insertTrial({...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()}, owner, now())
                   await markRunning()
                   return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
                 }

@@ -57,6 +57,8 @@ export interface NewTrial {
   readonly budget: number
   readonly continues?: {readonly trialId: number}
   readonly info?: Record<string, unknown>
+  /** The optimiser's replay hint of this ask (Optimizer.askHint), stored as JSON in ask_hint. */
+  readonly askHint?: unknown
 }
 
 /**

@@ -20,12 +20,14 @@ import {StorageUnavailableError} from './storage.js'
 /** Marker and version of kt's study schema, kept in the kt_meta table. */
 export const STUDY_FORMAT = 'kt-study'
 /**
- * 2 added leases (owner, heartbeat_ms, attempts) for workers in many processes. A version 1 file
- * is read as it is and upgraded in place the first time it is opened for writing.
+ * 2 added leases (owner, heartbeat_ms, attempts) for workers in many processes; 3 added ask_hint
+ * (the optimiser's replay hint of each trial, nullable: older rows replay by re-running the ask).
+ * An older file or database is read as it is and upgraded in place the first time it is opened
+ * for writing.
  */
-export const STUDY_FORMAT_VERSION = '2'
+export const STUDY_FORMAT_VERSION = '3'
 /** Versions this kt reads; anything else is another kt version's schema. */
-export const READABLE_FORMAT_VERSIONS: readonly string[] = ['1', '2']
+export const READABLE_FORMAT_VERSIONS: readonly string[] = ['1', '2', '3']
 
 /** Wait this long for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5000
@@ -72,6 +74,8 @@ export interface TrialRow {
   readonly owner?: string | null
   /** How many times the trial was started (2 or more: taken over after its worker stopped). */
   readonly attempts?: number
+  /** The asking optimiser's replay hint (Optimizer.askHint), JSON; null when it had none or the row predates version 3. */
+  readonly askHint?: unknown
 }
 
 /** A finished evaluation as the store records it: the outcome plus its place in the tell order. */
@@ -116,6 +120,7 @@ CREATE TABLE IF NOT EXISTS trials (
   owner TEXT,
   heartbeat_ms REAL,
   attempts INTEGER NOT NULL DEFAULT 1,
+  ask_hint TEXT,
   PRIMARY KEY (study, id)
 );
 CREATE INDEX IF NOT EXISTS trials_tell ON trials (study, tell_seq);
@@ -130,6 +135,9 @@ ALTER TABLE trials ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX IF NOT EXISTS trials_tell ON trials (study, tell_seq);
 CREATE INDEX IF NOT EXISTS trials_running ON trials (study) WHERE status = 'running';
 `
+
+/** Version 2 -> 3: the optimiser's replay hint of each trial (old rows keep NULL and replay by re-asking). */
+const MIGRATE_2_TO_3 = `ALTER TABLE trials ADD COLUMN ask_hint TEXT;`
 
 /** SQLite result codes that mean "this file is not a (healthy) database". */
 const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CANTOPEN'])
@@ -179,6 +187,7 @@ export class StudyStore {
       if (!names.has('studies') || !names.has('trials')) throw new InputError(this.path, 'a kt study file with studies and trials tables', 'a damaged study file')
       this.version = version
     }
+    this.columns = trialColumnsOf(this.version)
     if (readonly) return
     this.guard(() => {
       this.db.pragma('journal_mode = WAL')
@@ -194,18 +203,22 @@ export class StudyStore {
           put.run('version', STUDY_FORMAT_VERSION)
         }).immediate()
         this.version = STUDY_FORMAT_VERSION
-      } else if (this.version === '1') {
+      } else if (this.version !== STUDY_FORMAT_VERSION) {
         this.db.transaction(() => {
           // re-read under the write lock: another process may have upgraded it meanwhile
-          const now = this.db.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get() as {value: string} | undefined
-          if (now?.value !== '1') return
-          this.db.exec(MIGRATE_1_TO_2)
+          const now = (this.db.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get() as {value: string} | undefined)?.value
+          if (now === '1') this.db.exec(MIGRATE_1_TO_2)
+          if (now === '1' || now === '2') this.db.exec(MIGRATE_2_TO_3)
           this.db.prepare("UPDATE kt_meta SET value = ? WHERE key = 'version'").run(STUDY_FORMAT_VERSION)
         }).immediate()
         this.version = STUDY_FORMAT_VERSION
       }
     })
+    this.columns = trialColumnsOf(this.version)
   }
+
+  /** The trial columns read without the checkpoint, as the open file's version has them. */
+  private columns = TRIAL_COLUMNS_NO_CHECKPOINT
 
   /** The schema version of the open file. */
   version = STUDY_FORMAT_VERSION
@@ -327,7 +340,7 @@ export class StudyStore {
   /** Trials a replica has not seen: id >= askCount or tell_seq >= tellSeq, by id, without checkpoints. */
   changes(study: string, askCount: number, tellSeq: number): TrialRow[] {
     const rows = this.guard(() =>
-      this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`).all(study, askCount, tellSeq),
+      this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`).all(study, askCount, tellSeq),
     ) as Record<string, unknown>[]
     return rows.map((r) => this.trialFromRow(r))
   }
@@ -345,7 +358,7 @@ export class StudyStore {
 
   insertTrial(
     study: string,
-    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>},
+    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>; askHint?: unknown},
     owner: string,
     startedAt: string,
     nowMs: number,
@@ -353,10 +366,10 @@ export class StudyStore {
     this.guard(() =>
       this.db
         .prepare(
-          `INSERT INTO trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, 1)`,
+          `INSERT INTO trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts, ask_hint)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, 1, ?)`,
         )
-        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs),
+        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs, hintJson(trial.askHint)),
     )
   }
 
@@ -423,9 +436,9 @@ export class StudyStore {
         const add = (list: unknown[]) => {
           for (const r of list as Record<string, unknown>[]) byId.set(Number(r.id), r)
         }
-        add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND id >= ?`).all(study, askCount))
-        add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND tell_seq >= ?`).all(study, tellSeq))
-        if (ids.length > 0) add(this.db.prepare(`SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM trials WHERE study = ? AND id IN (SELECT value FROM json_each(?))`).all(study, JSON.stringify(ids)))
+        add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id >= ?`).all(study, askCount))
+        add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND tell_seq >= ?`).all(study, tellSeq))
+        if (ids.length > 0) add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id IN (SELECT value FROM json_each(?))`).all(study, JSON.stringify(ids)))
         return [...byId.values()].sort((a, b) => Number(a.id) - Number(b.id))
       })(),
     )
@@ -507,12 +520,36 @@ export function trialFromRow(label: string, r: Record<string, unknown>): TrialRo
     worker: num(r.worker),
     owner: r.owner === null || r.owner === undefined ? null : String(r.owner),
     attempts: r.attempts === null || r.attempts === undefined ? 1 : Number(r.attempts),
+    askHint: hintOf(r.ask_hint),
   }
+}
+
+/** A stored replay hint; unreadable text counts as none (the hint only saves work: the trial then replays in full). */
+function hintOf(v: unknown): unknown {
+  if (v === null || v === undefined) return null
+  try {
+    return JSON.parse(String(v))
+  } catch {
+    return null
+  }
+}
+
+/** A replay hint as stored: JSON text, or NULL without one. */
+export function hintJson(hint: unknown): string | null {
+  return hint === null || hint === undefined ? null : JSON.stringify(hint)
 }
 
 /** Every trial column but the checkpoint (which can be large and is read only when continued). */
 export const TRIAL_COLUMNS_NO_CHECKPOINT =
-  'study, id, config_id, config, budget, continues, info, status, loss, objective_values, metrics, error, tell_seq, asks_before, started_at, finished_at, duration_ms, worker, owner, attempts'
+  'study, id, config_id, config, budget, continues, info, status, loss, objective_values, metrics, error, tell_seq, asks_before, started_at, finished_at, duration_ms, worker, owner, attempts, ask_hint'
+
+/** TRIAL_COLUMNS_NO_CHECKPOINT as a schema version has them (a viewer reads older files without upgrading them). */
+export function trialColumnsOf(version: string): string {
+  const missing = version === '1' ? ['owner', 'attempts', 'ask_hint'] : version === '2' ? ['ask_hint'] : []
+  return TRIAL_COLUMNS_NO_CHECKPOINT.split(', ')
+    .filter((c) => !missing.includes(c))
+    .join(', ')
+}
 
 /** The result columns of a finished trial, in the order of finishParams. */
 export function finishParams(r: FinishedTrial): unknown[] {
@@ -535,14 +572,14 @@ export function finishParams(r: FinishedTrial): unknown[] {
 /** Columns kt study copy writes, in the order of importParams. */
 export const IMPORT_COLUMNS = [
   'study', 'id', 'config_id', 'config', 'budget', 'continues', 'info', 'status', 'loss', 'objective_values', 'metrics', 'checkpoint', 'error',
-  'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker', 'owner', 'heartbeat_ms', 'attempts',
+  'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker', 'owner', 'heartbeat_ms', 'attempts', 'ask_hint',
 ] as const
 
 export function importParams(study: string, t: TrialRow): unknown[] {
   const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v))
   return [
     study, t.id, t.configId, JSON.stringify(t.config), t.budget, t.continues, json(t.info), t.status, t.loss, json(t.values), json(t.metrics), json(t.checkpoint), t.error,
-    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, null, null, t.attempts ?? 1,
+    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, null, null, t.attempts ?? 1, hintJson(t.askHint),
   ]
 }
 

@@ -8,6 +8,15 @@
 /** The one default seed of every kt command and library entry (`--seed`). */
 export const DEFAULT_SEED = 42
 
+/** A copy of an Rng's state (Rng.snapshot). */
+export interface RngState {
+  readonly s0: number
+  readonly s1: number
+  readonly s2: number
+  readonly s3: number
+  readonly spareNormal: number | undefined
+}
+
 export class Rng {
   private s0: number
   private s1: number
@@ -63,6 +72,20 @@ export class Rng {
     this.s2 = s2 ^ t
     this.s3 = (s3 << 11) | (s3 >>> 21)
     return result >>> 0
+  }
+
+  /** The generator's whole state (a copy), to go back to with restore(). */
+  snapshot(): RngState {
+    return {s0: this.s0, s1: this.s1, s2: this.s2, s3: this.s3, spareNormal: this.spareNormal}
+  }
+
+  /** Goes back to a state snapshot() took: the same draws follow as followed it then. */
+  restore(state: RngState): void {
+    this.s0 = state.s0
+    this.s1 = state.s1
+    this.s2 = state.s2
+    this.s3 = state.s3
+    this.spareNormal = state.spareNormal
   }
 
   /** Uniform in [0, 1) with 53 random bits. */

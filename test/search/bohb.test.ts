@@ -105,4 +105,81 @@ describe('BOHB', () => {
     const best = (opt: Optimizer): number => Math.min(...drive(opt, simplex, 100, 0).map((t) => t.loss!))
     expect(best(new BohbOptimizer(simplex.space, {seed: 0}))).toBeLessThan(best(new RandomOptimizer(simplex.space, {seed: 0})))
   })
+  /**
+   * An asker that keeps `lag` results outstanding (as parallel workers do), logging every ask with
+   * its hint and every tell in order: the history a replica replays from a study store.
+   */
+  function history(make: () => BohbOptimizer, o: Objective, steps: number, lag: number) {
+    const asker = make()
+    const log: Array<{ask: Trial; hint: unknown} | {tell: number; loss: number}> = []
+    const checkpoints = new Map<number, unknown>()
+    const pending: Array<{id: number; loss: number}> = []
+    const tellOne = (): void => {
+      const p = pending.shift()!
+      asker.tell(p.id, {status: 'ok', loss: p.loss})
+      log.push({tell: p.id, loss: p.loss})
+    }
+    let asked = 0
+    while (asked < steps) {
+      const t = asker.ask()
+      if (typeof t === 'string') {
+        tellOne()
+        continue
+      }
+      asked++
+      log.push({ask: t, hint: JSON.parse(JSON.stringify(asker.askHint() ?? null))})
+      const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
+      const r = o.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed: 1, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+      checkpoints.set(t.id, r.checkpoint)
+      pending.push({id: t.id, loss: r.loss})
+      if (pending.length > lag) tellOne()
+    }
+    return {asker, log}
+  }
+
+  /** The next asks and tells of an optimiser (results by a fixed rule), to compare two copies' states. */
+  function continuation(opt: BohbOptimizer, n: number): string {
+    const out: unknown[] = []
+    for (let i = 0; i < n; i++) {
+      const t = opt.ask()
+      out.push(t)
+      if (typeof t !== 'string') opt.tell(t.id, {status: 'ok', loss: Math.sin(t.id) + (t.config.c1 as number | undefined ?? 0)})
+    }
+    return JSON.stringify(out)
+  }
+
+  for (const [name, o] of [['counting_ones', obj], ['simplex', simplexObjective()]] as const) {
+    it(`replays model-based asks from their hints bit-identically to re-scoring them; wrong, damaged or missing hints fall back to scoring (${name})`, () => {
+      const make = (): BohbOptimizer => new BohbOptimizer(o.space, {seed: 11, fidelity: o.fidelity})
+      const {asker, log} = history(make, o, 130, 3)
+      const hints = log.filter((e) => 'ask' in e && e.hint !== null).length
+      expect(hints).toBeGreaterThan(20)
+      const replicate = (hintFor: (hint: unknown) => unknown): BohbOptimizer => {
+        const copy = make()
+        for (const e of log) {
+          if ('tell' in e) {
+            copy.tell(e.tell, {status: 'ok', loss: e.loss})
+            continue
+          }
+          const hint = e.hint === null ? null : hintFor(e.hint)
+          const t = hint === null ? copy.ask() : copy.replayAsk(hint, JSON.parse(JSON.stringify(e.ask.config)))
+          expect(t).toEqual(e.ask)
+        }
+        return copy
+      }
+      const rescored = replicate(() => null)
+      const hinted = replicate((h) => h)
+      const wrong = replicate((h) => ({pick: ((h as {pick: number}).pick + 1) % 64}))
+      const damaged = replicate((h) => [{pick: -1}, {pick: 'x'}, {pick: 1.5}, {pick: 64}, 'garbage', {}][(h as {pick: number}).pick % 6])
+      expect(hinted.replayCounts).toEqual({hinted: hints, rejected: 0})
+      expect(wrong.replayCounts).toEqual({hinted: 0, rejected: hints})
+      expect(damaged.replayCounts).toEqual({hinted: 0, rejected: hints})
+      expect(rescored.replayCounts).toEqual({hinted: 0, rejected: 0})
+      // the same state: the same generator position and the same future, as the asker's
+      const rngState = (b: BohbOptimizer): unknown => (b as unknown as {rng: {snapshot(): unknown}}).rng.snapshot()
+      for (const copy of [rescored, hinted, wrong, damaged]) expect(rngState(copy)).toEqual(rngState(asker))
+      const future = continuation(asker, 60)
+      for (const copy of [rescored, hinted, wrong, damaged]) expect(continuation(copy, 60)).toBe(future)
+    })
+  }
 })

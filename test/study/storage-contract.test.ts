@@ -39,6 +39,30 @@ async function withStorage<T>(spec: string, fn: (s: StudyStorage) => Promise<T>,
   }
 }
 
+/** Runs SQL on a storage directly (its trial table is `trials` in SQLite, `kt_trials` in PostgreSQL): tests that age or damage a store. */
+async function rawSql(spec: string, sql: (trials: string) => string): Promise<void> {
+  if (spec.startsWith('postgres')) {
+    const pgm = (await import('pg')).default
+    const client = new pgm.Client({connectionString: spec})
+    await client.connect()
+    try {
+      await client.query(sql('kt_trials'))
+    } finally {
+      await client.end()
+    }
+    return
+  }
+  const Database = (await import('better-sqlite3')).default
+  const db = new Database(spec)
+  try {
+    db.exec(sql('trials'))
+  } finally {
+    db.close()
+  }
+}
+
+const hints = (trials: readonly TrialRow[]): unknown[] => trials.map((t) => t.askHint ?? null)
+
 const reference = (trials: number) => runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: trials})
 
 for (const backend of backends) {
@@ -70,6 +94,43 @@ for (const backend of backends) {
         await reader.close()
       }
       await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected the arguments it was created with .*got --objective "branin" \(stored: "counting_ones"\); --optimizer "random" \(stored: "bohb"\)/)
+    })
+
+    it("stores each model-based ask's replay hint; old, wrong and damaged hints replay by scoring, and the study ends the same", async () => {
+      const spec = await backend.fresh()
+      const first = await runSearch({storage: spec, study: 'h', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
+      const ref = (await reference(100)).trials
+      // the hints survive the storage's text round trip exactly as the asker made them
+      expect(hints(first.trials)).toEqual(hints(ref.slice(0, 60)))
+      const hinted = first.trials.filter((t) => t.askHint !== null)
+      expect(hinted.length).toBeGreaterThan(10)
+      expect(hinted.every((t) => t.info?.model_based === true && Number.isInteger((t.askHint as {pick: number}).pick))).toBe(true)
+      // rows as an older kt left them (no hint), a wrong pick, unreadable text: the resumed replica re-scores those asks
+      await rawSql(spec, (trials) => `UPDATE ${trials} SET ask_hint = NULL WHERE id % 3 = 0;
+        UPDATE ${trials} SET ask_hint = '{"pick":63}' WHERE id % 3 = 1 AND ask_hint IS NOT NULL;
+        UPDATE ${trials} SET ask_hint = '{pick' WHERE id = ${hinted[hinted.length - 1].id}`)
+      const resumed = await runSearch({storage: spec, study: 'h', resume: true, maxTrials: 100})
+      expect(resumed.summary.replayed).toBe(60)
+      expect(essence(resumed.trials)).toEqual(essence(ref))
+      expect(hints(resumed.trials.slice(60))).toEqual(hints(ref.slice(60)))
+    })
+
+    it('upgrades a version 2 store in place: a viewer reads it as it is, the first writer adds ask_hint, and its trials replay by scoring', async () => {
+      const spec = await backend.fresh()
+      await runSearch({storage: spec, study: 'v2', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
+      await rawSql(spec, (trials) => `ALTER TABLE ${trials} DROP COLUMN ask_hint; UPDATE kt_meta SET value = '2' WHERE key = 'version'`)
+      const viewer = await openStorage(spec, {readonly: true})
+      try {
+        expect((await viewer.trialsSince('v2', 58, 58, [])).trials.map((t) => [t.id, t.askHint])).toEqual([[58, null], [59, null]])
+        expect(hints(await viewer.trials('v2'))).toEqual(Array(60).fill(null))
+      } finally {
+        await viewer.close()
+      }
+      const resumed = await runSearch({storage: spec, study: 'v2', resume: true, maxTrials: 100})
+      const ref = (await reference(100)).trials
+      expect(essence(resumed.trials)).toEqual(essence(ref))
+      expect(hints(resumed.trials)).toEqual([...Array(60).fill(null), ...hints(ref.slice(60))])
+      await withStorage(spec, async (s) => expect((await s.changes('v2', 99, 99)).map((t) => t.id)).toEqual([99]))
     })
 
     it('finishes a trial only while it is leased to the finisher, and only once', async () => {
@@ -215,6 +276,8 @@ for (const backend of backends) {
       const copied = await copyStudy(spec, target, 'cp')
       expect(copied.trials).toBe(86)
       await expect(copyStudy(spec, target, 'cp')).rejects.toThrow(/study cp: expected a study name not yet in the target storage, got an existing study/)
+      // the replay hints travel with the trials
+      expect(hints(await withStorage(target, (s) => s.trials('cp')))).toEqual(hints(await withStorage(spec, (s) => s.trials('cp'))))
       const resumed = await runSearch({storage: target, study: 'cp', resume: true})
       expect(resumed.summary.replayed).toBe(85)
       expect(resumed.summary.rerun).toBe(1)
@@ -248,7 +311,7 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     expect(await openStorage(missing.toString()).catch(oneLine)).toMatch(/\/no_such_db: expected an existing database no_such_db \(create it first, e\.g\. createdb no_such_db\), got no database no_such_db$/)
 
     const empty = await pg.database('kt_empty')
-    expect(await openStorage(empty, {readonly: true}).catch(oneLine)).toMatch(/kt_empty_\w+: expected a database with kt's study schema \(kt_meta, format kt-study version 2; kt search creates it\), got a database without it$/)
+    expect(await openStorage(empty, {readonly: true}).catch(oneLine)).toMatch(/kt_empty_\w+: expected a database with kt's study schema \(kt_meta, format kt-study version 3; kt search creates it\), got a database without it$/)
     expect(await openStorage(empty, {mustExist: true}).catch(oneLine)).toMatch(/got a database without it$/)
 
     const future = await pg.database('kt_future')
@@ -258,7 +321,7 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await client.connect()
     await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
     await client.end()
-    expect(await openStorage(future).catch(oneLine)).toMatch(/kt_future_\w+: expected kt's study schema version 2, got version 99 \(another kt version's schema\)$/)
+    expect(await openStorage(future).catch(oneLine)).toMatch(/kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/)
   })
 })
 
@@ -268,16 +331,16 @@ describe('SQLite schema versions', () => {
     await runSearch({storage: path, study: 'v', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 3})
     const Database = (await import('better-sqlite3')).default
     const db = new Database(path)
-    // the version 1 layout: no lease columns
+    // the version 1 layout: no lease columns, no replay hints
     db.exec(`DROP INDEX trials_tell; DROP INDEX trials_running; ALTER TABLE trials DROP COLUMN owner; ALTER TABLE trials DROP COLUMN heartbeat_ms;
-      ALTER TABLE trials DROP COLUMN attempts; UPDATE kt_meta SET value = '1' WHERE key = 'version'`)
+      ALTER TABLE trials DROP COLUMN attempts; ALTER TABLE trials DROP COLUMN ask_hint; UPDATE kt_meta SET value = '1' WHERE key = 'version'`)
     db.close()
     const resumed = await runSearch({storage: path, study: 'v', resume: true, maxTrials: 5})
     expect(resumed.trials).toHaveLength(5)
     const db2 = new Database(path)
-    expect(db2.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get()).toEqual({value: '2'})
+    expect(db2.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get()).toEqual({value: '3'})
     db2.exec("UPDATE kt_meta SET value = '7' WHERE key = 'version'")
     db2.close()
-    await expect(openStorage(path)).rejects.toThrow(/versions\.sqlite: expected study format version 2 \(this kt reads 1, 2\), got version 7 \(another kt version's schema\)/)
+    await expect(openStorage(path)).rejects.toThrow(/versions\.sqlite: expected study format version 3 \(this kt reads 1, 2, 3\), got version 7 \(another kt version's schema\)/)
   })
 })
