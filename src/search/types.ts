@@ -64,8 +64,8 @@ export interface Optimizer {
    */
   askHint?(): AskHint | undefined
   /**
-   * ask() on a copy told the same history, for a stored trial with this hint and (optimiser-space)
-   * configuration: returns what ask() returns and leaves the optimiser in the state ask() leaves,
+   * ask() on a copy told the same history, for a stored trial with this hint and configuration
+   * (which may also hold parameters fixed outside the search): returns what ask() returns and leaves the optimiser in the state ask() leaves,
    * bit for bit. A hint that does not reproduce `config` (damaged, or from another version) is
    * ignored and the ask is done in full, so a wrong hint costs time, never exactness.
    */

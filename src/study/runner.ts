@@ -146,9 +146,15 @@ function isoNow(): string {
   return new Date().toISOString()
 }
 
-/** Canonical JSON of a configuration (keys sorted), for replay checks. */
-function configJson(config: Record<string, unknown>): string {
-  return JSON.stringify(Object.keys(config).sort().map((k) => [k, config[k]]))
+/** Whether a replayed ask's configuration is the stored one without its fixed parameters (key order aside). */
+function sameSearchedValues(config: Config, stored: Record<string, unknown>, fixed: Config | undefined): boolean {
+  let searched = 0
+  for (const k in stored) {
+    if (fixed && k in fixed) continue
+    searched++
+    if (config[k] !== stored[k]) return false
+  }
+  return searched === Object.keys(config).length
 }
 
 export function resultOf(row: TrialRow): TrialResult {
@@ -223,11 +229,8 @@ class Replica {
     const replayAsk = (): void => {
       const stored = newAsks[this.askCount - base]
       // the asker's hint lets this copy skip the ask's expensive part (BOHB: the KDE scoring); rows without one replay in full
-      const trial =
-        stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk
-          ? this.optimizer.replayAsk(stored.askHint, stripFixed(stored.config, this.fixed) as Config)
-          : this.optimizer.ask()
-      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || configJson(trial.config) !== configJson(stripFixed(stored.config, this.fixed))) {
+      const trial = stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk ? this.optimizer.replayAsk(stored.askHint, stored.config) : this.optimizer.ask()
+      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || !sameSearchedValues(trial.config, stored.config, this.fixed)) {
         const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
         throw new InputError(`${this.where} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
       }
@@ -550,13 +553,6 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     budgetUsed: replica?.budgetUsed ?? 0,
     stoppedBy,
   }
-}
-
-function stripFixed(config: Record<string, unknown>, fixed: Config | undefined): Record<string, unknown> {
-  if (!fixed) return config
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(config)) if (!(k in fixed)) out[k] = v
-  return out
 }
 
 function requireSpec(spec: ObjectiveSpec | undefined): ObjectiveSpec {

@@ -8,7 +8,8 @@ import type {LambdaMartModel} from '../../src/rank/lambdamart.js'
 import {fromSavedModel, readModel, toSavedModel} from '../../src/rank/model.js'
 import {PackedEnsemble} from '../../src/rank/packed.js'
 import type {RegressionTree} from '../../src/rank/tree.js'
-import {WasmEnsemble, wasmKernel} from '../../src/rank/wasm.js'
+import {bestFirst, rerankAnswerJson} from '../../src/rank/rows-json.js'
+import {ANSWER_SORT_MAX, WasmEnsemble, wasmKernel} from '../../src/rank/wasm.js'
 import {InputError} from '../../src/util/errors.js'
 import {Rng} from '../../src/util/rng.js'
 
@@ -113,6 +114,65 @@ describe('WasmEnsemble.printScores', () => {
       {numRuns: 1000, seed: 42},
     )
     expect(printed).toBeGreaterThan(200)
+  })
+})
+
+describe('WasmEnsemble.answerJson', () => {
+  // ties, signed zeros, NaN and infinities (printed null), and scores outside what the module prints
+  const finite = fc.oneof(fc.double({min: 1e-9, max: 1e3, noNaN: true}).chain((v) => fc.constantFrom(v, -v)), fc.integer({min: -1e6, max: 1e6}).map((k) => k / 1024))
+  const score = fc.oneof({arbitrary: fc.constantFrom(0, -0, 1, 1, -1, 0.5, 0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY), weight: 1}, {arbitrary: finite, weight: 3})
+  // now and then one score the module does not print
+  const scores = fc.tuple(fc.array(score, {minLength: 1, maxLength: ANSWER_SORT_MAX + 6, size: 'max'}), fc.oneof({arbitrary: fc.constant(null), weight: 5}, {arbitrary: fc.tuple(fc.constantFrom(1e-12, -1e20, 5e-324), fc.nat()), weight: 1})).map(([xs, odd]) => {
+    if (odd) xs[odd[1] % xs.length] = odd[0]
+    return xs
+  })
+  const printable = (x: number): boolean => x === 0 || !Number.isFinite(x) || (Math.abs(x) >= 1e-9 && Math.abs(x) < 1e15)
+
+  it('writes the answer rerankAnswerJson writes from bestFirst, to the byte, or leaves it to JS', () => {
+    const wasm = new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: []}))
+    let written = 0
+    fc.assert(
+      fc.property(fc.string({unit: 'binary'}), scores, (version, xs) => {
+        wasm.input(xs.length)
+        const out = wasm.scoreInput(xs.length)
+        out.set(xs)
+        const scores = Float64Array.from(xs)
+        const order = Array.from(bestFirst(scores, new Int32Array(xs.length)))
+        const text = wasm.answerJson(xs.length, version)
+        expect(text !== undefined).toBe(xs.length <= ANSWER_SORT_MAX && xs.every(printable))
+        if (text === undefined) return
+        written++
+        const answer = JSON.parse(text) as {model: string; scores: (number | null)[]; order: number[]}
+        expect(answer.model).toBe(version)
+        expect(answer.order).toEqual(order)
+        expect(answer.scores.map((v, i) => (Number.isFinite(xs[i]) ? Object.is(v, xs[i] === 0 ? 0 : xs[i]) : v === null))).toEqual(xs.map(() => true))
+        const printed = wasm.printScores(xs.length)
+        if (printed !== undefined) expect(text).toBe(rerankAnswerJson(version, scores, bestFirst(scores, new Int32Array(xs.length)), printed))
+      }),
+      {numRuns: 600, seed: 42},
+    )
+    expect(written).toBeGreaterThan(200)
+  })
+
+  it('keeps its answer when the memory is laid out again (a larger body, more candidates, another version)', () => {
+    const rng = new Rng(9)
+    const lm = {featureNames: ['a', 'b', 'c'], trees: Array.from({length: 9}, () => randomCompleteTree(3, 3, rng))}
+    const packed = new PackedEnsemble(lm)
+    const wasm = new WasmEnsemble(packed)
+    const check = (rows: number[][], version: string): void => {
+      const flat = Float64Array.from(rows.flat())
+      const body = Buffer.from(JSON.stringify({features: rows}))
+      expect(wasm.readJsonRows(body, rows.length)).toBe(rows.length)
+      const scores = Float64Array.from(wasm.scoreInput(rows.length))
+      expectIdentical(scores, packed.scoreAll(flat, rows.length, new Float64Array(rows.length)))
+      const text = wasm.answerJson(rows.length, version)
+      expect(text).toBe(rerankAnswerJson(version, scores, bestFirst(scores, new Int32Array(rows.length)), wasm.printScores(rows.length)))
+    }
+    const rows = (n: number): number[][] => Array.from({length: n}, () => [rng.next(), rng.next(), rng.next()])
+    check(rows(5), 'v1')
+    check(rows(60), 'v1')
+    check(Array.from({length: 40}, () => [0.5, 0.25, 0.125]), 'a longer version, with "quotes" and ünïcode')
+    check(rows(3), 'v1')
   })
 })
 
