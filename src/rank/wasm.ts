@@ -1072,13 +1072,13 @@ export class WasmEnsemble {
    * with the module's rows reader: the number of rows, or FALLBACK when the body is not in the fast
    * form of rows-json.ts (then parse it with JSON.parse; the answer is the same).
    */
-  readJsonRows(body: Uint8Array, maxRows: number): number {
+  readJsonRows(body: Uint8Array, maxRows: number, reader: 'any' | 'general' = 'any'): number {
     const frame = rowsFrame(body)
     if (frame === undefined || maxRows < 1) return FALLBACK
     // spare bytes: the readers load 8, 16 or 64 at a time (they only use those before the closing brace)
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
     this.bytes.set(body, this.bodyAt)
-    const form = compactForm(body, frame.at)
+    const form = reader === 'general' ? undefined : compactForm(body, frame.at)
     const compact = form === undefined ? NOT_COMPACT : this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt, form)
     this.lastReader = compact === NOT_COMPACT ? 'general' : 'compact'
     if (compact !== NOT_COMPACT) return compact
