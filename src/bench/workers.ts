@@ -60,7 +60,11 @@ export interface Mechanism {
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
-  /** Mean time of one locked section (queueing, lock wait, replay, ask, commit), and of the study lock's wait and hold, ms. */
+  /**
+   * Mean time of one locked section until its trial's evaluation could begin (queueing, catch-up,
+   * lock wait, replay, ask; the commit's fsync overlaps the evaluation), and of the study lock's
+   * wait and hold (to the commit's acknowledgement), ms.
+   */
   readonly section_ms: number
   readonly lock_wait_ms: number
   readonly lock_held_ms: number
@@ -259,7 +263,7 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push('  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait / lock held (ms); wall time evaluating / in sections / waiting for work')
+  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait / lock held (to the commit's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work")
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
