@@ -3,6 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../../src/rank/rows-json.js'
 import {PackedEnsemble} from '../../src/rank/packed.js'
 import {WasmEnsemble} from '../../src/rank/wasm.js'
+import {Rng} from '../../src/util/rng.js'
 
 /** What the server did before the fast path: JSON.parse, then each row copied (null = NaN); undefined when it would refuse the body. */
 function viaJsonParse(text: string, width: number): number[] | undefined {
@@ -155,5 +156,81 @@ describe('the /rerank answer', () => {
       }),
       {numRuns: 300, seed: 42},
     )
+  })
+})
+
+describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify prints)', () => {
+  /** Reads `text` with the WebAssembly readers: the rows and which reader answered, every value checked against JSON.parse. */
+  function checkWasm(text: string, width: number, maxRows = 64): 'compact' | 'general' | 'fallback' {
+    const wasm = wasmReader(width)
+    const rows = wasm.readJsonRows(Buffer.from(text, 'utf8'), maxRows)
+    const expected = viaJsonParse(text, width)
+    if (rows === FALLBACK) return 'fallback'
+    expect(expected, `accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
+    expect(rows * width, text.slice(0, 200)).toBe(expected!.length)
+    const got = wasm.input(rows)
+    for (let i = 0; i < expected!.length; i++) if (!Object.is(got[i], expected![i])) expect({i, text: text.slice(0, 300), wasm: got[i]}).toEqual({i, text: text.slice(0, 300), wasm: expected![i]})
+    return wasm.lastReader!
+  }
+  /** Numbers as JSON.stringify prints them, 1 to 17 digits, signs, leading zeros of a fraction, exponents (which the compact reader leaves to the general one). */
+  const compactNumber = fc.oneof(
+    {arbitrary: fc.tuple(fc.integer({min: -99999999, max: 99999999}), fc.integer({min: 0, max: 9})).map(([m, d]) => String(m / 10 ** d)), weight: 12},
+    {arbitrary: fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.integer({min: 0, max: 10})).map(([v, d]) => String(Number(v.toFixed(d)))), weight: 12},
+    {arbitrary: fc.stringMatching(/^-?(0|[1-9]\d{0,15})(\.\d{1,15})?$/), weight: 1},
+    {arbitrary: fc.double({noNaN: true, noDefaultInfinity: true}).map(String), weight: 1},
+    {arbitrary: fc.constantFrom('0', '-0', '0.5', '-0.5', '1', '123456789012345', '1234567890123456', '0.00000001', '12345678.9', '1234567.8', '9.99999999', '-99999999', '0.12345678901234', '-0.1234567890123'), weight: 2},
+  )
+
+  it('reads compact bodies exactly like JSON.parse at every alignment, width and length (1 to 17 digits, signs, block boundaries, the body end)', () => {
+    const seen = {compact: 0, general: 0, fallback: 0}
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 9}), fc.integer({min: 1, max: 7}), fc.array(compactNumber, {minLength: 1, maxLength: 63}), fc.integer({min: 0, max: 70}), (width, count, numbers, pad) => {
+        const rows = Array.from({length: count}, (_, r) => `[${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(',')}]`)
+        // whitespace before the rows moves them against the reader's 16- and 64-byte blocks
+        seen[checkWasm(`{"features":${' '.repeat(pad)}[${rows.join(',')}]}`, width)]++
+      }),
+      {numRuns: 2500, seed: 42},
+    )
+    expect(seen.compact).toBeGreaterThan(500)
+    expect(seen.general).toBeGreaterThan(200)
+  })
+
+  it('takes the compact reader for client-printed bodies (6 decimals, negatives, short values, more than 8 separators in a 64-byte block)', () => {
+    const rng = new Rng(3)
+    for (const [width, value] of [
+      [46, () => String(Number(rng.next().toFixed(6)))],
+      [46, () => String(Number((2 * rng.next() - 1).toFixed(6)))],
+      [5, () => String(Math.floor(rng.next() * 10))],
+      [3, () => String(Number((1000 * rng.next()).toFixed(8)))],
+      [7, () => (rng.next() < 0.5 ? '-0' : '0')],
+    ] as const) {
+      for (const count of [1, 2, 50, 64]) {
+        const text = `{"features":[${Array.from({length: count}, () => `[${Array.from({length: width}, value).join(',')}]`).join(',')}]}`
+        expect(checkWasm(text, width), text.slice(0, 100)).toBe('compact')
+      }
+    }
+  })
+
+  it('never accepts a compact body JSON.parse refuses or reads differently (random corruptions, separators left behind by a longer body)', () => {
+    const seen = {compact: 0, general: 0, fallback: 0}
+    const base = '{"features":[[1.5,-0,0.25,7],[20,0.125,-7.5,-0.001],[3,4,5,6]]}'
+    const long = `{"features":[${Array.from({length: 40}, () => '[1,2,3,4]').join(',')}]}`
+    fc.assert(
+      fc.property(fc.integer({min: 0, max: base.length - 1}), fc.constantFrom('', '0', '-', '.', 'e', 'E1', ',', ']', '[', '"', '}', ' ', '\u0000', 'x', 'nul', '01', '-01', '00', '+1', '1.', '.5', '1.2.3', '--1', '9999999999999999', '0.', 'true', '[1,2,3,4]', '],['), fc.integer({min: 0, max: 3}), (at, insert, drop) => {
+        checkWasm(long, 4)
+        seen[checkWasm(base.slice(0, at) + insert + base.slice(at + drop), 4)]++
+      }),
+      {numRuns: 3000, seed: 42},
+    )
+    expect(seen.compact).toBeGreaterThan(100)
+    expect(seen.fallback).toBeGreaterThan(1000)
+  })
+
+  it('answers rows beyond maxRows, a short or long row, and no rows as the general reader does', () => {
+    const body = JSON.stringify({features: [[1, 2], [3, 4], [5, 6]]})
+    expect(checkWasm(body, 2, 3)).toBe('compact')
+    expect(checkWasm(body, 2, 2)).toBe('fallback')
+    for (const text of ['{"features":[[1,2],[3]]}', '{"features":[[1,2],[3,4,5]]}', '{"features":[]}', '{"features":[[]]}', '{"features":[[1,2]],"x":1}', '{"features":[[1,2]]]}', '{"features":[[1,2],]}'])
+      expect(checkWasm(text, 2), text).toBe('fallback')
   })
 })
