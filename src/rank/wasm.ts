@@ -193,7 +193,7 @@ function kernelBytes(): Uint8Array {
       [FUNC_TYPE, ...vec(range(7).map(() => [T_I32])), ...vec([])], // type 0: (i32 x 7) -> ()
       [FUNC_TYPE, ...vec(range(6).map(() => [T_I32])), ...vec([[T_I32]])], // type 1: (i32 x 6) -> i32
       [FUNC_TYPE, ...vec(range(5).map(() => [T_I32])), ...vec([[T_I32]])], // type 2: (i32 x 5) -> i32
-      [FUNC_TYPE, ...vec(range(7).map(() => [T_I32])), ...vec([[T_I32]])], // type 3: (i32 x 7) -> i32
+      [FUNC_TYPE, ...vec(range(8).map(() => [T_I32])), ...vec([[T_I32]])], // type 3: (i32 x 8) -> i32
     ])),
     ...section(2, vec([[...name('env'), ...name('memory'), IMPORT_MEMORY, LIMITS_MIN_ONLY, ...uleb(1)]])), // import env.memory
     ...section(3, vec([uleb(0), uleb(1), uleb(2), uleb(2), uleb(3)])), // functions 0..4 of types 0, 1, 2, 2, 3
@@ -532,12 +532,12 @@ function fastTable(): Uint8Array {
  * general reader (read) reads the body, with its fallbacks and errors.
  */
 function compactReaderBody(): number[] {
-  const P = {at: 0, last: 1, out: 2, width: 3, maxRows: 4, table: 5, tape: 6}
-  const V = {p: 7, tp: 8, cnt: 9, rows: 10, j: 11, s: 12, e: 13, n: 14, d: 15, neg: 16, ent: 17, err: 18, f: 19, r: 20, k: 21, closes: 22, e2: 23, ent2: 24}
-  const L = {M: 25, C: 26}
-  const X = {v: 27, tw: 28, u: 29, u2: 30, a: 31, comma: 32, close: 33, c48: 34, dot: 35, w10: 36, w100: 37, w10k: 38, acc: 39}
+  const P = {at: 0, last: 1, out: 2, width: 3, maxRows: 4, table: 5, tape: 6, ws: 7}
+  const V = {p: 8, tp: 9, cnt: 10, rows: 11, j: 12, s: 13, e: 14, n: 15, d: 16, neg: 17, ent: 18, err: 19, f: 20, r: 21, k: 22, closes: 23, e2: 24, ent2: 25}
+  const L = {M: 26, C: 27}
+  const X = {v: 28, tw: 29, u: 30, u2: 31, a: 32, comma: 33, close: 34, c48: 35, dot: 36, w10: 37, w100: 38, w10k: 39, acc: 40, space: 41, low: 42}
   const notCompact = [...i32(NOT_COMPACT), op.return]
-  const splat = (local: number, byte: string): number[] => [...i32(ch(byte)), ...vop(simd.i8x16Splat), ...set(local)]
+  const splat = (local: number, byte: string | number): number[] => [...i32(typeof byte === 'string' ? ch(byte) : byte), ...vop(simd.i8x16Splat), ...set(local)]
   const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
   const bits = (k: number): number[] => [op.i64ExtendI32U, ...(k === 0 ? [] : [...i64(BigInt(16 * k)), op.i64Shl])]
   // pass 1: the separators of one 16-byte block as bits of M (and the ']' as bits of C)
@@ -574,7 +574,14 @@ function compactReaderBody(): number[] {
   ]
   // pass 2: one value from `s` to the separator at tape[j + 4 * slot]: checked into acc, its
   // table entry in `ent`, its digits right-aligned in `u`
-  const prep = (s: number, e: number, ent: number, u: number, slot: number): number[] => [
+  // (ws: first past up to 15 bytes of JSON whitespace; each byte's low nibble picks the one
+  // whitespace character it could be, and only that character matches)
+  const skipWs = (s: number): number[] => [
+    ...get(X.space), ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
+    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
+  ]
+  const prep = (s: number, e: number, ent: number, u: number, slot: number, ws: boolean): number[] => [
+    ...(ws ? skipWs(s) : []),
     ...get(V.j), ...i32Load(4 * slot), ...tee(e), ...get(s), op.i32Sub, ...tee(V.n),
     ...i32(1), op.i32Sub, ...i32(FAST_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.dot), ...vop(simd.i8x16Eq), ...vop(simd.i8x16Bitmask), ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...set(V.d),
@@ -607,24 +614,21 @@ function compactReaderBody(): number[] {
     ...get(P.out), ...i32(16), op.i32Add, ...set(P.out),
   ]
   const narrow = (ent: number): number[] => [...get(ent), ...i32Load(FAST_ENTRY.narrow)]
-  const rows = [
-    ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
-    ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
-    op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
-    ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
-    ...get(V.closes), ...get(V.rows), ...i32(1), op.i32Add, op.i32Ne, op.i32Or,
-    op.if, EMPTY_BLOCK, ...notCompact, op.end,
-    ...get(P.tape), ...set(V.j), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
-    ...i32(-1), ...vop(simd.i8x16Splat), ...set(X.acc),
+  const isWs = (c: number[]): number[] => [
+    ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
+  ]
+  // the rows, with (ws) or without JSON whitespace before a row's '[' and before its values
+  const rowsLoop = (ws: boolean): number[] => [
     op.loop, EMPTY_BLOCK,
+    ...(ws ? [op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK, ...isWs([...get(V.s), op.i32Load8U, 0, 0]), op.i32Eqz, op.brIf, 1, ...get(V.s), ...i32(1), op.i32Add, ...set(V.s), op.br, 0, op.end, op.end] : []),
     ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
     ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
     ...get(P.width), ...set(V.f),
     op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
     ...get(V.f), ...i32(2), op.i32LtU, op.brIf, 1,
-    ...prep(V.s, V.e, V.ent, X.u, 0),
+    ...prep(V.s, V.e, V.ent, X.u, 0, ws),
     ...get(V.e), ...i32(1), op.i32Add, ...set(V.k),
-    ...prep(V.k, V.e2, V.ent2, X.u2, 1),
+    ...prep(V.k, V.e2, V.ent2, X.u2, 1, ws),
     ...narrow(V.ent), ...narrow(V.ent2), op.i32And, op.if, EMPTY_BLOCK,
     ...pair,
     op.else,
@@ -635,7 +639,7 @@ function compactReaderBody(): number[] {
     ...get(V.f), ...i32(2), op.i32Sub, ...set(V.f), op.br, 0,
     op.end, op.end,
     ...get(V.f), op.if, EMPTY_BLOCK,
-    ...prep(V.s, V.e, V.ent, X.u, 0), ...single(X.u, V.ent),
+    ...prep(V.s, V.e, V.ent, X.u, 0, ws), ...single(X.u, V.ent),
     ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
     ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
     op.end,
@@ -649,15 +653,28 @@ function compactReaderBody(): number[] {
     ...get(V.err), ...get(X.acc), ...vop(simd.i8x16AllTrue), op.i32Eqz, op.i32Or, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(V.r), op.brIf, 0,
     op.end,
+  ]
+  const rows = [
+    ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
+    ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
+    op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
+    ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
+    ...get(V.closes), ...get(V.rows), ...i32(1), op.i32Add, op.i32Ne, op.i32Or,
+    op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...get(P.tape), ...set(V.j), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
+    ...i32(-1), ...vop(simd.i8x16Splat), ...set(X.acc),
+    ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
     ...get(V.rows), ...i32(NOT_COMPACT), ...get(V.s), ...get(P.last), op.i32Eq, op.select,
   ]
-  const locals = vec([[...uleb(18), T_I32], [...uleb(2), T_I64], [...uleb(13), T_V128]])
+  const locals = vec([[...uleb(18), T_I32], [...uleb(2), T_I64], [...uleb(15), T_V128]])
   return [
     ...locals,
     ...splat(X.comma, ','), ...splat(X.close, ']'), ...splat(X.c48, '0'), ...splat(X.dot, '.'),
     ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
     ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
     ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),
+    ...vop(simd.const), ...range(16).map((k) => (k === 0 ? ch(' ') : k === 9 ? ch('\t') : k === 10 ? ch('\n') : k === 13 ? ch('\r') : 0)), ...set(X.space),
+    ...splat(X.low, 15),
     ...index,
     ...rows,
     op.end,
@@ -871,6 +888,26 @@ function orderBody(P: {scores: number; count: number; work: number}, V: {j: numb
   ]
 }
 
+/**
+ * Whether the compact reader should try `body` (it indexes the whole body before it meets a value
+ * it cannot read), judged from its first value, from `at` (the first row's '['): undefined when
+ * that value is longer than the compact reader reads (full-precision doubles), else 1 when
+ * whitespace precedes the first value or follows its separator (", " as Python's json.dumps
+ * prints), 0 when not. Only a guess: the compact reader checks everything either way.
+ */
+function compactForm(body: Uint8Array, at: number): number | undefined {
+  const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+  let i = at + 1
+  let ws = 0
+  while (i < body.length && isWs(body[i])) i++
+  if (i > at + 1) ws = 1
+  const start = i
+  let c = 0
+  while (i < body.length && (c = body[i]) !== 0x2c && c !== 0x5d && i - start <= FAST_LENGTH_MAX) i++
+  if (i - start > FAST_LENGTH_MAX) return undefined
+  return ws === 1 || (i + 1 < body.length && isWs(body[i + 1])) ? 1 : 0
+}
+
 let kernel: {bytes: Uint8Array; module: WasmModule} | undefined
 /** The kernel's bytes and compiled module, built once per process. */
 export function wasmKernel(): {bytes: Uint8Array; module: WasmModule} {
@@ -898,7 +935,7 @@ const WebAssembly = (globalThis as unknown as {WebAssembly: WasmApi}).WebAssembl
 
 type ScoreFn = (rows: number, count: number, stride: number, out: number, groups: number, groupsEnd: number, values: number) => void
 type ReadFn = (at: number, last: number, out: number, width: number, maxRows: number, pow10: number) => number
-type ReadCompactFn = (at: number, last: number, out: number, width: number, maxRows: number, table: number, tape: number) => number
+type ReadCompactFn = (at: number, last: number, out: number, width: number, maxRows: number, table: number, tape: number, ws: number) => number
 type PrintFn = (scores: number, count: number, out: number, tables: number, work: number) => number
 /** Bytes a printed score takes at most: '-', "0.", 8 zeros, 17 digits, ','. */
 const PRINTED_BYTES = 32
@@ -1041,7 +1078,8 @@ export class WasmEnsemble {
     // spare bytes: the readers load 8, 16 or 64 at a time (they only use those before the closing brace)
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
     this.bytes.set(body, this.bodyAt)
-    const compact = this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt)
+    const form = compactForm(body, frame.at)
+    const compact = form === undefined ? NOT_COMPACT : this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt, form)
     this.lastReader = compact === NOT_COMPACT ? 'general' : 'compact'
     if (compact !== NOT_COMPACT) return compact
     const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
