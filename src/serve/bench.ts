@@ -11,7 +11,7 @@
  *    difference of the medians is the endpoint's cost beyond HTTP (target <= 50 µs per 50-candidate
  *    request). `--only rerank` runs this part alone (runRerankServeBench).
  * 3. flood: F (10,000) idle connections held open while the load runs again: the server must
- *    keep serving (queries/s and p99 reported) and answer connections over its limit with 503.
+ *    keep serving (queries/s and p99 reported) and answer connections over its limit with 429 (Retry-After).
  * 4. bad input during load: each kind of bad request gets its 4xx JSON error; the server lives.
  * 5. kill -9 campaign (campaign.ts): K (20) kills under load, every acknowledged feedback in the
  *    state, none twice.
@@ -85,7 +85,7 @@ export interface ServeBenchReport {
     client_cpu_us_per_query: number
   }
   rerank: RerankEndpointReport
-  flood: null | {connections_opened: number; refused_503: number; load: LoadResult; healthz_ok: boolean}
+  flood: null | {connections_opened: number; refused_429: number; load: LoadResult; healthz_ok: boolean}
   bad_input: Array<{case: string; status: number; code: string; ok: boolean}>
   bad_input_log_lines: number
   campaign: CampaignReport | null
@@ -311,7 +311,7 @@ export async function runRerankServeBench(options: {rerankRequests: number; seed
   }
 }
 
-/** Opens `count` idle connections; resolves when all are connected (or refused), with the sockets and how many got a 503. */
+/** Opens `count` idle connections; resolves when all are connected (or refused), with the sockets and how many got a 429. */
 async function openFlood(port: number, count: number): Promise<{sockets: Socket[]; refused: () => number}> {
   const sockets: Socket[] = []
   let refused = 0
@@ -322,7 +322,7 @@ async function openFlood(port: number, count: number): Promise<{sockets: Socket[
         new Promise<void>((resolve) => {
           const s = connect({port, host: '127.0.0.1'})
           s.on('data', (d: Buffer) => {
-            if (d.toString('latin1').startsWith('HTTP/1.1 503')) refused++
+            if (d.toString('latin1').startsWith('HTTP/1.1 429')) refused++
           })
           s.on('error', () => resolve())
           s.on('connect', () => resolve())
@@ -415,7 +415,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
       const health = new RawClient(port)
       const h = await health.request('GET', '/healthz').catch(() => ({status: 0}))
       health.close()
-      flood = {connections_opened: sockets.length, refused_503: refused(), load: floodLoad, healthz_ok: h.status === 200}
+      flood = {connections_opened: sockets.length, refused_429: refused(), load: floodLoad, healthz_ok: h.status === 200}
       for (const s of sockets) s.destroy()
     }
 

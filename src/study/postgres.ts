@@ -164,6 +164,8 @@ function connectError(label: string, url: URL, error: unknown): InputError {
     case 'EAI_AGAIN':
       return new InputError(where, 'a host name that resolves', `unknown host ${url.hostname}`)
   }
+  // the server asked for a password and none was given (pg says "SASL: ...: client password must be a string")
+  if (/password must be a string/i.test(e?.message ?? '')) return new InputError(where, `a password for user ${user} (PGPASSWORD=..., or postgresql://${url.username || 'user'}:PASSWORD@${url.host}${url.pathname}): the server asks for one`, 'none')
   if (/timeout/i.test(e?.message ?? '')) return new InputError(where, `a PostgreSQL server answering at ${url.hostname}:${url.port || 5432}`, `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)
   return new InputError(where, 'a reachable PostgreSQL server', firstLine(error))
 }
