@@ -110,6 +110,12 @@ export interface RerankEndpointReport {
   model_scoring_us: number
   /** The same with the packed walk (the reference the kernel replaced). */
   packed_scoring_us: number
+  /**
+   * Reading the rows of one 6-decimal JSON body in this process, no HTTP (median µs, the two
+   * readers interleaved on the same bodies): the compact reader the server runs first, and the
+   * general reader alone (what reads every other form, and read this one before).
+   */
+  json_reading_us: {compact_reader: number; general_reader: number}
   /** JSON, features printed with RERANK_JSON_DECIMALS decimals. */
   json: RerankEndpointTiming
   /** JSON, features printed as full-precision doubles (up to 17 significant digits). */
@@ -142,6 +148,20 @@ function timeScoring(score: (rows: Float64Array, count: number, out: Float64Arra
     times[i] = (performance.now() - a) * 1000
   }
   return quantileSorted(times.sort(), 0.5)
+}
+
+/** Median µs of reading one body's rows with each WebAssembly reader, alternating which goes first, cycling through the bodies. */
+function timeReading(wasm: WasmEnsemble, bodies: Buffer[], repetitions: number): {compact_reader: number; general_reader: number} {
+  const times = {any: new Float64Array(repetitions), general: new Float64Array(repetitions)}
+  for (let i = 0; i < repetitions; i++) {
+    for (const reader of i % 2 === 0 ? (['any', 'general'] as const) : (['general', 'any'] as const)) {
+      const a = performance.now()
+      const rows = wasm.readJsonRows(bodies[i % bodies.length], RERANK_CANDIDATES, reader)
+      times[reader][i] = (performance.now() - a) * 1000
+      if (rows !== RERANK_CANDIDATES) throw new Error(`kt bench serve: the ${reader} rows reader read ${rows} rows of a ${RERANK_CANDIDATES}-row body`)
+    }
+  }
+  return {compact_reader: quantileSorted(times.any.sort(), 0.5), general_reader: quantileSorted(times.general.sort(), 0.5)}
 }
 
 /** Syncs timed by diskSyncTime, and the bytes each writes (a batch of about ten events). */
@@ -279,6 +299,7 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   const binary = await timeRerank(port, littleEndian, 'application/octet-stream', requests)
   const flat = Array.from({length: RERANK_BODIES}, () => Float64Array.from(candidates().flat()))
   const wasm = new WasmEnsemble(packed)
+  const readBodies = Array.from({length: RERANK_BODIES}, rounded)
   return {
     candidates: RERANK_CANDIDATES,
     features: RERANK_FEATURES,
@@ -287,6 +308,7 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
     bodies: 3 * requests,
     model_scoring_us: timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
     packed_scoring_us: timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
+    json_reading_us: timeReading(wasm, readBodies, requests),
     json,
     json_full_precision: full,
     binary,

@@ -42,6 +42,7 @@ export default class BenchServe extends KtCommand {
       [`rerank JSON, full-precision doubles (${r.json_full_precision.body_bytes} B): beyond /noop (µs)`, `${r.json_full_precision.beyond_http_us.toFixed(1)} (${r.json_full_precision.rerank_median_us.toFixed(0)} - ${r.json_full_precision.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.json_full_precision.meets_target)],
       [`rerank float64 rows (${r.binary.body_bytes} B): beyond /noop (µs)`, `${r.binary.beyond_http_us.toFixed(1)} (${r.binary.rerank_median_us.toFixed(0)} - ${r.binary.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.binary.meets_target)],
       [`  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP: wasm kernel / packed walk (µs)`, `${r.model_scoring_us.toFixed(1)} / ${r.packed_scoring_us.toFixed(1)}`, '', ''],
+      [`  of which reading the 6-decimal JSON rows in-process, no HTTP: compact reader / general reader (µs)`, `${r.json_reading_us.compact_reader.toFixed(1)} / ${r.json_reading_us.general_reader.toFixed(1)}`, '', ''],
     ]
     if (flags.only === 'rerank') {
       const spinner = this.spinner('kt bench serve --only rerank')
