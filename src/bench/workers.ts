@@ -56,7 +56,7 @@ export interface Mechanism {
   readonly worker_cpu_ms_per_trial: number
   /** Wall time the optimiser copies spent replaying, telling and asking (all processes), ms: about their CPU when the machine is idle. */
   readonly optimizer_ms_per_trial: number
-  /** PostgreSQL server CPU per trial (all backends), ms; null when the server was not started here. */
+  /** PostgreSQL server CPU per trial (all backends, from the common start to the workers' exit), ms; null when the server was not started here. */
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
@@ -72,7 +72,13 @@ export interface Mechanism {
   readonly evaluating_share: number
   readonly section_share: number
   readonly waiting_share: number
+  /** The window: how late the last process began after the common start, and how long the processes sat idle at the end on average (the study's last trials), ms. */
+  readonly latest_start_ms: number
+  readonly idle_at_end_ms: number
 }
+
+/** The server's CPU is read this long before the common start (ms): the workers are idle then, and the reading does not compete with their start. */
+const SERVER_CPU_LEAD_MS = 20
 
 /** Linux clock ticks per second of /proc/PID/stat times (sysconf(_SC_CLK_TCK), 100 on Linux). */
 const CLOCK_TICKS_PER_S = 100
@@ -151,8 +157,11 @@ async function measure(
 ): Promise<{seconds: number; takeovers: number; mechanism: Mechanism | null}> {
   await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
   const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
-  const server0 = dataDir ? serverCpuMs(dataDir) : null
-  await runWorkers(url, study, processes, startAt, statsDir)
+  // the server's CPU from just before the common start (the processes' connections and warm-up
+  // are not trials' work) to the workers' exit
+  let server0: number | null = null
+  const atStart = setTimeout(() => (server0 = dataDir ? serverCpuMs(dataDir) : null), Math.max(0, startAt - SERVER_CPU_LEAD_MS - Date.now()))
+  await runWorkers(url, study, processes, startAt, statsDir).finally(() => clearTimeout(atStart))
   const server1 = dataDir ? serverCpuMs(dataDir) : null
   const storage = await openStorage(url, {readonly: true})
   try {
@@ -165,13 +174,13 @@ async function measure(
       if (existsSync(file)) timings.push(JSON.parse(readFileSync(file, 'utf8')) as WorkerTiming)
     }
     const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null
-    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs) : null}
+    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs, last) : null}
   } finally {
     await storage.close()
   }
 }
 
-function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null): Mechanism {
+function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null, lastFinish: number): Mechanism {
   const sum = (f: (t: WorkerTiming) => number): number => timings.reduce((s, t) => s + f(t), 0)
   const wall = sum((t) => t.wallMs)
   const sections = Math.max(1, sum((t) => t.sections))
@@ -186,6 +195,8 @@ function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs:
     evaluating_share: sum((t) => t.evaluateMs) / wall,
     section_share: sum((t) => t.sectionMs) / wall,
     waiting_share: sum((t) => t.waitMs) / wall,
+    latest_start_ms: Math.max(...timings.map((t) => t.lateMs ?? 0)),
+    idle_at_end_ms: sum((t) => Math.max(0, lastFinish - (t.lastEvaluatedAt ?? lastFinish))) / timings.length,
   }
 }
 
@@ -263,13 +274,14 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait / lock held (to the commit's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work")
+  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait / lock held (to the commit's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)")
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
     lines.push(
       `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
-        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}`,
+        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
+        `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )
   }
   lines.push(`  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`)

@@ -105,6 +105,10 @@ export interface WorkerTiming {
   /** Slots waiting for a change (nothing to hand out). */
   waitMs: number
   evaluated: number
+  /** How late this process began work after options.startAt (warm-up not done in time), ms. */
+  lateMs?: number
+  /** When its last evaluation ended (ms since the epoch). */
+  lastEvaluatedAt?: number
   /** The storage's counters (round trips, lock wait and hold), when it keeps them. */
   coordination?: CoordinationStats
 }
@@ -138,12 +142,14 @@ const HEARTBEATS_PER_GRACE = 6
 const IDLE_RECHECK_MS = 5_000
 /**
  * A worker catches up outside the lock when at least this many other workers' results arrived
- * between its last two sections. Replaying a trial costs its copy of the optimiser about 0.3 ms
- * (an ask with 64 KDE candidates and a tell; counting_ones at 300 trials); below four, replaying
- * them inside the lock costs less than the extra round trip, which on a busy machine takes
- * milliseconds (kt bench workers: section time at 2 and 4 processes).
+ * between its last two sections (and always when it joins). With replay hints a copy replays a
+ * trial in about 0.05 ms (BOHB on counting_ones, 320 trials; 0.4 ms without hints), so up to
+ * this many replayed inside the lock cost less than the extra statement: in an interleaved A/B of
+ * kt bench workers at 8 processes (load 15-20) catching up from 4 results cost 1.0 ms more worker
+ * CPU and 0.3 ms more PostgreSQL CPU per trial (3.1 statements per trial instead of 2.2) and
+ * lowered the throughput.
  */
-const CATCH_UP_MIN_TELLS = 4
+const CATCH_UP_MIN_TELLS = 16
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -525,7 +531,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       const outcome = await (begun ?? evaluate(step.trial, step.checkpoint))
       if (timing) timing.evaluateMs += performance.now() - begunAt
       evaluated++
-      if (timing) timing.evaluated++
+      if (timing) {
+        timing.evaluated++
+        timing.lastEvaluatedAt = Date.now()
+      }
       if (aborted()) return {kind: 'stop'}
       done = {trial: step.trial, outcome}
     }
@@ -537,7 +546,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   let wall0 = 0
   try {
     await retrying(async () => storage.warmUp?.(study))
-    if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
+    if (options.startAt !== undefined) {
+      await sleep(options.startAt - Date.now(), signal)
+      if (timing) timing.lateMs = Math.max(0, Date.now() - options.startAt)
+    }
     cpu0 = process.cpuUsage()
     wall0 = performance.now()
     coordination0 = storage.coordinationStats?.()
