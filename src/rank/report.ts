@@ -56,6 +56,11 @@ export interface PeerReport {
   /** kt's gradient truncation (0 = every pair, which is what XGBoost 1.7's rank:ndcg uses). */
   kt_truncation: number
   splits: Partial<Record<SplitName, PeerSplitComparison>>
+  /**
+   * The one-thread run's NDCG@10 on the first scored split (it is trained for the timing anyway):
+   * not what kt is compared with, shown because XGBoost's scores change with its thread count.
+   */
+  one_thread?: {split: SplitName; judged: number; all_unjudged_as_1: number}
   /** Training times: they vary from run to run (everything else here is deterministic). */
   timing: PeerTiming
 }
@@ -439,6 +444,12 @@ function comparePeer(
   const scoreFile = options.files[scored[0] ?? 'train']!
   defaultRun ??= runXgboostPeer(options.files.train, scoreFile, settings, PEER_QUALITY_THREADS)
   const oneThread = runXgboostPeer(options.files.train, scoreFile, settings, PEER_TIMING_THREADS)
+  let oneThreadNdcg: PeerReport['one_thread']
+  if (scored.length > 0) {
+    const split = data[scored[0]]!
+    const perQuery = new NdcgEvaluator(split, [PRIMARY_CUTOFF]).perQuery(oneThread.scores, PRIMARY_CUTOFF)
+    oneThreadNdcg = {split: scored[0], judged: perQuery.reduce((a, b) => a + b, 0) / perQuery.length, all_unjudged_as_1: meanUnjudgedAsOne(perQuery, numQueries(split))}
+  }
   const cpuRatio = ktTime.cpu / (oneThread.train_cpu_s * 1000)
   return {
     peer: peerName,
@@ -446,6 +457,7 @@ function comparePeer(
     threads: PEER_QUALITY_THREADS,
     kt_truncation: options.params.truncation,
     splits,
+    ...(oneThreadNdcg ? {one_thread: oneThreadNdcg} : {}),
     timing: {
       kt_train_ms: ktTime.wall,
       kt_train_cpu_ms: ktTime.cpu,
@@ -555,6 +567,7 @@ export function formatPeer(p: PeerReport): string {
   const first = p.splits.test ?? p.splits.valid
   if (first) lines.push(table(['split', 'kt judged', 'peer judged', 'kt all (unjudged=1)', 'peer all (unjudged=1)', 'kt - peer (judged)', `${Math.round(100 * first.delta.confidence)}% paired interval`], rows, 1))
   else lines.push('(no --valid or --test split: nothing to compare; timing only)')
+  if (p.one_thread) lines.push(`${p.peer} on ${PEER_TIMING_THREADS} thread (the run timed for the CPU ratio, not compared): ${p.one_thread.split} ${formatMetric(p.one_thread.judged)} judged, ${formatMetric(p.one_thread.all_unjudged_as_1)} over all queries; its sums, and so its scores, depend on the thread count.`)
   if (p.kt_truncation > 0) lines.push(`Note: kt's gradients are truncated at NDCG@${p.kt_truncation}; the peer uses every pair. --truncation 0 makes the settings the same.`)
   return lines.join('\n')
 }

@@ -39,6 +39,8 @@ describe('the XGBoost peer', () => {
     expect(p.timing.peer_one_thread.threads).toBe(PEER_TIMING_THREADS)
     expect(p.timing.peer_one_thread.train_cpu_ms).toBeGreaterThan(0)
     expect(p.timing.cpu_ratio_one_thread).toBeCloseTo(p.timing.kt_train_cpu_ms / p.timing.peer_one_thread.train_cpu_ms, 9)
+    expect(p.one_thread!.split).toBe('test')
+    expect(p.one_thread!.judged > 0 && p.one_thread!.judged <= 1).toBe(true)
     expect(p.timing.meets_target).toBe(p.timing.cpu_ratio_one_thread <= p.timing.target_ratio)
 
     const again = runTrainReport(options)
