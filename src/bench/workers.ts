@@ -60,7 +60,11 @@ export interface Mechanism {
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
-  /** Mean time of one locked section (queueing, lock wait, replay, ask, commit), and of the study lock's wait and hold, ms. */
+  /**
+   * Mean time of one locked section until its trial's evaluation could begin (queueing, catch-up,
+   * lock wait, replay, ask; the commit's fsync overlaps the evaluation), and of the study lock's
+   * wait and hold (to the commit's acknowledgement), ms.
+   */
   readonly section_ms: number
   readonly lock_wait_ms: number
   readonly lock_held_ms: number
@@ -68,6 +72,9 @@ export interface Mechanism {
   readonly evaluating_share: number
   readonly section_share: number
   readonly waiting_share: number
+  /** The window: how late the last process began after the common start, and how long the processes sat idle at the end on average (the study's last trials), ms. */
+  readonly latest_start_ms: number
+  readonly idle_at_end_ms: number
 }
 
 /** Linux clock ticks per second of /proc/PID/stat times (sysconf(_SC_CLK_TCK), 100 on Linux). */
@@ -161,13 +168,13 @@ async function measure(
       if (existsSync(file)) timings.push(JSON.parse(readFileSync(file, 'utf8')) as WorkerTiming)
     }
     const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null
-    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs) : null}
+    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs, last) : null}
   } finally {
     await storage.close()
   }
 }
 
-function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null): Mechanism {
+function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null, lastFinish: number): Mechanism {
   const sum = (f: (t: WorkerTiming) => number): number => timings.reduce((s, t) => s + f(t), 0)
   const wall = sum((t) => t.wallMs)
   const sections = Math.max(1, sum((t) => t.sections))
@@ -182,6 +189,8 @@ function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs:
     evaluating_share: sum((t) => t.evaluateMs) / wall,
     section_share: sum((t) => t.sectionMs) / wall,
     waiting_share: sum((t) => t.waitMs) / wall,
+    latest_start_ms: Math.max(...timings.map((t) => t.lateMs ?? 0)),
+    idle_at_end_ms: sum((t) => Math.max(0, lastFinish - (t.lastEvaluatedAt ?? lastFinish))) / timings.length,
   }
 }
 
@@ -259,13 +268,14 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push('  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait / lock held (ms); wall time evaluating / in sections / waiting for work')
+  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait / lock held (to the commit's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)")
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
     lines.push(
       `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
-        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}`,
+        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
+        `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )
   }
   lines.push(`  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`)

@@ -14,7 +14,7 @@ import {join} from 'node:path'
 import {InputError} from '../util/errors.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
-import {configKeys, configFromEnv, envName, validateConfig} from '../space/space.js'
+import {configKeys, configFromEnv, envName, validateConfig, withoutOnline} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {checkEnvName} from '../space/env.js'
 
@@ -170,9 +170,12 @@ export function validationFrom(criteria: ProfileValidation['criteria'], data: st
   return {verdict: passed ? 'pass' : 'fail', validation_passed: passed, data, criteria, note}
 }
 
-/** sha256 of a parameter table: two spaces with the same fingerprint accept the same configurations. */
+/**
+ * sha256 of a parameter table: two spaces with the same fingerprint accept the same configurations.
+ * The bandits' `online` column is left out: marking it changes no configuration a profile holds.
+ */
 export function spaceFingerprint(space: ParamSpace): string {
-  return createHash('sha256').update(JSON.stringify(space.params)).digest('hex')
+  return createHash('sha256').update(JSON.stringify(withoutOnline(space).params)).digest('hex')
 }
 
 /** The env var of every configuration key, from the space table. */

@@ -47,6 +47,8 @@ const common = {
   /** For retrieval services: changing this parameter needs the conversations ingested again. */
   ingest: z.boolean().optional(),
   when: condition.optional(),
+  /** The per-tenant bandits tune this parameter by default (none marked: every parameter). */
+  online: z.boolean().optional(),
 }
 
 const numeric = {
@@ -70,6 +72,8 @@ const simplex = z
     parameters: z.array(z.string()).min(2),
     floor: z.number().finite().min(0).default(0),
     description: z.string().optional(),
+    /** The per-tenant bandits tune the group by default (its members cannot be marked one by one). */
+    online: z.boolean().optional(),
   })
   .strict()
 
@@ -287,6 +291,7 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
       if (p.type !== 'float') throw new InputError(field, 'a float parameter', `${name} (${p.type})`)
       if (p.log) throw new InputError(at(`parameters[${member.index}].log`), 'no log scale on a simplex member', 'true')
       if (p.when) throw new InputError(at(`parameters[${member.index}].when`), 'no condition on a simplex member', describeValue(p.when))
+      if (p.online !== undefined) throw new InputError(at(`parameters[${member.index}].online`), `no online on a simplex member (the bandits tune a group whole: set simplex[${gi}].online)`, String(p.online))
       const top = 1 - (k - 1) * g.floor
       if (p.low > g.floor + 1e-9 || p.high < top - 1e-9)
         throw new InputError(at(`parameters[${member.index}].low`), `a range covering what the group reaches, [${fmt(g.floor)}, ${fmt(top)}] (floor ${g.floor}, ${k} members)`, `[${p.low}, ${p.high}]`)
@@ -389,7 +394,7 @@ function possibleValues(p: EngineParameter): Choice[] | undefined {
 /**
  * The parameters as a ParamSpace: float/int (log scale when `log`), categorical, bool as the
  * categorical [false, true], and each simplex group as one SimplexGroup at the position of its
- * first member.
+ * first member. `online: true` is carried over (false is the same as absent, and left out).
  */
 export function toSpace(data: Pick<EngineFile, 'name' | 'parameters' | 'simplex'>): ParamSpace {
   const groupOf = new Map<string, EngineFile['simplex'][number]>()
@@ -406,12 +411,12 @@ export function toSpace(data: Pick<EngineFile, 'name' | 'parameters' | 'simplex'
         const m = byName.get(name)!
         return {name: m.name, env: m.env, description: m.description ?? '', default: m.default as number}
       })
-      params.push({kind: 'simplex', name: group.name, description: group.description ?? `weights of ${group.parameters.join(', ')}: sum 1, each >= ${group.floor}`, floor: group.floor, members})
+      params.push({kind: 'simplex', name: group.name, description: group.description ?? `weights of ${group.parameters.join(', ')}: sum 1, each >= ${group.floor}`, floor: group.floor, members, ...(group.online ? {online: true} : {})})
       continue
     }
     const description = p.description ?? ''
     const cond: Condition | undefined = p.when ? {param: p.when.parameter, values: p.when.in} : undefined
-    const extra = cond ? {condition: cond} : {}
+    const extra = {...(cond ? {condition: cond} : {}), ...(p.online ? {online: true} : {})}
     if (p.type === 'float' || p.type === 'int') params.push({kind: p.type, name: p.name, env: p.env, description, low: p.low, high: p.high, scale: p.log ? 'log' : 'linear', default: p.default, ...extra})
     else if (p.type === 'categorical') params.push({kind: 'categorical', name: p.name, env: p.env, description, choices: p.choices, default: p.default, ...extra})
     else params.push({kind: 'categorical', name: p.name, env: p.env, description, choices: [false, true], default: p.default, ...extra})

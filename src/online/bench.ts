@@ -6,12 +6,11 @@
  */
 import {Rng} from '../util/rng.js'
 import type {ParamSpace} from '../space/types.js'
-import {defaultConfig} from '../space/space.js'
+import {defaultConfig, onlineTuned} from '../space/space.js'
 import {median} from '../stats/summary.js'
 import {type BanditSettings, DEFAULT_SAMPLER, TenantBandit} from './bandit.js'
 import {type SamplerKind, SAMPLER_KINDS} from './sampling.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {RETRIEVAL_TUNED} from './spaces.js'
 
 /** The budget: microseconds of sampling per query for 11 parameters. */
 export const TARGET_US_PER_QUERY = 5
@@ -115,7 +114,7 @@ function benchCase(space: ParamSpace, tuned: readonly string[] | undefined, leve
 /** Every case: the synthetic 11 x 10 space and the retrieval space's tuned set, binary and graded, every sampler. */
 export function runBanditBench(options: BenchOptions): BenchCase[] {
   const cases: BenchCase[] = []
-  for (const [space, tuned] of [[syntheticSpace(), undefined], [RETRIEVAL_SPACE, RETRIEVAL_TUNED]] as const)
+  for (const [space, tuned] of [[syntheticSpace(), undefined], [RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE)]] as const)
     for (const levels of [2, 4])
       for (const sampler of SAMPLER_KINDS) cases.push(benchCase(space, tuned, levels, sampler, options))
   return cases

@@ -19,13 +19,12 @@ import type {MemoryDataset, QuestionCategory} from '../data/conversations/types.
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {prepareEvaluation} from '../eval/harness.js'
-import {defaultConfig} from '../space/space.js'
+import {defaultConfig, onlineTuned} from '../space/space.js'
 import type {Config} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'
 import {type Dimension, configFromArms, dimensionsOf} from './bins.js'
 import {streamSeed} from './sampling.js'
-import {RETRIEVAL_TUNED} from './spaces.js'
 import {
   USE_DELAY_MAX_S,
   WORKLOAD_TYPES,
@@ -292,7 +291,7 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
   const prepared = prepareEvaluation(dataset)
   const questions = workloadQuestions(prepared.engines, prepared.selection.queries, dataset.source)
   const buildMs = performance.now() - t0
-  const dims = dimensionsOf(RETRIEVAL_SPACE, RETRIEVAL_TUNED)
+  const dims = dimensionsOf(RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE))
   const profile = defaultConfig(RETRIEVAL_SPACE)
   const hits = new EngineHits(questions, dims, options.k)
   const shiftAt = Math.floor(options.steps / 2)

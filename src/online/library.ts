@@ -12,11 +12,11 @@ import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, type BanditSettings} from './bandit.js'
 import type {GroupCommit} from './commit.js'
 import {forgettingDefaults} from './forgetting.js'
-import {DEFAULT_TUNED, spaceById} from './spaces.js'
+import {spaceById} from './spaces.js'
 import {TenantStore, recoverJournals, type JournalRecovery} from './store.js'
 import {Journal, type JournalOptions} from './journal.js'
 import {type Verdict, callerQueryIdProblem} from './tenant.js'
-import {defaultConfig} from '../space/space.js'
+import {defaultConfig, onlineTuned} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {snakeKeys} from '../util/json-keys.js'
@@ -69,7 +69,7 @@ export interface TenantSpec {
   feedback?: 'implicit' | 'labels'
   implicit_window_ms?: number
   prior_strength?: number
-  /** Parameters to tune (default the space's default set). */
+  /** Parameters to tune (default: those the space's table marks `online`; none marked: all). */
   tuned?: string[]
   /** One set of bandits per query type (the type named in each choose). */
   per_type?: boolean
@@ -100,7 +100,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
     if (every !== undefined) forgetting.every = every
     if (fraction !== undefined) forgetting.fraction = fraction
   }
-  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), 'an array of parameter names') ?? (DEFAULT_TUNED[space.id] ? [...DEFAULT_TUNED[space.id]] : undefined)
+  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), 'an array of parameter names') ?? onlineTuned(space)
   const settings: BanditSettings = {
     levels: field<number>('levels', isInt, 'an integer') ?? DEFAULT_LEVELS,
     sampler: field<'logit' | 'gaussian' | 'exact'>('sampler', (v) => v === 'logit' || v === 'gaussian' || v === 'exact', 'logit, gaussian or exact') ?? DEFAULT_SAMPLER,

@@ -1,6 +1,6 @@
 /**
- * The parameter spaces a tenant's bandits can tune, by id, and which of their parameters the
- * bandits tune by default. The parameters themselves live only in each space's table.
+ * The parameter spaces a tenant's bandits can tune, by id. The parameters, and which of them the
+ * bandits tune by default (the `online` column, read by onlineTuned), live only in each space's table.
  */
 import type {ParamSpace} from '../space/types.js'
 import {existsSync} from 'node:fs'
@@ -16,30 +16,6 @@ const SPACES: Record<string, ParamSpace> = {
   [IMPORTANCE_SPACE.id]: IMPORTANCE_SPACE,
 }
 
-/**
- * Parameters of the retrieval space the bandits tune per tenant by default: eleven query-time
- * parameters that plausibly differ between query mixes (text matching, entity seeding, how far
- * activation spreads, temporal edges, recency, and the fusion weights; the fusion simplex is one
- * parameter with three bandit dimensions). The rest stay at the deployed profile's values.
- * Eleven is the size the issue's sampling budget (5 µs per query) is stated for.
- */
-export const RETRIEVAL_TUNED = [
-  'bm25.k1',
-  'bm25.b',
-  'seeds.count',
-  'seeds.entity',
-  'spread.retention',
-  'spread.max_depth',
-  'spread.inhibition',
-  'edge.temporal',
-  'actr.decay',
-  'actr.alpha',
-  'fusion',
-] as const
-
-/** Default tuned parameters per space id (absent: every parameter). */
-export const DEFAULT_TUNED: Record<string, readonly string[]> = {[RETRIEVAL_SPACE.id]: RETRIEVAL_TUNED}
-
 /** Folder (inside the tenants' folder) holding the parameter tables of engine files tenants tune. */
 export const ENGINE_SPACES_DIR = 'engine-spaces'
 
@@ -49,7 +25,8 @@ function engineSpaceFile(dir: string, id: string): string {
 
 /**
  * Keeps an engine file's parameter table (space id `engine:<name>`) beside the tenants, so the
- * tenants created from it open later without the engine file.
+ * tenants created from it open later without the engine file. The whole table is kept, its
+ * `online` column too: a tenant created later from the stored table tunes what the file marks.
  */
 export function saveEngineSpace(dir: string, space: ParamSpace): void {
   checkSpace(space)

@@ -25,13 +25,12 @@
  */
 import {Rng} from '../util/rng.js'
 import type {Config} from '../space/types.js'
-import {defaultConfig} from '../space/space.js'
+import {defaultConfig, onlineTuned} from '../space/space.js'
 import {mean, standardError} from '../stats/summary.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {type Dimension, configFromArms, dimensionsOf, unitOf} from './bins.js'
 import {type ForgettingSettings, forgettingDefaults} from './forgetting.js'
 import {type SamplerKind, streamSeed} from './sampling.js'
-import {RETRIEVAL_TUNED} from './spaces.js'
 import {TenantLearner, type TenantInit, dimensionsFingerprint} from './tenant.js'
 
 /** Quality (probability the retrieved node is used) far from a type's preferences. */
@@ -247,7 +246,7 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
     return {quality, finalBest: spec.finalArms ? [...spec.finalArms] : env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
   }
   const perType = spec.perType === true
-  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: [...RETRIEVAL_TUNED], ...(perType ? {perType} : {})}
+  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: onlineTuned(RETRIEVAL_SPACE), ...(perType ? {perType} : {})}
   const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile: env.profile, settings, seed: streamSeed(options.seed, 'workload', run, spec.name)}
   const learner = new TenantLearner(init, RETRIEVAL_SPACE)
   init.dims = dimensionsFingerprint(learner.bandit)
@@ -393,7 +392,7 @@ function syntheticEnvironment(options: WorkloadOptions, model: QualityModel, dim
 }
 
 export function simulateWorkload(options: WorkloadOptions, onProgress?: (p: WorkloadProgress) => void): WorkloadReport {
-  const dims = dimensionsOf(RETRIEVAL_SPACE, RETRIEVAL_TUNED)
+  const dims = dimensionsOf(RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE))
   const profile = defaultConfig(RETRIEVAL_SPACE)
   const model = new QualityModel(dims)
   const shiftAt = Math.floor(options.steps / 2)

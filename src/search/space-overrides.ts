@@ -1,11 +1,12 @@
 /**
  * Narrowing a ParamSpace for one search: `--fix NAME=VALUE` takes a parameter out of the search at a
  * value, `--range NAME=LOW:HIGH` changes a numeric range, `--floor GROUP=F` changes a simplex floor.
- * The result is a new table (the one ParamSpace type) plus the fixed values; every mistake is a
- * one-line error naming the flag and the parameter.
+ * The result is a new table (the one ParamSpace type, without the bandits' `online` column, which
+ * no search reads) plus the fixed values; every mistake is a one-line error naming the flag and the
+ * parameter.
  */
 import type {Config, ParamSpace, ParamSpec} from '../space/index.js'
-import {checkSpace, configKeys, SIMPLEX_SUM_TOLERANCE} from '../space/index.js'
+import {checkSpace, configKeys, SIMPLEX_SUM_TOLERANCE, withoutOnline} from '../space/index.js'
 import {InputError} from '../util/errors.js'
 
 export interface SpaceOverrides {
@@ -85,7 +86,8 @@ export function applyOverrides(space: ParamSpace, overrides: SpaceOverrides): {s
     params.splice(i, 1)
   }
   if (params.length === 0) throw new InputError('--fix', 'at least one parameter left to search', 'every parameter fixed')
-  const narrowed: ParamSpace = {id: space.id, params}
+  // the searched space carries no `online` column: a study stores it and compares it on a rerun
+  const narrowed: ParamSpace = withoutOnline({id: space.id, params})
   checkSpace(narrowed)
   return {space: narrowed, fixed}
 }

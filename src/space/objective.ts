@@ -74,6 +74,14 @@ export interface Objective {
    * keeps `workers` evaluations in flight in this thread instead of starting worker threads.
    */
   readonly concurrent?: boolean
+  /**
+   * True if `evaluate` holds the thread only briefly (the closed-form benchmark functions take
+   * microseconds; a `delayMs` sleep awaits a timer). A single evaluation slot then runs in this
+   * thread even where worker threads are asked for to keep heartbeats going during a long
+   * computation (kt worker): a thread would keep nothing going that this one does not, and would
+   * add two thread wake-ups to every trial.
+   */
+  readonly brief?: boolean
   /** Names of the entries of `EvalResult.values`, when the objective is multi-objective. */
   readonly valueNames?: readonly string[]
   /** Noise-free loss at full budget, for benchmarks (regret). */

@@ -25,11 +25,31 @@ export function findParam(space: ParamSpace, name: string): ParamSpec | undefine
   return space.params.find((p) => p.name === name || (p.kind === 'simplex' && p.members.some((m) => m.name === name)))
 }
 
+/**
+ * The parameters the per-tenant bandits tune by default: those the table marks `online`, in table
+ * order (a simplex group by its name); undefined when none is marked, which means every parameter.
+ */
+export function onlineTuned(space: ParamSpace): string[] | undefined {
+  const names = space.params.filter((p) => p.online === true).map((p) => p.name)
+  return names.length > 0 ? names : undefined
+}
+
+/**
+ * The table without its `online` column: what search and configuration checks depend on. A study
+ * stores this as its searched space and an engine profile's fingerprint hashes it, so marking which
+ * parameters the bandits tune neither stops a study from continuing nor invalidates a profile.
+ */
+export function withoutOnline(space: ParamSpace): ParamSpace {
+  if (!space.params.some((p) => p.online !== undefined)) return space
+  return {...space, params: space.params.map(({online: _online, ...rest}) => rest as ParamSpec)}
+}
+
 /** Checks the table itself: non-empty ranges, defaults inside them, floors that fit. */
 export function checkSpace(space: ParamSpace): void {
   const seen = new Set<string>()
   for (const p of space.params) {
     const where = `parameter space ${space.id}: ${p.name}`
+    if (p.online !== undefined && typeof p.online !== 'boolean') throw new InputError(`${where}: online`, 'true or false', describeValue(p.online))
     for (const key of p.kind === 'simplex' ? p.members.map((m) => m.name) : [p.name]) {
       if (seen.has(key)) throw new InputError(where, 'unique parameter names', `duplicate ${key}`)
       seen.add(key)

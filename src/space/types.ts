@@ -1,6 +1,8 @@
 /**
  * A parameter space is one declarative table. Search, bandits, profiles, env-var loading and the
- * generated docs all read it; there is no second list of parameters anywhere.
+ * generated docs all read it; there is no second list of parameters anywhere. Its columns: name,
+ * kind, range or choices, scale, default, env var, description, condition, and `online` (whether
+ * the per-tenant bandits tune the parameter by default).
  */
 export type Scale = 'linear' | 'log'
 
@@ -9,6 +11,12 @@ interface Described {
   readonly name: string
   /** Human description, used in docs and --help output. */
   readonly description: string
+  /**
+   * The per-tenant bandits tune this parameter (a simplex group: all its members) by default
+   * (`kt online init` without --tuned). A space that marks none tunes every parameter. Absent
+   * means false; search, profiles and configurations ignore it (withoutOnline).
+   */
+  readonly online?: boolean
 }
 
 /**

@@ -451,7 +451,7 @@ export class PostgresStorage implements StudyStorage {
    * trip each. Statements are SQL with escaped literals (client.escapeLiteral), since one message
    * cannot carry several parameterised statements.
    */
-  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
+  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude, committing?: (value: T) => void): Promise<T> {
     let notify = false
     // A wait after this section must not miss a tell committed after it: it relies on LISTEN being
     // in effect from the section's start; if it is not, the wait looks again at once (and listens).
@@ -556,7 +556,10 @@ export class PostgresStorage implements StudyStorage {
         let result: T
         try {
           result = await fn(tx)
-          const done = await c.query([...pending, 'COMMIT'].join('; '))
+          const commit = c.query([...pending, 'COMMIT'].join('; '))
+          // the caller may go on (start the trial it was handed) while the server makes this durable
+          committing?.(result)
+          const done = await commit
           this.counters.lockHeldMs += performance.now() - t1
           // one result per statement when several were sent
           const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null}>}>

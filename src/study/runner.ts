@@ -25,6 +25,9 @@
  *   committed result is never lost.
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ... exactly as before, so the
  *   same seed gives the same study.
+ * - On PostgreSQL a slot begins evaluating the trial a section handed out as soon as the
+ *   section's COMMIT is sent, while the server makes it durable; nothing is recorded, reported or
+ *   handed on before the commit is acknowledged (see the slot loop for a lost acknowledgement).
  * - A worker with nothing to do (BOHB waiting for a rung, or the trial limit reached while other
  *   workers still run trials) waits for a notification (PostgreSQL LISTEN/NOTIFY; SQLite backoff)
  *   or for the next lease to expire. A lost database connection is retried with backoff, said
@@ -89,7 +92,10 @@ export interface WorkerTiming {
   wallMs: number
   /** Process CPU (all threads) over that time. */
   cpuMs: number
-  /** Locked sections run, and the time slots spent in them (queueing, lock wait and work). */
+  /**
+   * Locked sections run, and the time slots spent in them (queueing, lock wait and work) until the
+   * trial handed out could begin: on PostgreSQL the commit's fsync then overlaps the evaluation.
+   */
   sections: number
   sectionMs: number
   /** Wall time in the optimiser copy (replay, tell, ask), in or out of sections; about its CPU on an idle machine. */
@@ -99,6 +105,10 @@ export interface WorkerTiming {
   /** Slots waiting for a change (nothing to hand out). */
   waitMs: number
   evaluated: number
+  /** How late this process began work after options.startAt (warm-up not done in time), ms. */
+  lateMs?: number
+  /** When its last evaluation ended (ms since the epoch). */
+  lastEvaluatedAt?: number
   /** The storage's counters (round trips, lock wait and hold), when it keeps them. */
   coordination?: CoordinationStats
 }
@@ -132,12 +142,14 @@ const HEARTBEATS_PER_GRACE = 6
 const IDLE_RECHECK_MS = 5_000
 /**
  * A worker catches up outside the lock when at least this many other workers' results arrived
- * between its last two sections. Replaying a trial costs its copy of the optimiser about 0.3 ms
- * (an ask with 64 KDE candidates and a tell; counting_ones at 300 trials); below four, replaying
- * them inside the lock costs less than the extra round trip, which on a busy machine takes
- * milliseconds (kt bench workers: section time at 2 and 4 processes).
+ * between its last two sections (and always when it joins). With replay hints a copy replays a
+ * trial in about 0.05 ms (BOHB on counting_ones, 320 trials; 0.4 ms without hints), so up to
+ * this many replayed inside the lock cost less than the extra statement: in an interleaved A/B of
+ * kt bench workers at 8 processes (load 15-20) catching up from 4 results cost 1.0 ms more worker
+ * CPU and 0.3 ms more PostgreSQL CPU per trial (3.1 statements per trial instead of 2.2) and
+ * lowered the throughput.
  */
-const CATCH_UP_MIN_TELLS = 4
+const CATCH_UP_MIN_TELLS = 16
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -331,77 +343,71 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   /** Other workers' tells this worker replayed between its last two sections (outside the lock and in it). */
   let othersTells = 0
 
-  const section = (done: {trial: Trial; outcome: Outcome} | undefined): Promise<Step> =>
-    timed(
-      () =>
-        sections.run(() =>
-          retrying(async () => {
-            // Catch up outside the lock (a consistent snapshot of the store), so that the locked
-            // section, which every worker waits for, replays only what changed meanwhile: on
-            // joining, and while other workers are active.
-            let caughtUp = 0
-            if (!replica || othersTells >= CATCH_UP_MIN_TELLS) {
-              const current = replica ?? newReplica()
-              const rows = await storage.changes(study, current.askCount, current.tellSeq)
-              const told = optimizerTime(() => current.apply(rows))
-              if (!replica) {
-                replica = current
-                replayed ??= told
-              } else caughtUp = told
+  const section = (done: {trial: Trial; outcome: Outcome} | undefined, committing: (step: Step) => void): Promise<Step> =>
+    sections.run(() =>
+      retrying(async () => {
+        // Catch up outside the lock (a consistent snapshot of the store), so that the locked
+        // section, which every worker waits for, replays only what changed meanwhile: on
+        // joining, and while other workers are active.
+        let caughtUp = 0
+        if (!replica || othersTells >= CATCH_UP_MIN_TELLS) {
+          const current = replica ?? newReplica()
+          const rows = await storage.changes(study, current.askCount, current.tellSeq)
+          const told = optimizerTime(() => current.apply(rows))
+          if (!replica) {
+            replica = current
+            replayed ??= told
+          } else caughtUp = told
+        }
+        const synced = replica
+        const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
+        const finish = done ? {trialId: done.trial.id, owner, result: done.outcome} : undefined
+        return storage.withStudyLock(
+          study,
+          async (tx): Promise<Step> => {
+            if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
+            // the unseen trials, this worker's own tell (recorded in the prelude) among them
+            const rows = await tx.changes(since.askCount, since.tellSeq)
+            const told = optimizerTime(() => synced.apply(rows))
+            const recorded = tx.recorded
+            othersTells = caughtUp + told - (recorded ? 1 : 0)
+            if (aborted()) return {kind: 'stop', recorded}
+            const leases = await tx.leases()
+            const markRunning = async (): Promise<void> => {
+              if (tx.state !== 'running') await tx.setState('running', now())
             }
-            const synced = replica
-            const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
-            const finish = done ? {trialId: done.trial.id, owner, result: done.outcome} : undefined
-            return storage.withStudyLock(
-              study,
-              async (tx): Promise<Step> => {
-                if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
-                // the unseen trials, this worker's own tell (recorded in the prelude) among them
-                const rows = await tx.changes(since.askCount, since.tellSeq)
-                const told = optimizerTime(() => synced.apply(rows))
-                const recorded = tx.recorded
-                othersTells = caughtUp + told - (recorded ? 1 : 0)
-                if (aborted()) return {kind: 'stop', recorded}
-                const leases = await tx.leases()
-                const markRunning = async (): Promise<void> => {
-                  if (tx.state !== 'running') await tx.setState('running', now())
-                }
-                const orphan = leases.find((l) => takeable(l, tx.nowMs))
-                if (orphan) {
-                  const trial = synced.asked.get(orphan.id)
-                  if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
-                  await tx.claim(orphan.id, owner, now())
-                  await markRunning()
-                  return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded, checkpoint: checkpointFor(tx, trial)}
-                }
-                const limit = synced.limit(options)
-                const next = limit ? 'done' : optimizerTime(() => synced.ask())
-                if (typeof next !== 'string') {
-                  await tx.insertTrial({...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()}, owner, now())
-                  await markRunning()
-                  return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
-                }
-                if (leases.length === 0) {
-                  // nothing running anywhere and nothing to ask: the study is complete
-                  if (tx.state !== 'finished') {
-                    await tx.setState('finished', now())
-                    await tx.notify()
-                  }
-                  return {kind: 'complete', stoppedBy: limit ?? 'done', recorded}
-                }
-                // others' trials are running: wait for a tell, or until the first lease could expire
-                let wakeInMs = IDLE_RECHECK_MS
-                for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
-                return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
-              },
-              {finish, since},
-            )
-          }),
-        ),
-      (ms) => {
-        timing!.sections++
-        timing!.sectionMs += ms
-      },
+            const orphan = leases.find((l) => takeable(l, tx.nowMs))
+            if (orphan) {
+              const trial = synced.asked.get(orphan.id)
+              if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
+              await tx.claim(orphan.id, owner, now())
+              await markRunning()
+              return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded, checkpoint: checkpointFor(tx, trial)}
+            }
+            const limit = synced.limit(options)
+            const next = limit ? 'done' : optimizerTime(() => synced.ask())
+            if (typeof next !== 'string') {
+              await tx.insertTrial({...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()}, owner, now())
+              await markRunning()
+              return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
+            }
+            if (leases.length === 0) {
+              // nothing running anywhere and nothing to ask: the study is complete
+              if (tx.state !== 'finished') {
+                await tx.setState('finished', now())
+                await tx.notify()
+              }
+              return {kind: 'complete', stoppedBy: limit ?? 'done', recorded}
+            }
+            // others' trials are running: wait for a tell, or until the first lease could expire
+            let wakeInMs = IDLE_RECHECK_MS
+            for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
+            return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
+          },
+          {finish, since},
+          committing,
+        )
+      }),
     )
 
   // ---- retry a section while the database is away ----
@@ -433,7 +439,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   // ---- evaluation ----
   // objectives that wait on other processes (external engines) run every slot in this thread
-  const useThreads = !objective.concurrent && (slots > 1 || (options.threads ?? false))
+  // a brief objective's single slot runs here too: a thread would only add a hop to every trial
+  const useThreads = !objective.concurrent && (slots > 1 || ((options.threads ?? false) && !objective.brief))
   const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
   const evaluate = async (trial: Trial, read: Promise<unknown> | undefined): Promise<Outcome> => {
     let checkpointState: unknown
@@ -462,10 +469,32 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   }, Math.max(10, Math.floor(graceMs / HEARTBEATS_PER_GRACE)))
   beat.unref()
 
+  /** Same trial, same work: an evaluation begun for `a` stands for one of `b`. */
+  const sameTrial = (a: Trial, b: Trial): boolean =>
+    a.id === b.id && a.budget === b.budget && a.configId === b.configId && a.continues?.trialId === b.continues?.trialId && sameSearchedValues(a.config, b.config, undefined)
+
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
     for (;;) {
-      const step = await section(done)
+      const t0 = performance.now()
+      // The trial a section hands out is evaluated from the moment its COMMIT is sent, while the
+      // server makes the section durable (an fsync: about as long as the rest of the section).
+      // Nothing is recorded before that commit is acknowledged. A section that is retried (the
+      // connection was lost, so it may or may not have committed) may hand out work again: the
+      // evaluation already begun is then waited for, and stands for the new trial only if it is
+      // the same one (the commit had happened and the lease is this worker's; or the replayed
+      // optimiser asked the same again); otherwise it is dropped, its result never recorded.
+      let early: {step: Step & {kind: 'trial'}; outcome: Promise<Outcome>; at: number} | undefined
+      const step = await section(done, (s) => {
+        if (s.kind !== 'trial' || early || aborted()) return
+        early = {step: s, outcome: evaluate(s.trial, s.checkpoint), at: performance.now()}
+        // a section that then fails leaves it unawaited: its failure is not an unhandled rejection
+        early.outcome.catch(() => undefined)
+      })
+      if (timing) {
+        timing.sections++
+        timing.sectionMs += (early?.at ?? performance.now()) - t0
+      }
       if (done) {
         mine.delete(done.trial.id)
         if (step.recorded) {
@@ -474,18 +503,38 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         }
         done = undefined
       }
+      let begun: Promise<Outcome> | undefined
+      let begunAt = performance.now()
+      if (early) {
+        if (early.step === step) {
+          begun = early.outcome
+          begunAt = early.at
+        } else {
+          // begun in an attempt that may not have committed: never evaluate one trial twice at once here
+          const settled = await early.outcome.then(
+            (o) => o,
+            () => undefined,
+          )
+          if (settled && step.kind === 'trial' && sameTrial(early.step.trial, step.trial)) begun = Promise.resolve(settled)
+        }
+      }
       if (step.kind === 'stop' || step.kind === 'complete') return step
       if (step.kind === 'wait') {
         await timed(() => storage.waitForChange(study, step.wakeInMs, signal, step.changeMark), (ms) => (timing!.waitMs += ms))
         continue
       }
       mine.add(step.trial.id)
-      // stopped by onTrial (or Ctrl-C) during the section: the trial it handed out is released unevaluated
+      // stopped by onTrial (or Ctrl-C) during the section: the trial it handed out is released (its
+      // evaluation, if begun, abandoned as on Ctrl-C during a trial)
       if (aborted()) return {kind: 'stop'}
       if (step.takeover) rerun++
-      const outcome = await timed(() => evaluate(step.trial, step.checkpoint), (ms) => (timing!.evaluateMs += ms))
+      const outcome = await (begun ?? evaluate(step.trial, step.checkpoint))
+      if (timing) timing.evaluateMs += performance.now() - begunAt
       evaluated++
-      if (timing) timing.evaluated++
+      if (timing) {
+        timing.evaluated++
+        timing.lastEvaluatedAt = Date.now()
+      }
       if (aborted()) return {kind: 'stop'}
       done = {trial: step.trial, outcome}
     }
@@ -497,7 +546,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   let wall0 = 0
   try {
     await retrying(async () => storage.warmUp?.(study))
-    if (options.startAt !== undefined) await sleep(options.startAt - Date.now(), signal)
+    if (options.startAt !== undefined) {
+      await sleep(options.startAt - Date.now(), signal)
+      if (timing) timing.lateMs = Math.max(0, Date.now() - options.startAt)
+    }
     cpu0 = process.cpuUsage()
     wall0 = performance.now()
     coordination0 = storage.coordinationStats?.()

@@ -97,6 +97,7 @@ export class SqliteStorage implements StudyStorage {
     return this.mutex.run(async () => this.store.changes(study, askCount, tellSeq))
   }
 
+  /** The commit is synchronous here: there is nothing to overlap, so `committing` is never called. */
   async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     return this.mutex.run(async () => {
       const store = this.store

@@ -162,7 +162,14 @@ export interface StudyStorage {
   importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void>
 
   // ---- coordination API ----
-  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T>
+  /**
+   * `committing`, when given, may be called with fn's value as soon as the section's COMMIT is on
+   * its way (PostgreSQL: sent, its fsync pending; SQLite, whose commit is synchronous: never),
+   * before the returned promise settles: a worker may start evaluating the trial it was handed while the server makes the
+   * section durable. The returned promise still settles only once the commit has (a rejection
+   * means the section may not have committed: whatever was started early must be taken back).
+   */
+  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude, committing?: (value: T) => void): Promise<T>
   /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
   heartbeat(study: string, owner: string): Promise<void>
   /** Gives up `owner`'s running trials at once (clean stop), so another worker takes them without waiting. */

@@ -3,7 +3,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadEngineFile, parseEngineFile, tierForBudget} from '../../src/engines/file.js'
-import {activeConfig, configFromEnv, configToEnv, defaultConfig, validateConfig} from '../../src/space/index.js'
+import {activeConfig, configFromEnv, configToEnv, defaultConfig, onlineTuned, validateConfig} from '../../src/space/index.js'
+import {spaceFingerprint} from '../../src/deploy/profile.js'
 import {Encoding} from '../../src/search/encoding.js'
 import {InputError} from '../../src/util/errors.js'
 import {Rng} from '../../src/util/rng.js'
@@ -109,8 +110,27 @@ describe('engine file', () => {
     ['condition on a later parameter', (f) => (f.parameters[2].when = {parameter: 'mode', in: ['exact']}), 'eng.json: parameters[2].when.parameter: expected a parameter listed before depth'],
     ['condition on a value the parameter cannot take', (f) => (f.parameters[4 - 0].when = undefined, f.parameters.push({name: 'x', type: 'float', low: 0, high: 1, default: 0, env: 'X', when: {parameter: 'mode', in: ['slow']}})), 'eng.json: parameters[6].when.in[0]: expected a value mode can take ("fast", "exact"), got "slow"'],
     ['http url that is not a url', (f) => (f.evaluate = {kind: 'http', url: 'localhost:9'}), 'eng.json: evaluate.url: expected an http:// or https:// URL'],
+    ['online that is not a boolean', (f) => (f.parameters[1].online = 'yes'), 'eng.json: parameters[1].online: expected boolean, got "yes"'],
+    ['online on a simplex group that is not a boolean', (f) => (f.simplex[0].online = 1), 'eng.json: simplex[0].online: expected boolean, got 1'],
+    ['online on a simplex member', (f) => (f.parameters[4].online = true), 'eng.json: parameters[4].online: expected no online on a simplex member (the bandits tune a group whole: set simplex[0].online), got true'],
   ])('%s: one line naming file and field', (_, mutate, expected) => {
     expect(errorOf(mutate)).toContain(expected)
+  })
+
+  it('online marks what the bandits tune by default: carried into the table on parameters and groups, false left out', () => {
+    const f = example()
+    f.parameters[1].online = true
+    f.parameters[2].online = false
+    f.simplex[0].online = true
+    const spec = parseEngineFile(f, 'eng.json')
+    expect(onlineTuned(spec.space)).toEqual(['lr', 'fusion'])
+    expect(spec.space.params.find((p) => p.name === 'fusion')).toMatchObject({kind: 'simplex', online: true})
+    expect(Object.keys(spec.space.params.find((p) => p.name === 'depth')!)).not.toContain('online')
+    // unmarked: the same table as before the column existed, so every parameter is tuned
+    const plain = parseEngineFile(example(), 'eng.json')
+    expect(onlineTuned(plain.space)).toBeUndefined()
+    expect(JSON.stringify(plain.space)).not.toContain('online')
+    expect(spaceFingerprint(spec.space)).toBe(spaceFingerprint(plain.space))
   })
 
   it('a missing or unparseable file names the file', () => {

@@ -5,9 +5,8 @@ import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {prepareEvaluation} from '../../src/eval/harness.js'
 import {configFromArms, dimensionsOf} from '../../src/online/bins.js'
 import {EngineHits, engineEnvironment, simulateEngineWorkload, workloadQuestions, type EngineWorkloadOptions} from '../../src/online/engine-workload.js'
-import {RETRIEVAL_TUNED} from '../../src/online/spaces.js'
 import {mixAt} from '../../src/online/workload.js'
-import {defaultConfig} from '../../src/space/space.js'
+import {defaultConfig, onlineTuned} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
 import {fixturesDir} from '../../src/util/paths.js'
 import {kt} from './helpers.js'
@@ -18,7 +17,7 @@ const OPTIONS: EngineWorkloadOptions = {steps: 400, runs: 2, seed: 3, sampler: '
 
 describe('engine-backed workload', () => {
   const dataset = loadMemoryDataset(FIXTURE)
-  const dims = dimensionsOf(RETRIEVAL_SPACE, RETRIEVAL_TUNED)
+  const dims = dimensionsOf(RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE))
   const profile = defaultConfig(RETRIEVAL_SPACE)
   const prepared = prepareEvaluation(dataset)
   const questions = workloadQuestions(prepared.engines, prepared.selection.queries, FIXTURE)

@@ -1,14 +1,13 @@
 import {describe, expect, it} from 'vitest'
-import {defaultConfig} from '../../src/space/space.js'
+import {defaultConfig, onlineTuned} from '../../src/space/space.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {configFromArms, dimensionsOf} from '../../src/online/bins.js'
-import {RETRIEVAL_TUNED} from '../../src/online/spaces.js'
 import {IDEALS, QUALITY_FLOOR, QUALITY_PEAK, QualityModel, mixAt, oracleArms, simulateWorkload} from '../../src/online/workload.js'
 import {TenantLearner, IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'
 import {ADAPTIVE_DEFAULTS} from '../../src/online/forgetting.js'
 
 describe('workload simulation', () => {
-  const dims = dimensionsOf(RETRIEVAL_SPACE, RETRIEVAL_TUNED)
+  const dims = dimensionsOf(RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE))
   const model = new QualityModel(dims)
   const profile = defaultConfig(RETRIEVAL_SPACE)
 

@@ -226,6 +226,29 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
     expect(seen.fallback).toBeGreaterThan(1000)
   })
 
+  it('reads whitespace before values and rows (", " as Python prints, newlines, up to 16 bytes and more) exactly like JSON.parse', () => {
+    const seen = {compact: 0, general: 0, fallback: 0}
+    let withWhitespace = 0
+    const gap = fc.constantFrom('', '', ' ', ' ', '\n', '\t', '\r\n', ' '.repeat(15), ' '.repeat(16), ' '.repeat(17), '\u000b', '\u0000', '\u00a0')
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 6}), fc.integer({min: 1, max: 5}), fc.array(compactNumber, {minLength: 1, maxLength: 30}), fc.array(gap, {minLength: 1, maxLength: 40}), fc.integer({min: 0, max: 64}), (width, count, numbers, gaps, pad) => {
+        let g = 0
+        const ws = (): string => gaps[g++ % gaps.length]
+        const rows = Array.from({length: count}, (_, r) => `${ws()}[${Array.from({length: width}, (_, f) => ws() + numbers[(r * width + f) % numbers.length]).join(',')}]`)
+        const text = `{"features": ${' '.repeat(pad)}[${rows.join(',')}]}`
+        const reader = checkWasm(text, width)
+        seen[reader]++
+        if (reader === 'compact' && /\[\s|,\s/.test(text)) withWhitespace++
+      }),
+      {numRuns: 2500, seed: 42},
+    )
+    expect(withWhitespace).toBeGreaterThan(150)
+    expect(seen.general).toBeGreaterThan(300)
+    const rng = new Rng(4)
+    const python = `{"features": [${Array.from({length: 50}, () => `[${Array.from({length: 46}, () => String(Number(rng.next().toFixed(6)))).join(', ')}]`).join(', ')}]}`
+    expect(checkWasm(python, 46)).toBe('compact')
+  })
+
   it('answers rows beyond maxRows, a short or long row, and no rows as the general reader does', () => {
     const body = JSON.stringify({features: [[1, 2], [3, 4], [5, 6]]})
     expect(checkWasm(body, 2, 3)).toBe('compact')

@@ -27,7 +27,7 @@ export default class OnlineInit extends KtCommand {
     levels: Flags.integer({description: 'Reward levels: explicit labels are 0..levels-1 (2 = binary feedback, Beta posteriors).', default: 4}),
     forgetting: Flags.string({description: 'periodic (5% toward the prior every 500 queries), adaptive (Page-Hinkley test for falls of the reward plus a per-arm change model that re-tries long-idle bins) or none.', options: ['periodic', 'adaptive', 'none'], default: 'periodic'}),
     sampler: Flags.string({description: 'Posterior draw: logit (default), gaussian or exact.', options: ['logit', 'gaussian', 'exact']}),
-    tuned: Flags.string({description: 'Comma-separated parameters to tune (default: the space\'s default set).'}),
+    tuned: Flags.string({description: 'Comma-separated parameters to tune (a simplex group by its name). Default: those the space\'s table marks online (retrieval: 11 of them; an engine file: its "online": true parameters and groups); a table that marks none: every parameter.'}),
     seed: Flags.integer({description: 'Seed of the per-query draws.', default: 42}),
     feedback: Flags.string({description: 'What the tenant sends: implicit (uses; an unused window is a 0; labels optional) or labels (graded labels only).', options: ['implicit', 'labels'], default: 'implicit'}),
     'implicit-window-ms': Flags.integer({description: 'How long after its query a use still counts, in ms (default 300000, 5 minutes); a query whose window closes unused is a 0.', min: 1}),
