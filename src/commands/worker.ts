@@ -37,6 +37,7 @@ export default class Worker extends KtCommand {
         storage: flags.storage,
         study: flags.study,
         resume: true,
+        studyFlag: '--study',
         workers: flags.workers,
         maxTrials: flags.trials,
         // threads keep the heartbeat going while a trial computes

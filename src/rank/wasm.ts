@@ -472,7 +472,9 @@ const FAST_LENGTH_MAX = 15
 const FAST_ENTRY_BYTES = 64
 const FAST_ENTRY = {shuffle: 0, base: 16, limit: 32, divisor: 48, narrow: 56} as const
 const FAST_POINT_NONE = 16
-const FAST_TABLE_BYTES = (FAST_POINT_NONE + 1) * (FAST_LENGTH_MAX + 1) * 2 * FAST_ENTRY_BYTES
+/** The table's second half: the same entries for a row's last value, whose separator must be ']' (',' in the first). */
+const FAST_LAST_HALF = (FAST_POINT_NONE + 1) * (FAST_LENGTH_MAX + 1) * 2 * FAST_ENTRY_BYTES
+const FAST_TABLE_BYTES = 2 * FAST_LAST_HALF
 /** Bytes past the body the compact reader may load (its last 64-byte block, a value's 16 bytes); their content does not matter. */
 export const FAST_BODY_SLACK = 64
 /** Separators the index pass writes per 64-byte block before looping for more (a block of 8-byte values has 8). */
@@ -483,32 +485,35 @@ export const NOT_COMPACT = -2
 function fastTable(): Uint8Array {
   const table = new Uint8Array(FAST_TABLE_BYTES)
   const view = new DataView(table.buffer)
-  for (let d = 0; d <= FAST_POINT_NONE; d++) {
-    for (let n = 0; n <= FAST_LENGTH_MAX; n++) {
-      for (let minus = 0; minus <= 1; minus++) {
-        const at = ((d * (FAST_LENGTH_MAX + 1) + n) * 2 + minus) * FAST_ENTRY_BYTES
-        const point = d < n
-        const intDigits = (point ? d : n) - minus
-        const fracDigits = point ? n - 1 - d : 0
-        const valid = intDigits >= 1 && (!point || fracDigits >= 1)
-        for (let lane = 0; lane < 16; lane++) {
-          let src = n - 1 - (15 - lane)
-          if (point && src <= d) src--
-          table[at + FAST_ENTRY.shuffle + lane] = src >= minus ? src : 0x80
-          // what byte `lane` must be: anything past the value; else a digit, except the sign and the point
-          let base = 0
-          let limit = 0xff
-          if (lane < n) {
-            ;[base, limit] = [ch('0'), 9]
-            if (valid && lane === 0 && minus) [base, limit] = [ch('-'), 0]
-            else if (valid && point && lane === d) [base, limit] = [ch('.'), 0]
-            else if (valid && lane === minus && intDigits > 1) [base, limit] = [ch('1'), 8]
+  for (const [half, separator] of [[0, ','], [FAST_LAST_HALF, ']']] as const) {
+    for (let d = 0; d <= FAST_POINT_NONE; d++) {
+      for (let n = 0; n <= FAST_LENGTH_MAX; n++) {
+        for (let minus = 0; minus <= 1; minus++) {
+          const at = half + ((d * (FAST_LENGTH_MAX + 1) + n) * 2 + minus) * FAST_ENTRY_BYTES
+          const point = d < n
+          const intDigits = (point ? d : n) - minus
+          const fracDigits = point ? n - 1 - d : 0
+          const valid = intDigits >= 1 && (!point || fracDigits >= 1)
+          for (let lane = 0; lane < 16; lane++) {
+            let src = n - 1 - (15 - lane)
+            if (point && src <= d) src--
+            table[at + FAST_ENTRY.shuffle + lane] = src >= minus ? src : 0x80
+            // what byte `lane` must be: a digit, except the sign and the point; then the separator; anything past it
+            let base = 0
+            let limit = 0xff
+            if (lane === n) [base, limit] = [ch(separator), 0]
+            if (lane < n) {
+              ;[base, limit] = [ch('0'), 9]
+              if (valid && lane === 0 && minus) [base, limit] = [ch('-'), 0]
+              else if (valid && point && lane === d) [base, limit] = [ch('.'), 0]
+              else if (valid && lane === minus && intDigits > 1) [base, limit] = [ch('1'), 8]
+            }
+            table[at + FAST_ENTRY.base + lane] = base
+            table[at + FAST_ENTRY.limit + lane] = limit
           }
-          table[at + FAST_ENTRY.base + lane] = base
-          table[at + FAST_ENTRY.limit + lane] = limit
+          view.setFloat64(at + FAST_ENTRY.divisor, (minus ? -1 : 1) * 10 ** fracDigits, true)
+          view.setUint32(at + FAST_ENTRY.narrow, intDigits + fracDigits <= 8 ? 1 : 0, true)
         }
-        view.setFloat64(at + FAST_ENTRY.divisor, (minus ? -1 : 1) * 10 ** fracDigits, true)
-        view.setUint32(at + FAST_ENTRY.narrow, intDigits + fracDigits <= 8 ? 1 : 0, true)
       }
     }
   }
@@ -533,9 +538,9 @@ function fastTable(): Uint8Array {
  */
 function compactReaderBody(): number[] {
   const P = {at: 0, last: 1, out: 2, width: 3, maxRows: 4, table: 5, tape: 6, ws: 7}
-  const V = {p: 8, tp: 9, cnt: 10, rows: 11, j: 12, s: 13, e: 14, n: 15, d: 16, neg: 17, ent: 18, err: 19, f: 20, r: 21, k: 22, closes: 23, e2: 24, ent2: 25}
-  const L = {M: 26, C: 27}
-  const X = {v: 28, tw: 29, u: 30, u2: 31, a: 32, comma: 33, close: 34, c48: 35, dot: 36, w10: 37, w100: 38, w10k: 39, acc: 40, space: 41, low: 42}
+  const V = {p: 8, tp: 9, cnt: 10, rows: 11, j: 12, s: 13, e: 14, n: 15, d: 16, neg: 17, ent: 18, err: 19, f: 20, r: 21, k: 22, e2: 23, ent2: 24}
+  const L = {M: 25}
+  const X = {v: 26, tw: 27, u: 28, u2: 29, a: 30, comma: 31, close: 32, c48: 33, dot: 34, w10: 35, w100: 36, w10k: 37, acc: 38, space: 39, low: 40}
   const notCompact = [...i32(NOT_COMPACT), op.return]
   const splat = (local: number, byte: string | number): number[] => [...i32(typeof byte === 'string' ? ch(byte) : byte), ...vop(simd.i8x16Splat), ...set(local)]
   const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
@@ -543,9 +548,8 @@ function compactReaderBody(): number[] {
   // pass 1: the separators of one 16-byte block as bits of M (and the ']' as bits of C)
   const block = (k: number): number[] => [
     ...get(V.p), ...v128Load(16 * k), ...tee(X.v), ...get(X.comma), ...vop(simd.i8x16Eq),
-    ...get(X.v), ...get(X.close), ...vop(simd.i8x16Eq), ...tee(X.a), ...vop(simd.v128Or), ...vop(simd.i8x16Bitmask), ...bits(k),
+    ...get(X.v), ...get(X.close), ...vop(simd.i8x16Eq), ...vop(simd.v128Or), ...vop(simd.i8x16Bitmask), ...bits(k),
     ...(k === 0 ? [] : [...get(L.M), op.i64Or]), ...set(L.M),
-    ...get(X.a), ...vop(simd.i8x16Bitmask), ...bits(k), ...(k === 0 ? [] : [...get(L.C), op.i64Or]), ...set(L.C),
   ]
   const writeOne = (offset: number[]): number[] => [
     ...offset, ...get(V.p), ...get(L.M), op.i64Ctz, op.i32WrapI64, op.i32Add, opc.i32Store, ALIGN_4, 0,
@@ -553,12 +557,11 @@ function compactReaderBody(): number[] {
   ]
   const tail = (mask: number): number[] => [...get(mask), ...i64(1n), ...get(V.k), op.i64ExtendI32U, op.i64Shl, ...i64(1n), opc.i64Sub, op.i64And, ...set(mask)]
   const index = [
-    ...get(P.at), ...set(V.p), ...get(P.tape), ...set(V.tp), ...i32(0), ...set(V.closes),
+    ...get(P.at), ...set(V.p), ...get(P.tape), ...set(V.tp),
     op.loop, EMPTY_BLOCK,
     ...block(0), ...block(1), ...block(2), ...block(3),
     // bytes from `last` on are not the body's rows
-    ...get(P.last), ...get(V.p), op.i32Sub, ...tee(V.k), ...i32(64), op.i32LtU, op.if, EMPTY_BLOCK, ...tail(L.M), ...tail(L.C), op.end,
-    ...get(V.closes), ...get(L.C), opc.i64Popcnt, op.i32WrapI64, op.i32Add, ...set(V.closes),
+    ...get(P.last), ...get(V.p), op.i32Sub, ...tee(V.k), ...i32(64), op.i32LtU, op.if, EMPTY_BLOCK, ...tail(L.M), op.end,
     ...get(L.M), opc.i64Popcnt, op.i32WrapI64, ...set(V.cnt),
     ...range(FAST_WRITES).flatMap((k) => writeOne([...get(V.tp), ...i32(4 * k), op.i32Add])),
     ...get(V.cnt), ...i32(FAST_WRITES), op.i32GtU, op.if, EMPTY_BLOCK,
@@ -580,16 +583,16 @@ function compactReaderBody(): number[] {
     ...get(X.space), ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
     ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
   ]
-  const prep = (s: number, e: number, ent: number, u: number, slot: number, ws: boolean): number[] => [
+  const prep = (s: number, e: number, ent: number, u: number, slot: number, ws: boolean, half: number): number[] => [
     ...(ws ? skipWs(s) : []),
     ...get(V.j), ...i32Load(4 * slot), ...tee(e), ...get(s), op.i32Sub, ...tee(V.n),
     ...i32(1), op.i32Sub, ...i32(FAST_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.dot), ...vop(simd.i8x16Eq), ...vop(simd.i8x16Bitmask), ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...set(V.d),
     ...get(X.v), ...vop(simd.i8x16ExtractLaneU), 0, ...i32(ch('-')), op.i32Eq, ...set(V.neg),
     ...get(P.table), ...get(V.d), ...i32(FAST_LENGTH_MAX + 1), op.i32Mul, ...get(V.n), op.i32Add, ...i32(1), op.i32Shl, ...get(V.neg), op.i32Or, ...i32(6), op.i32Shl, op.i32Add, ...set(ent),
-    ...get(X.v), ...get(ent), ...v128Load(FAST_ENTRY.base), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(ent), ...v128Load(FAST_ENTRY.limit), ...vop(simd.i8x16MinU),
+    ...get(X.v), ...get(ent), ...v128Load(half + FAST_ENTRY.base), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(ent), ...v128Load(half + FAST_ENTRY.limit), ...vop(simd.i8x16MinU),
     ...get(X.tw), ...vop(simd.i8x16Eq), ...get(X.acc), ...vop(simd.v128And), ...set(X.acc),
-    ...get(X.v), ...get(X.c48), ...vop(simd.i8x16Sub), ...get(ent), ...v128Load(FAST_ENTRY.shuffle), ...vop(simd.swizzle), ...set(u),
+    ...get(X.v), ...get(X.c48), ...vop(simd.i8x16Sub), ...get(ent), ...v128Load(half + FAST_ENTRY.shuffle), ...vop(simd.swizzle), ...set(u),
   ]
   const dot = (w: number): number[] => [...get(w), ...vop(simd.i32x4DotI16x8S)]
   // digits (16 lanes) -> [H, L, H, L]: the first 8 and the last 8 as integers
@@ -597,23 +600,36 @@ function compactReaderBody(): number[] {
     ...get(u), ...vop(simd.i16x8ExtendLowI8x16U), ...dot(X.w10), ...get(u), ...vop(simd.i16x8ExtendHighI8x16U), ...dot(X.w10),
     ...vop(simd.i16x8NarrowI32x4U), ...dot(X.w100), ...tee(X.a), ...get(X.a), ...vop(simd.i16x8NarrowI32x4U), ...dot(X.w10k),
   ]
-  const single = (u: number, ent: number): number[] => [
+  const single = (u: number, ent: number, half: number): number[] => [
     ...get(P.out),
     ...toInt(u), ...tee(X.a), ...vop(simd.i32x4ExtractLane), 0, op.i64ExtendI32U, ...i64(100_000_000n), op.i64Mul,
     ...get(X.a), ...vop(simd.i32x4ExtractLane), 1, op.i64ExtendI32U, op.i64Add,
-    op.f64ConvertI64S, ...get(ent), ...f64Load(FAST_ENTRY.divisor), op.f64Div, ...f64Store(0),
+    op.f64ConvertI64S, ...get(ent), ...f64Load(half + FAST_ENTRY.divisor), op.f64Div, ...f64Store(0),
     ...get(P.out), ...i32(8), op.i32Add, ...set(P.out),
   ]
   // two values of at most 8 digits: their last 8 lanes side by side, then the same steps once
-  const pair = [
+  const pair = (half: number, half2: number): number[] => [
     ...get(P.out),
     ...get(X.u), ...get(X.u2), ...vop(simd.shuffle), ...range(8).map((k) => 8 + k), ...range(8).map((k) => 24 + k), ...set(X.u),
     ...toInt(X.u), ...vop(simd.f64x2ConvertLowI32x4S),
-    ...get(V.ent2), ...get(V.ent), ...vop(simd.load64Zero), 3, ...uleb(FAST_ENTRY.divisor), ...vop(simd.load64Lane), 3, ...uleb(FAST_ENTRY.divisor), 1,
+    ...get(V.ent2), ...get(V.ent), ...vop(simd.load64Zero), 3, ...uleb(half + FAST_ENTRY.divisor), ...vop(simd.load64Lane), 3, ...uleb(half2 + FAST_ENTRY.divisor), 1,
     ...vop(simd.f64x2Div), ...vop(simd.store), 0, 0,
     ...get(P.out), ...i32(16), op.i32Add, ...set(P.out),
   ]
-  const narrow = (ent: number): number[] => [...get(ent), ...i32Load(FAST_ENTRY.narrow)]
+  const narrow = (ent: number, half: number): number[] => [...get(ent), ...i32Load(half + FAST_ENTRY.narrow)]
+  // two values, the second with the table half `half2` (FAST_LAST_HALF when it ends the row)
+  const step = (ws: boolean, half2: number): number[] => [
+    ...prep(V.s, V.e, V.ent, X.u, 0, ws, 0),
+    ...get(V.e), ...i32(1), op.i32Add, ...set(V.k),
+    ...prep(V.k, V.e2, V.ent2, X.u2, 1, ws, half2),
+    ...narrow(V.ent, 0), ...narrow(V.ent2, half2), op.i32And, op.if, EMPTY_BLOCK,
+    ...pair(0, half2),
+    op.else,
+    ...single(X.u, V.ent, 0), ...single(X.u2, V.ent2, half2),
+    op.end,
+    ...get(V.j), ...i32(8), op.i32Add, ...set(V.j),
+    ...get(V.e2), ...i32(1), op.i32Add, ...set(V.s),
+  ]
   const isWs = (c: number[]): number[] => [
     ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
   ]
@@ -624,27 +640,20 @@ function compactReaderBody(): number[] {
     ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
     ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
     ...get(P.width), ...set(V.f),
+    // values two at a time while more than two remain, then the last one or two (the last ends at ']')
     op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
-    ...get(V.f), ...i32(2), op.i32LtU, op.brIf, 1,
-    ...prep(V.s, V.e, V.ent, X.u, 0, ws),
-    ...get(V.e), ...i32(1), op.i32Add, ...set(V.k),
-    ...prep(V.k, V.e2, V.ent2, X.u2, 1, ws),
-    ...narrow(V.ent), ...narrow(V.ent2), op.i32And, op.if, EMPTY_BLOCK,
-    ...pair,
-    op.else,
-    ...single(X.u, V.ent), ...single(X.u2, V.ent2),
-    op.end,
-    ...get(V.j), ...i32(8), op.i32Add, ...set(V.j),
-    ...get(V.e2), ...i32(1), op.i32Add, ...set(V.s),
+    ...get(V.f), ...i32(2), op.i32LeU, op.brIf, 1,
+    ...step(ws, 0),
     ...get(V.f), ...i32(2), op.i32Sub, ...set(V.f), op.br, 0,
     op.end, op.end,
-    ...get(V.f), op.if, EMPTY_BLOCK,
-    ...prep(V.s, V.e, V.ent, X.u, 0, ws), ...single(X.u, V.ent),
+    ...get(V.f), ...i32(2), op.i32Eq, op.if, EMPTY_BLOCK,
+    ...step(ws, FAST_LAST_HALF),
+    op.else,
+    ...prep(V.s, V.e, V.ent, X.u, 0, ws, FAST_LAST_HALF), ...single(X.u, V.ent, FAST_LAST_HALF),
     ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
     ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
     op.end,
-    // the row's last value ends at a ']', then a ',' right after it, or ']' after the last row
-    ...errIf([...get(V.s), ...i32(1), op.i32Sub, op.i32Load8U, 0, 0, ...i32(ch(']')), op.i32Ne]),
+    // the row's end: a ',' right after its ']', or ']' after the last row
     ...get(V.j), ...i32Load(0), ...tee(V.e), ...get(V.s), op.i32Ne, ...get(V.err), op.i32Or, ...set(V.err),
     ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
     ...get(V.r), ...i32(1), op.i32Sub, ...set(V.r),
@@ -659,14 +668,13 @@ function compactReaderBody(): number[] {
     ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
     op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
     ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
-    ...get(V.closes), ...get(V.rows), ...i32(1), op.i32Add, op.i32Ne, op.i32Or,
     op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(P.tape), ...set(V.j), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
     ...i32(-1), ...vop(simd.i8x16Splat), ...set(X.acc),
     ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
     ...get(V.rows), ...i32(NOT_COMPACT), ...get(V.s), ...get(P.last), op.i32Eq, op.select,
   ]
-  const locals = vec([[...uleb(18), T_I32], [...uleb(2), T_I64], [...uleb(15), T_V128]])
+  const locals = vec([[...uleb(17), T_I32], [...uleb(1), T_I64], [...uleb(15), T_V128]])
   return [
     ...locals,
     ...splat(X.comma, ','), ...splat(X.close, ']'), ...splat(X.c48, '0'), ...splat(X.dot, '.'),
@@ -1072,13 +1080,13 @@ export class WasmEnsemble {
    * with the module's rows reader: the number of rows, or FALLBACK when the body is not in the fast
    * form of rows-json.ts (then parse it with JSON.parse; the answer is the same).
    */
-  readJsonRows(body: Uint8Array, maxRows: number): number {
+  readJsonRows(body: Uint8Array, maxRows: number, reader: 'any' | 'general' = 'any'): number {
     const frame = rowsFrame(body)
     if (frame === undefined || maxRows < 1) return FALLBACK
     // spare bytes: the readers load 8, 16 or 64 at a time (they only use those before the closing brace)
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
     this.bytes.set(body, this.bodyAt)
-    const form = compactForm(body, frame.at)
+    const form = reader === 'general' ? undefined : compactForm(body, frame.at)
     const compact = form === undefined ? NOT_COMPACT : this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt, form)
     this.lastReader = compact === NOT_COMPACT ? 'general' : 'compact'
     if (compact !== NOT_COMPACT) return compact

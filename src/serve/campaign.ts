@@ -97,8 +97,8 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       client.port = port
       try {
         const r = await client.request('POST', path, body)
-        if (r.status === 503) {
-          // not applied, retry (e.g. shutting down, not durable)
+        if (r.status === 503 || r.status === 429) {
+          // not applied, retry (e.g. shutting down, not durable, over the connection limit)
           retried = true
           await new Promise((res) => setTimeout(res, 20))
           continue

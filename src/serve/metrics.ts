@@ -74,7 +74,7 @@ export class ServiceMetrics {
     for (const [route, r] of this.routes) out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
     family('kt_http_connections', 'gauge', 'Open client connections.')
     out.push(`kt_http_connections ${this.connections}`)
-    family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 503 because the connection limit was reached.')
+    family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 429 because the connection limit was reached.')
     out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
     family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
     out.push(`kt_tenants_open ${extra.tenantsOpen}`)

@@ -15,8 +15,9 @@
  *   POST /noop                    reads the body and answers {} (the HTTP overhead reference of `kt bench serve`)
  *   GET  /healthz, GET /metrics   liveness; Prometheus text
  *
- * Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 (with Retry-After)
- * when the request was not applied and may be sent again; each is logged as one JSON line.
+ * Errors are JSON {error: {code, message, retry}} with a 4xx status (429 with Retry-After for a
+ * connection over the limit), or 503 (with Retry-After) when the server cannot apply the request
+ * now and it may be sent again; each is logged as one JSON line.
  */
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {Socket} from 'node:net'
@@ -30,6 +31,7 @@ import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/load.js'
 import {InputError, describeValue} from '../util/errors.js'
+import {parseJsonText} from '../util/json.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
@@ -41,8 +43,9 @@ import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '..
 /** Largest request body (the issue: a body over 1 MB is refused). */
 export const MAX_BODY_BYTES = 1024 * 1024
 /**
- * Open connections at most; beyond it a new connection is answered 503 and closed. 10,000 is the
- * issue's flood size; the process's file-descriptor limit caps it (minus FD_RESERVE).
+ * Open connections at most; beyond it a new connection is answered 429 Too Many Requests (with
+ * Retry-After: the client's to slow down, RFC 6585) and closed. 10,000 is the issue's flood size;
+ * the process's file-descriptor limit caps it (minus FD_RESERVE).
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 /** Descriptors kept for tenant logs, snapshots and the registry when the connection limit is derived from the fd limit. */
@@ -57,7 +60,7 @@ export const REGISTRY_CHECK_MS = 1000
 export const MAX_RERANK_CANDIDATES = 10_000
 /** Float64 rows can be copied byte for byte into a Float64Array on a little-endian machine. */
 const LITTLE_ENDIAN = endianness() === 'LE'
-/** Retry-After (seconds) sent with 503 answers. */
+/** Retry-After (seconds) sent with 429 and 503 answers. */
 const RETRY_AFTER_S = 1
 
 export interface ServeOptions {
@@ -251,11 +254,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   const parseJson = (body: Buffer, what: string): unknown => {
     if (body.length === 0) throw new HttpError(400, 'bad_request', `${what}: expected a JSON body, got nothing`)
-    try {
-      return JSON.parse(body.toString('utf8'))
-    } catch (error) {
-      throw new HttpError(400, 'bad_request', `${what}: expected JSON, got ${(error as Error).message.split('\n')[0]}`)
-    }
+    // kt's one JSON reader: nesting beyond MAX_JSON_DEPTH is refused before anything recursive
+    // (describeValue, the tenant's checks) walks the value; its InputError answers 400
+    return parseJsonText(what, body.toString('utf8'), {expected: 'JSON'})
   }
 
   const createTenant = (body: unknown): {status: number; body: unknown} => {
@@ -265,7 +266,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     validateTenantId(id)
     if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
     const spec: TenantSpec = rest as TenantSpec
-    const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space')
+    // engine spaces (`engine:<name>`) are kept in the tenants' folder by kt online init --engine
+    const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space', options.dir)
     if (profile !== undefined) {
       // THE profile loader (src/deploy/load.ts): any kind, checked against its space
       const loaded = parseProfile(profile, 'POST /tenants: profile', {space})
@@ -430,9 +432,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.on('connection', (socket: Socket) => {
     if (sockets.size >= maxConnections) {
       metrics.connectionsRejected++
-      logLine({level: 'warn', status: 503, code: 'overloaded', message: `connection refused: ${sockets.size} open connections, the limit is ${maxConnections}`})
+      logLine({level: 'warn', status: 429, code: 'overloaded', message: `connection refused: ${sockets.size} open connections, the limit is ${maxConnections}`})
       const text = jsonError('overloaded', `expected at most ${maxConnections} open connections: retry later`, true)
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nretry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n${text}`)
+      socket.end(`HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nretry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n${text}`)
       socket.on('error', () => undefined)
       return
     }

@@ -28,6 +28,8 @@ export interface SearchOptions {
   readonly study?: string
   /** Continue the named study instead of creating one. */
   readonly resume?: boolean
+  /** The flag that named the study to continue, for error messages (default --resume; kt worker: --study). */
+  readonly studyFlag?: string
   /** What to optimise (required for a new study; taken from the store on resume). */
   readonly objective?: ObjectiveSpec
   /**
@@ -124,9 +126,10 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     let record: StudyRecord
     let objective: Objective
     if (options.resume) {
-      if (!options.study) throw new InputError('--resume', 'a study name', 'nothing')
+      const flag = options.studyFlag ?? '--resume'
+      if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
       const found = await store.getStudy(options.study)
-      if (!found) throw new InputError(`${store.label}: --resume ${options.study}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      if (!found) throw new InputError(`${store.label}: ${flag} ${options.study}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
       record = found
       objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
       const stored = record.options as unknown as StoredOptions

@@ -156,7 +156,7 @@ export class StudyStore {
    */
   static open(path: string, options: {mustExist?: boolean; readonly?: boolean} = {}): StudyStore {
     const exists = path !== ':memory:' && existsSync(path)
-    if (!exists && (options.mustExist || options.readonly) && path !== ':memory:') throw new InputError(path, 'an existing kt study file', 'no such file')
+    if (!exists && (options.mustExist || options.readonly) && path !== ':memory:') throw new InputError(path, `an existing kt study file (run kt search --storage ${path} ... first: it creates one)`, 'no such file')
     if (!exists && path !== ':memory:') ensureDir(dirname(path))
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
     let db: Db

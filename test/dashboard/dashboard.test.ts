@@ -133,7 +133,7 @@ describe('kt dashboard and kt study importance: bad input is one line, exit 2', 
     const r = kt(['dashboard', '--storage', join(store.dir, 'missing.sqlite'), '--port', '0'])
     expect(r.status).toBe(2)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
-    expect(r.stderr).toMatch(/missing\.sqlite: expected an existing kt study file, got no such file/)
+    expect(r.stderr).toMatch(/missing\.sqlite: expected an existing kt study file \(run kt search --storage \S*missing\.sqlite \.\.\. first: it creates one\), got no such file/)
   })
 
   it('a file that is not a study store', () => {

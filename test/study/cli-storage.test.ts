@@ -32,6 +32,16 @@ describe.skipIf(pg.skip)(`kt study and kt worker on PostgreSQL ${pg.label}`.trim
     r = kt(['study', 'show', 'nope', '--storage', url])
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_cli_\w+: study nope: expected an existing study \(b\), got no such study\n$/)
+    // a worker names the flag it was given
+    r = kt(['worker', '--storage', url, '--study', 'nosuch'])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_cli_\w+: --study nosuch: expected an existing study \(b\), got no such study\n$/)
+    // no password for a server that asks for one: say so, and how to give it
+    const bare = new URL(url)
+    bare.password = ''
+    r = kt(['study', 'list', '--storage', bare.toString()], {env: {PGPASSWORD: ''}})
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt_cli_\w+: expected a password for user kt \(PGPASSWORD=\.\.\., or postgresql:\/\/kt:PASSWORD@127\.0\.0\.1:\d+\/kt_cli_\w+\): the server asks for one, got none\n$/)
     const bad = new URL(url)
     bad.password = 'wrong-secret'
     r = kt(['study', 'list', '--storage', bad.toString()])

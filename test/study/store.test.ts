@@ -79,9 +79,10 @@ describe('study store', () => {
     expect(message).not.toContain('\n')
   })
 
-  it('says which study is missing on --resume', async () => {
+  it('says which study is missing on --resume (kt worker: --study), and how to create a missing study file', async () => {
     const storage = join(dir, 'ok.sqlite')
     await expect(runSearch({storage, study: 'nope', resume: true})).rejects.toThrow(/--resume nope: expected an existing study \(counting_ones-bohb-s1\), got no such study/)
-    await expect(runSearch({storage: join(dir, 'missing.sqlite'), study: 'a', resume: true})).rejects.toThrow(/missing\.sqlite: expected an existing kt study file, got no such file/)
+    await expect(runSearch({storage, study: 'nope', resume: true, studyFlag: '--study'})).rejects.toThrow(/ok\.sqlite: --study nope: expected an existing study \(counting_ones-bohb-s1\), got no such study/)
+    await expect(runSearch({storage: join(dir, 'missing.sqlite'), study: 'a', resume: true})).rejects.toThrow(/missing\.sqlite: expected an existing kt study file \(run kt search --storage \S+missing\.sqlite \.\.\. first: it creates one\), got no such file/)
   })
 })

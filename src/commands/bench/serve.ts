@@ -42,6 +42,7 @@ export default class BenchServe extends KtCommand {
       [`rerank JSON, full-precision doubles (${r.json_full_precision.body_bytes} B): beyond /noop (µs)`, `${r.json_full_precision.beyond_http_us.toFixed(1)} (${r.json_full_precision.rerank_median_us.toFixed(0)} - ${r.json_full_precision.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.json_full_precision.meets_target)],
       [`rerank float64 rows (${r.binary.body_bytes} B): beyond /noop (µs)`, `${r.binary.beyond_http_us.toFixed(1)} (${r.binary.rerank_median_us.toFixed(0)} - ${r.binary.noop_median_us.toFixed(0)})`, `<= ${TARGET_RERANK_US}`, yes(r.binary.meets_target)],
       [`  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP: wasm kernel / packed walk (µs)`, `${r.model_scoring_us.toFixed(1)} / ${r.packed_scoring_us.toFixed(1)}`, '', ''],
+      [`  of which reading the 6-decimal JSON rows in-process, no HTTP: compact reader / general reader (µs)`, `${r.json_reading_us.compact_reader.toFixed(1)} / ${r.json_reading_us.general_reader.toFixed(1)}`, '', ''],
     ]
     if (flags.only === 'rerank') {
       const spinner = this.spinner('kt bench serve --only rerank')
@@ -76,7 +77,7 @@ export default class BenchServe extends KtCommand {
         ['one free core could serve (queries/s, 1e6 / server CPU per query)', (1e6 / l.server_cpu_us_per_query).toFixed(0), `>= ${TARGET_QUERIES_PER_S}`, yes(1e6 / l.server_cpu_us_per_query >= TARGET_QUERIES_PER_S)],
         ['request latency p50 / p99.9 / max (ms)', `${l.latency_ms.p50.toFixed(2)} / ${l.latency_ms.p999.toFixed(2)} / ${l.latency_ms.max.toFixed(2)}`, '', ''],
         ...rerankRows(report.rerank),
-        ...(report.flood ? [[`under a flood of ${report.flood.connections_opened} idle connections: queries/s, p99 (ms)`, `${report.flood.load.queries_per_s.toFixed(0)}, ${report.flood.load.latency_ms.p99.toFixed(2)} (${report.flood.refused_503} refused with 503)`, 'keeps serving', yes(report.flood.load.errors === 0 && report.flood.healthz_ok)]] : []),
+        ...(report.flood ? [[`under a flood of ${report.flood.connections_opened} idle connections: queries/s, p99 (ms)`, `${report.flood.load.queries_per_s.toFixed(0)}, ${report.flood.load.latency_ms.p99.toFixed(2)} (${report.flood.refused_429} refused with 429)`, 'keeps serving', yes(report.flood.load.errors === 0 && report.flood.healthz_ok)]] : []),
         ...report.bad_input.map((b) => [`bad input: ${b.case}`, `${b.status} ${b.code}`, '4xx JSON error', yes(b.ok)]),
         ['log lines for those bad requests', String(report.bad_input_log_lines), `${report.bad_input.length} (one each)`, yes(report.bad_input_log_lines === report.bad_input.length)],
         ...(report.campaign ? [[`kill -9 campaign: ${report.campaign.kills} kills`, `${report.campaign.acknowledged_feedback} acknowledged feedbacks, ${report.campaign.violations.length} violations (${report.campaign.retried_feedback} retried, ${report.campaign.retried_feedback_already_applied} found applied)`, 'all in the state, none twice', yes(report.campaign.passed)]] : []),

@@ -11,8 +11,8 @@ export default class OnlineServe extends KtCommand {
     '({query_id, used: true} or {query_id, label: G}), GET|POST /rerank (scores candidates with the reranker deployed in --registry), POST /noop,',
     'GET /healthz, GET /metrics (Prometheus). A choose or feedback is answered only once its event is on disk: all tenants\' events go to one',
     'journal in --dir/.journal, one pwrite and one fdatasync per batch (the tenant logs are written behind it; after a crash the next start or',
-    'open applies it). Errors are JSON {error: {code, message, retry}} with a 4xx status, or 503 + Retry-After when the request',
-    'was not applied and may be repeated; each error is one JSON line on stderr. Binds 127.0.0.1 unless --host says otherwise; any other host',
+    'open applies it). Errors are JSON {error: {code, message, retry}} with a 4xx status (429 + Retry-After for a connection over --max-connections),',
+    'or 503 + Retry-After when the request was not applied and may be repeated; each error is one JSON line on stderr. Binds 127.0.0.1 unless --host says otherwise; any other host',
     'requires --token (or KT_SERVE_TOKEN), sent by clients as "Authorization: Bearer <token>". The server holds the lock of every tenant it has',
     'open: kt online choose/feedback on the same --dir wait for it. SIGINT/SIGTERM stop it cleanly (requests in flight finish, snapshots written).',
     'See src/online/README.md, "The service".',
@@ -26,11 +26,11 @@ export default class OnlineServe extends KtCommand {
 
   static override flags = {
     dir: Flags.string({description: 'Folder holding the tenants\' logs and state.', default: DEFAULT_ONLINE_DIR}),
-    port: Flags.integer({description: 'Port (0: any free port; the line "listening on URL" on stdout says which).', default: 8080, min: 0, max: 65535}),
+    port: Flags.integer({description: 'Port (0: any free port; the line "listening on URL" on stdout says which; under --json a JSON line {listening, url, port, ...}).', default: 8080, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to bind; anything but a loopback address requires --token.', default: '127.0.0.1'}),
     token: Flags.string({description: 'Bearer token clients must send (at least 16 characters); required off loopback.', env: 'KT_SERVE_TOKEN'}),
     registry: Flags.string({description: 'Reranker registry whose deployed version POST /rerank serves.', default: DEFAULT_REGISTRY}),
-    'max-connections': Flags.integer({description: 'Open connections at most (beyond: 503 and close). Default 10000, capped by the open-file limit minus 1024.', min: 1}),
+    'max-connections': Flags.integer({description: 'Open connections at most (beyond: 429 Too Many Requests with Retry-After, and close). Default 10000, capped by the open-file limit minus 1024.', min: 1}),
     'snapshot-every': Flags.integer({description: 'Events between a tenant\'s snapshots (default 200).', min: 1}),
   }
 
@@ -38,7 +38,11 @@ export default class OnlineServe extends KtCommand {
     const {flags} = await this.parse(OnlineServe)
     const {startServer} = await import('../../serve/server.js')
     const running = await startServer({dir: flags.dir, host: flags.host, port: flags.port, token: flags.token, registry: flags.registry, maxConnections: flags['max-connections'], snapshotEvery: flags['snapshot-every']})
-    process.stdout.write(`kt online serve: listening on ${running.url} (tenants in ${flags.dir}, reranker registry ${flags.registry}, pid ${process.pid})\n`)
+    // --json: stdout carries JSON only, one line when listening and one when stopped; the human line goes to stderr
+    if (this.jsonEnabled()) {
+      process.stdout.write(`${JSON.stringify({listening: true, url: running.url, host: running.host, port: running.port, dir: flags.dir, registry: flags.registry, pid: process.pid})}\n`)
+      process.stderr.write(`kt online serve: listening on ${running.url} (pid ${process.pid})\n`)
+    } else process.stdout.write(`kt online serve: listening on ${running.url} (tenants in ${flags.dir}, reranker registry ${flags.registry}, pid ${process.pid})\n`)
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGINT', stop)
@@ -48,7 +52,11 @@ export default class OnlineServe extends KtCommand {
       process.on('SIGINT', stop)
       process.on('SIGTERM', stop)
     })
-    if (!this.jsonEnabled()) this.log('kt online serve: stopped')
+    if (this.jsonEnabled()) {
+      process.stdout.write(`${JSON.stringify({stopped: true, url: running.url})}\n`)
+      return undefined
+    }
+    this.log('kt online serve: stopped')
     return {stopped: true, url: running.url}
   }
 }

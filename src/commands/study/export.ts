@@ -4,7 +4,10 @@ import {KtCommand, outFlag} from '../../cli/base.js'
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
   static override description = 'Without --out the trials go to stdout; with --out DIR they are written (atomically) to DIR/<study>.csv or DIR/<study>.json, where <study> is the study name with every character other than a letter, digit, ".", "_" or "-" replaced by "_".'
-  static override examples = ['<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv', '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out reports/trials']
+  static override examples = [
+    {description: 'After `kt search --objective branin --optimizer bohb --trials 100` (it stores study branin-bohb-s42 in kt-studies.sqlite, the default --storage): every trial as CSV.', command: '<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv'},
+    {description: 'After `kt search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1`: every trial as JSON, written to a folder.', command: '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out reports/trials'},
+  ]
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }

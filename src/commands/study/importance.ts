@@ -6,8 +6,8 @@ export default class StudyImportance extends KtCommand {
   static override description =
     'Fits a random forest (64 trees, Optuna\'s FanovaImportanceEvaluator settings) to the successful trials and reports each parameter\'s share of the fitted objective\'s variance (its main effect, Hutter et al. 2014), averaged over the trees, with the shares rescaled to sum to 1 as Optuna reports them. Multi-fidelity studies add the budget as one more feature, shown as "budget (fidelity)". --target picks a stored metric instead of the loss (e.g. p99_ms).'
   static override examples = [
-    '<%= config.bin %> study importance retrieval-all --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite',
-    '<%= config.bin %> study importance importance-bohb --storage reports/seed42-plan226273690f7b/studies.sqlite --json',
+    {description: 'After `kt run` (its studies go to reports/seed42-plan226273690f7b): what explains the retrieval study\'s objective.', command: '<%= config.bin %> study importance retrieval-all --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite'},
+    {description: 'After `kt run`: the importance engine\'s BOHB study, for scripts.', command: '<%= config.bin %> study importance importance-bohb --storage reports/seed42-plan226273690f7b/studies.sqlite --json'},
   ]
   static override args = {name: Args.string({description: 'Study name.', required: true})}
   static override flags = {

@@ -3,7 +3,10 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class StudyList extends KtCommand {
   static override summary = 'List the studies in a study file.'
-  static override examples = ['<%= config.bin %> study list', '<%= config.bin %> study list --storage studies.sqlite --json']
+  static override examples = [
+    {description: 'After `kt search --objective branin --optimizer bohb --trials 100` (it stores study branin-bohb-s42 in kt-studies.sqlite, the default --storage): the studies there.', command: '<%= config.bin %> study list'},
+    {description: 'After `kt search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1`: the studies of that file, for scripts.', command: '<%= config.bin %> study list --storage studies.sqlite --json'},
+  ]
   static override flags = {
     storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
   }

@@ -3,7 +3,10 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
-  static override examples = ['<%= config.bin %> study show branin-bohb-s42', '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json']
+  static override examples = [
+    {description: 'After `kt search --objective branin --optimizer bohb --trials 100` (it stores study branin-bohb-s42 in kt-studies.sqlite, the default --storage): its settings, trials per budget and incumbent.', command: '<%= config.bin %> study show branin-bohb-s42'},
+    {description: 'After `kt search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1`: the same with its best 10 trials, for scripts.', command: '<%= config.bin %> study show co-1 --storage studies.sqlite --top 10 --json'},
+  ]
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }
