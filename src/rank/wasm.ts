@@ -588,7 +588,7 @@ function compactReaderBody(): number[] {
     ...get(V.j), ...i32Load(4 * slot), ...tee(e), ...get(s), op.i32Sub, ...tee(V.n),
     ...i32(1), op.i32Sub, ...i32(FAST_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.dot), ...vop(simd.i8x16Eq), ...vop(simd.i8x16Bitmask), ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...set(V.d),
-    ...get(X.v), ...vop(simd.i8x16ExtractLaneU), 0, ...i32(ch('-')), op.i32Eq, ...set(V.neg),
+    ...get(s), op.i32Load8U, 0, 0, ...i32(ch('-')), op.i32Eq, ...set(V.neg),
     ...get(P.table), ...get(V.d), ...i32(FAST_LENGTH_MAX + 1), op.i32Mul, ...get(V.n), op.i32Add, ...i32(1), op.i32Shl, ...get(V.neg), op.i32Or, ...i32(6), op.i32Shl, op.i32Add, ...set(ent),
     ...get(X.v), ...get(ent), ...v128Load(half + FAST_ENTRY.base), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(ent), ...v128Load(half + FAST_ENTRY.limit), ...vop(simd.i8x16MinU),
     ...get(X.tw), ...vop(simd.i8x16Eq), ...get(X.acc), ...vop(simd.v128And), ...set(X.acc),
