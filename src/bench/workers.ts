@@ -56,7 +56,7 @@ export interface Mechanism {
   readonly worker_cpu_ms_per_trial: number
   /** Wall time the optimiser copies spent replaying, telling and asking (all processes), ms: about their CPU when the machine is idle. */
   readonly optimizer_ms_per_trial: number
-  /** PostgreSQL server CPU per trial (all backends), ms; null when the server was not started here. */
+  /** PostgreSQL server CPU per trial (all backends, from the common start to the workers' exit), ms; null when the server was not started here. */
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
@@ -76,6 +76,9 @@ export interface Mechanism {
   readonly latest_start_ms: number
   readonly idle_at_end_ms: number
 }
+
+/** The server's CPU is read this long before the common start (ms): the workers are idle then, and the reading does not compete with their start. */
+const SERVER_CPU_LEAD_MS = 20
 
 /** Linux clock ticks per second of /proc/PID/stat times (sysconf(_SC_CLK_TCK), 100 on Linux). */
 const CLOCK_TICKS_PER_S = 100
@@ -154,8 +157,11 @@ async function measure(
 ): Promise<{seconds: number; takeovers: number; mechanism: Mechanism | null}> {
   await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
   const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
-  const server0 = dataDir ? serverCpuMs(dataDir) : null
-  await runWorkers(url, study, processes, startAt, statsDir)
+  // the server's CPU from just before the common start (the processes' connections and warm-up
+  // are not trials' work) to the workers' exit
+  let server0: number | null = null
+  const atStart = setTimeout(() => (server0 = dataDir ? serverCpuMs(dataDir) : null), Math.max(0, startAt - SERVER_CPU_LEAD_MS - Date.now()))
+  await runWorkers(url, study, processes, startAt, statsDir).finally(() => clearTimeout(atStart))
   const server1 = dataDir ? serverCpuMs(dataDir) : null
   const storage = await openStorage(url, {readonly: true})
   try {
