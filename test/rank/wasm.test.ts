@@ -83,6 +83,19 @@ describe('WasmEnsemble', () => {
     expect(() => wasm.scoreInput(1_000_000)).toThrow(RangeError)
   })
 
+  it('walks groups whose trees have odd and even depths (an odd step, then two per iteration) exactly, NaN features going right', () => {
+    const rng = new Rng(11)
+    // depths 1..7 and back, so every group of four mixes depths and some leaves loop for several steps
+    const depths = [1, 2, 3, 4, 5, 6, 7, 6, 5, 4, 3, 2, 1, 7, 2]
+    const lm = {featureNames: Array.from({length: 9}, (_, i) => `f${i}`), trees: depths.map((d) => randomCompleteTree(d, 9, rng))}
+    const packed = new PackedEnsemble(lm)
+    const wasm = new WasmEnsemble(packed)
+    for (const count of [1, 2, 7, 49, 65]) {
+      const rows = Float64Array.from({length: count * 9}, () => (rng.next() < 0.1 ? Number.NaN : rng.next()))
+      expectIdentical(wasm.scoreAll(rows, count, new Float64Array(count)), packed.scoreAll(rows, count, new Float64Array(count)))
+    }
+  })
+
   it('scores a model without trees as its base term and a single-leaf tree as its leaf', () => {
     const stump: RegressionTree = {splitFeature: new Int32Array(0), threshold: new Float64Array(0), left: new Int32Array(0), right: new Int32Array(0), gain: new Float64Array(0), leafValue: Float64Array.of(0.25)}
     expect(Array.from(new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: [stump]})).scoreAll(Float64Array.of(3, 4), 2, new Float64Array(2)))).toEqual([0.25, 0.25])

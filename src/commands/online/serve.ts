@@ -20,7 +20,8 @@ export default class OnlineServe extends KtCommand {
 
   static override examples = [
     '<%= config.bin %> online serve --port 8080',
-    {description: 'Then, from another shell:', command: 'curl -s -XPOST localhost:8080/tenants -d \'{"tenant":"acme"}\' && curl -s -XPOST localhost:8080/tenants/acme/choose -d \'{}\''},
+    {description: 'Then, from another shell: a new tenant (the tenants kt online init made in --dir are served as they are), and its first query.', command: 'curl -s -XPOST localhost:8080/tenants -d \'{"tenant":"web"}\' && curl -s -XPOST localhost:8080/tenants/web/choose -d \'{}\''},
+    {description: 'With a server of the engine tenants\' folder (kt online serve --dir reports/kt-py/online, after kt online init --engine ... --dir reports/kt-py/online kept the engine\'s table there): a new tenant tuning that engine\'s parameters.', command: 'curl -s -XPOST localhost:8080/tenants -d \'{"tenant":"py2","space":"engine:memengine-py"}\''},
     '<%= config.bin %> online serve --host 0.0.0.0 --port 8080 --token "$(openssl rand -hex 16)"',
   ]
 
