@@ -32,7 +32,7 @@ export default class RerankTrain extends KtCommand {
     'min-hessian': Flags.string({description: 'Smallest Hessian sum in a leaf (XGBoost min_child_weight, LightGBM min_sum_hessian_in_leaf).', default: '0.001'}),
     'feature-fraction': Flags.string({description: 'Share of the feature columns each tree may split on, drawn per tree with --seed (1: all).', default: '1'}),
     'boost-from': Flags.string({description: 'Start boosting from a fitted linear score of this feature column (e.g. engine_score with --engine-score-feature): the trees refine that ranking, and early stopping may keep none of them.'}),
-    peer: Flags.string({description: 'Also train this peer with the same settings on the same LETOR files and compare (paired interval, CPU time): xgboost (needs Debian\'s python3-xgboost).', options: ['xgboost']}),
+    peer: Flags.string({description: 'Also train this peer with the same settings on the same LETOR files and compare: xgboost (needs Debian\'s python3-xgboost). Quality against XGBoost on its default 2 threads (its scores depend on the thread count), with a paired interval; training time against XGBoost on 1 thread (CPU, the judged ratio) and on 2 (wall), in the report\'s last section.', options: ['xgboost']}),
     seed: Flags.integer({description: 'Seed of the linear baseline\'s coordinate ascent and of the per-tree feature draws.', default: 42}),
     save: Flags.string({description: 'Write the trained model (JSON, with its metrics) to this path.'}),
     'engine-score-feature': Flags.boolean({description: 'Feature logs only: add the logged engine_score as one more feature (the reranker refines the engine\'s ranking).', default: false}),
