@@ -143,13 +143,14 @@ const IDLE_RECHECK_MS = 5_000
 /**
  * A worker catches up outside the lock when at least this many other workers' results arrived
  * between its last two sections (and always when it joins). With replay hints a copy replays a
- * trial in about 0.05 ms (BOHB on counting_ones, 320 trials; 0.4 ms without hints), so up to
- * this many replayed inside the lock cost less than the extra statement: in an interleaved A/B of
- * kt bench workers at 8 processes (load 15-20) catching up from 4 results cost 1.0 ms more worker
- * CPU and 0.3 ms more PostgreSQL CPU per trial (3.1 statements per trial instead of 2.2) and
- * lowered the throughput.
+ * trial in about 0.05 ms of CPU, but work inside the lock costs more than its CPU on a busy
+ * machine: a lock holder that is descheduled holds everyone up. Interleaved A/B of kt bench
+ * workers at 8 processes (load 7-9, three rounds each): from 4 results, 60-70% of
+ * ideal with the lock held 5.5-6.2 ms; from 16 (replay inside the lock), 46-58%, held 9-13 ms
+ * (though 3.2 instead of 2.2 statements and 0.3-0.5 ms more worker CPU per trial); from 2, no
+ * better than 4 at 4 and 8 processes (below 4 the extra statement costs more than it saves).
  */
-const CATCH_UP_MIN_TELLS = 16
+const CATCH_UP_MIN_TELLS = 4
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
