@@ -315,22 +315,40 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   }
 }
 
-/** `kt bench serve --only rerank`: the rerank endpoint part alone, on a server of its own. */
-export async function runRerankServeBench(options: {rerankRequests: number; seed: number}): Promise<{machine: ServeBenchReport['machine']; rerank: RerankEndpointReport}> {
+/**
+ * Runs `fn` against a `kt online serve` process on a fresh folder holding the bench's registry; the
+ * server is killed and the folder removed afterwards, whatever happens. `stop` ends the server
+ * gracefully before `fn` is done (the full bench runs its kill campaign after it, in `dir`).
+ */
+async function withBenchServer<T>(seed: number, fn: (bench: {dir: string; server: ServerProcess; packed: PackedEnsemble; stop: () => Promise<void>}) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'kt-bench-serve-'))
-  const loadBefore = loadavg()[0]
   let server: ServerProcess | undefined
   try {
-    const {registry, packed} = benchRegistry(dir, options.seed)
-    server = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
-    const rerank = await rerankEndpoint(server.port, packed, options.rerankRequests, options.seed)
-    await stopServerProcess(server)
-    server = undefined
-    return {machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]}, rerank}
+    const {registry, packed} = benchRegistry(dir, seed)
+    const started = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
+    server = started
+    const stop = async (): Promise<void> => {
+      if (!server) return
+      server = undefined
+      await stopServerProcess(started)
+    }
+    const result = await fn({dir, server: started, packed, stop})
+    await stop()
+    return result
   } finally {
     if (server) await stopServerProcess(server, 'SIGKILL')
     rmSync(dir, {recursive: true, force: true})
   }
+}
+
+/** `kt bench serve --only rerank`: the rerank endpoint part alone, on a server of its own. */
+export async function runRerankServeBench(options: {rerankRequests: number; seed: number}): Promise<{machine: ServeBenchReport['machine']; rerank: RerankEndpointReport}> {
+  const loadBefore = loadavg()[0]
+  return withBenchServer(options.seed, async ({server, packed, stop}) => {
+    const rerank = await rerankEndpoint(server.port, packed, options.rerankRequests, options.seed)
+    await stop()
+    return {machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]}, rerank}
+  })
 }
 
 /** Opens `count` idle connections; resolves when all are connected (or refused), with the sockets and how many got a 429. */
@@ -395,12 +413,8 @@ async function badInput(port: number, tenant: string): Promise<ServeBenchReport[
 
 export async function runServeBench(options: ServeBenchOptions): Promise<ServeBenchReport> {
   const progress = options.onProgress ?? (() => undefined)
-  const dir = mkdtempSync(join(tmpdir(), 'kt-bench-serve-'))
   const loadBefore = loadavg()[0]
-  let server: ServerProcess | undefined
-  try {
-    const {registry, packed} = benchRegistry(dir, options.seed)
-    server = await startServerProcess(['--dir', join(dir, 'tenants'), '--registry', registry])
+  return withBenchServer(options.seed, async ({dir, server, packed, stop}) => {
     const port = server.port
     progress(`creating ${options.tenants} tenants`)
     const tenants = await createTenants(port, options.tenants)
@@ -446,8 +460,7 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const bad = await badInput(port, tenants[0])
     await new Promise((r) => setTimeout(r, 100))
     const badLines = server.stderrLines.length - linesBefore
-    await stopServerProcess(server)
-    server = undefined
+    await stop()
 
     let campaign: CampaignReport | null = null
     if (options.kills > 0) {
@@ -476,8 +489,5 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
       bad_input_log_lines: badLines,
       campaign,
     }
-  } finally {
-    if (server) await stopServerProcess(server, 'SIGKILL')
-    rmSync(dir, {recursive: true, force: true})
-  }
+  })
 }
