@@ -401,8 +401,11 @@ export class BohbOptimizer implements Optimizer {
     for (let i = 0; i < this.options.numSamples; i++) {
       const datum = good.row(this.rng.int(good.n))
       this.sampleAround(datum, good.bw, candidate)
-      // log of hpbandster's ratio bad(x) / good(x); smaller is better.
-      const value = bad.logPdf(candidate) - good.logPdf(candidate)
+      // log of hpbandster's ratio bad(x) / good(x); smaller is better. After the first candidate
+      // the bad density's scoring stops once it proves the candidate cannot beat the best
+      // (Kde.logPdfUnlessAtLeast), which leaves the pick, and every value kept, as they were.
+      const logGood = good.logPdf(candidate)
+      const value = (i === 0 ? bad.logPdf(candidate) : bad.logPdfUnlessAtLeast(candidate, logGood, best)) - logGood
       if (value < best || i === 0) {
         best = value
         pick = i
@@ -476,7 +479,7 @@ export class BohbOptimizer implements Optimizer {
 
   /** The vector of the configuration a vector decodes to (ints snapped), as hpbandster stores it. */
   private canonical(vector: Float64Array): Float64Array {
-    return this.encoding.encode(this.encoding.decode(vector))
+    return this.encoding.canonical(vector)
   }
 }
 
