@@ -214,6 +214,9 @@ const POW10_INT_MAX = 8
 const POW5_OFFSET = POW10_INT_OFFSET + (POW10_INT_MAX + 1) * 8
 const POW5_MIN = -342
 const POW5_MAX = 308
+/** Decimal exponents where an exact halfway case can occur for float64 (fast_float's binary_format<double>::min/max_exponent_round_to_even). */
+const ROUND_TO_EVEN_MIN = -4
+const ROUND_TO_EVEN_MAX = 23
 /** Digits a u64 mantissa holds (10^19 < 2^64): longer numbers fall back to JSON.parse. */
 const MAX_DIGITS_U64 = 19
 
@@ -444,12 +447,13 @@ function eiselLemireCode(V: EiselLemireLocals, pow: number, failIf: (cond: numbe
     // power2 = floor(exp x log2(10)) + 63 + upper - lz + 1023 (fast_float's detail::power)
     ...i32(152170 + 65536), ...get(V.exp), op.i32Mul, ...i32(16), op.i32ShrS, ...i32(63), op.i32Add, ...get(V.upper), op.i32Add, ...get(V.lz), op.i32Sub, ...i32(1023), op.i32Add, ...set(V.power2),
     ...failIf([...get(V.power2), ...i32(0), op.i32LeS]),
-    // exactly halfway between two doubles: round to even
-    ...get(V.lo), ...i64(1n), op.i64LeU, ...get(V.exp), ...i32(-4), op.i32GeS, op.i32And, ...get(V.exp), ...i32(23), op.i32LeS, op.i32And,
-    ...get(V.m), ...i64(3n), op.i64And, ...i64(1n), op.i64Eq, op.i32And, op.if, EMPTY_BLOCK,
+    // exactly halfway between two doubles: round to even (only where 5^exp fits 64 bits: fast_float's
+    // min/max_exponent_round_to_even, -4 and 23; the range test first, one unsigned comparison)
+    ...get(V.exp), ...i32(-ROUND_TO_EVEN_MIN), op.i32Add, ...i32(ROUND_TO_EVEN_MAX - ROUND_TO_EVEN_MIN), op.i32LeU, op.if, EMPTY_BLOCK,
+    ...get(V.lo), ...i64(1n), op.i64LeU, ...get(V.m), ...i64(3n), op.i64And, ...i64(1n), op.i64Eq, op.i32And, op.if, EMPTY_BLOCK,
     ...get(V.m), ...get(V.shift), op.i64ExtendI32U, op.i64Shl, ...get(V.hi), op.i64Eq, op.if, EMPTY_BLOCK,
     ...get(V.m), ...i64(-2n), op.i64And, ...set(V.m),
-    op.end, op.end,
+    op.end, op.end, op.end,
     ...get(V.m), ...get(V.m), ...i64(1n), op.i64And, op.i64Add, ...i64(1n), op.i64ShrU, ...set(V.m),
     ...get(V.m), ...i64(2n << 52n), op.i64GeU, op.if, EMPTY_BLOCK,
     ...i64(1n << 52n), ...set(V.m), ...get(V.power2), ...i32(1), op.i32Add, ...set(V.power2),
@@ -606,11 +610,13 @@ function compactReaderBody(): number[] {
   const index = separatorIndex({at: P.at, last: P.last, tape: P.tape, p: V.p, tp: V.tp, cnt: V.cnt, k: V.k, M: L.M, v: X.v, comma: X.comma, close: X.close})
   // pass 2: one value from `s` to the separator at tape[j + 4 * slot]: checked into acc, its
   // table entry in `ent`, its digits right-aligned in `u`
-  // (ws: first past up to 15 bytes of JSON whitespace; each byte's low nibble picks the one
-  // whitespace character it could be, and only that character matches)
+  // (ws: first past up to 16 bytes of JSON whitespace; each byte's low nibble picks the one
+  // whitespace character it could be, and only that character matches; the bit past the 16 lanes
+  // stops a run of 16 there, where the value's own check meets the 17th: a ctz of 32 once jumped
+  // 32 bytes, into a long value, which was then read from its middle)
   const skipWs = (s: number): number[] => [
     ...get(X.space), ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
-    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
+    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
   ]
   const prep = (s: number, e: number, ent: number, u: number, slot: number, ws: boolean, half: number): number[] => [
     ...(ws ? skipWs(s) : []),
@@ -791,12 +797,12 @@ function longReaderBody(): number[] {
   const first = 9
   let next = first
   const take = <K extends string>(names: readonly K[]): Record<K, number> => Object.fromEntries(names.map((n) => [n, next++])) as Record<K, number>
-  const V = take(['p', 'tp', 'cnt', 'rows', 'j', 's', 'e', 'k', 'r', 'f', 'err', 'neg', 'q', 'len', 'x', 'd', 'dig', 'dot', 'zero', 'lim', 'nz', 'lw', 'dd', 'ex', 'eneg', 'exp', 'lz', 'upper', 'shift', 'power2', 'ent'] as const)
+  const V = take(['p', 'tp', 'cnt', 'rows', 'j', 's', 'e', 'k', 'r', 'f', 'err', 'neg', 'q', 'len', 'x', 'd', 'dig', 'dot', 'lim', 'lw', 'dd', 'ex', 'eneg', 'exp', 'lz', 'upper', 'shift', 'power2', 'ent', 'o', 'outStart'] as const)
   const i32Count = next - first
   const I = take(['M', 'mant', 'w', 't', 'hi', 'lo', 'ad', 'bd', 'adbc', 'second', 'm'] as const)
   const i64Count = next - first - i32Count
   const F = take(['value'] as const)
-  const X = take(['v', 'v2', 'tw', 'comma', 'close', 'c48', 'nine', 'dotS', 'w10', 'w100', 'w10k', 'space', 'low', 'y', 'a'] as const)
+  const X = take(['v', 'v2', 'tw', 'comma', 'close', 'c48', 'nine', 'dotS', 'zero', 'w10', 'w100', 'w10k', 'space', 'low', 'y', 'a'] as const)
   const v128Count = next - first - i32Count - i64Count - 1
   const notCompact = [...i32(NOT_COMPACT), op.return]
   const splat = (local: number, byte: number): number[] => [...i32(byte), ...vop(simd.i8x16Splat), ...set(local)]
@@ -806,7 +812,8 @@ function longReaderBody(): number[] {
   const mask32 = (test: (v: number) => number[]): number[] => [
     ...test(X.v), ...vop(simd.i8x16Bitmask), ...test(X.v2), ...vop(simd.i8x16Bitmask), ...i32(16), op.i32Shl, op.i32Or,
   ]
-  const isDigit = (v: number): number[] => [...get(v), ...get(X.c48), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(X.nine), ...vop(simd.i8x16MinU), ...get(X.tw), ...vop(simd.i8x16Eq)]
+  // on bytes minus '0': a digit is 0..9
+  const isDigit = (v: number): number[] => [...get(v), ...get(X.nine), ...vop(simd.i8x16MinU), ...get(v), ...vop(simd.i8x16Eq)]
   const isByte = (splatted: number) => (v: number): number[] => [...get(v), ...get(splatted), ...vop(simd.i8x16Eq)]
   const bit = (local: number): number[] => [...i32(1), ...get(local), op.i32Shl]
   const byteAt = (local: number, offset = 0): number[] => [...get(V.q), ...get(local), op.i32Add, op.i32Load8U, 0, ...uleb(offset)]
@@ -818,10 +825,10 @@ function longReaderBody(): number[] {
   ]
   const lane = (k: number): number[] => [...get(X.a), ...vop(simd.i32x4ExtractLane), k, op.i64ExtendI32U]
   const eiselLemire = eiselLemireCode({exp: V.exp, mant: I.mant, lz: V.lz, w: I.w, t: I.t, hi: I.hi, lo: I.lo, ad: I.ad, bd: I.bd, adbc: I.adbc, second: I.second, m: I.m, upper: V.upper, shift: V.shift, power2: V.power2, value: F.value}, P.pow, (cond) => [...cond, op.if, EMPTY_BLOCK, ...notCompact, op.end])
-  // first past up to 15 bytes of JSON whitespace at s (readCompact's skipWs)
+  // first past up to 16 bytes of JSON whitespace at s (as readCompact's skipWs)
   const skipWs = [
     ...get(X.space), ...get(V.s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
-    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, opc.i32Ctz, ...get(V.s), op.i32Add, ...set(V.s),
+    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...get(V.s), op.i32Add, ...set(V.s),
   ]
   // one value from s to the separator e, which must be `separator`; its double to out
   const value = (ws: boolean): number[] => [
@@ -833,11 +840,12 @@ function longReaderBody(): number[] {
     ...i32(1), op.i32Sub, ...i32(LONG_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     // ',' within a row, ']' after its last value
     ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.f), ...i32(1), op.i32Ne, op.select, op.i32Ne]),
-    ...get(V.q), ...v128Load(0), ...set(X.v), ...get(V.q), ...v128Load(16), ...set(X.v2),
+    // the 32 bytes after the sign, minus '0' (digits become 0..9)
+    ...get(V.q), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v),
+    ...get(V.q), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v2),
     ...bit(V.len), ...i32(1), op.i32Sub, ...set(V.lim),
     ...mask32(isDigit), ...get(V.lim), op.i32And, ...set(V.dig),
     ...mask32(isByte(X.dotS)), ...get(V.lim), op.i32And, ...set(V.dot),
-    ...mask32(isByte(X.c48)), ...set(V.zero),
     // x: the significand's end, its first byte that is neither a digit nor '.' (len when none)
     ...get(V.dig), ...get(V.dot), op.i32Or, ...i32(-1), opc.i32Xor, ...get(V.lim), op.i32And, ...bit(V.len), op.i32Or, opc.i32Ctz, ...set(V.x),
     // the significand's '.', at most one (d = x when none), with a digit on each side; a leading '0' stands alone
@@ -864,26 +872,24 @@ function longReaderBody(): number[] {
     op.end,
     // exp = the exponent minus the digits after the '.'
     ...get(V.ex), ...get(V.x), ...get(V.d), op.i32Sub, ...i32(1), op.i32Sub, ...i32(0), ...get(V.d), ...get(V.x), op.i32LtU, op.select, op.i32Sub, ...set(V.exp),
-    ...get(V.dig), ...get(V.zero), ...i32(-1), opc.i32Xor, op.i32And, ...bit(V.x), ...i32(1), op.i32Sub, op.i32And, ...tee(V.nz),
-    op.i32Eqz, op.if, EMPTY_BLOCK,
-    op.f64Const, ...f64Bytes(0), ...set(F.value),
-    op.else,
-    // the window from the first significant digit to x: lw bytes, its '.' at dd (lw when none or before the window)
-    ...get(V.x), ...get(V.nz), opc.i32Ctz, ...tee(V.k), op.i32Sub, ...set(V.lw),
+    // The digit window: the significand's bytes, lw of them with the '.' at dd (lw when none), and
+    // its digits (leading zeros included: they add nothing) while at most LONG_DIGITS_MAX; else
+    // from the first non-zero digit (0.000001234...), and D = 0 when there is none.
+    ...get(V.x), ...set(V.lw), ...get(V.d), ...set(V.dd), ...get(V.q), ...set(V.k),
+    ...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.i32Sub, ...i32(LONG_DIGITS_MAX), op.i32GtU, op.if, EMPTY_BLOCK,
+    ...get(V.dig), ...mask32(isByte(X.zero)), ...i32(-1), opc.i32Xor, op.i32And, ...bit(V.x), ...i32(1), op.i32Sub, op.i32And, ...bit(V.x), op.i32Or, opc.i32Ctz, ...set(V.k),
+    ...get(V.x), ...get(V.k), op.i32Sub, ...set(V.lw),
     ...get(V.d), ...get(V.k), op.i32Sub, ...tee(V.dd), ...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.select, ...set(V.dd),
     ...failIfMore(),
-    ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
     ...get(V.q), ...get(V.k), op.i32Add, ...set(V.k),
-    ...get(V.k), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...tee(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.lowTail), ...vop(simd.swizzle),
-    ...get(V.k), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...get(V.ent), ...v128Load(LONG_ENTRY.highTail), ...vop(simd.swizzle), ...vop(simd.v128Or), ...set(X.y),
-    ...get(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.head), ...vop(simd.swizzle), ...set(X.v),
-    // [tail's first 8 digits, its last 8, head's first 8 (0), its last 8]
-    ...fourDigits(X.y), ...fourDigits(X.v), ...vop(simd.i16x8NarrowI32x4U), ...get(X.w10k), ...vop(simd.i32x4DotI16x8S), ...set(X.a),
-    ...lane(3), ...i64(TEN_16), op.i64Mul, ...lane(0), ...i64(TEN_8), op.i64Mul, op.i64Add, ...lane(1), op.i64Add, ...set(I.mant),
-    ...eiselLemire,
     op.end,
-    ...get(P.out), ...get(F.value), op.f64Neg, ...get(F.value), ...get(V.neg), op.select, ...f64Store(0),
+    // the window's address and its table entry to out, exp and the sign to the tape (its slot
+    // i <= j was read already): pass 3 reads the digits, pass 4 makes the double
+    ...get(P.out), ...get(V.k), opc.i32Store, ALIGN_4, 0,
+    ...get(P.out), ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, opc.i32Store, ALIGN_4, 4,
+    ...get(V.o), ...get(V.exp), ...i32(1), op.i32Shl, ...get(V.neg), op.i32Or, opc.i32Store, ALIGN_4, 0,
     ...get(P.out), ...i32(8), op.i32Add, ...set(P.out),
+    ...get(V.o), ...i32(4), op.i32Add, ...set(V.o),
     ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
     ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
   ]
@@ -920,14 +926,47 @@ function longReaderBody(): number[] {
     op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
     ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
     op.if, EMPTY_BLOCK, ...notCompact, op.end,
-    ...get(P.tape), ...set(V.j), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
+    ...get(P.tape), ...set(V.j), ...get(P.tape), ...set(V.o), ...get(P.out), ...set(V.outStart), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
     ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
-    ...get(V.rows), ...i32(NOT_COMPACT), ...get(V.s), ...get(P.last), op.i32Eq, op.select,
+    ...get(V.s), ...get(P.last), op.i32Ne, op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    // pass 3: every value's digits, from its window, into D (an i64 in out)
+    ...get(V.outStart), ...set(V.s),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.s), ...get(P.out), op.i32GeU, op.brIf, 1,
+    ...get(V.s), ...i32Load(0), ...set(V.k), ...get(V.s), ...i32Load(4), ...set(V.ent),
+    ...get(V.k), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...tee(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.lowTail), ...vop(simd.swizzle),
+    ...get(V.k), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...get(V.ent), ...v128Load(LONG_ENTRY.highTail), ...vop(simd.swizzle), ...vop(simd.v128Or), ...set(X.y),
+    ...get(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.head), ...vop(simd.swizzle), ...set(X.v),
+    // [tail's first 8 digits, its last 8, head's first 8 (0), its last 8]
+    ...fourDigits(X.y), ...fourDigits(X.v), ...vop(simd.i16x8NarrowI32x4U), ...get(X.w10k), ...vop(simd.i32x4DotI16x8S), ...set(X.a),
+    ...get(V.s), ...lane(3), ...i64(TEN_16), op.i64Mul, ...lane(0), ...i64(TEN_8), op.i64Mul, op.i64Add, ...lane(1), op.i64Add, op.i64Store, ALIGN_8, 0,
+    ...get(V.s), ...i32(8), op.i32Add, ...set(V.s),
+    op.br, 0,
+    op.end, op.end,
+    // pass 4: every D x 10^exp through Eisel-Lemire (each pass a loop of its own, short enough for
+    // the processor to overlap several values' chains of dependent multiplies)
+    ...get(V.outStart), ...set(V.s), ...get(P.tape), ...set(V.j),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.s), ...get(P.out), op.i32GeU, op.brIf, 1,
+    ...get(V.j), ...i32Load(0), ...tee(V.exp), ...i32(1), op.i32And, ...set(V.neg),
+    ...get(V.exp), ...i32(1), op.i32ShrS, ...set(V.exp),
+    ...get(V.s), op.i64Load, ALIGN_8, 0, ...tee(I.mant),
+    op.i64Eqz, op.if, EMPTY_BLOCK,
+    op.f64Const, ...f64Bytes(0), ...set(F.value),
+    op.else,
+    ...eiselLemire,
+    op.end,
+    ...get(V.s), ...get(F.value), op.f64Neg, ...get(F.value), ...get(V.neg), op.select, ...f64Store(0),
+    ...get(V.s), ...i32(8), op.i32Add, ...set(V.s),
+    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
+    op.br, 0,
+    op.end, op.end,
+    ...get(V.rows),
   ]
   const locals = vec([[...uleb(i32Count), T_I32], [...uleb(i64Count), T_I64], [...uleb(1), T_F64], [...uleb(v128Count), T_V128]])
   return [
     ...locals,
-    ...splat(X.comma, ch(',')), ...splat(X.close, ch(']')), ...splat(X.c48, ch('0')), ...splat(X.nine, 9), ...splat(X.dotS, ch('.')),
+    ...splat(X.comma, ch(',')), ...splat(X.close, ch(']')), ...splat(X.c48, ch('0')), ...splat(X.nine, 9), ...splat(X.dotS, (ch('.') - ch('0')) & 0xff), ...splat(X.zero, 0),
     ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
     ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
     ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),

@@ -174,6 +174,18 @@ describe('the long rows reader (full-precision doubles, WebAssembly SIMD + Eisel
     expect(seen.fallback).toBeGreaterThan(1000)
   })
 
+  it('reads whitespace runs of any length before values exactly (a run of 16 or more once made the SIMD readers jump into a long value and read its tail)', () => {
+    const seen: Record<Reader, number> = {compact: 0, long: 0, general: 0, fallback: 0}
+    fc.assert(
+      fc.property(fc.constantFrom('1', '0.12345678901234568'), fc.array(fc.tuple(fc.integer({min: 0, max: 40}), longNumber), {minLength: 1, maxLength: 8}), (first, values) => {
+        const text = `{"features":[[${first},${values.map(([gap, v]) => ' '.repeat(gap) + v).join(',')}]]}`
+        seen[read(text, values.length + 1)]++
+      }),
+      {numRuns: 1500, seed: 42},
+    )
+    expect(seen.compact + seen.long).toBeGreaterThan(40)
+  })
+
   it('leaves to the general reader what it cannot read exactly: more than 19 digits, subnormal and infinite results, null, values longer than 31 bytes', () => {
     const wide = (value: string): string => body(['0.12345678901234568', value], 2, 1)
     for (const value of ['0.12345678901234567891', '4.9e-324', '2.225073858507201e-308', '1e400', '1.7976931348623159e308', 'null', '0.00000000000000000000000000001234', '1e-400'])
