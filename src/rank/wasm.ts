@@ -738,10 +738,14 @@ const LONG_LENGTH_MAX = 31
 const LONG_DIGITS_MAX = MAX_DIGITS_U64
 /** The digit window: its significant digits and at most one '.' inside, LONG_DIGITS_MAX + 1 bytes at most. */
 const LONG_WINDOW_MAX = LONG_DIGITS_MAX + 1
-/** One entry per (window length 0..LONG_WINDOW_MAX, its '.' at 0..length, length meaning none): three swizzles. */
+/**
+ * One entry per (window length 0..LONG_WINDOW_MAX, its '.' at 0..length, length meaning none):
+ * three swizzles, then what each of 32 bytes must be (byte - '0' - base <= limit, unsigned), then
+ * the decimal exponent the '.' gives (minus the digits after it).
+ */
 const LONG_SIDE = LONG_WINDOW_MAX + 1
-const LONG_ENTRY_BYTES = 48
-const LONG_ENTRY = {lowTail: 0, highTail: 16, head: 32} as const
+const LONG_ENTRY_BYTES = 128
+const LONG_ENTRY = {lowTail: 0, highTail: 16, head: 32, base: 48, limit: 80, exp: 112} as const
 const LONG_TABLE_BYTES = LONG_SIDE * LONG_SIDE * LONG_ENTRY_BYTES
 /** swizzle's answer for a lane index of 16 or more is 0 (core spec 2.0, i8x16.swizzle). */
 const LANE_ZERO = 0x80
@@ -756,13 +760,34 @@ const TEN_16 = TEN_8 * TEN_8
  * window's first 16 bytes (lowTail) or its next 16 (highTail), and the 16 before them (head; with
  * at most 19 digits only its last 3 lanes can hold one, always from the first 16 bytes). Lanes
  * without a digit take LANE_ZERO and so become 0.
+ * The same entry checks a whole value of `length` bytes after its sign, without exponent (the
+ * long reader's common case, as String(x) prints x from 1e-7 to 1e21): a digit in every byte but
+ * the '.', a first digit that is not '0' when more integer digits follow; anything after the
+ * value. A (length, point) that makes no JSON number or more than LONG_DIGITS_MAX digits demands
+ * a digit where the value has its '.' (or a '.' where it has none), so that no value passes.
  */
 function longTable(): Uint8Array {
-  const table = new Uint8Array(LONG_TABLE_BYTES).fill(LANE_ZERO)
+  const table = new Uint8Array(LONG_TABLE_BYTES)
+  const view = new DataView(table.buffer)
+  const relative = (c: number): number => (c - ch('0')) & 0xff
   for (let length = 0; length <= LONG_WINDOW_MAX; length++) {
     for (let point = 0; point <= length; point++) {
       const at = (length * LONG_SIDE + point) * LONG_ENTRY_BYTES
-      const digits = length - (point < length ? 1 : 0)
+      table.fill(LANE_ZERO, at, at + LONG_ENTRY.base)
+      const hasPoint = point < length
+      const digits = length - (hasPoint ? 1 : 0)
+      const intDigits = hasPoint ? point : length
+      const valid = intDigits >= 1 && (!hasPoint || length - point - 1 >= 1) && digits <= LONG_DIGITS_MAX
+      for (let lane = 0; lane < 32; lane++) {
+        let [base, limit] = lane < length ? [0, 9] : [0, 0xff]
+        if (valid && hasPoint && lane === point) [base, limit] = [relative(ch('.')), 0]
+        else if (valid && lane === 0 && intDigits > 1) [base, limit] = [1, 8]
+        table[at + LONG_ENTRY.base + lane] = base
+        table[at + LONG_ENTRY.limit + lane] = limit
+      }
+      // too many digits: a '.' in the first byte, which this entry's values do not have
+      if (digits > LONG_DIGITS_MAX && length > 0) [table[at + LONG_ENTRY.base], table[at + LONG_ENTRY.limit]] = [relative(ch('.')), 0]
+      view.setInt32(at + LONG_ENTRY.exp, hasPoint ? -(length - point - 1) : 0, true)
       if (digits > LONG_DIGITS_MAX) continue
       for (let i = 0; i < digits; i++) {
         const position = i + (point < length && i >= point ? 1 : 0)
@@ -797,7 +822,7 @@ function longReaderBody(): number[] {
   const first = 9
   let next = first
   const take = <K extends string>(names: readonly K[]): Record<K, number> => Object.fromEntries(names.map((n) => [n, next++])) as Record<K, number>
-  const V = take(['p', 'tp', 'cnt', 'rows', 'j', 's', 'e', 'k', 'r', 'f', 'err', 'neg', 'q', 'len', 'x', 'd', 'dig', 'dot', 'lim', 'lw', 'dd', 'ex', 'eneg', 'exp', 'lz', 'upper', 'shift', 'power2', 'ent', 'o', 'outStart'] as const)
+  const V = take(['p', 'tp', 'cnt', 'rows', 'j', 's', 'e', 'k', 'r', 'f', 'err', 'neg', 'q', 'len', 'x', 'd', 'dig', 'dot', 'lim', 'lw', 'dd', 'ex', 'eneg', 'exp', 'lz', 'upper', 'shift', 'power2', 'ent', 'o', 'outStart', 'ok'] as const)
   const i32Count = next - first
   const I = take(['M', 'mant', 'w', 't', 'hi', 'lo', 'ad', 'bd', 'adbc', 'second', 'm'] as const)
   const i64Count = next - first - i32Count
@@ -835,14 +860,27 @@ function longReaderBody(): number[] {
     ...(ws ? skipWs : []),
     ...get(V.j), ...i32Load(0), ...set(V.e),
     ...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('-')), op.i32Eq, ...tee(V.neg), ...get(V.s), op.i32Add, ...set(V.q),
-    ...get(V.e), ...get(V.q), op.i32Sub, ...tee(V.len),
-    // 1..LONG_LENGTH_MAX bytes: the i32 masks hold them and a bit past them
-    ...i32(1), op.i32Sub, ...i32(LONG_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...get(V.e), ...get(V.q), op.i32Sub, ...set(V.len),
     // ',' within a row, ']' after its last value
     ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.f), ...i32(1), op.i32Ne, op.select, op.i32Ne]),
     // the 32 bytes after the sign, minus '0' (digits become 0..9)
     ...get(V.q), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v),
     ...get(V.q), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v2),
+    // The common case first: no exponent, at most LONG_WINDOW_MAX bytes; the table entry of
+    // (length, first '.') checks every byte at once (as the compact reader's) and is the digit window's
+    ...i32(0), ...set(V.ok),
+    ...get(V.len), ...i32(1), op.i32Sub, ...i32(LONG_WINDOW_MAX - 1), op.i32LeU, op.if, EMPTY_BLOCK,
+    ...get(P.table), ...get(V.len), ...i32(LONG_SIDE), op.i32Mul,
+    ...mask32(isByte(X.dotS)), ...bit(V.len), op.i32Or, opc.i32Ctz, op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
+    ...get(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.base), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(V.ent), ...v128Load(LONG_ENTRY.limit), ...vop(simd.i8x16MinU), ...get(X.tw), ...vop(simd.i8x16Eq),
+    ...get(X.v2), ...get(V.ent), ...v128Load(LONG_ENTRY.base + 16), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(V.ent), ...v128Load(LONG_ENTRY.limit + 16), ...vop(simd.i8x16MinU), ...get(X.tw), ...vop(simd.i8x16Eq),
+    ...vop(simd.v128And), ...vop(simd.i8x16AllTrue), ...set(V.ok),
+    op.end,
+    ...get(V.ok), op.if, EMPTY_BLOCK,
+    ...get(V.q), ...set(V.k), ...get(V.ent), ...i32Load(LONG_ENTRY.exp), ...set(V.exp),
+    op.else,
+    // 1..LONG_LENGTH_MAX bytes: the i32 masks hold them and a bit past them
+    ...get(V.len), ...i32(1), op.i32Sub, ...i32(LONG_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...bit(V.len), ...i32(1), op.i32Sub, ...set(V.lim),
     ...mask32(isDigit), ...get(V.lim), op.i32And, ...set(V.dig),
     ...mask32(isByte(X.dotS)), ...get(V.lim), op.i32And, ...set(V.dot),
@@ -883,10 +921,12 @@ function longReaderBody(): number[] {
     ...failIfMore(),
     ...get(V.q), ...get(V.k), op.i32Add, ...set(V.k),
     op.end,
+    ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
+    op.end,
     // the window's address and its table entry to out, exp and the sign to the tape (its slot
     // i <= j was read already): pass 3 reads the digits, pass 4 makes the double
     ...get(P.out), ...get(V.k), opc.i32Store, ALIGN_4, 0,
-    ...get(P.out), ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, opc.i32Store, ALIGN_4, 4,
+    ...get(P.out), ...get(V.ent), opc.i32Store, ALIGN_4, 4,
     ...get(V.o), ...get(V.exp), ...i32(1), op.i32Shl, ...get(V.neg), op.i32Or, opc.i32Store, ALIGN_4, 0,
     ...get(P.out), ...i32(8), op.i32Add, ...set(P.out),
     ...get(V.o), ...i32(4), op.i32Add, ...set(V.o),
