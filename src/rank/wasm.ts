@@ -1297,6 +1297,21 @@ const ANSWER_WORK_BYTES = 12
  */
 export const ANSWER_SORT_MAX = 64
 
+/**
+ * A request body being written into the module's memory as it arrives (WasmEnsemble.claimBody or
+ * claimRows): where, how long, and the memory's epoch when claimed. It stays good while nothing
+ * else writes the body or rows area, lays the memory out again or grows it (each of those moves
+ * the epoch on); the caller keeps the body's chunks and reads them as before when it is not.
+ */
+export interface MemoryClaim {
+  readonly kind: 'body' | 'rows'
+  readonly at: number
+  readonly length: number
+  readonly epoch: number
+  /** Candidates: the rows reader's maxRows (body), or the rows (rows). */
+  readonly count: number
+}
+
 export class WasmEnsemble {
   readonly width: number
   readonly trees: number
@@ -1342,6 +1357,10 @@ export class WasmEnsemble {
   /** Room for a request body after the rows (the rows reader's input). */
   private bodyAt = 0
   private bodyCapacity = 0
+  /** Moves on whenever the body or rows area is written or the memory is laid out again (MemoryClaim). */
+  private epoch = 0
+  /** The epoch of the claim being written (-1: none): one body streams in at a time. */
+  private claimed = -1
 
   constructor(packed: PackedEnsemble) {
     this.width = packed.width
@@ -1412,6 +1431,7 @@ export class WasmEnsemble {
     const end = this.tapeAt + 4 * (bodyCapacity + FAST_WRITES)
     const have = this.memory.buffer.byteLength
     if (end > have) this.memory.grow(Math.ceil((end - have) / WASM_PAGE))
+    this.epoch++
     this.capacity = capacity
     this.bodyCapacity = bodyCapacity
     this.outView = new Float64Array(this.memory.buffer, this.outAt, capacity + 1)
@@ -1429,7 +1449,11 @@ export class WasmEnsemble {
     if (frame === undefined || maxRows < 1) return FALLBACK
     // spare bytes: the readers load 8, 16 or 64 at a time (they only use those before the closing brace)
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
-    this.bytes.set(body, this.bodyAt)
+    // a body already in place (readClaimedRows) is not copied onto itself
+    if (body.buffer !== this.memory.buffer || body.byteOffset !== this.bodyAt) {
+      this.epoch++
+      this.bytes.set(body, this.bodyAt)
+    }
     const at = this.bodyAt + frame.at
     const last = this.bodyAt + frame.last
     const form = reader === 'general' ? -1 : bodyForm(body, frame.at)
@@ -1453,13 +1477,63 @@ export class WasmEnsemble {
    */
   input(count: number): Float64Array {
     this.reserve(count)
+    this.epoch++
     return this.rowsView
   }
 
   /** The input buffer for `count` candidates as bytes (float64 little-endian rows), for copying rows in byte for byte. */
   inputBytes(count: number): Uint8Array {
     this.reserve(count)
+    this.epoch++
     return this.bytes.subarray(this.rowsAt, this.rowsAt + count * this.width * 8)
+  }
+
+  /**
+   * Claims the body area for a JSON body of `length` bytes whose chunks the caller writes with
+   * writeClaimed as they arrive (read then with readClaimedRows, maxRows as readJsonRows'), or
+   * undefined while another claim is open. Release it with release() whatever happens.
+   */
+  claimBody(length: number, maxRows: number): MemoryClaim | undefined {
+    if (this.claimed >= 0 || length < 1 || maxRows < 1) return undefined
+    this.reserve(maxRows, length + FAST_BODY_SLACK)
+    this.claimed = ++this.epoch
+    return {kind: 'body', at: this.bodyAt, length, epoch: this.claimed, count: maxRows}
+  }
+
+  /** Claims the input rows for `count` candidates sent as float64 little-endian rows (scoreInput(count) once they are in), as claimBody. */
+  claimRows(count: number): MemoryClaim | undefined {
+    if (this.claimed >= 0 || count < 1) return undefined
+    this.reserve(count)
+    this.claimed = ++this.epoch
+    return {kind: 'rows', at: this.rowsAt, length: count * this.width * 8, epoch: this.claimed, count}
+  }
+
+  /** Whether the claim still holds: nothing else wrote its area or moved the memory since. */
+  holds(claim: MemoryClaim): boolean {
+    return claim.epoch === this.epoch && claim.epoch === this.claimed
+  }
+
+  /** Writes a chunk of the claimed body at `offset`; false (nothing written) when the claim no longer holds or the chunk does not fit. */
+  writeClaimed(claim: MemoryClaim, chunk: Uint8Array, offset: number): boolean {
+    if (!this.holds(claim) || offset + chunk.length > claim.length) return false
+    this.bytes.set(chunk, claim.at + offset)
+    return true
+  }
+
+  /** Ends a claim (a no-op for one already ended). */
+  release(claim: MemoryClaim): void {
+    if (this.claimed === claim.epoch) this.claimed = -1
+  }
+
+  /** The claimed area's bytes (a view into the memory, valid until the memory is next laid out). */
+  claimedBytes(claim: MemoryClaim): Uint8Array {
+    return this.bytes.subarray(claim.at, claim.at + claim.length)
+  }
+
+  /** readJsonRows of a claimed body written whole (the caller checks holds() and the length), without copying it. */
+  readClaimedRows(claim: MemoryClaim, reader: 'any' | 'general' = 'any'): number {
+    if (claim.kind !== 'body' || !this.holds(claim)) throw new RangeError('WasmEnsemble.readClaimedRows: the claim no longer holds')
+    return this.readJsonRows(this.bytes.subarray(claim.at, claim.at + claim.length), claim.count, reader)
   }
 
   /** Scores the first `count` rows of the input buffer; the result is valid until the next call. */
