@@ -304,6 +304,8 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   const wasm = new WasmEnsemble(packed)
   const readBodies = Array.from({length: RERANK_BODIES}, rounded)
   const fullBodies = Array.from({length: RERANK_BODIES}, fullPrecision)
+  const modelScoring = timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
+  const packedScoring = timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
   const compactReading = timeReading(wasm, readBodies, requests, 'compact')
   const longReading = timeReading(wasm, fullBodies, requests, 'long')
   return {
@@ -312,8 +314,8 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
     trees: RERANK_TREES,
     requests,
     bodies: 3 * requests,
-    model_scoring_us: timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
-    packed_scoring_us: timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
+    model_scoring_us: modelScoring,
+    packed_scoring_us: packedScoring,
     json_reading_us: {compact_reader: compactReading.fast, general_reader: compactReading.general},
     json_full_precision_reading_us: {long_reader: longReading.fast, general_reader: longReading.general},
     json,
