@@ -49,6 +49,12 @@ export class Encoding {
   readonly vartypes: Int32Array
   readonly simplexBlocks: SimplexBlock[] = []
   private readonly keys: Set<string>
+  /**
+   * Per parameter (table order), a numeric parameter's encoded interval: its low end and its
+   * length high - low (encodedBounds), computed once instead of in every encode and decode.
+   */
+  private readonly lows: Float64Array
+  private readonly spans: Float64Array
 
   constructor(readonly space: ParamSpace) {
     checkSpace(space)
@@ -69,6 +75,14 @@ export class Encoding {
     }
     this.vartypes = Int32Array.from(this.dims, (d) => d.vartype)
     this.keys = new Set(configKeys(space))
+    this.lows = new Float64Array(space.params.length)
+    this.spans = new Float64Array(space.params.length)
+    space.params.forEach((p, i) => {
+      if (p.kind !== 'float' && p.kind !== 'int') return
+      const [low, high] = encodedBounds(p)
+      this.lows[i] = low
+      this.spans[i] = high - low
+    })
   }
 
   get size(): number {
@@ -81,8 +95,10 @@ export class Encoding {
       if (!this.keys.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
     }
     const vector = new Float64Array(this.dims.length)
+    const params = this.space.params
     let d = 0
-    for (const p of this.space.params) {
+    for (let i = 0; i < params.length; i++) {
+      const p = params[i]
       if (p.kind === 'simplex') {
         const block = this.simplexBlocks[this.dims[d].group ?? 0]
         for (let i = 0; i < p.members.length - 1; i++) {
@@ -94,7 +110,7 @@ export class Encoding {
         if (index < 0) throw new InputError(`${where}: ${p.name}`, `one of ${p.choices.map(String).join(', ')}`, String(config[p.name]))
         vector[d++] = index
       } else {
-        vector[d++] = encodeNumber(p, numberOf(config, p.name, where))
+        vector[d++] = encodeIn(p, this.lows[i], this.spans[i], numberOf(config, p.name, where))
       }
     }
     return vector
@@ -103,8 +119,10 @@ export class Encoding {
   /** The configuration of a unit-cube vector (values outside [0, 1] are clamped). */
   decode(vector: ArrayLike<number>): Config {
     const config: Config = {}
+    const params = this.space.params
     let d = 0
-    for (const p of this.space.params) {
+    for (let i = 0; i < params.length; i++) {
+      const p = params[i]
       if (p.kind === 'simplex') {
         const block = this.simplexBlocks[this.dims[d].group ?? 0]
         const us: number[] = []
@@ -114,10 +132,41 @@ export class Encoding {
       } else if (p.kind === 'categorical') {
         config[p.name] = p.choices[categoryIndex(vector[d++], p.choices.length)]
       } else {
-        config[p.name] = decodeNumber(p, vector[d++])
+        config[p.name] = decodeIn(p, this.lows[i], this.spans[i], vector[d++])
       }
     }
     return config
+  }
+
+  /**
+   * encode(decode(vector)), the vector of the configuration a vector stands for (ints snapped,
+   * categories rounded, simplex groups made feasible), computed coordinate by coordinate with the
+   * same arithmetic and without building the configuration in between.
+   */
+  canonical(vector: ArrayLike<number>): Float64Array {
+    const out = new Float64Array(this.dims.length)
+    const params = this.space.params
+    let d = 0
+    for (let i = 0; i < params.length; i++) {
+      const p = params[i]
+      if (p.kind === 'simplex') {
+        const block = this.simplexBlocks[this.dims[d].group ?? 0]
+        const us: number[] = []
+        for (let m = 0; m < p.members.length - 1; m++) us.push(clamp01(vector[d + m]))
+        const weights = simplexWeights(p, block.span, us)
+        for (let m = 0; m < p.members.length - 1; m++) out[d++] = block.span > DEGENERATE_SPAN ? clamp01((weights[m] - p.floor) / block.span) : 0
+      } else if (p.kind === 'categorical') {
+        // encode looks the decoded choice up again: the first of equal choices
+        const index = p.choices.indexOf(p.choices[categoryIndex(vector[d], p.choices.length)])
+        // a choice indexOf cannot find (NaN): the checked path, which says so
+        if (index < 0) return this.encode(this.decode(vector))
+        out[d++] = index
+      } else {
+        out[d] = encodeIn(p, this.lows[i], this.spans[i], decodeIn(p, this.lows[i], this.spans[i], vector[d]))
+        d++
+      }
+    }
+    return out
   }
 
   /** True if the vector satisfies every simplex constraint (sum of free coordinates <= 1). */
@@ -178,13 +227,23 @@ function encodedBounds(p: FloatParam | IntParam): [number, number] {
 
 export function encodeNumber(p: FloatParam | IntParam, x: number): number {
   const [low, high] = encodedBounds(p)
-  const t = p.scale === 'log' ? Math.log(x) : x
-  return clamp01((t - low) / (high - low))
+  return encodeIn(p, low, high - low, x)
 }
 
 export function decodeNumber(p: FloatParam | IntParam, u: number): number {
   const [low, high] = encodedBounds(p)
-  const t = low + clamp01(u) * (high - low)
+  return decodeIn(p, low, high - low, u)
+}
+
+/** encodeNumber on the parameter's encoded interval [low, low + span] (encodedBounds, span = high - low). */
+function encodeIn(p: FloatParam | IntParam, low: number, span: number, x: number): number {
+  const t = p.scale === 'log' ? Math.log(x) : x
+  return clamp01((t - low) / span)
+}
+
+/** decodeNumber on the parameter's encoded interval [low, low + span]. */
+function decodeIn(p: FloatParam | IntParam, low: number, span: number, u: number): number {
+  const t = low + clamp01(u) * span
   const x = p.scale === 'log' ? Math.exp(t) : t
   if (p.kind === 'int') return Math.min(p.high, Math.max(p.low, Math.round(x)))
   // exp/log round trips can step a hair outside the range at the ends.

@@ -50,7 +50,12 @@ export class Kde {
   /** Categorical coordinates and the data there (row-major, n x nk). */
   private readonly catDims: Int32Array
   private catData: Float64Array
+  /** logMatch and logMismatch of each categorical coordinate, indexed like catDims (no indirection per row). */
+  private readonly catLogMatch: Float64Array
+  private readonly catLogMismatch: Float64Array
   private readonly xScaled: Float64Array
+  /** x at the categorical coordinates, gathered once per evaluation. */
+  private readonly xCat: Float64Array
   /** log density of the uniform prior component (categoricals only; continuous coordinates are 1). */
   private readonly logPrior: number
 
@@ -74,6 +79,9 @@ export class Kde {
     this.catDims = Int32Array.from(cat)
     this.invBw = new Float64Array(cont.length)
     this.xScaled = new Float64Array(cont.length)
+    this.catLogMatch = new Float64Array(cat.length)
+    this.catLogMismatch = new Float64Array(cat.length)
+    this.xCat = new Float64Array(cat.length)
     this.logPrior = cat.reduce((sum, j) => sum - Math.log(vartypes[j]), 0)
     this.data = new Float64Array(0)
     this.contScaled = new Float64Array(0)
@@ -126,6 +134,10 @@ export class Kde {
     }
     this.logNorm = logNorm
     for (let k = 0; k < nc; k++) this.invBw[k] = 1 / this.bw[this.contDims[k]]
+    for (let k = 0; k < nk; k++) {
+      this.catLogMatch[k] = this.logMatch[this.catDims[k]]
+      this.catLogMismatch[k] = this.logMismatch[this.catDims[k]]
+    }
     for (let i = 0; i < n; i++) {
       for (let k = 0; k < nc; k++) this.contScaled[i * nc + k] = this.data[i * d + this.contDims[k]] * this.invBw[k]
       for (let k = 0; k < nk; k++) this.catData[i * nk + k] = this.data[i * d + this.catDims[k]]
@@ -135,11 +147,27 @@ export class Kde {
 
   /** log density at x (log-sum-exp over the data, so 16-D products never underflow). */
   logPdf(x: ArrayLike<number>): number {
-    const {n, scratch, contDims, contScaled, invBw, catDims, catData, xScaled, logMatch, logMismatch} = this
+    return this.evaluate(x, false, 0, 0)
+  }
+
+  /**
+   * logPdf(x), or, as soon as the data prove that logPdf(x) - minus >= atLeast (the floating-point
+   * subtraction a caller comparing against a best value makes), a lower bound L of logPdf(x) with
+   * L - minus >= atLeast. A caller that keeps only values below atLeast gets the same answer as
+   * with logPdf and skips the rest of the data. Exact with a uniform prior (no bound is taken then).
+   */
+  logPdfUnlessAtLeast(x: ArrayLike<number>, minus: number, atLeast: number): number {
+    return this.evaluate(x, !((this.options.priorWeight ?? 0) > 0), minus, atLeast)
+  }
+
+  private evaluate(x: ArrayLike<number>, bounded: boolean, minus: number, atLeast: number): number {
+    const {n, scratch, contDims, contScaled, invBw, catDims, catData, catLogMatch, catLogMismatch, xScaled, xCat, logNorm} = this
     if (n === 0) throw new RangeError('Kde: not fitted')
     const nc = contDims.length
     const nk = catDims.length
     for (let k = 0; k < nc; k++) xScaled[k] = x[contDims[k]] * invBw[k]
+    for (let k = 0; k < nk; k++) xCat[k] = x[catDims[k]]
+    const logN = Math.log(n)
     let maxTerm = -Infinity
     for (let i = 0; i < n; i++) {
       let squares = 0
@@ -150,21 +178,27 @@ export class Kde {
       }
       let term = -0.5 * squares
       const catBase = i * nk
-      for (let k = 0; k < nk; k++) {
-        const j = catDims[k]
-        term += catData[catBase + k] === x[j] ? logMatch[j] : logMismatch[j]
-      }
+      for (let k = 0; k < nk; k++) term += catData[catBase + k] === xCat[k] ? catLogMatch[k] : catLogMismatch[k]
       scratch[i] = term
-      if (term > maxTerm) maxTerm = term
+      if (term > maxTerm) {
+        maxTerm = term
+        // The sum below holds exp(0) = 1 for the largest term and nothing negative, so its log is
+        // >= 0 and, rounding being monotonic, the density's log below is >= this bound, evaluated
+        // in the same order, whatever the remaining rows hold.
+        if (bounded) {
+          const bound = maxTerm - logN + logNorm
+          if (bound - minus >= atLeast) return bound
+        }
+      }
     }
     let total = 0
     const cutoff = maxTerm - NEGLIGIBLE_LOG_TERM
     for (let i = 0; i < n; i++) if (scratch[i] > cutoff) total += Math.exp(scratch[i] - maxTerm)
-    const logKde = maxTerm + Math.log(total) - Math.log(n) + this.logNorm
+    const logKde = maxTerm + Math.log(total) - logN + logNorm
     const priorWeight = this.options.priorWeight ?? 0
     if (!(priorWeight > 0)) return logKde
     // Mixture (n * kde + w * uniform) / (n + w), in log space.
-    const a = Math.log(n) + logKde
+    const a = logN + logKde
     const b = Math.log(priorWeight) + this.logPrior
     const m = Math.max(a, b)
     return m + Math.log(Math.exp(a - m) + Math.exp(b - m)) - Math.log(n + priorWeight)
@@ -177,6 +211,14 @@ export class Kde {
 
   row(i: number): Float64Array {
     return this.data.subarray(i * this.d, (i + 1) * this.d)
+  }
+
+  /** Copies data point i into `out` (no view allocated, for the candidate loop). */
+  copyRow(i: number, out: Float64Array): Float64Array {
+    const {data, d} = this
+    const base = i * d
+    for (let j = 0; j < d; j++) out[j] = data[base + j]
+    return out
   }
 }
 

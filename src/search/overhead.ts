@@ -1,12 +1,15 @@
 /**
  * BOHB's own cost per suggestion, measured the way the target states it: 300 observed trials in a
  * 16-dimensional mixed space, then each further suggestion timed (ask, which draws the candidates
- * and scores them on the KDE pair, plus tell, which refits the KDEs).
+ * and scores them on the KDE pair, plus tell, which refits the KDEs). And its cost per call on the
+ * workload of `kt bench workers` (measureWorkersWorkload).
  */
 import type {ParamSpace} from '../space/index.js'
 import {median, quantile} from '../stats/summary.js'
 import {BohbOptimizer} from './bohb.js'
+import {countingOnesObjective} from './benchmarks/counting-ones.js'
 import {Encoding} from './encoding.js'
+import type {Trial, TrialResult} from './types.js'
 
 /** The target's setting: observed trials before timing, and dimensions. */
 export const OVERHEAD_OBSERVED = 300
@@ -91,4 +94,125 @@ export function measureOverhead(seed: number, suggestions: number, observed = OV
     cpu_ms_per_suggestion: (cpu.user + cpu.system) / 1000 / suggestions,
     wall_ms_per_suggestion: wall / suggestions,
   }
+}
+
+/**
+ * The optimiser of `kt bench workers` (src/bench/workers.ts): BOHB on counting_ones with seed 42,
+ * 40 trials per worker process at 1, 2, 4 and 8 processes. Every process asks its own trials
+ * inside the study's lock and replays every other process's ask from its hint (replayAsk), so
+ * these per-call costs are what the lock holds and what each process spends keeping up.
+ */
+export const WORKERS_WORKLOAD = {seed: 42, trialsPerProcess: 40, processes: [1, 2, 4, 8]} as const
+
+export interface WorkloadRow {
+  readonly processes: number
+  readonly trials: number
+  /** Asks that drew a configuration from the model (the others are uniform draws or promotions). */
+  readonly model_based_asks: number
+  /** Mean time of one call, ms: the asker's ask and tell, and a copy's replayed ask (with the hint) and tell. */
+  readonly ask_ms: number
+  readonly tell_ms: number
+  readonly replay_ask_ms: number
+  readonly replay_tell_ms: number
+}
+
+/**
+ * One pass of the workload at each process count: an asker keeping processes - 1 results
+ * outstanding (as the other processes do), then a copy replaying its history from the hints,
+ * each call timed. Returns the rows and the transcript (for checking that passes agree).
+ */
+export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} {
+  const objective = countingOnesObjective()
+  const rows: WorkloadRow[] = []
+  let transcript = ''
+  for (const processes of WORKERS_WORKLOAD.processes) {
+    const trials = WORKERS_WORKLOAD.trialsPerProcess * processes
+    const make = (): BohbOptimizer => new BohbOptimizer(objective.space, {seed: WORKERS_WORKLOAD.seed, fidelity: objective.fidelity})
+    const asker = make()
+    const log: Array<{trial: Trial; hint: unknown} | {tell: number; result: TrialResult}> = []
+    const checkpoints = new Map<number, unknown>()
+    const pending: Array<{id: number; result: TrialResult}> = []
+    let askMs = 0
+    let tellMs = 0
+    let tells = 0
+    let modelBased = 0
+    const tellOne = (): void => {
+      const p = pending.shift()!
+      const t0 = performance.now()
+      asker.tell(p.id, p.result)
+      tellMs += performance.now() - t0
+      tells++
+      log.push({tell: p.id, result: p.result})
+    }
+    let asked = 0
+    while (asked < trials) {
+      const t0 = performance.now()
+      const trial = asker.ask()
+      const hint = typeof trial === 'string' ? undefined : asker.askHint()
+      askMs += performance.now() - t0
+      if (trial === 'done') throw new Error('workers workload: BOHB ran out of brackets')
+      if (trial === 'wait') {
+        tellOne()
+        continue
+      }
+      asked++
+      if (hint) modelBased++
+      // the hint as the store keeps it (JSON)
+      log.push({trial, hint: hint === undefined ? null : JSON.parse(JSON.stringify(hint))})
+      const state = trial.continues ? checkpoints.get(trial.continues.trialId) : undefined
+      const r = objective.evaluate(trial.config, trial.budget, {trialId: trial.id, configId: trial.configId, seed: WORKERS_WORKLOAD.seed, checkpoint: state ? {budget: trial.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+      checkpoints.set(trial.id, r.checkpoint)
+      pending.push({id: trial.id, result: {status: 'ok', loss: r.loss}})
+      if (pending.length > processes - 1) tellOne()
+    }
+    while (pending.length > 0) tellOne()
+    const copy = make()
+    let replayAskMs = 0
+    let replayTellMs = 0
+    for (const entry of log) {
+      if ('tell' in entry) {
+        const t0 = performance.now()
+        copy.tell(entry.tell, entry.result)
+        replayTellMs += performance.now() - t0
+        continue
+      }
+      const config = {...entry.trial.config}
+      const t0 = performance.now()
+      const again = entry.hint === null ? copy.ask() : copy.replayAsk(entry.hint, config)
+      replayAskMs += performance.now() - t0
+      if (typeof again === 'string' || again.id !== entry.trial.id) throw new Error(`workers workload: the copy replayed trial ${entry.trial.id} as ${typeof again === 'string' ? again : again.id}`)
+    }
+    transcript += JSON.stringify(log)
+    rows.push({processes, trials, model_based_asks: modelBased, ask_ms: askMs / trials, tell_ms: tellMs / tells, replay_ask_ms: replayAskMs / trials, replay_tell_ms: replayTellMs / tells})
+  }
+  return {rows, transcript}
+}
+
+export interface WorkloadResult {
+  /** The first pass in this process: BOHB's code not yet compiled, as in a freshly started worker. */
+  readonly cold: WorkloadRow[]
+  /** Medians of the further passes (compiled code, as in a long-running worker). */
+  readonly warm: WorkloadRow[]
+  readonly passes: number
+  /** Process CPU per trial over the warm passes (ask, tell and replay of every trial, plus the objective's few microseconds), ms. */
+  readonly warm_cpu_ms_per_trial: number
+}
+
+/** The workload once cold, then `passes` times warm; every pass must give the same trials. */
+export function measureWorkersWorkload(passes: number): WorkloadResult {
+  const first = runWorkersWorkload()
+  const runs: WorkloadRow[][] = []
+  const cpu0 = process.cpuUsage()
+  for (let i = 0; i < passes; i++) {
+    const pass = runWorkersWorkload()
+    if (pass.transcript !== first.transcript) throw new Error('workers workload: two passes gave different trials')
+    runs.push(pass.rows)
+  }
+  const cpu = process.cpuUsage(cpu0)
+  const trials = passes * first.rows.reduce((s, r) => s + r.trials, 0)
+  const warm = first.rows.map((row, i) => {
+    const m = (f: (r: WorkloadRow) => number): number => median(runs.map((pass) => f(pass[i])))
+    return {...row, ask_ms: m((r) => r.ask_ms), tell_ms: m((r) => r.tell_ms), replay_ask_ms: m((r) => r.replay_ask_ms), replay_tell_ms: m((r) => r.replay_tell_ms)}
+  })
+  return {cold: first.rows, warm, passes, warm_cpu_ms_per_trial: (cpu.user + cpu.system) / 1000 / Math.max(1, trials)}
 }

@@ -19,7 +19,7 @@ import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
 import {finishParams, hintJson, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialColumnsOf, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
-import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, SessionCheck, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
 export {StorageUnavailableError} from './storage.js'
@@ -61,7 +61,8 @@ const CHANGES_SQL = `SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials WHERE 
  */
 const SECTION_STATEMENTS = `
 SET plan_cache_mode = force_generic_plan;
-PREPARE kt_lock(text) AS SELECT state, extract(epoch from clock_timestamp()) * 1000 AS now_ms FROM kt_studies WHERE name = $1 FOR UPDATE;
+PREPARE kt_lock(text) AS SELECT state FROM kt_studies WHERE name = $1 FOR UPDATE;
+PREPARE kt_granted AS SELECT extract(epoch from clock_timestamp()) * 1000 AS now_ms;
 PREPARE kt_changes(text, integer, integer) AS SELECT ${TRIAL_COLUMNS_NO_CHECKPOINT} FROM kt_trials
   WHERE study = $1 AND (id >= $2 OR tell_seq >= $3) ORDER BY id;
 PREPARE kt_leases(text) AS SELECT id, owner, heartbeat_ms, attempts FROM kt_trials WHERE study = $1 AND status = 'running' ORDER BY id;
@@ -77,7 +78,31 @@ PREPARE kt_insert(text, integer, text, text, double precision, integer, text, te
   VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, 1, $11);
 PREPARE kt_claim(text, integer, text, text, double precision) AS
   UPDATE kt_trials SET owner = $3, heartbeat_ms = $5, attempts = attempts + 1, started_at = $4 WHERE study = $1 AND id = $2 AND status = 'running';
+PREPARE kt_barrier(text, integer) AS
+  UPDATE kt_trials SET heartbeat_ms = heartbeat_ms WHERE study = $1 AND id = $2 RETURNING extract(epoch from clock_timestamp()) * 1000 AS now_ms;
 `
+
+/*
+ * DURABILITY_BARRIER (kt_barrier). A section that wrote commits with synchronous_commit = off for
+ * its transaction only, so the server releases the study lock as soon as the commit record is in
+ * the WAL buffer: the WAL flush (an fsync, about as long as the rest of the section) leaves the
+ * serialized path that every worker queues on. kt_barrier follows in the same message, after the
+ * COMMIT: a transaction of its own (so at the session's synchronous_commit level: a flush, or a
+ * synchronous standby) whose commit waits for the WAL up to its own commit record, which lies
+ * after the section's; concurrent barriers share one flush (group commit). It must change a row:
+ * PostgreSQL commits a transaction that wrote no WAL but its commit record asynchronously (a bare
+ * `SELECT txid_current()` is no barrier: tried, and lost in a crash). The row is one no other
+ * worker writes (the trial the section handed out, else the one it finished), so barriers never
+ * wait for each other's locks; a section with neither commits synchronously instead.
+ *
+ * Why nothing is weakened: the message's result, and so anything a worker records, reports or
+ * hands on, arrives only after the barrier. Others may read a section before it is durable (a
+ * woken waiter, the next lock holder, the dashboard), but the WAL is one sequence: a section that
+ * read ours committed after ours, so whatever makes it durable makes ours durable first, and a
+ * server crash leaves a prefix of the sections' order, never a later section without an earlier
+ * one. A crash also ends every connection, so a worker whose replica read sections that were
+ * lost finds out (a failed statement, or a new connection: SessionCheck) and rebuilds it.
+ */
 
 /** A number as an SQL literal that reads back as the same double (non-finite ones as float8 strings). */
 function numberLiteral(v: number): string {
@@ -197,7 +222,9 @@ export class PostgresStorage implements StudyStorage {
   private readonly mutex = new Mutex()
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
-  private readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+  private readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0, durableMs: 0}
+  /** Which connection the main client is (1, 2, ...: one more at each reconnection): see SessionCheck. */
+  private session = 0
   /** Connections whose section statements are prepared (SECTION_STATEMENTS). */
   private readonly prepared = new WeakSet<pg.Client>()
 
@@ -218,6 +245,7 @@ export class PostgresStorage implements StudyStorage {
     const storage = new PostgresStorage(spec, parsed)
     try {
       storage.client = await storage.connect()
+      storage.session++
     } catch (error) {
       throw connectError(storage.label, parsed, error)
     }
@@ -226,6 +254,8 @@ export class PostgresStorage implements StudyStorage {
     } catch (error) {
       await storage.close()
       if (error instanceof InputError) throw error
+      // connected, then lost (a server crash or restart while kt looked at the schema): not a bad database
+      if (isConnectionLoss(error)) throw new InputError(storage.label, 'a server that stays up while kt opens the study (start again once it is back)', `the server went away (${firstLine(error)})`)
       throw new InputError(storage.label, 'a usable kt study database', firstLine(error))
     }
     return storage
@@ -303,15 +333,21 @@ export class PostgresStorage implements StudyStorage {
    * Runs queries on the (re)connected client, one caller at a time. A lost connection becomes a
    * StorageUnavailableError and the client is dropped, so the next call reconnects.
    */
-  private async use<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  private async use<T>(fn: (client: pg.Client) => Promise<T>, session?: SessionCheck): Promise<T> {
     return this.mutex.run(async () => {
       if (this.closed) throw new StorageUnavailableError(this.label, 'closed')
       if (!this.client) {
         try {
           this.client = await this.connect()
+          this.session++
         } catch (error) {
           throw new StorageUnavailableError(this.label, firstLine(error))
         }
+      }
+      if (session) {
+        session.value ??= this.session
+        // what the caller read on another connection may have been lost in a server crash since
+        if (session.value !== this.session) throw new StorageUnavailableError(this.label, 'reconnected since the last read')
       }
       const client = this.client
       try {
@@ -449,11 +485,8 @@ export class PostgresStorage implements StudyStorage {
     })
   }
 
-  async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
-    const rows = await this.use(
-      async (c) =>
-        (await c.query({name: 'kt_catch_up', text: CHANGES_SQL, values: [study, askCount, tellSeq]})).rows,
-    )
+  async changes(study: string, askCount: number, tellSeq: number, session?: SessionCheck): Promise<TrialRow[]> {
+    const rows = await this.use(async (c) => (await c.query({name: 'kt_catch_up', text: CHANGES_SQL, values: [study, askCount, tellSeq]})).rows, session)
     return rows.map((r) => trialFromRow(this.label, r))
   }
 
@@ -479,7 +512,11 @@ export class PostgresStorage implements StudyStorage {
         this.prepared.add(c)
       }
       const changesSql = (askCount: number, tellSeq: number): string => `EXECUTE kt_changes(${studyLit}, ${lit(askCount)}, ${lit(tellSeq)})`
-      const statements = [`BEGIN; EXECUTE kt_lock(${studyLit})`]
+      if (prelude?.session) {
+        prelude.session.value ??= this.session
+        if (prelude.session.value !== this.session) throw new StorageUnavailableError(this.label, 'reconnected since the last read')
+      }
+      const statements = [`BEGIN; EXECUTE kt_lock(${studyLit}); EXECUTE kt_granted`]
       const finish = prelude?.finish
       if (finish) {
         // the next tell in the study's order, and every trial asked so far (ids 0, 1, 2, ... under the lock)
@@ -494,12 +531,18 @@ export class PostgresStorage implements StudyStorage {
       const pending: string[] = []
       const readAfter: Array<{index: number; resolve: (v: unknown) => void; reject: (e: unknown) => void}> = []
       try {
-        const locked = results[1].rows[0] as {state: string; now_ms: number} | undefined
-        const nowMs = Number(locked?.now_ms ?? Date.now())
+        const locked = results[1].rows[0] as {state: string} | undefined
+        // the server's clock once the lock is granted (a FOR UPDATE row's columns may be computed before its wait)
+        const nowMs = Number(results[2].rows[0].now_ms)
         const finished = new Set<number>()
         let recorded: boolean | undefined
+        /** Whether the section changed anything, and the row its durability barrier may stamp (see DURABILITY_BARRIER). */
+        let wrote = false
+        let stamp: number | undefined
         if (finish) {
-          recorded = results[2].rowCount === 1
+          recorded = results[3].rowCount === 1
+          wrote = recorded
+          if (recorded) stamp = finish.trialId
           if (recorded) {
             notify = true
             finished.add(finish.trialId)
@@ -530,9 +573,13 @@ export class PostgresStorage implements StudyStorage {
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
             const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs, hintJson(trial.askHint)]
             pending.push(`EXECUTE kt_insert(${args.map(lit).join(', ')})`)
+            wrote = true
+            stamp = trial.id
           },
           claim: async (trialId, owner, startedAt) => {
             pending.push(`EXECUTE kt_claim(${[study, trialId, owner, startedAt, nowMs].map(lit).join(', ')})`)
+            wrote = true
+            stamp = trialId
           },
           finish: async (trialId, owner, r: FinishedTrial) => {
             // the tell and its notification in one statement (NOTIFY is delivered at COMMIT)
@@ -545,6 +592,8 @@ export class PostgresStorage implements StudyStorage {
             )
             if (res.rowCount === 1) {
               notify = true
+              wrote = true
+              stamp ??= trialId
               finished.add(trialId)
             }
             return res.rowCount === 1
@@ -560,23 +609,36 @@ export class PostgresStorage implements StudyStorage {
           },
           setState: async (state, now) => {
             pending.push(`UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`)
+            wrote = true
           },
           notify: async () => {
             if (notify) return
             notify = true
             pending.push(`SELECT pg_notify(${lit(CHANNEL)}, ${studyLit})`)
+            wrote = true
           },
         }
         let result: T
         try {
           result = await fn(tx)
-          const commit = c.query([...pending, 'COMMIT'].join('; '))
+          // A section that wrote commits asynchronously (the lock is released before the WAL flush,
+          // which is then out of the path every worker queues on) and is made durable by the
+          // barrier that follows in the same message: see DURABILITY_BARRIER. Any other reads the
+          // clock after its (synchronous) commit: the end of its hold.
+          const barrier = wrote && stamp !== undefined
+          const tail = barrier ? ['SET LOCAL synchronous_commit = off', 'COMMIT', `EXECUTE kt_barrier(${studyLit}, ${lit(stamp)})`] : ['COMMIT', 'EXECUTE kt_granted']
+          const sent = performance.now()
+          const commit = c.query([...pending, ...tail].join('; '))
           // the caller may go on (start the trial it was handed) while the server makes this durable
           committing?.(result)
           const done = await commit
-          this.counters.lockHeldMs += performance.now() - t1
           // one result per statement when several were sent
-          const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null}>}>
+          const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null; now_ms?: number}>}>
+          // a barrier that changed no row wrote no WAL: the section would not be known durable
+          if (parts[parts.length - 1].rows.length !== 1) throw new Error(`${this.label}: study ${study}: trial ${stamp} vanished before its section was made durable`)
+          this.counters.durableMs += performance.now() - sent
+          // held from the grant to the commit's end, both on the server's clock
+          this.counters.lockHeldMs += Math.max(0, Number(parts[parts.length - 1].rows[0].now_ms) - nowMs)
           for (const r of readAfter) {
             const text = parts[r.index]?.rows[0]?.checkpoint
             r.resolve(text ? JSON.parse(text) : undefined)

@@ -25,9 +25,17 @@
  *   committed result is never lost.
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ... exactly as before, so the
  *   same seed gives the same study.
- * - On PostgreSQL a slot begins evaluating the trial a section handed out as soon as the
- *   section's COMMIT is sent, while the server makes it durable; nothing is recorded, reported or
- *   handed on before the commit is acknowledged (see the slot loop for a lost acknowledgement).
+ * - On PostgreSQL a section commits asynchronously (the study lock is released before the WAL
+ *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/postgres.ts,
+ *   DURABILITY_BARRIER). A slot begins evaluating the trial a section handed out as soon as the
+ *   COMMIT is sent; nothing is recorded, reported or handed on before the barrier is acknowledged
+ *   (see the slot loop for a lost acknowledgement). Other workers may build on a section before
+ *   it is durable: the WAL is one sequence, so a server crash loses a tail of the sections' order,
+ *   never an earlier section without the later ones. The crash ends every connection: a worker's
+ *   retried section rebuilds its replica from what survived (a reconnection noticed only by a
+ *   heartbeat is caught by SessionCheck), records its finished trial again if that tell was lost
+ *   (reported once, when the retry is durable), and keeps an evaluation begun early only for the
+ *   same trial (see the slot loop).
  * - A worker with nothing to do (BOHB waiting for a rung, or the trial limit reached while other
  *   workers still run trials) waits for a notification (PostgreSQL LISTEN/NOTIFY; SQLite backoff)
  *   or for the next lease to expire. A lost database connection is retried with backoff, said
@@ -38,10 +46,10 @@ import {hostname} from 'node:os'
 import {configKeys, type Config} from '../space/index.js'
 import type {ObjectiveSpec} from './objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
-import {InputError} from '../util/errors.js'
+import {InputError, InterruptedError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
-import {StorageUnavailableError, type CoordinationStats, type Lease, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
+import {StorageUnavailableError, type CoordinationStats, type Lease, type SessionCheck, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
 import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
@@ -208,6 +216,8 @@ class Replica {
   askCount = 0
   tellSeq = 0
   budgetUsed = 0
+  /** The connection everything replayed here was read on (a new one means a rebuild: SessionCheck). */
+  readonly session: SessionCheck = {}
   private readonly maxReached = new Map<string, number>()
 
   constructor(
@@ -353,7 +363,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         let caughtUp = 0
         if (!replica || othersTells >= CATCH_UP_MIN_TELLS) {
           const current = replica ?? newReplica()
-          const rows = await storage.changes(study, current.askCount, current.tellSeq)
+          const rows = await storage.changes(study, current.askCount, current.tellSeq, current.session)
           const told = optimizerTime(() => current.apply(rows))
           if (!replica) {
             replica = current
@@ -363,6 +373,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         const synced = replica
         const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
         const finish = done ? {trialId: done.trial.id, owner, result: done.outcome} : undefined
+        const session = synced.session
         return storage.withStudyLock(
           study,
           async (tx): Promise<Step> => {
@@ -405,7 +416,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
             for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
             return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
           },
-          {finish, since},
+          {finish, since, session},
           committing,
         )
       }),
@@ -479,8 +490,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     for (;;) {
       const t0 = performance.now()
       // The trial a section hands out is evaluated from the moment its COMMIT is sent, while the
-      // server makes the section durable (an fsync: about as long as the rest of the section).
-      // Nothing is recorded before that commit is acknowledged. A section that is retried (the
+      // server makes the section durable (the barrier's WAL flush, after the lock is released).
+      // Nothing is recorded before the barrier is acknowledged. A section that is retried (the
       // connection was lost, so it may or may not have committed) may hand out work again: the
       // evaluation already begun is then waited for, and stands for the new trial only if it is
       // the same one (the commit had happened and the lease is this worker's; or the replayed
@@ -516,7 +527,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
             (o) => o,
             () => undefined,
           )
-          if (settled && step.kind === 'trial' && sameTrial(early.step.trial, step.trial)) begun = Promise.resolve(settled)
+          // ... and not when it continued a checkpoint that attempt read from the store: that may have
+          // been another worker's section not yet durable, lost with it and since evaluated anew
+          if (settled && step.kind === 'trial' && sameTrial(early.step.trial, step.trial) && early.step.checkpoint === undefined) begun = Promise.resolve(settled)
         }
       }
       if (step.kind === 'stop' || step.kind === 'complete') return step
@@ -541,6 +554,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     }
   }
 
+  /** Ctrl-C while the database is away: nothing can be released or read; one line, exit 130, instead of the lost connection's error. */
+  const stoppedWhileLost = (error: unknown): unknown =>
+    error instanceof StorageUnavailableError && options.signal?.aborted
+      ? new InterruptedError(`stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`)
+      : error
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
   let cpu0: NodeJS.CpuUsage | undefined
   let coordination0: CoordinationStats | undefined
@@ -578,21 +596,30 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       const complete = first.find((s) => s.kind === 'complete') as {stoppedBy: RunSummary['stoppedBy']} | undefined
       stoppedBy = complete?.stoppedBy ?? 'aborted'
     }
+  } catch (error) {
+    throw stoppedWhileLost(error)
   } finally {
     clearInterval(beat)
     if (timing && cpu0) {
       // from the start of work (not the connection's set-up)
       const c1 = storage.coordinationStats?.()
-      const c0 = coordination0 ?? {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
-      timing.coordination = c1 && {roundTrips: c1.roundTrips - c0.roundTrips, lockWaitMs: c1.lockWaitMs - c0.lockWaitMs, lockHeldMs: c1.lockHeldMs - c0.lockHeldMs}
+      const c0 = coordination0 ?? {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0, durableMs: 0}
+      timing.coordination = c1 && {
+        roundTrips: c1.roundTrips - c0.roundTrips,
+        lockWaitMs: c1.lockWaitMs - c0.lockWaitMs,
+        lockHeldMs: c1.lockHeldMs - c0.lockHeldMs,
+        durableMs: (c1.durableMs ?? 0) - (c0.durableMs ?? 0),
+      }
       const cpu = process.cpuUsage(cpu0)
       timing.cpuMs = (cpu.user + cpu.system) / 1000
       timing.wallMs = performance.now() - wall0
     }
     await pool?.close()
   }
-  if (failure !== undefined) throw failure
-  const final = await retrying(() => storage.trials(study))
+  if (failure !== undefined) throw stoppedWhileLost(failure)
+  const final = await retrying(() => storage.trials(study)).catch((error: unknown) => {
+    throw stoppedWhileLost(error)
+  })
   const ok = final.filter((r) => r.status === 'ok').length
   const failed = final.filter((r) => r.status === 'failed').length
   return {

@@ -114,6 +114,21 @@ export type FinishedOutcome = Omit<FinishedTrial, 'tellSeq' | 'asksBefore'>
 export interface SectionPrelude {
   readonly finish?: {readonly trialId: number; readonly owner: string; readonly result: FinishedOutcome}
   readonly since?: {readonly askCount: number; readonly tellSeq: number}
+  /** The connection the caller's earlier reads were made on: see SessionCheck. */
+  readonly session?: SessionCheck
+}
+
+/**
+ * Ties a caller's reads and its section to one database connection (PostgreSQL). Another
+ * worker's section may be read before it is durable (src/study/postgres.ts, DURABILITY_BARRIER),
+ * and a server crash may then lose it; the crash also ends the connection. Pass the same object
+ * to every read that feeds one replica and to its sections: the first call fills `value` with
+ * the connection it used, and a later one on another connection (the client reconnected, e.g.
+ * after a heartbeat met the crash) throws StorageUnavailableError instead of running, so the
+ * caller rebuilds its replica from the store. Storages whose reads are always durable ignore it.
+ */
+export interface SessionCheck {
+  value?: number
 }
 
 export type StorageKind = 'sqlite' | 'postgresql'
@@ -152,7 +167,7 @@ export interface StudyStorage {
    * snapshot: a prefix of the serial history), by id, without checkpoints: a worker catches its
    * replica up here, so that its locked section replays only what changed meanwhile.
    */
-  changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]>
+  changes(study: string, askCount: number, tellSeq: number, session?: SessionCheck): Promise<TrialRow[]>
 
   // ---- write API ----
   createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord>
@@ -164,10 +179,11 @@ export interface StudyStorage {
   // ---- coordination API ----
   /**
    * `committing`, when given, may be called with fn's value as soon as the section's COMMIT is on
-   * its way (PostgreSQL: sent, its fsync pending; SQLite, whose commit is synchronous: never),
-   * before the returned promise settles: a worker may start evaluating the trial it was handed while the server makes the
-   * section durable. The returned promise still settles only once the commit has (a rejection
-   * means the section may not have committed: whatever was started early must be taken back).
+   * its way (PostgreSQL: sent, the durability barrier after it; SQLite, whose commit is
+   * synchronous: never), before the returned promise settles: a worker may start evaluating the
+   * trial it was handed while the server makes the section durable. The returned promise still
+   * settles only once the section is durable (a rejection means it may not be: whatever was
+   * started early must be taken back).
    */
   withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude, committing?: (value: T) => void): Promise<T>
   /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
@@ -194,8 +210,10 @@ export interface CoordinationStats {
   readonly roundTrips: number
   /** Time waiting for the study's lock (ms). */
   readonly lockWaitMs: number
-  /** Time the study's lock was held by this process (ms). */
+  /** Time the study's lock was held by this process (ms): from its grant to the end of the commit (PostgreSQL: on the server's clock). */
   readonly lockHeldMs: number
+  /** Time from sending a section's COMMIT to knowing it durable (PostgreSQL: the barrier's acknowledgement; overlaps the evaluation), ms. */
+  readonly durableMs?: number
 }
 
 /** The database went away after it was opened (server restart, network): workers retry. */

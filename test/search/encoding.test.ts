@@ -71,6 +71,24 @@ describe('unit-cube encoding', () => {
     for (const c of counts) expect(Math.abs(c - 2000)).toBeLessThan(150)
   })
 
+  it('canonical(v) is encode(decode(v)) bit for bit, inside and outside the cube, with equal choices and a degenerate simplex', () => {
+    const odd: ParamSpace = {
+      id: 'odd',
+      params: [
+        ...space.params,
+        {kind: 'categorical', name: 'dup', choices: [1, 2, 1, 3], default: 1, env: 'DUP', description: ''},
+        {kind: 'float', name: 'tiny', low: 1e-9, high: 1e9, scale: 'log', default: 1, env: 'TINY', description: ''},
+        {kind: 'simplex', name: 's', floor: 0.25, description: '', members: ['s.a', 's.b', 's.c', 's.d'].map((name) => ({name, env: name.replace('.', '_').toUpperCase(), default: 0.25, description: ''}))},
+      ],
+    }
+    const e = new Encoding(odd)
+    const rng = new Rng(5)
+    for (let i = 0; i < 2000; i++) {
+      const v = Float64Array.from({length: e.size}, (_, j) => (e.vartypes[j] > 0 ? rng.uniform(-1, e.vartypes[j] + 1) : rng.uniform(-0.3, 1.3)))
+      expect(Array.from(e.canonical(v))).toEqual(Array.from(e.encode(e.decode(v))))
+    }
+  })
+
   it('names an unknown parameter in a one-line error', () => {
     expect(() => enc.encode({lr: 0.01, nope: 1} as never)).toThrow(/configuration: nope: expected a parameter of space mixed, got an unknown name/)
   })

@@ -5,6 +5,7 @@
 // it already began instead of evaluating the trial a second time. The study must come out as the
 // one-worker study of the same seed, every trial evaluated and finished once.
 import {mkdtempSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -55,5 +56,47 @@ describe.skipIf(pg.skip)(`evaluation begun before the commit is acknowledged ${p
     const reference = await runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 2, maxTrials: total})
     const essence = (trials: typeof out.trials): unknown[] => trials.map((t) => [t.id, t.configId, t.budget, t.loss, t.continues, t.tellSeq, t.asksBefore])
     expect(essence(out.trials)).toEqual(essence(reference.trials))
+  })
+})
+
+// Another worker's section may be read before it is durable (src/study/postgres.ts,
+// DURABILITY_BARRIER); a server crash then loses it and ends every connection. A worker that met
+// the crash only in a heartbeat (whose errors are ignored) reconnects silently: its next section
+// must not run on the replica it built from the old connection's reads.
+describe.skipIf(pg.skip)(`reads tied to one connection ${pg.label}`.trim(), () => {
+  it('refuses a section, or a read, on a connection remade since the reads it builds on', async () => {
+    const url = await pg.database('kt_session')
+    await runSearch({storage: url, study: 's', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 2})
+    const store = await openStorage(url, {mustExist: true})
+    try {
+      const session = {}
+      expect((await store.changes('s', 0, 0, session)).length).toBe(2)
+      const pgm = createRequire(import.meta.url)('pg') as typeof import('pg')
+      const admin = new pgm.Client({connectionString: url})
+      await admin.connect()
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'kt'")
+      await admin.end()
+      // a heartbeat reconnects (or first meets the lost connection, which the runner ignores)
+      await store.heartbeat('s', 'nobody').catch(() => undefined)
+      await store.heartbeat('s', 'nobody')
+      let ran = false
+      await expect(
+        store.withStudyLock(
+          's',
+          async () => {
+            ran = true
+          },
+          {session, since: {askCount: 2, tellSeq: 2}},
+        ),
+      ).rejects.toThrow(/reconnected/)
+      expect(ran).toBe(false)
+      await expect(store.changes('s', 2, 2, session)).rejects.toThrow(StorageUnavailableError)
+      // a replica rebuilt from the store carries on
+      const fresh = {}
+      expect((await store.changes('s', 0, 0, fresh)).length).toBe(2)
+      expect(await store.withStudyLock('s', async (tx) => tx.state, {session: fresh, since: {askCount: 2, tellSeq: 2}})).toBe('finished')
+    } finally {
+      await store.close()
+    }
   })
 })
