@@ -71,9 +71,6 @@ export interface Mechanism {
   readonly lock_wait_ms: number
   readonly lock_held_ms: number
   readonly durable_ms: number
-  /** Catch-ups of a replica outside the lock per trial, and the share of them made while the worker's trial still ran (off the path to the next trial). */
-  readonly catch_ups_per_trial: number
-  readonly catch_ups_during_trials: number
   /** Shares of the processes' wall time: evaluating, in sections, waiting for work. */
   readonly evaluating_share: number
   readonly section_share: number
@@ -199,8 +196,6 @@ function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs:
     lock_wait_ms: sum((t) => t.coordination?.lockWaitMs ?? 0) / sections,
     lock_held_ms: sum((t) => t.coordination?.lockHeldMs ?? 0) / sections,
     durable_ms: sum((t) => t.coordination?.durableMs ?? 0) / sections,
-    catch_ups_per_trial: sum((t) => (t.catchUps ?? 0) + (t.catchUpsDuringTrials ?? 0)) / trials,
-    catch_ups_during_trials: sum((t) => t.catchUpsDuringTrials ?? 0) / Math.max(1, sum((t) => (t.catchUps ?? 0) + (t.catchUpsDuringTrials ?? 0))),
     evaluating_share: sum((t) => t.evaluateMs) / wall,
     section_share: sum((t) => t.sectionMs) / wall,
     waiting_share: sum((t) => t.waitMs) / wall,
@@ -283,12 +278,12 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; catch-ups outside the lock (share made while the trial ran); mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)")
+  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)")
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
     lines.push(
-      `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ${m.catch_ups_per_trial.toFixed(2)} catch-ups (${pct(m.catch_ups_during_trials)} during the trial); ` +
+      `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
         `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} / ${m.durable_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
         `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )

@@ -113,9 +113,6 @@ export interface WorkerTiming {
   /** Slots waiting for a change (nothing to hand out). */
   waitMs: number
   evaluated: number
-  /** Catch-ups of the replica outside the lock: in the path of a section, and made while a trial ran (PREFETCH_LEAD_MS). */
-  catchUps?: number
-  catchUpsDuringTrials?: number
   /** How late this process began work after options.startAt (warm-up not done in time), ms. */
   lateMs?: number
   /** When its last evaluation ended (ms since the epoch). */
@@ -162,18 +159,6 @@ const IDLE_RECHECK_MS = 5_000
  * better than 4 at 4 and 8 processes (below 4 the extra statement costs more than it saves).
  */
 const CATCH_UP_MIN_TELLS = 4
-/**
- * That catch-up is made while the slot's trial still runs, this long before the trial is expected
- * to end (its slot's previous evaluation time), so that its round trip and replay are not in the
- * path from a result to the next trial: long enough for a round trip and the replay on a busy
- * machine (1-3 ms here), short enough that few results (at 160 trials/s, about one) arrive after
- * it, to be replayed in the lock.
- */
-const PREFETCH_LEAD_MS = 5
-/** ... only for trials at least this long (a shorter one leaves no time to overlap). */
-const PREFETCH_MIN_EVAL_MS = 4 * PREFETCH_LEAD_MS
-/** A section whose catch-up was made at most this long ago does not catch up again outside the lock (a trial that ran longer than expected does). */
-const PREFETCH_FRESH_MS = 3 * PREFETCH_LEAD_MS
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -368,45 +353,22 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   const newReplica = (): Replica => new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
   /** Other workers' tells this worker replayed between its last two sections (outside the lock and in it). */
   let othersTells = 0
-  /** Others' tells replayed by catch-ups during evaluations since the last section, and when the last one was made. */
-  let prefetchedTells = 0
-  let prefetchedAt = -Infinity
-
-  /** The catch-up of the next section, made while a trial runs (PREFETCH_LEAD_MS). */
-  const prefetch = (): Promise<void> =>
-    sections.run(async () => {
-      const r = replica
-      if (!r || aborted()) return
-      try {
-        const rows = await storage.changes(study, r.askCount, r.tellSeq, r.session)
-        if (replica !== r) return
-        prefetchedTells += optimizerTime(() => r.apply(rows))
-        prefetchedAt = performance.now()
-        if (timing) timing.catchUpsDuringTrials = (timing.catchUpsDuringTrials ?? 0) + 1
-      } catch {
-        // whatever it was, the next section rebuilds the replica from the store (and meets it there)
-        if (replica === r) replica = undefined
-      }
-    })
 
   const section = (done: {trial: Trial; outcome: Outcome} | undefined, committing: (step: Step) => void): Promise<Step> =>
     sections.run(() =>
       retrying(async () => {
         // Catch up outside the lock (a consistent snapshot of the store), so that the locked
         // section, which every worker waits for, replays only what changed meanwhile: on
-        // joining, and while other workers are active (then usually made already, while the
-        // trial ran: prefetch).
-        let caughtUp = prefetchedTells
-        prefetchedTells = 0
-        if (!replica || (othersTells >= CATCH_UP_MIN_TELLS && performance.now() - prefetchedAt > PREFETCH_FRESH_MS)) {
+        // joining, and while other workers are active.
+        let caughtUp = 0
+        if (!replica || othersTells >= CATCH_UP_MIN_TELLS) {
           const current = replica ?? newReplica()
-          if (timing && replica) timing.catchUps = (timing.catchUps ?? 0) + 1
           const rows = await storage.changes(study, current.askCount, current.tellSeq, current.session)
           const told = optimizerTime(() => current.apply(rows))
           if (!replica) {
             replica = current
             replayed ??= told
-          } else caughtUp += told
+          } else caughtUp = told
         }
         const synced = replica
         const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
@@ -525,8 +487,6 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
-    /** How long this slot's last evaluation took (ms): when to catch up during the next one. */
-    let lastEvalMs = 0
     for (;;) {
       const t0 = performance.now()
       // The trial a section hands out is evaluated from the moment its COMMIT is sent, while the
@@ -582,13 +542,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       // evaluation, if begun, abandoned as on Ctrl-C during a trial)
       if (aborted()) return {kind: 'stop'}
       if (step.takeover) rerun++
-      const evaluation = begun ?? evaluate(step.trial, step.checkpoint)
-      // others are active: catch up shortly before this trial is expected to end, off the path to the next one
-      const catchUpDuring = lastEvalMs >= PREFETCH_MIN_EVAL_MS && othersTells >= CATCH_UP_MIN_TELLS
-      const prefetchTimer = catchUpDuring ? setTimeout(() => void prefetch(), Math.max(0, begunAt + lastEvalMs - PREFETCH_LEAD_MS - performance.now())) : undefined
-      const outcome = await evaluation.finally(() => clearTimeout(prefetchTimer))
-      lastEvalMs = performance.now() - begunAt
-      if (timing) timing.evaluateMs += lastEvalMs
+      const outcome = await (begun ?? evaluate(step.trial, step.checkpoint))
+      if (timing) timing.evaluateMs += performance.now() - begunAt
       evaluated++
       if (timing) {
         timing.evaluated++
