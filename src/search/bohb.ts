@@ -197,11 +197,13 @@ export class BohbOptimizer implements Optimizer {
   /** Scratch vectors of the candidate search (no allocation per candidate). */
   private readonly candidateBuffer: Float64Array
   private readonly bestBuffer: Float64Array
+  private readonly datumBuffer: Float64Array
 
   constructor(space: ParamSpace, options: BohbOptions) {
     this.encoding = new Encoding(space)
     this.candidateBuffer = new Float64Array(this.encoding.size)
     this.bestBuffer = new Float64Array(this.encoding.size)
+    this.datumBuffer = new Float64Array(this.encoding.size)
     this.fidelity = options.fidelity ?? SINGLE_FIDELITY
     checkFidelity(this.fidelity)
     const d = this.encoding.size
@@ -378,12 +380,13 @@ export class BohbOptimizer implements Optimizer {
     const {good} = this.fitted(budget, false)
     const candidate = this.candidateBuffer
     const bestVector = this.bestBuffer
+    const datum = this.datumBuffer
     const replay = this.replaying
     if (replay) {
       // the same draws as the scoring loop below, without the scoring
       const start = this.rng.snapshot()
       for (let i = 0; i < this.options.numSamples; i++) {
-        this.sampleAround(good.row(this.rng.int(good.n)), good.bw, candidate)
+        this.sampleAround(good.copyRow(this.rng.int(good.n), datum), good.bw, candidate)
         if (i === replay.pick) bestVector.set(candidate)
       }
       const vector = this.canonical(bestVector)
@@ -399,8 +402,7 @@ export class BohbOptimizer implements Optimizer {
     let best = Infinity
     let pick = 0
     for (let i = 0; i < this.options.numSamples; i++) {
-      const datum = good.row(this.rng.int(good.n))
-      this.sampleAround(datum, good.bw, candidate)
+      this.sampleAround(good.copyRow(this.rng.int(good.n), datum), good.bw, candidate)
       // log of hpbandster's ratio bad(x) / good(x); smaller is better. After the first candidate
       // the bad density's scoring stops once it proves the candidate cannot beat the best
       // (Kde.logPdfUnlessAtLeast), which leaves the pick, and every value kept, as they were.

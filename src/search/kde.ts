@@ -212,6 +212,14 @@ export class Kde {
   row(i: number): Float64Array {
     return this.data.subarray(i * this.d, (i + 1) * this.d)
   }
+
+  /** Copies data point i into `out` (no view allocated, for the candidate loop). */
+  copyRow(i: number, out: Float64Array): Float64Array {
+    const {data, d} = this
+    const base = i * d
+    for (let j = 0; j < d; j++) out[j] = data[base + j]
+    return out
+  }
 }
 
 /**

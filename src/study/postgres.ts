@@ -254,6 +254,8 @@ export class PostgresStorage implements StudyStorage {
     } catch (error) {
       await storage.close()
       if (error instanceof InputError) throw error
+      // connected, then lost (a server crash or restart while kt looked at the schema): not a bad database
+      if (isConnectionLoss(error)) throw new InputError(storage.label, 'a server that stays up while kt opens the study (start again once it is back)', `the server went away (${firstLine(error)})`)
       throw new InputError(storage.label, 'a usable kt study database', firstLine(error))
     }
     return storage

@@ -46,7 +46,7 @@ import {hostname} from 'node:os'
 import {configKeys, type Config} from '../space/index.js'
 import type {ObjectiveSpec} from './objectives.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
-import {InputError} from '../util/errors.js'
+import {InputError, InterruptedError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
 import {StorageUnavailableError, type CoordinationStats, type Lease, type SessionCheck, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
@@ -554,6 +554,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     }
   }
 
+  /** Ctrl-C while the database is away: nothing can be released or read; one line, exit 130, instead of the lost connection's error. */
+  const stoppedWhileLost = (error: unknown): unknown =>
+    error instanceof StorageUnavailableError && options.signal?.aborted
+      ? new InterruptedError(`stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`)
+      : error
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
   let cpu0: NodeJS.CpuUsage | undefined
   let coordination0: CoordinationStats | undefined
@@ -591,6 +596,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       const complete = first.find((s) => s.kind === 'complete') as {stoppedBy: RunSummary['stoppedBy']} | undefined
       stoppedBy = complete?.stoppedBy ?? 'aborted'
     }
+  } catch (error) {
+    throw stoppedWhileLost(error)
   } finally {
     clearInterval(beat)
     if (timing && cpu0) {
@@ -609,8 +616,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     }
     await pool?.close()
   }
-  if (failure !== undefined) throw failure
-  const final = await retrying(() => storage.trials(study))
+  if (failure !== undefined) throw stoppedWhileLost(failure)
+  const final = await retrying(() => storage.trials(study)).catch((error: unknown) => {
+    throw stoppedWhileLost(error)
+  })
   const ok = final.filter((r) => r.status === 'ok').length
   const failed = final.filter((r) => r.status === 'failed').length
   return {

@@ -111,6 +111,19 @@ export const EXIT_CRITERION = 1
  * An acceptance criterion failed (a study whose validation failed, a deploy the gate refused): the
  * CLI prints it as one line and exits with code 1, so CI can tell it from bad input (2).
  */
+/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130
+
+/** A run stopped by the user (Ctrl-C) that cannot report as usual: one line, exit 130, not a failure of kt. */
+export class InterruptedError extends Error {
+  readonly exitCode = EXIT_INTERRUPTED
+
+  constructor(message: string) {
+    super(oneLine(message))
+    this.name = 'InterruptedError'
+  }
+}
+
 export class AcceptanceError extends Error {
   readonly exitCode = EXIT_CRITERION
 

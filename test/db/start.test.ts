@@ -3,7 +3,7 @@
 // with no server left running. Beyond loopback is 127.0.0.2 here: kt treats it as another address,
 // and the test stays on the loopback network.
 import {afterAll, describe, expect, it} from 'vitest'
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -17,7 +17,7 @@ const NO_PASSWORD = {PGPASSWORD: '', KT_DB_PASSWORD: ''}
 
 afterAll(async () => {
   const bin = findBinaries()
-  if (bin) for (const d of ['a', 'b']) await new PgServer({dir: join(base, d), port: 0}, bin).stop('immediate').catch(() => undefined)
+  if (bin) for (const d of ['a', 'b', 'c', 'd']) await new PgServer({dir: join(base, d), port: 0}, bin).stop('immediate').catch(() => undefined)
   rmSync(base, {recursive: true, force: true})
 })
 
@@ -85,5 +85,59 @@ describe.skipIf(pg.skip)(`kt db start: host and password ${pg.label}`.trim(), ()
     expect(r.status, r.stderr).toBe(0)
     expect(await login(`postgresql://kt:secret@127.0.0.1:${port}/kt`)).toBe(true)
     expect(kt(['db', 'stop', '--dir', dir]).status).toBe(0)
+  }, 120_000)
+})
+
+/** Kills the server of `dir` as a crash would (kill -9 of the postmaster) and waits until none of its processes is left. */
+async function crash(dir: string): Promise<number> {
+  const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  process.kill(pid, 'SIGKILL')
+  const real = realpathSync(dir)
+  // its backends notice the postmaster's death and exit; a start before that would find their shared memory in use
+  for (let i = 0; i < 100; i++) {
+    const left = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/cwd`) === real
+      } catch {
+        return false
+      }
+    })
+    if (!left) break
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return pid
+}
+
+describe.skipIf(pg.skip)(`kt db start/stop after a crash ${pg.label}`.trim(), () => {
+  it('a postmaster.pid whose server was killed counts as stopped: stop says so, start recovers; a busy port is named', async () => {
+    const dir = join(base, 'c')
+    const port = String(await freePort())
+    let r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
+    expect(r.status, r.stderr).toBe(0)
+    await crash(dir)
+    expect(existsSync(join(dir, 'postmaster.pid'))).toBe(true)
+    r = kt(['db', 'stop', '--dir', dir])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^no server running in \S+ \(its last server did not shut down cleanly: kt db start recovers it\)\n$/)
+    r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
+    expect(r.status, r.stderr + readFileSync(join(dir, 'server.log'), 'utf8').slice(-1500)).toBe(0)
+    expect(r.stdout).not.toMatch(/already running/)
+    expect(await login(`postgresql://kt@127.0.0.1:${port}/kt`)).toBe(true)
+    // crashed again, and its pid now belongs to another live process (here: this test's): still stopped, and started
+    await crash(dir)
+    const lines = readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')
+    lines[0] = String(process.pid)
+    writeFileSync(join(dir, 'postmaster.pid'), lines.join('\n'))
+    r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
+    expect(r.status, r.stderr + readFileSync(join(dir, 'server.log'), 'utf8').slice(-1500)).toBe(0)
+    expect(await login(`postgresql://kt@127.0.0.1:${port}/kt`)).toBe(true)
+    // another folder on the port this server holds: one line naming the port
+    r = kt(['db', 'start', '--dir', join(base, 'd'), '--port', port], {env: NO_PASSWORD})
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe(`kt: --port: expected a free port (another program listens on 127.0.0.1:${port}; choose another --port, or stop it), got port ${port} in use\n`)
+    expect(existsSync(join(base, 'd', 'postmaster.pid'))).toBe(false)
+    r = kt(['db', 'stop', '--dir', dir])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^stopped the server in /)
   }, 120_000)
 })

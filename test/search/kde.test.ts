@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {goodBadSplit} from '../../src/search/bohb.js'
 import {Kde, normalReferenceBandwidths} from '../../src/search/kde.js'
+import {Rng} from '../../src/util/rng.js'
 
 describe('KDE (statsmodels KDEMultivariate with normal-reference bandwidth)', () => {
   it('matches a hand computation in one continuous dimension', () => {
@@ -47,6 +48,36 @@ describe('KDE (statsmodels KDEMultivariate with normal-reference bandwidth)', ()
     const data = Float64Array.from([0, 1, 2, 3])
     const bw = normalReferenceBandwidths(data, 4, 1)
     expect(bw[0]).toBeCloseTo(1.06 * Math.sqrt(1.25) * Math.pow(4, -1 / 5), 14)
+  })
+})
+
+describe('KDE scoring with a bound (Kde.logPdfUnlessAtLeast)', () => {
+  it('gives logPdf exactly, or a lower bound L of it with L - minus >= atLeast; exactly whenever logPdf - minus < atLeast', () => {
+    const rng = new Rng(3)
+    // 4 continuous and 3 categorical coordinates (2, 3 and 5 choices), 30 points
+    const vartypes = Int32Array.from([0, 2, 0, 3, 0, 5, 0])
+    const draw = (): number[] => Array.from(vartypes, (c) => (c > 0 ? rng.int(c) : rng.next()))
+    let bounded = 0
+    for (const options of [{}, {magicClip: true}, {priorWeight: 1}]) {
+      const kde = Kde.fit(Array.from({length: 30}, draw), vartypes, 1e-3, options)
+      for (let i = 0; i < 3000; i++) {
+        const x = draw()
+        const exact = kde.logPdf(x)
+        const minus = rng.uniform(-20, 20)
+        // thresholds around the exact difference, where the decision is close
+        const atLeast = exact - minus + rng.uniform(-3, 3)
+        const r = kde.logPdfUnlessAtLeast(x, minus, atLeast)
+        if (exact - minus < atLeast) expect(r).toBe(exact)
+        else if (r !== exact) {
+          bounded++
+          expect(r).toBeLessThanOrEqual(exact)
+          expect(r - minus).toBeGreaterThanOrEqual(atLeast)
+        }
+        // a uniform prior turns the bound off
+        if (options.priorWeight) expect(r).toBe(exact)
+      }
+    }
+    expect(bounded).toBeGreaterThan(1000)
   })
 })
 

@@ -27,7 +27,7 @@ export default class BenchBohbOverhead extends KtCommand {
     this.log(`  mean over the block: ${f(r.cpu_ms_per_suggestion)} ms CPU, ${f(r.wall_ms_per_suggestion)} ms wall per suggestion (CPU is what the optimiser costs; wall adds waiting for a busy machine)`)
     this.log(`  ask: median ${f(r.ask_ms.median)} ms, p99 ${f(r.ask_ms.p99)} ms; tell (KDE refit): median ${f(r.tell_ms.median)} ms, p99 ${f(r.tell_ms.p99)} ms`)
     this.log(`BOHB on kt bench workers' workload (counting_ones, seed 42, 40 trials per process, results outstanding as that many processes leave them), mean wall time per call (ms): ask / tell / a copy's hinted replay of the ask / its tell`)
-    for (const [label, rows] of [['cold (first pass in this process)', w.cold], [`warm (median of ${w.passes} passes)`, w.warm]] as const) {
+    for (const [label, rows] of [['cold: the first pass in this process (1, 2, 4, 8 processes in turn, so only the first rows are fully cold)', w.cold], [`warm (median of ${w.passes} passes)`, w.warm]] as const) {
       this.log(`  ${label}`)
       for (const row of rows)
         this.log(`    ${String(row.processes).padStart(1)} process${row.processes > 1 ? 'es' : '  '}, ${String(row.trials).padStart(3)} trials (${String(row.model_based_asks).padStart(3)} model-based asks): ${f(row.ask_ms)} / ${f(row.tell_ms)} / ${f(row.replay_ask_ms)} / ${f(row.replay_tell_ms)}`)

@@ -20,8 +20,10 @@ export default class DbStop extends KtCommand {
     const server = new PgServer({dir: flags.dir, port: 0}, bin)
     if (!server.initialised()) throw new InputError(flags.dir, 'a PostgreSQL data folder made by kt db start', 'none')
     const was = server.running()
+    // a postmaster.pid whose server is gone (killed, crashed) is not a server: nothing to stop; the next start recovers
+    const crashed = server.crashed()
     await server.stop('fast')
-    if (!this.jsonEnabled()) this.log(was ? `stopped the server in ${server.dir}` : `no server running in ${server.dir}`)
+    if (!this.jsonEnabled()) this.log(was ? `stopped the server in ${server.dir}` : `no server running in ${server.dir}${crashed ? ' (its last server did not shut down cleanly: kt db start recovers it)' : ''}`)
     return {stopped: was, dir: server.dir}
   }
 }
