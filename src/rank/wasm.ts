@@ -88,7 +88,7 @@ const op = {
   i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32LtU: 0x49, i32GtS: 0x4a, i32GtU: 0x4b, i32GeS: 0x4e,
   i64Eqz: 0x50, f64Le: 0x65,
   i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
-  i32LeS: 0x4c, i32LeU: 0x4d, i32And: 0x71, i32ShrS: 0x75,
+  i32LeS: 0x4c, i32LeU: 0x4d, i32GeU: 0x4f, i32And: 0x71, i32ShrS: 0x75,
   i64Eq: 0x51, i64LtU: 0x54, i64GtU: 0x56, i64LeU: 0x58, i64GeU: 0x5a,
   i64Load: 0x29, i64Clz: 0x79, i64Ctz: 0x7a, i64Add: 0x7c, i64Mul: 0x7e, i64And: 0x83, i64Or: 0x84, i64Xor: 0x85, i64Shl: 0x86, i64ShrU: 0x88,
   f64ReinterpretI64: 0xbf, i64ReinterpretF64: 0xbd, i32Store8: 0x3a, f64Eq: 0x61, f64Lt: 0x63, f64Ge: 0x66, i64DivU: 0x80, i64RemU: 0x82,
@@ -183,6 +183,7 @@ function kernelBytes(): Uint8Array {
   const print = [...printLocals, ...printerBody(false)]
   const answer = [...printLocals, ...printerBody(true)]
   const compact = compactReaderBody()
+  const long = longReaderBody()
   const FUNC_TYPE = 0x60
   const IMPORT_MEMORY = 0x02
   const LIMITS_MIN_ONLY = 0x00
@@ -194,11 +195,12 @@ function kernelBytes(): Uint8Array {
       [FUNC_TYPE, ...vec(range(6).map(() => [T_I32])), ...vec([[T_I32]])], // type 1: (i32 x 6) -> i32
       [FUNC_TYPE, ...vec(range(5).map(() => [T_I32])), ...vec([[T_I32]])], // type 2: (i32 x 5) -> i32
       [FUNC_TYPE, ...vec(range(8).map(() => [T_I32])), ...vec([[T_I32]])], // type 3: (i32 x 8) -> i32
+      [FUNC_TYPE, ...vec(range(9).map(() => [T_I32])), ...vec([[T_I32]])], // type 4: (i32 x 9) -> i32
     ])),
     ...section(2, vec([[...name('env'), ...name('memory'), IMPORT_MEMORY, LIMITS_MIN_ONLY, ...uleb(1)]])), // import env.memory
-    ...section(3, vec([uleb(0), uleb(1), uleb(2), uleb(2), uleb(3)])), // functions 0..4 of types 0, 1, 2, 2, 3
-    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)], [...name('read'), EXPORT_FUNC, ...uleb(1)], [...name('print'), EXPORT_FUNC, ...uleb(2)], [...name('answer'), EXPORT_FUNC, ...uleb(3)], [...name('readCompact'), EXPORT_FUNC, ...uleb(4)]])), // exports
-    ...section(10, vec([[...uleb(score.length), ...score], [...uleb(read.length), ...read], [...uleb(print.length), ...print], [...uleb(answer.length), ...answer], [...uleb(compact.length), ...compact]])), // code
+    ...section(3, vec([uleb(0), uleb(1), uleb(2), uleb(2), uleb(3), uleb(4)])), // functions 0..5 of types 0, 1, 2, 2, 3, 4
+    ...section(7, vec([[...name('score'), EXPORT_FUNC, ...uleb(0)], [...name('read'), EXPORT_FUNC, ...uleb(1)], [...name('print'), EXPORT_FUNC, ...uleb(2)], [...name('answer'), EXPORT_FUNC, ...uleb(3)], [...name('readCompact'), EXPORT_FUNC, ...uleb(4)], [...name('readLong'), EXPORT_FUNC, ...uleb(5)]])), // exports
+    ...section(10, vec([[...uleb(score.length), ...score], [...uleb(read.length), ...read], [...uleb(print.length), ...print], [...uleb(answer.length), ...answer], [...uleb(compact.length), ...compact], [...uleb(long.length), ...long]])), // code
   ])
 }
 
@@ -212,6 +214,9 @@ const POW10_INT_MAX = 8
 const POW5_OFFSET = POW10_INT_OFFSET + (POW10_INT_MAX + 1) * 8
 const POW5_MIN = -342
 const POW5_MAX = 308
+/** Decimal exponents where an exact halfway case can occur for float64 (fast_float's binary_format<double>::min/max_exponent_round_to_even). */
+const ROUND_TO_EVEN_MIN = -4
+const ROUND_TO_EVEN_MAX = 23
 /** Digits a u64 mantissa holds (10^19 < 2^64): longer numbers fall back to JSON.parse. */
 const MAX_DIGITS_U64 = 19
 
@@ -313,53 +318,7 @@ function readerBody(): number[] {
     ...loadC,
   ]
   const power = [...get(P.pow), op.i32Add, op.f64Load, ALIGN_8, 0]
-  // 64 x 64 -> 128-bit product (hi:lo) of two i64 locals from 32-bit halves (fast_float's umul128_generic)
-  const M32 = [...i64(0xffffffffn), op.i64And]
-  const mul128 = (a: number, b: number, hi: number, lo: number): number[] => [
-    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...M32, op.i64Mul, ...set(V.ad),
-    ...get(a), ...M32, ...get(b), ...M32, op.i64Mul, ...set(V.bd),
-    ...get(V.ad), ...get(a), ...M32, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul, op.i64Add, ...set(V.adbc),
-    ...get(V.bd), ...get(V.adbc), ...i64(32n), op.i64Shl, op.i64Add, ...set(lo),
-    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul,
-    ...get(V.adbc), ...i64(32n), op.i64ShrU, op.i64Add,
-    ...get(V.adbc), ...get(V.ad), op.i64LtU, op.i64ExtendI32U, ...i64(32n), op.i64Shl, op.i64Add,
-    ...get(lo), ...get(V.bd), op.i64LtU, op.i64ExtendI32U, op.i64Add, ...set(hi),
-  ]
-  // Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second", as fast_float's
-  // compute_float for float64): mant x 10^exp, mant < 10^19, correctly rounded, from the 128-bit
-  // truncated power of five; subnormal or infinite results fall back (-1).
-  const eiselLemire = [
-    ...failIf([...get(V.exp), ...i32(POW5_MIN), op.i32LtS, ...get(V.exp), ...i32(POW5_MAX), op.i32GtS, op.i32Or]),
-    ...get(V.mant), op.i64Clz, op.i32WrapI64, ...set(V.lz),
-    ...get(V.mant), ...get(V.lz), op.i64ExtendI32U, op.i64Shl, ...set(V.w),
-    // the table entry of exp: high 64 bits at +0, low at +8
-    ...get(P.pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET), ...set(V.t),
-    ...mul128(V.w, V.t, V.hi, V.lo),
-    ...get(V.hi), ...i64(0x1ffn), op.i64And, ...i64(0x1ffn), op.i64Eq, op.if, EMPTY_BLOCK,
-    ...get(P.pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET + 8), ...set(V.t),
-    ...mul128(V.w, V.t, V.second, V.m),
-    ...get(V.lo), ...get(V.second), op.i64Add, ...set(V.lo),
-    ...get(V.second), ...get(V.lo), op.i64GtU, op.if, EMPTY_BLOCK, ...get(V.hi), ...i64(1n), op.i64Add, ...set(V.hi), op.end,
-    op.end,
-    ...get(V.hi), ...i64(63n), op.i64ShrU, op.i32WrapI64, ...set(V.upper),
-    ...get(V.upper), ...i32(64 - 52 - 3), op.i32Add, ...set(V.shift),
-    ...get(V.hi), ...get(V.shift), op.i64ExtendI32U, op.i64ShrU, ...set(V.m),
-    // power2 = floor(exp x log2(10)) + 63 + upper - lz + 1023 (fast_float's detail::power)
-    ...i32(152170 + 65536), ...get(V.exp), op.i32Mul, ...i32(16), op.i32ShrS, ...i32(63), op.i32Add, ...get(V.upper), op.i32Add, ...get(V.lz), op.i32Sub, ...i32(1023), op.i32Add, ...set(V.power2),
-    ...failIf([...get(V.power2), ...i32(0), op.i32LeS]),
-    // exactly halfway between two doubles: round to even
-    ...get(V.lo), ...i64(1n), op.i64LeU, ...get(V.exp), ...i32(-4), op.i32GeS, op.i32And, ...get(V.exp), ...i32(23), op.i32LeS, op.i32And,
-    ...get(V.m), ...i64(3n), op.i64And, ...i64(1n), op.i64Eq, op.i32And, op.if, EMPTY_BLOCK,
-    ...get(V.m), ...get(V.shift), op.i64ExtendI32U, op.i64Shl, ...get(V.hi), op.i64Eq, op.if, EMPTY_BLOCK,
-    ...get(V.m), ...i64(-2n), op.i64And, ...set(V.m),
-    op.end, op.end,
-    ...get(V.m), ...get(V.m), ...i64(1n), op.i64And, op.i64Add, ...i64(1n), op.i64ShrU, ...set(V.m),
-    ...get(V.m), ...i64(2n << 52n), op.i64GeU, op.if, EMPTY_BLOCK,
-    ...i64(1n << 52n), ...set(V.m), ...get(V.power2), ...i32(1), op.i32Add, ...set(V.power2),
-    op.end,
-    ...failIf([...get(V.power2), ...i32(0x7ff), op.i32GeS]),
-    ...get(V.m), ...i64(~(1n << 52n)), op.i64And, ...get(V.power2), op.i64ExtendI32U, ...i64(52n), op.i64Shl, op.i64Or, op.f64ReinterpretI64, ...set(V.value),
-  ]
+  const eiselLemire = eiselLemireCode(V, P.pow, failIf)
   const value = [
     ...is(V.c, 'n'), op.if, EMPTY_BLOCK,
     ...failIf([...get(P.i), op.i32Load8U, 0, 1, ...i32(ch('u')), op.i32Ne, ...get(P.i), op.i32Load8U, 0, 2, ...i32(ch('l')), op.i32Ne, op.i32Or, ...get(P.i), op.i32Load8U, 0, 3, ...i32(ch('l')), op.i32Ne, op.i32Or]),
@@ -437,6 +396,70 @@ function readerBody(): number[] {
     ...skipWs,
     ...get(V.rows), ...i32(-1), ...get(P.i), ...get(P.last), op.i32Eq, op.select,
     op.end,
+  ]
+}
+
+/** The locals Eisel-Lemire works in: mant and exp in, value out, the rest scratch (i32: exp, lz, upper, shift, power2; f64: value; i64 the others). */
+interface EiselLemireLocals {
+  exp: number; mant: number; lz: number; w: number; t: number; hi: number; lo: number; ad: number; bd: number; adbc: number; second: number; m: number; upper: number; shift: number; power2: number; value: number
+}
+
+/**
+ * value = mant x 10^exp correctly rounded, for 1 <= mant < 10^19 (exact: at most 19 digits): the
+ * code of Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second", section 5; as
+ * fast_float's compute_float for float64, whose second product and round-to-even test it follows),
+ * with the 128-bit truncated powers of five at `pow` + POW5_OFFSET (powersOfFive()). `failIf(cond)`
+ * is run where it cannot give the double: exp outside POW5_MIN..POW5_MAX, a subnormal or an
+ * infinite result (the caller falls back to an exact path).
+ */
+function eiselLemireCode(V: EiselLemireLocals, pow: number, failIf: (cond: number[]) => number[]): number[] {
+  // 64 x 64 -> 128-bit product (hi:lo) of two i64 locals from 32-bit halves (fast_float's umul128_generic)
+  const M32 = [...i64(0xffffffffn), op.i64And]
+  const mul128 = (a: number, b: number, hi: number, lo: number): number[] => [
+    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...M32, op.i64Mul, ...set(V.ad),
+    ...get(a), ...M32, ...get(b), ...M32, op.i64Mul, ...set(V.bd),
+    ...get(V.ad), ...get(a), ...M32, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul, op.i64Add, ...set(V.adbc),
+    ...get(V.bd), ...get(V.adbc), ...i64(32n), op.i64Shl, op.i64Add, ...set(lo),
+    ...get(a), ...i64(32n), op.i64ShrU, ...get(b), ...i64(32n), op.i64ShrU, op.i64Mul,
+    ...get(V.adbc), ...i64(32n), op.i64ShrU, op.i64Add,
+    ...get(V.adbc), ...get(V.ad), op.i64LtU, op.i64ExtendI32U, ...i64(32n), op.i64Shl, op.i64Add,
+    ...get(lo), ...get(V.bd), op.i64LtU, op.i64ExtendI32U, op.i64Add, ...set(hi),
+  ]
+  // Eisel-Lemire (Lemire 2021, "Number parsing at a gigabyte per second", as fast_float's
+  // compute_float for float64): mant x 10^exp, mant < 10^19, correctly rounded, from the 128-bit
+  // truncated power of five; subnormal or infinite results fall back (-1).
+  return [
+    ...failIf([...get(V.exp), ...i32(POW5_MIN), op.i32LtS, ...get(V.exp), ...i32(POW5_MAX), op.i32GtS, op.i32Or]),
+    ...get(V.mant), op.i64Clz, op.i32WrapI64, ...set(V.lz),
+    ...get(V.mant), ...get(V.lz), op.i64ExtendI32U, op.i64Shl, ...set(V.w),
+    // the table entry of exp: high 64 bits at +0, low at +8
+    ...get(pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET), ...set(V.t),
+    ...mul128(V.w, V.t, V.hi, V.lo),
+    ...get(V.hi), ...i64(0x1ffn), op.i64And, ...i64(0x1ffn), op.i64Eq, op.if, EMPTY_BLOCK,
+    ...get(pow), ...get(V.exp), ...i32(-POW5_MIN), op.i32Add, ...i32(4), op.i32Shl, op.i32Add, op.i64Load, ALIGN_8, ...uleb(POW5_OFFSET + 8), ...set(V.t),
+    ...mul128(V.w, V.t, V.second, V.m),
+    ...get(V.lo), ...get(V.second), op.i64Add, ...set(V.lo),
+    ...get(V.second), ...get(V.lo), op.i64GtU, op.if, EMPTY_BLOCK, ...get(V.hi), ...i64(1n), op.i64Add, ...set(V.hi), op.end,
+    op.end,
+    ...get(V.hi), ...i64(63n), op.i64ShrU, op.i32WrapI64, ...set(V.upper),
+    ...get(V.upper), ...i32(64 - 52 - 3), op.i32Add, ...set(V.shift),
+    ...get(V.hi), ...get(V.shift), op.i64ExtendI32U, op.i64ShrU, ...set(V.m),
+    // power2 = floor(exp x log2(10)) + 63 + upper - lz + 1023 (fast_float's detail::power)
+    ...i32(152170 + 65536), ...get(V.exp), op.i32Mul, ...i32(16), op.i32ShrS, ...i32(63), op.i32Add, ...get(V.upper), op.i32Add, ...get(V.lz), op.i32Sub, ...i32(1023), op.i32Add, ...set(V.power2),
+    ...failIf([...get(V.power2), ...i32(0), op.i32LeS]),
+    // exactly halfway between two doubles: round to even (only where 5^exp fits 64 bits: fast_float's
+    // min/max_exponent_round_to_even, -4 and 23; the range test first, one unsigned comparison)
+    ...get(V.exp), ...i32(-ROUND_TO_EVEN_MIN), op.i32Add, ...i32(ROUND_TO_EVEN_MAX - ROUND_TO_EVEN_MIN), op.i32LeU, op.if, EMPTY_BLOCK,
+    ...get(V.lo), ...i64(1n), op.i64LeU, ...get(V.m), ...i64(3n), op.i64And, ...i64(1n), op.i64Eq, op.i32And, op.if, EMPTY_BLOCK,
+    ...get(V.m), ...get(V.shift), op.i64ExtendI32U, op.i64Shl, ...get(V.hi), op.i64Eq, op.if, EMPTY_BLOCK,
+    ...get(V.m), ...i64(-2n), op.i64And, ...set(V.m),
+    op.end, op.end, op.end,
+    ...get(V.m), ...get(V.m), ...i64(1n), op.i64And, op.i64Add, ...i64(1n), op.i64ShrU, ...set(V.m),
+    ...get(V.m), ...i64(2n << 52n), op.i64GeU, op.if, EMPTY_BLOCK,
+    ...i64(1n << 52n), ...set(V.m), ...get(V.power2), ...i32(1), op.i32Add, ...set(V.power2),
+    op.end,
+    ...failIf([...get(V.power2), ...i32(0x7ff), op.i32GeS]),
+    ...get(V.m), ...i64(~(1n << 52n)), op.i64And, ...get(V.power2), op.i64ExtendI32U, ...i64(52n), op.i64Shl, op.i64Or, op.f64ReinterpretI64, ...set(V.value),
   ]
 }
 
@@ -521,6 +544,46 @@ function fastTable(): Uint8Array {
 }
 
 /**
+ * Pass 1 of the SIMD readers (readCompact, readLong): every ',' and ']' of [at, last) found 64
+ * bytes at a time (compares and bitmasks), their positions written to `tape` (tp ends past the last).
+ * The arguments are the indices of the locals it uses (v128: v, comma, close as ',' and ']' splats).
+ */
+function separatorIndex(L: {at: number; last: number; tape: number; p: number; tp: number; cnt: number; k: number; M: number; v: number; comma: number; close: number}): number[] {
+  const {at, last, tape, p, tp, cnt, M, v, comma, close} = L
+  const bits = (k: number): number[] => [op.i64ExtendI32U, ...(k === 0 ? [] : [...i64(BigInt(16 * k)), op.i64Shl])]
+  // the separators of one 16-byte block as bits of M
+  const block = (k: number): number[] => [
+    ...get(p), ...v128Load(16 * k), ...tee(v), ...get(comma), ...vop(simd.i8x16Eq),
+    ...get(v), ...get(close), ...vop(simd.i8x16Eq), ...vop(simd.v128Or), ...vop(simd.i8x16Bitmask), ...bits(k),
+    ...(k === 0 ? [] : [...get(M), op.i64Or]), ...set(M),
+  ]
+  const writeOne = (offset: number[]): number[] => [
+    ...offset, ...get(p), ...get(M), op.i64Ctz, op.i32WrapI64, op.i32Add, opc.i32Store, ALIGN_4, 0,
+    ...get(M), ...get(M), ...i64(1n), opc.i64Sub, op.i64And, ...set(M),
+  ]
+  const tail = (mask: number): number[] => [...get(mask), ...i64(1n), ...get(L.k), op.i64ExtendI32U, op.i64Shl, ...i64(1n), opc.i64Sub, op.i64And, ...set(mask)]
+  return [
+    ...get(at), ...set(p), ...get(tape), ...set(tp),
+    op.loop, EMPTY_BLOCK,
+    ...block(0), ...block(1), ...block(2), ...block(3),
+    // bytes from `last` on are not the body's rows
+    ...get(last), ...get(p), op.i32Sub, ...tee(L.k), ...i32(64), op.i32LtU, op.if, EMPTY_BLOCK, ...tail(M), op.end,
+    ...get(M), opc.i64Popcnt, op.i32WrapI64, ...set(cnt),
+    ...range(FAST_WRITES).flatMap((k) => writeOne([...get(tp), ...i32(4 * k), op.i32Add])),
+    ...get(cnt), ...i32(FAST_WRITES), op.i32GtU, op.if, EMPTY_BLOCK,
+    ...get(tp), ...i32(4 * FAST_WRITES), op.i32Add, ...set(L.k),
+    op.loop, EMPTY_BLOCK,
+    ...writeOne(get(L.k)), ...get(L.k), ...i32(4), op.i32Add, ...set(L.k),
+    ...get(M), op.i64Eqz, op.i32Eqz, op.brIf, 0,
+    op.end,
+    op.end,
+    ...get(tp), ...get(cnt), ...i32(2), op.i32Shl, op.i32Add, ...set(tp),
+    ...get(p), ...i32(64), op.i32Add, ...tee(p), ...get(last), op.i32LtU, op.brIf, 0,
+    op.end,
+  ]
+}
+
+/**
  * readCompact(at, last, out, width, maxRows, table, tape) -> rows, or NOT_COMPACT: the rows of
  * `{"features": [...]}` in the form JSON.stringify prints them (no whitespace, every value a
  * number of at most 15 bytes, no exponent), read without a chain of dependent loads (the general
@@ -544,44 +607,16 @@ function compactReaderBody(): number[] {
   const notCompact = [...i32(NOT_COMPACT), op.return]
   const splat = (local: number, byte: string | number): number[] => [...i32(typeof byte === 'string' ? ch(byte) : byte), ...vop(simd.i8x16Splat), ...set(local)]
   const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
-  const bits = (k: number): number[] => [op.i64ExtendI32U, ...(k === 0 ? [] : [...i64(BigInt(16 * k)), op.i64Shl])]
-  // pass 1: the separators of one 16-byte block as bits of M (and the ']' as bits of C)
-  const block = (k: number): number[] => [
-    ...get(V.p), ...v128Load(16 * k), ...tee(X.v), ...get(X.comma), ...vop(simd.i8x16Eq),
-    ...get(X.v), ...get(X.close), ...vop(simd.i8x16Eq), ...vop(simd.v128Or), ...vop(simd.i8x16Bitmask), ...bits(k),
-    ...(k === 0 ? [] : [...get(L.M), op.i64Or]), ...set(L.M),
-  ]
-  const writeOne = (offset: number[]): number[] => [
-    ...offset, ...get(V.p), ...get(L.M), op.i64Ctz, op.i32WrapI64, op.i32Add, opc.i32Store, ALIGN_4, 0,
-    ...get(L.M), ...get(L.M), ...i64(1n), opc.i64Sub, op.i64And, ...set(L.M),
-  ]
-  const tail = (mask: number): number[] => [...get(mask), ...i64(1n), ...get(V.k), op.i64ExtendI32U, op.i64Shl, ...i64(1n), opc.i64Sub, op.i64And, ...set(mask)]
-  const index = [
-    ...get(P.at), ...set(V.p), ...get(P.tape), ...set(V.tp),
-    op.loop, EMPTY_BLOCK,
-    ...block(0), ...block(1), ...block(2), ...block(3),
-    // bytes from `last` on are not the body's rows
-    ...get(P.last), ...get(V.p), op.i32Sub, ...tee(V.k), ...i32(64), op.i32LtU, op.if, EMPTY_BLOCK, ...tail(L.M), op.end,
-    ...get(L.M), opc.i64Popcnt, op.i32WrapI64, ...set(V.cnt),
-    ...range(FAST_WRITES).flatMap((k) => writeOne([...get(V.tp), ...i32(4 * k), op.i32Add])),
-    ...get(V.cnt), ...i32(FAST_WRITES), op.i32GtU, op.if, EMPTY_BLOCK,
-    ...get(V.tp), ...i32(4 * FAST_WRITES), op.i32Add, ...set(V.k),
-    op.loop, EMPTY_BLOCK,
-    ...writeOne(get(V.k)), ...get(V.k), ...i32(4), op.i32Add, ...set(V.k),
-    ...get(L.M), op.i64Eqz, op.i32Eqz, op.brIf, 0,
-    op.end,
-    op.end,
-    ...get(V.tp), ...get(V.cnt), ...i32(2), op.i32Shl, op.i32Add, ...set(V.tp),
-    ...get(V.p), ...i32(64), op.i32Add, ...tee(V.p), ...get(P.last), op.i32LtU, op.brIf, 0,
-    op.end,
-  ]
+  const index = separatorIndex({at: P.at, last: P.last, tape: P.tape, p: V.p, tp: V.tp, cnt: V.cnt, k: V.k, M: L.M, v: X.v, comma: X.comma, close: X.close})
   // pass 2: one value from `s` to the separator at tape[j + 4 * slot]: checked into acc, its
   // table entry in `ent`, its digits right-aligned in `u`
-  // (ws: first past up to 15 bytes of JSON whitespace; each byte's low nibble picks the one
-  // whitespace character it could be, and only that character matches)
+  // (ws: first past up to 16 bytes of JSON whitespace; each byte's low nibble picks the one
+  // whitespace character it could be, and only that character matches; the bit past the 16 lanes
+  // stops a run of 16 there, where the value's own check meets the 17th: a ctz of 32 once jumped
+  // 32 bytes, into a long value, which was then read from its middle)
   const skipWs = (s: number): number[] => [
     ...get(X.space), ...get(s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
-    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
+    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...get(s), op.i32Add, ...set(s),
   ]
   const prep = (s: number, e: number, ent: number, u: number, slot: number, ws: boolean, half: number): number[] => [
     ...(ws ? skipWs(s) : []),
@@ -682,6 +717,296 @@ function compactReaderBody(): number[] {
   return [
     ...locals,
     ...splat(X.comma, ','), ...splat(X.close, ']'), ...splat(X.c48, '0'), ...splat(X.dot, '.'),
+    ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
+    ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
+    ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),
+    ...vop(simd.const), ...range(16).map((k) => (k === 0 ? ch(' ') : k === 9 ? ch('\t') : k === 10 ? ch('\n') : k === 13 ? ch('\r') : 0)), ...set(X.space),
+    ...splat(X.low, 15),
+    ...index,
+    ...rows,
+    op.end,
+  ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The long-number rows reader: full-precision doubles (as String(x) and Python's repr print them)
+// with WebAssembly SIMD and Eisel-Lemire, no scan chain.
+
+/** Bytes of a value after its sign the long reader reads (its masks are i32: one bit a byte, and one past). */
+const LONG_LENGTH_MAX = 31
+/** Significant digits at most: D < 10^19 < 2^64 is exact in a u64 (fast_float's max_digits_u64). */
+const LONG_DIGITS_MAX = MAX_DIGITS_U64
+/** The digit window: its significant digits and at most one '.' inside, LONG_DIGITS_MAX + 1 bytes at most. */
+const LONG_WINDOW_MAX = LONG_DIGITS_MAX + 1
+/**
+ * One entry per (window length 0..LONG_WINDOW_MAX, its '.' at 0..length, length meaning none):
+ * three swizzles, then what each of 32 bytes must be (byte - '0' - base <= limit, unsigned), then
+ * the decimal exponent the '.' gives (minus the digits after it).
+ */
+const LONG_SIDE = LONG_WINDOW_MAX + 1
+const LONG_ENTRY_BYTES = 128
+const LONG_ENTRY = {lowTail: 0, highTail: 16, head: 32, base: 48, limit: 80, exp: 112} as const
+const LONG_TABLE_BYTES = LONG_SIDE * LONG_SIDE * LONG_ENTRY_BYTES
+/** swizzle's answer for a lane index of 16 or more is 0 (core spec 2.0, i8x16.swizzle). */
+const LANE_ZERO = 0x80
+/** 10^8 and 10^16: D = head x 10^16 + tail's first 8 digits x 10^8 + its last 8. */
+const TEN_8 = 100_000_000n
+const TEN_16 = TEN_8 * TEN_8
+
+/**
+ * The long reader's swizzles: for a digit window of `length` bytes (the value's bytes from its
+ * first significant digit to its exponent or end) with its '.' at `point` (length when none), the
+ * window's digits right-aligned in 32 lanes: the last 16 (tail, lane 15 the last digit) from the
+ * window's first 16 bytes (lowTail) or its next 16 (highTail), and the 16 before them (head; with
+ * at most 19 digits only its last 3 lanes can hold one, always from the first 16 bytes). Lanes
+ * without a digit take LANE_ZERO and so become 0.
+ * The same entry checks a whole value of `length` bytes after its sign, without exponent (the
+ * long reader's common case, as String(x) prints x from 1e-7 to 1e21): a digit in every byte but
+ * the '.', a first digit that is not '0' when more integer digits follow; anything after the
+ * value. A (length, point) that makes no JSON number or more than LONG_DIGITS_MAX digits demands
+ * a digit where the value has its '.' (or a '.' where it has none), so that no value passes.
+ */
+function longTable(): Uint8Array {
+  const table = new Uint8Array(LONG_TABLE_BYTES)
+  const view = new DataView(table.buffer)
+  const relative = (c: number): number => (c - ch('0')) & 0xff
+  for (let length = 0; length <= LONG_WINDOW_MAX; length++) {
+    for (let point = 0; point <= length; point++) {
+      const at = (length * LONG_SIDE + point) * LONG_ENTRY_BYTES
+      table.fill(LANE_ZERO, at, at + LONG_ENTRY.base)
+      const hasPoint = point < length
+      const digits = length - (hasPoint ? 1 : 0)
+      const intDigits = hasPoint ? point : length
+      const valid = intDigits >= 1 && (!hasPoint || length - point - 1 >= 1) && digits <= LONG_DIGITS_MAX
+      for (let lane = 0; lane < 32; lane++) {
+        let [base, limit] = lane < length ? [0, 9] : [0, 0xff]
+        if (valid && hasPoint && lane === point) [base, limit] = [relative(ch('.')), 0]
+        else if (valid && lane === 0 && intDigits > 1) [base, limit] = [1, 8]
+        table[at + LONG_ENTRY.base + lane] = base
+        table[at + LONG_ENTRY.limit + lane] = limit
+      }
+      // too many digits: a '.' in the first byte, which this entry's values do not have
+      if (digits > LONG_DIGITS_MAX && length > 0) [table[at + LONG_ENTRY.base], table[at + LONG_ENTRY.limit]] = [relative(ch('.')), 0]
+      view.setInt32(at + LONG_ENTRY.exp, hasPoint ? -(length - point - 1) : 0, true)
+      if (digits > LONG_DIGITS_MAX) continue
+      for (let i = 0; i < digits; i++) {
+        const position = i + (point < length && i >= point ? 1 : 0)
+        const fromEnd = digits - 1 - i
+        if (fromEnd < 16) table[at + (position < 16 ? LONG_ENTRY.lowTail : LONG_ENTRY.highTail) + 15 - fromEnd] = position % 16
+        else table[at + LONG_ENTRY.head + 31 - fromEnd] = position
+      }
+    }
+  }
+  return table
+}
+
+/**
+ * readLong(at, last, out, width, maxRows, table, tape, ws, pow) -> rows, or NOT_COMPACT: the rows of
+ * `{"features": [...]}` whose values are JSON numbers of up to LONG_DIGITS_MAX significant digits
+ * (up to LONG_LENGTH_MAX bytes after the sign, exponents of either sign, e or E), as String(x) and
+ * Python's repr print full-precision doubles, with or without whitespace before rows and values
+ * (ws, as readCompact). Pass 1 is readCompact's (separatorIndex). Pass 2 reads every value on its
+ * own from its start and its separator (no chain of dependent loads from one value to the next):
+ * the 32 bytes after its sign become i32 masks (digits, '.', '0'; by them the significand's end),
+ * which check the JSON grammar with a handful of integer operations; the significant digits (from
+ * the first non-zero one to the significand's end, the '.' skipped) are right-aligned by three
+ * swizzles from longTable and turned into the integer D < 10^19 by the compact reader's
+ * multiply-add steps (i32x4.dot_i16x8_s); the exponent's digits (rare, short) are read one by one.
+ * D x 10^exp then goes through Eisel-Lemire (eiselLemireCode), the correctly rounded double, so
+ * every value equals JSON.parse's. Anything else (null, more digits, a subnormal or infinite
+ * result, any syntax error) returns NOT_COMPACT, and the general reader (read) reads the body,
+ * with its own exact paths and fallbacks.
+ */
+function longReaderBody(): number[] {
+  const P = {at: 0, last: 1, out: 2, width: 3, maxRows: 4, table: 5, tape: 6, ws: 7, pow: 8}
+  const first = 9
+  let next = first
+  const take = <K extends string>(names: readonly K[]): Record<K, number> => Object.fromEntries(names.map((n) => [n, next++])) as Record<K, number>
+  const V = take(['p', 'tp', 'cnt', 'rows', 'j', 's', 'e', 'k', 'r', 'f', 'err', 'neg', 'q', 'len', 'x', 'd', 'dig', 'dot', 'lim', 'lw', 'dd', 'ex', 'eneg', 'exp', 'lz', 'upper', 'shift', 'power2', 'ent', 'o', 'outStart', 'ok'] as const)
+  const i32Count = next - first
+  const I = take(['M', 'mant', 'w', 't', 'hi', 'lo', 'ad', 'bd', 'adbc', 'second', 'm'] as const)
+  const i64Count = next - first - i32Count
+  const F = take(['value'] as const)
+  const X = take(['v', 'v2', 'tw', 'comma', 'close', 'c48', 'nine', 'dotS', 'zero', 'w10', 'w100', 'w10k', 'space', 'low', 'y', 'a'] as const)
+  const v128Count = next - first - i32Count - i64Count - 1
+  const notCompact = [...i32(NOT_COMPACT), op.return]
+  const splat = (local: number, byte: number): number[] => [...i32(byte), ...vop(simd.i8x16Splat), ...set(local)]
+  const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
+  const index = separatorIndex({at: P.at, last: P.last, tape: P.tape, p: V.p, tp: V.tp, cnt: V.cnt, k: V.k, M: I.M, v: X.v, comma: X.comma, close: X.close})
+  // an i32 mask of the 32 bytes in v, v2 (one bit a byte) from a per-vector test that leaves its lanes on the stack
+  const mask32 = (test: (v: number) => number[]): number[] => [
+    ...test(X.v), ...vop(simd.i8x16Bitmask), ...test(X.v2), ...vop(simd.i8x16Bitmask), ...i32(16), op.i32Shl, op.i32Or,
+  ]
+  // on bytes minus '0': a digit is 0..9
+  const isDigit = (v: number): number[] => [...get(v), ...get(X.nine), ...vop(simd.i8x16MinU), ...get(v), ...vop(simd.i8x16Eq)]
+  const isByte = (splatted: number) => (v: number): number[] => [...get(v), ...get(splatted), ...vop(simd.i8x16Eq)]
+  const bit = (local: number): number[] => [...i32(1), ...get(local), op.i32Shl]
+  const byteAt = (local: number, offset = 0): number[] => [...get(V.q), ...get(local), op.i32Add, op.i32Load8U, 0, ...uleb(offset)]
+  // 16 digit lanes (0..9) -> 4 lanes of 4 digits each
+  const fourDigits = (u: number): number[] => [
+    ...get(u), ...vop(simd.i16x8ExtendLowI8x16U), ...get(X.w10), ...vop(simd.i32x4DotI16x8S),
+    ...get(u), ...vop(simd.i16x8ExtendHighI8x16U), ...get(X.w10), ...vop(simd.i32x4DotI16x8S),
+    ...vop(simd.i16x8NarrowI32x4U), ...get(X.w100), ...vop(simd.i32x4DotI16x8S),
+  ]
+  const lane = (k: number): number[] => [...get(X.a), ...vop(simd.i32x4ExtractLane), k, op.i64ExtendI32U]
+  const eiselLemire = eiselLemireCode({exp: V.exp, mant: I.mant, lz: V.lz, w: I.w, t: I.t, hi: I.hi, lo: I.lo, ad: I.ad, bd: I.bd, adbc: I.adbc, second: I.second, m: I.m, upper: V.upper, shift: V.shift, power2: V.power2, value: F.value}, P.pow, (cond) => [...cond, op.if, EMPTY_BLOCK, ...notCompact, op.end])
+  // first past up to 16 bytes of JSON whitespace at s (as readCompact's skipWs)
+  const skipWs = [
+    ...get(X.space), ...get(V.s), ...v128Load(0), ...tee(X.v), ...get(X.low), ...vop(simd.v128And), ...vop(simd.swizzle), ...get(X.v), ...vop(simd.i8x16Eq),
+    ...vop(simd.i8x16Bitmask), ...i32(0xffff), opc.i32Xor, ...i32(1 << 16), op.i32Or, opc.i32Ctz, ...get(V.s), op.i32Add, ...set(V.s),
+  ]
+  // one value from s to the separator e, which must be `separator`; its double to out
+  const value = (ws: boolean): number[] => [
+    ...(ws ? skipWs : []),
+    ...get(V.j), ...i32Load(0), ...set(V.e),
+    ...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('-')), op.i32Eq, ...tee(V.neg), ...get(V.s), op.i32Add, ...set(V.q),
+    ...get(V.e), ...get(V.q), op.i32Sub, ...set(V.len),
+    // ',' within a row, ']' after its last value
+    ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.f), ...i32(1), op.i32Ne, op.select, op.i32Ne]),
+    // the 32 bytes after the sign, minus '0' (digits become 0..9)
+    ...get(V.q), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v),
+    ...get(V.q), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...set(X.v2),
+    // The common case first: no exponent, at most LONG_WINDOW_MAX bytes; the table entry of
+    // (length, first '.') checks every byte at once (as the compact reader's) and is the digit window's
+    ...i32(0), ...set(V.ok),
+    ...get(V.len), ...i32(1), op.i32Sub, ...i32(LONG_WINDOW_MAX - 1), op.i32LeU, op.if, EMPTY_BLOCK,
+    ...get(P.table), ...get(V.len), ...i32(LONG_SIDE), op.i32Mul,
+    ...mask32(isByte(X.dotS)), ...bit(V.len), op.i32Or, opc.i32Ctz, op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
+    ...get(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.base), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(V.ent), ...v128Load(LONG_ENTRY.limit), ...vop(simd.i8x16MinU), ...get(X.tw), ...vop(simd.i8x16Eq),
+    ...get(X.v2), ...get(V.ent), ...v128Load(LONG_ENTRY.base + 16), ...vop(simd.i8x16Sub), ...tee(X.tw), ...get(V.ent), ...v128Load(LONG_ENTRY.limit + 16), ...vop(simd.i8x16MinU), ...get(X.tw), ...vop(simd.i8x16Eq),
+    ...vop(simd.v128And), ...vop(simd.i8x16AllTrue), ...set(V.ok),
+    op.end,
+    ...get(V.ok), op.if, EMPTY_BLOCK,
+    ...get(V.q), ...set(V.k), ...get(V.ent), ...i32Load(LONG_ENTRY.exp), ...set(V.exp),
+    op.else,
+    // 1..LONG_LENGTH_MAX bytes: the i32 masks hold them and a bit past them
+    ...get(V.len), ...i32(1), op.i32Sub, ...i32(LONG_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...bit(V.len), ...i32(1), op.i32Sub, ...set(V.lim),
+    ...mask32(isDigit), ...get(V.lim), op.i32And, ...set(V.dig),
+    ...mask32(isByte(X.dotS)), ...get(V.lim), op.i32And, ...set(V.dot),
+    // x: the significand's end, its first byte that is neither a digit nor '.' (len when none)
+    ...get(V.dig), ...get(V.dot), op.i32Or, ...i32(-1), opc.i32Xor, ...get(V.lim), op.i32And, ...bit(V.len), op.i32Or, opc.i32Ctz, ...set(V.x),
+    // the significand's '.', at most one (d = x when none), with a digit on each side; a leading '0' stands alone
+    ...get(V.dot), ...bit(V.x), ...i32(1), op.i32Sub, op.i32And, ...set(V.dot),
+    ...errIf([...get(V.dot), ...get(V.dot), ...i32(1), op.i32Sub, op.i32And, op.i32Eqz, op.i32Eqz]),
+    ...get(V.dot), ...bit(V.x), op.i32Or, opc.i32Ctz, ...set(V.d),
+    ...errIf([...get(V.d), op.i32Eqz]),
+    ...errIf([...get(V.d), ...i32(1), op.i32Add, ...get(V.x), op.i32Eq]),
+    ...errIf([...get(V.q), op.i32Load8U, 0, 0, ...i32(ch('0')), op.i32Eq, ...get(V.d), ...i32(1), op.i32Ne, op.i32And]),
+    // the exponent: 'e' or 'E', an optional sign, then digits to the end
+    ...i32(0), ...set(V.ex),
+    ...get(V.x), ...get(V.len), op.i32LtU, op.if, EMPTY_BLOCK,
+    ...errIf([...byteAt(V.x), ...i32(0x20), op.i32Or, ...i32(ch('e')), op.i32Ne]),
+    ...byteAt(V.x, 1), ...i32(ch('-')), op.i32Eq, ...set(V.eneg),
+    ...get(V.x), ...i32(1), op.i32Add, ...get(V.eneg), ...byteAt(V.x, 1), ...i32(ch('+')), op.i32Eq, op.i32Or, op.i32Add, ...tee(V.k),
+    ...get(V.len), op.i32GeU, ...get(V.dig), ...i32(-1), opc.i32Xor, ...get(V.lim), op.i32And, ...get(V.k), op.i32ShrU, op.i32Or, ...get(V.err), op.i32Or, ...set(V.err),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.k), ...get(V.len), op.i32GeU, op.brIf, 1,
+    ...get(V.ex), ...i32(10), op.i32Mul, ...byteAt(V.k), ...i32(ch('0')), op.i32Sub, op.i32Add,
+    ...get(V.ex), ...get(V.ex), ...i32(EXPONENT_CAP), op.i32LtS, op.select, ...set(V.ex),
+    ...get(V.k), ...i32(1), op.i32Add, ...set(V.k), op.br, 0,
+    op.end, op.end,
+    ...i32(0), ...get(V.ex), op.i32Sub, ...get(V.ex), ...get(V.eneg), op.select, ...set(V.ex),
+    op.end,
+    // exp = the exponent minus the digits after the '.'
+    ...get(V.ex), ...get(V.x), ...get(V.d), op.i32Sub, ...i32(1), op.i32Sub, ...i32(0), ...get(V.d), ...get(V.x), op.i32LtU, op.select, op.i32Sub, ...set(V.exp),
+    // The digit window: the significand's bytes, lw of them with the '.' at dd (lw when none), and
+    // its digits (leading zeros included: they add nothing) while at most LONG_DIGITS_MAX; else
+    // from the first non-zero digit (0.000001234...), and D = 0 when there is none.
+    ...get(V.x), ...set(V.lw), ...get(V.d), ...set(V.dd), ...get(V.q), ...set(V.k),
+    ...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.i32Sub, ...i32(LONG_DIGITS_MAX), op.i32GtU, op.if, EMPTY_BLOCK,
+    ...get(V.dig), ...mask32(isByte(X.zero)), ...i32(-1), opc.i32Xor, op.i32And, ...bit(V.x), ...i32(1), op.i32Sub, op.i32And, ...bit(V.x), op.i32Or, opc.i32Ctz, ...set(V.k),
+    ...get(V.x), ...get(V.k), op.i32Sub, ...set(V.lw),
+    ...get(V.d), ...get(V.k), op.i32Sub, ...tee(V.dd), ...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.select, ...set(V.dd),
+    ...failIfMore(),
+    ...get(V.q), ...get(V.k), op.i32Add, ...set(V.k),
+    op.end,
+    ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
+    op.end,
+    // the window's address and its table entry to out, exp and the sign to the tape (its slot
+    // i <= j was read already): pass 3 reads the digits, pass 4 makes the double
+    ...get(P.out), ...get(V.k), opc.i32Store, ALIGN_4, 0,
+    ...get(P.out), ...get(V.ent), opc.i32Store, ALIGN_4, 4,
+    ...get(V.o), ...get(V.exp), ...i32(1), op.i32Shl, ...get(V.neg), op.i32Or, opc.i32Store, ALIGN_4, 0,
+    ...get(P.out), ...i32(8), op.i32Add, ...set(P.out),
+    ...get(V.o), ...i32(4), op.i32Add, ...set(V.o),
+    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
+    ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
+  ]
+  // more significant digits than a u64 holds exactly: no fast path
+  function failIfMore(): number[] {
+    return [...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.i32Sub, ...i32(LONG_DIGITS_MAX), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end]
+  }
+  const isWs = (c: number[]): number[] => [
+    ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
+  ]
+  const rowsLoop = (ws: boolean): number[] => [
+    op.loop, EMPTY_BLOCK,
+    ...(ws ? [op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK, ...isWs([...get(V.s), op.i32Load8U, 0, 0]), op.i32Eqz, op.brIf, 1, ...get(V.s), ...i32(1), op.i32Add, ...set(V.s), op.br, 0, op.end, op.end] : []),
+    ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
+    ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
+    ...get(P.width), ...set(V.f),
+    op.loop, EMPTY_BLOCK,
+    ...value(ws),
+    ...get(V.f), ...i32(1), op.i32Sub, ...tee(V.f), op.brIf, 0,
+    op.end,
+    // the row's end: a ',' right after its ']', or ']' after the last row
+    ...get(V.j), ...i32Load(0), ...tee(V.e), ...get(V.s), op.i32Ne, ...get(V.err), op.i32Or, ...set(V.err),
+    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
+    ...get(V.r), ...i32(1), op.i32Sub, ...set(V.r),
+    ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.r), op.select, op.i32Ne]),
+    ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
+    ...get(V.err), op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...get(V.r), op.brIf, 0,
+    op.end,
+  ]
+  const rows = [
+    ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
+    ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
+    op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
+    ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
+    op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...get(P.tape), ...set(V.j), ...get(P.tape), ...set(V.o), ...get(P.out), ...set(V.outStart), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
+    ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
+    ...get(V.s), ...get(P.last), op.i32Ne, op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    // pass 3: every value's digits, from its window, into D (an i64 in out)
+    ...get(V.outStart), ...set(V.s),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.s), ...get(P.out), op.i32GeU, op.brIf, 1,
+    ...get(V.s), ...i32Load(0), ...set(V.k), ...get(V.s), ...i32Load(4), ...set(V.ent),
+    ...get(V.k), ...v128Load(0), ...get(X.c48), ...vop(simd.i8x16Sub), ...tee(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.lowTail), ...vop(simd.swizzle),
+    ...get(V.k), ...v128Load(16), ...get(X.c48), ...vop(simd.i8x16Sub), ...get(V.ent), ...v128Load(LONG_ENTRY.highTail), ...vop(simd.swizzle), ...vop(simd.v128Or), ...set(X.y),
+    ...get(X.v), ...get(V.ent), ...v128Load(LONG_ENTRY.head), ...vop(simd.swizzle), ...set(X.v),
+    // [tail's first 8 digits, its last 8, head's first 8 (0), its last 8]
+    ...fourDigits(X.y), ...fourDigits(X.v), ...vop(simd.i16x8NarrowI32x4U), ...get(X.w10k), ...vop(simd.i32x4DotI16x8S), ...set(X.a),
+    ...get(V.s), ...lane(3), ...i64(TEN_16), op.i64Mul, ...lane(0), ...i64(TEN_8), op.i64Mul, op.i64Add, ...lane(1), op.i64Add, op.i64Store, ALIGN_8, 0,
+    ...get(V.s), ...i32(8), op.i32Add, ...set(V.s),
+    op.br, 0,
+    op.end, op.end,
+    // pass 4: every D x 10^exp through Eisel-Lemire (each pass a loop of its own, short enough for
+    // the processor to overlap several values' chains of dependent multiplies)
+    ...get(V.outStart), ...set(V.s), ...get(P.tape), ...set(V.j),
+    op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
+    ...get(V.s), ...get(P.out), op.i32GeU, op.brIf, 1,
+    ...get(V.j), ...i32Load(0), ...tee(V.exp), ...i32(1), op.i32And, ...set(V.neg),
+    ...get(V.exp), ...i32(1), op.i32ShrS, ...set(V.exp),
+    ...get(V.s), op.i64Load, ALIGN_8, 0, ...tee(I.mant),
+    op.i64Eqz, op.if, EMPTY_BLOCK,
+    op.f64Const, ...f64Bytes(0), ...set(F.value),
+    op.else,
+    ...eiselLemire,
+    op.end,
+    ...get(V.s), ...get(F.value), op.f64Neg, ...get(F.value), ...get(V.neg), op.select, ...f64Store(0),
+    ...get(V.s), ...i32(8), op.i32Add, ...set(V.s),
+    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
+    op.br, 0,
+    op.end, op.end,
+    ...get(V.rows),
+  ]
+  const locals = vec([[...uleb(i32Count), T_I32], [...uleb(i64Count), T_I64], [...uleb(1), T_F64], [...uleb(v128Count), T_V128]])
+  return [
+    ...locals,
+    ...splat(X.comma, ch(',')), ...splat(X.close, ch(']')), ...splat(X.c48, ch('0')), ...splat(X.nine, 9), ...splat(X.dotS, (ch('.') - ch('0')) & 0xff), ...splat(X.zero, 0),
     ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
     ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
     ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),
@@ -901,13 +1226,15 @@ function orderBody(P: {scores: number; count: number; work: number}, V: {j: numb
 }
 
 /**
- * Whether the compact reader should try `body` (it indexes the whole body before it meets a value
- * it cannot read), judged from its first value, from `at` (the first row's '['): undefined when
- * that value is longer than the compact reader reads (full-precision doubles), else 1 when
- * whitespace precedes the first value or follows its separator (", " as Python's json.dumps
- * prints), 0 when not. Only a guess: the compact reader checks everything either way.
+ * Which SIMD reader should try `body` (each indexes the whole body before it meets a value it
+ * cannot read), judged from its first value, from `at` (the first row's '['): LONG_FORM plus ws
+ * when that value is longer than the compact reader reads (full-precision doubles: the long
+ * reader), else ws (the compact reader); ws is 1 when whitespace precedes the first value or
+ * follows its separator (", " as Python's json.dumps prints), 0 when not. Only a guess: the
+ * readers check everything either way.
  */
-function compactForm(body: Uint8Array, at: number): number | undefined {
+const LONG_FORM = 2
+function bodyForm(body: Uint8Array, at: number): number {
   const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
   let i = at + 1
   let ws = 0
@@ -916,8 +1243,14 @@ function compactForm(body: Uint8Array, at: number): number | undefined {
   const start = i
   let c = 0
   while (i < body.length && (c = body[i]) !== 0x2c && c !== 0x5d && i - start <= FAST_LENGTH_MAX) i++
-  if (i - start > FAST_LENGTH_MAX) return undefined
-  return ws === 1 || (i + 1 < body.length && isWs(body[i + 1])) ? 1 : 0
+  if (ws === 0 && i < body.length && i - start <= FAST_LENGTH_MAX && i + 1 < body.length && isWs(body[i + 1])) ws = 1
+  if (i - start > FAST_LENGTH_MAX) {
+    // the long value's separator, for the whitespace after it
+    while (i < body.length && (c = body[i]) !== 0x2c && c !== 0x5d) i++
+    if (i + 1 < body.length && isWs(body[i + 1])) ws = 1
+    return LONG_FORM + ws
+  }
+  return ws
 }
 
 let kernel: {bytes: Uint8Array; module: WasmModule} | undefined
@@ -948,6 +1281,7 @@ const WebAssembly = (globalThis as unknown as {WebAssembly: WasmApi}).WebAssembl
 type ScoreFn = (rows: number, count: number, stride: number, out: number, groups: number, groupsEnd: number, values: number) => void
 type ReadFn = (at: number, last: number, out: number, width: number, maxRows: number, pow10: number) => number
 type ReadCompactFn = (at: number, last: number, out: number, width: number, maxRows: number, table: number, tape: number, ws: number) => number
+type ReadLongFn = (at: number, last: number, out: number, width: number, maxRows: number, table: number, tape: number, ws: number, pow: number) => number
 type PrintFn = (scores: number, count: number, out: number, tables: number, work: number) => number
 /** Bytes a printed score takes at most: '-', "0.", 8 zeros, 17 digits, ','. */
 const PRINTED_BYTES = 32
@@ -963,6 +1297,21 @@ const ANSWER_WORK_BYTES = 12
  */
 export const ANSWER_SORT_MAX = 64
 
+/**
+ * A request body being written into the module's memory as it arrives (WasmEnsemble.claimBody or
+ * claimRows): where, how long, and the memory's epoch when claimed. It stays good while nothing
+ * else writes the body or rows area, lays the memory out again or grows it (each of those moves
+ * the epoch on); the caller keeps the body's chunks and reads them as before when it is not.
+ */
+export interface MemoryClaim {
+  readonly kind: 'body' | 'rows'
+  readonly at: number
+  readonly length: number
+  readonly epoch: number
+  /** Candidates: the rows reader's maxRows (body), or the rows (rows). */
+  readonly count: number
+}
+
 export class WasmEnsemble {
   readonly width: number
   readonly trees: number
@@ -970,11 +1319,14 @@ export class WasmEnsemble {
   private readonly kernel: ScoreFn
   private readonly reader: ReadFn
   private readonly compactReader: ReadCompactFn
+  private readonly longReader: ReadLongFn
+  /** The long reader's swizzle table (after the compact reader's). */
+  private readonly longTableAt: number
   /** The compact reader's value table, and its separator positions (after the printed scores). */
   private readonly compactTableAt: number
   private tapeAt = 0
   /** Which reader answered the last readJsonRows that got past the frame (tests check that compact bodies take the compact one). */
-  lastReader: 'compact' | 'general' | undefined
+  lastReader: 'compact' | 'long' | 'general' | undefined
   private readonly printer: PrintFn
   private readonly answerer: PrintFn
   /** The printed scores (after the body and the answer's prefix) and a byte view of the whole memory for reading them. */
@@ -1005,6 +1357,10 @@ export class WasmEnsemble {
   /** Room for a request body after the rows (the rows reader's input). */
   private bodyAt = 0
   private bodyCapacity = 0
+  /** Moves on whenever the body or rows area is written or the memory is laid out again (MemoryClaim). */
+  private epoch = 0
+  /** The epoch of the claim being written (-1: none): one body streams in at a time. */
+  private claimed = -1
 
   constructor(packed: PackedEnsemble) {
     this.width = packed.width
@@ -1019,7 +1375,8 @@ export class WasmEnsemble {
     this.groupsEnd = this.groupsAt + groups * GROUP_BYTES
     this.pow10At = Math.ceil(this.groupsEnd / 8) * 8
     this.compactTableAt = this.pow10At + SCRATCH_OFFSET + SCRATCH_BYTES
-    this.tailAt = this.compactTableAt + FAST_TABLE_BYTES
+    this.longTableAt = this.compactTableAt + FAST_TABLE_BYTES
+    this.tailAt = this.longTableAt + LONG_TABLE_BYTES
     this.memory = new WebAssembly.Memory({initial: Math.ceil(this.tailAt / WASM_PAGE) + 1})
     const view = new DataView(this.memory.buffer)
     for (let n = 0; n <= nodes; n++) {
@@ -1044,10 +1401,12 @@ export class WasmEnsemble {
     for (let k = 0; k < pow5.length; k++) view.setBigUint64(this.pow10At + POW5_OFFSET + k * 8, pow5[k], true)
     for (let k = 0; k <= POW5_EXACT_MAX; k++) view.setBigUint64(this.pow10At + POW5_EXACT_OFFSET + k * 8, 5n ** BigInt(k), true)
     new Uint8Array(this.memory.buffer, this.compactTableAt, FAST_TABLE_BYTES).set(fastTable())
+    new Uint8Array(this.memory.buffer, this.longTableAt, LONG_TABLE_BYTES).set(longTable())
     const instance = new WebAssembly.Instance(wasmKernel().module, {env: {memory: this.memory}})
     this.kernel = instance.exports.score as ScoreFn
     this.reader = instance.exports.read as ReadFn
     this.compactReader = instance.exports.readCompact as ReadCompactFn
+    this.longReader = instance.exports.readLong as ReadLongFn
     this.printer = instance.exports.print as PrintFn
     this.answerer = instance.exports.answer as PrintFn
     this.reserve(INITIAL_CAPACITY)
@@ -1072,6 +1431,7 @@ export class WasmEnsemble {
     const end = this.tapeAt + 4 * (bodyCapacity + FAST_WRITES)
     const have = this.memory.buffer.byteLength
     if (end > have) this.memory.grow(Math.ceil((end - have) / WASM_PAGE))
+    this.epoch++
     this.capacity = capacity
     this.bodyCapacity = bodyCapacity
     this.outView = new Float64Array(this.memory.buffer, this.outAt, capacity + 1)
@@ -1089,12 +1449,25 @@ export class WasmEnsemble {
     if (frame === undefined || maxRows < 1) return FALLBACK
     // spare bytes: the readers load 8, 16 or 64 at a time (they only use those before the closing brace)
     this.reserve(maxRows, body.length + FAST_BODY_SLACK)
-    this.bytes.set(body, this.bodyAt)
-    const form = reader === 'general' ? undefined : compactForm(body, frame.at)
-    const compact = form === undefined ? NOT_COMPACT : this.compactReader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt, form)
-    this.lastReader = compact === NOT_COMPACT ? 'general' : 'compact'
-    if (compact !== NOT_COMPACT) return compact
-    const rows = this.reader(this.bodyAt + frame.at, this.bodyAt + frame.last, this.rowsAt, this.width, maxRows, this.pow10At)
+    // a body already in place (readClaimedRows) is not copied onto itself
+    if (body.buffer !== this.memory.buffer || body.byteOffset !== this.bodyAt) {
+      this.epoch++
+      this.bytes.set(body, this.bodyAt)
+    }
+    const at = this.bodyAt + frame.at
+    const last = this.bodyAt + frame.last
+    const form = reader === 'general' ? -1 : bodyForm(body, frame.at)
+    let rows = NOT_COMPACT
+    if (form >= LONG_FORM) {
+      rows = this.longReader(at, last, this.rowsAt, this.width, maxRows, this.longTableAt, this.tapeAt, form - LONG_FORM, this.pow10At)
+      this.lastReader = 'long'
+    } else if (form >= 0) {
+      rows = this.compactReader(at, last, this.rowsAt, this.width, maxRows, this.compactTableAt, this.tapeAt, form)
+      this.lastReader = 'compact'
+    }
+    if (rows !== NOT_COMPACT) return rows
+    this.lastReader = 'general'
+    rows = this.reader(at, last, this.rowsAt, this.width, maxRows, this.pow10At)
     return rows < 0 ? FALLBACK : rows
   }
 
@@ -1104,13 +1477,63 @@ export class WasmEnsemble {
    */
   input(count: number): Float64Array {
     this.reserve(count)
+    this.epoch++
     return this.rowsView
   }
 
   /** The input buffer for `count` candidates as bytes (float64 little-endian rows), for copying rows in byte for byte. */
   inputBytes(count: number): Uint8Array {
     this.reserve(count)
+    this.epoch++
     return this.bytes.subarray(this.rowsAt, this.rowsAt + count * this.width * 8)
+  }
+
+  /**
+   * Claims the body area for a JSON body of `length` bytes whose chunks the caller writes with
+   * writeClaimed as they arrive (read then with readClaimedRows, maxRows as readJsonRows'), or
+   * undefined while another claim is open. Release it with release() whatever happens.
+   */
+  claimBody(length: number, maxRows: number): MemoryClaim | undefined {
+    if (this.claimed >= 0 || length < 1 || maxRows < 1) return undefined
+    this.reserve(maxRows, length + FAST_BODY_SLACK)
+    this.claimed = ++this.epoch
+    return {kind: 'body', at: this.bodyAt, length, epoch: this.claimed, count: maxRows}
+  }
+
+  /** Claims the input rows for `count` candidates sent as float64 little-endian rows (scoreInput(count) once they are in), as claimBody. */
+  claimRows(count: number): MemoryClaim | undefined {
+    if (this.claimed >= 0 || count < 1) return undefined
+    this.reserve(count)
+    this.claimed = ++this.epoch
+    return {kind: 'rows', at: this.rowsAt, length: count * this.width * 8, epoch: this.claimed, count}
+  }
+
+  /** Whether the claim still holds: nothing else wrote its area or moved the memory since. */
+  holds(claim: MemoryClaim): boolean {
+    return claim.epoch === this.epoch && claim.epoch === this.claimed
+  }
+
+  /** Writes a chunk of the claimed body at `offset`; false (nothing written) when the claim no longer holds or the chunk does not fit. */
+  writeClaimed(claim: MemoryClaim, chunk: Uint8Array, offset: number): boolean {
+    if (!this.holds(claim) || offset + chunk.length > claim.length) return false
+    this.bytes.set(chunk, claim.at + offset)
+    return true
+  }
+
+  /** Ends a claim (a no-op for one already ended). */
+  release(claim: MemoryClaim): void {
+    if (this.claimed === claim.epoch) this.claimed = -1
+  }
+
+  /** The claimed area's bytes (a view into the memory, valid until the memory is next laid out). */
+  claimedBytes(claim: MemoryClaim): Uint8Array {
+    return this.bytes.subarray(claim.at, claim.at + claim.length)
+  }
+
+  /** readJsonRows of a claimed body written whole (the caller checks holds() and the length), without copying it. */
+  readClaimedRows(claim: MemoryClaim, reader: 'any' | 'general' = 'any'): number {
+    if (claim.kind !== 'body' || !this.holds(claim)) throw new RangeError('WasmEnsemble.readClaimedRows: the claim no longer holds')
+    return this.readJsonRows(this.bytes.subarray(claim.at, claim.at + claim.length), claim.count, reader)
   }
 
   /** Scores the first `count` rows of the input buffer; the result is valid until the next call. */

@@ -116,6 +116,8 @@ export interface RerankEndpointReport {
    * general reader alone (what reads every other form, and read this one before).
    */
   json_reading_us: {compact_reader: number; general_reader: number}
+  /** The same for one full-precision JSON body: the long reader (SIMD + Eisel-Lemire) the server runs first, and the general reader alone. */
+  json_full_precision_reading_us: {long_reader: number; general_reader: number}
   /** JSON, features printed with RERANK_JSON_DECIMALS decimals. */
   json: RerankEndpointTiming
   /** JSON, features printed as full-precision doubles (up to 17 significant digits). */
@@ -150,8 +152,8 @@ function timeScoring(score: (rows: Float64Array, count: number, out: Float64Arra
   return quantileSorted(times.sort(), 0.5)
 }
 
-/** Median µs of reading one body's rows with each WebAssembly reader, alternating which goes first, cycling through the bodies. */
-function timeReading(wasm: WasmEnsemble, bodies: Buffer[], repetitions: number): {compact_reader: number; general_reader: number} {
+/** Median µs of reading one body's rows with the readers the server runs (the first that takes it) and the general reader alone, alternating which goes first, cycling through the bodies. */
+function timeReading(wasm: WasmEnsemble, bodies: Buffer[], repetitions: number, expected: 'compact' | 'long'): {fast: number; general: number} {
   const times = {any: new Float64Array(repetitions), general: new Float64Array(repetitions)}
   for (let i = 0; i < repetitions; i++) {
     for (const reader of i % 2 === 0 ? (['any', 'general'] as const) : (['general', 'any'] as const)) {
@@ -159,9 +161,10 @@ function timeReading(wasm: WasmEnsemble, bodies: Buffer[], repetitions: number):
       const rows = wasm.readJsonRows(bodies[i % bodies.length], RERANK_CANDIDATES, reader)
       times[reader][i] = (performance.now() - a) * 1000
       if (rows !== RERANK_CANDIDATES) throw new Error(`kt bench serve: the ${reader} rows reader read ${rows} rows of a ${RERANK_CANDIDATES}-row body`)
+      if (reader === 'any' && wasm.lastReader !== expected) throw new Error(`kt bench serve: the ${wasm.lastReader} rows reader read a body meant for the ${expected} reader`)
     }
   }
-  return {compact_reader: quantileSorted(times.any.sort(), 0.5), general_reader: quantileSorted(times.general.sort(), 0.5)}
+  return {fast: quantileSorted(times.any.sort(), 0.5), general: quantileSorted(times.general.sort(), 0.5)}
 }
 
 /** Syncs timed by diskSyncTime, and the bytes each writes (a batch of about ten events). */
@@ -300,15 +303,21 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   const flat = Array.from({length: RERANK_BODIES}, () => Float64Array.from(candidates().flat()))
   const wasm = new WasmEnsemble(packed)
   const readBodies = Array.from({length: RERANK_BODIES}, rounded)
+  const fullBodies = Array.from({length: RERANK_BODIES}, fullPrecision)
+  const modelScoring = timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
+  const packedScoring = timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
+  const compactReading = timeReading(wasm, readBodies, requests, 'compact')
+  const longReading = timeReading(wasm, fullBodies, requests, 'long')
   return {
     candidates: RERANK_CANDIDATES,
     features: RERANK_FEATURES,
     trees: RERANK_TREES,
     requests,
     bodies: 3 * requests,
-    model_scoring_us: timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
-    packed_scoring_us: timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests),
-    json_reading_us: timeReading(wasm, readBodies, requests),
+    model_scoring_us: modelScoring,
+    packed_scoring_us: packedScoring,
+    json_reading_us: {compact_reader: compactReading.fast, general_reader: compactReading.general},
+    json_full_precision_reading_us: {long_reader: longReading.fast, general_reader: longReading.general},
     json,
     json_full_precision: full,
     binary,

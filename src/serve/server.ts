@@ -35,7 +35,7 @@ import {parseJsonText} from '../util/json.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
-import {WasmEnsemble} from '../rank/wasm.js'
+import {WasmEnsemble, type MemoryClaim} from '../rank/wasm.js'
 import {FALLBACK, bestFirst, rerankAnswerJson} from '../rank/rows-json.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
@@ -224,7 +224,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return tenant
   }
 
-  const readBody = (req: IncomingMessage): Promise<Buffer> =>
+  /** A request body's chunks as they came (joined only when someone needs them as one Buffer). */
+  interface BodyChunks {
+    chunks: Buffer[]
+    size: number
+  }
+  const joined = (body: BodyChunks): Buffer => (body.chunks.length === 1 ? body.chunks[0] : Buffer.concat(body.chunks, body.size))
+  const readBody = async (req: IncomingMessage): Promise<Buffer> => joined(await readChunks(req))
+  /** The body's chunks, each also handed to `onChunk` with its offset as it arrives (POST /rerank writes them straight into the model's memory). */
+  const readChunks = (req: IncomingMessage, onChunk?: (chunk: Buffer, offset: number) => void): Promise<BodyChunks> =>
     new Promise((resolve, reject) => {
       const declared = Number(req.headers['content-length'])
       if (declared > maxBody) {
@@ -242,10 +250,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           reject(new HttpError(413, 'body_too_large', `request body: expected at most ${maxBody} bytes, got more`))
           return
         }
+        onChunk?.(chunk, size - chunk.length)
         chunks.push(chunk)
       })
       req.on('end', () => {
-        if (!failed) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
+        if (!failed) resolve({chunks, size})
       })
       req.on('error', (error) => {
         if (!failed) reject(new HttpError(400, 'bad_request', `request body: ${error.message}`))
@@ -284,15 +293,58 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
 
   let orderBuffer = new Int32Array(0)
-  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays). */
-  const rerank = (req: IncomingMessage, body: Buffer): string => {
+  /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
+  const maxJsonRows = (bytes: number, width: number): number => Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
+  const isBinary = (req: IncomingMessage): boolean => (req.headers['content-type'] ?? '').startsWith('application/octet-stream')
+
+  /**
+   * POST /rerank's body, read with the model current when the request came. When the request
+   * declares its length and no other body is streaming into the model's memory, each chunk is
+   * written straight there as it arrives (the rows reader's input for JSON, the kernel's rows for
+   * float64 rows), so nothing is copied again once the last one is in; the chunks are kept, and
+   * read as before when the claim did not hold to the end (another request wrote the memory
+   * meanwhile, or the body's length was not the declared one).
+   */
+  const rerankRequest = async (req: IncomingMessage, res: ServerResponse): Promise<string> => {
     reranker.refresh()
     const model = reranker.model
+    const declared = Number(req.headers['content-length'])
+    let claim: MemoryClaim | undefined
+    if (model && LITTLE_ENDIAN && Number.isSafeInteger(declared) && declared > 0 && declared <= maxBody) {
+      const width = model.packed.width
+      if (!isBinary(req)) claim = model.wasm.claimBody(declared, maxJsonRows(declared, width))
+      else if (declared % (8 * width) === 0 && declared / (8 * width) <= MAX_RERANK_CANDIDATES) claim = model.wasm.claimRows(declared / (8 * width))
+    }
+    if (!model || !claim) return rerank(req, joined(await readChunks(req)), model)
+    const wasm = model.wasm
+    const held = claim
+    let writing = true
+    // a request whose body never ends (aborted, timed out) gives the memory back when its response closes
+    res.once('close', () => wasm.release(held))
+    try {
+      const body = await readChunks(req, (chunk, offset) => {
+        if (writing) writing = wasm.writeClaimed(held, chunk, offset)
+      })
+      if (!writing || body.size !== held.length || !wasm.holds(held)) return rerank(req, joined(body), model)
+      return rerank(req, undefined, model, held)
+    } finally {
+      wasm.release(held)
+    }
+  }
+
+  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays); `body`, or the claimed memory that holds it. */
+  const rerank = (req: IncomingMessage, body: Buffer | undefined, model: RerankerHolder['model'], claim?: MemoryClaim): string => {
     if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
     const width = model.packed.width
     const wasm = model.wasm
     let count: number
-    if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
+    if (claim?.kind === 'rows') count = claim.count
+    else if (claim) {
+      count = wasm.readClaimedRows(claim)
+      // the body as a Buffer only for the rare JSON.parse path (a copy out of the memory)
+      if (count === FALLBACK) count = rowsFromJson(parseJson(Buffer.from(wasm.claimedBytes(claim)), 'POST /rerank'), width, wasm)
+    } else if (isBinary(req)) {
+      body = body!
       // float64 little-endian rows, back to back: copied byte for byte into the kernel's input
       if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
       count = body.length / (8 * width)
@@ -303,11 +355,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
       }
     } else {
+      body = body!
       // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,
       // the grammar of src/rank/rows-json.ts); anything outside its exact form goes through
-      // JSON.parse below, with the same answers and error messages. A row takes at least
-      // 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a body can hold.
-      count = wasm.readJsonRows(body, Math.min(MAX_RERANK_CANDIDATES, Math.ceil(body.length / (2 * width + 1))))
+      // JSON.parse below, with the same answers and error messages.
+      count = wasm.readJsonRows(body, maxJsonRows(body.length, width))
       if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
     }
     const scores = wasm.scoreInput(count)
@@ -360,7 +412,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
-      return {status: 200, body: null, text: rerank(req, await readBody(req)), type: 'application/json'}
+      return {status: 200, body: null, text: await rerankRequest(req, res), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'

@@ -161,7 +161,7 @@ describe('the /rerank answer', () => {
 
 describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify prints)', () => {
   /** Reads `text` with the WebAssembly readers: the rows and which reader answered, every value checked against JSON.parse. */
-  function checkWasm(text: string, width: number, maxRows = 64): 'compact' | 'general' | 'fallback' {
+  function checkWasm(text: string, width: number, maxRows = 64): 'compact' | 'long' | 'general' | 'fallback' {
     const wasm = wasmReader(width)
     const rows = wasm.readJsonRows(Buffer.from(text, 'utf8'), maxRows)
     const expected = viaJsonParse(text, width)
@@ -182,7 +182,7 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   )
 
   it('reads compact bodies exactly like JSON.parse at every alignment, width and length (1 to 17 digits, signs, block boundaries, the body end)', () => {
-    const seen = {compact: 0, general: 0, fallback: 0}
+    const seen = {compact: 0, long: 0, general: 0, fallback: 0}
     fc.assert(
       fc.property(fc.integer({min: 1, max: 9}), fc.integer({min: 1, max: 7}), fc.array(compactNumber, {minLength: 1, maxLength: 63}), fc.integer({min: 0, max: 70}), (width, count, numbers, pad) => {
         const rows = Array.from({length: count}, (_, r) => `[${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(',')}]`)
@@ -212,7 +212,7 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   })
 
   it('never accepts a compact body JSON.parse refuses or reads differently (random corruptions, separators left behind by a longer body)', () => {
-    const seen = {compact: 0, general: 0, fallback: 0}
+    const seen = {compact: 0, long: 0, general: 0, fallback: 0}
     const base = '{"features":[[1.5,-0,0.25,7],[20,0.125,-7.5,-0.001],[3,4,5,6]]}'
     const long = `{"features":[${Array.from({length: 40}, () => '[1,2,3,4]').join(',')}]}`
     fc.assert(
@@ -227,7 +227,7 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   })
 
   it('reads whitespace before values and rows (", " as Python prints, newlines, up to 16 bytes and more) exactly like JSON.parse', () => {
-    const seen = {compact: 0, general: 0, fallback: 0}
+    const seen = {compact: 0, long: 0, general: 0, fallback: 0}
     let withWhitespace = 0
     const gap = fc.constantFrom('', '', ' ', ' ', '\n', '\t', '\r\n', ' '.repeat(15), ' '.repeat(16), ' '.repeat(17), '\u000b', '\u0000', '\u00a0')
     fc.assert(

@@ -211,6 +211,66 @@ describe('kt online serve', () => {
     expect(extra.json.scores).toEqual(Array.from(packed.scoreAll(Float64Array.of(1, 2, 3, 4, 5), 1, new Float64Array(1))))
   })
 
+  it('writes /rerank bodies into the model\'s memory as they arrive, and answers exactly when requests interleave (a half-sent body while others are scored, bodies in many small chunks)', async () => {
+    const rng = new Rng(11)
+    const candidates = (count: number): number[][] => Array.from({length: count}, () => Array.from({length: WIDTH}, () => rng.next()))
+    const scoresOf = (rows: number[][]): number[] => Array.from(packed.scoreAll(Float64Array.from(rows.flat()), rows.length, new Float64Array(rows.length)))
+    /** POST /rerank over a raw socket, the body in `parts`, `between(k)` awaited after part k; the parsed answer. */
+    const raw = (body: Buffer, type: string, parts: number[], between: (k: number) => Promise<void>): Promise<{status: number; json: any}> =>
+      new Promise((resolve, reject) => {
+        const socket = connect({port: server.port, host: '127.0.0.1'})
+        let text = Buffer.alloc(0)
+        socket.on('data', (d) => {
+          text = Buffer.concat([text, d])
+          const end = text.indexOf('\r\n\r\n')
+          const length = Number(/content-length: (\d+)/i.exec(text.toString('latin1', 0, end))?.[1] ?? -1)
+          if (end >= 0 && text.length >= end + 4 + length) {
+            socket.destroy()
+            resolve({status: Number(text.toString('latin1', 9, 12)), json: JSON.parse(text.toString('utf8', end + 4, end + 4 + length))})
+          }
+        })
+        socket.on('error', reject)
+        socket.setNoDelay(true)
+        socket.on('connect', async () => {
+          socket.write(`POST /rerank HTTP/1.1\r\nhost: x\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\n\r\n`)
+          let at = 0
+          for (let k = 0; k < parts.length && at < body.length; k++) {
+            const to = k === parts.length - 1 ? body.length : Math.min(body.length, at + parts[k])
+            socket.write(body.subarray(at, to))
+            at = to
+            await between(k)
+          }
+        })
+      })
+    const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20))
+    const a = candidates(40)
+    const aJson = Buffer.from(JSON.stringify({features: a}))
+    const aRows = Buffer.from(Float64Array.from(a.flat()).buffer)
+    const asRows = (rows: number[][]): Uint8Array => new Uint8Array(Float64Array.from(rows.flat()).buffer)
+    for (const [body, type] of [[aJson, 'application/json'], [aRows, 'application/octet-stream']] as const) {
+      // half of A in; then B, of A's form and size (the same memory layout), is scored meanwhile; or
+      // C (the other form), or D (more rows: the memory laid out again); then the rest of A
+      for (const other of [
+        () => (type === 'application/json' ? call('POST', '/rerank', {features: candidates(40)}) : call('POST', '/rerank', asRows(candidates(40)), {'content-type': type})),
+        () => (type === 'application/json' ? call('POST', '/rerank', asRows(candidates(3)), {'content-type': 'application/octet-stream'}) : call('POST', '/rerank', {features: candidates(3)})),
+        () => call('POST', '/rerank', {features: candidates(300)}),
+      ]) {
+        const answerA = raw(body, type, [body.length >> 1, body.length], async (k) => {
+          if (k > 0) return
+          await pause()
+          expect((await other()).status).toBe(200)
+        })
+        expect((await answerA).json.scores).toEqual(scoresOf(a))
+      }
+      // the body in chunks of 1 to 700 bytes, each sent on its own
+      const sizes = Array.from({length: 200}, () => 1 + Math.floor(rng.next() * 700))
+      expect((await raw(body, type, sizes, () => new Promise((resolve) => setImmediate(resolve)))).json.scores).toEqual(scoresOf(a))
+    }
+    // afterwards, whole bodies are read in place again and answer exactly
+    const e = candidates(50)
+    expect((await call('POST', '/rerank', {features: e})).json.scores).toEqual(scoresOf(e))
+  })
+
   it('over the connection limit answers 429 with Retry-After and keeps serving the clients already connected', async () => {
     const client = new RawClient(server.port)
     expect((await client.request('GET', '/healthz')).status).toBe(200)
