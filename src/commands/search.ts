@@ -34,7 +34,7 @@ export default class Search extends KtCommand {
     resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
     trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
-    workers: Flags.integer({description: 'Trials in flight at once: processes or requests for an engine file, worker threads for built-in objectives (1 = one at a time).', default: 1, min: 1}),
+    workers: Flags.integer({description: 'Trials in flight at once: processes or requests for an engine file, worker threads for built-in objectives (1 = one at a time; at most 64 per process).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
     seed: Flags.integer({description: 'Seed of the optimiser and of the objective noise.', default: 42}),
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),

@@ -13,7 +13,7 @@ export default class Worker extends KtCommand {
   static override flags = {
     storage: Flags.string({description: 'Study storage: postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or a SQLite file on this machine.', required: true}),
     study: Flags.string({description: 'The study to join.', required: true}),
-    workers: Flags.integer({description: 'Trials this process evaluates at once (worker threads).', default: 1, min: 1}),
+    workers: Flags.integer({description: 'Trials this process evaluates at once (worker threads, started as trials arrive; at most 64: start more workers for more).', default: 1, min: 1}),
     trials: Flags.integer({description: 'Raise (or set) the study\'s trial limit.', min: 1}),
   }
 

@@ -11,7 +11,7 @@ import type {Rng} from '../util/rng.js'
 import {type Dimension, configFromArms, dimensionsOf} from './bins.js'
 import {type Forgetting, type ForgettingSettings, type ForgettingState, makeForgetting} from './forgetting.js'
 import {ArmPosteriors, type ChangeState} from './posterior.js'
-import {PROFILE_PRIOR_STRENGTH, profilePrior} from './prior.js'
+import {MAX_PRIOR_STRENGTH, PROFILE_PRIOR_STRENGTH, profilePrior} from './prior.js'
 import {type SamplerKind, DrawStream, SAMPLER_KINDS} from './sampling.js'
 
 /**
@@ -78,8 +78,8 @@ export function checkSettings(settings: BanditSettings, where: string): void {
   const {levels, sampler, forgetting: f} = settings
   if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS) throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))
   if (!SAMPLER_KINDS.includes(sampler)) throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
-  if (settings.priorStrength !== undefined && !(typeof settings.priorStrength === 'number' && settings.priorStrength >= 0 && Number.isFinite(settings.priorStrength)))
-    throw new InputError(`${where}: priorStrength`, 'a number of pseudo-observations >= 0', describeValue(settings.priorStrength))
+  if (settings.priorStrength !== undefined && !(typeof settings.priorStrength === 'number' && settings.priorStrength >= 0 && settings.priorStrength <= MAX_PRIOR_STRENGTH))
+    throw new InputError(`${where}: priorStrength`, `a number of pseudo-observations in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`, describeValue(settings.priorStrength))
   if (settings.implicitWindowMs !== undefined && !(Number.isInteger(settings.implicitWindowMs) && settings.implicitWindowMs > 0))
     throw new InputError(`${where}: implicitWindowMs`, 'a positive whole number of milliseconds', describeValue(settings.implicitWindowMs))
   if (settings.perType !== undefined && typeof settings.perType !== 'boolean') throw new InputError(`${where}: perType`, 'true or false', describeValue(settings.perType))

@@ -9,11 +9,12 @@
  * covers a batch of them).
  */
 import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
-import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, type BanditSettings} from './bandit.js'
+import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, TenantBandit, type BanditSettings} from './bandit.js'
+import {MAX_PRIOR_STRENGTH} from './prior.js'
 import type {GroupCommit} from './commit.js'
 import {forgettingDefaults} from './forgetting.js'
 import {spaceById} from './spaces.js'
-import {TenantStore, recoverJournals, type JournalRecovery} from './store.js'
+import {StateDamagedError, TenantStore, recoverJournals, validateTenantId, type JournalRecovery} from './store.js'
 import {Journal, type JournalOptions} from './journal.js'
 import {type Verdict, callerQueryIdProblem} from './tenant.js'
 import {defaultConfig, onlineTuned} from '../space/space.js'
@@ -35,6 +36,17 @@ export type OnlineErrorCode =
   | 'not_accepted'
   | 'tenant_busy'
   | 'not_durable'
+  | 'tenant_closed'
+  | 'state_damaged'
+  | 'storage_failed'
+
+/**
+ * Codes for a fault on the serving side, not in the request: the tenant's stored files do not read
+ * back as kt wrote them (state_damaged: restore them from a backup), or its folder cannot be read
+ * or written (storage_failed). The HTTP service answers them 500 without the message (which names
+ * server paths) and logs the message.
+ */
+export const SERVER_SIDE_CODES: ReadonlySet<OnlineErrorCode> = new Set(['state_damaged', 'storage_failed'])
 
 /** Query types a choose may name: the retrieval query classifier's (src/engine/retrieval/classifier.ts). */
 export const CHOOSE_TYPES = QUERY_TYPES
@@ -100,7 +112,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
     if (every !== undefined) forgetting.every = every
     if (fraction !== undefined) forgetting.fraction = fraction
   }
-  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), 'an array of parameter names') ?? onlineTuned(space)
+  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), 'a non-empty array of parameter names') ?? onlineTuned(space)
   const settings: BanditSettings = {
     levels: field<number>('levels', isInt, 'an integer') ?? DEFAULT_LEVELS,
     sampler: field<'logit' | 'gaussian' | 'exact'>('sampler', (v) => v === 'logit' || v === 'gaussian' || v === 'exact', 'logit, gaussian or exact') ?? DEFAULT_SAMPLER,
@@ -108,7 +120,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
     tuned,
     feedback: field<'implicit' | 'labels'>('feedback', (v) => v === 'implicit' || v === 'labels', 'implicit or labels') ?? DEFAULT_FEEDBACK,
   }
-  const prior = field<number>('prior_strength', (v) => isInt(v) && (v as number) >= 0, 'an integer >= 0')
+  const prior = field<number>('prior_strength', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= MAX_PRIOR_STRENGTH, `an integer in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`)
   if (prior !== undefined) settings.priorStrength = prior
   const window = field<number>('implicit_window_ms', (v) => isInt(v) && (v as number) >= 1, 'a positive whole number of milliseconds')
   if (window !== undefined) settings.implicitWindowMs = window
@@ -215,20 +227,43 @@ export function openJournal(dir: string = DEFAULT_ONLINE_DIR, options: JournalOp
   return {journal: new Journal(dir, options), recovery}
 }
 
-/** Opens a tenant (or creates one with `create`); see OpenTenantOptions. */
+/** An InputError about the request as an OnlineError bad_request (the same message). */
+function asBadRequest(error: unknown): unknown {
+  return error instanceof InputError && !(error instanceof OnlineError) ? new OnlineError('bad_request', error.where, error.expected, error.got) : error
+}
+
+/**
+ * Opens a tenant (or creates one with `create`); see OpenTenantOptions. Every refusal is an
+ * OnlineError: the request's mistakes (a bad id or spec) bad_request, then unknown_tenant,
+ * tenant_exists, tenant_busy, state_damaged (its files do not read back as written) or
+ * storage_failed (its folder cannot be read or written).
+ */
 export function openTenant(options: OpenTenantOptions): Tenant {
   const dir = options.dir ?? DEFAULT_ONLINE_DIR
   const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, journal: options.journal, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
+  let create: ReturnType<typeof resolveSpec> | undefined
   try {
+    validateTenantId(options.tenant)
     if (options.create) {
-      const c = resolveSpec(options.create, 'tenant spec', dir)
-      return new Tenant(TenantStore.open({...common, create: c}))
+      create = resolveSpec(options.create, 'tenant spec', dir)
+      // Settings, profile and tuned parameters checked here, so that what the store refuses later is about the disk.
+      new TenantBandit(create.space, create.profile, create.settings)
     }
-    return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
   } catch (error) {
+    throw asBadRequest(error)
+  }
+  try {
+    return new Tenant(TenantStore.open(create ? {...common, create} : {...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
+  } catch (error) {
+    if (error instanceof OnlineError) throw error
+    if (error instanceof StateDamagedError) throw new OnlineError('state_damaged', error.where, error.expected, error.got)
     if (storeErrorIs(error, (e) => e.got === 'no such tenant')) throw new OnlineError('unknown_tenant', `tenant ${options.tenant}`, 'an existing tenant (create it first)', 'no such tenant')
     if (storeErrorIs(error, (e) => e.got === 'a tenant with that id')) throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')
     if (storeErrorIs(error, (e) => e.expected.startsWith('a tenant nobody else has open'))) throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
+    // What remains is the folder itself (unwritable, not a folder, a full disk): the request was fine.
+    if (error instanceof InputError) throw new OnlineError('storage_failed', error.where, error.expected, error.got)
+    const code = (error as NodeJS.ErrnoException)?.code
+    if (typeof code === 'string') throw new OnlineError('storage_failed', `tenant ${options.tenant} in ${dir}`, 'a folder kt can read and write', `${code}: ${(error as Error).message.split('\n')[0]}`)
     throw error
   }
 }
@@ -242,7 +277,15 @@ function eventTime(now: unknown, where: string): number {
 
 /** One open tenant. Not shared between processes: a lock keeps other openers out until close(). */
 export class Tenant {
+  private closed = false
+
   constructor(readonly store: TenantStore) {}
+
+  /** Refuses requests to a closed or failed tenant as OnlineErrors. */
+  private usable(what: string): void {
+    if (this.closed) throw new OnlineError('tenant_closed', `${what} for tenant ${this.id}`, 'an open tenant (open it again with openTenant)', 'a closed one')
+    if (this.store.failed) throw new OnlineError('not_durable', `${what} for tenant ${this.id}`, 'a tenant whose log can be synced (abandon() it and open it again)', this.store.failed.message.split('\n')[0])
+  }
 
   get id(): string {
     return this.store.learner.init.tenant
@@ -253,6 +296,7 @@ export class Tenant {
    * returned query_id is what feedback names.
    */
   async choose(request: ChooseRequest = {}): Promise<Choice> {
+    this.usable('choose')
     const {qid, type, now} = this.checkChoose(request)
     const again = qid === undefined ? undefined : this.store.learner.remembered(qid)
     if (again) {
@@ -261,7 +305,7 @@ export class Tenant {
       await this.durable()
       return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms), repeated: true}
     }
-    const {queryId, arms, config} = this.store.choose(now, {type, qid})
+    const {queryId, arms, config} = this.logged(() => this.store.choose(now, {type, qid}))
     await this.durable()
     return {query_id: qid ?? String(queryId), kt_query_id: queryId, type: type ?? null, arms, config}
   }
@@ -286,6 +330,7 @@ export class Tenant {
    * feedback the tenant does not take is refused (OnlineError) after being logged and counted.
    */
   async feedback(request: FeedbackRequest): Promise<FeedbackOutcome> {
+    this.usable('feedback')
     if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new OnlineError('bad_request', 'feedback request', 'an object', describeValue(request))
     for (const key of Object.keys(request)) if (!['query_id', 'used', 'label', 'now'].includes(key)) throw new OnlineError('bad_request', `feedback request: ${key}`, 'query_id, used, label or now', 'an unknown field')
     const raw = request.query_id
@@ -298,7 +343,7 @@ export class Tenant {
     if ((used === true) === (label !== undefined)) throw new OnlineError('bad_request', 'feedback request', 'exactly one of used: true or label: G')
     if (label !== undefined && typeof label !== 'number') throw new OnlineError('bad_request', 'feedback request: label', 'an integer grade', describeValue(label))
     const now = eventTime(request.now, 'feedback request')
-    const verdict = used ? this.store.used(queryId, now) : this.store.label(queryId, label!, now)
+    const verdict = this.logged(() => (used ? this.store.used(queryId, now) : this.store.label(queryId, label!, now)))
     await this.durable()
     const bandit = this.store.learner.bandit
     const tenant = this.id
@@ -306,6 +351,16 @@ export class Tenant {
     if (verdict === 'not-accepted') throw new OnlineError('not_accepted', `feedback for query ${queryId}: used`, `a label: tenant ${tenant} takes labels only (feedback labels)`, 'implicit feedback (counted as rejected)')
     if (verdict === 'bad-label') throw new OnlineError('bad_request', `feedback for query ${queryId}: label`, `an integer in 0..${bandit.settings.levels - 1}`, `${describeValue(label)} (counted as rejected)`)
     return {query_id: queryId, verdict}
+  }
+
+  /** Runs a store call that logs an event; a write that failed (the disk, not the request) is a not_durable OnlineError. */
+  private logged<T>(write: () => T): T {
+    try {
+      return write()
+    } catch (error) {
+      if (error instanceof OnlineError || !(this.store.failed || typeof (error as NodeJS.ErrnoException)?.code === 'string')) throw error
+      throw new OnlineError('not_durable', `tenant ${this.id} log`, 'a log that can be written and synced (retry the request)', (error as Error).message.split('\n')[0])
+    }
   }
 
   private async durable(): Promise<void> {
@@ -318,6 +373,7 @@ export class Tenant {
 
   /** Counters, settings and what the bandits currently believe (as of the last logged event; writes nothing). */
   status(): TenantStatus {
+    if (this.closed) throw new OnlineError('tenant_closed', `status of tenant ${this.id}`, 'an open tenant (open it again with openTenant)', 'a closed one')
     const learner = this.store.learner
     const bandit = learner.bandit
     const best = bandit.bestArms()
@@ -338,11 +394,14 @@ export class Tenant {
 
   /** Releases a failed tenant without writing a snapshot (the next open rebuilds from the log). */
   abandon(): void {
+    this.closed = true
     this.store.abandon()
   }
 
   /** Waits for pending flushes, writes the snapshot and releases the lock. */
   async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
     await this.store.durable().catch(() => undefined)
     this.store.close()
   }

@@ -42,3 +42,12 @@ export function profilePrior(dim: Dimension, profileValue: Choice | undefined, l
   }
   return prior
 }
+
+/**
+ * Largest prior strength a tenant may have. The profile's arm starts with a mean about 1/s below
+ * 1, its neighbours about 1.6/s below; float64 resolves steps of 2^-53 (1.1e-16) near 1, so those
+ * distances keep 2^-53 x s of relative precision: 1.1e-8 at 1e8 (float32's 7 digits), and at
+ * about 1e16 the means round to 1.0 and tie, so draws among them become arbitrary. 1e8 also far
+ * exceeds any feedback a tenant could gather to outweigh it.
+ */
+export const MAX_PRIOR_STRENGTH = 1e8

@@ -88,6 +88,18 @@ const LOG_FILE = 'log.jsonl'
 const STATE_FILE = 'state.json'
 const CHECKSUM_PREFIX = 'sha256 '
 
+/**
+ * A tenant's stored files (log, snapshot, journal) do not read back as kt wrote them: damage to
+ * fix on the server (restore from a backup), not a mistake of whoever asked. Keeps the message
+ * (it names the file and line) for the operator; the HTTP service does not send it to clients.
+ */
+export class StateDamagedError extends InputError {
+  constructor(cause: InputError) {
+    super(cause.where, cause.expected, cause.got)
+    this.name = 'StateDamagedError'
+  }
+}
+
 /** Throws InputError unless `tenant` is a safe tenant id. */
 export function validateTenantId(tenant: string): void {
   if (typeof tenant !== 'string' || tenant.length === 0) throw new InputError('tenant id', 'a non-empty id', describeValue(tenant))
@@ -293,8 +305,13 @@ export class TenantStore implements JournalClient {
         // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
         removeStaleTemps(dir, STATE_FILE)
         // Events a dead server journaled but had not yet written to this log (journal.ts).
-        const journaled = !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
-        return TenantStore.load(dir, options, journaled)
+        try {
+          const journaled = !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
+          return TenantStore.load(dir, options, journaled)
+        } catch (error) {
+          // What was read back is not what kt wrote: the stored state, not the caller, is at fault.
+          throw error instanceof InputError ? new StateDamagedError(error) : error
+        }
       } catch (error) {
         if (madeLog) rmSync(logPath, {force: true})
         releaseDirLock(dir)

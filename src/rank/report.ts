@@ -87,12 +87,14 @@ export interface PeerTiming {
   kt_train_cpu_ms: number
   peer_one_thread: PeerRunTime
   peer_default_threads: PeerRunTime
-  /** kt CPU / the one-thread peer's CPU: the judged ratio. */
+  /**
+   * kt CPU / the one-thread peer's CPU. Informative only: kt's time here includes scoring every
+   * split after each tree, on whatever data was given; the issue's target (TARGET_TRAIN_TIME_RATIO,
+   * 100 trees on MQ2008) is judged by `kt bench rerank`, which times training alone.
+   */
   cpu_ratio_one_thread: number
   /** kt wall / the default-thread peer's wall. */
   wall_ratio_default_threads: number
-  target_ratio: number
-  meets_target: boolean
   /** One-minute load average and cores when measured. */
   load_average: number
   cores: number
@@ -465,8 +467,6 @@ function comparePeer(
       peer_default_threads: runTime(defaultRun),
       cpu_ratio_one_thread: cpuRatio,
       wall_ratio_default_threads: ktTime.wall / (defaultRun.train_s * 1000),
-      target_ratio: TARGET_TRAIN_TIME_RATIO,
-      meets_target: cpuRatio <= TARGET_TRAIN_TIME_RATIO,
       load_average: loadavg()[0],
       cores: cpus().length,
     },
@@ -549,7 +549,7 @@ export function formatPeerTiming(p: PeerReport): string[] {
   const one = t.peer_one_thread
   const dflt = t.peer_default_threads
   return [
-    `- ${p.peer}, ${one.threads} thread: ${ms(one.train_cpu_ms)} ms of CPU (${ms(one.train_ms)} ms wall). kt / ${p.peer} CPU time: ${t.cpu_ratio_one_thread.toFixed(2)}x (target <= ${t.target_ratio}x: ${t.meets_target ? 'met' : 'NOT met'}). The target is judged on this ratio: both trainers on one thread do the same work on one core, and CPU time is not inflated by other processes competing for the cores.`,
+    `- ${p.peer}, ${one.threads} thread: ${ms(one.train_cpu_ms)} ms of CPU (${ms(one.train_ms)} ms wall). kt / ${p.peer} CPU time: ${t.cpu_ratio_one_thread.toFixed(2)}x (one thread each: the same core, and CPU time is not inflated by other processes competing for the cores). Not judged here: kt's time includes scoring every split after each tree, and small data is dominated by fixed costs; the issue's target (<= ${TARGET_TRAIN_TIME_RATIO}x, 100 trees on MQ2008) is judged by \`kt bench rerank\`, which times training alone.`,
     `- ${p.peer}, ${dflt.threads} threads (its default here; the run compared above; OpenMP wait policy ${dflt.omp_wait_policy}): ${ms(dflt.train_ms)} ms wall (${ms(dflt.train_cpu_ms)} ms of CPU). kt wall / ${p.peer} wall: ${t.wall_ratio_default_threads.toFixed(2)}x (not judged: kt uses one thread, and wall time counts waits for a core).`,
     `- kt's time includes scoring every given split after each tree (the learning curve); \`kt bench rerank\` times training alone. Load average ${t.load_average.toFixed(2)} on ${t.cores} cores.`,
   ]

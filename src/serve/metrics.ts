@@ -55,6 +55,8 @@ export class ServiceMetrics {
   readonly commitBatch = new Histogram()
   connections = 0
   connectionsRejected = 0
+  /** Reads of the reranker registry (its index or the current version's model) that failed. */
+  registryErrors = 0
 
   request(route: string, status: number, seconds: number): void {
     let r = this.routes.get(route)
@@ -63,7 +65,7 @@ export class ServiceMetrics {
     r.latency.observe(seconds)
   }
 
-  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null}): string {
+  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null; registryDamaged?: boolean}): string {
     const out: string[] = []
     const family = (name: string, type: string, help: string): void => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
@@ -92,6 +94,10 @@ export class ServiceMetrics {
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
     if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)
+    family('kt_rerank_registry_damaged', 'gauge', '1 while the reranker registry\'s last change could not be read: POST /rerank serves the last good version (kt_rerank_model_info), or answers 503 model_unavailable if there is none.')
+    out.push(`kt_rerank_registry_damaged ${extra.registryDamaged ? 1 : 0}`)
+    family('kt_rerank_registry_errors_total', 'counter', 'Reads of the reranker registry (index or model file) that failed; each is logged once at error level.')
+    out.push(`kt_rerank_registry_errors_total ${this.registryErrors}`)
     return `${out.join('\n')}\n`
   }
 }

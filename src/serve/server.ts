@@ -16,8 +16,10 @@
  *   GET  /healthz, GET /metrics   liveness; Prometheus text
  *
  * Errors are JSON {error: {code, message, retry}} with a 4xx status (429 with Retry-After for a
- * connection over the limit), or 503 (with Retry-After) when the server cannot apply the request
- * now and it may be sent again; each is logged as one JSON line.
+ * connection over the limit), 503 (with Retry-After) when the server cannot apply the request
+ * now and it may be sent again, or 500 when the fault is on the server (a damaged tenant state:
+ * the client's message names no server path, the log line has the whole error); each is logged
+ * as one JSON line.
  */
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {Socket} from 'node:net'
@@ -26,7 +28,7 @@ import {join} from 'node:path'
 import {timingSafeEqual} from 'node:crypto'
 import {endianness} from 'node:os'
 import type {Journal} from '../online/journal.js'
-import {OnlineError, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
+import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {spaceById} from '../online/spaces.js'
 import {parseProfile} from '../deploy/load.js'
@@ -54,6 +56,14 @@ export const FD_RESERVE = 1024
 export const IDLE_TIMEOUT_MS = 30_000
 /** Complete request headers must arrive within this (slow-header floods). */
 export const HEADERS_TIMEOUT_MS = 10_000
+/** The whole request, body included, must arrive within this (slow-body floods). */
+export const REQUEST_TIMEOUT_MS = 30_000
+/**
+ * How often Node checks connections against those two limits. Its default, 30 s, let a slow
+ * request live up to 30 s past HEADERS_TIMEOUT_MS (cut after about 27 s, not 10); checked every
+ * second, a request is cut within a second of its limit.
+ */
+export const TIMEOUT_CHECK_MS = 1000
 /** How often the deployed reranker's registry index is checked for a new version. */
 export const REGISTRY_CHECK_MS = 1000
 /** Candidates per /rerank request at most (the body limit bounds it too). */
@@ -74,6 +84,9 @@ export interface ServeOptions {
   maxBodyBytes?: number
   maxConnections?: number
   idleTimeoutMs?: number
+  /** Defaults HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (408 when exceeded; checked every TIMEOUT_CHECK_MS or a quarter of the headers timeout, whichever is shorter). */
+  headersTimeoutMs?: number
+  requestTimeoutMs?: number
   snapshotEvery?: number
   /** One line per error (default: stderr). */
   log?: (line: string) => void
@@ -113,9 +126,17 @@ class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly retry = false,
+    /** What the log line says instead of the message (server paths the client is not shown). */
+    readonly logMessage = message,
   ) {
     super(message)
   }
+}
+
+/** The client's message for a server-side OnlineError (SERVER_SIDE_CODES); the log keeps the error's own, which names server paths. */
+const SERVER_SIDE_MESSAGE: Record<string, string> = {
+  state_damaged: "the tenant's stored state does not read back as it was written: the operator must restore it (the server's log names the file)",
+  storage_failed: "the tenant's folder cannot be read or written on the server (the server's log says why)",
 }
 
 const ONLINE_STATUS: Record<string, number> = {
@@ -135,9 +156,25 @@ class RerankerHolder {
   private checkedAt = 0
   private indexMtime = -1
   model: {version: string; packed: PackedEnsemble; wasm: WasmEnsemble; featureNames: string[]} | null = null
+  /**
+   * Set while the registry's last change could not be read (a garbage index, a bad model file):
+   * the last good model keeps serving (a broken deploy must not take ranking down; `kt rerank
+   * deploy` checks what it writes, so this is damage on disk), health and metrics say so, and the
+   * error is logged once per change. No good model yet: /rerank answers 503 model_unavailable.
+   */
+  damaged: string | undefined
 
-  constructor(private readonly dir: string | undefined) {
+  constructor(
+    private readonly dir: string | undefined,
+    private readonly onError: (message: string, serving: string | null) => void = () => undefined,
+  ) {
     this.refresh(true)
+  }
+
+  /** For /healthz: current (serving the registry's version), stale (serving an older one), unavailable, none. */
+  get state(): 'current' | 'stale' | 'unavailable' | 'none' {
+    if (this.damaged !== undefined) return this.model ? 'stale' : 'unavailable'
+    return this.model ? 'current' : 'none'
   }
 
   refresh(force = false): void {
@@ -155,19 +192,29 @@ class RerankerHolder {
     }
     if (mtime === this.indexMtime) return
     this.indexMtime = mtime
-    const version = currentVersion(readRegistry(this.dir))
-    if (!version) {
-      this.model = null
-      return
+    try {
+      const version = currentVersion(readRegistry(this.dir))
+      if (!version) {
+        this.model = null
+        this.damaged = undefined
+        return
+      }
+      const saved = readVersionModel(this.dir, version)
+      const packed = new PackedEnsemble(fromSavedModel(saved))
+      this.model = {version: version.id, packed, wasm: new WasmEnsemble(packed), featureNames: saved.feature_names}
+      this.damaged = undefined
+    } catch (error) {
+      // logged once: the index is read again only when it changes
+      this.damaged = (error as Error)?.message ?? String(error)
+      this.onError(this.damaged, this.model?.version ?? null)
     }
-    const saved = readVersionModel(this.dir, version)
-    const packed = new PackedEnsemble(fromSavedModel(saved))
-    this.model = {version: version.id, packed, wasm: new WasmEnsemble(packed), featureNames: saved.feature_names}
   }
 }
 
 /** The rows of a parsed `{features: [[...], ...]}` body copied into the kernel's input; null is a missing value (NaN goes right at every split, as in training). */
 function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): number {
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+    for (const key of Object.keys(parsed)) if (key !== 'features') throw new HttpError(400, 'bad_request', `POST /rerank: ${key.slice(0, 40)}: expected only features, got an unknown field`)
   const features = (parsed as {features?: unknown} | null)?.features
   if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
   const count = features.length
@@ -177,7 +224,8 @@ function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): numbe
     if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
     for (let f = 0; f < width; f++) {
       const v = row[f]
-      if (v !== null && typeof v !== 'number') throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a number or null, got ${describeValue(v)}`)
+      // JSON.parse reads 1e400 as Infinity; kt rerank train refuses it too
+      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a finite number or null, got ${describeValue(v)}`)
       rows[r * width + f] = v === null ? Number.NaN : v
     }
   }
@@ -204,8 +252,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
   journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
-  const reranker = new RerankerHolder(options.registry)
-  const expectedAuth = token === undefined ? undefined : Buffer.from(`Bearer ${token}`)
+  const reranker = new RerankerHolder(options.registry, (message, serving) => {
+    metrics.registryErrors++
+    logLine({level: 'error', code: 'registry_damaged', message: `reranker registry: ${message}`.slice(0, 1000), serving})
+  })
+  const expectedAuth = token === undefined ? undefined : Buffer.from(token)
   let closing = false
 
   const tenantOf = (id: string): Tenant => {
@@ -292,6 +343,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
   }
 
+  const modelUnavailable = (what: string): HttpError =>
+    new HttpError(503, 'model_unavailable', `${what}: expected a readable reranker registry, got one the server cannot read (the server's log says why)`, true, `${what}: ${reranker.damaged}`)
+
   let orderBuffer = new Int32Array(0)
   /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
   const maxJsonRows = (bytes: number, width: number): number => Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
@@ -334,6 +388,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays); `body`, or the claimed memory that holds it. */
   const rerank = (req: IncomingMessage, body: Buffer | undefined, model: RerankerHolder['model'], claim?: MemoryClaim): string => {
+    if (!model && reranker.damaged !== undefined) throw modelUnavailable('POST /rerank')
     if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
     const width = model.packed.width
     const wasm = model.wasm
@@ -378,11 +433,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const method = req.method ?? 'GET'
     if (path === '/healthz') {
       route.name = 'healthz'
-      return {status: closing ? 503 : 200, body: {status: closing ? 'closing' : 'ok', tenants_open: tenants.size}}
+      if (method !== 'GET' && method !== 'HEAD') {
+        res.setHeader('allow', 'GET, HEAD')
+        throw new HttpError(405, 'method_not_allowed', `${path}: expected GET, got ${method}`)
+      }
+      reranker.refresh()
+      // liveness stays 200 while the reranker is stale: a restart would not mend the registry and would lose the good model
+      return {status: closing ? 503 : 200, body: {status: closing ? 'closing' : 'ok', tenants_open: tenants.size, reranker: reranker.state}}
     }
     if (expectedAuth) {
-      const given = Buffer.from(req.headers.authorization ?? '')
-      if (given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth)) throw new HttpError(401, 'unauthorized', 'Authorization: expected Bearer <the server\'s token>')
+      // the scheme is case-insensitive (RFC 7235 2.1), the token is not
+      const m = /^bearer +(.*)$/i.exec(req.headers.authorization ?? '')
+      const given = Buffer.from(m ? m[1] : '')
+      if (!m || given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth)) throw new HttpError(401, 'unauthorized', 'Authorization: expected Bearer <the server\'s token>')
     }
     if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down: retry against its successor', true)
     const parts = path.split('/')
@@ -395,7 +458,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (path === '/metrics') {
       route.name = 'metrics'
       expect('GET')
-      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null})}
+      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null, registryDamaged: reranker.damaged !== undefined})}
     }
     if (path === '/noop') {
       route.name = 'noop'
@@ -408,6 +471,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (method === 'GET') {
         reranker.refresh()
         const m = reranker.model
+        if (!m && reranker.damaged !== undefined) throw modelUnavailable('GET /rerank')
         if (!m) throw new HttpError(503, 'no_model', `GET /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
@@ -437,6 +501,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         route.name = action
         expect('POST')
         const body = parseJson(await readBody(req), `POST /tenants/${id}/${action}`)
+        // Over HTTP the server owns the clock: a client's `now` could move a tenant's time to any year and expire its queries (the library and CLI take one, for simulations).
+        if (typeof body === 'object' && body !== null && Object.prototype.hasOwnProperty.call(body, 'now'))
+          throw new HttpError(400, 'bad_request', `POST /tenants/${id}/${action}: now: expected no client clock (the server stamps each event with its own time), got ${describeValue((body as {now: unknown}).now)}`)
         const tenant = tenantOf(id)
         if (action === 'choose') return {status: 200, body: await tenant.choose(body as object)}
         const outcome = await tenant.feedback(body as {query_id: string})
@@ -448,7 +515,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     throw new HttpError(404, 'not_found', `${method} ${path}: expected one of POST /tenants, GET /tenants/{id}, POST /tenants/{id}/choose, POST /tenants/{id}/feedback, GET|POST /rerank, POST /noop, GET /healthz, GET /metrics`)
   }
 
-  const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS * 3}, (req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS)
+  /** Sockets whose request the timeout check cut (clientError answered 408 and logged it). */
+  const timedOut = new WeakSet<Socket>()
+  const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, Math.ceil(headersTimeout / 4))}, (req, res) => {
     const started = performance.now()
     const route = {name: 'other'}
     const finish = (status: number, text: string, type: string, extra?: string[]): void => {
@@ -465,12 +536,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         else finish(out.status, JSON.stringify(out.body), 'application/json')
       },
       (error: unknown) => {
+        if (timedOut.has(req.socket)) {
+          // answered 408 and logged by clientError; the body read then failed as aborted: count it once, as 408
+          metrics.request(route.name, 408, (performance.now() - started) / 1000)
+          return
+        }
         let e: HttpError
         if (error instanceof HttpError) e = error
+        else if (error instanceof OnlineError && SERVER_SIDE_CODES.has(error.code)) e = new HttpError(500, error.code, SERVER_SIDE_MESSAGE[error.code], error.retry, error.message)
         else if (error instanceof OnlineError) e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
         else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
-        else e = new HttpError(500, 'internal', (error as Error)?.message ?? String(error))
-        logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.message.slice(0, 500)})
+        else {
+          const message = (error as Error)?.message ?? String(error)
+          e = new HttpError(500, 'internal', "internal error (the server's log has the details)", false, message)
+        }
+        logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.logMessage.slice(0, 500)})
         const headers = e.retry ? ['retry-after', String(RETRY_AFTER_S)] : []
         // A refused oversized body is not read to its end: close the connection after answering.
         if (e.status === 413) headers.push('connection', 'close')
@@ -505,18 +585,29 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return
     }
     const code = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+    if (code === 408) timedOut.add(socket)
     logLine({level: 'warn', status: code, code: 'bad_http', message: `${error.code ?? 'malformed request'}: ${error.message}`.slice(0, 300)})
     const text = jsonError('bad_http', `expected an HTTP/1.1 request, got ${error.code ?? 'something else'}`, false)
     socket.end(`HTTP/1.1 ${code} ${code === 431 ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
   })
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen({host, port: options.port ?? 0, backlog: 4096}, () => {
-      server.off('error', reject)
-      resolve()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen({host, port: options.port ?? 0, backlog: 4096}, () => {
+        server.off('error', reject)
+        resolve()
+      })
     })
-  })
+  } catch (error) {
+    await journal.close()
+    const code = (error as NodeJS.ErrnoException).code
+    const at = `${host.includes(':') ? `[${host}]` : host}:${options.port ?? 0}`
+    if (code === 'EADDRINUSE') throw new InputError('--port', `a port free on ${host}`, `${at} already in use (EADDRINUSE: another process listens there)`)
+    if (code === 'EACCES') throw new InputError('--port', `a port this user may bind on ${host} (1024 or above without privileges)`, `${at} refused (EACCES)`)
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAFNOSUPPORT') throw new InputError('--host', 'an address of this machine', `${host} (${code})`)
+    throw error
+  }
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port ?? 0
   const shownHost = host.includes(':') ? `[${host}]` : host

@@ -43,8 +43,20 @@ export function trialJson(t: TrialRow): Record<string, unknown> {
     started_at: t.startedAt,
     finished_at: t.finishedAt,
     duration_ms: t.durationMs,
-    worker: t.worker,
+    worker: workerName(t),
+    thread: t.worker,
+    attempts: t.attempts ?? 1,
   }
+}
+
+/**
+ * Who finished a trial: its worker's host/pid (the owner without its random token), or null
+ * (running, or finished before kt kept it). Its worker thread, when it ran on one, is `thread`.
+ */
+export function workerName(t: Pick<TrialRow, 'status' | 'owner'>): string | null {
+  if (t.status === 'running' || !t.owner) return null
+  const parts = t.owner.split('/')
+  return parts.length > 2 ? parts.slice(0, -1).join('/') : t.owner
 }
 
 /** The stored objective spec in kt's JSON style; a module objective's own options are the user's and stay verbatim. */
@@ -108,7 +120,7 @@ export function trialsCsv(trials: readonly TrialRow[], valueNames: readonly stri
   const metrics = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))].sort()
   const nValues = Math.max(0, ...trials.map((t) => t.values?.length ?? 0))
   const valueCols = Array.from({length: nValues}, (_, i) => `value.${valueNames[i] ?? i}`)
-  const header = ['id', 'config_id', 'budget', 'status', 'loss', ...valueCols, ...metrics.map((m) => `metric.${m}`), ...params.map((p) => `param.${p}`), 'continues', 'started_at', 'finished_at', 'duration_ms', 'worker', 'error']
+  const header = ['id', 'config_id', 'budget', 'status', 'loss', ...valueCols, ...metrics.map((m) => `metric.${m}`), ...params.map((p) => `param.${p}`), 'continues', 'started_at', 'finished_at', 'duration_ms', 'worker', 'thread', 'attempts', 'error']
   const rows = trials.map((t) => [
     t.id,
     t.configId,
@@ -122,7 +134,9 @@ export function trialsCsv(trials: readonly TrialRow[], valueNames: readonly stri
     t.startedAt,
     t.finishedAt,
     t.durationMs,
+    workerName(t),
     t.worker,
+    t.attempts ?? 1,
     t.error,
   ])
   return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n'

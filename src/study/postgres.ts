@@ -70,7 +70,7 @@ PREPARE kt_finish(text, integer, text, text, double precision, text, text, text,
   WITH u AS (UPDATE kt_trials SET status = $4, loss = $5, objective_values = $6, metrics = $7, checkpoint = $8, error = $9,
       tell_seq = (SELECT COALESCE(MAX(tell_seq), -1) + 1 FROM kt_trials WHERE study = $1),
       asks_before = (SELECT COALESCE(MAX(id), -1) + 1 FROM kt_trials WHERE study = $1),
-      started_at = $10, finished_at = $11, duration_ms = $12, worker = $13, owner = NULL, heartbeat_ms = NULL
+      started_at = $10, finished_at = $11, duration_ms = $12, worker = $13, heartbeat_ms = NULL
     WHERE study = $1 AND id = $2 AND status = 'running' AND owner = $3 RETURNING id)
   SELECT id, pg_notify('${CHANNEL}', $1) FROM u;
 PREPARE kt_insert(text, integer, text, text, double precision, integer, text, text, text, double precision, text) AS
@@ -585,7 +585,7 @@ export class PostgresStorage implements StudyStorage {
             // the tell and its notification in one statement (NOTIFY is delivered at COMMIT)
             const res = await c.query(
               `WITH u AS (UPDATE kt_trials SET status = $1, loss = $2, objective_values = $3, metrics = $4, checkpoint = $5, error = $6,
-                 tell_seq = $7, asks_before = $8, started_at = $9, finished_at = $10, duration_ms = $11, worker = $12, owner = NULL, heartbeat_ms = NULL
+                 tell_seq = $7, asks_before = $8, started_at = $9, finished_at = $10, duration_ms = $11, worker = $12, heartbeat_ms = NULL
                WHERE study = $13 AND id = $14 AND status = 'running' AND owner = $15 RETURNING id)
                SELECT id, pg_notify($16, $13) FROM u`,
               [...finishParams(r), study, trialId, owner, CHANNEL],

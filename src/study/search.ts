@@ -14,6 +14,7 @@ import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
 import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './runner.js'
+import {MAX_WORKERS_PER_PROCESS} from './pool.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
@@ -120,6 +121,8 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 }
 
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
+  if (options.workers !== undefined && options.workers > MAX_WORKERS_PER_PROCESS)
+    throw new InputError('--workers', `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`, String(options.workers))
   const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
   try {
     const now = new Date().toISOString()

@@ -70,7 +70,11 @@ export interface TrialRow {
   readonly finishedAt: string | null
   readonly durationMs: number | null
   readonly worker: number | null
-  /** The worker (`host/pid/token`) holding a running trial; null once finished or released. */
+  /**
+   * The worker (`host/pid/token`) holding a running trial (null when released); for a finished
+   * trial, the worker that finished it (kept at the tell: exports show it as `worker`, host/pid),
+   * null for trials finished before kt kept it.
+   */
   readonly owner?: string | null
   /** How many times the trial was started (2 or more: taken over after its worker stopped). */
   readonly attempts?: number
@@ -387,7 +391,7 @@ export class StudyStore {
       this.db
         .prepare(
           `UPDATE trials SET status = ?, loss = ?, objective_values = ?, metrics = ?, checkpoint = ?, error = ?,
-             tell_seq = ?, asks_before = ?, started_at = ?, finished_at = ?, duration_ms = ?, worker = ?, owner = NULL, heartbeat_ms = NULL
+             tell_seq = ?, asks_before = ?, started_at = ?, finished_at = ?, duration_ms = ?, worker = ?, heartbeat_ms = NULL
            WHERE study = ? AND id = ? AND status = 'running' AND owner = ?`,
         )
         .run(...finishParams(r), study, trialId, owner),
@@ -579,7 +583,8 @@ export function importParams(study: string, t: TrialRow): unknown[] {
   const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v))
   return [
     study, t.id, t.configId, JSON.stringify(t.config), t.budget, t.continues, json(t.info), t.status, t.loss, json(t.values), json(t.metrics), json(t.checkpoint), t.error,
-    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, null, null, t.attempts ?? 1, hintJson(t.askHint),
+    // a finished trial keeps who finished it; a running one arrives released (no lease, no heartbeat)
+    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, t.status === 'running' ? null : (t.owner ?? null), null, t.attempts ?? 1, hintJson(t.askHint),
   ]
 }
 

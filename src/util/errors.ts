@@ -63,6 +63,8 @@ const DESCRIBE_CHARS = 40
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing'
   if (typeof value === 'number' && Number.isNaN(value)) return 'NaN'
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would show as null
+  if (value === Infinity || value === -Infinity) return `${value} (a number beyond float64's range)`
   let text: string | undefined
   try {
     text = JSON.stringify(clipForJson(value, DESCRIBE_CHARS + 1))

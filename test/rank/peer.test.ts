@@ -41,7 +41,8 @@ describe('the XGBoost peer', () => {
     expect(p.timing.cpu_ratio_one_thread).toBeCloseTo(p.timing.kt_train_cpu_ms / p.timing.peer_one_thread.train_cpu_ms, 9)
     expect(p.one_thread!.split).toBe('test')
     expect(p.one_thread!.judged > 0 && p.one_thread!.judged <= 1).toBe(true)
-    expect(p.timing.meets_target).toBe(p.timing.cpu_ratio_one_thread <= p.timing.target_ratio)
+    // the 2x target is kt bench rerank's (training alone, on MQ2008): kt rerank train reports the ratio, judges nothing, exits 0
+    expect(p.timing).not.toHaveProperty('meets_target')
 
     const again = runTrainReport(options)
     expect(again.peer_comparison!.splits).toEqual(p.splits)
@@ -53,7 +54,8 @@ describe('the XGBoost peer', () => {
     const first = formatTrainReport(report)
     expect(untimed(formatTrainReport(again))).toBe(untimed(first))
     expect(untimed(first)).toContain(`XGBoost on ${PEER_QUALITY_THREADS} threads`)
-    expect(first.slice(first.indexOf(TIMING_HEADER))).toMatch(/1 thread: .* ms of CPU.*target <= 2x/)
+    expect(first.slice(first.indexOf(TIMING_HEADER))).toMatch(/1 thread: .* ms of CPU.*Not judged here: .*judged by `kt bench rerank`/)
+    expect(first).not.toMatch(/NOT met|: met\)/)
   })
 
   it.skipIf(skip)('scores the same on its default threads under either OpenMP wait policy, and differently from the default threads', () => {

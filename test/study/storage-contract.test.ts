@@ -1,7 +1,7 @@
 // One contract, two storages: every test here runs against a SQLite file and a PostgreSQL
 // database (a real server started by test/helpers/pg-setup.ts).
 import {mkdtempSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {runSearch} from '../../src/study/search.js'
@@ -81,7 +81,8 @@ for (const backend of backends) {
         expect(await s.getStudy('nope')).toBeUndefined()
         const trials = await s.trials('a')
         expect(trials.map((t) => t.id)).toEqual([...Array(60).keys()])
-        expect(trials.every((t) => t.owner === null && t.attempts === 1)).toBe(true)
+        // each finished trial keeps who finished it (this process) and was started once
+        expect(new Set(trials.map((t) => `${t.owner?.replace(/\/[0-9a-f]+$/, '')} ${t.attempts}`))).toEqual(new Set([`${hostname().replace(/\//g, '_')}/${process.pid} 1`]))
       })
       // the dashboard's read-only view reads the same study from either storage
       const {openStudyReader} = await import('../../src/study/reader.js')
@@ -157,7 +158,7 @@ for (const backend of backends) {
           expect(await tx.finish(1, 'host-b/2/bb', result)).toBe(false)
         })
         const rows = await s.trials('l')
-        expect(rows[1]).toMatchObject({status: 'ok', loss: 1.5, attempts: 2, owner: null, tellSeq: 1})
+        expect(rows[1]).toMatchObject({status: 'ok', loss: 1.5, attempts: 2, owner: 'host-b/2/bb', tellSeq: 1})
         const changes = await s.withStudyLock('l', (tx) => tx.changes(1, 1))
         expect(changes.map((r) => r.id)).toEqual([1])
       })
@@ -194,7 +195,7 @@ for (const backend of backends) {
         // a continued trial's checkpoint, read with the section's commit
         const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpointAfterCommit(2)}))
         expect(await checkpoint.read).toEqual({counts: [1, 2]})
-        expect((await s.trials('p'))[2]).toMatchObject({status: 'ok', tellSeq: 2, asksBefore: 4, owner: null, values: [-3.25]})
+        expect((await s.trials('p'))[2]).toMatchObject({status: 'ok', tellSeq: 2, asksBefore: 4, owner: 'host-a/1/aa', values: [-3.25]})
       })
     })
 
@@ -276,8 +277,12 @@ for (const backend of backends) {
       const copied = await copyStudy(spec, target, 'cp')
       expect(copied.trials).toBe(86)
       await expect(copyStudy(spec, target, 'cp')).rejects.toThrow(/study cp: expected a study name not yet in the target storage, got an existing study/)
-      // the replay hints travel with the trials
-      expect(hints(await withStorage(target, (s) => s.trials('cp')))).toEqual(hints(await withStorage(spec, (s) => s.trials('cp'))))
+      // the replay hints travel with the trials, and so do who finished each and its attempts (a running trial arrives released)
+      const copiedRows = await withStorage(target, (s) => s.trials('cp'))
+      const sourceRows = await withStorage(spec, (s) => s.trials('cp'))
+      expect(hints(copiedRows)).toEqual(hints(sourceRows))
+      expect(copiedRows.map((t) => [t.owner ?? null, t.attempts])).toEqual(sourceRows.map((t) => [t.status === 'running' ? null : t.owner, t.attempts]))
+      expect(copiedRows.filter((t) => t.owner !== null && t.owner !== undefined)).toHaveLength(85)
       const resumed = await runSearch({storage: target, study: 'cp', resume: true})
       expect(resumed.summary.replayed).toBe(85)
       expect(resumed.summary.rerun).toBe(1)

@@ -108,3 +108,39 @@ describe('resume with parallel workers', () => {
     for (const id of done) expect(ids.filter((x) => x === id)).toHaveLength(1)
   })
 })
+
+describe('worker threads are bounded and started as trials arrive', () => {
+  it('starts no thread before a trial, one per trial in flight, and reuses idle ones', async () => {
+    const {WorkerPool} = await import('../../src/study/pool.js')
+    const first = (await runSearch({storage: ':memory:', objective: {name: 'counting_ones'}, optimizer: 'random', seed: 1, maxTrials: 1})).trials[0]
+    const pool = new WorkerPool({name: 'counting_ones', delayMs: 20}, 8, undefined, () => new Date().toISOString())
+    try {
+      expect(pool.started).toBe(0)
+      const job = (trialId: number) => ({trialId, config: first.config, budget: first.budget, ctx: {trialId, configId: first.configId, seed: 1}})
+      const outcomes = await Promise.all([pool.evaluate(job(0)), pool.evaluate(job(1))])
+      expect(outcomes.map((o) => o.status)).toEqual(['ok', 'ok'])
+      expect(pool.started).toBe(2)
+      await pool.evaluate(job(2))
+      expect(pool.started).toBe(2)
+    } finally {
+      await pool.close()
+    }
+  })
+
+  it('refuses more workers than one process runs, in one line naming --workers; a complete study with many workers starts none', async () => {
+    const {MAX_WORKERS_PER_PROCESS} = await import('../../src/study/pool.js')
+    const {kt} = await import('../cli/helpers.js')
+    const file = join(dir, 'bounded.sqlite')
+    let r = kt(['worker', '--storage', file, '--study', 'x', '--workers', String(MAX_WORKERS_PER_PROCESS + 1)])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe(`kt: --workers: expected at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes), got ${MAX_WORKERS_PER_PROCESS + 1}\n`)
+    r = kt(['search', '--objective', 'counting_ones', '--optimizer', 'random', '--trials', '3', '--study', 'x', '--storage', file, '--workers', '1000'])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: --workers: expected at most \d+ trials in flight per process .*, got 1000\n$/)
+    r = kt(['search', '--objective', 'counting_ones', '--optimizer', 'random', '--trials', '3', '--study', 'x', '--storage', file])
+    expect(r.status, r.stderr).toBe(0)
+    r = kt(['worker', '--storage', file, '--study', 'x', '--workers', String(MAX_WORKERS_PER_PROCESS), '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({state: 'finished', run: {evaluated: 0}})
+  })
+})

@@ -34,7 +34,7 @@ export default class OnlineInit extends KtCommand {
     'decay-every': Flags.integer({description: 'Periodic forgetting: decay the evidence every this many queries (default 500).', min: 1}),
     'decay-fraction': Flags.string({description: 'Periodic forgetting: share of the evidence removed at each decay, in (0, 1) (default 0.05).'}),
     'per-type': Flags.boolean({description: 'One set of bandits per query type (the --type each choose names: entity_lookup, temporal, multi_hop, simple_factual, exploratory), each starting from the profile prior; queries without a type use the shared set.'}),
-    'prior-strength': Flags.integer({description: 'Pseudo-observations of top reward on the profile\'s bin, spread to its neighbours (default 2): larger keeps a new tenant\'s first draws within one bin of its profile more often (10: 76% binary / 93% 4 levels; 30: 88% / 98%); the exact bin stays below about half, since its neighbours gain as much.', min: 0}),
+    'prior-strength': Flags.integer({description: 'Pseudo-observations of top reward on the profile\'s bin, spread to its neighbours (default 2): larger keeps a new tenant\'s first draws within one bin of its profile more often (10: 76% binary / 93% 4 levels; 30: 88% / 98%); the exact bin stays below about half, since its neighbours gain as much. At most 1e8.', min: 0}),
   }
 
   async run(): Promise<unknown> {
@@ -62,6 +62,9 @@ export default class OnlineInit extends KtCommand {
       decayFraction = Number(flags['decay-fraction'])
       if (!(decayFraction > 0 && decayFraction < 1)) throw new InputError('--decay-fraction', 'a fraction in (0, 1)', flags['decay-fraction'])
     }
+    const {MAX_PRIOR_STRENGTH} = await import('../../online/prior.js')
+    if (flags['prior-strength'] !== undefined && flags['prior-strength'] > MAX_PRIOR_STRENGTH)
+      throw new InputError('--prior-strength', `an integer in 0..${MAX_PRIOR_STRENGTH} (beyond it float64 cannot tell the profile's arms apart)`, String(flags['prior-strength']))
     const spec = {
       space: space.id,
       ...(profile === undefined ? {} : {profile}),
