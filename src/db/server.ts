@@ -93,6 +93,20 @@ export function findBinaries(): PgBinaries | undefined {
   return undefined
 }
 
+/**
+ * Database names kt db start creates: letters, digits, _ and -, starting with a letter or _, at
+ * most 63 characters (PostgreSQL's identifier length). Every such name reads back the same from
+ * the printed --storage URL: the pg driver decodes a URL's database with decodeURI, which leaves
+ * escapes such as %3B (;) as they are, so a name outside this set would name another database.
+ */
+const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/
+
+/** Refuses a --database name outside DATABASE_NAME, in one line. */
+export function checkDatabaseName(name: string): string {
+  if (!DATABASE_NAME.test(name)) throw new InputError('--database', 'a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters)', JSON.stringify(name))
+  return name
+}
+
 /** Whether `host` is an address only this machine reaches (what kt db start binds unless told otherwise). */
 export function isLoopbackHost(host: string): boolean {
   return /^(127\.0\.0\.1|localhost|::1)$/.test(host)

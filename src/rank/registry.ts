@@ -1,4 +1,4 @@
-import {existsSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {z} from 'zod'
 import {InputError} from '../util/errors.js'
@@ -88,6 +88,8 @@ function emptyIndex(): RegistryIndex {
 
 /** Reads the registry index (an absent folder or index is an empty registry). */
 export function readRegistry(dir: string): RegistryIndex {
+  // a file given as the registry would read as an empty one ("no reranker deployed")
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(dir, 'a reranker registry folder', 'a file')
   const path = join(dir, REGISTRY_INDEX)
   if (!existsSync(path)) return emptyIndex()
   const parsed = indexSchema.safeParse(readJson(path))

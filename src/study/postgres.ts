@@ -285,8 +285,13 @@ export class PostgresStorage implements StudyStorage {
 
   private async checkOrInit(options: OpenOptions): Promise<void> {
     const client = this.client!
-    const found = await client.query<{meta: string | null; studies: string | null}>("SELECT to_regclass('kt_meta')::text AS meta, to_regclass('kt_studies')::text AS studies")
+    const found = await client.query<{meta: string | null; studies: string | null; trials: string | null}>(
+      "SELECT to_regclass('kt_meta')::text AS meta, to_regclass('kt_studies')::text AS studies, to_regclass('kt_trials')::text AS trials",
+    )
     const hasMeta = found.rows[0].meta !== null
+    // kt_meta there but a table of it gone (dropped by hand, a partial restore): say which, before any query needs it
+    const missing = hasMeta ? (['studies', 'trials'] as const).filter((t) => found.rows[0][t] === null).map((t) => `kt_${t}`) : []
+    if (missing.length > 0) throw new InputError(this.label, "kt's study schema (kt_meta, kt_studies and kt_trials)", `no table ${missing.join(' and no table ')} (a damaged schema: restore it, or use another database)`)
     if (!hasMeta) {
       if (found.rows[0].studies !== null) throw new InputError(this.label, "kt's study schema (kt_meta with kt_studies)", 'kt_studies without kt_meta (a damaged or foreign schema)')
       if (options.mustExist || options.readonly)

@@ -9,7 +9,7 @@
  * many trials had been asked by then), so resume can replay the optimiser exactly.
  */
 import {createRequire} from 'node:module'
-import {existsSync} from 'node:fs'
+import {existsSync, statSync} from 'node:fs'
 import type BetterSqlite3 from 'better-sqlite3'
 import {InputError} from '../util/errors.js'
 import {ensureDir} from '../util/fs.js'
@@ -160,6 +160,8 @@ export class StudyStore {
    */
   static open(path: string, options: {mustExist?: boolean; readonly?: boolean} = {}): StudyStore {
     const exists = path !== ':memory:' && existsSync(path)
+    // SQLite would say only "disk I/O error" (or "unable to open database file")
+    if (exists && statSync(path).isDirectory()) throw new InputError(path, 'a study file (SQLite)', 'a folder')
     if (!exists && (options.mustExist || options.readonly) && path !== ':memory:') throw new InputError(path, `an existing kt study file (run kt search --storage ${path} ... first: it creates one)`, 'no such file')
     if (!exists && path !== ':memory:') ensureDir(dirname(path))
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
@@ -188,7 +190,8 @@ export class StudyStore {
       if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.path, `a kt study file (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
       const version = meta.get('version') ?? 'none'
       if (!READABLE_FORMAT_VERSIONS.includes(version)) throw new InputError(this.path, `study format version ${STUDY_FORMAT_VERSION} (this kt reads ${READABLE_FORMAT_VERSIONS.join(', ')})`, `version ${version} (another kt version's schema)`)
-      if (!names.has('studies') || !names.has('trials')) throw new InputError(this.path, 'a kt study file with studies and trials tables', 'a damaged study file')
+      const missing = ['studies', 'trials'].filter((t) => !names.has(t))
+      if (missing.length > 0) throw new InputError(this.path, 'a kt study file with studies and trials tables', `no table ${missing.join(' and no table ')} (a damaged study file)`)
       this.version = version
     }
     this.columns = trialColumnsOf(this.version)

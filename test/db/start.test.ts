@@ -9,7 +9,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {kt} from '../cli/helpers.js'
 import {postgresForTests} from '../helpers/postgres.js'
-import {freePort, PgServer, findBinaries} from '../../src/db/server.js'
+import {checkDatabaseName, freePort, PgServer, findBinaries} from '../../src/db/server.js'
 
 const pg = postgresForTests()
 const base = mkdtempSync(join(tmpdir(), 'kt-db-start-'))
@@ -140,4 +140,24 @@ describe.skipIf(pg.skip)(`kt db start/stop after a crash ${pg.label}`.trim(), ()
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^stopped the server in /)
   }, 120_000)
+})
+
+describe('kt db start --database', () => {
+  it('refuses a name the printed --storage URL would not give back, in one line, before starting anything; accepted names round-trip through the pg driver', async () => {
+    const dir = join(base, 'e')
+    const r = kt(['db', 'start', '--dir', dir, '--port', '1', '--database', 'bad name; drop'], {env: NO_PASSWORD})
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe('kt: --database: expected a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters), got "bad name; drop"\n')
+    expect(existsSync(dir)).toBe(false)
+    const {parse} = createRequire(import.meta.url)('pg-connection-string') as {parse: (url: string) => {database?: string | null}}
+    const bin = findBinaries() ?? {initdb: '', pgCtl: '', source: ''}
+    const server = new PgServer({dir, port: 5433}, bin)
+    // why: the driver reads the database with decodeURI, which keeps %3B
+    expect(parse(server.url('bad name; drop')).database).not.toBe('bad name; drop')
+    for (const name of ['kt', 'kt-a_1', '_x9', 'K'.repeat(63)]) {
+      expect(checkDatabaseName(name)).toBe(name)
+      expect(parse(server.url(name)).database).toBe(name)
+    }
+    for (const name of ['', '1kt', 'a/b', 'a%20b', 'K'.repeat(64)]) expect(() => checkDatabaseName(name)).toThrow(/^--database: expected a name of letters/)
+  })
 })

