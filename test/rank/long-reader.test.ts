@@ -1,43 +1,13 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {FALLBACK} from '../../src/rank/rows-json.js'
-import {PackedEnsemble} from '../../src/rank/packed.js'
-import {WasmEnsemble} from '../../src/rank/wasm.js'
 import {Rng} from '../../src/util/rng.js'
+import {viaJsonParse, wasmReader} from './rows-reference.js'
 
 /**
  * The long rows reader (WebAssembly SIMD + Eisel-Lemire, src/rank/wasm.ts readLong): full-precision
  * doubles read exactly as JSON.parse reads them, bit for bit, or left to the general reader.
  */
-
-const readers = new Map<number, WasmEnsemble>()
-/** The WebAssembly rows readers of a model with `width` columns (no trees: only its readers are used). */
-function wasmReader(width: number): WasmEnsemble {
-  let r = readers.get(width)
-  if (!r) readers.set(width, (r = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))))
-  return r
-}
-
-/** JSON.parse's rows (null = NaN), or undefined when the server would refuse the body. */
-function viaJsonParse(text: string, width: number): number[] | undefined {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  const features = (parsed as {features?: unknown})?.features
-  if (!Array.isArray(features) || features.length === 0) return undefined
-  const out: number[] = []
-  for (const row of features) {
-    if (!Array.isArray(row) || row.length !== width) return undefined
-    for (const v of row) {
-      if (v !== null && typeof v !== 'number') return undefined
-      out.push(v === null ? Number.NaN : v)
-    }
-  }
-  return out
-}
 
 type Reader = 'compact' | 'long' | 'general' | 'fallback'
 /** Reads `text` with the WebAssembly readers: which reader answered; every value checked bit for bit against JSON.parse. */

@@ -1,0 +1,36 @@
+import {PackedEnsemble} from '../../src/rank/packed.js'
+import {WasmEnsemble} from '../../src/rank/wasm.js'
+
+/**
+ * What the rows-reader tests compare against: JSON.parse's rows, and the WebAssembly readers of a
+ * model of a given width (shared by test/rank/rows-json.test.ts and long-reader.test.ts).
+ */
+
+/** What the server did before the fast path: JSON.parse, then each row copied (null = NaN); undefined when it would refuse the body. */
+export function viaJsonParse(text: string, width: number): number[] | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const features = (parsed as {features?: unknown})?.features
+  if (!Array.isArray(features) || features.length === 0) return undefined
+  const out: number[] = []
+  for (const row of features) {
+    if (!Array.isArray(row) || row.length !== width) return undefined
+    for (const v of row) {
+      if (v !== null && typeof v !== 'number') return undefined
+      out.push(v === null ? Number.NaN : v)
+    }
+  }
+  return out
+}
+
+const readers = new Map<number, WasmEnsemble>()
+/** The WebAssembly rows readers of a model with `width` columns (no trees: only its readers are used). */
+export function wasmReader(width: number): WasmEnsemble {
+  let r = readers.get(width)
+  if (!r) readers.set(width, (r = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))))
+  return r
+}
