@@ -207,6 +207,14 @@ function kernelBytes(): Uint8Array {
 /** Exponent digits beyond this value change nothing (no exact fast path that far out); keeps the i32 small. */
 const EXPONENT_CAP = 10_000
 const ch = (s: string): number => s.charCodeAt(0)
+/** 1 when the byte `c` pushes is JSON whitespace (space, tab, newline, carriage return), else 0. */
+const isWs = (c: number[]): number[] => [
+  ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
+]
+/** Advances the byte pointer in local `s` past JSON whitespace. */
+const skipWhitespace = (s: number): number[] => [
+  op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK, ...isWs([...get(s), op.i32Load8U, 0, 0]), op.i32Eqz, op.brIf, 1, ...get(s), ...i32(1), op.i32Add, ...set(s), op.br, 0, op.end, op.end,
+]
 /** The reader's tables at its pow10 argument: 10^0..10^22 as float64, then (here) 10^0..10^8 as i64. */
 const POW10_INT_OFFSET = (MAX_EXACT_POW10 + 1) * 8
 const POW10_INT_MAX = 8
@@ -665,13 +673,10 @@ function compactReaderBody(): number[] {
     ...get(V.j), ...i32(8), op.i32Add, ...set(V.j),
     ...get(V.e2), ...i32(1), op.i32Add, ...set(V.s),
   ]
-  const isWs = (c: number[]): number[] => [
-    ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
-  ]
   // the rows, with (ws) or without JSON whitespace before a row's '[' and before its values
   const rowsLoop = (ws: boolean): number[] => [
     op.loop, EMPTY_BLOCK,
-    ...(ws ? [op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK, ...isWs([...get(V.s), op.i32Load8U, 0, 0]), op.i32Eqz, op.brIf, 1, ...get(V.s), ...i32(1), op.i32Add, ...set(V.s), op.br, 0, op.end, op.end] : []),
+    ...(ws ? skipWhitespace(V.s) : []),
     ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
     ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
     ...get(P.width), ...set(V.f),
@@ -937,12 +942,9 @@ function longReaderBody(): number[] {
   function failIfMore(): number[] {
     return [...get(V.lw), ...get(V.dd), ...get(V.lw), op.i32LtU, op.i32Sub, ...i32(LONG_DIGITS_MAX), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end]
   }
-  const isWs = (c: number[]): number[] => [
-    ...c, ...i32(ch(' ')), op.i32Eq, ...c, ...i32(ch('\t')), op.i32Sub, ...i32(2), op.i32LtU, op.i32Or, ...c, ...i32(ch('\r')), op.i32Eq, op.i32Or,
-  ]
   const rowsLoop = (ws: boolean): number[] => [
     op.loop, EMPTY_BLOCK,
-    ...(ws ? [op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK, ...isWs([...get(V.s), op.i32Load8U, 0, 0]), op.i32Eqz, op.brIf, 1, ...get(V.s), ...i32(1), op.i32Add, ...set(V.s), op.br, 0, op.end, op.end] : []),
+    ...(ws ? skipWhitespace(V.s) : []),
     ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
     ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
     ...get(P.width), ...set(V.f),
