@@ -1,29 +1,14 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {FALLBACK} from '../../src/rank/rows-json.js'
 import {Rng} from '../../src/util/rng.js'
-import {viaJsonParse, wasmReader} from './rows-reference.js'
+import {readChecked, type Reader} from './rows-reference.js'
 
 /**
  * The long rows reader (WebAssembly SIMD + Eisel-Lemire, src/rank/wasm.ts readLong): full-precision
  * doubles read exactly as JSON.parse reads them, bit for bit, or left to the general reader.
  */
 
-type Reader = 'compact' | 'long' | 'general' | 'fallback'
-/** Reads `text` with the WebAssembly readers: which reader answered; every value checked bit for bit against JSON.parse. */
-function read(text: string, width: number, maxRows = 64): Reader {
-  const wasm = wasmReader(width)
-  const rows = wasm.readJsonRows(Buffer.from(text, 'utf8'), maxRows)
-  const expected = viaJsonParse(text, width)
-  if (rows === FALLBACK) return 'fallback'
-  expect(expected, `accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
-  expect(rows * width, text.slice(0, 200)).toBe(expected!.length)
-  const got = wasm.input(rows)
-  for (let i = 0; i < expected!.length; i++) {
-    if (!Object.is(got[i], expected![i])) expect({i, text: text.slice(0, 300), reader: wasm.lastReader, got: got[i]}).toEqual({i, text: text.slice(0, 300), reader: wasm.lastReader, got: expected![i]})
-  }
-  return wasm.lastReader!
-}
+const read = readChecked
 
 /** `count` rows of `width` values from `numbers` (cycled), after `pad` spaces (which move them against the reader's 16- and 64-byte blocks). */
 function body(numbers: string[], width: number, count: number, pad = 0, sep = ','): string {

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {FALLBACK, bestFirst, readFeatureRows, rerankAnswerJson} from '../../src/rank/rows-json.js'
 import {Rng} from '../../src/util/rng.js'
-import {viaJsonParse, wasmReader} from './rows-reference.js'
+import {readChecked, viaJsonParse, wasmReader} from './rows-reference.js'
 
 let accepted = 0
 let acceptedWasmOnly = 0
@@ -130,18 +130,7 @@ describe('the /rerank answer', () => {
 })
 
 describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify prints)', () => {
-  /** Reads `text` with the WebAssembly readers: the rows and which reader answered, every value checked against JSON.parse. */
-  function checkWasm(text: string, width: number, maxRows = 64): 'compact' | 'long' | 'general' | 'fallback' {
-    const wasm = wasmReader(width)
-    const rows = wasm.readJsonRows(Buffer.from(text, 'utf8'), maxRows)
-    const expected = viaJsonParse(text, width)
-    if (rows === FALLBACK) return 'fallback'
-    expect(expected, `accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
-    expect(rows * width, text.slice(0, 200)).toBe(expected!.length)
-    const got = wasm.input(rows)
-    for (let i = 0; i < expected!.length; i++) if (!Object.is(got[i], expected![i])) expect({i, text: text.slice(0, 300), wasm: got[i]}).toEqual({i, text: text.slice(0, 300), wasm: expected![i]})
-    return wasm.lastReader!
-  }
+  const checkWasm = readChecked
   /** Numbers as JSON.stringify prints them, 1 to 17 digits, signs, leading zeros of a fraction, exponents (which the compact reader leaves to the general one). */
   const compactNumber = fc.oneof(
     {arbitrary: fc.tuple(fc.integer({min: -99999999, max: 99999999}), fc.integer({min: 0, max: 9})).map(([m, d]) => String(m / 10 ** d)), weight: 12},

@@ -1,3 +1,5 @@
+import {expect} from 'vitest'
+import {FALLBACK} from '../../src/rank/rows-json.js'
 import {PackedEnsemble} from '../../src/rank/packed.js'
 import {WasmEnsemble} from '../../src/rank/wasm.js'
 
@@ -33,4 +35,22 @@ export function wasmReader(width: number): WasmEnsemble {
   let r = readers.get(width)
   if (!r) readers.set(width, (r = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))))
   return r
+}
+
+/** Which reader answered a body: the compact or long WebAssembly reader, the general one, or none (JS fallback). */
+export type Reader = 'compact' | 'long' | 'general' | 'fallback'
+
+/** Reads `text` with the WebAssembly readers: which reader answered; every value checked bit for bit against JSON.parse. */
+export function readChecked(text: string, width: number, maxRows = 64): Reader {
+  const wasm = wasmReader(width)
+  const rows = wasm.readJsonRows(Buffer.from(text, 'utf8'), maxRows)
+  const expected = viaJsonParse(text, width)
+  if (rows === FALLBACK) return 'fallback'
+  expect(expected, `accepted what JSON.parse refuses: ${text.slice(0, 200)}`).toBeDefined()
+  expect(rows * width, text.slice(0, 200)).toBe(expected!.length)
+  const got = wasm.input(rows)
+  for (let i = 0; i < expected!.length; i++) {
+    if (!Object.is(got[i], expected![i])) expect({i, text: text.slice(0, 300), reader: wasm.lastReader, got: got[i]}).toEqual({i, text: text.slice(0, 300), reader: wasm.lastReader, got: expected![i]})
+  }
+  return wasm.lastReader!
 }
