@@ -186,7 +186,9 @@ class RerankerHolder {
     try {
       mtime = statSync(join(this.dir, REGISTRY_INDEX)).mtimeMs
     } catch {
+      // no index: nothing deployed (not damage)
       this.model = null
+      this.damaged = undefined
       this.indexMtime = -1
       return
     }

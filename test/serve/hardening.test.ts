@@ -155,6 +155,16 @@ describe('kt online serve: server-side damage is a 5xx without server paths; cli
       expect((await call(s, 'POST', '/rerank', {features: [[1, 2, 3]]})).status).toBe(200)
       expect((await call(s, 'GET', '/healthz')).json.reranker).toBe('current')
       expect((await call(s, 'GET', '/metrics')).json).toMatch(/^kt_rerank_registry_damaged 0$/m)
+
+      // damaged again, then the index removed (nothing deployed): no model and nothing damaged any more
+      writeFileSync(index, '{not json')
+      utimesSync(index, new Date(), new Date(Date.now() + 15_000))
+      await sleep(REGISTRY_CHECK_MS + 100)
+      expect((await call(s, 'GET', '/healthz')).json.reranker).toBe('stale')
+      rmSync(index)
+      await sleep(REGISTRY_CHECK_MS + 100)
+      expect((await call(s, 'GET', '/healthz')).json.reranker).toBe('none')
+      expect((await call(s, 'GET', '/metrics')).json).toMatch(/^kt_rerank_registry_damaged 0$/m)
     } finally {
       writeFileSync(index, good)
       await s.close()
