@@ -485,6 +485,42 @@ const simd = {
 const vop = (opcode: number): number[] => [0xfd, ...uleb(opcode)]
 /** Core opcodes only the compact reader uses. */
 const opc = {i32Store: 0x36, i32Ctz: 0x68, i32DivU: 0x6e, i32Xor: 0x73, i64Popcnt: 0x7b, i64Sub: 0x7d} as const
+
+/**
+ * The SIMD rows readers' row bookkeeping (compact and long readers alike), on their locals: the
+ * separator tape pointer j, a separator's position e, the read position s, the error flag err,
+ * rows left r, and the tape's end tp, its length cnt and the row count rows.
+ */
+interface RowLocals {
+  readonly j: number
+  readonly e: number
+  readonly s: number
+  readonly err: number
+  readonly r: number
+  readonly tp: number
+  readonly cnt: number
+  readonly rows: number
+}
+
+/** A row's end: its ']' where the tape says, then a ',' right after it, or ']' after the last row (err set otherwise). */
+const rowEnd = (V: RowLocals): number[] => [
+  ...get(V.j), ...i32Load(0), ...tee(V.e), ...get(V.s), op.i32Ne, ...get(V.err), op.i32Or, ...set(V.err),
+  ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
+  ...get(V.r), ...i32(1), op.i32Sub, ...set(V.r),
+  ...get(V.err), ...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.r), op.select, op.i32Ne, op.i32Or, ...set(V.err),
+  ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
+]
+
+/**
+ * The rows the separator tape holds (width separators and a ']' per row, 4 bytes each), kept in
+ * V.rows; pushes 1 unless that is 1 to maxRows whole rows.
+ */
+const rowsFromTape = (V: RowLocals, P: {readonly tape: number; readonly width: number; readonly maxRows: number}): number[] => [
+  ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
+  ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
+  op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
+  ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
+]
 const v128Load = (offset: number): number[] => [...vop(simd.load), 0, ...uleb(offset)]
 const i16x8Const = (lanes: number[]): number[] => [...vop(simd.const), ...new Uint8Array(Int16Array.from(lanes).buffer)]
 
@@ -697,22 +733,13 @@ function compactReaderBody(): number[] {
     ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
     ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
     op.end,
-    // the row's end: a ',' right after its ']', or ']' after the last row
-    ...get(V.j), ...i32Load(0), ...tee(V.e), ...get(V.s), op.i32Ne, ...get(V.err), op.i32Or, ...set(V.err),
-    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
-    ...get(V.r), ...i32(1), op.i32Sub, ...set(V.r),
-    ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.r), op.select, op.i32Ne]),
-    ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
+    ...rowEnd(V),
     ...get(V.err), ...get(X.acc), ...vop(simd.i8x16AllTrue), op.i32Eqz, op.i32Or, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(V.r), op.brIf, 0,
     op.end,
   ]
   const rows = [
-    ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
-    ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
-    op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
-    ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
-    op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...rowsFromTape(V, P), op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(P.tape), ...set(V.j), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
     ...i32(-1), ...vop(simd.i8x16Splat), ...set(X.acc),
     ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
@@ -952,22 +979,13 @@ function longReaderBody(): number[] {
     ...value(ws),
     ...get(V.f), ...i32(1), op.i32Sub, ...tee(V.f), op.brIf, 0,
     op.end,
-    // the row's end: a ',' right after its ']', or ']' after the last row
-    ...get(V.j), ...i32Load(0), ...tee(V.e), ...get(V.s), op.i32Ne, ...get(V.err), op.i32Or, ...set(V.err),
-    ...get(V.j), ...i32(4), op.i32Add, ...set(V.j),
-    ...get(V.r), ...i32(1), op.i32Sub, ...set(V.r),
-    ...errIf([...get(V.e), op.i32Load8U, 0, 0, ...i32(ch(',')), ...i32(ch(']')), ...get(V.r), op.select, op.i32Ne]),
-    ...get(V.e), ...i32(1), op.i32Add, ...set(V.s),
+    ...rowEnd(V),
     ...get(V.err), op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(V.r), op.brIf, 0,
     op.end,
   ]
   const rows = [
-    ...get(V.tp), ...get(P.tape), op.i32Sub, ...i32(2), op.i32ShrU, ...tee(V.cnt),
-    ...get(P.width), ...i32(1), op.i32Add, opc.i32DivU, ...tee(V.rows),
-    op.i32Eqz, ...get(V.rows), ...get(P.maxRows), op.i32GtS, op.i32Or,
-    ...get(V.rows), ...get(P.width), ...i32(1), op.i32Add, op.i32Mul, ...get(V.cnt), op.i32Ne, op.i32Or,
-    op.if, EMPTY_BLOCK, ...notCompact, op.end,
+    ...rowsFromTape(V, P), op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...get(P.tape), ...set(V.j), ...get(P.tape), ...set(V.o), ...get(P.out), ...set(V.outStart), ...get(P.at), ...set(V.s), ...get(V.rows), ...set(V.r), ...i32(0), ...set(V.err),
     ...get(P.ws), op.if, EMPTY_BLOCK, ...rowsLoop(true), op.else, ...rowsLoop(false), op.end,
     ...get(V.s), ...get(P.last), op.i32Ne, op.if, EMPTY_BLOCK, ...notCompact, op.end,
