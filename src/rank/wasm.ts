@@ -822,6 +822,9 @@ const LONG_ENTRY = {lowTail: 0, highTail: 16, head: 32, base: 48, limit: 80, exp
 const LONG_TABLE_BYTES = LONG_SIDE * LONG_SIDE * LONG_ENTRY_BYTES
 /** swizzle's answer for a lane index of 16 or more is 0 (core spec 2.0, i8x16.swizzle). */
 const LANE_ZERO = 0x80
+/** "null" as a little-endian i32, and the decimal exponent that marks it (no number's: exponents are capped near 10^5). */
+const NULL_WORD = Buffer.from('null', 'latin1').readInt32LE(0)
+const NULL_EXPONENT = 1 << 29
 /** 10^8 and 10^16: D = head x 10^16 + tail's first 8 digits x 10^8 + its last 8. */
 const TEN_8 = 100_000_000n
 const TEN_16 = TEN_8 * TEN_8
@@ -952,6 +955,11 @@ function longReaderBody(): number[] {
     ...get(V.ok), op.if, EMPTY_BLOCK,
     ...get(V.q), ...set(V.k), ...get(V.ent), ...i32Load(LONG_ENTRY.exp), ...set(V.exp),
     op.else,
+    // null, a missing value: the empty window (D = 0) and NULL_EXPONENT, which pass 4 makes NaN
+    // (here, off the common path: its 'n' fails the table entry's check)
+    ...get(V.len), ...i32(4), op.i32Eq, ...get(V.s), ...i32Load(0), ...i32(NULL_WORD), op.i32Eq, op.i32And, op.if, EMPTY_BLOCK,
+    ...get(V.q), ...set(V.k), ...get(P.table), ...set(V.ent), ...i32(NULL_EXPONENT), ...set(V.exp),
+    op.else,
     // 1..LONG_LENGTH_MAX bytes: the i32 masks hold them and a bit past them
     ...get(V.len), ...i32(1), op.i32Sub, ...i32(LONG_LENGTH_MAX - 1), op.i32GtU, op.if, EMPTY_BLOCK, ...notCompact, op.end,
     ...bit(V.len), ...i32(1), op.i32Sub, ...set(V.lim),
@@ -995,6 +1003,7 @@ function longReaderBody(): number[] {
     ...get(V.q), ...get(V.k), op.i32Add, ...set(V.k),
     op.end,
     ...get(P.table), ...get(V.lw), ...i32(LONG_SIDE), op.i32Mul, ...get(V.dd), op.i32Add, ...i32(LONG_ENTRY_BYTES), op.i32Mul, op.i32Add, ...set(V.ent),
+    op.end,
     op.end,
     // the window's address and its table entry to out, exp and the sign to the tape (its slot
     // i <= j was read already): pass 3 reads the digits, pass 4 makes the double
@@ -1053,7 +1062,8 @@ function longReaderBody(): number[] {
     ...get(V.exp), ...i32(1), op.i32ShrS, ...set(V.exp),
     ...get(V.s), op.i64Load, ALIGN_8, 0, ...tee(I.mant),
     op.i64Eqz, op.if, EMPTY_BLOCK,
-    op.f64Const, ...f64Bytes(0), ...set(F.value),
+    // 0, or null's NaN (the general reader's: the same bits)
+    op.f64Const, ...f64Bytes(Number.NaN), op.f64Const, ...f64Bytes(0), ...get(V.exp), ...i32(NULL_EXPONENT), op.i32Eq, op.select, ...set(F.value),
     op.else,
     ...eiselLemire,
     op.end,
@@ -1288,21 +1298,29 @@ function orderBody(P: {scores: number; count: number; work: number}, V: {j: numb
 
 /**
  * Which SIMD reader should try `body` (each indexes the whole body before it meets a value it
- * cannot read), judged from its first value, from `at` (the first row's '['): LONG_FORM plus ws
+ * cannot read), judged from its first value that is not null, from `at` (the first row's '['): LONG_FORM plus ws
  * when that value is longer than the compact reader reads (full-precision doubles: the long
  * reader), else ws (the compact reader); ws is 1 when whitespace precedes the first value or
  * follows its separator (", " as Python's json.dumps prints), 0 when not. Only a guess: the
  * readers check everything either way.
  */
 const LONG_FORM = 2
+/** Leading nulls bodyForm steps over to find the first number. */
+const NULLS_SKIPPED_MAX = 64
 function bodyForm(body: Uint8Array, at: number): number {
   const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
   let i = at + 1
   let ws = 0
   while (i < body.length && isWs(body[i])) i++
   if (i > at + 1) ws = 1
-  const start = i
   let c = 0
+  // nulls tell nothing about the numbers' form: judge by the first value that is not one (in the first row)
+  for (let k = 0; k < NULLS_SKIPPED_MAX && i + 4 < body.length && body[i] === 0x6e && body[i + 1] === 0x75 && body[i + 2] === 0x6c && body[i + 3] === 0x6c && body[i + 4] === 0x2c; k++) {
+    i += 5
+    if (i < body.length && isWs(body[i])) ws = 1
+    while (i < body.length && isWs(body[i])) i++
+  }
+  const start = i
   while (i < body.length && (c = body[i]) !== 0x2c && c !== 0x5d && i - start <= FAST_LENGTH_MAX) i++
   if (ws === 0 && i < body.length && i - start <= FAST_LENGTH_MAX && i + 1 < body.length && isWs(body[i + 1])) ws = 1
   if (i - start > FAST_LENGTH_MAX) {
