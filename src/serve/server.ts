@@ -234,6 +234,18 @@ function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): numbe
   return count
 }
 
+/**
+ * Float64 rows in the kernel's input, checked as the JSON path checks its rows: NaN is a missing
+ * value (JSON's null: it goes right at every split), +-Infinity is refused (the JSON path refuses
+ * 1e400, which JSON.parse reads as Infinity; kt rerank train refuses non-finite features). Returns
+ * `count`.
+ */
+function finiteRows(count: number, width: number, wasm: WasmEnsemble): number {
+  const at = wasm.firstInfinite(count)
+  if (at >= 0) throw new HttpError(400, 'bad_request', `POST /rerank: features[${Math.floor(at / width)}][${at % width}]: expected a finite number or NaN (a missing value, as null in JSON), got ${describeValue(wasm.input(count)[at])}`)
+  return count
+}
+
 function jsonError(code: string, message: string, retry: boolean): string {
   return JSON.stringify({error: {code, message, retry}})
 }
@@ -395,7 +407,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const width = model.packed.width
     const wasm = model.wasm
     let count: number
-    if (claim?.kind === 'rows') count = claim.count
+    if (claim?.kind === 'rows') count = finiteRows(claim.count, width, wasm)
     else if (claim) {
       count = wasm.readClaimedRows(claim)
       // the body as a Buffer only for the rare JSON.parse path (a copy out of the memory)
@@ -411,6 +423,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         const rows = wasm.input(count)
         for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
       }
+      finiteRows(count, width, wasm)
     } else {
       body = body!
       // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,

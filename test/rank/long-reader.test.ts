@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../src/util/rng.js'
-import {readChecked, type Reader} from './rows-reference.js'
+import {readChecked, readCheckedAgainstGeneral, type Reader} from './rows-reference.js'
 
 /**
  * The long rows reader (WebAssembly SIMD + Eisel-Lemire, src/rank/wasm.ts readLong): full-precision
@@ -141,11 +141,28 @@ describe('the long rows reader (full-precision doubles, WebAssembly SIMD + Eisel
     expect(seen.compact + seen.long).toBeGreaterThan(40)
   })
 
-  it('leaves to the general reader what it cannot read exactly: more than 19 digits, subnormal and infinite results, null, values longer than 31 bytes', () => {
+  it('leaves to the general reader what it cannot read exactly: more than 19 digits, subnormal and infinite results, values longer than 31 bytes', () => {
     const wide = (value: string): string => body(['0.12345678901234568', value], 2, 1)
-    for (const value of ['0.12345678901234567891', '4.9e-324', '2.225073858507201e-308', '1e400', '1.7976931348623159e308', 'null', '0.00000000000000000000000000001234', '1e-400'])
+    for (const value of ['0.12345678901234567891', '4.9e-324', '2.225073858507201e-308', '1e400', '1.7976931348623159e308', '0.00000000000000000000000000001234', '1e-400', 'nul', 'nulll', 'Null', 'nulL', '-null', 'null0', 'nan', 'NaN'])
       expect(read(wide(value), 2), value).not.toBe('long')
-    for (const value of ['0.1234567890123456789', '1.7976931348623157e308', '2.2250738585072014e-308', '1e-300', '0e-400', '-0.0000e+0'])
+    for (const value of ['0.1234567890123456789', '1.7976931348623157e308', '2.2250738585072014e-308', '1e-300', '0e-400', '-0.0000e+0', 'null'])
       expect(read(wide(value), 2), value).toBe('long')
+  })
+
+  it('reads null (a missing value) as the general reader does, to the bit (its NaN), anywhere in a full-precision body, leading nulls included', () => {
+    const seen: Record<Reader, number> = {compact: 0, long: 0, general: 0, fallback: 0}
+    const value = fc.oneof({arbitrary: longNumber, weight: 3}, {arbitrary: fc.constant('null'), weight: 2})
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 9}), fc.integer({min: 1, max: 4}), fc.integer({min: 0, max: 3}), fc.array(value, {minLength: 1, maxLength: 30}), fc.integer({min: 0, max: 40}), fc.constantFrom(',', ', ', ',\n  '), (width, count, nulls, numbers, pad, sep) => {
+        // up to `nulls` nulls first: the reader is chosen by the first value that is not null
+        const values = [...Array.from({length: nulls}, () => 'null'), '0.12345678901234568', ...numbers]
+        seen[readCheckedAgainstGeneral(body(values, width, count, pad, sep), width)]++
+      }),
+      {numRuns: 1500, seed: 42},
+    )
+    expect(seen.long).toBeGreaterThan(700)
+    // rows of nothing but null, and null last in a row and in the body
+    expect(readCheckedAgainstGeneral('{"features":[[0.12345678901234568,null],[null,null],[null,-1.2345678901234567e-8]]}', 2)).toBe('long')
+    expect(readCheckedAgainstGeneral('{"features":[[null, 0.12345678901234568, null]]}', 3)).toBe('long')
   })
 })

@@ -107,6 +107,27 @@ describe('WasmEnsemble', () => {
   })
 })
 
+describe('WasmEnsemble.firstInfinite', () => {
+  it('finds the first +-Infinity of the input rows (NaN of any payload is none), for any count and width', () => {
+    const bits = fc.bigInt({min: 0n, max: (1n << 64n) - 1n})
+    const special = fc.constantFrom(0x7ff0_0000_0000_0000n, 0xfff0_0000_0000_0000n, 0x7ff0_0000_0000_0001n, 0xfff8_0000_0000_0000n, 0x7fef_ffff_ffff_ffffn, 0x8000_0000_0000_0000n)
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 47}), fc.integer({min: 1, max: 70}), fc.array(fc.tuple(fc.nat(), fc.oneof(bits, special)), {maxLength: 4}), (width, count, placed) => {
+        const wasm = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))
+        // a larger request first: values past `count` rows are left in the buffer and must not count
+        new BigUint64Array(wasm.input(count + 2).buffer, wasm.input(count + 2).byteOffset, (count + 2) * width).fill(0x7ff0_0000_0000_0000n)
+        const rows = wasm.input(count)
+        const words = new BigUint64Array(rows.buffer, rows.byteOffset, count * width)
+        words.fill(0x3ff0_0000_0000_0000n)
+        for (const [at, b] of placed) words[at % (count * width)] = b
+        const expected = Array.from(rows.subarray(0, count * width)).findIndex((v) => v === Infinity || v === -Infinity)
+        expect(wasm.firstInfinite(count)).toBe(expected)
+      }),
+      {numRuns: 400, seed: 42},
+    )
+  })
+})
+
 describe('WasmEnsemble.printScores', () => {
   it('prints scores that read back as the same float64 (17 digits from exact integer arithmetic), or leaves them to String', () => {
     const wasm = new WasmEnsemble(new PackedEnsemble({featureNames: ['a'], trees: []}))

@@ -190,6 +190,41 @@ describe('kt online serve', () => {
     expect(viaRows.json.scores).toEqual(Array.from(expected))
   })
 
+  it('refuses float64 rows holding +-Infinity (400 naming the value, one log line) with or without a declared length, and reads NaN as a missing value (JSON\'s null)', async () => {
+    const rng = new Rng(12)
+    const count = 7 // 35 values: the module's 64-byte loop, then a tail of 3 one by one
+    const rows = Array.from({length: count}, () => Array.from({length: WIDTH}, () => rng.next()))
+    /** The rows as float64 bytes, sent with a content-length (written into the model's memory as they come) or chunked (no length: copied in once whole). */
+    const send = (values: Float64Array, declared: boolean) => {
+      const bytes = new Uint8Array(values.buffer.slice(0))
+      if (declared) return call('POST', '/rerank', bytes, {'content-type': 'application/octet-stream'})
+      const stream = new ReadableStream({start: (c) => (c.enqueue(bytes), c.close())})
+      return fetch(`${server.url}/rerank`, {method: 'POST', body: stream, headers: {'content-type': 'application/octet-stream'}, duplex: 'half'} as RequestInit).then(async (r) => ({status: r.status, json: JSON.parse(await r.text())}))
+    }
+    for (const declared of [true, false]) {
+      for (const [at, value] of [[0, Infinity], [17, -Infinity], [34, Infinity], [33, -Infinity]] as const) {
+        const values = Float64Array.from(rows.flat())
+        values[at] = value
+        if (at === 33) values[34] = Infinity
+        const {out, lines} = await logged(() => send(values, declared))
+        expect([out.status, out.json.error?.code], `${at} ${declared}`).toEqual([400, 'bad_request'])
+        expect(out.json.error.message).toBe(`POST /rerank: features[${Math.floor(at / WIDTH)}][${at % WIDTH}]: expected a finite number or NaN (a missing value, as null in JSON), got ${value} (a number beyond float64's range)`)
+        expect(lines).toHaveLength(1)
+      }
+      // NaN (any payload, either sign) is the missing value null is in JSON: the same answer
+      const withNull: Array<Array<number | null>> = rows.map((row) => [...row])
+      withNull[2][1] = null
+      withNull[6][4] = null
+      const values = Float64Array.from(rows.flat())
+      values[2 * WIDTH + 1] = Number.NaN
+      new BigUint64Array(values.buffer)[6 * WIDTH + 4] = 0xfff0_0000_dead_beefn
+      const viaRows = await send(values, declared)
+      expect(viaRows.status).toBe(200)
+      expect(viaRows.json).toEqual((await call('POST', '/rerank', {features: withNull})).json)
+    }
+    expect((await call('POST', '/rerank', new Uint8Array(Float64Array.from(rows.flat()).buffer), {'content-type': 'application/octet-stream'})).status).toBe(200)
+  })
+
   it('reads short-decimal JSON bodies (the fast path), with null, whitespace and a grown buffer, exactly as JSON.parse would', async () => {
     const rng = new Rng(10)
     for (const count of [1, 7, 300, 3]) {
