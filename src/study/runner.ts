@@ -92,6 +92,8 @@ export interface RunOptions extends RunLimits {
   readonly now?: () => string
   /** Filled as the run goes: where this process's time went (kt bench workers). */
   readonly timing?: WorkerTiming
+  /** Catch up shortly before a trial's expected end (WARM-UP; default true). It changes no result: tests compare runs with and without it. */
+  readonly warmUp?: boolean
 }
 
 /** Where one worker process's time went, summed over its slots (ms), from its start of work. */
@@ -112,6 +114,8 @@ export interface WorkerTiming {
   evaluateMs: number
   /** Slots waiting for a change (nothing to hand out). */
   waitMs: number
+  /** Catch-ups made shortly before a trial's expected end (WARM-UP), outside any section. */
+  warmUps?: number
   evaluated: number
   /** How late this process began work after options.startAt (warm-up not done in time), ms. */
   lateMs?: number
@@ -159,6 +163,27 @@ const IDLE_RECHECK_MS = 5_000
  * better than 4 at 4 and 8 processes (below 4 the extra statement costs more than it saves).
  */
 const CATCH_UP_MIN_TELLS = 4
+/**
+ * WARM-UP. On a shared virtual machine a process that slept through a trial wakes with cold
+ * caches, and so does the server backend it talks to: on this project's 2-core machine a loopback
+ * `SELECT 1` took 0.2 ms back to back but 3.8-5.8 ms after the client slept 50 ms (about in
+ * proportion to the idle time; a trivial Node echo server 3.4 ms, Python 0.8 ms), and 0.4-0.6 ms
+ * when another query went 2-5 ms before it. So a worker catches its replica up (the read outside
+ * the lock that the section would otherwise make, useful work) shortly before a trial is expected
+ * to end, and the section that follows runs warm. Expected end: the shortest of this process's
+ * last WARM_UP_HISTORY evaluations at the trial's budget (the earliest plausible end; one that
+ * ends sooner only misses its warm-up). Lead: the warm-ups' own round trip (they run cold),
+ * smoothed, plus WARM_UP_MARGIN_MS, so the read is back just before the trial ends.
+ */
+const WARM_UP_HISTORY = 8
+/** Evaluations shorter than this are not warmed up: the extra round trip would cost more than the cold start it saves. */
+const WARM_UP_MIN_TRIAL_MS = 10
+/** Slack between the warm-up's expected return and the trial's expected end (ms). */
+const WARM_UP_MARGIN_MS = 1
+/** Lead before the first warm-up's round trip is known (ms): a cold round trip measured above. */
+const WARM_UP_FIRST_LEAD_MS = 6
+/** Weight of the newest warm-up round trip in the smoothed lead (exponential moving average). */
+const WARM_UP_LEAD_WEIGHT = 0.25
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -354,6 +379,56 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   /** Other workers' tells this worker replayed between its last two sections (outside the lock and in it). */
   let othersTells = 0
 
+  // ---- warm-up before a trial's expected end (WARM-UP) ----
+  /** This process's recent evaluation times by budget (ms), newest last. */
+  const durations = new Map<number, number[]>()
+  let warmUpLeadMs = WARM_UP_FIRST_LEAD_MS
+  let warmUpPending = false
+  const noteDuration = (budget: number, ms: number): void => {
+    const list = durations.get(budget) ?? []
+    list.push(ms)
+    if (list.length > WARM_UP_HISTORY) list.shift()
+    durations.set(budget, list)
+  }
+  /** Catches the replica up outside the lock; any failure is left for the next section to meet. */
+  const warmUp = (): Promise<void> =>
+    sections.run(async () => {
+      const current = replica
+      if (!current || aborted()) return
+      const t0 = performance.now()
+      let rows: TrialRow[]
+      try {
+        rows = await storage.changes(study, current.askCount, current.tellSeq, current.session)
+      } catch {
+        return
+      }
+      warmUpLeadMs += WARM_UP_LEAD_WEIGHT * (performance.now() - t0 - warmUpLeadMs)
+      try {
+        optimizerTime(() => current.apply(rows))
+        othersTells = 0
+        if (timing) timing.warmUps = (timing.warmUps ?? 0) + 1
+      } catch {
+        // a half-applied replica is rebuilt by the next section, which reports what is wrong
+        if (replica === current) replica = undefined
+      }
+    })
+  /** Schedules a warm-up before the expected end of an evaluation begun at `begunAt`; returns its cancel. */
+  const warmUpBefore = (budget: number, begunAt: number): (() => void) => {
+    const past = durations.get(budget)
+    if (options.warmUp === false || !past || past.length < 2) return () => undefined
+    const expected = Math.min(...past)
+    if (expected < WARM_UP_MIN_TRIAL_MS) return () => undefined
+    const timer = setTimeout(
+      () => {
+        if (warmUpPending) return
+        warmUpPending = true
+        void warmUp().finally(() => (warmUpPending = false))
+      },
+      Math.max(0, begunAt + expected - warmUpLeadMs - WARM_UP_MARGIN_MS - performance.now()),
+    )
+    return () => clearTimeout(timer)
+  }
+
   const section = (done: {trial: Trial; outcome: Outcome} | undefined, committing: (step: Step) => void): Promise<Step> =>
     sections.run(() =>
       retrying(async () => {
@@ -542,8 +617,12 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       // evaluation, if begun, abandoned as on Ctrl-C during a trial)
       if (aborted()) return {kind: 'stop'}
       if (step.takeover) rerun++
-      const outcome = await (begun ?? evaluate(step.trial, step.checkpoint))
-      if (timing) timing.evaluateMs += performance.now() - begunAt
+      const evaluation = begun ?? evaluate(step.trial, step.checkpoint)
+      const cancelWarmUp = warmUpBefore(step.trial.budget, begunAt)
+      const outcome = await evaluation.finally(cancelWarmUp)
+      const evaluatedAt = performance.now()
+      noteDuration(step.trial.budget, evaluatedAt - begunAt)
+      if (timing) timing.evaluateMs += evaluatedAt - begunAt
       evaluated++
       if (timing) {
         timing.evaluated++
