@@ -1,6 +1,26 @@
 import {defineConfig} from 'vitest/config'
+import {BaseSequencer, type TestSpecification} from 'vitest/node'
 
 const jsonOut = process.env.KT_VITEST_JSON
+
+/**
+ * Test files that take far longer than the rest (the --help examples: about a quarter of the whole
+ * suite's time). They start first, so that the other worker runs every other file beside them
+ * instead of one of them starting last and running alone. Without this, a fresh clone (no vitest
+ * cache of durations) would order files by size, which puts them late.
+ */
+const LONGEST_FIRST = ['test/cli/examples.test.ts', 'test/cli/run.test.ts', 'test/cli/relocation.test.ts']
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const rank = (f: TestSpecification): number => {
+      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(`/${name}`))
+      return i < 0 ? LONGEST_FIRST.length : i
+    }
+    return sorted.map((f, i) => ({f, i})).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({f}) => f)
+  }
+}
 
 export default defineConfig({
   test: {
@@ -12,6 +32,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // vitest's default is one worker per core minus one: on CI's 2 cores a single worker, which
+    // leaves a core idle while most files wait on one child process (kt, PostgreSQL, Chromium).
+    maxWorkers: 2,
+    sequence: {sequencer: LongestFirst},
     // .ci/run reads the JSON summary to print the closing "N passed, N failed" line.
     reporters: jsonOut ? ['default', 'json'] : ['default'],
     outputFile: jsonOut ? {json: jsonOut} : undefined,
