@@ -145,7 +145,7 @@ describe('the long rows reader (full-precision doubles, WebAssembly SIMD + Eisel
     const wide = (value: string): string => body(['0.12345678901234568', value], 2, 1)
     for (const value of ['0.12345678901234567891', '4.9e-324', '2.225073858507201e-308', '1e400', '1.7976931348623159e308', '0.00000000000000000000000000001234', '1e-400', 'nul', 'nulll', 'Null', 'nulL', '-null', 'null0', 'nan', 'NaN'])
       expect(read(wide(value), 2), value).not.toBe('long')
-    for (const value of ['0.1234567890123456789', '1.7976931348623157e308', '2.2250738585072014e-308', '1e-300', '0e-400', '-0.0000e+0', 'null'])
+    for (const value of ['0.1234567890123456789', '1.7976931348623157e308', '2.2250738585072014e-308', '1e-300', '0e-400', '-0.0000e+0', 'null', '1234567890123456.7', '-123456789012345678.9', '12345678901234567.25'])
       expect(read(wide(value), 2), value).toBe('long')
   })
 
