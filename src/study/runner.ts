@@ -177,13 +177,28 @@ const CATCH_UP_MIN_TELLS = 4
  */
 const WARM_UP_HISTORY = 8
 /** Evaluations shorter than this are not warmed up: the extra round trip would cost more than the cold start it saves. */
-const WARM_UP_MIN_TRIAL_MS = 10
+export const WARM_UP_MIN_TRIAL_MS = 10
+/** Evaluations at a budget seen before its trials are warmed up (one could be a cold start's outlier). */
+const WARM_UP_MIN_SAMPLES = 2
 /** Slack between the warm-up's expected return and the trial's expected end (ms). */
 const WARM_UP_MARGIN_MS = 1
 /** Lead before the first warm-up's round trip is known (ms): a cold round trip measured above. */
 const WARM_UP_FIRST_LEAD_MS = 6
 /** Weight of the newest warm-up round trip in the smoothed lead (exponential moving average). */
 const WARM_UP_LEAD_WEIGHT = 0.25
+
+/**
+ * How long from now to wait before the warm-up read of an evaluation begun `sinceBeginMs` ago,
+ * given this process's recent evaluation times at its budget (`past`, ms) and the warm-up's lead
+ * (its own round trip, ms); undefined when it gets none (WARM-UP).
+ */
+export function warmUpDelay(past: readonly number[] | undefined, leadMs: number, sinceBeginMs: number): number | undefined {
+  if (!past || past.length < WARM_UP_MIN_SAMPLES) return undefined
+  const expected = Math.min(...past)
+  if (expected < WARM_UP_MIN_TRIAL_MS) return undefined
+  return Math.max(0, expected - leadMs - WARM_UP_MARGIN_MS - sinceBeginMs)
+}
+
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -414,18 +429,13 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     })
   /** Schedules a warm-up before the expected end of an evaluation begun at `begunAt`; returns its cancel. */
   const warmUpBefore = (budget: number, begunAt: number): (() => void) => {
-    const past = durations.get(budget)
-    if (options.warmUp === false || !past || past.length < 2) return () => undefined
-    const expected = Math.min(...past)
-    if (expected < WARM_UP_MIN_TRIAL_MS) return () => undefined
-    const timer = setTimeout(
-      () => {
-        if (warmUpPending) return
-        warmUpPending = true
-        void warmUp().finally(() => (warmUpPending = false))
-      },
-      Math.max(0, begunAt + expected - warmUpLeadMs - WARM_UP_MARGIN_MS - performance.now()),
-    )
+    const delay = options.warmUp === false ? undefined : warmUpDelay(durations.get(budget), warmUpLeadMs, performance.now() - begunAt)
+    if (delay === undefined) return () => undefined
+    const timer = setTimeout(() => {
+      if (warmUpPending) return
+      warmUpPending = true
+      void warmUp().finally(() => (warmUpPending = false))
+    }, delay)
     return () => clearTimeout(timer)
   }
 

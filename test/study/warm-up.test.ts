@@ -1,38 +1,55 @@
 /**
  * The worker's warm-up (src/study/runner.ts, WARM-UP): a catch-up read made shortly before a
- * trial's expected end, so that the section after it runs on warm caches. It must change nothing
- * but timing: the same seed gives the same trials with and without it, and it is made only for
- * trials long enough to pay for it.
+ * trial's expected end, so that the section after it runs on warm caches. When it is made is a
+ * pure function of the recent evaluation times (tested with given times, not timers); that it
+ * changes nothing but timing is tested where it has something to change: two runners on one
+ * study, each warming up while the other tells, must leave the study one optimiser told the
+ * history in order would make (a resume replays and checks every ask).
  */
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {newWorkerTiming} from '../../src/study/runner.js'
+import {newWorkerTiming, WARM_UP_MIN_TRIAL_MS, warmUpDelay} from '../../src/study/runner.js'
 import {runSearch} from '../../src/study/search.js'
+import {openStorage} from '../../src/study/storage.js'
 
-/** Long enough that a warm-up fits before the trial's end (WARM_UP_MIN_TRIAL_MS is 10). */
-const TRIAL_MS = 40
-const TRIALS = 6
+const dir = mkdtempSync(join(tmpdir(), 'kt-warm-'))
 
-async function run(storage: string, warmUp: boolean, delayMs: number) {
-  const timing = newWorkerTiming()
-  const out = await runSearch({storage, study: 'w', objective: {name: 'branin', delayMs}, optimizer: 'random', seed: 7, maxTrials: TRIALS, threads: false, timing, warmUp})
-  return {timing, trials: out.trials.map((t) => ({id: t.id, config: t.config, loss: t.loss, tellSeq: t.tellSeq, asksBefore: t.asksBefore}))}
-}
-
-describe('warm-up before a trial ends', () => {
-  it('catches up before every trial once two durations are known, and changes no trial', async () => {
-    const on = await run(':memory:', true, TRIAL_MS)
-    const off = await run(':memory:', false, TRIAL_MS)
-    // the first two trials give the expected duration; every later one is warmed up (its timer
-    // falls due before the trial's own, so a late event loop runs it first)
-    expect(on.timing.warmUps).toBe(TRIALS - 2)
-    expect(off.timing.warmUps ?? 0).toBe(0)
-    expect(on.trials).toEqual(off.trials)
-    expect(on.trials).toHaveLength(TRIALS)
+describe('warmUpDelay', () => {
+  it('gives none before two evaluations at the budget, nor for trials shorter than the minimum', () => {
+    expect(warmUpDelay(undefined, 2, 0)).toBeUndefined()
+    expect(warmUpDelay([50], 2, 0)).toBeUndefined()
+    expect(warmUpDelay([50, WARM_UP_MIN_TRIAL_MS - 0.5], 2, 0)).toBeUndefined()
+    expect(warmUpDelay([0.1, 0.2, 0.1], 2, 0)).toBeUndefined()
+    expect(warmUpDelay([WARM_UP_MIN_TRIAL_MS, 30], 2, 0)).toBeDefined()
   })
 
-  it('is not made for trials too short to pay for its round trip', async () => {
-    const quick = await run(':memory:', true, 0)
-    expect(quick.timing.warmUps ?? 0).toBe(0)
-    expect(quick.trials).toHaveLength(TRIALS)
+  it("falls due the lead and a 1 ms margin before the shortest recent evaluation's end, counted from the evaluation's start", () => {
+    expect(warmUpDelay([60, 52, 70], 5, 0)).toBe(52 - 5 - 1)
+    expect(warmUpDelay([60, 52, 70], 5, 10)).toBe(52 - 5 - 1 - 10)
+    // already late: at once
+    expect(warmUpDelay([60, 52, 70], 5, 58)).toBe(0)
+  })
+})
+
+describe('warm-up reads on a shared study', () => {
+  it('two runners warm up while the other tells; every trial is finished once and a resume replays every ask', async () => {
+    const storage = join(dir, 'warm.sqlite')
+    const total = 24
+    await runSearch({storage, study: 'w', objective: {name: 'counting_ones', delayMs: 60}, optimizer: 'bohb', seed: 11, maxTrials: total, createOnly: true})
+    const timings = [newWorkerTiming(), newWorkerTiming()]
+    await Promise.all(timings.map((timing) => runSearch({storage, study: 'w', resume: true, threads: false, timing, log: () => undefined})))
+    // about ten trials each are long enough and have two durations before them
+    expect(timings[0].warmUps! + timings[1].warmUps!).toBeGreaterThan(0)
+    expect(timings[0].evaluated + timings[1].evaluated).toBe(total)
+    const store = await openStorage(storage, {mustExist: true})
+    const rows = await store.trials('w')
+    await store.close()
+    expect(rows.map((r) => r.id)).toEqual([...Array(total).keys()])
+    expect(rows.every((r) => r.status === 'ok' && r.attempts === 1)).toBe(true)
+    const resumed = await runSearch({storage, study: 'w', resume: true, log: () => undefined})
+    expect(resumed.summary.replayed).toBe(total)
+    expect(resumed.summary.evaluated).toBe(0)
   })
 })
