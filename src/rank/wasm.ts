@@ -647,13 +647,30 @@ function separatorIndex(L: {at: number; last: number; tape: number; p: number; t
  * (whitespace, null, an exponent, a longer number, any syntax error) returns NOT_COMPACT and the
  * general reader (read) reads the body, with its fallbacks and errors.
  */
+/** A v128 local set to one byte in every lane (i8x16.splat). */
+const splatByte = (local: number, byte: number): number[] => [...i32(byte), ...vop(simd.i8x16Splat), ...set(local)]
+
+/**
+ * The constants both SIMD readers start with, in the locals each gives: the digit-pair weights of
+ * the dot products that join 2, 4 and 8 digits (10, 100, 10000 against 1), JSON's whitespace bytes
+ * as a 16-entry lookup table, and the low-nibble mask that indexes it.
+ */
+function readerConstants(x: {readonly w10: number; readonly w100: number; readonly w10k: number; readonly space: number; readonly low: number}): number[] {
+  return [
+    ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(x.w10),
+    ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(x.w100),
+    ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(x.w10k),
+    ...vop(simd.const), ...range(16).map((k) => (k === 0 ? ch(' ') : k === 9 ? ch('\t') : k === 10 ? ch('\n') : k === 13 ? ch('\r') : 0)), ...set(x.space),
+    ...splatByte(x.low, 15),
+  ]
+}
+
 function compactReaderBody(): number[] {
   const P = {at: 0, last: 1, out: 2, width: 3, maxRows: 4, table: 5, tape: 6, ws: 7}
   const V = {p: 8, tp: 9, cnt: 10, rows: 11, j: 12, s: 13, e: 14, n: 15, d: 16, neg: 17, ent: 18, err: 19, f: 20, r: 21, k: 22, e2: 23, ent2: 24}
   const L = {M: 25}
   const X = {v: 26, tw: 27, u: 28, u2: 29, a: 30, comma: 31, close: 32, c48: 33, dot: 34, w10: 35, w100: 36, w10k: 37, acc: 38, space: 39, low: 40}
   const notCompact = [...i32(NOT_COMPACT), op.return]
-  const splat = (local: number, byte: string | number): number[] => [...i32(typeof byte === 'string' ? ch(byte) : byte), ...vop(simd.i8x16Splat), ...set(local)]
   const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
   const index = separatorIndex({at: P.at, last: P.last, tape: P.tape, p: V.p, tp: V.tp, cnt: V.cnt, k: V.k, M: L.M, v: X.v, comma: X.comma, close: X.close})
   // pass 2: one value from `s` to the separator at tape[j + 4 * slot]: checked into acc, its
@@ -752,12 +769,8 @@ function compactReaderBody(): number[] {
   const locals = vec([[...uleb(17), T_I32], [...uleb(1), T_I64], [...uleb(15), T_V128]])
   return [
     ...locals,
-    ...splat(X.comma, ','), ...splat(X.close, ']'), ...splat(X.c48, '0'), ...splat(X.dot, '.'),
-    ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
-    ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
-    ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),
-    ...vop(simd.const), ...range(16).map((k) => (k === 0 ? ch(' ') : k === 9 ? ch('\t') : k === 10 ? ch('\n') : k === 13 ? ch('\r') : 0)), ...set(X.space),
-    ...splat(X.low, 15),
+    ...splatByte(X.comma, ch(',')), ...splatByte(X.close, ch(']')), ...splatByte(X.c48, ch('0')), ...splatByte(X.dot, ch('.')),
+    ...readerConstants(X),
     ...index,
     ...rows,
     op.end,
@@ -908,7 +921,6 @@ function longReaderBody(): number[] {
   const X = take(['v', 'v2', 'tw', 'comma', 'close', 'c48', 'nine', 'dotS', 'zero', 'w10', 'w100', 'w10k', 'space', 'low', 'y', 'a'] as const)
   const v128Count = next - first - i32Count - i64Count - 1
   const notCompact = [...i32(NOT_COMPACT), op.return]
-  const splat = (local: number, byte: number): number[] => [...i32(byte), ...vop(simd.i8x16Splat), ...set(local)]
   const errIf = (cond: number[]): number[] => [...get(V.err), ...cond, op.i32Or, ...set(V.err)]
   const index = separatorIndex({at: P.at, last: P.last, tape: P.tape, p: V.p, tp: V.tp, cnt: V.cnt, k: V.k, M: I.M, v: X.v, comma: X.comma, close: X.close})
   // an i32 mask of the 32 bytes in v, v2 (one bit a byte) from a per-vector test that leaves its lanes on the stack
@@ -1082,12 +1094,8 @@ function longReaderBody(): number[] {
   const locals = vec([[...uleb(i32Count), T_I32], [...uleb(i64Count), T_I64], [...uleb(1), T_F64], [...uleb(v128Count), T_V128]])
   return [
     ...locals,
-    ...splat(X.comma, ch(',')), ...splat(X.close, ch(']')), ...splat(X.c48, ch('0')), ...splat(X.nine, 9), ...splat(X.dotS, (ch('.') - ch('0')) & 0xff), ...splat(X.zero, 0),
-    ...i16x8Const([10, 1, 10, 1, 10, 1, 10, 1]), ...set(X.w10),
-    ...i16x8Const([100, 1, 100, 1, 100, 1, 100, 1]), ...set(X.w100),
-    ...i16x8Const([10000, 1, 10000, 1, 10000, 1, 10000, 1]), ...set(X.w10k),
-    ...vop(simd.const), ...range(16).map((k) => (k === 0 ? ch(' ') : k === 9 ? ch('\t') : k === 10 ? ch('\n') : k === 13 ? ch('\r') : 0)), ...set(X.space),
-    ...splat(X.low, 15),
+    ...splatByte(X.comma, ch(',')), ...splatByte(X.close, ch(']')), ...splatByte(X.c48, ch('0')), ...splatByte(X.nine, 9), ...splatByte(X.dotS, (ch('.') - ch('0')) & 0xff), ...splatByte(X.zero, 0),
+    ...readerConstants(X),
     ...index,
     ...rows,
     op.end,
