@@ -647,6 +647,19 @@ function separatorIndex(L: {at: number; last: number; tape: number; p: number; t
  * (whitespace, null, an exponent, a longer number, any syntax error) returns NOT_COMPACT and the
  * general reader (read) reads the body, with its fallbacks and errors.
  */
+/**
+ * A row's start in the SIMD readers: JSON whitespace when `ws`, its '[' (else the reader's error
+ * flag, through errIf), then `s` past it and the row's value count (`width`) in `f`.
+ */
+function rowStart(ws: boolean, l: {readonly s: number; readonly f: number; readonly width: number}, errIf: (cond: number[]) => number[]): number[] {
+  return [
+    ...(ws ? skipWhitespace(l.s) : []),
+    ...errIf([...get(l.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
+    ...get(l.s), ...i32(1), op.i32Add, ...set(l.s),
+    ...get(l.width), ...set(l.f),
+  ]
+}
+
 /** A v128 local set to one byte in every lane (i8x16.splat). */
 const splatByte = (local: number, byte: number): number[] => [...i32(byte), ...vop(simd.i8x16Splat), ...set(local)]
 
@@ -733,10 +746,7 @@ function compactReaderBody(): number[] {
   // the rows, with (ws) or without JSON whitespace before a row's '[' and before its values
   const rowsLoop = (ws: boolean): number[] => [
     op.loop, EMPTY_BLOCK,
-    ...(ws ? skipWhitespace(V.s) : []),
-    ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
-    ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
-    ...get(P.width), ...set(V.f),
+    ...rowStart(ws, {s: V.s, f: V.f, width: P.width}, errIf),
     // values four, then two at a time while more than two remain, then the last one or two (the last ends at ']')
     op.block, EMPTY_BLOCK, op.loop, EMPTY_BLOCK,
     ...get(V.f), ...i32(4), op.i32LeU, op.brIf, 1,
@@ -1037,10 +1047,7 @@ function longReaderBody(): number[] {
   }
   const rowsLoop = (ws: boolean): number[] => [
     op.loop, EMPTY_BLOCK,
-    ...(ws ? skipWhitespace(V.s) : []),
-    ...errIf([...get(V.s), op.i32Load8U, 0, 0, ...i32(ch('[')), op.i32Ne]),
-    ...get(V.s), ...i32(1), op.i32Add, ...set(V.s),
-    ...get(P.width), ...set(V.f),
+    ...rowStart(ws, {s: V.s, f: V.f, width: P.width}, errIf),
     op.loop, EMPTY_BLOCK,
     ...value(ws),
     ...get(V.f), ...i32(1), op.i32Sub, ...tee(V.f), op.brIf, 0,
