@@ -5,7 +5,7 @@ const jsonOut = process.env.KT_VITEST_JSON
 
 /**
  * Test files that take far longer than the rest (the --help examples: about a quarter of the whole
- * suite's time). They start first, so that the other worker runs every other file beside them
+ * suite's time). They start first, so that the other workers run every other file beside them
  * instead of one of them starting last and running alone. Without this, a fresh clone (no vitest
  * cache of durations) would order files by size, which puts them late.
  */

@@ -92,8 +92,6 @@ export interface RunOptions extends RunLimits {
   readonly now?: () => string
   /** Filled as the run goes: where this process's time went (kt bench workers). */
   readonly timing?: WorkerTiming
-  /** Catch up shortly before a trial's expected end (WARM-UP; default true). It changes no result: tests compare runs with and without it. */
-  readonly warmUp?: boolean
 }
 
 /** Where one worker process's time went, summed over its slots (ms), from its start of work. */
@@ -429,7 +427,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     })
   /** Schedules a warm-up before the expected end of an evaluation begun at `begunAt`; returns its cancel. */
   const warmUpBefore = (budget: number, begunAt: number): (() => void) => {
-    const delay = options.warmUp === false ? undefined : warmUpDelay(durations.get(budget), warmUpLeadMs, performance.now() - begunAt)
+    const delay = warmUpDelay(durations.get(budget), warmUpLeadMs, performance.now() - begunAt)
     if (delay === undefined) return () => undefined
     const timer = setTimeout(() => {
       if (warmUpPending) return

@@ -61,8 +61,6 @@ export interface SearchOptions {
   readonly startAt?: number
   /** Filled with where this process's time went (kt bench workers). */
   readonly timing?: WorkerTiming
-  /** Catch up shortly before a trial's expected end (runner.ts WARM-UP; default true). */
-  readonly warmUp?: boolean
   /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
   readonly store?: StudyStorage
 }
@@ -219,7 +217,6 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       log: options.log,
       startAt: options.startAt,
       timing: options.timing,
-      warmUp: options.warmUp,
       artifactsDir,
     })
     } finally {
