@@ -4,7 +4,9 @@
  * floats, ints and 4-level categoricals) and the options that change the model (reference mode,
  * a uniform prior, failures, objective vectors), each asked with results outstanding as parallel
  * workers leave them, and replayed from its hints by a copy. Each group's digest is the SHA-256 of
- * every trial (configuration values printed exactly by JSON), every hint and every replayed trial.
+ * every trial (configuration values printed exactly by JSON), every hint's pick (the whole hint
+ * when the digests were taken) and every replayed trial; the full hints, generator states
+ * included, are pinned together with their format (HINTS_GOLDEN).
  *
  * The digests were taken from the BOHB of 2026-12-01 (before its ask was made cheaper): a change
  * meant to be a pure speed-up must leave them as they are. A change that is meant to alter the
