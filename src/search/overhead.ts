@@ -182,6 +182,8 @@ export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} 
       replayAskMs += performance.now() - t0
       if (typeof again === 'string' || again.id !== entry.trial.id) throw new Error(`workers workload: the copy replayed trial ${entry.trial.id} as ${typeof again === 'string' ? again : again.id}`)
     }
+    // the asker's own hints: every one must be taken, or this would time re-scoring
+    if (copy.replayCounts.rejected > 0) throw new Error(`workers workload: the copy rejected ${copy.replayCounts.rejected} of the asker's hints`)
     transcript += JSON.stringify(log)
     rows.push({processes, trials, model_based_asks: modelBased, ask_ms: askMs / trials, tell_ms: tellMs / tells, replay_ask_ms: replayAskMs / trials, replay_tell_ms: replayTellMs / tells})
   }
