@@ -236,10 +236,11 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
     const tag = Date.now().toString(36)
     statsDir = mkdtempSync(join(tmpdir(), 'kt-bench-stats-'))
     const rows: WorkersRow[] = []
-    for (const n of options.counts) {
+    for (const [round, n] of options.counts.entries()) {
       const trials = options.trialsPerProcess * n
       options.log(`  ${n} worker process${n > 1 ? 'es' : ''}: ${trials} trials of ${options.trialMs} ms ...`)
-      const r = await measure(url, `bench-workers-${tag}-p${n}`, n, trials, options.trialMs, statsDir, server?.dir)
+      // one study per row: a count given twice (--processes 8,8, to measure it again) must not find the first row's study finished
+      const r = await measure(url, `bench-workers-${tag}-r${round}-p${n}`, n, trials, options.trialMs, statsDir, server?.dir)
       const perS = trials / r.seconds
       const ideal = (1000 / options.trialMs) * n
       rows.push({processes: n, trials, seconds: r.seconds, trials_per_s: perS, ideal_per_s: ideal, share_of_ideal: perS / ideal, optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null, takeovers: r.takeovers, mechanism: r.mechanism})

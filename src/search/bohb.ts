@@ -20,11 +20,31 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
- * - A model-based ask's hint (askHint) is the index of the winning candidate. A copy replaying
- *   that ask (replayAsk) draws the same candidates, so its Rng stream stays the same, but skips
- *   their KDE scoring (most of an ask's cost), and keeps the hint's candidate only if it decodes
- *   to the stored configuration; the configuration alone determines the stored vector, so the
- *   copy's state is then bit-identical to the asker's. Otherwise it rewinds its Rng and scores.
+ * - Replay hints. A model-based ask's hint (askHint, stored with the trial) lets a copy told the
+ *   same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker:
+ *   - Format BOHB_HINT_FORMAT ({pick, v, s0..s3, n?, x<j>?, h}): the Rng's state after the ask
+ *     (n: a spare normal), and a 53-bit check h over the format, space, fidelity and options, the
+ *     trial id, the Rng's state before the candidates and after, the pick and every bit of the
+ *     kept vector. The copy makes the ask's cheap draws itself (the random-fraction draw), then,
+ *     instead of fitting the good KDE and drawing num_samples candidates, encodes the stored
+ *     configuration (coordinates that do not encode back exactly, a simplex group's now and then,
+ *     travel in x<j>), and takes the hint's state only if the check computed from its OWN state
+ *     before the candidates, its own options and that vector equals h; the bracket bookkeeping is
+ *     ask()'s own. O(1) in the candidates. The state is the one thing a hint is trusted for and
+ *     it cannot be checked by drawing, so the check binds it to everything the copy knows: a hint
+ *     of another row, study, seed or option set, or damaged in any field, is not taken. What the
+ *     check cannot see is another kt whose draws differ under the same format, hence the rule on
+ *     BOHB_HINT_FORMAT (bump it when the draws change; a golden test pins the hints).
+ *   - Format 1 ({pick}, what kt stored before; a BOHB_HINT_FORMAT hint keeps pick, so an older kt
+ *     still replays it this way): the copy draws the same candidates, so its Rng stream stays the
+ *     same, skips their KDE scoring, and keeps the pick's candidate only if it decodes to the
+ *     stored configuration (its vector is then the asker's: the canonical vector of that
+ *     candidate).
+ *   - Anything else (no hint, an unknown format, a field of the wrong type, a failed check, a pick
+ *     that does not reproduce the configuration): the ask is re-scored in full from the state
+ *     before it, as the asker made it. A bad hint costs time, never exactness; the runner's replay
+ *     check (same id, budget and configuration) still catches a history this optimiser would not
+ *     have made.
  *
  * Departures from hpbandster, each stated where it is made: densities are compared in log space
  * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
@@ -36,7 +56,7 @@
  * turns all three off.
  */
 import type {Config, ParamSpace} from '../space/index.js'
-import {Rng} from '../util/rng.js'
+import {Rng, type RngState} from '../util/rng.js'
 import {projectFlooredSimplex} from '../util/simplex.js'
 import {InputError} from '../util/errors.js'
 import {Encoding} from './encoding.js'
@@ -102,6 +122,16 @@ const SIMPLEX_REJECTION_TRIES = 100
 
 /** The budget of single-fidelity objectives. */
 export const SINGLE_FIDELITY: Fidelity = {min: 1, max: 1, eta: 3}
+
+/**
+ * The format of a model-based ask's replay hint that carries the generator's state (field `v`;
+ * see "Replay hints" at the top of this file). A replica adopts that state without drawing, so
+ * the number names the draws as well as the fields: bump it whenever what an ask draws changes
+ * (candidate sampling, their number or order, the random-fraction draw). A hint of any other
+ * format, or none, is not trusted for the state (test/search/bohb-golden.test.ts pins the
+ * hints of this format and fails, asking for the bump, when they change).
+ */
+export const BOHB_HINT_FORMAT = 2
 
 export interface BohbOptions {
   readonly seed: number
@@ -190,10 +220,19 @@ export class BohbOptimizer implements Optimizer {
   private nextTrialId = 0
   /** The last ask's replay hint (a model-based pick), undefined otherwise. */
   private lastHint: AskHint | undefined
-  /** Set while replayAsk runs: the pick to take and the configuration it must decode to. */
-  private replaying: {readonly pick: number; readonly config: Config} | undefined
-  /** Replayed model-based asks: taken by their hint, or scored (a hint that did not reproduce its configuration). */
-  readonly replayCounts = {hinted: 0, rejected: 0}
+  /**
+   * Set while replayAsk runs: the stored configuration and what the hint offers, a pick to draw up
+   * to (format 1) or the generator's state after the ask (BOHB_HINT_FORMAT), or nothing (re-score).
+   */
+  private replaying: {readonly config: Config; readonly pick?: number; readonly state?: StateHint} | undefined
+  /**
+   * Replayed model-based asks: restored from their hint's state without drawing, drawn up to the
+   * hint's pick without scoring (format 1), or re-scored in full (a hint that was missing in
+   * form, of an unknown format, or did not reproduce its configuration).
+   */
+  readonly replayCounts = {restored: 0, drawn: 0, rejected: 0}
+  /** What a state hint's check covers besides the ask: the format, space, fidelity and options (hintCheck). */
+  private readonly fingerprint: number
   /** Scratch vectors of the candidate search (no allocation per candidate). */
   private readonly candidateBuffer: Float64Array
   private readonly bestBuffer: Float64Array
@@ -227,6 +266,9 @@ export class BohbOptimizer implements Optimizer {
     if (!(o.randomFraction >= 0 && o.randomFraction <= 1)) throw new InputError('bohb: random_fraction', 'a fraction in [0, 1]', String(o.randomFraction))
     if (!(o.numSamples >= 1)) throw new InputError('bohb: num_samples', 'at least 1', String(o.numSamples))
     this.rng = new Rng(options.seed)
+    // what the draws depend on: a parameter's description, env var or default do not
+    const params = JSON.stringify(space.params, (key, value) => (key === 'description' || key === 'env' || key === 'default' ? undefined : value))
+    this.fingerprint = hashText(`${BOHB_HINT_FORMAT} ${params} ${JSON.stringify(this.fidelity)} ${JSON.stringify(this.options)}`)
   }
 
   ask(): Trial | 'wait' | 'done' {
@@ -262,14 +304,40 @@ export class BohbOptimizer implements Optimizer {
   }
 
   replayAsk(hint: unknown, config: Config): Trial | 'wait' | 'done' {
-    const pick = (hint as {pick?: unknown} | null)?.pick
-    this.replaying = typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples ? {pick, config} : undefined
+    this.replaying = this.readHint(hint, config)
     if (!this.replaying) this.replayCounts.rejected++
     try {
       return this.ask()
     } finally {
       this.replaying = undefined
     }
+  }
+
+  /**
+   * What replayAsk may use of a stored hint: a format 1 hint ({pick} alone, as every kt before
+   * BOHB_HINT_FORMAT stored) its pick; a BOHB_HINT_FORMAT hint whose fields all have their types
+   * its state (checked against the ask when it is replayed); anything else nothing.
+   */
+  private readHint(hint: unknown, config: Config): {config: Config; pick?: number; state?: StateHint} | undefined {
+    if (typeof hint !== 'object' || hint === null) return undefined
+    const h = hint as Record<string, unknown>
+    const pick = h.pick
+    if (!(typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples)) return undefined
+    if (h.v === undefined) return {config, pick}
+    if (h.v !== BOHB_HINT_FORMAT) return undefined
+    const word = (x: unknown): x is number => typeof x === 'number' && (x | 0) === x
+    const {s0, s1, s2, s3, n, h: check} = h
+    if (!word(s0) || !word(s1) || !word(s2) || !word(s3) || !(n === undefined || (typeof n === 'number' && Number.isFinite(n)))) return undefined
+    if (!(typeof check === 'number' && Number.isSafeInteger(check) && check >= 0)) return undefined
+    let coordinates: Array<[number, number]> | undefined
+    for (const key in h) {
+      if (HINT_FIELDS.has(key)) continue
+      const j = COORDINATE_FIELD.test(key) ? Number(key.slice(1)) : -1
+      const x = h[key]
+      if (!(j >= 0 && j < this.encoding.size && typeof x === 'number' && Number.isFinite(x))) return undefined
+      ;(coordinates ??= []).push([j, x])
+    }
+    return {config, state: {pick, after: {s0, s1, s2, s3, spareNormal: n}, check, coordinates, hint: hint as AskHint}}
   }
 
   /** Budgets that currently have a model, for reports and tests. */
@@ -375,23 +443,34 @@ export class BohbOptimizer implements Optimizer {
     if (this.models.size === 0 || this.rng.next() < this.options.randomFraction) {
       return {vector: this.canonical(this.encoding.sampleUniform(this.rng)), modelBased: false}
     }
+    const replay = this.replaying
+    // the generator's state before the candidates: what a state hint's check binds the ask to
+    const start = this.rng.snapshot()
+    if (replay?.state) {
+      // O(1) in the candidates: no KDE fit, no draw; the configuration gives the vector
+      const vector = this.restoreFromHint(replay.state, replay.config, start)
+      if (vector) {
+        this.replayCounts.restored++
+        this.lastHint = replay.state.hint
+        return {vector, modelBased: true}
+      }
+      this.replayCounts.rejected++
+    }
     let budget = -Infinity
     for (const b of this.models.keys()) budget = Math.max(budget, b)
     const {good} = this.fitted(budget, false)
     const candidate = this.candidateBuffer
     const bestVector = this.bestBuffer
     const datum = this.datumBuffer
-    const replay = this.replaying
-    if (replay) {
+    if (replay?.pick !== undefined) {
       // the same draws as the scoring loop below, without the scoring
-      const start = this.rng.snapshot()
       for (let i = 0; i < this.options.numSamples; i++) {
         this.sampleAround(good.copyRow(this.rng.int(good.n), datum), good.bw, candidate)
         if (i === replay.pick) bestVector.set(candidate)
       }
       const vector = this.canonical(bestVector)
       if (sameConfig(this.encoding.decode(vector), replay.config)) {
-        this.replayCounts.hinted++
+        this.replayCounts.drawn++
         this.lastHint = {pick: replay.pick}
         return {vector, modelBased: true}
       }
@@ -414,8 +493,76 @@ export class BohbOptimizer implements Optimizer {
         bestVector.set(candidate)
       }
     }
-    this.lastHint = {pick}
-    return {vector: this.canonical(bestVector), modelBased: true}
+    const vector = this.canonical(bestVector)
+    this.lastHint = this.stateHint(pick, start, vector)
+    return {vector, modelBased: true}
+  }
+
+  /**
+   * The hint of a model-based ask that drew its candidates from `before` and keeps `vector`: the
+   * generator's state now and a check binding it to the ask (hintCheck). A vector that its own
+   * configuration does not encode back to bit for bit gets a format 1 hint (the pick alone): a
+   * replica could not rebuild it from the stored configuration.
+   */
+  private stateHint(pick: number, before: RngState, vector: Float64Array): AskHint {
+    const after = this.rng.snapshot()
+    const hint: Record<string, number> = {pick, v: BOHB_HINT_FORMAT, s0: after.s0, s1: after.s1, s2: after.s2, s3: after.s3}
+    if (after.spareNormal !== undefined) hint.n = after.spareNormal
+    // Coordinates the configuration does not encode back to exactly (a simplex group's, now and
+    // then) travel in the hint; a -0 would not survive JSON, so its ask keeps the pick alone.
+    const again = this.encoding.encode(this.encoding.decode(vector))
+    for (let j = 0; j < vector.length; j++) {
+      if (Object.is(again[j], vector[j])) continue
+      if (Object.is(vector[j], -0)) return {pick}
+      hint[`x${j}`] = vector[j]
+    }
+    hint.h = this.hintCheck(this.nextTrialId, pick, before, after, vector)
+    return hint
+  }
+
+  /**
+   * A replica's side of a state hint: the stored configuration's vector (with the coordinates the
+   * hint carries), with the generator set to the hint's state, if the hint's check holds for this
+   * replica's own state before the ask, its own options and that vector; undefined (nothing
+   * changed) otherwise.
+   */
+  private restoreFromHint(state: StateHint, config: Config, before: RngState): Float64Array | undefined {
+    let vector: Float64Array
+    try {
+      vector = this.encoding.encode(config, 'replayed configuration', true)
+    } catch {
+      return undefined
+    }
+    if (state.coordinates) for (const [j, x] of state.coordinates) vector[j] = x
+    if (this.hintCheck(this.nextTrialId, state.pick, before, state.after, vector) !== state.check) return undefined
+    this.rng.restore(state.after)
+    return vector
+  }
+
+  /**
+   * 53 bits binding a state hint to its ask: the hint's format, space, fidelity and options
+   * (fingerprint), the trial id, the generator's state before and after the candidates, the pick
+   * and every bit of the kept vector. A replica adopts the state only when its own values give the
+   * same check, so a hint of another row, study, seed, option set or damaged in any field is not
+   * taken (a chance of 2^-53 for a random change).
+   */
+  private hintCheck(trialId: number, pick: number, before: RngState, after: RngState, vector: Float64Array): number {
+    const h = new Hash53(this.fingerprint)
+    h.word(trialId)
+    h.word(pick)
+    for (const s of [before, after]) {
+      h.word(s.s0)
+      h.word(s.s1)
+      h.word(s.s2)
+      h.word(s.s3)
+      if (s.spareNormal === undefined) h.word(0)
+      else {
+        h.word(1)
+        h.double(s.spareNormal)
+      }
+    }
+    for (let j = 0; j < vector.length; j++) h.double(vector[j])
+    return h.digest()
   }
 
   /** One candidate drawn from the good KDE's kernel centred on a good point, written into `vector`. */
@@ -483,6 +630,61 @@ export class BohbOptimizer implements Optimizer {
   private canonical(vector: Float64Array): Float64Array {
     return this.encoding.canonical(vector)
   }
+}
+
+/** A BOHB_HINT_FORMAT hint as replayAsk read it. */
+interface StateHint {
+  readonly pick: number
+  readonly after: RngState
+  readonly check: number
+  /** Coordinates of the kept vector that its configuration does not encode back to (x<j> fields). */
+  readonly coordinates?: ReadonlyArray<readonly [number, number]>
+  readonly hint?: AskHint
+}
+
+/** A state hint's fields besides the coordinates (x<j>); any other field makes it unknown. */
+const HINT_FIELDS = new Set(['pick', 'v', 's0', 's1', 's2', 's3', 'n', 'h'])
+const COORDINATE_FIELD = /^x(0|[1-9][0-9]{0,5})$/
+
+const doubleBits = new Float64Array(1)
+const doubleWords = new Int32Array(doubleBits.buffer)
+
+/** cyrb53 (bryc, public domain): two 32-bit multiply-xorshift lanes folded into 53 bits, fed int32 words. */
+class Hash53 {
+  private h1: number
+  private h2: number
+
+  constructor(seed: number) {
+    this.h1 = 0xdeadbeef ^ (seed | 0)
+    this.h2 = 0x41c6ce57 ^ ((seed / 4294967296) | 0)
+  }
+
+  word(w: number): void {
+    this.h1 = Math.imul(this.h1 ^ w, 2654435761)
+    this.h2 = Math.imul(this.h2 ^ w, 1597334677)
+  }
+
+  /** Every bit of a double (so -0 and 0 differ). */
+  double(x: number): void {
+    doubleBits[0] = x
+    this.word(doubleWords[0])
+    this.word(doubleWords[1])
+  }
+
+  digest(): number {
+    let h1 = this.h1
+    let h2 = this.h2
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+    return 4294967296 * (2097151 & h2) + (h1 >>> 0)
+  }
+}
+
+/** A string's cyrb53 hash. */
+function hashText(text: string): number {
+  const h = new Hash53(0)
+  for (let i = 0; i < text.length; i++) h.word(text.charCodeAt(i))
+  return h.digest()
 }
 
 /** Whether `stored` holds every value of `decoded` (it may hold more: parameters fixed outside the search). */

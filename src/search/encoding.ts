@@ -89,10 +89,15 @@ export class Encoding {
     return this.dims.length
   }
 
-  /** The unit-cube vector of a configuration. Unknown or missing names are one-line errors. */
-  encode(config: Config, where = 'configuration'): Float64Array {
-    for (const key of Object.keys(config)) {
-      if (!this.keys.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
+  /**
+   * The unit-cube vector of a configuration. Unknown or missing names are one-line errors, unless
+   * `ignoreUnknown` (a stored trial's configuration, which also holds parameters fixed outside the search).
+   */
+  encode(config: Config, where = 'configuration', ignoreUnknown = false): Float64Array {
+    if (!ignoreUnknown) {
+      for (const key of Object.keys(config)) {
+        if (!this.keys.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
+      }
     }
     const vector = new Float64Array(this.dims.length)
     const params = this.space.params

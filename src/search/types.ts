@@ -58,7 +58,7 @@ export interface Optimizer {
   tell(trialId: number, result: TrialResult): void
   /**
    * What a copy of this optimiser needs to repeat the last ask() without its expensive part (BOHB:
-   * which of its candidates won the KDE scoring), as JSON-safe data, or undefined when that ask
+   * its Rng's state after the ask, checked, and which candidate won), as JSON-safe data, or undefined when that ask
    * costs little to repeat. The study store keeps it with the trial (ask_hint), so the worker
    * processes' replicas replay other workers' asks cheaply.
    */
@@ -66,8 +66,8 @@ export interface Optimizer {
   /**
    * ask() on a copy told the same history, for a stored trial with this hint and configuration
    * (which may also hold parameters fixed outside the search): returns what ask() returns and leaves the optimiser in the state ask() leaves,
-   * bit for bit. A hint that does not reproduce `config` (damaged, or from another version) is
-   * ignored and the ask is done in full, so a wrong hint costs time, never exactness.
+   * bit for bit. A hint that does not reproduce `config` or fails its checks (damaged, or from
+   * another version) is ignored and the ask is done in full, so a wrong hint costs time, never exactness.
    */
   replayAsk?(hint: unknown, config: Config): Trial | 'wait' | 'done'
 }

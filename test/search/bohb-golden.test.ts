@@ -4,7 +4,9 @@
  * floats, ints and 4-level categoricals) and the options that change the model (reference mode,
  * a uniform prior, failures, objective vectors), each asked with results outstanding as parallel
  * workers leave them, and replayed from its hints by a copy. Each group's digest is the SHA-256 of
- * every trial (configuration values printed exactly by JSON), every hint and every replayed trial.
+ * every trial (configuration values printed exactly by JSON), every hint's pick (the whole hint
+ * when the digests were taken) and every replayed trial; the full hints, generator states
+ * included, are pinned together with their format (HINTS_GOLDEN).
  *
  * The digests were taken from the BOHB of 2026-12-01 (before its ask was made cheaper): a change
  * meant to be a pure speed-up must leave them as they are. A change that is meant to alter the
@@ -12,7 +14,7 @@
  */
 import {createHash} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
-import {BohbOptimizer, type BohbOptions} from '../../src/search/bohb.js'
+import {BOHB_HINT_FORMAT, BohbOptimizer, type BohbOptions} from '../../src/search/bohb.js'
 import {benchmarkObjective} from '../../src/search/benchmarks/index.js'
 import {Encoding} from '../../src/search/encoding.js'
 import {overheadSpace} from '../../src/search/overhead.js'
@@ -47,8 +49,12 @@ interface Run {
   readonly vector?: boolean
 }
 
-/** Every ask (with its hint) and tell of one run, then the same history replayed by a copy from the hints. */
-function transcript(run: Run, seed: number): {text: string; hints: number} {
+/**
+ * Every ask (with its hint's pick, as the digests were taken before hints carried the generator's
+ * state) and tell of one run, then the same history replayed by a copy from the full hints; and
+ * the full hints, as JSON.
+ */
+function transcript(run: Run, seed: number): {text: string; hints: number; fullHints: string} {
   const {objective: o} = run
   const make = (): BohbOptimizer => new BohbOptimizer(o.space, {...run.options, seed, fidelity: o.fidelity})
   const asker = make()
@@ -87,10 +93,14 @@ function transcript(run: Run, seed: number): {text: string; hints: number} {
     if ('tell' in e) copy.tell(e.tell, e.result)
     else replayed.push(e.hint === null ? copy.ask() : copy.replayAsk(JSON.parse(JSON.stringify(e.hint)), JSON.parse(JSON.stringify(e.ask.config))))
   }
+  // every model-based ask replayed from its hint's state, none drawn or re-scored
   expect(copy.replayCounts.rejected).toBe(0)
-  const text = JSON.stringify({log, replayed})
+  expect(copy.replayCounts.drawn).toBe(0)
+  const picks = log.map((e) => ('ask' in e ? {ask: e.ask, hint: e.hint === null ? null : {pick: (e.hint as {pick: number}).pick}} : e))
+  const text = JSON.stringify({log: picks, replayed})
   expect(JSON.stringify(replayed)).toBe(JSON.stringify(log.filter((e) => 'ask' in e).map((e) => (e as {ask: Trial}).ask)))
-  return {text, hints: copy.replayCounts.hinted}
+  const fullHints = JSON.stringify(log.filter((e) => 'ask' in e && e.hint !== null).map((e) => (e as {hint: unknown}).hint))
+  return {text, hints: copy.replayCounts.restored, fullHints}
 }
 
 const SEEDS = Array.from({length: 10}, (_, i) => i)
@@ -128,17 +138,29 @@ const GOLDEN: Record<string, string> = {
   overhead_mixed: 'c9b354cf760c8e213d9c3b03048bab68a0a0ef8040cd29e6fe03dcbb78d23541',
 }
 
+/**
+ * The SHA-256 of every group's full hints (generator states and checks included) and the hint
+ * format they were taken with. A replica adopts a hint's state without drawing, so hints whose
+ * draws changed must not keep their format: when the digest changes, bump BOHB_HINT_FORMAT
+ * (src/search/bohb.ts) and take the new digest here with it.
+ */
+const HINTS_GOLDEN = {format: 2, digest: 'cbbfb083e625166b542dc0c1a8a61b7327e81d08b1af7e1930bc67517aa3b26f'}
+
 describe('BOHB golden sequences (120 seeded runs, bit for bit)', () => {
   const digests: Record<string, string> = {}
+  const hintDigests: Record<string, string> = {}
   for (const [name, run] of Object.entries(GROUPS)) {
     it(`${name}: seeds 0-9 ask, tell and replay exactly as pinned`, () => {
       const hash = createHash('sha256')
+      const hintHash = createHash('sha256')
       let hints = 0
       for (const seed of SEEDS) {
         const t = transcript(run, seed)
         hash.update(t.text)
+        hintHash.update(t.fullHints)
         hints += t.hints
       }
+      hintDigests[name] = hintHash.digest('hex')
       // the model-based asks (scored, and replayed from their hints) are what the digest must cover
       expect(hints).toBeGreaterThan(5 * SEEDS.length)
       digests[name] = hash.digest('hex')
@@ -146,4 +168,12 @@ describe('BOHB golden sequences (120 seeded runs, bit for bit)', () => {
       expect(digests[name]).toBe(GOLDEN[name])
     })
   }
+  it('hints whose generator states changed come with a new BOHB_HINT_FORMAT', (ctx) => {
+    // needs every group's hints (a run filtered to some groups cannot tell)
+    if (Object.keys(hintDigests).length !== Object.keys(GROUPS).length) return ctx.skip()
+    const digest = createHash('sha256').update(Object.keys(GROUPS).map((name) => hintDigests[name]).join('')).digest('hex')
+    if (process.env.KT_PRINT_GOLDEN) console.log(`  hints (format ${BOHB_HINT_FORMAT}): '${digest}'`)
+    if (digest !== HINTS_GOLDEN.digest) expect(BOHB_HINT_FORMAT, 'the hints changed: bump BOHB_HINT_FORMAT, then pin the new digest with it').not.toBe(HINTS_GOLDEN.format)
+    else expect(BOHB_HINT_FORMAT).toBe(HINTS_GOLDEN.format)
+  })
 })

@@ -1,8 +1,8 @@
 import {describe, expect, it} from 'vitest'
-import {BohbOptimizer} from '../../src/search/bohb.js'
+import {BOHB_HINT_FORMAT, BohbOptimizer} from '../../src/search/bohb.js'
 import {countingOnesObjective, simplexObjective} from '../../src/search/benchmarks/index.js'
 import {RandomOptimizer} from '../../src/search/random.js'
-import type {Objective, Optimizer, Trial} from '../../src/search/types.js'
+import type {Objective, Optimizer, Trial, TrialResult} from '../../src/search/types.js'
 
 /** Runs ask/tell sequentially; returns every trial with its loss. */
 function drive(opt: Optimizer, obj: Objective, n: number, seed: number, fails: (t: Trial) => boolean = () => false): Array<Trial & {loss?: number}> {
@@ -107,17 +107,18 @@ describe('BOHB', () => {
   })
   /**
    * An asker that keeps `lag` results outstanding (as parallel workers do), logging every ask with
-   * its hint and every tell in order: the history a replica replays from a study store.
+   * its hint (as the store keeps it, JSON) and every tell in order: the history a replica replays
+   * from a study store. Trials with `fails` are told as failed (never promoted, last in the KDE).
    */
-  function history(make: () => BohbOptimizer, o: Objective, steps: number, lag: number) {
+  function history(make: () => BohbOptimizer, o: Objective, steps: number, lag: number, fails: (t: Trial) => boolean = () => false) {
     const asker = make()
-    const log: Array<{ask: Trial; hint: unknown} | {tell: number; loss: number}> = []
+    const log: Array<{ask: Trial; hint: unknown} | {tell: number; result: TrialResult}> = []
     const checkpoints = new Map<number, unknown>()
-    const pending: Array<{id: number; loss: number}> = []
+    const pending: Array<{id: number; result: TrialResult}> = []
     const tellOne = (): void => {
       const p = pending.shift()!
-      asker.tell(p.id, {status: 'ok', loss: p.loss})
-      log.push({tell: p.id, loss: p.loss})
+      asker.tell(p.id, p.result)
+      log.push({tell: p.id, result: p.result})
     }
     let asked = 0
     while (asked < steps) {
@@ -128,58 +129,137 @@ describe('BOHB', () => {
       }
       asked++
       log.push({ask: t, hint: JSON.parse(JSON.stringify(asker.askHint() ?? null))})
-      const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
-      const r = o.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed: 1, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
-      checkpoints.set(t.id, r.checkpoint)
-      pending.push({id: t.id, loss: r.loss})
+      if (fails(t)) {
+        pending.push({id: t.id, result: {status: 'failed'}})
+      } else {
+        const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
+        const r = o.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed: 1, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+        checkpoints.set(t.id, r.checkpoint)
+        pending.push({id: t.id, result: {status: 'ok', loss: r.loss}})
+      }
       if (pending.length > lag) tellOne()
     }
     return {asker, log}
   }
 
-  /** The next asks and tells of an optimiser (results by a fixed rule), to compare two copies' states. */
+  /** The next asks and tells of an optimiser (results by a fixed rule, some failed), to compare two copies' states. */
   function continuation(opt: BohbOptimizer, n: number): string {
     const out: unknown[] = []
+    const pending: number[] = []
     for (let i = 0; i < n; i++) {
       const t = opt.ask()
-      out.push(t)
-      if (typeof t !== 'string') opt.tell(t.id, {status: 'ok', loss: Math.sin(t.id) + (t.config.c1 as number | undefined ?? 0)})
+      out.push(t, opt.askHint() ?? null)
+      if (typeof t !== 'string') pending.push(t.id)
+      // two results outstanding, so rungs wait and new brackets start while others run
+      if (pending.length > 2 || (t === 'wait' && pending.length > 0)) {
+        const id = pending.shift()!
+        opt.tell(id, id % 11 === 5 ? {status: 'failed'} : {status: 'ok', loss: Math.sin(id) + id / 1000})
+      }
     }
     return JSON.stringify(out)
   }
 
-  for (const [name, o] of [['counting_ones', obj], ['simplex', simplexObjective()]] as const) {
-    it(`replays model-based asks from their hints bit-identically to re-scoring them; wrong, damaged or missing hints fall back to scoring (${name})`, () => {
-      const make = (): BohbOptimizer => new BohbOptimizer(o.space, {seed: 11, fidelity: o.fidelity})
-      const {asker, log} = history(make, o, 130, 3)
-      const hints = log.filter((e) => 'ask' in e && e.hint !== null).length
-      expect(hints).toBeGreaterThan(20)
-      const replicate = (hintFor: (hint: unknown) => unknown): BohbOptimizer => {
-        const copy = make()
-        for (const e of log) {
-          if ('tell' in e) {
-            copy.tell(e.tell, {status: 'ok', loss: e.loss})
-            continue
-          }
-          const hint = e.hint === null ? null : hintFor(e.hint)
-          const t = hint === null ? copy.ask() : copy.replayAsk(hint, JSON.parse(JSON.stringify(e.ask.config)))
-          expect(t).toEqual(e.ask)
-        }
-        return copy
+  type Hint = Record<string, unknown> & {pick: number}
+  /** Replays `log` on a fresh copy, each hint passed through `hintFor` (null: a plain ask); every replayed trial must be the asker's. */
+  function replicate(make: () => BohbOptimizer, log: ReturnType<typeof history>['log'], hintFor: (hint: Hint, i: number) => unknown): BohbOptimizer {
+    const copy = make()
+    let i = 0
+    for (const e of log) {
+      if ('tell' in e) {
+        copy.tell(e.tell, e.result)
+        continue
       }
-      const rescored = replicate(() => null)
-      const hinted = replicate((h) => h)
-      const wrong = replicate((h) => ({pick: ((h as {pick: number}).pick + 1) % 64}))
-      const damaged = replicate((h) => [{pick: -1}, {pick: 'x'}, {pick: 1.5}, {pick: 64}, 'garbage', {}][(h as {pick: number}).pick % 6])
-      expect(hinted.replayCounts).toEqual({hinted: hints, rejected: 0})
-      expect(wrong.replayCounts).toEqual({hinted: 0, rejected: hints})
-      expect(damaged.replayCounts).toEqual({hinted: 0, rejected: hints})
-      expect(rescored.replayCounts).toEqual({hinted: 0, rejected: 0})
-      // the same state: the same generator position and the same future, as the asker's
-      const rngState = (b: BohbOptimizer): unknown => (b as unknown as {rng: {snapshot(): unknown}}).rng.snapshot()
-      for (const copy of [rescored, hinted, wrong, damaged]) expect(rngState(copy)).toEqual(rngState(asker))
-      const future = continuation(asker, 60)
-      for (const copy of [rescored, hinted, wrong, damaged]) expect(continuation(copy, 60)).toBe(future)
+      const hint = e.hint === null ? null : hintFor(e.hint as Hint, i++)
+      const t = hint === null ? copy.ask() : copy.replayAsk(hint, JSON.parse(JSON.stringify(e.ask.config)))
+      expect(t).toEqual(e.ask)
+    }
+    return copy
+  }
+  const rngState = (b: BohbOptimizer): unknown => (b as unknown as {rng: {snapshot(): unknown}}).rng.snapshot()
+
+  for (const [name, o] of [['counting_ones', obj], ['simplex', simplexObjective()]] as const) {
+    it(`replays model-based asks from their hints' generator states without drawing, bit-identically to the asker (${name})`, () => {
+      const make = (): BohbOptimizer => new BohbOptimizer(o.space, {seed: 11, fidelity: o.fidelity})
+      const {asker, log} = history(make, o, 130, 3, (t) => t.id % 9 === 4)
+      const asks = log.filter((e) => 'ask' in e) as Array<{ask: Trial; hint: Hint | null}>
+      const hints = asks.filter((e) => e.hint !== null)
+      // model-based, random-fraction and promoted (continuing) asks, in several brackets
+      expect(hints.length).toBeGreaterThan(20)
+      expect(hints.every((e) => e.hint!.v === BOHB_HINT_FORMAT && e.ask.info?.model_based === true)).toBe(true)
+      expect(asks.filter((e) => e.hint === null && e.ask.info?.model_based === false && e.ask.info?.rung === 0).length).toBeGreaterThan(5)
+      if (o.fidelity) {
+        expect(asks.filter((e) => e.ask.continues).length).toBeGreaterThan(5)
+        expect(new Set(asks.map((e) => e.ask.info?.iteration)).size).toBeGreaterThanOrEqual(2)
+      }
+      const restored = replicate(make, log, (h) => h)
+      expect(restored.replayCounts).toEqual({restored: hints.length, drawn: 0, rejected: 0})
+      expect(rngState(restored)).toEqual(rngState(asker))
+      // the same future, asks and hints, over further brackets (the KDEs it scores with are the asker's)
+      const future = continuation(asker, 150)
+      expect(future).toContain('"v":2')
+      expect(continuation(restored, 150)).toBe(future)
+    })
+
+    it(`replays old-format hints (the pick alone) by drawing, and damaged or foreign hints by re-scoring, ending as the asker (${name})`, () => {
+      const make = (): BohbOptimizer => new BohbOptimizer(o.space, {seed: 11, fidelity: o.fidelity})
+      const {asker, log} = history(make, o, 130, 3, (t) => t.id % 9 === 4)
+      const hints = log.filter((e) => 'ask' in e && e.hint !== null) as Array<{ask: Trial; hint: Hint}>
+      const n = hints.length
+      const rescored = replicate(make, log, () => null)
+      const old = replicate(make, log, (h) => ({pick: h.pick}))
+      const wrongPick = replicate(make, log, (h) => ({pick: (h.pick + 1) % 64}))
+      const damaged = replicate(make, log, (h, i) => {
+        const variants: unknown[] = [
+          {pick: -1}, {pick: 'x'}, {pick: 1.5}, {pick: 64}, 'garbage', {}, [h.pick],
+          {...h, v: 3}, // an unknown format: its state is not trusted
+          {...h, v: '2'},
+          {...h, h: (h.h as number) + 1}, // any field changed fails the check
+          {...h, s0: (h.s0 as number) ^ 1},
+          {...h, s3: (h.s3 as number) + 0.5},
+          {...h, n: h.n === undefined ? 0.25 : (h.n as number) * 2},
+          {...h, pick: (h.pick + 1) % 64},
+          {...h, x0: 0.5}, // a coordinate the vector does not have
+          {...h, x99: 0.5},
+          {...h, extra: 1}, // an unknown field
+          {...h, h: undefined, check: h.h},
+          hints[(i + 1) % n].hint, // another ask's hint (the check binds the trial id and the state before)
+          hints[(i + n - 1) % n].hint,
+        ]
+        return variants[i % variants.length]
+      })
+      expect(rescored.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 0})
+      expect(old.replayCounts).toEqual({restored: 0, drawn: n, rejected: 0})
+      expect(wrongPick.replayCounts).toEqual({restored: 0, drawn: 0, rejected: n})
+      expect(damaged.replayCounts).toEqual({restored: 0, drawn: 0, rejected: n})
+      // a mix, as a study written by two kt versions has: each ask by the way its hint allows
+      const mixed = replicate(make, log, (h, i) => (i % 3 === 0 ? {pick: h.pick} : i % 3 === 1 ? h : {...h, h: 0}))
+      expect(mixed.replayCounts.restored + mixed.replayCounts.drawn + mixed.replayCounts.rejected).toBe(n)
+      expect(Math.min(mixed.replayCounts.restored, mixed.replayCounts.drawn, mixed.replayCounts.rejected)).toBeGreaterThan(0)
+      const copies = [rescored, old, wrongPick, damaged, mixed]
+      for (const copy of copies) expect(rngState(copy)).toEqual(rngState(asker))
+      const future = continuation(asker, 100)
+      for (const copy of copies) expect(continuation(copy, 100)).toBe(future)
     })
   }
+
+  it("does not take a hint's state from a study with other options or another seed", () => {
+    const make = (options: {seed: number; bandwidthFactor?: number}) => (): BohbOptimizer => new BohbOptimizer(obj.space, {...options, fidelity: obj.fidelity})
+    const {log} = history(make({seed: 11}), obj, 60, 1)
+    const hints = log.filter((e) => 'ask' in e && e.hint !== null) as Array<{ask: Trial; hint: Hint}>
+    expect(hints.length).toBeGreaterThan(5)
+    // a replica with other options (which draws the same random asks) meets the first hint and must not adopt its state
+    const other = make({seed: 11, bandwidthFactor: 2.5})()
+    for (const e of log) {
+      if ('tell' in e) {
+        other.tell(e.tell, e.result)
+        continue
+      }
+      if (e.hint !== null) {
+        other.replayAsk(e.hint, e.ask.config)
+        break
+      }
+      expect(other.ask()).toEqual(e.ask)
+    }
+    expect(other.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
+  })
 })
