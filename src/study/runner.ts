@@ -156,7 +156,9 @@ const IDLE_RECHECK_MS = 5_000
 /**
  * A worker catches up outside the lock when at least this many other workers' results arrived
  * between its last two sections (and always when it joins). With replay hints a copy replays a
- * trial in about 0.05 ms of CPU, but work inside the lock costs more than its CPU on a busy
+ * trial in about 0.05 ms of CPU (measured when hints held the pick alone; since they carry the
+ * generator's state a replayed ask takes about 0.005 ms warm, and this threshold was not
+ * re-measured), but work inside the lock costs more than its CPU on a busy
  * machine: a lock holder that is descheduled holds everyone up. Interleaved A/B of kt bench
  * workers at 8 processes (load 7-9, three rounds each): from 4 results, 60-70% of
  * ideal with the lock held 5.5-6.2 ms; from 16 (replay inside the lock), 46-58%, held 9-13 ms
