@@ -24,19 +24,22 @@
  *   same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker:
  *   - Format BOHB_HINT_FORMAT ({pick, v, s0..s3, n?, x<j>?, h}): the Rng's state after the ask
  *     (n: a spare normal), and a 53-bit check h over the format, space, fidelity and options, the
- *     trial id, the Rng's state before the candidates and after, the pick and every bit of the
- *     kept vector. The copy makes the ask's cheap draws itself (the random-fraction draw), then,
+ *     trial id, a running digest of every result told before the ask (trial id, asks before it,
+ *     status, loss and objective values, every bit, in order), the Rng's state before the
+ *     candidates and after, the pick and every bit of the kept vector. The copy makes the ask's cheap draws itself (the random-fraction draw), then,
  *     instead of fitting the good KDE and drawing num_samples candidates, encodes the stored
  *     configuration (coordinates that do not encode back exactly, a simplex group's now and then,
  *     travel in x<j>), and takes the hint's state only if the check computed from its OWN state
- *     before the candidates, its own options and that vector equals h; the bracket bookkeeping is
+ *     before the candidates, its own results, its own options and that vector equals h; the bracket bookkeeping is
  *     ask()'s own. O(1) in the candidates. The state is the one thing a hint is trusted for and
  *     it cannot be checked by drawing, so the check binds it to everything the copy knows: a hint
- *     of another row, study, seed or option set, or damaged in any field, is not taken. What the
+ *     of another row, study, seed, option set or result history (results draw nothing, so only
+ *     the check can see them), or damaged in any field, is not taken. What the
  *     check cannot see is another kt whose draws differ under the same format, hence the rule on
  *     BOHB_HINT_FORMAT (bump it when the draws change; a golden test pins the hints).
  *   - Format 1 ({pick}, what kt stored before; a BOHB_HINT_FORMAT hint keeps pick, so an older kt
- *     still replays it this way): the copy draws the same candidates, so its Rng stream stays the
+ *     still replays it this way), and format 2 (format 3's fields, but its check did not bind the
+ *     results, so its state is not trusted): the copy draws the same candidates, so its Rng stream stays the
  *     same, skips their KDE scoring, and keeps the pick's candidate only if it decodes to the
  *     stored configuration (its vector is then the asker's: the canonical vector of that
  *     candidate).
@@ -131,7 +134,15 @@ export const SINGLE_FIDELITY: Fidelity = {min: 1, max: 1, eta: 3}
  * format, or none, is not trusted for the state (test/search/bohb-golden.test.ts pins the
  * hints of this format and fails, asking for the bump, when they change).
  */
-export const BOHB_HINT_FORMAT = 2
+export const BOHB_HINT_FORMAT = 3
+
+/**
+ * Format 2 (kt of 2026-12-02 before 04:30 UTC): the same fields, but its check did not bind the
+ * results the copy had been told, so a store whose results were altered would still replay every
+ * hint. Such hints are replayed as format 1 (drawing the candidates from the copy's own KDEs),
+ * which does see the results: slower than format 3, as exact.
+ */
+const UNBOUND_STATE_HINT_FORMAT = 2
 
 export interface BohbOptions {
   readonly seed: number
@@ -218,6 +229,13 @@ export class BohbOptimizer implements Optimizer {
   private readonly brackets: BracketRun[] = []
   private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
   private nextTrialId = 0
+  /**
+   * A running, order-sensitive digest of every tell (trial id, the asks before it, status, loss and
+   * objective values, every bit), O(1) per tell: what a state hint's check binds the results to.
+   * Results draw nothing from the generator, so without it a copy told other results would still
+   * adopt the hints' states (and reproduce every stored trial) where re-scoring would not.
+   */
+  private readonly told = new Hash53(0)
   /** The last ask's replay hint (a model-based pick), undefined otherwise. */
   private lastHint: AskHint | undefined
   /**
@@ -294,6 +312,7 @@ export class BohbOptimizer implements Optimizer {
     const record = bracket.configs[config]
     if (!bracket.running.delete(config)) throw new RangeError(`bohb: trial ${trialId} told twice`)
     record.result = result
+    this.noteTell(trialId, result)
     bracket.ranAtRung.push(config)
     this.observe(bracket.budget, record.vector, result)
     if (bracket.rungFinished()) this.advance(bracket)
@@ -301,6 +320,28 @@ export class BohbOptimizer implements Optimizer {
 
   askHint(): AskHint | undefined {
     return this.lastHint
+  }
+
+  /** Folds one tell into the digest of results (`told`), as observe() would read it and every bit of it. */
+  private noteTell(trialId: number, result: TrialResult): void {
+    const h = this.told
+    h.word(trialId)
+    h.word(this.nextTrialId)
+    if (result.status !== 'ok') {
+      h.word(0)
+      return
+    }
+    h.word(1)
+    if (result.loss === undefined) h.word(0)
+    else {
+      h.word(1)
+      h.double(result.loss)
+    }
+    if (result.values === undefined) h.word(-1)
+    else {
+      h.word(result.values.length)
+      for (const v of result.values) h.double(v)
+    }
   }
 
   replayAsk(hint: unknown, config: Config): Trial | 'wait' | 'done' {
@@ -323,7 +364,8 @@ export class BohbOptimizer implements Optimizer {
     const h = hint as Record<string, unknown>
     const pick = h.pick
     if (!(typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples)) return undefined
-    if (h.v === undefined) return {config, pick}
+    // format 1, and format 2 whose check does not bind the results: replayed by drawing
+    if (h.v === undefined || h.v === UNBOUND_STATE_HINT_FORMAT) return {config, pick}
     if (h.v !== BOHB_HINT_FORMAT) return undefined
     const word = (x: unknown): x is number => typeof x === 'number' && (x | 0) === x
     const {s0, s1, s2, s3, n, h: check} = h
@@ -541,14 +583,18 @@ export class BohbOptimizer implements Optimizer {
 
   /**
    * 53 bits binding a state hint to its ask: the hint's format, space, fidelity and options
-   * (fingerprint), the trial id, the generator's state before and after the candidates, the pick
-   * and every bit of the kept vector. A replica adopts the state only when its own values give the
-   * same check, so a hint of another row, study, seed, option set or damaged in any field is not
-   * taken (a chance of 2^-53 for a random change).
+   * (fingerprint), the trial id, the digest of every result told so far (told), the generator's
+   * state before and after the candidates, the pick and every bit of the kept vector. A replica
+   * adopts the state only when its own values give the same check, so a hint of another row,
+   * study, seed, option set or result history, or damaged in any field, is not taken (a chance of
+   * 2^-53 for a random change).
    */
   private hintCheck(trialId: number, pick: number, before: RngState, after: RngState, vector: Float64Array): number {
     const h = new Hash53(this.fingerprint)
     h.word(trialId)
+    const told = this.told.digest()
+    h.word(told >>> 0)
+    h.word(Math.floor(told / 4294967296))
     h.word(pick)
     for (const s of [before, after]) {
       h.word(s.s0)
@@ -649,7 +695,14 @@ const COORDINATE_FIELD = /^x(0|[1-9][0-9]{0,5})$/
 const doubleBits = new Float64Array(1)
 const doubleWords = new Int32Array(doubleBits.buffer)
 
-/** cyrb53 (bryc, public domain): two 32-bit multiply-xorshift lanes folded into 53 bits, fed int32 words. */
+/**
+ * Two 32-bit lanes fed int32 words, folded into 53 bits by cyrb53's finaliser (bryc, public
+ * domain). cyrb53's own update (h = imul(h ^ w, k)) moves a difference only towards the high bits,
+ * so for whole 32-bit words an even number of sign flips (say, negated losses) cancelled out; each
+ * lane here mixes every word into all bits (lane 1: MurmurHash3's x86_32 block step, Appleby,
+ * public domain; lane 2: multiply, then xorshift), and every step is a bijection of the lane, so
+ * two histories that differ in one word always differ in the state.
+ */
 class Hash53 {
   private h1: number
   private h2: number
@@ -660,8 +713,12 @@ class Hash53 {
   }
 
   word(w: number): void {
-    this.h1 = Math.imul(this.h1 ^ w, 2654435761)
-    this.h2 = Math.imul(this.h2 ^ w, 1597334677)
+    let k = Math.imul(w, 0xcc9e2d51)
+    k = Math.imul((k << 15) | (k >>> 17), 0x1b873593)
+    const h1 = this.h1 ^ k
+    this.h1 = (Math.imul((h1 << 13) | (h1 >>> 19), 5) + 0xe6546b64) | 0
+    const h2 = Math.imul(this.h2 ^ w, 1597334677)
+    this.h2 = h2 ^ (h2 >>> 15)
   }
 
   /** Every bit of a double (so -0 and 0 differ). */

@@ -196,7 +196,7 @@ describe('BOHB', () => {
       expect(rngState(restored)).toEqual(rngState(asker))
       // the same future, asks and hints, over further brackets (the KDEs it scores with are the asker's)
       const future = continuation(asker, 150)
-      expect(future).toContain('"v":2')
+      expect(future).toContain(`"v":${BOHB_HINT_FORMAT}`)
       expect(continuation(restored, 150)).toBe(future)
     })
 
@@ -207,12 +207,14 @@ describe('BOHB', () => {
       const n = hints.length
       const rescored = replicate(make, log, () => null)
       const old = replicate(make, log, (h) => ({pick: h.pick}))
+      // format 2 (same fields, a check that did not bind the results): its state is not trusted, its pick is
+      const unbound = replicate(make, log, (h) => ({...h, v: 2}))
       const wrongPick = replicate(make, log, (h) => ({pick: (h.pick + 1) % 64}))
       const damaged = replicate(make, log, (h, i) => {
         const variants: unknown[] = [
           {pick: -1}, {pick: 'x'}, {pick: 1.5}, {pick: 64}, 'garbage', {}, [h.pick],
-          {...h, v: 3}, // an unknown format: its state is not trusted
-          {...h, v: '2'},
+          {...h, v: BOHB_HINT_FORMAT + 1}, // an unknown format: its state is not trusted
+          {...h, v: String(BOHB_HINT_FORMAT)},
           {...h, h: (h.h as number) + 1}, // any field changed fails the check
           {...h, s0: (h.s0 as number) ^ 1},
           {...h, s3: (h.s3 as number) + 0.5},
@@ -229,37 +231,145 @@ describe('BOHB', () => {
       })
       expect(rescored.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 0})
       expect(old.replayCounts).toEqual({restored: 0, drawn: n, rejected: 0})
+      expect(unbound.replayCounts).toEqual({restored: 0, drawn: n, rejected: 0})
       expect(wrongPick.replayCounts).toEqual({restored: 0, drawn: 0, rejected: n})
       expect(damaged.replayCounts).toEqual({restored: 0, drawn: 0, rejected: n})
       // a mix, as a study written by two kt versions has: each ask by the way its hint allows
       const mixed = replicate(make, log, (h, i) => (i % 3 === 0 ? {pick: h.pick} : i % 3 === 1 ? h : {...h, h: 0}))
       expect(mixed.replayCounts.restored + mixed.replayCounts.drawn + mixed.replayCounts.rejected).toBe(n)
       expect(Math.min(mixed.replayCounts.restored, mixed.replayCounts.drawn, mixed.replayCounts.rejected)).toBeGreaterThan(0)
-      const copies = [rescored, old, wrongPick, damaged, mixed]
+      const copies = [rescored, old, unbound, wrongPick, damaged, mixed]
       for (const copy of copies) expect(rngState(copy)).toEqual(rngState(asker))
       const future = continuation(asker, 100)
       for (const copy of copies) expect(continuation(copy, 100)).toBe(future)
     })
   }
 
-  it("does not take a hint's state from a study with other options or another seed", () => {
-    const make = (options: {seed: number; bandwidthFactor?: number}) => (): BohbOptimizer => new BohbOptimizer(obj.space, {...options, fidelity: obj.fidelity})
-    const {log} = history(make({seed: 11}), obj, 60, 1)
-    const hints = log.filter((e) => 'ask' in e && e.hint !== null) as Array<{ask: Trial; hint: Hint}>
-    expect(hints.length).toBeGreaterThan(5)
-    // a replica with other options (which draws the same random asks) meets the first hint and must not adopt its state
-    const other = make({seed: 11, bandwidthFactor: 2.5})()
-    for (const e of log) {
-      if ('tell' in e) {
-        other.tell(e.tell, e.result)
-        continue
-      }
-      if (e.hint !== null) {
-        other.replayAsk(e.hint, e.ask.config)
-        break
-      }
-      expect(other.ask()).toEqual(e.ask)
+  /** The log up to its first hinted ask (`first` of them), that ask, and a fresh copy told `tellFor` of each tell and asked every earlier ask. */
+  const log60 = history(() => new BohbOptimizer(obj.space, {seed: 11, fidelity: obj.fidelity}), obj, 60, 1).log
+  const hintedAsks = log60.flatMap((e, i) => ('ask' in e && e.hint !== null ? [i] : []))
+  function upTo(copy: BohbOptimizer, k: number, tellFor: (tell: number, result: TrialResult) => TrialResult = (_, r) => r): {ask: Trial; hint: Hint} {
+    for (let i = 0; i < k; i++) {
+      const e = log60[i]
+      if ('tell' in e) copy.tell(e.tell, tellFor(e.tell, e.result))
+      else expect(copy.ask()).toEqual(e.ask) // re-scored: the counts are the ask under test's alone
     }
+    return log60[k] as {ask: Trial; hint: Hint}
+  }
+  const seed11 = (options: {bandwidthFactor?: number} = {}): BohbOptimizer => new BohbOptimizer(obj.space, {seed: 11, fidelity: obj.fidelity, ...options})
+  const internals = (b: BohbOptimizer) => b as unknown as {rng: {next(): number; snapshot(): unknown; restore(s: unknown): void}; nextTrialId: number}
+
+  it("does not take a hint's state from a study with other options or another seed", () => {
+    expect(hintedAsks.length).toBeGreaterThan(5)
+    const k = hintedAsks[0]
+    // other options, which draw the same random asks
+    const other = seed11({bandwidthFactor: 2.5})
+    const e = upTo(other, k)
+    other.replayAsk(e.hint, e.ask.config)
     expect(other.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
+    // another seed, its generator put where seed 11's starts: it makes every draw the asker made, and the same trial when it re-scores
+    const seed12 = new BohbOptimizer(obj.space, {seed: 12, fidelity: obj.fidelity})
+    internals(seed12).rng.restore(internals(seed11()).rng.snapshot())
+    upTo(seed12, k)
+    expect(seed12.replayAsk(e.hint, e.ask.config)).toEqual(e.ask)
+    expect(seed12.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
+    // the control: a copy like the asker takes it
+    const same = seed11()
+    upTo(same, k)
+    expect(same.replayAsk(e.hint, e.ask.config)).toEqual(e.ask)
+    expect(same.replayCounts).toEqual({restored: 1, drawn: 0, rejected: 0})
+  })
+
+  it("does not take a hint's state when the copy's generator before the ask, or the ask's trial id, differs", () => {
+    // a generator one draw ahead: the random-fraction draw may then make the ask a random one; the first that stays model-based must re-score
+    let checked = 0
+    for (const k of hintedAsks) {
+      const copy = seed11()
+      const e = upTo(copy, k)
+      internals(copy).rng.next()
+      const t = copy.replayAsk(e.hint, e.ask.config)
+      expect(copy.replayCounts.restored).toBe(0)
+      if (typeof t !== 'string' && t.info?.model_based === true) {
+        expect(copy.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
+        checked++
+      }
+      if (checked >= 2) break
+    }
+    expect(checked).toBe(2)
+    // the same generator and results, but the ask numbered one later
+    const shifted = seed11()
+    const e = upTo(shifted, hintedAsks[0])
+    internals(shifted).nextTrialId++
+    const t = shifted.replayAsk(e.hint, e.ask.config)
+    expect(typeof t !== 'string' && t.id).toBe(e.ask.id + 1)
+    expect(shifted.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
+  })
+
+  it('does not take a hint\'s state from a copy told other results (results draw nothing; the check binds them)', () => {
+    // the first hinted ask after a few tells; the result altered is the last told before it
+    const k = hintedAsks.find((i) => log60.slice(0, i).filter((e) => 'tell' in e).length >= 3)!
+    const tells = log60.slice(0, k).filter((e) => 'tell' in e) as Array<{tell: number; result: TrialResult}>
+    const last = tells[tells.length - 1]
+    expect(last.result.status).toBe('ok')
+    const loss = last.result.loss!
+    const nextUp = (x: number): number => {
+      const b = new Float64Array([x])
+      const w = new BigInt64Array(b.buffer)
+      w[0] += x >= 0 ? 1n : -1n
+      return b[0]
+    }
+    const alterations: Array<[string, (id: number, r: TrialResult) => TrialResult]> = [
+      ['a loss one ulp away', (id, r) => (id === last.tell ? {...r, loss: nextUp(loss)} : r)],
+      ['a loss lowered by 100', (id, r) => (id === last.tell ? {...r, loss: loss - 100} : r)],
+      ['a failure', (id, r) => (id === last.tell ? {status: 'failed'} : r)],
+      ['objective values', (id, r) => (id === last.tell ? {...r, values: [loss]} : r)],
+      ['the first result altered', (id, r) => (id === tells[0].tell ? {...r, loss: r.loss! - 100} : r)],
+      // two sign flips: a hash whose words' high bits never reach its low ones loses them in pairs
+      ['two losses negated', (id, r) => (id === tells[0].tell || id === last.tell ? {...r, loss: -r.loss!} : r)],
+    ]
+    for (const [what, alter] of alterations) {
+      const copy = seed11()
+      const e = upTo(copy, k, alter)
+      const t = copy.replayAsk(e.hint, e.ask.config)
+      expect(typeof t !== 'string' && t.id === e.ask.id && t.info?.model_based === true, what).toBe(true)
+      expect(copy.replayCounts, what).toEqual({restored: 0, drawn: 0, rejected: 1})
+    }
+    // two results told in the other order (same asks before them): the digest is order-sensitive
+    // results told two at a time, as two workers finishing in one section leave them
+    const asker = seed11()
+    const log: Array<{ask: Trial; hint: unknown} | {tell: number; result: TrialResult}> = []
+    const pending: Trial[] = []
+    while (log.length < 200) {
+      const t = asker.ask()
+      if (typeof t !== 'string') {
+        log.push({ask: t, hint: JSON.parse(JSON.stringify(asker.askHint() ?? null))})
+        pending.push(t)
+      }
+      if (pending.length === 2 || typeof t === 'string') {
+        for (const p of pending.splice(0)) {
+          const result: TrialResult = {status: 'ok', loss: (obj.evaluate(p.config, p.budget, {trialId: p.id, configId: p.configId, seed: 1}) as {loss: number}).loss}
+          asker.tell(p.id, result)
+          log.push({tell: p.id, result})
+        }
+      }
+    }
+    const k2 = log.findIndex((e, j) => j > 10 && 'ask' in e && e.hint !== null)
+    const i = k2 - 1 - [...log.slice(0, k2)].reverse().findIndex((e, j, r) => 'tell' in e && j + 1 < r.length && 'tell' in r[j + 1])
+    expect(k2 > 0 && 'tell' in log[i] && 'tell' in log[i - 1]).toBe(true)
+    const swapped = seed11()
+    const inOrder = seed11()
+    for (let j = 0; j < k2; j++) {
+      const e = log[j]
+      const f = log[j === i ? i - 1 : j === i - 1 ? i : j]
+      if ('tell' in f) swapped.tell(f.tell, f.result)
+      else swapped.ask()
+      if ('tell' in e) inOrder.tell(e.tell, e.result)
+      else inOrder.ask()
+    }
+    const e = log[k2] as {ask: Trial; hint: Hint}
+    swapped.replayAsk(e.hint, e.ask.config)
+    inOrder.replayAsk(e.hint, e.ask.config)
+    expect(inOrder.replayCounts.restored).toBe(1)
+    expect(swapped.replayCounts.restored).toBe(0)
   })
 })

@@ -96,6 +96,27 @@ describe('resume', () => {
     expect(essence(trials)).toEqual(essence(await reference(total)))
   })
 
+  it('refuses to resume a BOHB study whose stored results were altered, with replay hints as without them', async () => {
+    const db = (await import('better-sqlite3')).default
+    const outcomes: string[] = []
+    for (const hints of ['kept', 'dropped']) {
+      const storage = join(dir, `altered-${hints}.sqlite`)
+      const first = await runSearch({storage, study: 's', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 4, maxTrials: 60})
+      // the first rung's 81 configurations (no promotion yet): hinted asks after the altered results are what the replay rests on
+      expect(first.trials.every((t) => t.budget === 9)).toBe(true)
+      expect(first.trials.filter((t) => t.id >= 30 && t.askHint !== null).length).toBeGreaterThan(10)
+      const sql = new db(storage)
+      // results draw nothing from the generator: only the hints' check, or re-scoring, can see this
+      sql.prepare('UPDATE trials SET loss = -loss WHERE id < 30').run()
+      if (hints === 'dropped') sql.prepare('UPDATE trials SET ask_hint = NULL').run()
+      sql.close()
+      outcomes.push(await runSearch({storage, study: 's', resume: true, maxTrials: 70}).then(() => 'resumed', (e: Error) => e.message.replace(storage, 'STORE')))
+    }
+    // the same trial fails the same check: the hints' check sees the results, as re-scoring does
+    expect(outcomes[0]).toMatch(/^STORE: study s trial \d+: expected the trial this optimiser proposes on replay/)
+    expect(outcomes[0]).toBe(outcomes[1])
+  })
+
   it('refuses to mix histories when the optimiser would propose different trials', async () => {
     const storage = join(dir, 'mix.sqlite')
     await runSearch({storage, study: 'm', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 5})
