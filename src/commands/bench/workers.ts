@@ -10,7 +10,7 @@ import {KtCommand} from '../../cli/base.js'
  * long enough to need many machines runs at the steady-state rate, which 160 trials (about 9 s
  * per configuration) approaches; the whole window is still counted, warm-up and the end included.
  */
-const STEADY_STATE_TRIALS_PER_PROCESS = 160
+export const STEADY_STATE_TRIALS_PER_PROCESS = 160
 
 export default class BenchWorkers extends KtCommand {
   static override summary = 'Throughput of kt worker processes sharing one BOHB study on PostgreSQL, and the coordination cost per trial.'
