@@ -15,11 +15,12 @@
  * - Replay checks every replayed ask against the stored trial (same id, configuration and
  *   budget), so a changed optimiser or seed cannot silently mix histories. Each trial is stored
  *   with its asker's replay hint (Optimizer.askHint; BOHB: the Rng's state after the ask, with a
- *   check binding it to the ask, options and configuration, plus the winning candidate's index for
- *   older kt), so the other processes' copies replay it without drawing or scoring candidates and
- *   still end bit-identical (src/search/bohb.ts, "Replay hints"). A hint that fails its check, is
- *   of an unknown format or does not reproduce the stored configuration is ignored (the ask is
- *   re-scored); an older kt's hint (the index alone) replays by drawing the candidates.
+ *   check binding it to the ask, options, configuration and every result told before it, plus
+ *   the winning candidate's index for older kt), so the other processes' copies replay it without
+ *   drawing or scoring candidates and still end bit-identical (src/search/bohb.ts, "Replay
+ *   hints"). A hint that fails its check, is of an unknown format or does not reproduce the stored
+ *   configuration is ignored (the ask is re-scored); an older kt's hint (the index alone, or
+ *   format 2, whose check did not cover the results) replays by drawing the candidates.
  * - A running trial is leased to its worker (owner host/pid/token) and carries a heartbeat. A
  *   trial is taken over (claimed and evaluated again, once, under its own id) when its owner
  *   released it (Ctrl-C), when the owner's heartbeat is older than the study's grace period, or at
