@@ -737,7 +737,7 @@ class Hash53 {
   }
 }
 
-/** A string's cyrb53 hash. */
+/** A string's Hash53 digest (one word per UTF-16 code unit). */
 function hashText(text: string): number {
   const h = new Hash53(0)
   for (let i = 0; i < text.length; i++) h.word(text.charCodeAt(i))
