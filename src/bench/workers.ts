@@ -16,6 +16,7 @@ import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
 import type {WorkerTiming} from '../study/runner.js'
+import {WORKERS_WORKLOAD} from '../search/workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
 export const THROUGHPUT_TARGET = 0.9
@@ -160,7 +161,7 @@ async function measure(
   statsDir: string,
   dataDir: string | undefined,
 ): Promise<{seconds: number; takeovers: number; mechanism: Mechanism | null}> {
-  await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 42, maxTrials: trials, createOnly: true})
+  await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: WORKERS_WORKLOAD.seed, maxTrials: trials, createOnly: true})
   const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
   // the server's CPU from just before the common start (the processes' connections and warm-up
   // are not trials' work) to the workers' exit
@@ -249,7 +250,7 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
     const noop = await measure(url, `bench-workers-${tag}-noop`, 1, options.noopTrials, 0, statsDir, server?.dir)
     // the same study in this process on an in-memory SQLite store: the optimiser's and the runner's own share
     const t0 = performance.now()
-    await runSearch({storage: ':memory:', study: 'noop', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 42, maxTrials: options.noopTrials})
+    await runSearch({storage: ':memory:', study: 'noop', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: WORKERS_WORKLOAD.seed, maxTrials: options.noopTrials})
     const inProcess = (performance.now() - t0) / options.noopTrials
     const noopMs = (noop.seconds * 1000) / options.noopTrials
     return {

@@ -10,6 +10,7 @@ import {BohbOptimizer} from './bohb.js'
 import {countingOnesObjective} from './benchmarks/counting-ones.js'
 import {Encoding} from './encoding.js'
 import type {Trial, TrialResult} from './types.js'
+import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** The target's setting: observed trials before timing, and dimensions. */
 export const OVERHEAD_OBSERVED = 300
@@ -97,14 +98,11 @@ export function measureOverhead(seed: number, suggestions: number, observed = OV
 }
 
 /**
- * The optimiser of `kt bench workers` (src/bench/workers.ts): BOHB on counting_ones with seed 42,
- * 160 trials per worker process (that command's default, STEADY_STATE_TRIALS_PER_PROCESS in
- * src/commands/bench/workers.ts; a test keeps the two equal) at 1, 2, 4 and 8 processes. Every
- * process asks its own trials inside the study's lock and replays every other process's ask from
- * its hint (replayAsk), so these per-call costs are what the lock holds and what each process
- * spends keeping up.
+ * The optimiser of `kt bench workers` (WORKERS_WORKLOAD). Every process asks its own trials inside
+ * the study's lock and replays every other process's ask from its hint (replayAsk), so these
+ * per-call costs are what the lock holds and what each process spends keeping up.
  */
-export const WORKERS_WORKLOAD = {seed: 42, trialsPerProcess: 160, processes: [1, 2, 4, 8]} as const
+export {WORKERS_WORKLOAD}
 
 export interface WorkloadRow {
   readonly processes: number

@@ -1,11 +1,12 @@
 import {describe, expect, it} from 'vitest'
-import {STEADY_STATE_TRIALS_PER_PROCESS} from '../../src/commands/bench/workers.js'
+import BenchWorkers from '../../src/commands/bench/workers.js'
 import BenchBohbOverhead from '../../src/commands/bench/bohb-overhead.js'
 import {WORKERS_WORKLOAD} from '../../src/search/overhead.js'
 
 describe("kt bench bohb-overhead's workers workload", () => {
   it("is kt bench workers' default workload (trials per process), and its help says so", () => {
-    expect(WORKERS_WORKLOAD.trialsPerProcess).toBe(STEADY_STATE_TRIALS_PER_PROCESS)
+    expect(WORKERS_WORKLOAD.trialsPerProcess).toBe(BenchWorkers.flags['trials-per-process'].default)
+    expect(BenchWorkers.flags.processes.default).toBe(WORKERS_WORKLOAD.processes.join(','))
     expect(BenchBohbOverhead.description).toContain(`seed ${WORKERS_WORKLOAD.seed}, ${WORKERS_WORKLOAD.trialsPerProcess} trials per worker process`)
   })
 })

@@ -1,16 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {WORKERS_WORKLOAD} from '../../search/workers-workload.js'
 
-/**
- * Trials per worker process in each `kt bench workers` configuration by default. A worker's first
- * few dozen trials run on code V8 has not optimised yet (its optimiser copy, the pg client, the
- * runner): measured 03:35-03:38 on 2026-12-02 in one sitting (load 3.7-5.2), alternating, worker
- * CPU per trial was 7.0-8.1 ms over 40 trials per process and 5.4-5.9 ms over 160, and the share
- * of ideal at 4 / 8 processes 75.6-84.2 / 60.7-62.9% against 85.3-89.5 / 73.5-75.9%. A study
- * long enough to need many machines runs at the steady-state rate, which 160 trials (about 9 s
- * per configuration) approaches; the whole window is still counted, warm-up and the end included.
- */
-export const STEADY_STATE_TRIALS_PER_PROCESS = 160
 
 export default class BenchWorkers extends KtCommand {
   static override summary = 'Throughput of kt worker processes sharing one BOHB study on PostgreSQL, and the coordination cost per trial.'
@@ -19,9 +10,9 @@ export default class BenchWorkers extends KtCommand {
   static override examples = ['<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10', '<%= config.bin %> bench workers --processes 1,2 --trials-per-process 5 --noop-trials 10 --json', {description: 'After `kt db start`: the same measurement on that server instead of one started for the run.', command: '<%= config.bin %> bench workers --storage postgresql://kt@127.0.0.1:5433/kt --processes 1,2 --trials-per-process 5 --noop-trials 10'}]
   static override flags = {
     storage: Flags.string({description: 'A PostgreSQL database to use instead of a server started for the run.'}),
-    processes: Flags.string({description: 'Worker process counts, comma-separated.', default: '1,2,4,8'}),
+    processes: Flags.string({description: 'Worker process counts, comma-separated.', default: WORKERS_WORKLOAD.processes.join(',')}),
     'trial-ms': Flags.integer({description: 'How long each trial sleeps.', default: 50, min: 1}),
-    'trials-per-process': Flags.integer({description: `Trials per worker process in each configuration (${STEADY_STATE_TRIALS_PER_PROCESS}: long enough that a worker's first trials, run on code V8 has not optimised yet, do not dominate the throughput).`, default: STEADY_STATE_TRIALS_PER_PROCESS, min: 5}),
+    'trials-per-process': Flags.integer({description: `Trials per worker process in each configuration (${WORKERS_WORKLOAD.trialsPerProcess}: long enough that a worker's first trials, run on code V8 has not optimised yet, do not dominate the throughput).`, default: WORKERS_WORKLOAD.trialsPerProcess, min: 5}),
     'noop-trials': Flags.integer({description: 'Trials of the no-op measurement.', default: 300, min: 10}),
   }
 
