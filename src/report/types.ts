@@ -1,5 +1,5 @@
 import type {HoldoutReport} from '../search/holdout.js'
-import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
