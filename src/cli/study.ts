@@ -24,7 +24,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       validation_verdict: r.phases.validation?.verdict ?? null,
       properties_passed: r.phases.properties?.passed ?? null,
       leaks_found: r.phases.synthetic?.leaks_found ?? null,
-      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
+      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, run_verdict: r.seeds.run_verdict, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
       total_ms: r.timing.total_ms,
     }
     if (!(cmd as unknown as {jsonEnabled(): boolean}).jsonEnabled()) {
@@ -50,7 +50,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       if (r.seeds) {
         const s = r.seeds
         const spread = Object.entries(s.spread).map(([k, v]) => `${k} ${v.min.toFixed(2)}-${v.max.toFixed(2)}`).join(', ')
-        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; verdict holds on ${s.verdict_held} of ${s.seeds.length}`)
+        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; the run's verdict (${s.run_verdict.toUpperCase()}) holds on ${s.verdict_held} of ${s.seeds.length}`)
       }
       lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (phases took ${r.timing.total_ms} ms)`)
       lines.push(`  verdict: ${verdict.verdict.toUpperCase()}${verdict.reasons.length ? ` (${verdict.reasons.join('; ')})` : ''}; exit ${verdict.exitCode}`)

@@ -245,13 +245,13 @@ function pct(x: number, digits = 1): string {
 
 function seedCheck(s: SeedRobustness): string[] {
   const names = Object.keys(s.spread)
-  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). The verdict holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
+  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). ${s.run_verdict ? `The run's verdict (${s.run_verdict.toUpperCase()})` : 'The verdict'} holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
   out.push(`| seed | ${names.join(' | ')} | objective | verdict |`, `|---:|${names.map(() => '---:').join('|')}|---:|---|`)
   for (const r of s.per_seed) {
     const w = r.optimum as Record<string, number>
-    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `FAIL${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
+    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `${r.verdict === 'not-validated' ? 'NOT VALIDATED' : 'FAIL'}${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
   }
   out.push(`| range | ${names.map((n) => `${s.spread[n].min.toFixed(2)}-${s.spread[n].max.toFixed(2)}`).join(' | ')} | | |`)
-  out.push(`| sd | ${names.map((n) => s.spread[n].sd.toFixed(3)).join(' | ')} | | |`, '')
+  out.push(`| sd | ${names.map((n) => (s.spread[n].sd === null ? 'n/a' : s.spread[n].sd.toFixed(3))).join(' | ')} | | |`, '')
   return out
 }

@@ -247,10 +247,12 @@ export interface PhaseResults {
 /** The search and validation re-run for other seeds (kt run --seeds): how far the optimum moves, and whether the verdict holds on each. */
 export interface SeedRobustness {
   seeds: number[]
-  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; failed: string[]; note?: string}>
-  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds. */
-  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number}>
-  /** Seeds on which the validation verdict is a pass. */
+  /** The run's own validation verdict (its seed), which each seed's verdict is compared with. */
+  run_verdict: ValidationResult['verdict']
+  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; verdict: ValidationResult['verdict']; failed: string[]; note?: string}>
+  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds (sd null for one seed: undefined). */
+  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number | null}>
+  /** Seeds whose validation verdict is the run's own (run_verdict), pass or not. */
   verdict_held: number
   verdict_holds_on_every_seed: boolean
 }
