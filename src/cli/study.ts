@@ -34,7 +34,8 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
         const audits = r.phases.synthetic.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id})))
         const leaks = audits.filter((a) => a.verdict === 'leak')
         const constant = audits.filter((a) => a.verdict === 'constant')
-        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}`)
+        const tooFew = [...new Set(audits.filter((a) => a.verdict === 'too-few-rows').map((a) => a.dataset))]
+        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}${tooFew.length ? `, not evaluable on ${tooFew.join(', ')} (too few rows)` : ''}`)
       }
       if (r.phases.ablation) lines.push(`  ablation: ${r.phases.ablation.headline}`)
       if (r.phases.search) {

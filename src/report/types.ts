@@ -1,5 +1,5 @@
 import type {HoldoutReport} from '../search/holdout.js'
-import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
@@ -47,7 +47,8 @@ export interface PropertiesResult {
 
 export interface SignalAuditRecord {
   signal: string
-  verdict: 'ok' | 'leak' | 'constant'
+  /** too-few-rows: fewer rows than the audit needs to flag an exact copy of the label (LEAKAGE_MIN_ROWS); not a pass. */
+  verdict: 'ok' | 'leak' | 'constant' | 'too-few-rows'
   dependence: number | null
   spearman: number | null
   reason: string
@@ -70,6 +71,7 @@ export interface DatasetSummary {
 
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
 
