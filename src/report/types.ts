@@ -47,7 +47,8 @@ export interface PropertiesResult {
 
 export interface SignalAuditRecord {
   signal: string
-  verdict: 'ok' | 'leak' | 'constant'
+  /** too-few-rows: fewer rows than the audit needs to flag an exact copy of the label (LEAKAGE_MIN_ROWS); not a pass. */
+  verdict: 'ok' | 'leak' | 'constant' | 'too-few-rows'
   dependence: number | null
   spearman: number | null
   reason: string
@@ -70,6 +71,7 @@ export interface DatasetSummary {
 
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
 
