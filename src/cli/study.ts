@@ -67,13 +67,24 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
 }
 
 export interface RunVerdict {
-  readonly verdict: 'pass' | 'fail' | 'not-validated'
+  /** n/a: a partial run (kt phase N) in which the validation did not run; it is never called a pass. */
+  readonly verdict: 'pass' | 'fail' | 'not-validated' | 'n/a'
   readonly reasons: string[]
-  /** 0 pass; 1 an acceptance criterion failed (properties violated, a leak flagged, validation failed) or the validation had nothing to validate on. */
+  /**
+   * 0 pass, or n/a with nothing failed in the phases that ran; 1 an acceptance criterion failed
+   * (properties violated, a leak flagged, validation failed) or the validation had nothing to validate on.
+   */
   readonly exitCode: 0 | 1
 }
 
-/** The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing to validate on is not a pass. */
+/** Why a run without the validation phase has no verdict (the reason printed with n/a). */
+export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did not run, so nothing was validated'
+
+/**
+ * The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing
+ * to validate on is not a pass (not-validated, exit 1); a partial run without the validation is
+ * n/a (exit 0 when nothing that ran failed: properties, leakage audit).
+ */
 export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   const reasons: string[] = []
   if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
@@ -86,5 +97,7 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   }
   if (reasons.length) return {verdict: 'fail', reasons, exitCode: 1}
   if (v && v.verdict === 'not-validated') return {verdict: 'not-validated', reasons: [v.note ?? 'nothing was validated'], exitCode: 1}
+  // nothing that ran failed, but without a validation there is nothing to call a pass
+  if (!v) return {verdict: 'n/a', reasons: [NOT_VALIDATED_PARTIAL], exitCode: 0}
   return {verdict: 'pass', reasons: [], exitCode: 0}
 }

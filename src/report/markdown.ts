@@ -53,6 +53,9 @@ function summary(p: Partial<PhaseResults>): string[] {
     const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
     const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
     lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
+  } else {
+    // a partial run (kt phase N) that never reached the validation has no verdict to give
+    lines.push('- Verdict: **n/a**: the validation (phase 5) did not run in this partial run, so nothing here is validated.')
   }
   return lines
 }

@@ -79,8 +79,18 @@ describe('kt run', () => {
   it('resumes: reuses finished phases from an interrupted run', () => {
     const r = kt(['phase', 'search', '--seed', '42', '--out', join(dir, 'a'), '--resume', '--json'])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout).verdict).toBe('pass')
+    expect(JSON.parse(r.stdout).verdict).toBe('n/a')
     expect(JSON.parse(r.stdout).reused_phases).toEqual(['search'])
+  })
+
+  it('never calls a partial run that did not validate a PASS: n/a, exit 0 when nothing that ran failed', () => {
+    const r = kt(['phase', '3', '--out', join(dir, 'p3'), '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({verdict: 'n/a', verdict_reasons: ['partial run: the validation (phase 5) did not run, so nothing was validated'], validation_verdict: null})
+    const text = kt(['phase', '3', '--out', join(dir, 'p3')])
+    expect(text.stdout).toMatch(/verdict: N\/A \(partial run: the validation \(phase 5\) did not run, so nothing was validated\); exit 0/)
+    expect(text.stdout).not.toMatch(/PASS/)
+    expect(readFileSync(join(dir, 'p3', 'report.md'), 'utf8')).toMatch(/- Verdict: \*\*n\/a\*\*: the validation \(phase 5\) did not run/)
   })
 })
 
