@@ -5,7 +5,7 @@
  */
 import type {Config} from '../space/index.js'
 import {dominates, hypervolume2d, paretoFront, type Sense} from '../stats/pareto.js'
-import {axisScale, scaleNote} from '../report/scale.js'
+import {axisScale, scaleNote} from '../util/axis-scale.js'
 
 export interface FrontPoint {
   readonly trialId: number
@@ -93,7 +93,7 @@ export interface LowerBudgetPoint extends FrontPoint {
  * Vega-lite scatter of every trial: the front (step line and points), the dominated trials and,
  * faint, the trials at lower budgets, so a reviewer sees every configuration tried and why only a
  * few reached the front. The quality axis names its metric; the latency axis says it is the cost
- * model's estimate and goes logarithmic by the rule of src/report/scale.ts. Hover: the trial's
+ * model's estimate and goes logarithmic by the rule of src/util/axis-scale.ts. Hover: the trial's
  * configuration and every metric; drag and wheel: pan and zoom.
  */
 export function frontChartSpec(report: FrontReport, options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {}): Record<string, unknown> {
