@@ -30,6 +30,7 @@ export default class RerankTune extends KtCommand {
     const {trainLambdaMart} = await import('../../rank/lambdamart.js')
     const {toSavedModel, writeModel} = await import('../../rank/model.js')
     const {snakeKeys} = await import('../../util/json-keys.js')
+    const {dataSha256} = await import('../../rank/provenance.js')
     const {carveValidation} = await import('../../rank/dataset.js')
     const {InputError} = await import('../../util/errors.js')
     const {withEngineScoreFeature} = await import('../../rank/report.js')
@@ -52,7 +53,9 @@ export default class RerankTune extends KtCommand {
       let model: string | undefined
       if (flags.save) {
         const outcome = trainLambdaMart(data.train, result.best.params, {valid: data.valid!})
-        writeModel(flags.save, toSavedModel(outcome.model, snakeKeys({...result.best.params}) as Record<string, unknown>, {valid: {'ndcg@10': result.best.valid_ndcg10}}, flags.valid ? {train: flags.data, valid: flags.valid} : {train: flags.data}, data.train.pool))
+        // valid (or the share of --data carved off as valid) selected the configuration: the deploy gate refuses to judge on it; test is held out
+        const files = Object.fromEntries(Object.entries({train: flags.data, valid: flags.valid, test: flags.test}).filter(([, path]) => path !== undefined)) as Record<string, string>
+        writeModel(flags.save, toSavedModel(outcome.model, snakeKeys({...result.best.params}) as Record<string, unknown>, {valid: {'ndcg@10': result.best.valid_ndcg10}}, files, data.train.pool, dataSha256(files)))
         model = flags.save
       }
       const out = {...result, model}
