@@ -357,6 +357,8 @@ function checkReason(reason: string | undefined): string | undefined {
 interface PreGate {
   gate: GateData | undefined
   record: GateRecord | null
+  /** The candidate's NDCG@10 on the gate data (judged queries). */
+  candidateNdcg10: number | null
   engine: DeployComparison | undefined
   engineOrder: string | null
   /** Why the gate refuses regardless of the comparisons (only when forced: otherwise these throw). */
@@ -381,7 +383,7 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
   if (candidate.trees.length === 0) {
     throw new InputError(`${modelPath} field trees`, 'at least one tree (a model without trees scores every candidate equally)', 'none')
   }
-  const pre: PreGate = {gate: gateData(candidate, options), record: null, engine: undefined, engineOrder: null, refusals: [], notes: [], margin}
+  const pre: PreGate = {gate: gateData(candidate, options), record: null, candidateNdcg10: null, engine: undefined, engineOrder: null, refusals: [], notes: [], margin}
   const {gate} = pre
   if (!gate) {
     const got = candidate.data.test !== undefined ? `${candidate.data.test}, which no longer exists` : 'none (trained without --test), and no --holdout'
@@ -399,10 +401,13 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
     }
     if (candidate.data_sha256 === undefined) pre.notes.push(`${modelPath} records no data hashes (saved by an older kt): the held-out file was checked against its training and validation files by path only`)
     else if (gate.chosen_by !== '--holdout' && candidate.data_sha256.test !== undefined && candidate.data_sha256.test !== gate.sha256) pre.notes.push(`${gate.file} changed since training (its sha256 differs from the recorded one)`)
+    const data = validationData(gate.data, candidate, modelPath)
+    const evaluator = reportEvaluator(data)
+    const scores = scoreDataset(fromSavedModel(candidate), data)
+    pre.candidateNdcg10 = evaluator.report(scores)[METRIC]
     const order = options.engineOrder ?? defaultEngineOrder(gate.data)
     if (order) {
-      const data = validationData(gate.data, candidate, modelPath)
-      pre.engine = comparison('engine', reportEvaluator(data), scoreDataset(fromSavedModel(candidate), data), engineOrderScores(gate.data, order), gate.file, margin)
+      pre.engine = comparison('engine', evaluator, scores, engineOrderScores(gate.data, order), gate.file, margin)
       pre.engineOrder = `${describeEngineOrder(order)} of ${gate.file}`
     } else if (force === undefined) {
       throw new InputError(
@@ -442,7 +447,7 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
   }
   const judged = comparisons[0]?.queries
   if (judged !== undefined && judged < GATE_ROUGH_BELOW_QUERIES) notes.push(`only ${judged} judged held-out queries: below ${GATE_ROUGH_BELOW_QUERIES} the bootstrap interval undercovers, so the verdict is rough`)
-  const candidateScore = comparisons[0]?.candidate_ndcg10 ?? null
+  const candidateScore = pre.candidateNdcg10
   const currentScore = comparisons.find((c) => c.baseline === 'current')?.baseline_ndcg10 ?? null
   const outcome = {
     current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: gate?.file ?? null, gate: pre.record, removed: [] as string[],
