@@ -3,7 +3,7 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class RerankTune extends KtCommand {
   static override summary = 'Search LambdaMART\'s learning rate, leaves, min-data, L2, feature fraction and truncation with kt\'s optimiser on validation NDCG@10.'
-  static override description = `Runs a study (BOHB by default, with the number of trees as the fidelity) over the reranker's regularisation, each fit stopping early on --valid; the configuration with the best validation NDCG@10 at the full tree count is chosen if it beats kt rerank train's defaults on --valid, else the defaults are kept. With --test, both are scored once on the test split and the difference gets a paired bootstrap interval. --save writes the chosen model for kt rerank deploy.`
+  static override description = `Runs a study (BOHB by default, with the number of trees as the fidelity) over the reranker's regularisation, each fit stopping early on --valid; the configuration with the best validation NDCG@10 at the full tree count is chosen if it beats kt rerank train's defaults on --valid, else the defaults are kept. With --test, both are scored once on the test split and the difference gets a paired bootstrap interval. --save writes the chosen model for kt rerank deploy, with the data files and their sha256: the deploy gate judges it on --test, never on the data it was tuned on.`
   static override examples = [
     '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt --trials 30 --trees 30',
     '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid-fraction 0.25 --trials 20 --trees 30 --save reports/ltr-tuned.json --json',
