@@ -184,7 +184,8 @@ export default class Search extends KtCommand {
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
         const held = await engineHoldout(engineSpec, outcome)
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, held?.report, held?.validation)
+        // the study's name alone: --storage may hold a database password, and profiles are deployed and shared
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, outcome.study.name, held?.report, held?.validation)
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (held) Object.assign(view.json, {validation: held.validation})
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)

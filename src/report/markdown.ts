@@ -37,7 +37,7 @@ function summary(p: Partial<PhaseResults>): string[] {
     const ok = p.properties.properties.filter((x) => x.violations === 0).length
     lines.push(`- Properties: ${ok} of ${p.properties.properties.length} hold (${p.properties.properties.reduce((n, x) => n + x.cases, 0)} cases).`)
   }
-  if (p.synthetic) lines.push(`- Leakage audit: ${p.synthetic.leaks_found === 0 ? 'no signal is a function of the label and none is constant' : `${p.synthetic.leaks_found} flagged signal(s), see Phase 2`}.`)
+  if (p.synthetic) lines.push(`- Leakage audit: ${leakageSummary(p.synthetic)}.`)
   if (p.ablation) lines.push(`- Ablation: ${p.ablation.headline}`)
   if (p.search) {
     const s = p.search
@@ -53,8 +53,26 @@ function summary(p: Partial<PhaseResults>): string[] {
     const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
     const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
     lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
+  } else {
+    // a partial run (kt phase N) that never reached the validation has no verdict to give
+    lines.push('- Verdict: **n/a**: the validation (phase 5) did not run in this partial run, so nothing here is validated.')
   }
   return lines
+}
+
+function leakageSummary(r: PhaseResults['synthetic']): string {
+  const audits = r.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id, turns: d.turns})))
+  const of = (verdict: string) => audits.filter((a) => a.verdict === verdict)
+  const leaks = of('leak'), constant = of('constant'), tooFew = of('too-few-rows')
+  if (leaks.length + constant.length + tooFew.length === 0) return 'no signal is a function of the label and none is constant'
+  const parts: string[] = []
+  if (leaks.length) parts.push(`${leaks.length} signal(s) flagged as a function of the label (${leaks.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})`)
+  if (constant.length) parts.push(`${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})`)
+  if (tooFew.length) {
+    const sets = [...new Map(tooFew.map((a) => [a.dataset, a.turns])).entries()]
+    parts.push(`not evaluable on ${sets.map(([id, n]) => `${id} (${n} rows)`).join(', ')}: too few rows to flag even an exact copy of the label`)
+  }
+  return `${parts.join('; ')}; see Phase 2`
 }
 
 function properties(r: PhaseResults['properties']): string[] {
@@ -245,13 +263,13 @@ function pct(x: number, digits = 1): string {
 
 function seedCheck(s: SeedRobustness): string[] {
   const names = Object.keys(s.spread)
-  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). The verdict holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
+  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). ${s.run_verdict ? `The run's verdict (${s.run_verdict.toUpperCase()})` : 'The verdict'} holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
   out.push(`| seed | ${names.join(' | ')} | objective | verdict |`, `|---:|${names.map(() => '---:').join('|')}|---:|---|`)
   for (const r of s.per_seed) {
     const w = r.optimum as Record<string, number>
-    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `FAIL${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
+    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `${r.verdict === 'not-validated' ? 'NOT VALIDATED' : 'FAIL'}${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
   }
   out.push(`| range | ${names.map((n) => `${s.spread[n].min.toFixed(2)}-${s.spread[n].max.toFixed(2)}`).join(' | ')} | | |`)
-  out.push(`| sd | ${names.map((n) => s.spread[n].sd.toFixed(3)).join(' | ')} | | |`, '')
+  out.push(`| sd | ${names.map((n) => (s.spread[n].sd === null ? 'n/a' : s.spread[n].sd.toFixed(3))).join(' | ')} | | |`, '')
   return out
 }

@@ -1,5 +1,5 @@
 import type {HoldoutReport} from '../search/holdout.js'
-import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
@@ -47,7 +47,8 @@ export interface PropertiesResult {
 
 export interface SignalAuditRecord {
   signal: string
-  verdict: 'ok' | 'leak' | 'constant'
+  /** too-few-rows: fewer rows than the audit needs to flag an exact copy of the label (LEAKAGE_MIN_ROWS); not a pass. */
+  verdict: 'ok' | 'leak' | 'constant' | 'too-few-rows'
   dependence: number | null
   spearman: number | null
   reason: string
@@ -70,6 +71,7 @@ export interface DatasetSummary {
 
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
 
@@ -247,10 +249,12 @@ export interface PhaseResults {
 /** The search and validation re-run for other seeds (kt run --seeds): how far the optimum moves, and whether the verdict holds on each. */
 export interface SeedRobustness {
   seeds: number[]
-  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; failed: string[]; note?: string}>
-  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds. */
-  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number}>
-  /** Seeds on which the validation verdict is a pass. */
+  /** The run's own validation verdict (its seed), which each seed's verdict is compared with. */
+  run_verdict: ValidationResult['verdict']
+  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; verdict: ValidationResult['verdict']; failed: string[]; note?: string}>
+  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds (sd null for one seed: undefined). */
+  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number | null}>
+  /** Seeds whose validation verdict is the run's own (run_verdict), pass or not. */
   verdict_held: number
   verdict_holds_on_every_seed: boolean
 }

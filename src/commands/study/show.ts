@@ -40,7 +40,8 @@ export default class StudyShow extends KtCommand {
         if (best) this.log(`  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`)
         if (top.length > 0) this.log(`  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`)
       }
-      const {analyzeStudy, analyzeObjectiveStudy, isBiObjective} = await import('../../search/analysis.js')
+      const {analyzeObjectiveStudy} = await import('../../search/analysis.js')
+      const {analyzeStudy, isBiObjective} = await import('../../eval/retrieval-analysis.js')
       const spec = study.objective as {name?: string; options?: {file?: unknown}}
       const {existsSync} = await import('node:fs')
       if (spec.name === 'engine' && typeof spec.options?.file === 'string' && existsSync(spec.options.file)) {
