@@ -58,7 +58,7 @@ function leakageFindings(ctx: PhaseContext): LeakageFinding[] {
 export function importanceValidation(v: ValidationResult | undefined): ProfileValidation {
   if (!v) return notValidated('the validation phase did not run')
   if (v.verdict === 'not-validated' || v.datasets.length === 0) return notValidated(v.note ?? 'nothing was validated')
-  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset})))
+  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset, ...(c.confidence === undefined ? {} : {confidence: c.confidence})})))
   return validationFrom(criteria, v.datasets.map((d) => d.dataset), v.note ?? null)
 }
 

@@ -188,6 +188,8 @@ export interface CriterionVerdict {
   /** False when the metric is undefined here (e.g. a relative token change from a baseline of 0 tokens): not a pass. Absent in older reports. */
   evaluable?: boolean
   note?: string
+  /** For a metric read from an interval (spearman_delta_abs_ci_low): that interval's confidence level, the plan's bootstrap.confidence. */
+  confidence?: number
 }
 
 export interface ValidationDataset {
