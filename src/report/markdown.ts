@@ -222,7 +222,7 @@ function deploy(d: PhaseResults['deploy']): string[] {
   return ['## Phase 6: profiles', '',
     '| profile | weights | files |', '|---|---|---|',
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
-    '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
+    '', `Deploy one with \`kt deploy PROFILE.json --target T\` (the gate reads its verdict); \`kt rollback --target T\` restores the profile the last deploy replaced, from T's locked history. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
     ...(d.retrieval ? [
       `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial}${p.verdict ? `, validation ${p.verdict}` : ''})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}${d.retrieval.routed_verdict ? `, validation ${d.retrieval.routed_verdict}` : ''}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
   ]
