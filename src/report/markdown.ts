@@ -9,7 +9,7 @@ export function renderMarkdown(r: Report): string {
   const p = r.phases
   out.push(`# kt study: ${r.run.plan.name}`, '')
   out.push(`Run \`${r.run.id}\` · seed ${r.run.seed} · plan \`${r.run.plan.file}\` (sha256 ${r.run.plan.sha256_12}) · kt ${r.run.kt_version} · phases run: ${r.run.phases_run.join(', ')}`, '')
-  out.push('## Summary', '', ...summary(p), '')
+  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))

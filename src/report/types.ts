@@ -269,6 +269,8 @@ export interface Report {
     phases_requested: PhaseName[]
     phases_run: PhaseName[]
     kt_version: string
+    /** About the inputs, e.g. held-out turns whose text is also in the tuning set (absent when there is none). */
+    warnings?: string[]
   }
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
