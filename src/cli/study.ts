@@ -48,7 +48,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       }
       if (r.phases.validation) {
         const v = r.phases.validation
-        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
         const reasons = [...(v.leakage_flagged?.length ? [v.note ?? 'leakage flagged'] : []), ...failed]
         lines.push(`  validation: ${v.verdict === 'not-validated' ? `NOT VALIDATED (${v.note})` : v.verdict === 'pass' ? 'PASS' : `FAIL (${reasons.join('; ')})`}`)
       }
@@ -96,7 +96,7 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   if (leaks.length) reasons.push(`the leakage audit flagged ${leaks.join(', ')}`)
   const v = r.phases.validation
   if (v && v.verdict === 'fail') {
-    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
     if (failed.length) reasons.push(`validation failed: ${failed.join(', ')}`)
   }
   if (reasons.length) return {verdict: 'fail', reasons, exitCode: 1}

@@ -45,10 +45,10 @@ function summary(p: Partial<PhaseResults>): string[] {
   }
   if (p.validation) {
     for (const d of p.validation.datasets) {
-      const verdicts = d.verdicts.map((v) => `${v.id} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ')
-      lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
+      const verdicts = d.verdicts.map((v) => `${v.id} ${verdictWord(v)}`).join(', ')
+      lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${tokenChange(d.token_budget_change)}; ${verdicts}.`)
     }
-    const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
+    const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}${v.evaluable === false ? ' (not evaluable)' : ''}`))
     // reports before the verdict field: a note meant "not validated"
     const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
     const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
@@ -197,14 +197,14 @@ function validation(v: PhaseResults['validation']): string[] {
       '| measure | baseline | optimum | change |', '|---|---|---|---|',
       `| Pearson | ${ci(d.baseline.pearson)} | ${ci(d.optimum.pearson)} | ${delta(d.delta.pearson)} |`,
       `| Spearman | ${ci(d.baseline.spearman)} | ${ci(d.optimum.spearman)} | ${delta(d.delta.spearman)} |`,
-      `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval) |`,
+      `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${d.token_budget_change.value === null ? `n/a: ${d.token_budget_change.note ?? 'undefined'}` : `${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval)`} |`,
       '',
       `Mean per-turn change: ${signed(d.mean_change.value)} [${signed(d.mean_change.low)}, ${signed(d.mean_change.high)}] (absolute, ${d.mean_change.unit}, bootstrap ${pct(d.mean_change.confidence, 0)}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
       '', 'Detail-level transitions (rows: baseline, columns: optimum):', '',
       `| baseline \\ optimum | ${d.levels.order.join(' | ')} |`, `|---|${d.levels.order.map(() => '---:').join('|')}|`,
       ...d.levels.order.map((l, i) => `| ${l} | ${d.levels.transitions[i].join(' | ')} |`),
       '', '| criterion | metric | threshold | value | verdict |', '|---|---|---|---:|---|',
-      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${criterionValue(c.metric, c.value)} | ${c.passed ? 'PASS' : '**FAIL**'} |`), '')
+      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${c.value === null && c.note ? `undefined (${c.note.replace(/^not evaluable: /, '')})` : criterionValue(c.metric, c.value)} | ${c.evaluable === false ? '**NOT EVALUABLE** (not a pass)' : c.passed ? 'PASS' : '**FAIL**'} |`), '')
   }
   return out
 }
@@ -221,6 +221,14 @@ function deploy(d: PhaseResults['deploy']): string[] {
 
 function charts(v: PhaseResults['visualize']): string[] {
   return ['## Phase 7: charts', '', ...v.charts.flatMap((c) => [`### ${c.title}`, '', `![${c.title}](${c.png})`, '', `Spec: [${c.spec}](${c.spec}) · [SVG](${c.svg})`, ''])]
+}
+
+function verdictWord(v: PhaseResults['validation']['datasets'][number]['verdicts'][number]): string {
+  return v.evaluable === false ? 'NOT EVALUABLE' : v.passed ? 'PASS' : 'FAIL'
+}
+
+function tokenChange(c: PhaseResults['validation']['datasets'][number]['token_budget_change']): string {
+  return c.value === null ? `n/a (${c.note ?? 'undefined'})` : `${signed(c.value, 1)}% (relative)`
 }
 
 /** A criterion's value in its own unit: relative token changes as percentages, correlations as numbers. */

@@ -181,8 +181,13 @@ export interface CriterionVerdict {
   metric: string
   op: string
   threshold: number
+  /** null: the metric is undefined on this dataset (evaluable false, note says why). */
   value: number | null
+  /** Never true when the criterion could not be evaluated. */
   passed: boolean
+  /** False when the metric is undefined here (e.g. a relative token change from a baseline of 0 tokens): not a pass. Absent in older reports. */
+  evaluable?: boolean
+  note?: string
 }
 
 export interface ValidationDataset {
@@ -194,7 +199,8 @@ export interface ValidationDataset {
   baseline: {pearson: Interval; spearman: Interval; token_budget: number}
   optimum: {pearson: Interval; spearman: Interval; token_budget: number}
   delta: {pearson: DeltaInterval; spearman: DeltaInterval}
-  token_budget_change: {kind: 'relative'; unit: '%'; value: number}
+  /** null value (with a note) when the baseline keeps 0 tokens: a relative change from 0 is undefined. */
+  token_budget_change: {kind: 'relative'; unit: '%'; value: number | null; note?: string}
   levels: {order: string[]; baseline_counts: number[]; optimum_counts: number[]; transitions: number[][]}
   scatter: Array<{truth: number; baseline: number; optimum: number}>
   verdicts: CriterionVerdict[]

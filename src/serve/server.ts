@@ -351,7 +351,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     else if (config !== undefined) spec.profile = config as TenantSpec['profile']
     if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery})
+    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds would freeze every tenant's requests
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}

@@ -8,6 +8,7 @@ import type {Config, ParamSpace} from '../space/index.js'
 import {dirname, join, resolve} from 'node:path'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
+import {checkGridLimit, DEFAULT_SIMPLEX_STEP, gridPointCount, gridTrialLimit} from '../search/grid.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
@@ -113,6 +114,13 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
   if (canonical(stored.space) !== canonical(wanted.space)) out.push('searched space (--range/--floor/--fix)')
   return out
 }
+/** A grid study whose limits cannot reach every grid point is refused, before anything is stored (src/search/grid.ts). */
+function checkGridStudy(name: string, optimizer: string, space: ParamSpace, options: StoredOptions): void {
+  if (optimizer !== 'grid' || options.settings.gridPoints === undefined) return
+  const points = gridPointCount(space, options.settings.gridPoints, options.settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
+  checkGridLimit(`study ${name}: --optimizer grid`, points, options.settings.gridPoints, gridTrialLimit(options.maxTrials, options.maxBudget), options.settings.gridSubset)
+}
+
 /** Where trials of a study without a folder (PostgreSQL) keep their files. */
 export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
 
@@ -123,11 +131,25 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
   if (options.workers !== undefined && options.workers > MAX_WORKERS_PER_PROCESS)
     throw new InputError('--workers', `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`, String(options.workers))
-  const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
+  // A new study's objective (its engine file, its data) is built before the store is opened: bad
+  // input is refused without leaving an empty study file behind.
+  let objective: Objective | undefined = !options.resume && options.objective && !options.objectiveInstance ? await createObjective(options.objective) : undefined
+  let objectiveClosed = false
+  const closeObjective = async (): Promise<void> => {
+    if (objectiveClosed || options.objectiveInstance) return
+    objectiveClosed = true
+    await objective?.close?.()
+  }
+  let store: StudyStorage
+  try {
+    store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
+  } catch (error) {
+    await closeObjective()
+    throw error
+  }
   try {
     const now = new Date().toISOString()
     let record: StudyRecord
-    let objective: Objective
     if (options.resume) {
       const flag = options.studyFlag ?? '--resume'
       if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
@@ -142,6 +164,8 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxBudget: options.maxBudget ?? stored.maxBudget,
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
+      // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
+      if (options.maxTrials !== undefined || options.maxBudget !== undefined) checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated)
       // workers joining without new limits write nothing
       if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}
@@ -149,10 +173,10 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
       const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
       const seed = options.seed ?? DEFAULT_SEED
-      objective = options.objectiveInstance ?? (await createObjective(options.objective))
+      objective = options.objectiveInstance ?? objective ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {
-        settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials),
+        settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials, options.maxBudget),
         fixed,
         maxTrials: options.maxTrials,
         maxBudget: options.maxBudget,
@@ -167,6 +191,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         seed,
         space,
       }
+      checkGridStudy(wanted.name, optimizerName, space, stored)
       // The same command run again continues its study (or reports it finished); different
       // arguments under the same name are refused with what differs.
       const existing = await store.getStudy(wanted.name)
@@ -189,21 +214,22 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const ok = trials.filter((t) => t.status === 'ok').length
       const failed = trials.filter((t) => t.status === 'failed').length
       const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
-      if (!options.objectiveInstance) await objective.close?.()
+      await closeObjective()
       return {study: record, summary, trials, best: incumbent(trials)}
     }
     // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
     // ./kt-studies (a PostgreSQL study has no folder of its own)
     const artifactsDir =
       options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
+    const live = objective
     let summary: RunSummary
     try {
       summary = await runStudy({
       storage: store,
       study: record.name,
       seed: record.seed,
-      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings),
-      objective,
+      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
+      objective: live,
       objectiveSpec: record.objective as ObjectiveSpec,
       fixed: stored.fixed,
       workers: options.workers,
@@ -221,11 +247,13 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     })
     } finally {
       // an interrupted study leaves no process or connection of its objective behind
-      if (!options.objectiveInstance) await objective.close?.()
+      await closeObjective()
     }
     const trials = await store.trials(record.name)
     return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {
+    // also when the study was refused before it ran (a stored study with other arguments)
+    await closeObjective()
     if (!options.store) await store.close()
   }
 }
