@@ -227,7 +227,7 @@ export function phaseOutputs(name: PhaseName, result: unknown): string[] {
   }
   if (name === 'deploy') {
     const r = result as DeployResult
-    return [...r.profiles.flatMap((p) => p.files), r.rollback_script, ...(r.retrieval ? [...r.retrieval.domain.flatMap((p) => p.files), ...r.retrieval.routed_files] : [])]
+    return [...r.profiles.flatMap((p) => p.files), ...(r.retrieval ? [...r.retrieval.domain.flatMap((p) => p.files), ...r.retrieval.routed_files] : [])]
   }
   if (name === 'visualize') return (result as VisualizeResult).charts.flatMap((c) => [c.spec, c.svg, c.png])
   return []
