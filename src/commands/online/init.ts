@@ -5,16 +5,16 @@ import {InputError} from '../../util/errors.js'
 
 export default class OnlineInit extends KtCommand {
   static override summary = 'Create a tenant\'s bandits, with the prior taken from a deployed profile.'
-  static override description = 'Each tuned parameter is cut into 10 bins (log-scale parameters in log space; categoricals one arm per choice; simplex members binned and projected back onto the floored simplex); every bin is an arm with its own Dirichlet posterior over reward levels (Beta for --levels 2). Bins near the profile\'s value start with extra prior mass (--prior-strength pseudo-observations of the top level on the profile\'s bin, spread to its neighbours): with the default 2 a new tenant explores around its profile from its first query; 10-30 keep it near the profile until evidence outweighs them. --feedback says what the tenant will send: implicit uses (a query whose 5-minute window closes unused is a 0; labels, if sent too, add evidence) or labels only (no window; --used is refused). The settings are fixed at creation and kept in the tenant\'s log.'
+  static override description = 'A --profile becomes the prior only through the deploy gate, as with kt deploy: one kt deploy refuses is refused with the same line and exit 1 unless --force --reason "why" (kept in the tenant\'s init record); a routed profile\'s per-type overrides seed each query type\'s bandits with --per-type and are refused without it. --engine keeps the engine file\'s parameter table beside the tenants only if none is kept under its name (a different one is refused). Each tuned parameter is cut into 10 bins (log-scale parameters in log space; categoricals one arm per choice; simplex members binned and projected back onto the floored simplex); every bin is an arm with its own Dirichlet posterior over reward levels (Beta for --levels 2). Bins near the profile\'s value start with extra prior mass (--prior-strength pseudo-observations of the top level on the profile\'s bin, spread to its neighbours): with the default 2 a new tenant explores around its profile from its first query; 10-30 keep it near the profile until evidence outweighs them. --feedback says what the tenant will send: implicit uses (a query whose 5-minute window closes unused is a 0; labels, if sent too, add evidence) or labels only (no window; --used is refused). The settings are fixed at creation and kept in the tenant\'s log.'
   static override examples = [
     '<%= config.bin %> online init --tenant acme',
     '<%= config.bin %> online init --tenant graded --feedback labels --prior-strength 10',
     {
-      description: "An external engine's parameters (after kt search --engine ... --out reports/kt-py, its profile as the prior):",
-      command: '<%= config.bin %> online init --tenant py --engine examples/python-engine/engine.json --profile reports/kt-py/profiles/best-quality.json --dir reports/kt-py/online',
+      description: "An external engine's parameters (after kt search --engine ... --out reports/kt-py, its profile as the prior). The profile passes the deploy gate as with kt deploy: the study's own measurements are no validation, so it needs --force and a reason, kept in the tenant's init record.",
+      command: '<%= config.bin %> online init --tenant py --engine examples/python-engine/engine.json --profile reports/kt-py/profiles/best-quality.json --dir reports/kt-py/online --force --reason "staging trial"',
     },
     {
-      description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile.',
+      description: 'After `kt run` (which writes the profiles): a tenant whose prior is a deployed domain profile (validated on held-out data, so the gate lets it through).',
       command: '<%= config.bin %> online init --tenant fin --profile reports/seed42-plan226273690f7b/profiles/retrieval-high-throughput.json --forgetting adaptive --levels 2',
     },
   ]
