@@ -33,7 +33,7 @@ export function runSynthetic(ctx: PhaseContext): SyntheticResult {
       leakage,
     }
   })
-  return {datasets, leaks_found: datasets.reduce((n, d) => n + d.leakage.filter((a) => a.verdict !== 'ok').length, 0)}
+  return {datasets, leaks_found: datasets.reduce((n, d) => n + d.leakage.filter((a) => a.verdict === 'leak' || a.verdict === 'constant').length, 0)}
 }
 
 /** The generator options a synthetic dataset records, or null for imported data. */

@@ -41,7 +41,7 @@ export function runValidation(ctx: PhaseContext): ValidationResult {
         pearson: correlationDelta(ctx, 'pearson', base.scores, opt.scores, ds),
         spearman: correlationDelta(ctx, 'spearman', base.scores, opt.scores, ds),
       },
-      token_budget_change: {kind: 'relative', unit: '%', value: base.tokenBudget > 0 ? (100 * (opt.tokenBudget - base.tokenBudget)) / base.tokenBudget : 0},
+      token_budget_change: tokenBudgetChange(base.tokenBudget, opt.tokenBudget),
       levels: {order: [...DETAIL_LEVELS], baseline_counts: counts(base.levels), optimum_counts: counts(opt.levels), transitions},
       scatter: Array.from(ds.truth, (truth, i) => ({truth, baseline: base.scores[i], optimum: opt.scores[i]})),
     }
@@ -67,11 +67,17 @@ function meanChange(changes: Float64Array, ctx: PhaseContext, id: string): Valid
   return {kind: 'absolute', unit: 'importance score (0-1)', value: mean(changes), low: r.low!, high: r.high!, confidence: r.confidence}
 }
 
-/** The value an acceptance metric takes on one dataset (token change as a fraction, not %). */
+/** The relative change of the tokens kept; undefined (null, with the reason) when the baseline keeps none. */
+export function tokenBudgetChange(baseline: number, optimum: number): ValidationDataset['token_budget_change'] {
+  if (baseline > 0) return {kind: 'relative', unit: '%', value: (100 * (optimum - baseline)) / baseline}
+  return {kind: 'relative', unit: '%', value: null, note: `the baseline keeps 0 tokens (the optimum ${optimum.toFixed(1)}), so a relative change is undefined`}
+}
+
+/** The value an acceptance metric takes on one dataset (token change as a fraction, not %); null when it is undefined there. */
 function metricValue(metric: AcceptanceCriterion['metric'], d: Omit<ValidationDataset, 'verdicts'>): number | null {
   switch (metric) {
     case 'token_budget_change_rel':
-      return d.token_budget_change.value / 100
+      return d.token_budget_change.value === null ? null : d.token_budget_change.value / 100
     case 'spearman_delta_abs':
       return d.delta.spearman.estimate
     case 'spearman_delta_abs_ci_low':
@@ -87,7 +93,17 @@ const COMPARE: Record<AcceptanceCriterion['op'], (a: number, b: number) => boole
   '<': (a, b) => a < b, '<=': (a, b) => a <= b, '>': (a, b) => a > b, '>=': (a, b) => a >= b,
 }
 
+/** Why a metric has no value on a dataset (it is then not evaluable there). */
+function undefinedBecause(metric: AcceptanceCriterion['metric'], d: Omit<ValidationDataset, 'verdicts'>): string {
+  if (metric === 'token_budget_change_rel') return d.token_budget_change.note ?? 'the relative token change is undefined'
+  if (metric === 'share_positive') return 'the share of turns scored higher is undefined'
+  return 'the correlation change is undefined (a constant score vector has no correlation)'
+}
+
+/** A criterion's verdict on one dataset: an undefined metric is "not evaluable", which is never a pass. */
 function verdict(c: AcceptanceCriterion, d: Omit<ValidationDataset, 'verdicts'>): CriterionVerdict {
   const value = metricValue(c.metric, d)
-  return {id: c.id, description: c.description, metric: c.metric, op: c.op, threshold: c.value, value, passed: value !== null && COMPARE[c.op](value, c.value)}
+  const base = {id: c.id, description: c.description, metric: c.metric, op: c.op, threshold: c.value, value}
+  if (value === null) return {...base, passed: false, evaluable: false, note: `not evaluable: ${undefinedBecause(c.metric, d)}`}
+  return {...base, passed: COMPARE[c.op](value, c.value), evaluable: true}
 }

@@ -87,7 +87,8 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   ensureDir(outDir)
   const progress = options.progress ?? (() => {})
   const requested = options.phases ?? PHASE_NAMES
-  const toRun = withPrerequisites(requested)
+  // the seed check compares every seed's verdict with the run's own: the run validates too
+  const toRun = withPrerequisites(options.checkSeeds ? [...requested, 'validation'] : requested)
   const charts = toRun.includes('visualize') ? memoizedRenderer(startChartRenderer()) : undefined
   const ctx = createContext(loaded, options.seed, outDir, progress, charts)
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}

@@ -77,13 +77,15 @@ class Index:
                 self.df[w] = self.df.get(w, 0) + 1
         self.newest = max((t["time"] for t in self.turns), default=0)
 
-    def bm25(self, query_terms, k1, b):
+    def bm25(self, query_terms, k1, b, work=None):
         n = len(self.docs)
         scores = [0.0] * n
         for w in set(query_terms):
             df = self.df.get(w)
             if not df:
                 continue
+            if work is not None:
+                work["scanned"] += n
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             for i, counts in enumerate(self.tf):
                 f = counts.get(w)
@@ -109,10 +111,14 @@ class MemoryEngine:
     def ingest(self, conversation_id, turns):
         self.indexes[conversation_id] = Index(turns)
 
-    def search(self, conversation_id, query, k, config):
+    def search(self, conversation_id, query, k, config, work=None):
+        """The ids of the k best turns. `work`, a dict, if given, receives the counted work of the
+        search (turns, term x turn postings scanned, candidates fused), which service.py's cost model reads."""
         config = full_config(config)
         index = self.indexes[conversation_id]
-        bm = index.bm25(tokens(query), config["bm25.k1"], config["bm25.b"])
+        if work is not None:
+            work.update(turns=len(index.docs), scanned=0, fused=0)
+        bm = index.bm25(tokens(query), config["bm25.k1"], config["bm25.b"], work)
         ranked = sorted(range(len(bm)), key=lambda i: (-bm[i], i))
         pool = [i for i in ranked[: int(config["candidates"])] if bm[i] > 0] or ranked[: int(config["candidates"])]
         top = max((bm[i] for i in pool), default=0.0) or 1.0
@@ -122,4 +128,6 @@ class MemoryEngine:
             score = config["w.bm25"] * bm[i] / top + config["w.recency"] * recency(age, config)
             fused.append((-score, i))
         fused.sort()
+        if work is not None:
+            work["fused"] = len(pool)
         return [index.turns[i]["id"] for _, i in fused[:k]]

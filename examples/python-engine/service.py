@@ -4,13 +4,17 @@ kt drives three messages (src/engines/retrieval-service.ts):
 
     reset  {}                                                      -> {"ok": true}
     ingest {"conversation_id", "turns": [{id, speaker, text, time}], "config"} -> {"ok": true, "turns": n}
-    search {"conversation_id", "query", "k", "config"}             -> {"ids": [turn ids, best first]}
+    search {"conversation_id", "query", "k", "config"}             -> {"ids": [turn ids, best first], "cost_ms": c}
 
 `time` is an ISO 8601 UTC string or null; `config` holds the trial's parameter values (names as in
 engine.json). Two transports, standard library only:
 
     python3 service.py --port 8765          HTTP: POST /reset, /ingest, /search (ThreadingHTTPServer, 127.0.0.1)
     python3 service.py --stdio              JSON lines: {"op": "search", ...} in, one JSON line out
+
+`cost_ms` is the search's cost by a model over its counted work (COST_MODEL_MS), so a study of
+engine.service.json (`"latency": "cost_model"`) ranks configurations by latency the same way on
+every run and machine; kt keeps its own wall-clock timings apart.
 
 A request that cannot be served answers {"error": "..."} (kt fails that trial with the message).
 With --watch-stdin the HTTP server exits when its stdin closes, so it never outlives the kt that
@@ -37,6 +41,16 @@ def epoch_seconds(time):
     return datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp()
 
 
+# ms per unit of counted work (memengine.search): a least-squares fit of the fastest of 7 wall
+# times of 480 searches against that work, by calibrate_cost.py (python3 3.11, the kt build VM,
+# 2026-12-02, R^2 0.994). A model of this engine's work, not a measurement of any one run.
+COST_MODEL_MS = {"base": 0.0031, "turns": 0.00031, "scanned": 0.000052, "fused": 0.00047}
+
+
+def cost_ms(work):
+    return COST_MODEL_MS["base"] + sum(COST_MODEL_MS[k] * work[k] for k in ("turns", "scanned", "fused"))
+
+
 class Service:
     """The three messages over one MemoryEngine; one message at a time (the engine is not thread-safe)."""
 
@@ -57,7 +71,9 @@ class Service:
                 cid = msg["conversation_id"]
                 if cid not in self.engine.indexes:
                     return {"error": f"conversation {cid!r} was not ingested"}
-                return {"ids": self.engine.search(cid, msg["query"], int(msg["k"]), msg.get("config") or {})}
+                work = {}
+                ids = self.engine.search(cid, msg["query"], int(msg["k"]), msg.get("config") or {}, work)
+                return {"ids": ids, "cost_ms": cost_ms(work)}
             return {"error": f"unknown message {op!r} (reset, ingest or search)"}
 
     def reply(self, op, msg):

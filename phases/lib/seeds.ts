@@ -34,11 +34,14 @@ function failures(v: ValidationResult): string[] {
 
 /**
  * Re-runs the search and the validation (phases 4 and 5, on the plan's datasets; every random choice
- * of them, search sampling, BOHB and bootstrap resamples, comes from the seed) for every seed, and reports how far the optimum moves and whether the verdict holds on each.
+ * of them, search sampling, BOHB and bootstrap resamples, comes from the seed) for every seed, and reports how far the optimum moves and whether the verdict holds on each:
+ * whether that seed's validation verdict is the run's own (a consistent FAIL holds as much as a consistent PASS).
  * A seed equal to the run's own reuses its results. Each seed's study store goes to a scratch
  * folder inside `outDir` that is removed afterwards.
  */
 export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], main: PhaseContext, progress: (t: string) => void): Promise<SeedRobustness> {
+  const runVerdict = main.results.validation?.verdict
+  if (runVerdict === undefined) throw new Error('the seed check needs the run\'s own validation (phase 5) first')
   const scratch = join(main.outDir, '.seeds')
   const perSeed: SeedRobustness['per_seed'] = []
   try {
@@ -58,7 +61,7 @@ export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], mai
       }
       perSeed.push({
         seed, optimum: search.optimum.weights, objective: search.optimum.objective.estimate,
-        validation_passed: validation.passed, failed: failures(validation), ...(validation.note ? {note: validation.note} : {}),
+        validation_passed: validation.passed, verdict: validation.verdict, failed: failures(validation), ...(validation.note ? {note: validation.note} : {}),
       })
     }
   } finally {
@@ -67,8 +70,14 @@ export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], mai
   const names = Object.keys(perSeed[0].optimum)
   const spread = Object.fromEntries(names.map((name) => {
     const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
-    return [name, {min: min(values), max: max(values), range: max(values) - min(values), mean: mean(values), sd: values.length > 1 ? sd(values) : 0}]
+    // the sample sd of one value is undefined (null), not a spread of 0
+    return [name, {min: min(values), max: max(values), range: max(values) - min(values), mean: mean(values), sd: values.length > 1 ? sd(values) : null}]
   }))
-  const held = perSeed.filter((s) => s.validation_passed).length
-  return {seeds: [...seeds], per_seed: perSeed, spread, verdict_held: held, verdict_holds_on_every_seed: held === perSeed.length}
+  const held = seedsAgreeing(runVerdict, perSeed)
+  return {seeds: [...seeds], run_verdict: runVerdict, per_seed: perSeed, spread, verdict_held: held, verdict_holds_on_every_seed: held === perSeed.length}
+}
+
+/** How many seeds reach the run's own verdict: the verdict "holds" on a seed when they agree, a FAIL as much as a PASS. */
+export function seedsAgreeing(runVerdict: ValidationResult['verdict'], perSeed: ReadonlyArray<{verdict: ValidationResult['verdict']}>): number {
+  return perSeed.filter((s) => s.verdict === runVerdict).length
 }

@@ -24,7 +24,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       validation_verdict: r.phases.validation?.verdict ?? null,
       properties_passed: r.phases.properties?.passed ?? null,
       leaks_found: r.phases.synthetic?.leaks_found ?? null,
-      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
+      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, run_verdict: r.seeds.run_verdict, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
       total_ms: r.timing.total_ms,
     }
     if (!(cmd as unknown as {jsonEnabled(): boolean}).jsonEnabled()) {
@@ -34,7 +34,8 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
         const audits = r.phases.synthetic.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id})))
         const leaks = audits.filter((a) => a.verdict === 'leak')
         const constant = audits.filter((a) => a.verdict === 'constant')
-        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}`)
+        const tooFew = [...new Set(audits.filter((a) => a.verdict === 'too-few-rows').map((a) => a.dataset))]
+        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}${tooFew.length ? `, not evaluable on ${tooFew.join(', ')} (too few rows)` : ''}`)
       }
       if (r.phases.ablation) lines.push(`  ablation: ${r.phases.ablation.headline}`)
       if (r.phases.search) {
@@ -43,14 +44,14 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       }
       if (r.phases.validation) {
         const v = r.phases.validation
-        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
         const reasons = [...(v.leakage_flagged?.length ? [v.note ?? 'leakage flagged'] : []), ...failed]
         lines.push(`  validation: ${v.verdict === 'not-validated' ? `NOT VALIDATED (${v.note})` : v.verdict === 'pass' ? 'PASS' : `FAIL (${reasons.join('; ')})`}`)
       }
       if (r.seeds) {
         const s = r.seeds
         const spread = Object.entries(s.spread).map(([k, v]) => `${k} ${v.min.toFixed(2)}-${v.max.toFixed(2)}`).join(', ')
-        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; verdict holds on ${s.verdict_held} of ${s.seeds.length}`)
+        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; the run's verdict (${s.run_verdict.toUpperCase()}) holds on ${s.verdict_held} of ${s.seeds.length}`)
       }
       lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (phases took ${r.timing.total_ms} ms)`)
       lines.push(`  verdict: ${verdict.verdict.toUpperCase()}${verdict.reasons.length ? ` (${verdict.reasons.join('; ')})` : ''}; exit ${verdict.exitCode}`)
@@ -66,13 +67,24 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
 }
 
 export interface RunVerdict {
-  readonly verdict: 'pass' | 'fail' | 'not-validated'
+  /** n/a: a partial run (kt phase N) in which the validation did not run; it is never called a pass. */
+  readonly verdict: 'pass' | 'fail' | 'not-validated' | 'n/a'
   readonly reasons: string[]
-  /** 0 pass; 1 an acceptance criterion failed (properties violated, a leak flagged, validation failed) or the validation had nothing to validate on. */
+  /**
+   * 0 pass, or n/a with nothing failed in the phases that ran; 1 an acceptance criterion failed
+   * (properties violated, a leak flagged, validation failed) or the validation had nothing to validate on.
+   */
   readonly exitCode: 0 | 1
 }
 
-/** The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing to validate on is not a pass. */
+/** Why a run without the validation phase has no verdict (the reason printed with n/a). */
+export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did not run, so nothing was validated'
+
+/**
+ * The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing
+ * to validate on is not a pass (not-validated, exit 1); a partial run without the validation is
+ * n/a (exit 0 when nothing that ran failed: properties, leakage audit).
+ */
 export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   const reasons: string[] = []
   if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
@@ -80,10 +92,12 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   if (leaks.length) reasons.push(`the leakage audit flagged ${leaks.join(', ')}`)
   const v = r.phases.validation
   if (v && v.verdict === 'fail') {
-    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}`))
+    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
     if (failed.length) reasons.push(`validation failed: ${failed.join(', ')}`)
   }
   if (reasons.length) return {verdict: 'fail', reasons, exitCode: 1}
   if (v && v.verdict === 'not-validated') return {verdict: 'not-validated', reasons: [v.note ?? 'nothing was validated'], exitCode: 1}
+  // nothing that ran failed, but without a validation there is nothing to call a pass
+  if (!v) return {verdict: 'n/a', reasons: [NOT_VALIDATED_PARTIAL], exitCode: 0}
   return {verdict: 'pass', reasons: [], exitCode: 0}
 }

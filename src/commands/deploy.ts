@@ -33,7 +33,7 @@ export default class Deploy extends KtCommand {
     const {loadProfile} = await import('../deploy/load.js')
     const space = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
     const target = flags.target ?? `${DEFAULT_TARGET_ROOT}/${loadProfile(args.profile, {space}).profile.space.replace(/[^A-Za-z0-9._-]+/g, '-')}`
-    const outcome = deployProfile(args.profile, target, {force: flags.force, reason: flags.reason, space})
+    const outcome = deployProfile(args.profile, target, {force: flags.force, reason: flags.reason, space, engineFile: flags.engine})
     if (outcome.forced) process.stderr.write(`kt: warning: forced past the deploy gate (${outcome.gate}); reason recorded: ${outcome.reason}\n`)
     this.log(`deployed ${outcome.kind} profile ${outcome.active} (validation ${outcome.verdict}) to ${target}/active.env${outcome.previous ? ` (replaced ${outcome.previous}; kt rollback --target ${target} restores it)` : ''}`)
     return outcome

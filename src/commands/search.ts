@@ -19,6 +19,10 @@ export default class Search extends KtCommand {
       command: '<%= config.bin %> search --objective retrieval --data fixtures/memory_small.json --train synth-7-1 --holdout synth-7-2 --budget 6 --storage reports/kt-split.sqlite',
     },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
+    {
+      description: 'Grid search evaluates its whole grid: here 10 x 10 points over branin\'s two parameters (the largest grid that fits --trials). A grid larger than --trials is refused unless --grid-subset, and a grid stopped early says how many of its points it evaluated.',
+      command: '<%= config.bin %> search --objective branin --optimizer grid --trials 100',
+    },
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',
     '<%= config.bin %> search --resume co-1 --storage studies.sqlite',
     '<%= config.bin %> search --objective hartmann6 --optimizer random --fix x1=0.2 --range x2=0:0.5 --trials 50 --json',
@@ -26,13 +30,13 @@ export default class Search extends KtCommand {
   static override flags = {
     engine: Flags.string({description: 'An engine file (kt_engine: 1) describing the engine to tune: parameters, evaluation (command, http, or retrieval-service with --data), tiers, objectives, profiles.'}),
     objective: Flags.string({description: 'A built-in objective instead of --engine: branin, hartmann6, counting_ones, simplex, simplex_mf, or retrieval (kt\'s retrieval engine, with --data).'}),
-    optimizer: Flags.string({description: 'grid, random or bohb.', default: 'bohb'}),
+    optimizer: Flags.string({description: 'grid, random or bohb. A grid evaluates every point of its grid: a grid larger than --trials (or --budget) is refused unless --grid-subset.', default: 'bohb'}),
     storage: Flags.string({description: 'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.', default: 'kt-studies.sqlite'}),
     'create-only': Flags.boolean({description: 'Create the study and stop: `kt worker` processes do the work.', default: false}),
     'grace-s': Flags.integer({description: 'New study: a running trial whose worker has not sent a heartbeat for this long is taken over by another worker (seconds).', default: 60, min: 1}),
     study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
     resume: Flags.string({description: 'Continue the named study from the study file (objective, optimiser and seed come from it).'}),
-    trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given).', min: 1}),
+    trials: Flags.integer({description: 'Stop after this many trials in total (default 100 when no --budget is given; with --optimizer grid and --grid-points, the whole grid).', min: 1}),
     budget: Flags.string({description: 'Stop after this much consumed budget, in units of the maximum budget (continuation accounting).'}),
     workers: Flags.integer({description: 'Trials in flight at once: processes or requests for an engine file, worker threads for built-in objectives (1 = one at a time; at most 64 per process).', default: 1, min: 1}),
     'timeout-ms': Flags.integer({description: 'Fail a trial whose evaluation takes longer than this.', min: 1}),
@@ -40,7 +44,8 @@ export default class Search extends KtCommand {
     fix: Flags.string({description: 'Take a parameter out of the search at a value: NAME=VALUE (repeatable).', multiple: true}),
     range: Flags.string({description: 'Search a numeric parameter over LOW:HIGH instead: NAME=LOW:HIGH (repeatable).', multiple: true}),
     floor: Flags.string({description: 'Change a simplex group floor: GROUP=FLOOR (repeatable).', multiple: true}),
-    'grid-points': Flags.integer({description: 'Grid values per numeric parameter (default: the largest grid that fits --trials).', min: 2}),
+    'grid-points': Flags.integer({description: 'Grid values per numeric parameter (default: the largest grid that fits --trials or --budget, at least 2).', min: 2}),
+    'grid-subset': Flags.boolean({description: 'With --optimizer grid: allow a grid larger than --trials/--budget and evaluate a seeded random subset of its points; kt search and kt study show then say "evaluated X of N points", and --json gives grid.complete false.', default: false}),
     'simplex-step': Flags.string({description: 'Grid lattice step of simplex groups.', default: '0.05'}),
     'bohb-reference': Flags.boolean({description: "Exactly hpbandster's BOHB (no magic-clip bandwidth floor).", default: false}),
     'delay-ms': Flags.integer({description: 'Sleep this long in every evaluation (demos and crash tests).', min: 0, hidden: true}),
@@ -78,7 +83,10 @@ export default class Search extends KtCommand {
     const {checkSearchChoices} = await import('../study/choices.js')
     checkSearchChoices({objective: flags.objective, optimizer: resume ? undefined : flags.optimizer, metric: flags.metric, queryType: flags['query-type']})
     const maxBudget = parseNumber(flags.budget, '--budget')
-    const maxTrials = flags.trials ?? (resume || maxBudget !== undefined ? undefined : 100)
+    if (flags['grid-subset'] && (resume || flags.optimizer !== 'grid')) throw new InputError('--grid-subset', resume ? 'no --grid-subset with --resume (a study keeps the settings it was created with)' : 'only with --optimizer grid', resume ? `--resume ${flags.resume}` : `--optimizer ${flags.optimizer}`)
+    // a grid of a stated resolution runs whole unless limited; otherwise 100 trials size it
+    const wholeGrid = flags.optimizer === 'grid' && flags['grid-points'] !== undefined
+    const maxTrials = flags.trials ?? (resume || maxBudget !== undefined || wholeGrid ? undefined : 100)
     let options: Record<string, unknown> | undefined
     let engineSpec: import('../engines/file.js').EngineSpec | undefined
     if (flags.engine) {
@@ -154,6 +162,7 @@ export default class Search extends KtCommand {
         seed: flags.seed,
         settings: {
           gridPoints: flags['grid-points'],
+          gridSubset: flags['grid-subset'] || undefined,
           simplexStep: parseNumber(flags['simplex-step'], '--simplex-step'),
           bohb: flags['bohb-reference'] ? {reference: true} : undefined,
         },
@@ -184,7 +193,8 @@ export default class Search extends KtCommand {
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')
         const held = await engineHoldout(engineSpec, outcome)
-        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, `study ${outcome.study.name} (${flags.storage})`, held?.report, held?.validation)
+        // the study's name alone: --storage may hold a database password, and profiles are deployed and shared
+        const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, outcome.study.name, held?.report, held?.validation)
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (held) Object.assign(view.json, {validation: held.validation})
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)

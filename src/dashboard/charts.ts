@@ -1,10 +1,10 @@
 /**
  * The dashboard's vega-lite specs, built here from a StudyView so the scale rule
- * (src/report/scale.ts) and the titles live in one place. Specs name their data ('trials',
+ * (src/util/axis-scale.ts) and the titles live in one place. Specs name their data ('trials',
  * 'parallel', 'importance', 'per_type', 'compare'); the page fills those datasets from the JSON it
  * already has, so the trials cross the wire once.
  */
-import {axisScale, scaleNote} from '../report/scale.js'
+import {axisScale, scaleNote} from '../util/axis-scale.js'
 import type {StudyView} from './views.js'
 
 export type Spec = Record<string, unknown>

@@ -3,7 +3,7 @@
  * from the StudyReader. Trials go out column by column (one array per field, per parameter and
  * per metric), which keeps 10,000 trials to a few megabytes and quick to serialise.
  */
-import {analyzeStudy, isBiObjective} from '../search/analysis.js'
+import {analyzeStudy, isBiObjective} from '../eval/retrieval-analysis.js'
 import {incumbent, replacesIncumbent} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'

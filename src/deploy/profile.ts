@@ -101,7 +101,7 @@ const ValidationSchema = z.object({
 const LeakageSchema = z.object({
   dataset: name,
   signal: key,
-  verdict: z.enum(['ok', 'leak', 'constant']),
+  verdict: z.enum(['ok', 'leak', 'constant', 'too-few-rows']),
   dependence: z.number().finite().nullable(),
   /** True when the audit flags this signal as (nearly) a function of the label: the gate refuses the profile. */
   flagged: z.boolean(),

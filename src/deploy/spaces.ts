@@ -31,17 +31,26 @@ export function spaceById(id: string, where = 'space'): ParamSpace {
 export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => ParamSpace | undefined
 
 /**
- * The default resolver: the engine file the profile names (absolute, or relative to the profile's
- * folder, then to the working folder), if it exists and declares the same engine name.
+ * The engine file an engine profile names, as an absolute path, with its spec: absolute, or
+ * relative to the profile's folder, then to the working folder; only if it exists and declares
+ * the same engine name.
  */
-export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => {
+function findEngine(engine: EngineRef, profileFile: string): {file: string; spec: ReturnType<typeof loadEngineFile>} | undefined {
   if (!engine.file) return undefined
   const candidates = isAbsolute(engine.file) ? [engine.file] : [resolve(dirname(profileFile), engine.file), resolve(engine.file)]
   const file = candidates.find((f) => existsSync(f))
   if (!file) return undefined
   const spec = loadEngineFile(file)
-  return spec.name === engine.name ? spec.space : undefined
+  return spec.name === engine.name ? {file: resolve(file), spec} : undefined
 }
+
+/** The absolute path of the engine file an engine profile names (see findEngine), or undefined. */
+export function findEngineFile(engine: EngineRef, profileFile: string): string | undefined {
+  return findEngine(engine, profileFile)?.file
+}
+
+/** The default resolver: the space of the engine file the profile names. */
+export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => findEngine(engine, profileFile)?.spec.space
 
 const engineResolvers: EngineSpaceResolver[] = [engineFileResolver]
 

@@ -15,7 +15,7 @@
  */
 import {createHash} from 'node:crypto'
 import {existsSync, readdirSync} from 'node:fs'
-import {join} from 'node:path'
+import {isAbsolute, join, resolve} from 'node:path'
 import {z} from 'zod'
 import {InputError} from '../util/errors.js'
 import {ensureDir, parseJson, readJson, readText, writeFileAtomic} from '../util/fs.js'
@@ -24,7 +24,9 @@ import {parseWith} from '../util/zod.js'
 import type {ParamSpace} from '../space/types.js'
 import {passGate} from './gate.js'
 import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
-import {NAME_PATTERN, SPACE_ID_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, type Profile} from './profile.js'
+import {NAME_PATTERN, SPACE_ID_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, spaceFingerprint, type Profile} from './profile.js'
+import {findEngineFile} from './spaces.js'
+import {loadEngineFile} from '../engines/file.js'
 
 export const ACTIVE = 'active'
 export const INDEX_FILE = 'index.json'
@@ -35,7 +37,16 @@ const LEGACY_HISTORY = 'history'
 export const INDEX_FORMAT_VERSION = 1
 
 const sha = z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')
-const EntrySchema = z.object({sha256: sha, name: z.string().regex(NAME_PATTERN), kind: z.string().regex(NAME_PATTERN)}).strict()
+/**
+ * Where an engine profile's parameter table was found when it was deployed: the engine file's
+ * absolute path and the table's fingerprint. The profile's own engine.file may be relative to the
+ * folder it was written in, which its stored copy is not in; rollback reads this instead.
+ */
+const EngineRecordSchema = z.object({
+  file: safeText.refine((f) => isAbsolute(f), 'an absolute path'),
+  space_sha256: sha,
+}).strict()
+const EntrySchema = z.object({sha256: sha, name: z.string().regex(NAME_PATTERN), kind: z.string().regex(NAME_PATTERN), engine: EngineRecordSchema.optional()}).strict()
 const EventSchema = z.object({
   seq: z.number().int().min(1),
   action: z.enum(['deploy', 'rollback', 'adopt']),
@@ -86,6 +97,8 @@ export interface DeployOptions {
   readonly now?: () => Date
   /** The space of engine profiles when the caller names the engine file (kt deploy --engine). */
   readonly space?: ParamSpace
+  /** The engine file that space was read from (kt deploy --engine FILE), recorded for rollback. */
+  readonly engineFile?: string
 }
 
 /** Lock options of a target (the one-line error names the target). */
@@ -105,7 +118,7 @@ export function deployProfile(profileFile: string, target: string, options: Depl
     const index = readIndex(target, loaded.space.id)
     if (index.space !== loaded.profile.space) throw new InputError(`${profileFile}: space`, `a profile of space ${JSON.stringify(index.space)} (the space of deployment target ${target})`, JSON.stringify(loaded.profile.space))
     const text = profileJson(loaded.profile)
-    const entry = storeProfile(target, loaded.profile, text)
+    const entry = storeProfile(target, loaded.profile, text, engineRecord(loaded, profileFile, options))
     const forced = !gate.passed
     const event: DeploymentEvent = {
       seq: nextSeq(index), action: 'deploy', name: entry.name, sha256: entry.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
@@ -125,7 +138,7 @@ export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitM
     const index = readIndex(target)
     const back = index.stack.at(-1)
     if (!back) throw new InputError(join(target, INDEX_FILE), 'a previous profile to roll back to', 'none')
-    const loaded = readStored(target, back.sha256, options.space)
+    const loaded = readStored(target, back, options.space)
     const event: DeploymentEvent = {
       seq: nextSeq(index), action: 'rollback', name: back.name, sha256: back.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
       forced: false, reason: null, gate: null, at: (options.now?.() ?? new Date()).toISOString(),
@@ -140,7 +153,7 @@ export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitM
 /** The active profile of a target (from the index and the store), or null when nothing is deployed. */
 export function activeProfile(target: string): LoadedProfile | null {
   const index = readIndexIfAny(target)
-  if (index) return index.active ? readStored(target, index.active.sha256) : null
+  if (index) return index.active ? readStored(target, index.active) : null
   const legacy = join(target, `${ACTIVE}.json`)
   return existsSync(legacy) ? loadProfile(legacy) : null
 }
@@ -194,20 +207,50 @@ function writeIndex(target: string, index: DeploymentIndex): void {
   writeFileAtomic(join(target, INDEX_FILE), `${JSON.stringify(index, null, 2)}\n`)
 }
 
+type Entry = DeploymentIndex['stack'][number]
+type EngineRecord = NonNullable<Entry['engine']>
+
 /** Writes a profile into the target's store (once; its name is its hash) and returns its index entry. */
-function storeProfile(target: string, profile: Profile, text: string): DeploymentIndex['stack'][number] {
+function storeProfile(target: string, profile: Profile, text: string, engine?: EngineRecord): Entry {
   const hash = createHash('sha256').update(text).digest('hex')
   const file = join(target, STORE_DIR, `${hash}.json`)
   if (!existsSync(file) || createHash('sha256').update(readText(file)).digest('hex') !== hash) writeFileAtomic(file, text)
-  return {sha256: hash, name: profile.name, kind: profile.kind}
+  return {sha256: hash, name: profile.name, kind: profile.kind, ...(engine ? {engine} : {})}
 }
 
-/** A stored profile, re-checked (schema, space, safe values) and matched against its hash. */
-function readStored(target: string, hash: string, space?: ParamSpace): LoadedProfile {
+/**
+ * The engine file an engine profile was checked against at deploy time (the one --engine named,
+ * else the one its engine.file led to from the profile's folder), absolute, with the table's
+ * fingerprint; undefined for other kinds or an engine space that came from no file.
+ */
+function engineRecord(loaded: LoadedProfile, profileFile: string, options: DeployOptions): EngineRecord | undefined {
+  const engine = loaded.profile.engine
+  if (!engine) return undefined
+  const file = options.engineFile !== undefined ? resolve(options.engineFile) : options.space ? undefined : findEngineFile(engine, profileFile)
+  return file ? {file, space_sha256: engine.space_sha256} : undefined
+}
+
+/**
+ * A stored profile, re-checked (schema, space, safe values) and matched against its hash. An
+ * engine profile is checked against the caller's space, else the engine file recorded at deploy time.
+ */
+function readStored(target: string, entry: Entry, space?: ParamSpace): LoadedProfile {
+  const hash = entry.sha256
   const file = join(target, STORE_DIR, `${hash}.json`)
   const text = readText(file)
   if (createHash('sha256').update(text).digest('hex') !== hash) throw new InputError(file, `the profile whose sha256 is ${hash.slice(0, 12)}... (as ${INDEX_FILE} records)`, 'a changed file')
-  return parseProfile(parseJson(file, text), file, {space})
+  return parseProfile(parseJson(file, text), file, {space: space ?? (entry.engine ? recordedEngineSpace(target, entry.name, entry.engine) : undefined)})
+}
+
+/** The parameter table of the engine file recorded with a deployed profile, if it is still there and unchanged. */
+function recordedEngineSpace(target: string, name: string, engine: EngineRecord): ParamSpace {
+  const where = `${join(target, INDEX_FILE)}: engine of ${name}`
+  const hint = '; name the engine file with --engine FILE'
+  if (!existsSync(engine.file)) throw new InputError(where, `the engine file it was deployed with${hint}`, `no file ${engine.file}`)
+  const space = loadEngineFile(engine.file).space
+  const now = spaceFingerprint(space)
+  if (now !== engine.space_sha256) throw new InputError(where, `the parameter table it was deployed with (${engine.space_sha256.slice(0, 12)}...) in ${engine.file}${hint}`, `a changed table (${now.slice(0, 12)}...)`)
+  return space
 }
 
 function renderActive(target: string, profile: Profile): void {

@@ -6,7 +6,7 @@
  * what the optimiser or the profiles read.
  */
 import {loadavg} from 'node:os'
-import type {StudyAnalysis} from '../search/analysis.js'
+import type {StudyAnalysis} from './retrieval-analysis.js'
 import type {LatencyCheck} from './retrieval-objective.js'
 import type {Objective} from '../search/types.js'
 import {quantile} from '../stats/summary.js'

@@ -1,6 +1,6 @@
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {GridOptimizer} from '../search/grid.js'
+import {gridCoverage, GridOptimizer, type GridCoverage} from '../search/grid.js'
 import {RandomOptimizer} from '../search/random.js'
 import type {EvalResult, Fidelity, Objective, Optimizer} from '../search/types.js'
 import {defaultConfig} from '../space/space.js'
@@ -81,6 +81,8 @@ export interface TuneResult {
   readonly best: {readonly config: Config; readonly metrics: MetricValues; readonly trial: number}
   /** The default configuration on the high tier, for comparison. */
   readonly defaults: {readonly config: Config; readonly metrics: MetricValues}
+  /** Grid search: how many of the grid's points the budget evaluated (a grid larger than the budget is a seeded random subset of it). */
+  readonly grid?: GridCoverage
 }
 
 /**
@@ -100,10 +102,12 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
       ? new GridOptimizer(gridSpace(), {seed: options.seed, budget: RETRIEVAL_FIDELITY.max, maxPoints: options.budget})
       : new RandomOptimizer(RETRIEVAL_SPACE, {seed: options.seed, budget: RETRIEVAL_FIDELITY.max, maxTrials: options.budget}))
   const trials: TuneTrial[] = []
+  const configIds: string[] = []
   while (trials.length < options.budget) {
     const trial = optimizer.ask()
     if (trial === 'done' || trial === 'wait') break
     const config = {...base, ...trial.config}
+    configIds.push(trial.configId)
     const result = objective.evaluate(config, trial.budget, {trialId: trial.id, configId: trial.configId, seed: options.seed}) as EvalResult
     optimizer.tell(trial.id, {status: 'ok', loss: result.loss})
     trials.push({id: trial.id, config, tier: tierForBudget(tiers, trial.budget).name, budget: trial.budget, metrics: result.metrics as MetricValues, value: -result.loss})
@@ -120,5 +124,6 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
     trials,
     best: {config: best.config, metrics: best.tier === high.name ? best.metrics : onHigh(best.config), trial: best.id},
     defaults: {config: base, metrics: onHigh(base)},
+    ...(optimizer instanceof GridOptimizer ? {grid: gridCoverage(optimizer.size, optimizer.pointsPerDim, configIds, optimizer.size > options.budget)} : {}),
   }
 }

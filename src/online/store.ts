@@ -27,15 +27,16 @@
  *                            that a kill left behind (.state.json.<pid>.tmp) are removed.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
- * checksum line, fails the checksum, does not parse, does not fit the space or claims more lines
- * than the log has is discarded and the learner rebuilt from the whole log (the log is the
- * truth; the snapshot only saves replay time). A torn last log line (a crash mid-write: no
+ * checksum line, fails the checksum, does not parse or does not fit the space is discarded and the
+ * learner rebuilt from the whole log (the log is the truth; the snapshot only saves replay time).
+ * A checksummed snapshot that covers more bytes than the log holds is damage (snapshot() syncs the
+ * log first), refused in one line naming the log. A torn last log line (a crash mid-write: no
  * newline at the end) is cut off; it was never acknowledged. A log line that does not match its
  * chained checksum (a byte changed after it was written, before or after the snapshot's position)
  * stops the open with one line naming it: the log cannot be trusted and kt does not guess. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fdatasync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -473,8 +474,15 @@ export class TenantStore implements JournalClient {
     if (parsed.init !== sha256(initLine)) return 'state file belongs to another log'
     const {logLines, logBytes} = parsed
     if (!Number.isInteger(logLines) || logLines! < 1 || !Number.isInteger(logBytes) || logBytes! <= Buffer.byteLength(initLine)) return 'state file has no valid log position'
+    // A checksummed snapshot ahead of its log is damage, not a crash: snapshot() fdatasyncs the log
+    // before it writes state.json, and with a journal the lines it counts come back from the
+    // journal before this check. Rebuilding from the shorter log would drop acknowledged events
+    // and hand their query ids out again, so kt refuses (the operator restores the log).
+    const size = statSync(logPath).size
+    if (logBytes! > size)
+      throw new InputError(logPath, `at least ${logBytes} bytes (${path} covers ${logLines} lines of it)`, `${size} bytes: ${logBytes! - size} bytes of acknowledged events are missing from the log (restore it from a backup)`)
     // The covered part must end at a line boundary inside the log.
-    if (logBytes! > statSync(logPath).size || readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE) return 'state file is ahead of the log'
+    if (readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE) return 'state file does not end at a line of the log'
     if (!parsed.learner) return 'state file has no learner'
     if (parsed.chain !== null && typeof parsed.chain !== 'string') return 'state file has no log checksum'
     return {logLines: logLines!, logBytes: logBytes!, chain: parsed.chain, learner: parsed.learner}
@@ -576,8 +584,10 @@ export class TenantStore implements JournalClient {
 
   /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
   snapshot(): void {
-    // The snapshot covers what the log file holds: journaled lines go there first.
+    // The snapshot covers what the log file holds: journaled lines go there first, and reach the
+    // disk before state.json can (a snapshot ahead of its log is refused as damage on open).
     this.writeBack()
+    fdatasyncSync(this.fd)
     const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
     writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`)
     this.sinceSnapshot = 0

@@ -37,7 +37,7 @@ function summary(p: Partial<PhaseResults>): string[] {
     const ok = p.properties.properties.filter((x) => x.violations === 0).length
     lines.push(`- Properties: ${ok} of ${p.properties.properties.length} hold (${p.properties.properties.reduce((n, x) => n + x.cases, 0)} cases).`)
   }
-  if (p.synthetic) lines.push(`- Leakage audit: ${p.synthetic.leaks_found === 0 ? 'no signal is a function of the label and none is constant' : `${p.synthetic.leaks_found} flagged signal(s), see Phase 2`}.`)
+  if (p.synthetic) lines.push(`- Leakage audit: ${leakageSummary(p.synthetic)}.`)
   if (p.ablation) lines.push(`- Ablation: ${p.ablation.headline}`)
   if (p.search) {
     const s = p.search
@@ -45,16 +45,34 @@ function summary(p: Partial<PhaseResults>): string[] {
   }
   if (p.validation) {
     for (const d of p.validation.datasets) {
-      const verdicts = d.verdicts.map((v) => `${v.id} ${v.passed ? 'PASS' : 'FAIL'}`).join(', ')
-      lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${signed(d.token_budget_change.value, 1)}% (relative); ${verdicts}.`)
+      const verdicts = d.verdicts.map((v) => `${v.id} ${verdictWord(v)}`).join(', ')
+      lines.push(`- Validation on ${d.dataset}: Spearman change ${delta(d.delta.spearman)}; token budget ${tokenChange(d.token_budget_change)}; ${verdicts}.`)
     }
-    const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}`))
+    const failed = p.validation.datasets.flatMap((d) => d.verdicts.filter((v) => !v.passed).map((v) => `${v.id} on ${d.dataset}${v.evaluable === false ? ' (not evaluable)' : ''}`))
     // reports before the verdict field: a note meant "not validated"
     const verdict = p.validation.verdict ?? (p.validation.note ? 'not-validated' : p.validation.passed ? 'pass' : 'fail')
     const reasons = [...(p.validation.leakage_flagged?.length ? [p.validation.note ?? 'the leakage audit flagged a signal'] : []), ...failed]
     lines.push(`- Verdict: ${verdict === 'not-validated' ? `**not validated**: ${p.validation.note}` : verdict === 'pass' ? '**all acceptance criteria pass**' : `**failed**: ${reasons.join('; ')}`}.`)
+  } else {
+    // a partial run (kt phase N) that never reached the validation has no verdict to give
+    lines.push('- Verdict: **n/a**: the validation (phase 5) did not run in this partial run, so nothing here is validated.')
   }
   return lines
+}
+
+function leakageSummary(r: PhaseResults['synthetic']): string {
+  const audits = r.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id, turns: d.turns})))
+  const of = (verdict: string) => audits.filter((a) => a.verdict === verdict)
+  const leaks = of('leak'), constant = of('constant'), tooFew = of('too-few-rows')
+  if (leaks.length + constant.length + tooFew.length === 0) return 'no signal is a function of the label and none is constant'
+  const parts: string[] = []
+  if (leaks.length) parts.push(`${leaks.length} signal(s) flagged as a function of the label (${leaks.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})`)
+  if (constant.length) parts.push(`${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})`)
+  if (tooFew.length) {
+    const sets = [...new Map(tooFew.map((a) => [a.dataset, a.turns])).entries()]
+    parts.push(`not evaluable on ${sets.map(([id, n]) => `${id} (${n} rows)`).join(', ')}: too few rows to flag even an exact copy of the label`)
+  }
+  return `${parts.join('; ')}; see Phase 2`
 }
 
 function properties(r: PhaseResults['properties']): string[] {
@@ -179,14 +197,14 @@ function validation(v: PhaseResults['validation']): string[] {
       '| measure | baseline | optimum | change |', '|---|---|---|---|',
       `| Pearson | ${ci(d.baseline.pearson)} | ${ci(d.optimum.pearson)} | ${delta(d.delta.pearson)} |`,
       `| Spearman | ${ci(d.baseline.spearman)} | ${ci(d.optimum.spearman)} | ${delta(d.delta.spearman)} |`,
-      `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval) |`,
+      `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${d.token_budget_change.value === null ? `n/a: ${d.token_budget_change.note ?? 'undefined'}` : `${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval)`} |`,
       '',
       `Mean per-turn change: ${signed(d.mean_change.value)} [${signed(d.mean_change.low)}, ${signed(d.mean_change.high)}] (absolute, ${d.mean_change.unit}, bootstrap ${pct(d.mean_change.confidence, 0)}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
       '', 'Detail-level transitions (rows: baseline, columns: optimum):', '',
       `| baseline \\ optimum | ${d.levels.order.join(' | ')} |`, `|---|${d.levels.order.map(() => '---:').join('|')}|`,
       ...d.levels.order.map((l, i) => `| ${l} | ${d.levels.transitions[i].join(' | ')} |`),
       '', '| criterion | metric | threshold | value | verdict |', '|---|---|---|---:|---|',
-      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${criterionValue(c.metric, c.value)} | ${c.passed ? 'PASS' : '**FAIL**'} |`), '')
+      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${c.value === null && c.note ? `undefined (${c.note.replace(/^not evaluable: /, '')})` : criterionValue(c.metric, c.value)} | ${c.evaluable === false ? '**NOT EVALUABLE** (not a pass)' : c.passed ? 'PASS' : '**FAIL**'} |`), '')
   }
   return out
 }
@@ -203,6 +221,14 @@ function deploy(d: PhaseResults['deploy']): string[] {
 
 function charts(v: PhaseResults['visualize']): string[] {
   return ['## Phase 7: charts', '', ...v.charts.flatMap((c) => [`### ${c.title}`, '', `![${c.title}](${c.png})`, '', `Spec: [${c.spec}](${c.spec}) · [SVG](${c.svg})`, ''])]
+}
+
+function verdictWord(v: PhaseResults['validation']['datasets'][number]['verdicts'][number]): string {
+  return v.evaluable === false ? 'NOT EVALUABLE' : v.passed ? 'PASS' : 'FAIL'
+}
+
+function tokenChange(c: PhaseResults['validation']['datasets'][number]['token_budget_change']): string {
+  return c.value === null ? `n/a (${c.note ?? 'undefined'})` : `${signed(c.value, 1)}% (relative)`
 }
 
 /** A criterion's value in its own unit: relative token changes as percentages, correlations as numbers. */
@@ -245,13 +271,13 @@ function pct(x: number, digits = 1): string {
 
 function seedCheck(s: SeedRobustness): string[] {
   const names = Object.keys(s.spread)
-  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). The verdict holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
+  const out = ['## Seed check', '', `The search and validation re-run for seeds ${s.seeds.join(', ')} (the plan's datasets, with each seed's random choices: search sampling, BOHB, bootstrap resamples). ${s.run_verdict ? `The run's verdict (${s.run_verdict.toUpperCase()})` : 'The verdict'} holds on ${s.verdict_held} of ${s.seeds.length} seeds${s.verdict_holds_on_every_seed ? '' : ': it DEPENDS ON THE SEED'}.`, '']
   out.push(`| seed | ${names.join(' | ')} | objective | verdict |`, `|---:|${names.map(() => '---:').join('|')}|---:|---|`)
   for (const r of s.per_seed) {
     const w = r.optimum as Record<string, number>
-    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `FAIL${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
+    out.push(`| ${r.seed} | ${names.map((n) => w[n].toFixed(2)).join(' | ')} | ${r.objective === null ? '-' : r.objective.toFixed(3)} | ${r.validation_passed ? 'PASS' : `${r.verdict === 'not-validated' ? 'NOT VALIDATED' : 'FAIL'}${r.failed.length ? ` (${r.failed.join(', ')})` : r.note ? ` (${r.note})` : ''}`} |`)
   }
   out.push(`| range | ${names.map((n) => `${s.spread[n].min.toFixed(2)}-${s.spread[n].max.toFixed(2)}`).join(' | ')} | | |`)
-  out.push(`| sd | ${names.map((n) => s.spread[n].sd.toFixed(3)).join(' | ')} | | |`, '')
+  out.push(`| sd | ${names.map((n) => (s.spread[n].sd === null ? 'n/a' : s.spread[n].sd.toFixed(3))).join(' | ')} | | |`, '')
   return out
 }

@@ -1,6 +1,6 @@
 import type {PhaseResults} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
-import {axisScale, scaleNote} from './scale.js'
+import {axisScale, scaleNote} from '../util/axis-scale.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the

@@ -1,5 +1,5 @@
 import type {HoldoutReport} from '../search/holdout.js'
-import type {FrontTrialRecord} from '../search/analysis.js'
+import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
 /**
@@ -47,7 +47,8 @@ export interface PropertiesResult {
 
 export interface SignalAuditRecord {
   signal: string
-  verdict: 'ok' | 'leak' | 'constant'
+  /** too-few-rows: fewer rows than the audit needs to flag an exact copy of the label (LEAKAGE_MIN_ROWS); not a pass. */
+  verdict: 'ok' | 'leak' | 'constant' | 'too-few-rows'
   dependence: number | null
   spearman: number | null
   reason: string
@@ -70,6 +71,7 @@ export interface DatasetSummary {
 
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
 
@@ -179,8 +181,13 @@ export interface CriterionVerdict {
   metric: string
   op: string
   threshold: number
+  /** null: the metric is undefined on this dataset (evaluable false, note says why). */
   value: number | null
+  /** Never true when the criterion could not be evaluated. */
   passed: boolean
+  /** False when the metric is undefined here (e.g. a relative token change from a baseline of 0 tokens): not a pass. Absent in older reports. */
+  evaluable?: boolean
+  note?: string
 }
 
 export interface ValidationDataset {
@@ -192,7 +199,8 @@ export interface ValidationDataset {
   baseline: {pearson: Interval; spearman: Interval; token_budget: number}
   optimum: {pearson: Interval; spearman: Interval; token_budget: number}
   delta: {pearson: DeltaInterval; spearman: DeltaInterval}
-  token_budget_change: {kind: 'relative'; unit: '%'; value: number}
+  /** null value (with a note) when the baseline keeps 0 tokens: a relative change from 0 is undefined. */
+  token_budget_change: {kind: 'relative'; unit: '%'; value: number | null; note?: string}
   levels: {order: string[]; baseline_counts: number[]; optimum_counts: number[]; transitions: number[][]}
   scatter: Array<{truth: number; baseline: number; optimum: number}>
   verdicts: CriterionVerdict[]
@@ -247,10 +255,12 @@ export interface PhaseResults {
 /** The search and validation re-run for other seeds (kt run --seeds): how far the optimum moves, and whether the verdict holds on each. */
 export interface SeedRobustness {
   seeds: number[]
-  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; failed: string[]; note?: string}>
-  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds. */
-  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number}>
-  /** Seeds on which the validation verdict is a pass. */
+  /** The run's own validation verdict (its seed), which each seed's verdict is compared with. */
+  run_verdict: ValidationResult['verdict']
+  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; verdict: ValidationResult['verdict']; failed: string[]; note?: string}>
+  /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds (sd null for one seed: undefined). */
+  spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number | null}>
+  /** Seeds whose validation verdict is the run's own (run_verdict), pass or not. */
   verdict_held: number
   verdict_holds_on_every_seed: boolean
 }

@@ -1,68 +1,31 @@
 /**
- * What a bi-objective study yields, from its stored trials: the quality/latency Pareto front with
- * its hypervolume, the dominated trials, the domain profiles chosen from it, and a chart spec.
- * Only trials at the largest budget are compared (lower budgets score fewer queries).
+ * What a study yields, from its stored trials, for any objectives: the full-budget candidates, the
+ * Pareto front over the stated objectives and the profiles an engine file states. Only trials at
+ * the largest budget are compared (lower budgets score fewer queries). kt's own retrieval study
+ * (its metric names and issue-4 domain rules) is analysed in src/eval/retrieval-analysis.ts.
  */
-import type {TrialRow} from '../study/store.js'
-import {frontChartSpec, frontLines, frontReport, objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type FrontReport, type ObjectiveFrontReport, type ReferencePoint} from './front.js'
-import {chooseDomainProfiles, chooseProfile, type Candidate, type MetricNames, type ProfileChoice, type ProfileRule} from './profiles.js'
-import {domainRules, RETRIEVAL_METRIC_NAMES} from '../eval/retrieval-profiles.js'
+import {objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type ObjectiveFrontReport} from './front.js'
+import {chooseProfile, type Candidate, type ProfileChoice, type ProfileRule} from './profiles.js'
 import {splitTimingMetrics} from './types.js'
+
+/** What an analysis reads of a stored trial: search knows no store (src/study/store.ts TrialRow carries these and more). */
+export interface AnalyzedTrial {
+  readonly id: number
+  readonly budget: number
+  readonly status: string
+  readonly config: Record<string, string | number | boolean>
+  readonly metrics: Record<string, number> | null
+}
 
 /**
  * Successful trials at the largest budget any successful trial reached, with their metrics less
  * the wall-clock timings (TIMING_METRIC_PREFIX), so that the front and profiles built from them
  * repeat exactly when the study does.
  */
-export function fullBudgetCandidates(trials: readonly TrialRow[]): Candidate[] {
+export function fullBudgetCandidates(trials: readonly AnalyzedTrial[]): Candidate[] {
   const ok = trials.filter((t) => t.status === 'ok' && t.metrics)
   const top = Math.max(-Infinity, ...ok.map((t) => t.budget))
   return ok.filter((t) => t.budget === top).map((t) => ({trialId: t.id, config: t.config, metrics: splitTimingMetrics(t.metrics as Record<string, number>).deterministic}))
-}
-
-/** True if the trials carry the quality and latency metrics a front needs. */
-export function isBiObjective(trials: readonly TrialRow[], names: MetricNames = RETRIEVAL_METRIC_NAMES): boolean {
-  return trials.some((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
-}
-
-export interface StudyAnalysis {
-  readonly front: FrontReport
-  readonly profiles: ProfileChoice[]
-  readonly chart: Record<string, unknown>
-  readonly lines: string[]
-}
-
-/**
- * The front, profiles and chart of a bi-objective study. `qualityLabel` names the quality metric
- * in the chart (e.g. recall@10); the chart also shows the trials at lower budgets, faintly.
- */
-export function analyzeStudy(trials: readonly TrialRow[], names: MetricNames = RETRIEVAL_METRIC_NAMES, reference?: ReferencePoint, qualityLabel = 'quality'): StudyAnalysis {
-  const candidates = fullBudgetCandidates(trials).filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
-  const front = frontReport(
-    candidates.map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config, metrics: c.metrics})),
-    reference,
-  )
-  const profiles = chooseDomainProfiles(candidates, names, domainRules(names))
-  const lines = frontLines(front)
-  for (const p of profiles) {
-    lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
-    for (const r of p.rationale) lines.push(`  - ${r}`)
-  }
-  // the chart copies every trial's configuration and metrics: built only when someone asks for it
-  let chart: Record<string, unknown> | undefined
-  return {front, profiles, lines, get chart() {
-    return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
-  }}
-}
-
-function lowerBudgetPoints(trials: readonly TrialRow[], names: MetricNames) {
-  const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
-  return trials
-    .filter((t) => t.status === 'ok' && t.metrics && t.budget < top && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
-    .map((t) => {
-      const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-      return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
-    })
 }
 
 /** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */
@@ -105,7 +68,7 @@ export interface ObjectiveStudyAnalysis {
  * The front and the stated profiles of a study over any objectives (an engine file's): full-budget
  * trials only, wall-clock timings left out, so the result repeats when the study does.
  */
-export function analyzeObjectiveStudy(trials: readonly TrialRow[], objectives: readonly FrontObjective[], rules: readonly StatedProfileRule[]): ObjectiveStudyAnalysis {
+export function analyzeObjectiveStudy(trials: readonly AnalyzedTrial[], objectives: readonly FrontObjective[], rules: readonly StatedProfileRule[]): ObjectiveStudyAnalysis {
   const candidates = fullBudgetCandidates(trials)
   const front = objectives.length >= 2 ? objectiveFront(candidates, objectives) : null
   const onFront = front ? new Set(front.front.map((p) => p.trialId)) : undefined
@@ -127,36 +90,4 @@ export function analyzeObjectiveStudy(trials: readonly TrialRow[], objectives: r
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
   return {front, profiles, chart: front ? objectiveFrontChartSpec(front) : null, lines}
-}
-
-/** One scored trial of a retrieval study as the report charts it: which set it falls in, its quality and P99. */
-export interface FrontTrialRecord {
-  trial: number
-  budget: number
-  /** Queries scored at this budget (the largest budget scores them all). */
-  queries: number | null
-  set: 'Pareto front' | 'dominated' | 'lower budget'
-  quality: number
-  p99_ms: number
-  config: TrialRow['config']
-  metrics: Record<string, number>
-}
-
-/**
- * Every trial with a quality and a P99, placed against the analysis's front (on it, dominated at
- * the full budget, or from a lower budget); wall-clock timings left out so reports repeat exactly.
- */
-export function frontTrialRecords(trials: readonly TrialRow[], analysis: StudyAnalysis): FrontTrialRecord[] {
-  const onFront = new Set(analysis.front.front.map((p) => p.trialId))
-  const dominated = new Set(analysis.front.dominated.map((p) => p.trialId))
-  return trials
-    .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
-    .map((t) => {
-      const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-      return {
-        trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
-        set: onFront.has(t.id) ? 'Pareto front' : dominated.has(t.id) ? 'dominated' : 'lower budget',
-        quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
-      }
-    })
 }

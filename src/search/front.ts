@@ -5,7 +5,7 @@
  */
 import type {Config} from '../space/index.js'
 import {dominates, hypervolume2d, paretoFront, type Sense} from '../stats/pareto.js'
-import {axisScale, scaleNote} from '../report/scale.js'
+import {axisScale, scaleNote} from '../util/axis-scale.js'
 
 export interface FrontPoint {
   readonly trialId: number
@@ -93,7 +93,7 @@ export interface LowerBudgetPoint extends FrontPoint {
  * Vega-lite scatter of every trial: the front (step line and points), the dominated trials and,
  * faint, the trials at lower budgets, so a reviewer sees every configuration tried and why only a
  * few reached the front. The quality axis names its metric; the latency axis says it is the cost
- * model's estimate and goes logarithmic by the rule of src/report/scale.ts. Hover: the trial's
+ * model's estimate and goes logarithmic by the rule of src/util/axis-scale.ts. Hover: the trial's
  * configuration and every metric; drag and wheel: pan and zoom.
  */
 export function frontChartSpec(report: FrontReport, options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {}): Record<string, unknown> {
@@ -151,10 +151,13 @@ export interface FrontObjective {
 
 /**
  * Default reference of a metric: the worst value any compared trial reached, pushed out by this
- * share of the observed range (by this share of its magnitude, or 1, when all trials agree), so the
- * extreme front points still add area; the same idea as kt's retrieval front (1.1 x the slowest).
+ * share of the observed range (by this share of its magnitude, or by ZERO_SPREAD_MARGIN when all
+ * trials reached 0), so the extreme front points still add area; the same idea as kt's retrieval
+ * front (1.1 x the slowest).
  */
 export const REFERENCE_RANGE_MARGIN = 0.1
+/** The reference margin when every trial reached exactly 0: no range or magnitude to scale by, so one unit of the metric. */
+export const ZERO_SPREAD_MARGIN = 1
 
 export interface ObjectiveFrontReport {
   readonly objectives: ReadonlyArray<FrontObjective & {readonly reference_rule: string}>
@@ -172,9 +175,14 @@ export function objectiveReference(objective: FrontObjective, values: readonly n
   if (objective.reference !== undefined) return {value: objective.reference, rule: 'stated in the engine file'}
   const worst = objective.direction === 'maximize' ? Math.min(...values) : Math.max(...values)
   const range = Math.max(...values) - Math.min(...values)
-  const margin = range > 0 ? REFERENCE_RANGE_MARGIN * range : REFERENCE_RANGE_MARGIN * Math.abs(worst) || 1
+  const [margin, what]: [number, string] =
+    range > 0
+      ? [REFERENCE_RANGE_MARGIN * range, `${REFERENCE_RANGE_MARGIN} x the observed range`]
+      : worst !== 0
+        ? [REFERENCE_RANGE_MARGIN * Math.abs(worst), `${REFERENCE_RANGE_MARGIN} x its magnitude (every trial reached the same value: no range)`]
+        : [ZERO_SPREAD_MARGIN, `${ZERO_SPREAD_MARGIN} (every trial reached 0: no range or magnitude to scale by)`]
   const value = Number((objective.direction === 'maximize' ? worst - margin : worst + margin).toPrecision(6))
-  return {value, rule: `the worst trial's ${objective.metric} (${Number(worst.toPrecision(6))}) ${objective.direction === 'maximize' ? 'minus' : 'plus'} ${REFERENCE_RANGE_MARGIN} x the observed range`}
+  return {value, rule: `the worst trial's ${objective.metric} (${Number(worst.toPrecision(6))}) ${objective.direction === 'maximize' ? 'minus' : 'plus'} ${what}`}
 }
 
 /**

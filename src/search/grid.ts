@@ -5,6 +5,10 @@
  * its choices, each floored simplex group the lattice of weights floor + m * step with sum 1
  * (4 weights, floor 0, step 0.05: C(23, 3) = 1771 points). The points are visited in a seeded
  * random order, so a search stopped early has still covered the space evenly.
+ *
+ * A grid is the grid it claims: a study whose trial limit is below its grid's size is refused
+ * (checkGridLimit) unless the caller asks for a subset, and every grid study reports how many of
+ * its points it evaluated (gridCoverage), so a stopped or subset grid never reads as the grid.
  */
 import type {FloatParam, IntParam, ParamSpace, SimplexGroup} from '../space/index.js'
 import {InputError} from '../util/errors.js'
@@ -115,6 +119,59 @@ function round(x: number): number {
 /** Grid size for a given points-per-dimension. */
 export function gridSize(axes: Axis[]): number {
   return axes.reduce((n, a) => n * a.length, 1)
+}
+
+/** Points of the grid of a space at this resolution. */
+export function gridPointCount(space: ParamSpace, pointsPerDim: number, simplexStep: number = DEFAULT_SIMPLEX_STEP): number {
+  return gridSize(gridAxes(space, pointsPerDim, simplexStep))
+}
+
+/**
+ * The most grid points a study with these limits can evaluate: every grid trial runs at the full
+ * budget, so it costs one unit of a --budget (in units of the maximum budget). Undefined: no limit.
+ */
+export function gridTrialLimit(maxTrials: number | undefined, maxBudget: number | undefined): number | undefined {
+  const limits = [maxTrials, maxBudget === undefined ? undefined : Math.floor(maxBudget + BUDGET_ROUNDING)].filter((x): x is number => x !== undefined)
+  return limits.length ? Math.min(...limits) : undefined
+}
+
+/** Tolerance when a --budget in full-budget units counts grid trials (3 x (1/3) is 1). */
+const BUDGET_ROUNDING = 1e-9
+
+/**
+ * Refuses a grid study that could not evaluate its whole grid within its limits, unless a subset
+ * was asked for: a grid is the grid it claims, not a random sample of it.
+ */
+export function checkGridLimit(where: string, points: number, pointsPerDim: number, limit: number | undefined, subset: boolean | undefined): void {
+  if (points > MAX_GRID_POINTS) throw new InputError(where, `at most ${MAX_GRID_POINTS} points (lower --grid-points, or take parameters out with --fix)`, `${points} points at ${pointsPerDim} values per numeric parameter`)
+  if (subset || limit === undefined || limit >= points) return
+  throw new InputError(
+    where,
+    `a trial limit (--trials, or --budget in full-budget units) of at least ${points}, the grid's size at ${pointsPerDim} values per numeric parameter (or --grid-subset to evaluate a seeded random ${limit} of its points)`,
+    String(limit),
+  )
+}
+
+/** How much of its grid a grid study evaluated (finished trials, ok or failed, each a distinct grid point). */
+export interface GridCoverage {
+  readonly points: number
+  readonly pointsPerDim: number
+  readonly evaluated: number
+  /** Every point of the grid has a finished trial. */
+  readonly complete: boolean
+  /** The study was created to evaluate a seeded random subset (--grid-subset). */
+  readonly subset: boolean
+}
+
+export function gridCoverage(points: number, pointsPerDim: number, finishedConfigIds: Iterable<string>, subset: boolean | undefined): GridCoverage {
+  const evaluated = new Set(finishedConfigIds).size
+  return {points, pointsPerDim, evaluated, complete: evaluated >= points, subset: subset === true}
+}
+
+/** One line: `grid: evaluated 10 of 65,536 points (2 values per numeric parameter), a seeded random subset`. */
+export function gridCoverageLine(c: GridCoverage): string {
+  const what = c.complete ? 'the whole grid' : c.subset ? 'a seeded random subset (--grid-subset)' : 'INCOMPLETE: stopped before the whole grid'
+  return `grid: evaluated ${c.evaluated.toLocaleString('en-US')} of ${c.points.toLocaleString('en-US')} points (${c.pointsPerDim} values per numeric parameter), ${what}`
 }
 
 /** The largest points-per-dimension (>= 2) whose grid has at most maxPoints points. */

@@ -5,7 +5,8 @@
  * whose held-out quality falls far below its tuning quality was fitted to the tuning questions.
  */
 import type {Config} from '../space/index.js'
-import type {StudyAnalysis} from './analysis.js'
+import type {FrontReport} from './front.js'
+import type {ProfileChoice} from './profiles.js'
 import {splitTimingMetrics, type Objective} from './types.js'
 
 /** The held-out side: an objective over the held-out data and what the split was. */
@@ -73,8 +74,8 @@ export async function evaluateHoldoutItems(items: readonly HoldoutItem[], side: 
   return {split: side.description, rows}
 }
 
-/** The front's and the profiles' configurations of a kt retrieval study on the held-out side. */
-export async function evaluateHoldout(analysis: StudyAnalysis, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+/** The front's and the profiles' configurations of a kt retrieval study (src/eval/retrieval-analysis.ts StudyAnalysis) on the held-out side. */
+export async function evaluateHoldout(analysis: {readonly front: FrontReport; readonly profiles: readonly ProfileChoice[]}, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
   const items: HoldoutItem[] = [
     ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs}})),
     ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: p.metrics})),

@@ -2,7 +2,7 @@
 import type {ParamSpace} from '../space/index.js'
 import {InputError} from '../util/errors.js'
 import {BohbOptimizer, SINGLE_FIDELITY, type BohbOptions} from './bohb.js'
-import {autoPointsPerDim, DEFAULT_POINTS_PER_DIM, DEFAULT_SIMPLEX_STEP, GridOptimizer} from './grid.js'
+import {autoPointsPerDim, DEFAULT_POINTS_PER_DIM, DEFAULT_SIMPLEX_STEP, GridOptimizer, gridTrialLimit} from './grid.js'
 import {RandomOptimizer} from './random.js'
 import type {Fidelity, Optimizer} from './types.js'
 
@@ -13,6 +13,8 @@ export type OptimizerName = (typeof OPTIMIZER_NAMES)[number]
 export interface OptimizerSettings {
   readonly gridPoints?: number
   readonly simplexStep?: number
+  /** Grid only: the trial limit may be below the grid's size (a seeded random subset); otherwise such a grid is refused. */
+  readonly gridSubset?: boolean
   readonly bohb?: Omit<BohbOptions, 'seed' | 'fidelity'>
 }
 
@@ -22,13 +24,15 @@ export function checkOptimizerName(name: string, where = '--optimizer'): Optimiz
 }
 
 /**
- * Fills in what depends on the study size (the grid resolution) so a resumed study rebuilds the
- * same optimiser even if it is continued with a larger trial limit.
+ * Fills in what depends on the study size (the grid resolution: the largest grid that fits the
+ * trial limit, --trials or --budget) so a resumed study rebuilds the same optimiser even if it is
+ * continued with a larger trial limit.
  */
-export function resolveSettings(name: OptimizerName, space: ParamSpace, settings: OptimizerSettings, maxTrials: number | undefined): OptimizerSettings {
+export function resolveSettings(name: OptimizerName, space: ParamSpace, settings: OptimizerSettings, maxTrials: number | undefined, maxBudget?: number): OptimizerSettings {
   if (name !== 'grid') return settings
   const simplexStep = settings.simplexStep ?? DEFAULT_SIMPLEX_STEP
-  const gridPoints = settings.gridPoints ?? (maxTrials !== undefined ? autoPointsPerDim(space, maxTrials, simplexStep) : DEFAULT_POINTS_PER_DIM)
+  const limit = gridTrialLimit(maxTrials, maxBudget)
+  const gridPoints = settings.gridPoints ?? (limit !== undefined ? autoPointsPerDim(space, limit, simplexStep) : DEFAULT_POINTS_PER_DIM)
   return {...settings, gridPoints, simplexStep}
 }
 

@@ -6,7 +6,6 @@
  * routed overrides (src/engine/retrieval/classifier.ts: base config, overrides by type).
  */
 import type {Config} from '../space/index.js'
-import type {ObjectiveSpec} from '../study/objectives.js'
 import type {Objective} from './types.js'
 
 /** An override must beat the base on its type by at least this much quality to be kept. */
@@ -73,12 +72,13 @@ export async function qualityAtFullBudget(objective: Objective, config: Config, 
   return -result.loss
 }
 
-export interface TypeSweepOptions {
+/** `Spec` is the caller's serializable description of an objective (src/study/objectives.ts ObjectiveSpec), passed through untouched. */
+export interface TypeSweepOptions<Spec> {
   readonly types: readonly string[]
   /** The objective over every query (type undefined) or one type's queries. */
-  readonly objectiveFor: (type: string | undefined) => {readonly spec: ObjectiveSpec; readonly instance: Objective}
+  readonly objectiveFor: (type: string | undefined) => {readonly spec: Spec; readonly instance: Objective}
   /** Runs (or resumes) one study and returns its incumbent configuration (full, fixed values included). */
-  readonly runStudy: (name: string, objective: {spec: ObjectiveSpec; instance: Objective}) => Promise<{config: Config} | undefined>
+  readonly runStudy: (name: string, objective: {spec: Spec; instance: Objective}) => Promise<{config: Config} | undefined>
   readonly studyPrefix: string
   readonly seed: number
   readonly minGain?: number
@@ -91,7 +91,7 @@ export interface TypeSweepOptions {
  * each type's best are re-scored on that type's queries at the full budget, so the gain compares
  * like with like.
  */
-export async function runTypeSweeps(options: TypeSweepOptions): Promise<RoutedProfile> {
+export async function runTypeSweeps<Spec>(options: TypeSweepOptions<Spec>): Promise<RoutedProfile> {
   const overall = options.objectiveFor(undefined)
   const baseBest = await options.runStudy(`${options.studyPrefix}-all`, overall)
   if (!baseBest) throw new Error(`routed sweeps: study ${options.studyPrefix}-all has no successful trial`)

@@ -351,7 +351,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
     // a profile goes through THE profile loader and THE deploy gate in openTenant (refused: 422 gate_refused)
     const fromProfile = profile === undefined ? undefined : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, fromProfile, journal, snapshotEvery: options.snapshotEvery})
+    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds (the tenant's, the engine tables') would freeze every tenant's requests
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, fromProfile, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     const origin = tenant.store.learner.init.origin

@@ -1,3 +1,5 @@
+import {averageRanks} from './correlation.js'
+
 /**
  * Functional dependence of y on x: the share of y's variance that a (possibly non-linear,
  * non-monotone) function of x explains, estimated without fitting a model. Sort by x; if y is a
@@ -107,4 +109,24 @@ export function looCorrelationRatio(x: ArrayLike<number>, y: ArrayLike<number>, 
   }
   if (total === 0) return null
   return 1 - residual / ((rows / (rows - 1)) ** 2 * total)
+}
+
+/**
+ * functionalDependence of y's ranks (average ranks for ties) on x: the same estimator on the
+ * rank scale, so a few large gaps between sorted y values (a heavy-tailed label such as a Pareto
+ * one: most rows near 0, a few near 1) no longer count as residual variance. A strictly monotone
+ * function of x (an exact copy, a rescaling) has ranks 1..n in x order, successive differences of
+ * 1 (sum n - 1) and a rank sum of squares of n (n^2 - 1) / 12, so it scores exactly
+ * rankCopyDependence(n) = 1 - 6 / (n (n + 1)), whatever the distribution of x; the raw estimator
+ * scores an exact copy of 20 Pareto labels about 0.89. Null when y is constant or n < 3.
+ */
+export function rankDependence(x: ArrayLike<number>, y: ArrayLike<number>): number | null {
+  if (x.length !== y.length) throw new RangeError(`rankDependence: lengths differ (${x.length} vs ${y.length})`)
+  return functionalDependence(x, averageRanks(y))
+}
+
+/** rankDependence of a strictly monotone function of x without ties on n rows: 1 - 6 / (n (n + 1)) (derivation at rankDependence). */
+export function rankCopyDependence(n: number): number {
+  if (!(Number.isInteger(n) && n >= 3)) throw new RangeError(`rankCopyDependence: expected an integer n >= 3, got ${n}`)
+  return 1 - 6 / (n * (n + 1))
 }

@@ -35,7 +35,8 @@ export async function writeEngineStudyOutputs(
   spec: EngineSpec,
   trials: readonly TrialRow[],
   out: string | undefined,
-  sourceRun: string,
+  /** The study's name: the profiles' source_run (never the storage URL, which may hold a password). */
+  study: string,
   holdout?: HoldoutReport,
   validation?: HoldoutValidation,
 ): Promise<EngineStudyOutputs & {holdout?: HoldoutReport}> {
@@ -76,7 +77,7 @@ export async function writeEngineStudyOutputs(
   const validationOf = (name: string) => (validation && holdoutProfileValidation(validation, name)) || notValidated(name === DEFAULTS_PROFILE
     ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
     : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`)
-  const run = studySourceRun(sourceRun)
+  const run = studySourceRun(study)
   for (const d of deployable) {
     const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
     files.push(...writeProfileFiles(out, `profiles/${d.name}`, profile).map((f) => join(out, f)))

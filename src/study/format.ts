@@ -3,6 +3,9 @@ import {incumbent} from '../search/incumbent.js'
 import type {SearchOutcome} from './search.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {snakeKeys} from '../util/json-keys.js'
+import {DEFAULT_SIMPLEX_STEP, gridCoverage, gridCoverageLine, gridPointCount, type GridCoverage} from '../search/grid.js'
+import type {OptimizerSettings} from '../search/optimizers.js'
+import type {ParamSpace} from '../space/index.js'
 
 function num(x: number | null | undefined, digits = 6): string {
   return x === null || x === undefined ? '-' : Number.isInteger(x) ? String(x) : x.toPrecision(digits)
@@ -73,8 +76,21 @@ function optionsJson(options: Record<string, unknown>): unknown {
   return {...(snakeKeys(rest) as Record<string, unknown>), ...(fixed === undefined ? {} : {fixed})}
 }
 
+/**
+ * How much of its grid a grid study has evaluated (undefined for other optimisers): the state of a
+ * grid study stopped at its limit or interrupted says "finished" or "interrupted", and this says
+ * whether that is the whole grid.
+ */
+export function studyGridCoverage(study: Pick<StudyRecord, 'optimizer' | 'space' | 'options'>, trials: readonly TrialRow[]): GridCoverage | undefined {
+  const settings = (study.options as {settings?: OptimizerSettings}).settings
+  if (study.optimizer !== 'grid' || settings?.gridPoints === undefined) return undefined
+  const points = gridPointCount(study.space as ParamSpace, settings.gridPoints, settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
+  return gridCoverage(points, settings.gridPoints, trials.filter((t) => t.status !== 'running').map((t) => t.configId), settings.gridSubset)
+}
+
 export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Record<string, unknown> {
   const best = incumbent(trials)
+  const grid = studyGridCoverage(study, trials)
   return {
     name: study.name,
     objective: objectiveJson(study.objective),
@@ -90,6 +106,7 @@ export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Reco
     running: trials.filter((t) => t.status === 'running').length,
     by_budget: budgetTable(trials),
     best: best ? trialJson(best) : null,
+    ...(grid ? {grid: snakeKeys(grid)} : {}),
   }
 }
 
@@ -102,6 +119,8 @@ export function formatSearchOutcome(outcome: SearchOutcome, storage: string): {t
       (summary.rerun > 0 ? `, re-ran ${summary.rerun} interrupted trials` : ''),
     `  budget used: ${num(summary.budgetUsed, 4)} x max budget; stopped: ${summary.stoppedBy}`,
   ]
+  const grid = studyGridCoverage(study, trials)
+  if (grid) lines.push(`  ${gridCoverageLine(grid)}`)
   if (best) lines.push(`  best (largest budget ${num(best.budget)}): trial ${best.id}, loss ${num(best.loss)}`, configLines(best.config))
   else lines.push('  no successful trial yet')
   return {text: lines.join('\n'), json: {...studyJson(study, trials), run: snakeKeys(summary)}}

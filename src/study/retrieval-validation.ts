@@ -11,7 +11,7 @@ import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, validateOnHoldout, type HoldoutValidation} from '../eval/holdout-validation.js'
 import {describeSplit, splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
-import type {StudyAnalysis} from '../search/analysis.js'
+import type {StudyAnalysis} from '../eval/retrieval-analysis.js'
 import {defaultConfig} from '../space/index.js'
 
 export interface RetrievalStudyValidation {

@@ -8,6 +8,7 @@ import type {Config, ParamSpace} from '../space/index.js'
 import {dirname, join, resolve} from 'node:path'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
+import {checkGridLimit, DEFAULT_SIMPLEX_STEP, gridPointCount, gridTrialLimit} from '../search/grid.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
@@ -113,6 +114,13 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
   if (canonical(stored.space) !== canonical(wanted.space)) out.push('searched space (--range/--floor/--fix)')
   return out
 }
+/** A grid study whose limits cannot reach every grid point is refused, before anything is stored (src/search/grid.ts). */
+function checkGridStudy(name: string, optimizer: string, space: ParamSpace, options: StoredOptions): void {
+  if (optimizer !== 'grid' || options.settings.gridPoints === undefined) return
+  const points = gridPointCount(space, options.settings.gridPoints, options.settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
+  checkGridLimit(`study ${name}: --optimizer grid`, points, options.settings.gridPoints, gridTrialLimit(options.maxTrials, options.maxBudget), options.settings.gridSubset)
+}
+
 /** Where trials of a study without a folder (PostgreSQL) keep their files. */
 export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
 
@@ -142,6 +150,8 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         maxBudget: options.maxBudget ?? stored.maxBudget,
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
+      // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
+      if (options.maxTrials !== undefined || options.maxBudget !== undefined) checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated)
       // workers joining without new limits write nothing
       if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}
@@ -152,7 +162,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       objective = options.objectiveInstance ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {
-        settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials),
+        settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials, options.maxBudget),
         fixed,
         maxTrials: options.maxTrials,
         maxBudget: options.maxBudget,
@@ -167,6 +177,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         seed,
         space,
       }
+      checkGridStudy(wanted.name, optimizerName, space, stored)
       // The same command run again continues its study (or reports it finished); different
       // arguments under the same name are refused with what differs.
       const existing = await store.getStudy(wanted.name)

@@ -4,7 +4,7 @@
  */
 import {basename, join} from 'node:path'
 import type {ParamSpace} from '../space/index.js'
-import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../search/analysis.js'
+import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../eval/retrieval-analysis.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
 import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'

@@ -79,8 +79,18 @@ describe('kt run', () => {
   it('resumes: reuses finished phases from an interrupted run', () => {
     const r = kt(['phase', 'search', '--seed', '42', '--out', join(dir, 'a'), '--resume', '--json'])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout).verdict).toBe('pass')
+    expect(JSON.parse(r.stdout).verdict).toBe('n/a')
     expect(JSON.parse(r.stdout).reused_phases).toEqual(['search'])
+  })
+
+  it('never calls a partial run that did not validate a PASS: n/a, exit 0 when nothing that ran failed', () => {
+    const r = kt(['phase', '3', '--out', join(dir, 'p3'), '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({verdict: 'n/a', verdict_reasons: ['partial run: the validation (phase 5) did not run, so nothing was validated'], validation_verdict: null})
+    const text = kt(['phase', '3', '--out', join(dir, 'p3')])
+    expect(text.stdout).toMatch(/verdict: N\/A \(partial run: the validation \(phase 5\) did not run, so nothing was validated\); exit 0/)
+    expect(text.stdout).not.toMatch(/PASS/)
+    expect(readFileSync(join(dir, 'p3', 'report.md'), 'utf8')).toMatch(/- Verdict: \*\*n\/a\*\*: the validation \(phase 5\) did not run/)
   })
 })
 
@@ -242,14 +252,24 @@ describe('plans and deploys that would mislead', () => {
     const im = kt(['data', 'import', csv, '--out', join(dir, 'leak-data')])
     const imported = join(dir, 'leak-data', 'dataset.json')
     expect(im.status, im.stderr).toBe(0)
+    // and a small one with skewed labels (25 rows, 80% in [0, 0.3], 20% in [0.7, 1]): the case the
+    // successive-difference estimate alone missed (92% < 95%)
+    const small = ['id,time,text,truth,surprise,query']
+    for (let i = 0; i < 25; i++) {
+      const truth = i % 5 === 4 ? 0.7 + ((i * 7) % 30) / 100 : ((i * 13) % 30) / 100
+      small.push(`s${i},2024-01-01T${String(i % 24).padStart(2, '0')}:00:00Z,turn ${i} about topic ${i % 5},${truth},${truth},topic ${i % 5}`)
+    }
+    writeFileSync(join(dir, 'leak_small.csv'), `${small.join('\n')}\n`)
+    const imSmall = kt(['data', 'import', join(dir, 'leak_small.csv'), '--out', join(dir, 'leak-small-data')])
+    expect(imSmall.status, imSmall.stderr).toBe(0)
     const p = plan()
     p.datasets.holdout = p.datasets.holdout.map((h: string) => join(__dirname, '../../phases', h))
-    p.datasets.imported = [imported]
+    p.datasets.imported = [imported, join(dir, 'leak-small-data', 'dataset.json')]
     const r = kt(['phase', '5', '--plan', write('leak-plan.json', p), '--out', join(dir, 'leak'), '--json'])
     expect(r.status, r.stderr).toBe(1)
     const summary = JSON.parse(r.stdout)
     expect(summary.verdict).toBe('fail')
-    expect(summary.verdict_reasons.join(' ')).toMatch(/leakage audit flagged surprise on leak/)
+    expect(summary.verdict_reasons.join(' ')).toMatch(/leakage audit flagged surprise on leak, surprise on leak_small/)
     expect(readFileSync(join(dir, 'leak', 'report.md'), 'utf8')).not.toMatch(/all acceptance criteria pass/)
   })
 

@@ -78,6 +78,30 @@ describe('leakage audit', () => {
     expect(Math.abs(functionalDependence(x, noise)!)).toBeLessThan(0.3)
     expect(functionalDependence(x, new Float64Array(200))).toBeNull()
   })
+
+  it('flags an exact copy of the label on a small dataset with skewed labels (25 Pareto turns)', () => {
+    const small = generateImportanceDataset({...FIXTURE_SPECS[0], n: 25, seed: 7})
+    const cols = computeSignals(toImportanceInput(small), 168)
+    const label = truthOf(small)
+    const audit = auditLeakage({...cols, surprise: Float64Array.from(label)}, label)
+    const surprise = audit.find((a) => a.signal === 'surprise')!
+    expect(surprise.verdict).toBe('leak')
+    expect(surprise.dependence).toBeGreaterThanOrEqual(1 - 6 / (25 * 26) - 1e-12) // a copy's rank dependence
+  })
+
+  it('says too-few-rows, never constant or ok, when the rows cannot show a copy of the label', () => {
+    const truth = Float64Array.from([0.9, 0.1])
+    const two = auditLeakage({n: 2, ageHours: new Float64Array(2), tokens: new Float64Array(2), decay: Float64Array.from([0.2, 0.8]), surprise: Float64Array.from([0.8, 0.2]), relevance: Float64Array.from([1, 0]), habituation: Float64Array.from([1, 1])}, truth)
+    expect(two.map((a) => a.verdict)).toEqual(['too-few-rows', 'too-few-rows', 'too-few-rows', 'constant'])
+    expect(two[0].dependence).toBeNull()
+    expect(two[0].reason).toMatch(/2 row\(s\): dependence on the label is undefined below 3 rows/)
+    // 10 rows: a copy explains at most 1 - 6/110 = 94.5% on ranks; a shuffled signal is not "ok" either
+    const label = Float64Array.from([0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.2, 0.25, 0.8, 1])
+    const shuffled = Float64Array.from([0.5, 0.1, 0.9, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 0.05])
+    const ten = auditLeakage({n: 10, ageHours: new Float64Array(10), tokens: new Float64Array(10), decay: shuffled, surprise: label.map((v) => v * v), relevance: shuffled, habituation: shuffled}, label)
+    expect(ten.map((a) => a.verdict)).toEqual(['too-few-rows', 'too-few-rows', 'too-few-rows', 'too-few-rows'])
+    expect(ten[1].reason).toMatch(/10 rows: even an exact copy of the label may explain only 94\.5% .*needs 11 rows/)
+  })
 })
 
 describe('dataset files', () => {

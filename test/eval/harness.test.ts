@@ -100,6 +100,9 @@ describe('tuning on the committed synthetic fixture', () => {
   it('grid search covers the grid sub-space with the rest at defaults', () => {
     const r = tuneRetrieval({dataset, method: 'grid', budget: 2, seed: 3})
     expect(r.trials).toHaveLength(2)
+    // two points of a larger grid: said so, not passed off as the grid (review R#10)
+    expect(r.grid).toMatchObject({evaluated: 2, complete: false, subset: true})
+    expect(r.grid!.points).toBeGreaterThan(2)
     const defaults = defaultRetrievalConfig()
     for (const t of r.trials) expect(t.config['bm25.k1']).toBe(defaults['bm25.k1'])
   })

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {defaultReference, frontReport, roundUpTwoDigits, type FrontPoint} from '../../src/search/front.js'
+import {defaultReference, frontReport, objectiveReference, roundUpTwoDigits, type FrontPoint} from '../../src/search/front.js'
 import {chooseDomainProfiles as choose, type Candidate} from '../../src/search/profiles.js'
 import {domainRules, RETRIEVAL_METRIC_NAMES} from '../../src/eval/retrieval-profiles.js'
 
@@ -50,6 +50,21 @@ describe('quality / P99 Pareto front', () => {
     expect(new Set(order.slice(0, 2))).toEqual(new Set([0, 3]))
     expect(new Set(order.slice(2, 4))).toEqual(new Set([1, 4]))
     expect(order[4]).toBe(2)
+  })
+})
+
+describe("an engine objective's default reference", () => {
+  it('is the worst value pushed out by 0.1 x the observed range, and the rule says so', () => {
+    expect(objectiveReference({metric: 'mrr', direction: 'maximize'}, [0.2, 0.7, 0.5])).toEqual({value: 0.15, rule: "the worst trial's mrr (0.2) minus 0.1 x the observed range"})
+    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [10, 30])).toEqual({value: 32, rule: "the worst trial's p99_ms (30) plus 0.1 x the observed range"})
+  })
+
+  it('when every trial reached the same value, the rule names the margin really used (its magnitude, or 1 at 0)', () => {
+    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [20, 20])).toEqual({value: 22, rule: "the worst trial's p99_ms (20) plus 0.1 x its magnitude (every trial reached the same value: no range)"})
+    const zero = objectiveReference({metric: 'mrr', direction: 'maximize'}, [0, 0, 0])
+    expect(zero.value).toBe(-1)
+    expect(zero.rule).toBe("the worst trial's mrr (0) minus 1 (every trial reached 0: no range or magnitude to scale by)")
+    expect(zero.rule).not.toContain('observed range')
   })
 })
 

@@ -1,7 +1,7 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {estimatedLatencyMs} from '../../src/engine/retrieval/cost.js'
-import {analyzeStudy} from '../../src/search/analysis.js'
+import {analyzeStudy} from '../../src/eval/retrieval-analysis.js'
 import {createObjective} from '../../src/eval/retrieval-objective.js'
 import {splitTimingMetrics, TIMING_METRIC_PREFIX} from '../../src/search/types.js'
 import type {TrialRow} from '../../src/study/store.js'

@@ -1,6 +1,6 @@
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
-import {analyzeStudy, isBiObjective} from '../../src/search/analysis.js'
+import {analyzeStudy, isBiObjective} from '../../src/eval/retrieval-analysis.js'
 import {bundleRoutedProfile, runTypeSweeps} from '../../src/search/routed.js'
 import {createObjective, retrievalObjectives} from '../../src/eval/retrieval-objective.js'
 import type {Objective} from '../../src/search/types.js'

@@ -19,7 +19,7 @@ export default class StudyShow extends KtCommand {
     const {args, flags} = await this.parse(StudyShow)
     const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
-    const {studyJson, configLines, trialJson} = await import('../../study/format.js')
+    const {studyJson, configLines, trialJson, studyGridCoverage} = await import('../../study/format.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const study = await store.getStudy(args.name)
@@ -32,15 +32,18 @@ export default class StudyShow extends KtCommand {
         .sort((a, b) => (a.loss ?? Infinity) - (b.loss ?? Infinity) || a.id - b.id)
         .slice(0, flags.top)
       if (!this.jsonEnabled()) {
-        this.log(`study ${study.name}: ${study.optimizer} on ${(study.objective as {name?: string}).name}, seed ${study.seed}, ${study.state}`)
+        const grid = studyGridCoverage(study, trials)
+        this.log(`study ${study.name}: ${study.optimizer} on ${(study.objective as {name?: string}).name}, seed ${study.seed}, ${study.state}${grid && !grid.complete ? ' (partial grid)' : ''}`)
         this.log(`  trials ${view.trials}: ${view.ok} ok, ${view.failed} failed, ${view.running} running`)
+        if (grid) this.log(`  ${(await import('../../search/grid.js')).gridCoverageLine(grid)}`)
         for (const b of view.by_budget as Array<Record<string, number | null>>)
           this.log(`  budget ${b.budget}: ${b.ok} ok, ${b.failed} failed, ${b.running} running, best loss ${b.best_loss === null ? '-' : Number(b.best_loss).toPrecision(6)}`)
         const best = view.best as {id: number; loss: number; budget: number; config: Record<string, unknown>} | null
         if (best) this.log(`  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`)
         if (top.length > 0) this.log(`  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`)
       }
-      const {analyzeStudy, analyzeObjectiveStudy, isBiObjective} = await import('../../search/analysis.js')
+      const {analyzeObjectiveStudy} = await import('../../search/analysis.js')
+      const {analyzeStudy, isBiObjective} = await import('../../eval/retrieval-analysis.js')
       const spec = study.objective as {name?: string; options?: {file?: unknown}}
       const {existsSync} = await import('node:fs')
       if (spec.name === 'engine' && typeof spec.options?.file === 'string' && existsSync(spec.options.file)) {

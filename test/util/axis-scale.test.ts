@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {useLogScale} from '../../src/report/scale.js'
+import {useLogScale} from '../../src/util/axis-scale.js'
 
 describe('the log-axis rule', () => {
   it('goes log beyond two decades, and for a decade-plus span squeezed by an outlier', () => {
