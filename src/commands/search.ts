@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {KtCommand, outFlag} from '../cli/base.js'
 
 export default class Search extends KtCommand {
@@ -62,13 +62,22 @@ export default class Search extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Search)
+    // an unwritable --out must fail before the study runs, not after; refused input removes it again
+    const undoOut = flags.out ? (await import('../util/fs.js')).outFolderWithUndo(flags.out) : undefined
+    try {
+      return await this.search(flags)
+    } catch (error) {
+      undoOut?.()
+      throw error
+    }
+  }
+
+  private async search(flags: Interfaces.InferredFlags<typeof Search.flags>): Promise<unknown> {
     const {InputError} = await import('../util/errors.js')
     const {runSearch} = await import('../study/search.js')
     const {checkOptimizerName} = await import('../search/optimizers.js')
     const {formatSearchOutcome} = await import('../study/format.js')
     const {snakeKeysOfRecord} = await import('../util/json-keys.js')
-    // an unwritable --out must fail before the study runs, not after
-    if (flags.out) (await import('../util/fs.js')).outFolder(flags.out)
     const parseNumber = (text: string | undefined, flag: string): number | undefined => {
       if (text === undefined) return undefined
       const v = Number(text)
@@ -195,6 +204,7 @@ export default class Search extends KtCommand {
         const held = await engineHoldout(engineSpec, outcome)
         // the study's name alone: --storage may hold a database password, and profiles are deployed and shared
         const engineOut = await writeEngineStudyOutputs(engineSpec, outcome.trials, flags.out, outcome.study.name, held?.report, held?.validation)
+        for (const w of engineOut.warnings) process.stderr.write(`kt: warning: ${w}\n`)
         if (!this.jsonEnabled() && engineOut.lines.length) this.log(engineOut.lines.join('\n'))
         if (held) Object.assign(view.json, {validation: held.validation})
         if (!this.jsonEnabled() && engineOut.files.length) this.log(`wrote ${engineOut.files.length} files to ${flags.out} (profiles/<name>.env in ${engineSpec.name}'s own variable names)`)

@@ -17,6 +17,7 @@ import {parseWith} from '../util/zod.js'
 import {configKeys, configFromEnv, envName, validateConfig, withoutOnline} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {checkEnvName} from '../space/env.js'
+import {KEY_MESSAGE, KEY_PATTERN, MAX_TEXT_LENGTH, NAME_MESSAGE, NAME_PATTERN, SAFE_VALUE_MESSAGE, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN, UNSAFE_TEXT} from '../space/names.js'
 
 /** Version of the profile JSON format (`kt_profile`). 1 (no kind, validation as a metric string) is read and upgraded. */
 export const PROFILE_FORMAT_VERSION = 2
@@ -36,10 +37,8 @@ export const ROLLOUT_STAGES = [
   {stage: 3, traffic_percent: 100, gate: 'full rollout; keep the previous profile for rollback'},
 ] as const
 
-/** Profile, engine and space names: they become file names and comment text. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-/** Space ids (`importance`, `retrieval`, `engine:<name>`). */
-export const SPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
+/** The names, keys, values and text of a profile: src/space/names.ts (the engine-file loader checks the same). */
+export {KEY_PATTERN, MAX_TEXT_LENGTH, NAME_PATTERN, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN, UNSAFE_TEXT}
 /** Run ids (`seed42-plan226273690f7b`, study names, `kt search` output ids). */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
 
@@ -47,27 +46,15 @@ export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
 export function studySourceRun(study: string): string {
   return RUN_ID_PATTERN.test(study) ? study : `study-${study.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
 }
-/** Parameter names (`bm25.k1`, `decay`) and metric keys (`recall@10`, `spearman_on_uniform_50`). */
-export const KEY_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.@:-]{0,63}$/
-/**
- * String parameter values: only characters that mean nothing to sh, dash, bash, dotenv parsers,
- * docker --env-file or systemd, so a value is the same text however the file is read.
- */
-export const SAFE_VALUE_PATTERN = /^[A-Za-z0-9._:/+@%,-]{0,128}$/
-/** Control characters (C0, DEL, C1), line and paragraph separators, and bidi overrides (they reorder what a reader sees). */
-export const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/u
-/** Longest free-text field (notes, reasons, descriptions). */
-export const MAX_TEXT_LENGTH = 2000
-
-const name = z.string().regex(NAME_PATTERN, 'a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64)')
+const name = z.string().regex(NAME_PATTERN, NAME_MESSAGE)
 const runId = z.string().regex(RUN_ID_PATTERN, 'a run id of letters, digits and . _ : @ + - (at most 128)')
-const key = z.string().regex(KEY_PATTERN, 'a key of letters, digits and _ . @ : - (at most 64)')
+const key = z.string().regex(KEY_PATTERN, KEY_MESSAGE)
 /** Free text: any printable characters, no control or line-separator characters. */
 export const safeText = z.string().max(MAX_TEXT_LENGTH).refine((s) => !UNSAFE_TEXT.test(s), 'text without control, line-separator or bidi characters')
 const value = z.union([
   z.number().finite(),
   z.boolean(),
-  z.string().regex(SAFE_VALUE_PATTERN, 'a value of letters, digits and . _ : / + @ % , - (at most 128)'),
+  z.string().regex(SAFE_VALUE_PATTERN, SAFE_VALUE_MESSAGE),
 ])
 const envVar = z.string().superRefine((s, ctx) => {
   const problem = checkEnvName(s)
@@ -259,16 +246,26 @@ export function profileJson(p: Profile): string {
 }
 
 /**
+ * A profile's three deployable forms, rendered (so every check has passed before anything is
+ * written): `<base>.env`, `<base>.sh` (executable) and `<base>.json`, in that order.
+ */
+export function profileFiles(base: string, profile: Profile): Array<{path: string; text: string; mode?: number}> {
+  return [
+    {path: `${base}.env`, text: renderEnvFile(profile)},
+    {path: `${base}.sh`, text: renderShellScript(profile), mode: 0o755},
+    {path: `${base}.json`, text: profileJson(profile)},
+  ]
+}
+
+/**
  * Writes a profile's three deployable forms beside each other, each atomically: `<base>.env`,
  * `<base>.sh` (executable) and `<base>.json`, `base` relative to `dir`; returns those relative
  * paths in that order.
  */
 export function writeProfileFiles(dir: string, base: string, profile: Profile): [env: string, sh: string, json: string] {
-  const files: [string, string, string] = [`${base}.env`, `${base}.sh`, `${base}.json`]
-  writeFileAtomic(join(dir, files[0]), renderEnvFile(profile))
-  writeFileAtomic(join(dir, files[1]), renderShellScript(profile), 0o755)
-  writeFileAtomic(join(dir, files[2]), profileJson(profile))
-  return files
+  const files = profileFiles(base, profile)
+  for (const f of files) writeFileAtomic(join(dir, f.path), f.text, f.mode)
+  return files.map((f) => f.path) as [string, string, string]
 }
 
 /** Text for a comment line: printable ASCII only; anything else (newlines, NUL, U+2028, ...) becomes a \u{...} escape. */

@@ -9,6 +9,8 @@
 import {dirname, isAbsolute, resolve} from 'node:path'
 import {z} from 'zod'
 import {checkSpace} from '../space/space.js'
+import {checkEnvName} from '../space/env.js'
+import {KEY_MESSAGE, KEY_PATTERN, NAME_MESSAGE, NAME_PATTERN, SAFE_VALUE_MESSAGE, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN} from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
@@ -27,11 +29,31 @@ export const DEFAULT_STARTUP_TIMEOUT_S = 15
 /** Default retries of an HTTP evaluation after a connection error. */
 export const DEFAULT_HTTP_RETRIES = 3
 
+/** Names of tiers and simplex groups (they reach no profile). */
 const NAME = /^[A-Za-z0-9._-]{1,64}$/
-const NAME_MESSAGE = 'a name of letters, digits, dot, dash or underscore (at most 64)'
-const ENV = /^[A-Za-z_][A-Za-z0-9_]*$/
+const LOCAL_NAME_MESSAGE = 'a name of letters, digits, dot, dash or underscore (at most 64)'
+/**
+ * What becomes part of a deployable profile is held to the profile schema's alphabets here, on
+ * load (src/space/names.ts), so a study never runs to its end to be refused then: the engine and
+ * profile-rule names (profile names), parameter and metric names (profile keys), categorical
+ * strings (exported values) and env names (checkEnvName).
+ */
+const SPACE_ID_PREFIX = 'engine:'
+/** Longest engine name: its space id `engine:<name>` must fit SPACE_ID_PATTERN. */
+export const MAX_ENGINE_NAME = 64 - SPACE_ID_PREFIX.length
+const profileName = z.string().regex(NAME_PATTERN, NAME_MESSAGE)
+const engineName = profileName.refine((n) => n.length <= MAX_ENGINE_NAME && SPACE_ID_PATTERN.test(`${SPACE_ID_PREFIX}${n}`), `a name of at most ${MAX_ENGINE_NAME} characters (its space id ${SPACE_ID_PREFIX}<name> is at most 64)`)
+/** Parameter names are profile config keys: letters, digits, _ . - (at most 64), not starting with . or -. */
+const parameterName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, 'a name of letters, digits, dot, dash or underscore, not starting with a dot or dash (at most 64)')
+const metricKey = z.string().regex(KEY_PATTERN, `a metric name that is also a profile key: ${KEY_MESSAGE}, starting with a letter, digit or _`)
+const envName = z.string().superRefine((s, ctx) => {
+  const problem = checkEnvName(s)
+  if (problem) ctx.addIssue({code: z.ZodIssueCode.custom, message: problem})
+})
 
 const choice = z.union([z.string(), z.number().finite(), z.boolean()])
+/** A categorical choice: a string from the safe alphabet profiles export unquoted, a number or a boolean. */
+const safeChoice = choice.refine((c) => typeof c !== 'string' || SAFE_VALUE_PATTERN.test(c), `a number, a boolean or ${SAFE_VALUE_MESSAGE} (profiles export it unquoted)`)
 
 const condition = z
   .object({
@@ -41,8 +63,8 @@ const condition = z
   .strict()
 
 const common = {
-  name: z.string().regex(NAME, NAME_MESSAGE),
-  env: z.string().regex(ENV, 'an environment variable name (letters, digits, underscore; not starting with a digit)'),
+  name: parameterName,
+  env: envName,
   description: z.string().optional(),
   /** For retrieval services: changing this parameter needs the conversations ingested again. */
   ingest: z.boolean().optional(),
@@ -62,13 +84,13 @@ const numeric = {
 const parameter = z.discriminatedUnion('type', [
   z.object({type: z.literal('float'), ...numeric}).strict(),
   z.object({type: z.literal('int'), ...numeric, low: z.number().int(), high: z.number().int(), default: z.number().int()}).strict(),
-  z.object({type: z.literal('categorical'), ...common, choices: z.array(choice).min(1), default: choice}).strict(),
+  z.object({type: z.literal('categorical'), ...common, choices: z.array(safeChoice).min(1), default: safeChoice}).strict(),
   z.object({type: z.literal('bool'), ...common, default: z.boolean()}).strict(),
 ])
 
 const simplex = z
   .object({
-    name: z.string().regex(NAME, NAME_MESSAGE),
+    name: z.string().regex(NAME, LOCAL_NAME_MESSAGE),
     parameters: z.array(z.string()).min(2),
     floor: z.number().finite().min(0).default(0),
     description: z.string().optional(),
@@ -134,11 +156,11 @@ const retrievalServiceEval = z
 
 const evaluate = z.discriminatedUnion('kind', [commandEval, httpEval, retrievalServiceEval])
 
-const tier = z.object({name: z.string().regex(NAME, NAME_MESSAGE), budget: z.number().finite().positive()}).strict()
+const tier = z.object({name: z.string().regex(NAME, LOCAL_NAME_MESSAGE), budget: z.number().finite().positive()}).strict()
 
 const objective = z
   .object({
-    metric: z.string().min(1),
+    metric: metricKey,
     direction: z.enum(['maximize', 'minimize']),
     /** Reference value of this objective for the hypervolume (default: see front.ts). */
     reference: z.number().finite().optional(),
@@ -147,7 +169,7 @@ const objective = z
 
 const constraint = z
   .object({
-    metric: z.string().min(1),
+    metric: metricKey,
     op: z.enum(['<=', '>=']),
     value: z.number().finite().optional(),
     /** The threshold as a fraction of the best value any trial reaches. */
@@ -157,9 +179,9 @@ const constraint = z
 
 const profile = z
   .object({
-    name: z.string().regex(NAME, NAME_MESSAGE),
+    name: profileName,
     description: z.string().optional(),
-    order_by: z.string().min(1),
+    order_by: metricKey,
     /** Needed when order_by is not one of the objectives (whose direction it takes otherwise). */
     direction: z.enum(['maximize', 'minimize']).optional(),
     constraints: z.array(constraint).default([]),
@@ -169,7 +191,7 @@ const profile = z
 export const EngineFileSchema = z
   .object({
     kt_engine: z.literal(ENGINE_FORMAT_VERSION),
-    name: z.string().regex(NAME, NAME_MESSAGE),
+    name: engineName,
     description: z.string().optional(),
     parameters: z.array(parameter).min(1),
     simplex: z.array(simplex).default([]),
@@ -218,7 +240,7 @@ export interface EngineSpec {
 
 /** The space id of an engine file's parameters. */
 export function engineSpaceId(name: string): string {
-  return `engine:${name}`
+  return `${SPACE_ID_PREFIX}${name}`
 }
 
 /** Reads and checks an engine file; any problem is one InputError naming the file and field. */

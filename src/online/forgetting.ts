@@ -103,6 +103,13 @@ export type ForgettingSettings =
       keepOthers: number
     }
 
+/**
+ * Longest decay period a tenant may be created with, in queries: 1e9 is 231 days of a tenant
+ * answering 50 queries a second, beyond any period that still means forgetting (forgetting `none`
+ * says "never"); and counters stay far inside float64's exact integers. (Before the bound, 1e300
+ * was accepted and decay never ran.)
+ */
+export const MAX_DECAY_EVERY_QUERIES = 1_000_000_000
 export const PERIODIC_DEFAULTS: ForgettingSettings = {kind: 'periodic', every: DECAY_EVERY_QUERIES, fraction: DECAY_FRACTION}
 export const ADAPTIVE_DEFAULTS: ForgettingSettings = {
   kind: 'adaptive',

@@ -13,11 +13,11 @@ import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, TenantBandit, type BanditSettings} from './bandit.js'
 import {MAX_PRIOR_STRENGTH} from './prior.js'
 import type {GroupCommit} from './commit.js'
-import {forgettingDefaults} from './forgetting.js'
+import {MAX_DECAY_EVERY_QUERIES, forgettingDefaults} from './forgetting.js'
 import {ENGINE_SPACES_BUSY, forgetEngineSpace, keepEngineSpace, spaceById, withEngineSpacesLock} from './spaces.js'
 import {StateDamagedError, TenantStore, recoverJournals, validateTenantId, type CreateOptions, type JournalRecovery} from './store.js'
 import {Journal, type JournalOptions} from './journal.js'
-import {type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
+import {MAX_IMPLICIT_WINDOW_MS, type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
 import {GateRefusedError, passGate} from '../deploy/gate.js'
 import {parseProfile} from '../deploy/load.js'
 import {profileJson} from '../deploy/profile.js'
@@ -111,7 +111,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
   const profile = field<Config>('profile', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'a configuration object') ?? defaultConfig(space)
   const kind = field<'periodic' | 'adaptive' | 'none'>('forgetting', (v) => v === 'periodic' || v === 'adaptive' || v === 'none', 'periodic, adaptive or none') ?? 'periodic'
   const forgetting = forgettingDefaults(kind)
-  const every = field<number>('decay_every', (v) => isInt(v) && (v as number) >= 1, 'a positive integer number of queries')
+  const every = field<number>('decay_every', (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_DECAY_EVERY_QUERIES, `an integer number of queries in 1..${MAX_DECAY_EVERY_QUERIES} (MAX_DECAY_EVERY_QUERIES; forgetting none never decays)`)
   const fraction = field<number>('decay_fraction', (v) => typeof v === 'number' && v > 0 && v < 1, 'a fraction in (0, 1)')
   if (every !== undefined || fraction !== undefined) {
     if (forgetting.kind !== 'periodic') throw new OnlineError('bad_request', `${where}: decay_every/decay_fraction`, 'them only with forgetting periodic', `forgetting ${forgetting.kind}`)
@@ -128,7 +128,7 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
   }
   const prior = field<number>('prior_strength', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= MAX_PRIOR_STRENGTH, `an integer in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`)
   if (prior !== undefined) settings.priorStrength = prior
-  const window = field<number>('implicit_window_ms', (v) => isInt(v) && (v as number) >= 1, 'a positive whole number of milliseconds')
+  const window = field<number>('implicit_window_ms', (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_IMPLICIT_WINDOW_MS, `a whole number of milliseconds in 1..${MAX_IMPLICIT_WINDOW_MS} (MAX_IMPLICIT_WINDOW_MS, a day)`)
   if (window !== undefined) settings.implicitWindowMs = window
   if (field<boolean>('per_type', (v) => typeof v === 'boolean', 'true or false')) settings.perType = true
   const seed = field<number>('seed', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0..2^32-1') ?? DEFAULT_SEED

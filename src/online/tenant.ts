@@ -37,6 +37,13 @@ export const IMPLICIT_WINDOW_MS = 5 * 60 * 1000
  * never shorter than the tenant's implicit window, whose outcome needs the query's record.
  */
 export const LABEL_WINDOW_MS = 60 * 60 * 1000
+/**
+ * Longest implicit window a tenant may be created with: a day. Every query is remembered at least
+ * as long as its window (memory and snapshots grow with it), and a use more than a day after the
+ * retrieval is no longer a response to it. (Before the bound, 1e300 was accepted: no query was
+ * ever forgotten.)
+ */
+export const MAX_IMPLICIT_WINDOW_MS = 24 * 60 * 60 * 1000
 
 /** 2^32 / golden ratio: multiplying ids by it spreads consecutive ids over the 32-bit seeds (Knuth's multiplicative hashing). */
 const GOLDEN_RATIO_32 = 0x9e3779b1

@@ -14,12 +14,18 @@ import {holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, type H
 import type {TrialRow} from './store.js'
 import {writeFrontChart} from './sweeps.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
+import {KEY_PATTERN, commentText, makeProfile, notValidated, profileFiles, studySourceRun} from '../deploy/profile.js'
+
+/** Dropped metric keys named in the warning (the rest are counted). */
+const MAX_DROPPED_LISTED = 5
 
 /** Name of the profile that restores the engine's defaults. */
 export const DEFAULTS_PROFILE = 'defaults'
 
 export interface EngineStudyOutputs extends ObjectiveStudyAnalysis {
   readonly files: string[]
+  /** What the command says once on stderr (metric keys left out of the profiles). */
+  readonly warnings: string[]
 }
 
 /** A configuration as deployed: inactive conditional parameters at their default, nothing outside the space. */
@@ -57,34 +63,54 @@ export async function writeEngineStudyOutputs(
       }
     : plain
   const files: string[] = []
-  if (!out) return {...analysis, files}
-  const write = (name: string, data: string | Uint8Array, mode?: number): void => {
-    writeFileAtomic(join(out, name), data, mode)
-    files.push(join(out, name))
+  // metric keys a profile cannot hold (the engine printed e.g. "my metric"): left out of the
+  // profiles, the same way every time, and said once; the study store keeps them as printed
+  const dropped = new Set<string>()
+  const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> => {
+    const kept: Record<string, number | null> = {}
+    for (const [k, v] of Object.entries(m ?? {})) {
+      if (typeof v !== 'number' && v !== null) continue
+      if (KEY_PATTERN.test(k)) kept[k] = v
+      else dropped.add(k)
+    }
+    return kept
   }
-  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
-  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`)
-  const {makeProfile, notValidated, studySourceRun, writeProfileFiles} = await import('../deploy/profile.js')
-  const numbers = (m: Readonly<Record<string, unknown>> | null | undefined): Record<string, number | null> =>
-    Object.fromEntries(Object.entries(m ?? {}).filter(([, v]) => typeof v === 'number' || v === null) as Array<[string, number | null]>)
   const deployable = [
     {name: DEFAULTS_PROFILE, config: defaultConfig(spec.space), metrics: {} as Record<string, number | null>, notes: [`the defaults of engine file ${spec.name}`]},
     ...analysis.profiles
       .filter((p) => p.config !== null)
       .map((p) => ({name: p.profile, config: p.config!, metrics: {...numbers(p.metrics), ...(p.trialId === null ? {} : {trial: p.trialId})}, notes: p.rationale})),
   ]
+  const warnings: string[] = []
+  if (dropped.size > 0) {
+    const listed = [...dropped].sort().slice(0, MAX_DROPPED_LISTED).map((k) => JSON.stringify(commentText(k.length > 40 ? `${k.slice(0, 37)}...` : k)))
+    warnings.push(`metrics ${listed.join(', ')}${dropped.size > MAX_DROPPED_LISTED ? ` and ${dropped.size - MAX_DROPPED_LISTED} more` : ''} printed by engine ${spec.name} are left out of its profiles (a profile's metric keys are letters, digits and _ . @ : -, at most 64)`)
+  }
+  if (!out) return {...analysis, files, warnings}
+  // everything is built and checked first, then written: a refusal leaves --out as it was
+  const pending: Array<{path: string; text: string | Uint8Array; mode?: number}> = []
+  const write = (name: string, data: string | Uint8Array, mode?: number): void => {
+    pending.push({path: name, text: data, mode})
+  }
+  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
+  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`)
   // without held-out data the study measured these on the data it tuned on: the deploy gate refuses them
   const validationOf = (name: string) => (validation && holdoutProfileValidation(validation, name)) || notValidated(name === DEFAULTS_PROFILE
     ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
     : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`)
   const run = studySourceRun(study)
   for (const d of deployable) {
-    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes: d.notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
-    files.push(...writeProfileFiles(out, `profiles/${d.name}`, profile).map((f) => join(out, f)))
+    const notes = d.name !== DEFAULTS_PROFILE && dropped.size > 0 ? [...d.notes, warnings[0]] : d.notes
+    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
+    for (const f of profileFiles(`profiles/${d.name}`, profile)) write(f.path, f.text, f.mode)
   }
   if (analysis.chart) {
     const note = await writeFrontChart(analysis.chart, out, write)
     if (note) analysis.lines.push(note)
   }
-  return {...analysis, files}
+  for (const f of pending) {
+    writeFileAtomic(join(out, f.path), f.text, f.mode)
+    files.push(join(out, f.path))
+  }
+  return {...analysis, files, warnings}
 }

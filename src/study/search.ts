@@ -131,11 +131,25 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
   if (options.workers !== undefined && options.workers > MAX_WORKERS_PER_PROCESS)
     throw new InputError('--workers', `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`, String(options.workers))
-  const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
+  // A new study's objective (its engine file, its data) is built before the store is opened: bad
+  // input is refused without leaving an empty study file behind.
+  let objective: Objective | undefined = !options.resume && options.objective && !options.objectiveInstance ? await createObjective(options.objective) : undefined
+  let objectiveClosed = false
+  const closeObjective = async (): Promise<void> => {
+    if (objectiveClosed || options.objectiveInstance) return
+    objectiveClosed = true
+    await objective?.close?.()
+  }
+  let store: StudyStorage
+  try {
+    store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
+  } catch (error) {
+    await closeObjective()
+    throw error
+  }
   try {
     const now = new Date().toISOString()
     let record: StudyRecord
-    let objective: Objective
     if (options.resume) {
       const flag = options.studyFlag ?? '--resume'
       if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
@@ -159,7 +173,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
       const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
       const seed = options.seed ?? DEFAULT_SEED
-      objective = options.objectiveInstance ?? (await createObjective(options.objective))
+      objective = options.objectiveInstance ?? objective ?? (await createObjective(options.objective))
       const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
       const stored: StoredOptions = {
         settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials, options.maxBudget),
@@ -200,21 +214,22 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const ok = trials.filter((t) => t.status === 'ok').length
       const failed = trials.filter((t) => t.status === 'failed').length
       const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
-      if (!options.objectiveInstance) await objective.close?.()
+      await closeObjective()
       return {study: record, summary, trials, best: incumbent(trials)}
     }
     // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
     // ./kt-studies (a PostgreSQL study has no folder of its own)
     const artifactsDir =
       options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
+    const live = objective
     let summary: RunSummary
     try {
       summary = await runStudy({
       storage: store,
       study: record.name,
       seed: record.seed,
-      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, objective.fidelity, stored.settings),
-      objective,
+      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
+      objective: live,
       objectiveSpec: record.objective as ObjectiveSpec,
       fixed: stored.fixed,
       workers: options.workers,
@@ -232,11 +247,13 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     })
     } finally {
       // an interrupted study leaves no process or connection of its objective behind
-      if (!options.objectiveInstance) await objective.close?.()
+      await closeObjective()
     }
     const trials = await store.trials(record.name)
     return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {
+    // also when the study was refused before it ran (a stored study with other arguments)
+    await closeObjective()
     if (!options.store) await store.close()
   }
 }

@@ -1,4 +1,4 @@
-import {closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync, statSync} from 'node:fs'
+import {closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, rmSync, rmdirSync, readFileSync, existsSync, statSync} from 'node:fs'
 import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
 import {parseJsonText, readJsonFile, stripBom} from './json.js'
@@ -63,6 +63,29 @@ export function outFolder(path: string, flag = '--out'): string {
   refuseNonFolder(path, flag)
   ensureDir(path)
   return path
+}
+
+/**
+ * outFolder, for a command that can still refuse its input after making the folder (kt search
+ * loads the data inside the study): returns an undo that removes the folders it created, deepest
+ * first, as long as they are still empty, so bad input leaves no empty --out behind.
+ */
+export function outFolderWithUndo(path: string, flag = '--out'): () => void {
+  const created: string[] = []
+  for (let d = resolve(path); !existsSync(d); d = dirname(d)) {
+    created.push(d)
+    if (dirname(d) === d) break
+  }
+  outFolder(path, flag)
+  return () => {
+    for (const d of created) {
+      try {
+        rmdirSync(d)
+      } catch {
+        return // no longer empty (or gone): keep it and its parents
+      }
+    }
+  }
 }
 
 /**

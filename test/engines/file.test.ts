@@ -113,6 +113,19 @@ describe('engine file', () => {
     ['online that is not a boolean', (f) => (f.parameters[1].online = 'yes'), 'eng.json: parameters[1].online: expected boolean, got "yes"'],
     ['online on a simplex group that is not a boolean', (f) => (f.simplex[0].online = 1), 'eng.json: simplex[0].online: expected boolean, got 1'],
     ['online on a simplex member', (f) => (f.parameters[4].online = true), 'eng.json: parameters[4].online: expected no online on a simplex member (the bandits tune a group whole: set simplex[0].online), got true'],
+    // what a deployable profile would refuse at the end of a study is refused on load (review D#6)
+    ['a categorical string a shell would read', (f) => (f.parameters[3].choices = ['fast', '$(touch /tmp/x)']), 'eng.json: parameters[3].choices[1]: expected a number, a boolean or a value of letters, digits and . _ : / + @ % , - (at most 128) (profiles export it unquoted), got "$(touch /tmp/x)"'],
+    ['a categorical string with a quote', (f) => (f.parameters[3].choices = ['fast', "it's"]), `eng.json: parameters[3].choices[1]: expected a number, a boolean or a value of letters, digits and . _ : / + @ % , -`],
+    ['a categorical default with a space', (f) => Object.assign(f.parameters[3], {choices: ['fast', 'a b'], default: 'a b'}), 'eng.json: parameters[3].choices[1]: expected a number, a boolean or a value'],
+    ['an engine name starting with _', (f) => (f.name = '_toy'), 'eng.json: name: expected a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64), got "_toy"'],
+    ['an engine name too long for its space id', (f) => (f.name = 'e'.repeat(58)), 'eng.json: name: expected a name of at most 57 characters (its space id engine:<name> is at most 64)'],
+    ['a profile rule name starting with -', (f) => (f.profiles[0].name = '-best'), 'eng.json: profiles[0].name: expected a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64), got "-best"'],
+    ['a parameter name starting with a dot', (f) => (f.parameters[0].name = '.k1'), 'eng.json: parameters[0].name: expected a name of letters, digits, dot, dash or underscore, not starting with a dot or dash (at most 64), got ".k1"'],
+    ['an env name a shell acts on', (f) => (f.parameters[0].env = 'PATH'), 'eng.json: parameters[0].env: expected an env var name that no shell, loader or runtime acts on'],
+    ['an env name starting with _', (f) => (f.parameters[0].env = '_K1'), 'eng.json: parameters[0].env: expected an env var name of letters, digits and _, starting with a letter (at most 64), got "_K1"'],
+    ['an objective metric that is no profile key', (f) => (f.objectives[0].metric = 'my metric'), 'eng.json: objectives[0].metric: expected a metric name that is also a profile key: a key of letters, digits and _ . @ : - (at most 64), starting with a letter, digit or _, got "my metric"'],
+    ['a profile rule ordering by a metric that is no profile key', (f) => Object.assign(f.profiles[0], {order_by: 'my metric', direction: 'maximize'}), 'eng.json: profiles[0].order_by: expected a metric name that is also a profile key'],
+    ['a constraint on a metric that is no profile key', (f) => (f.profiles[0].constraints[0].metric = 'r'.repeat(65)), 'eng.json: profiles[0].constraints[0].metric: expected a metric name that is also a profile key'],
   ])('%s: one line naming file and field', (_, mutate, expected) => {
     expect(errorOf(mutate)).toContain(expected)
   })

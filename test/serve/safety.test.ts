@@ -10,6 +10,8 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
 import {processStartTime} from '../../src/online/store.js'
 import {LOCK_WAIT_MS} from '../../src/util/lock.js'
+import {MAX_IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'
+import {MAX_DECAY_EVERY_QUERIES} from '../../src/online/forgetting.js'
 
 let root: string
 
@@ -61,6 +63,30 @@ describe('kt online serve: creating a tenant whose folder lock another process h
       expect(health.status).toBe(200)
       // the busy-wait took LOCK_WAIT_MS (5 s) and held /healthz as long
       expect(ms).toBeLessThan(LOCK_WAIT_MS / 4)
+    } finally {
+      await s.close()
+    }
+  })
+})
+
+describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
+  it('refuses implicit_window_ms and decay_every beyond their named bounds with a 400 naming the field and the bound; the bounds themselves are taken', async () => {
+    const lines: string[] = []
+    const s = await serve(lines, {dir: join(root, 'bounds')})
+    try {
+      for (const [body, field, bound] of [
+        ['{"tenant":"w","implicit_window_ms":1e300}', 'implicit_window_ms', `1..${MAX_IMPLICIT_WINDOW_MS}`],
+        [`{"tenant":"w","implicit_window_ms":${MAX_IMPLICIT_WINDOW_MS + 1}}`, 'implicit_window_ms', `1..${MAX_IMPLICIT_WINDOW_MS}`],
+        ['{"tenant":"d","decay_every":1e300}', 'decay_every', `1..${MAX_DECAY_EVERY_QUERIES}`],
+        [`{"tenant":"d","decay_every":${MAX_DECAY_EVERY_QUERIES + 1}}`, 'decay_every', `1..${MAX_DECAY_EVERY_QUERIES}`],
+      ]) {
+        const r = await call(s, 'POST', '/tenants', body)
+        expect(r.status, body).toBe(400)
+        expect(r.json.error.message).toContain(`${field}: expected`)
+        expect(r.json.error.message).toContain(bound)
+      }
+      expect((await call(s, 'POST', '/tenants', {tenant: 'w', implicit_window_ms: MAX_IMPLICIT_WINDOW_MS})).status).toBe(201)
+      expect((await call(s, 'POST', '/tenants', {tenant: 'd', decay_every: MAX_DECAY_EVERY_QUERIES})).status).toBe(201)
     } finally {
       await s.close()
     }
