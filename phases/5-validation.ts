@@ -103,7 +103,8 @@ function undefinedBecause(metric: AcceptanceCriterion['metric'], d: Omit<Validat
 /** A criterion's verdict on one dataset: an undefined metric is "not evaluable", which is never a pass. */
 function verdict(c: AcceptanceCriterion, d: Omit<ValidationDataset, 'verdicts'>): CriterionVerdict {
   const value = metricValue(c.metric, d)
-  const base = {id: c.id, description: c.description, metric: c.metric, op: c.op, threshold: c.value, value}
+  const confidence = c.metric === 'spearman_delta_abs_ci_low' ? {confidence: d.delta.spearman.confidence} : {}
+  const base = {id: c.id, description: c.description, metric: c.metric, op: c.op, threshold: c.value, value, ...confidence}
   if (value === null) return {...base, passed: false, evaluable: false, note: `not evaluable: ${undefinedBecause(c.metric, d)}`}
   return {...base, passed: COMPARE[c.op](value, c.value), evaluable: true}
 }

@@ -1,7 +1,7 @@
+import {rmSync} from 'node:fs'
 import {join, relative, resolve, sep} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
-import {makeProfile, notValidated, renderShellScript, validationFrom, writeProfileFiles, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
-import {writeFileAtomic} from '../src/util/fs.js'
+import {makeProfile, notValidated, validationFrom, writeProfileFiles, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
@@ -13,11 +13,15 @@ import {ROUTED_PROFILE} from './lib/retrieval-study.js'
 import {tuningMetricKey} from '../src/study/sweeps.js'
 
 export const PROFILES_DIR = 'profiles'
+/** The ungated rollback script older kt versions wrote beside the profiles (removed on every run). */
+const LEGACY_ROLLBACK_SCRIPT = 'rollback.sh'
 
 /**
  * Phase 6: deployable profiles. The optimum and the baseline (the profile it replaces) as .env,
- * a POSIX shell script of exports and JSON with metrics, source run and rollout plan; plus
- * rollback.sh, which restores the previous (baseline) profile.
+ * a POSIX shell script of exports and JSON with metrics, source run and rollout plan. Making one
+ * active, and going back, is `kt deploy` / `kt rollback` on a deployment target: one gate, one
+ * lock, one history (src/deploy/target.ts). There is no rollback script: a script that exported
+ * the baseline was a second way back past all three, blind to what the target held.
  */
 export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   const {plan} = ctx.plan
@@ -38,12 +42,10 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
     const files = writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
     return {name, weights: {...w}, files, profile, verdict: profile.validation.verdict}
   })
-  const previous = profiles[0].profile
-  const rollback = `${PROFILES_DIR}/rollback.sh`
-  writeFileAtomic(join(ctx.outDir, rollback), renderShellScript(previous, `rollback: restores the previous profile (${previous.name}); source it: . ${rollback}`), 0o755)
+  // an output folder an older kt wrote may still hold its rollback.sh: it must not outlive this run
+  rmSync(join(ctx.outDir, PROFILES_DIR, LEGACY_ROLLBACK_SCRIPT), {force: true})
   return {
     profiles: profiles.map(({name, weights, files, verdict}) => ({name, weights, files, verdict})),
-    rollback_script: rollback,
     rollout: ROLLOUT_STAGES.map((s) => ({...s})),
     ...(search.retrieval ? {retrieval: retrievalProfiles(ctx, search.retrieval, runId)} : {}),
   }
@@ -58,7 +60,7 @@ function leakageFindings(ctx: PhaseContext): LeakageFinding[] {
 export function importanceValidation(v: ValidationResult | undefined): ProfileValidation {
   if (!v) return notValidated('the validation phase did not run')
   if (v.verdict === 'not-validated' || v.datasets.length === 0) return notValidated(v.note ?? 'nothing was validated')
-  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset})))
+  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset, ...(c.confidence === undefined ? {} : {confidence: c.confidence})})))
   return validationFrom(criteria, v.datasets.map((d) => d.dataset), v.note ?? null)
 }
 

@@ -99,10 +99,10 @@ export default class Search extends KtCommand {
     let options: Record<string, unknown> | undefined
     let engineSpec: import('../engines/file.js').EngineSpec | undefined
     if (flags.engine) {
-      const {resolve} = await import('node:path')
       engineSpec = (await import('../engines/file.js')).loadEngineFile(flags.engine)
-      // stored absolute, so a resume from another folder finds the same file
-      options = {file: resolve(flags.engine)}
+      // stored absolute, so a resume from another folder finds the same file; with its fingerprint,
+      // so a resume or a worker refuses the file once its parameters, evaluation, tiers or objectives change
+      options = (await import('../engines/objective.js')).engineStudyOptions(engineSpec)
     }
     const serviceEngine = engineSpec?.evaluate.kind === 'retrieval-service'
     if (serviceEngine && !flags.data) throw new InputError('--data', `conversations for the retrieval service of ${flags.engine} (LoCoMo .json, .jsonl or .csv)`, 'nothing')
@@ -196,8 +196,11 @@ export default class Search extends KtCommand {
       const view = formatSearchOutcome(outcome, redactStorage(flags.storage))
       if (!this.jsonEnabled()) this.log(view.text)
       if (resume && (outcome.study.objective as {name?: string}).name === 'engine') {
-        const file = ((outcome.study.objective as {options?: {file?: string}}).options?.file) as string
-        engineSpec = (await import('../engines/file.js')).loadEngineFile(file)
+        const stored = (outcome.study.objective as {options?: {file?: string; fingerprint?: unknown}}).options
+        const {checkEngineFingerprint, loadEngineFile} = await import('../engines/file.js')
+        engineSpec = loadEngineFile(stored?.file as string)
+        // the file may have changed while the study ran: its outputs come from the table the trials used
+        checkEngineFingerprint(engineSpec, stored?.fingerprint)
       }
       if (engineSpec) {
         const {writeEngineStudyOutputs} = await import('../study/engine-study.js')

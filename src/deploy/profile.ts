@@ -71,6 +71,8 @@ const CriterionSchema = z.object({
   value: z.number().finite().nullable(),
   passed: z.boolean(),
   dataset: name.optional(),
+  /** The confidence level of the interval a metric such as spearman_delta_abs_ci_low was read from. */
+  confidence: z.number().gt(0).lt(1).optional(),
 }).strict()
 
 const ValidationSchema = z.object({

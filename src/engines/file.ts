@@ -6,9 +6,10 @@
  * rules. One zod schema, one loader (loadEngineFile); every problem is one line naming the file
  * and the field (exit 2). Documented field by field in src/engines/README.md.
  */
+import {createHash} from 'node:crypto'
 import {dirname, isAbsolute, resolve} from 'node:path'
 import {z} from 'zod'
-import {checkSpace} from '../space/space.js'
+import {checkSpace, withoutOnline} from '../space/space.js'
 import {checkEnvName} from '../space/env.js'
 import {KEY_MESSAGE, KEY_PATTERN, NAME_MESSAGE, NAME_PATTERN, SAFE_VALUE_MESSAGE, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN} from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
@@ -444,6 +445,53 @@ export function toSpace(data: Pick<EngineFile, 'name' | 'parameters' | 'simplex'
     else params.push({kind: 'categorical', name: p.name, env: p.env, description, choices: [false, true], default: p.default, ...extra})
   }
   return {id: engineSpaceId(data.name), params}
+}
+
+/**
+ * What a study's trials depend on, part by part: the parameter table (with the engine's name; the
+ * bandits' `online` column left out, as in a profile's space_sha256), how a trial is evaluated, the
+ * tiers (BOHB's budgets) and the objectives (the loss). Stored with a study (`kt search --engine`),
+ * so a resume or a worker refuses an engine file that changed under it. The profile rules are not
+ * part of it: they only choose among the trials.
+ */
+export const ENGINE_FINGERPRINT_PARTS = ['parameters', 'evaluate', 'tiers', 'objectives'] as const
+export type EngineFingerprint = Record<(typeof ENGINE_FINGERPRINT_PARTS)[number], string>
+
+/** JSON with object keys sorted, so the fingerprint does not depend on how the file orders its fields. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${sortedJson(v)}`).join(',')}}`
+}
+
+/** sha256 (hex) of each part of ENGINE_FINGERPRINT_PARTS. */
+export function engineFingerprint(spec: EngineSpec): EngineFingerprint {
+  const sha = (value: unknown): string => createHash('sha256').update(sortedJson(value)).digest('hex')
+  return {
+    parameters: sha({name: spec.name, params: withoutOnline(spec.space).params}),
+    evaluate: sha(spec.evaluate),
+    tiers: sha(spec.tiers),
+    objectives: sha(spec.objectives),
+  }
+}
+
+/**
+ * Refuses, in one line naming the engine file, an engine whose parameters, evaluation, tiers or
+ * objectives differ from the fingerprint a study stored (`stored` undefined: a study made before
+ * kt stored one, not checked).
+ */
+export function checkEngineFingerprint(spec: EngineSpec, stored: unknown): void {
+  if (stored === undefined) return
+  const now = engineFingerprint(spec)
+  const was = (stored ?? {}) as Partial<Record<string, unknown>>
+  const changed = ENGINE_FINGERPRINT_PARTS.filter((part) => was[part] !== now[part])
+  if (changed.length === 0) return
+  throw new InputError(
+    spec.file,
+    `the engine the study was created with (its ${ENGINE_FINGERPRINT_PARTS.join(', ')}; a changed engine needs a new study: kt search --engine FILE --study NEW)`,
+    `changed ${changed.join(', ')}`,
+  )
 }
 
 /** The tier an optimiser's budget runs at: the smallest tier with at least that budget. */

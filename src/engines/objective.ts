@@ -6,7 +6,7 @@
 import type {Objective} from '../space/objective.js'
 import {InputError} from '../util/errors.js'
 import {commandObjective} from './command.js'
-import {loadEngineFile, type EngineSpec} from './file.js'
+import {checkEngineFingerprint, engineFingerprint, loadEngineFile, type EngineFingerprint, type EngineSpec} from './file.js'
 import {httpObjective} from './http.js'
 import {serviceObjectiveOf} from './retrieval-service.js'
 
@@ -31,8 +31,18 @@ export async function engineObjective(spec: EngineSpec, options: EngineObjective
   return EVALUATORS[spec.evaluate.kind](spec, options)
 }
 
-/** Options of the study objective spec `{name: 'engine', options: {file, data?, split?, part?}}` (stored with the study). */
+/**
+ * Options of the study objective spec `{name: 'engine', options: {file, fingerprint?, data?, split?, part?}}`
+ * (stored with the study). A stored fingerprint must match the file as it is now (resume, workers).
+ */
 export async function createEngineObjective(options: Record<string, unknown>): Promise<Objective> {
   if (typeof options.file !== 'string') throw new InputError('engine objective: file', 'the engine file path (--engine)', String(options.file))
-  return engineObjective(loadEngineFile(options.file), options)
+  const spec = loadEngineFile(options.file)
+  checkEngineFingerprint(spec, options.fingerprint)
+  return engineObjective(spec, options)
+}
+
+/** The stored options of a new study of an engine file: its absolute path and its fingerprint. */
+export function engineStudyOptions(spec: EngineSpec): {file: string; fingerprint: EngineFingerprint} {
+  return {file: spec.file, fingerprint: engineFingerprint(spec)}
 }

@@ -30,8 +30,14 @@ export interface SavedModel {
   base?: {feature: string; weight: number}
   /** NDCG per split ("train", "valid", "test") at training time. */
   metrics: Record<string, NdcgReport>
-  /** The data files the model was trained and measured on. */
+  /** The data files the model was trained and measured on, by split (train, valid, test). */
   data: Record<string, string>
+  /**
+   * sha256 of each of those files' bytes, same keys (src/rank/provenance.ts): the deploy gate
+   * refuses to judge the model on data with the content of its train or valid file. Absent in
+   * models saved before it was recorded.
+   */
+  data_sha256?: Record<string, string>
   trees: {
     split_feature: number[]
     threshold: number[]
@@ -52,6 +58,7 @@ const savedModelSchema = z.object({
   base: z.object({feature: z.string(), weight: finite}).strict().optional(),
   metrics: z.record(z.record(finite)),
   data: z.record(z.string()),
+  data_sha256: z.record(z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')).optional(),
   trees: z.array(
     z.object({
       split_feature: z.array(z.number().int().nonnegative()),
@@ -71,6 +78,7 @@ export function toSavedModel(
   metrics: Record<string, NdcgReport>,
   data: Record<string, string>,
   pool?: number,
+  dataSha256?: Record<string, string>,
 ): SavedModel {
   return {
     format: MODEL_FORMAT,
@@ -81,6 +89,7 @@ export function toSavedModel(
     ...(model.base ? {base: {feature: model.featureNames[model.base.feature], weight: model.base.weight}} : {}),
     metrics,
     data,
+    ...(dataSha256 === undefined ? {} : {data_sha256: dataSha256}),
     trees: model.trees.map((tree) => ({
       split_feature: Array.from(tree.splitFeature),
       threshold: Array.from(tree.threshold),

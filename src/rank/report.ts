@@ -4,6 +4,7 @@ import {carveValidation, numDocs, numFeatures, numQueries, widenTo, type LtrData
 import {scoreDataset, trainLambdaMart, type CurvePoint, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
 import {bestSingleFeature, scoreLinear, scoreSingleFeature, tuneLinear} from './linear.js'
 import {toSavedModel, writeModel} from './model.js'
+import {dataSha256} from './provenance.js'
 import {NDCG_CUTOFFS, NdcgEvaluator, PRIMARY_CUTOFF, reportEvaluator, type NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
 import {PEER_QUALITY_THREADS, PEER_TIMING_THREADS, TARGET_TRAIN_TIME_RATIO, peerSettings, runXgboostPeer, type PeerRun, type PeerSettings} from './peer.js'
@@ -351,7 +352,9 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   }
   if (options.save) {
     const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
-    writeModel(options.save, toSavedModel(outcome.model, snakeKeys(params) as Record<string, unknown>, report.splits as Record<string, NdcgReport>, options.files as Record<string, string>, pool))
+    // the files and their content hashes: the deploy gate refuses to judge the model on train or valid data (provenance.ts)
+    const files = Object.fromEntries(Object.entries(options.files).filter(([, path]) => path !== undefined)) as Record<string, string>
+    writeModel(options.save, toSavedModel(outcome.model, snakeKeys(params) as Record<string, unknown>, report.splits as Record<string, NdcgReport>, files, pool, dataSha256(files)))
     report.model = options.save
   }
   return report

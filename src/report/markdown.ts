@@ -1,3 +1,5 @@
+import {confidenceLabel, sharedConfidenceLabel} from './confidence.js'
+import {LEAKAGE_DEPENDENCE_THRESHOLD} from '../data/importance/leakage.js'
 import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from './types.js'
 
 /**
@@ -89,7 +91,7 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
     '| dataset | role | turns | reference time | regenerates identically | mean truth | sha256 |', '|---|---|---:|---|---|---:|---|']
   for (const d of r.datasets)
     out.push(`| ${d.id} | ${d.role} | ${d.turns} | ${d.reference_time} | ${d.regenerates_identically === null ? 'n/a (imported)' : d.regenerates_identically ? 'yes' : '**no**'} | ${f(d.truth.mean)} | \`${d.sha256.slice(0, 12)}\` |`)
-  out.push('', 'Variance explained by the label: the share of a signal\'s variance that some function of the label explains (von Neumann successive differences after sorting by the label); about 0 when unrelated, so small negative values are estimation noise. At 95% or more a signal is flagged as computed from the label.', '',
+  out.push('', `Variance explained by the label: the share of a signal\'s variance that some function of the label explains (von Neumann successive differences after sorting by the label, on the values and on their ranks, and a leave-one-out correlation ratio over tied labels; the largest); about 0 when unrelated, so small negative values are estimation noise. At ${pct(LEAKAGE_DEPENDENCE_THRESHOLD, 0)} or more a signal is flagged as computed from the label.`, '',
     '| dataset | signal | verdict | variance explained by the label | Spearman with truth |', '|---|---|---|---:|---:|')
   for (const d of r.datasets)
     for (const a of d.leakage) out.push(`| ${d.id} | ${a.signal} | ${a.verdict === 'ok' ? 'ok' : `**${a.verdict}**`} | ${a.dependence === null ? 'undefined' : pct(a.dependence)} | ${a.spearman === null ? 'undefined' : f(a.spearman)} |`)
@@ -99,7 +101,9 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
 function ablation(r: PhaseResults['ablation']): string[] {
   const out = ['## Phase 3: ablation', '', r.headline, '']
   for (const d of r.datasets) {
-    out.push(`### ${d.dataset}`, '', '| configuration | weights | Pearson (95% CI) | Spearman (95% CI) |', '|---|---|---|---|')
+    const pearsonLevel = sharedConfidenceLabel(d.configs.map((c) => c.pearson))
+    const spearmanLevel = sharedConfidenceLabel(d.configs.map((c) => c.spearman))
+    out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
     for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
     out.push('')
   }
@@ -167,7 +171,7 @@ function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[
 
 /** Each deployable retrieval profile against the defaults on the held-out conversations, with the interval and the verdict. */
 function holdoutValidation(v: NonNullable<NonNullable<PhaseResults['search']['retrieval']>['validation']>): string[] {
-  const level = `${Math.round(100 * v.confidence)}%`
+  const level = confidenceLabel(v.confidence)
   const interval = (d: {value: number; low: number | null; high: number | null}) => `${signed(d.value)} [${d.low === null ? '-' : signed(d.low)}, ${d.high === null ? '-' : signed(d.high)}]`
   return [
     '', `Validation against the defaults on the ${v.queries} held-out questions (${v.split}): ${v.rule} (margin ${v.margin}, ${v.resamples} resamples). ` +
@@ -199,12 +203,12 @@ function validation(v: PhaseResults['validation']): string[] {
       `| Spearman | ${ci(d.baseline.spearman)} | ${ci(d.optimum.spearman)} | ${delta(d.delta.spearman)} |`,
       `| token budget (tokens kept) | ${f(d.baseline.token_budget, 1)} | ${f(d.optimum.token_budget, 1)} | ${d.token_budget_change.value === null ? `n/a: ${d.token_budget_change.note ?? 'undefined'}` : `${signed(d.token_budget_change.value, 1)}% (relative; a deterministic count, no interval)`} |`,
       '',
-      `Mean per-turn change: ${signed(d.mean_change.value)} [${signed(d.mean_change.low)}, ${signed(d.mean_change.high)}] (absolute, ${d.mean_change.unit}, bootstrap ${pct(d.mean_change.confidence, 0)}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${pct(d.share_positive.confidence, 0)}).`,
+      `Mean per-turn change: ${signed(d.mean_change.value)} [${signed(d.mean_change.low)}, ${signed(d.mean_change.high)}] (absolute, ${d.mean_change.unit}, bootstrap ${confidenceLabel(d.mean_change.confidence)}); turns scored higher: ${pct(d.share_positive.value)} [${pct(d.share_positive.low)}, ${pct(d.share_positive.high)}] (Wilson ${confidenceLabel(d.share_positive.confidence)}).`,
       '', 'Detail-level transitions (rows: baseline, columns: optimum):', '',
       `| baseline \\ optimum | ${d.levels.order.join(' | ')} |`, `|---|${d.levels.order.map(() => '---:').join('|')}|`,
       ...d.levels.order.map((l, i) => `| ${l} | ${d.levels.transitions[i].join(' | ')} |`),
       '', '| criterion | metric | threshold | value | verdict |', '|---|---|---|---:|---|',
-      ...d.verdicts.map((c) => `| ${c.description} | ${c.metric} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${c.value === null && c.note ? `undefined (${c.note.replace(/^not evaluable: /, '')})` : criterionValue(c.metric, c.value)} | ${c.evaluable === false ? '**NOT EVALUABLE** (not a pass)' : c.passed ? 'PASS' : '**FAIL**'} |`), '')
+      ...d.verdicts.map((c) => `| ${criterionDescription(c)} | ${c.metric}${c.confidence === undefined ? '' : ` (${confidenceLabel(c.confidence)} interval)`} | ${c.op} ${criterionValue(c.metric, c.threshold)} | ${c.value === null && c.note ? `undefined (${c.note.replace(/^not evaluable: /, '')})` : criterionValue(c.metric, c.value)} | ${c.evaluable === false ? '**NOT EVALUABLE** (not a pass)' : c.passed ? 'PASS' : '**FAIL**'} |`), '')
   }
   return out
 }
@@ -213,7 +217,7 @@ function deploy(d: PhaseResults['deploy']): string[] {
   return ['## Phase 6: profiles', '',
     '| profile | weights | files |', '|---|---|---|',
     ...d.profiles.map((p) => `| ${p.name} | ${weights(p.weights)} | ${p.files.map((x) => `[${x.split('/').pop()}](${x})`).join(', ')} |`),
-    '', `Rollback: \`. ${d.rollback_script}\` restores the previous profile. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
+    '', `Deploy one with \`kt deploy PROFILE.json --target T\` (the gate reads its verdict); \`kt rollback --target T\` restores the profile the last deploy replaced, from T's locked history. Rollout: ${d.rollout.map((s) => `${s.traffic_percent}%`).join(' → ')}.`, '',
     ...(d.retrieval ? [
       `Retrieval profiles: ${d.retrieval.domain.map((p) => `[${p.name}](${p.files[2]}) (trial ${p.trial}${p.verdict ? `, validation ${p.verdict}` : ''})`).join(', ')}${d.retrieval.routed ? `; routed profile [${d.retrieval.routed.split('/').pop()}](${d.retrieval.routed}) (overrides for: ${d.retrieval.overridden_types.join(', ') || 'none'}${d.retrieval.routed_verdict ? `, validation ${d.retrieval.routed_verdict}` : ''}; use it with \`kt eval --profile\`)` : ' (in the engine\'s own variable names)'}.`, ''] : []),
   ]
@@ -221,6 +225,17 @@ function deploy(d: PhaseResults['deploy']): string[] {
 
 function charts(v: PhaseResults['visualize']): string[] {
   return ['## Phase 7: charts', '', ...v.charts.flatMap((c) => [`### ${c.title}`, '', `![${c.title}](${c.png})`, '', `Spec: [${c.spec}](${c.spec}) · [SVG](${c.svg})`, ''])]
+}
+
+/**
+ * A criterion's text as the plan wrote it; when it names an interval level other than the one the
+ * run used (the plan's bootstrap.confidence), the report says so instead of repeating the text.
+ */
+function criterionDescription(c: PhaseResults['validation']['datasets'][number]['verdicts'][number]): string {
+  if (c.confidence === undefined) return c.description
+  const typed = [...c.description.matchAll(/(\d+(?:\.\d+)?)%\s+(?:confidence\s+)?interval/g)].map((m) => Number(m[1]))
+  const used = Number((100 * c.confidence).toFixed(1))
+  return typed.some((t) => t !== used) ? `${c.description} (the plan's text says ${typed.map((t) => `${t}%`).join(', ')}; the interval used is ${confidenceLabel(c.confidence)}, from bootstrap.confidence)` : c.description
 }
 
 function verdictWord(v: PhaseResults['validation']['datasets'][number]['verdicts'][number]): string {

@@ -1,6 +1,7 @@
 import type {PhaseResults} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 import {axisScale, scaleNote} from '../util/axis-scale.js'
+import {sharedConfidenceLabel} from './confidence.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
@@ -148,9 +149,10 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
     dataset: d.dataset, config: c.id, order: k, estimate: c.spearman.estimate, low: c.spearman.low, high: c.spearman.high,
   })))
   const order = a.datasets[0].configs.map((c) => c.id)
+  const level = sharedConfidenceLabel(a.datasets.flatMap((d) => d.configs.map((c) => c.spearman)))
   return {
     id: 'ablation',
-    title: 'Ablation: Spearman against the truth with 95% bootstrap intervals',
+    title: `Ablation: Spearman against the truth with ${level} bootstrap intervals`,
     spec: {
       data: {values},
       facet: {field: 'dataset', type: 'nominal', title: null},
@@ -160,7 +162,7 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
         layer: [
           {mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}}, encoding: {
             y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
-            x: {field: 'estimate', type: 'quantitative', title: 'Spearman correlation with the truth (95% CI)', scale: {domain: [-1, 1]}},
+            x: {field: 'estimate', type: 'quantitative', title: `Spearman correlation with the truth (${level} CI)`, scale: {domain: [-1, 1]}},
           }},
           {mark: {type: 'rule', color: 'black'}, encoding: {
             y: {field: 'config', type: 'nominal', sort: order}, x: {field: 'low', type: 'quantitative'}, x2: {field: 'high'},

@@ -188,6 +188,8 @@ export interface CriterionVerdict {
   /** False when the metric is undefined here (e.g. a relative token change from a baseline of 0 tokens): not a pass. Absent in older reports. */
   evaluable?: boolean
   note?: string
+  /** For a metric read from an interval (spearman_delta_abs_ci_low): that interval's confidence level, the plan's bootstrap.confidence. */
+  confidence?: number
 }
 
 export interface ValidationDataset {
@@ -223,7 +225,6 @@ export interface ValidationResult {
 export interface DeployResult {
   /** verdict: the profile's validation (the deploy gate refuses all but pass without --force). */
   profiles: Array<{name: string; weights: WeightsRecord; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>
-  rollback_script: string
   rollout: Array<{stage: number; traffic_percent: number; gate: string}>
   /** Retrieval profiles from the Phase 4 retrieval study: one per domain, and the routed profile. */
   retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>; routed: string | null; routed_files: string[]; routed_verdict: 'pass' | 'fail' | 'not-validated' | null; overridden_types: string[]}

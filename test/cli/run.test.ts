@@ -30,7 +30,7 @@ describe('kt run', () => {
       for (const f of [c.spec, c.svg, c.png]) expect(existsSync(join(dir, 'a', f)), f).toBe(true)
       expect(statSync(join(dir, 'a', c.png)).size).toBeGreaterThan(5000)
     }
-    for (const f of ['optimum.env', 'optimum.sh', 'optimum.json', 'baseline.env', 'rollback.sh']) expect(existsSync(join(dir, 'a', 'profiles', f))).toBe(true)
+    for (const f of ['optimum.env', 'optimum.sh', 'optimum.json', 'baseline.env']) expect(existsSync(join(dir, 'a', 'profiles', f))).toBe(true)
     const md = readFileSync(join(dir, 'a', 'report.md'), 'utf8')
     expect(md).toContain('## Phase 7: charts')
     expect(md).toMatch(/\(absolute, spearman correlation\)/)

@@ -1,5 +1,6 @@
-import {existsSync, readFileSync, readdirSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {packageRoot} from '../../src/util/paths.js'
 
 /** True if the process exists and is not a zombie (a killed, unreaped process counts as gone). */
 export function alive(pid: number): boolean {
@@ -40,4 +41,26 @@ export async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
     if (Date.now() > deadline) throw new Error('timed out waiting')
     await new Promise((r) => setTimeout(r, 25))
   }
+}
+
+/** A tiny command engine (node): score = TEST_X, plus the metrics in TEST_EXTRA_METRICS. */
+export const TINY = join(packageRoot, 'test', 'engines', 'fixtures', 'tiny.mjs')
+
+/** A command engine file around tiny.mjs (score = x), with overrides of its fields. */
+export function tinyEngine(dir: string, extra: Record<string, unknown> = {}, file = 'engine.json'): string {
+  const engine = {
+    kt_engine: 1,
+    name: 'tiny',
+    parameters: [
+      {name: 'x', type: 'float', low: 0, high: 1, default: 0.5, env: 'TEST_X'},
+      {name: 'mode', type: 'categorical', choices: ['a', 'b'], default: 'a', env: 'TEST_MODE'},
+    ],
+    evaluate: {kind: 'command', command: [process.execPath, TINY], timeout_s: 20},
+    objectives: [{metric: 'score', direction: 'maximize'}],
+    profiles: [{name: 'best', order_by: 'score'}],
+    ...extra,
+  }
+  const path = join(dir, file)
+  writeFileSync(path, JSON.stringify(engine))
+  return path
 }

@@ -7,34 +7,13 @@ import {existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileS
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {packageRoot} from '../../src/util/paths.js'
 import {parseEngineFile} from '../../src/engines/file.js'
 import {writeEngineStudyOutputs} from '../../src/study/engine-study.js'
 import type {TrialRow} from '../../src/study/store.js'
 import {InputError} from '../../src/util/errors.js'
 import {kt} from '../cli/helpers.js'
+import {TINY, tinyEngine} from './helpers.js'
 import {postgresForTests} from '../helpers/postgres.js'
-
-const TINY = join(packageRoot, 'test', 'engines', 'fixtures', 'tiny.mjs')
-
-/** A command engine file around tiny.mjs (score = x), with overrides of its fields. */
-export function tinyEngine(dir: string, extra: Record<string, unknown> = {}, file = 'engine.json'): string {
-  const engine = {
-    kt_engine: 1,
-    name: 'tiny',
-    parameters: [
-      {name: 'x', type: 'float', low: 0, high: 1, default: 0.5, env: 'TEST_X'},
-      {name: 'mode', type: 'categorical', choices: ['a', 'b'], default: 'a', env: 'TEST_MODE'},
-    ],
-    evaluate: {kind: 'command', command: [process.execPath, TINY], timeout_s: 20},
-    objectives: [{metric: 'score', direction: 'maximize'}],
-    profiles: [{name: 'best', order_by: 'score'}],
-    ...extra,
-  }
-  const path = join(dir, file)
-  writeFileSync(path, JSON.stringify(engine))
-  return path
-}
 
 /** Every file under a folder (recursively), with its text. */
 function filesUnder(dir: string): Array<[string, string]> {

@@ -29,6 +29,7 @@ describe('phase 5 validation', () => {
     const planFile = join(dir, 'plan.json')
     p.datasets = {tune: join(plan.file, '..', p.datasets.tune), holdout: [], imported: [zeroBaseDataset()]}
     delete p.retrieval
+    p.bootstrap = {...p.bootstrap, confidence: 0.8}
     writeFileSync(planFile, JSON.stringify(p))
     const ctx = createContext(loadPlan(planFile), 42, dir, () => {})
     // the optimum keeps every turn (habituation is 1 for a turn said once): tokens > 0 where the baseline keeps 0
@@ -42,6 +43,9 @@ describe('phase 5 validation', () => {
     const c = d.verdicts.find((x) => x.metric === 'token_budget_change_rel')!
     expect(c).toMatchObject({value: null, passed: false, evaluable: false})
     expect(v.verdict).toBe('fail')
+    // a criterion read from an interval records that interval's level: the plan's, not a typed-in 95% (review R#7)
+    expect(d.verdicts.find((x) => x.metric === 'spearman_delta_abs_ci_low')!.confidence).toBe(0.8)
+    expect(d.delta.spearman.confidence).toBe(0.8)
     const md = renderMarkdown({schema: 'kt.report', version: 1, run: {id: 'r', seed: 42, plan: {name: 'p', file: 'plan.json', sha256_12: '0'}, kt_version: '0', phases_run: ['validation']}, phases: {validation: v}, timing: {total_ms: 0, phases_ms: {}}} as never)
     expect(md).toMatch(/\| token budget \(tokens kept\) \| 0\.0 \| [\d.]+ \| n\/a: the baseline keeps 0 tokens/)
     expect(md).toMatch(/token_budget_change_rel \| < \+20\.0% \(relative\) \| undefined \(.*\) \| \*\*NOT EVALUABLE\*\* \(not a pass\) \|/)

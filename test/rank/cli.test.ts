@@ -36,12 +36,13 @@ describe('kt rerank (built CLI)', () => {
     expect(again.stdout).toMatch(/^already deployed as v1 \(same feature_names and trees\): nothing changed$/m)
     const worse = join(dir, 'worse.json')
     const saved = JSON.parse(readFileSync(model, 'utf8'))
-    saved.metrics.valid['ndcg@10'] -= 0.1
-    saved.trees.pop() // another model (the same trees would be the current one again)
+    saved.metrics.valid['ndcg@10'] += 0.1 // the stored figure is not what the gate reads
+    saved.trees = saved.trees.map((t: {leaf_value: number[]}) => ({...t, leaf_value: t.leaf_value.map((v) => -v)})) // ranks upside down
     writeFileSync(worse, JSON.stringify(saved))
     const rejected = kt(['rerank', 'deploy', worse, '--registry', registry, '--engine-order', 'file'])
     expect(rejected.status).toBe(1)
-    expect(rejected.stdout).toMatch(/^rejected: validation ndcg@10 .* is worse than current v1's/m)
+    expect(rejected.stdout).toMatch(/^held-out data: fixtures\/ltr\/test\.txt \(the test file the model records \(data\.test\)\)/m)
+    expect(rejected.stdout).toMatch(/^rejected on held-out fixtures\/ltr\/test\.txt: .*; not shown non-inferior to current v1: ndcg@10 /m)
     // list checks every kept file: a truncated one is marked, named in one line on stderr, exit 1
     const file = join(registry, 'v1.json')
     const text = readFileSync(file, 'utf8')
@@ -58,6 +59,20 @@ describe('kt rerank (built CLI)', () => {
     expect(back.status).toBe(2)
     expect(back.stderr.trim().split('\n')).toHaveLength(1)
     expect(back.stderr).toMatch(/expected an earlier kept version to roll back to, got only v1/)
+  })
+
+  it('tune --save records the files and their sha256, so the gate refuses the validation split it tuned on and judges on its test split', () => {
+    const tuned = join(dir, 'tuned.json')
+    const r = kt(['rerank', 'tune', ...data, '--trials', '3', '--trees', '5', '--optimizer', 'random', '--save', tuned, '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    const saved = JSON.parse(readFileSync(tuned, 'utf8'))
+    expect(saved.data).toEqual({train: 'fixtures/ltr/train.txt', valid: 'fixtures/ltr/valid.txt', test: 'fixtures/ltr/test.txt'})
+    expect(Object.keys(saved.data_sha256)).toEqual(['train', 'valid', 'test'])
+    const own = kt(['rerank', 'deploy', tuned, '--registry', join(dir, 'tuned-registry'), '--holdout', 'fixtures/ltr/valid.txt', '--engine-order', 'file'])
+    expect(own.status).toBe(2)
+    expect(own.stderr).toMatch(/^kt: fixtures\/ltr\/valid\.txt: expected held-out data the model was neither trained nor selected on, .*got its validation file/)
+    const held = kt(['rerank', 'deploy', tuned, '--registry', join(dir, 'tuned-registry'), '--engine-order', 'file', '--json'])
+    expect(JSON.parse(held.stdout).gate.file).toBe('fixtures/ltr/test.txt')
   })
 
   it('names file and line of a malformed training line and exits 2', () => {

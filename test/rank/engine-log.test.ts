@@ -128,12 +128,12 @@ describe('engine feature logs', () => {
     const train = parseFeatureLog(withQuery.splits[0].text, 'train.jsonl')
     expect(train.featureNames).toEqual(layoutNames({queryFeatures: ['qmax', 'qrank'], engineScore: false}))
     const modelPath = join(dir, 'model.json')
-    runTrainReport({files: {train: join(dir, 'train.jsonl'), valid: join(dir, 'valid.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    runTrainReport({files: {train: join(dir, 'train.jsonl'), valid: join(dir, 'valid.jsonl'), test: join(dir, 'test.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
     const saved = readModel(modelPath)
-    // deploy --valid re-scores on the log: engine score appended, columns by name, the same number as training
-    const valid = parseFeatureLog(withQuery.splits[1].text, join(dir, 'valid.jsonl'))
-    expect(deploy(join(dir, 'registry'), modelPath, {compareOn: valid}).candidate_ndcg10).toBe(saved.metrics.valid['ndcg@10'])
-    expect(() => deploy(join(dir, 'registry2'), modelPath, {compareOn: {...valid, pool: 9}})).toThrow(`${join(dir, 'valid.jsonl')} field pool: expected 5, the pool ${modelPath}'s query-level columns were computed over, got 9`)
+    // the deploy gate re-scores on the held-out log (the recorded test file): engine score appended, columns by name, the same number as training
+    expect(deploy(join(dir, 'registry'), modelPath).candidate_ndcg10).toBe(saved.metrics.test['ndcg@10'])
+    const heldOut = parseFeatureLog(withQuery.splits[2].text, join(dir, 'test.jsonl'))
+    expect(() => deploy(join(dir, 'registry2'), modelPath, {holdout: {...heldOut, pool: 9}})).toThrow(`${join(dir, 'test.jsonl')} field pool: expected 5, the pool ${modelPath}'s query-level columns were computed over, got 9`)
     // the log's pool, which the rank and max columns were computed over, is saved with the model
     expect(saved.pool).toBe(5)
     const reranker = engineReranker(saved, modelPath)

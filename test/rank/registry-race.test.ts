@@ -19,7 +19,7 @@ const base: SavedModel = toSavedModel(trainLambdaMart(data, {...DEFAULT_LAMBDAMA
 const scratch = mkdtempSync(join(tmpdir(), 'kt-rank-race-'))
 let counter = 0
 
-/** A distinct model file (its first leaf moved a little), all with the same stored validation NDCG so every deploy passes the gate. */
+/** A distinct model file (its first leaf moved a little); the racers deploy with --force and a reason (these models have no held-out data), so every deploy passes. */
 function modelFile(): string {
   const path = join(scratch, `m${++counter}.json`)
   const trees = base.trees.map((tree, t) => (t === 0 ? {...tree, leaf_value: tree.leaf_value.map((v, l) => (l === 0 ? v + counter * 1e-9 : v))} : tree))

@@ -42,17 +42,22 @@ function freshRegistry(): string {
 }
 
 describe('reranker registry', () => {
-  it('deploys the first model, rejects a worse one (current stays), accepts an equal or better one', () => {
+  it('deploys the first model, rejects one not shown non-inferior to the current (current stays), accepts an equal one', () => {
     const dir = freshRegistry()
-    const first = deploy(dir, modelFile(0.8))
+    const gate = {holdout: valid, engineOrder: {kind: 'file'} as const}
+    const first = deployModel(dir, modelFile(0.8), gate)
     expect(first).toMatchObject({deployed: true, current: 'v1', current_ndcg10: null})
-    const worse = deploy(dir, modelFile(0.79))
-    expect(worse).toMatchObject({deployed: false, current: 'v1', candidate_ndcg10: 0.79, current_ndcg10: 0.8})
-    expect(worse.reason).toMatch(/^rejected/)
+    // the same trees with every leaf negated: it ranks each query upside down
+    const inverted = {...base, trees: base.trees.map((t) => ({...t, leaf_value: t.leaf_value.map((v) => -v)}))}
+    const worse = deployModel(dir, modelFile(0.99, inverted), gate) // a high stored number changes nothing: the gate re-scores on held-out data
+    expect(worse).toMatchObject({deployed: false, current: 'v1'})
+    expect(worse.candidate_ndcg10!).toBeLessThan(worse.current_ndcg10!)
+    expect(worse.reason).toMatch(/^rejected on held-out .*: .*not shown non-inferior to current v1: /)
     expect(readRegistry(dir).current).toBe('v1')
     expect(readRegistry(dir).versions.map((v) => v.id)).toEqual(['v1'])
-    expect(deploy(dir, modelFile(0.8))).toMatchObject({deployed: true, current: 'v2'}) // not worse: equal deploys
-    expect(deploy(dir, modelFile(0.85))).toMatchObject({deployed: true, current: 'v3'})
+    const equal = deployModel(dir, modelFile(0.5), gate) // the same ranking up to 1e-9: delta 0, non-inferior
+    expect(equal).toMatchObject({deployed: true, current: 'v2'})
+    expect(equal.comparisons.find((c) => c.baseline === 'current')).toMatchObject({delta: 0, low: 0, noninferior: true})
   })
 
   it('keeps the last three versions with their metrics and deletes older files', () => {
@@ -71,8 +76,10 @@ describe('reranker registry', () => {
     expect(rollback(dir)).toEqual({current: 'v3', removed: 'v4'})
     expect(existsSync(join(dir, 'v4.json'))).toBe(false)
     expect(loadDeployed(dir)!.version.id).toBe('v3')
-    // The next deploy is judged against the restored version (0.74), not the dropped one (0.76).
-    expect(deploy(dir, modelFile(0.75))).toMatchObject({deployed: true, current: 'v5', current_ndcg10: 0.74})
+    // The next deploy is judged against the restored version, not the dropped one.
+    const next = deployModel(dir, modelFile(0.75), {holdout: valid, engineOrder: {kind: 'file'}})
+    expect(next).toMatchObject({deployed: true, current: 'v5'})
+    expect(next.reason).toMatch(/^deployed \(replaces v3\): /)
     expect(rollback(dir).current).toBe('v3')
     expect(rollback(dir).current).toBe('v2')
     expect(() => rollback(dir)).toThrow(/expected an earlier kept version to roll back to, got only v2/)
@@ -80,14 +87,19 @@ describe('reranker registry', () => {
     expect(() => rollback(freshRegistry())).toThrow(/got no deployed model/)
   })
 
-  it('compares both models on the same data when given, and needs a validation number otherwise', () => {
+  it('judges only on held-out data: none is refused in one line naming data.test; forced, it deploys with the reason and what the gate said', () => {
     const dir = freshRegistry()
-    deploy(dir, modelFile(0.99)) // stored number is high, but re-scoring on `valid` ignores it
-    const weak = {...base, trees: base.trees.slice(0, 1)}
-    const outcome = deploy(dir, modelFile(undefined, weak), {compareOn: valid})
-    expect(outcome.compared_on).toBe(valid.source)
-    expect(outcome.current_ndcg10).not.toBe(0.99)
-    expect(() => deploy(dir, modelFile(undefined))).toThrow(/field metrics.valid: expected a validation ndcg@10/)
+    const path = modelFile(0.99)
+    expect(() => deployModel(dir, path)).toThrow(`${path} field data.test: expected held-out data to judge the model on: --holdout FILE, data it was neither trained nor selected on (e.g. the test split that kt rerank log writes); or --force --reason, got none (trained without --test), and no --holdout`)
+    const gone = join(scratch, 'gone.txt')
+    const recorded = join(scratch, `recorded-${++counter}.json`)
+    writeModel(recorded, {...base, data: {test: gone}})
+    expect(() => deployModel(dir, recorded)).toThrow(/field data\.test: .*, got .*gone\.txt, which no longer exists$/)
+    const forced = deploy(dir, path)
+    expect(forced).toMatchObject({deployed: true, forced: 'registry-rule test', comparisons: [], candidate_ndcg10: null, compared_on: null, gate: null})
+    expect(forced.overrode).toMatch(/^no held-out data to judge it on/)
+    expect(readRegistry(dir).versions[0]).toMatchObject({forced: 'registry-rule test', overrode: forced.overrode})
+    for (const reason of ['', '  ', 'two\nlines']) expect(() => deployModel(dir, path, {force: reason})).toThrow(/^--reason: expected why the deploy is forced, one line of text/)
   })
 
   it('rejects a corrupt model or index with a one-line error and changes nothing', () => {
@@ -116,13 +128,14 @@ describe('reranker registry', () => {
     const model = modelFile(undefined, {...base, feature_names: names})
     const inOrder = renamed(valid, names)
     const reversed = renamed(valid, names, names.map((_, i) => 11 - i))
-    const a = deploy(freshRegistry(), model, {compareOn: inOrder})
-    const b = deploy(freshRegistry(), model, {compareOn: reversed})
+    const a = deploy(freshRegistry(), model, {holdout: inOrder})
+    const b = deploy(freshRegistry(), model, {holdout: reversed})
+    expect(a.candidate_ndcg10).toBeGreaterThan(0)
     expect(b.candidate_ndcg10).toBe(a.candidate_ndcg10)
     // the same data in LETOR's numbered columns has none of the model's names
-    expect(() => deploy(freshRegistry(), model, {compareOn: valid})).toThrow(`${valid.source}: expected the features of ${model} (x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12), got no feature x1`)
+    expect(() => deploy(freshRegistry(), model, {holdout: valid})).toThrow(`${valid.source}: expected the features of ${model} (x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12), got no feature x1`)
     const lacking = {...renamed(valid, names), featureNames: [...names.slice(0, 11), 'y12']}
-    expect(() => deploy(freshRegistry(), model, {compareOn: lacking})).toThrow(/-renamed: expected the features of .*, got no feature x12$/)
+    expect(() => deploy(freshRegistry(), model, {holdout: lacking})).toThrow(/-renamed: expected the features of .*, got no feature x12$/)
   })
 
   it('deploying the current model again is a no-op naming its version; rollback then reaches the real predecessor', () => {

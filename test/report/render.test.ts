@@ -3,7 +3,8 @@ import {Resvg} from '@resvg/resvg-js'
 import {existsSync} from 'node:fs'
 import {renderChart, withChartDefaults, CHART_FONT_FILE, PNG_SCALE} from '../../src/report/render.js'
 import {studyCharts} from '../../src/report/study-charts.js'
-import type {PhaseResults} from '../../src/report/types.js'
+import {renderMarkdown} from '../../src/report/markdown.js'
+import type {PhaseResults, Report} from '../../src/report/types.js'
 
 describe('chart rendering', () => {
   it('ships its font file', () => {
@@ -24,5 +25,26 @@ describe('chart rendering', () => {
     const charts = studyCharts({ablation} as unknown as Partial<PhaseResults>)
     expect(charts.map((c) => c.id)).toEqual(['ablation'])
     expect(JSON.stringify(charts[0].spec)).toContain('0.123456')
+  })
+
+  it('labels intervals with the level they were computed at (the plan\'s bootstrap.confidence), never a typed-in 95% (review R#7)', () => {
+    const iv = (estimate: number) => ({estimate, low: estimate - 0.1, high: estimate + 0.1, confidence: 0.8, resamples: 100, undefined_resamples: 0})
+    const ablation = {headline: 'h', datasets: [{dataset: 'd1', configs: [{id: 'baseline', kind: 'baseline', weights: {decay: 1, surprise: 0, relevance: 0, habituation: 0}, pearson: iv(0.5), spearman: iv(0.4)}]}]}
+    const chart = JSON.stringify(studyCharts({ablation} as unknown as Partial<PhaseResults>)[0])
+    expect(chart).toContain('with 80% bootstrap intervals')
+    expect(chart).toContain('(80% CI)')
+    expect(chart).not.toContain('95%')
+    const criterion = {id: 'rank-gain', description: 'the lower end of the 95% interval of the change is above 0', metric: 'spearman_delta_abs_ci_low', op: '>', threshold: 0, value: 0.05, passed: true, evaluable: true, confidence: 0.8}
+    const delta = {kind: 'absolute', unit: 'spearman correlation', ...iv(0.1)}
+    const dataset = {dataset: 'h1', role: 'holdout', turns: 10, mean_change: {kind: 'absolute', unit: 'u', value: 0, low: 0, high: 0, confidence: 0.8}, share_positive: {value: 0.5, low: 0.4, high: 0.6, confidence: 0.8},
+      baseline: {pearson: iv(0.1), spearman: iv(0.1), token_budget: 10}, optimum: {pearson: iv(0.2), spearman: iv(0.2), token_budget: 10}, delta: {pearson: delta, spearman: delta},
+      token_budget_change: {kind: 'relative', unit: '%', value: 0}, levels: {order: ['FULL'], baseline_counts: [1], optimum_counts: [1], transitions: [[1]]}, scatter: [], verdicts: [criterion]}
+    const validation = {optimum: ablation.datasets[0].configs[0].weights, baseline: ablation.datasets[0].configs[0].weights, datasets: [dataset], verdict: 'pass', passed: true, leakage_flagged: []}
+    const md = renderMarkdown({schema: 'kt.report', version: 1, run: {id: 'r', seed: 42, plan: {name: 'p', file: 'plan.json', sha256_12: '0'}, kt_version: '0', phases_run: ['ablation', 'validation']},
+      phases: {ablation, validation}, timing: {total_ms: 0, phases_ms: {}}} as unknown as Report)
+    expect(md).toContain('| configuration | weights | Pearson (80% CI) | Spearman (80% CI) |')
+    expect(md).toContain('| spearman_delta_abs_ci_low (80% interval) |')
+    expect(md).toContain("(the plan's text says 95%; the interval used is 80%, from bootstrap.confidence)")
+    expect(md).toContain('bootstrap 80%')
   })
 })

@@ -4,7 +4,7 @@ import {DEFAULT_EARLY_STOP} from '../../rank/defaults.js'
 
 export default class RerankTrain extends KtCommand {
   static override summary = 'Train the LambdaMART reranker and compare it with tuned linear fusion and the best single feature.'
-  static override description = `Reads learning-to-rank data (LETOR "label qid:Q 1:v ..." text, libsvm text with a FILE.query group file, or kt feature logs *.jsonl), trains LambdaMART on --data and reports NDCG@1/3/5/10 on each given split for LambdaMART, linear fusion tuned by coordinate ascent on the training split, and the single feature that ranks the training split best. Also prints NDCG@10 against the number of trees and feature importance by split gain. Queries without a relevant document are skipped in every mean. With --save, writes the model (with its metrics, and the candidate pool when the data is a "kt rerank log" feature log) for "kt rerank deploy". When not even one tree can be grown (e.g. fewer documents than twice --min-data), a warning on stderr says why and the report shows 0 trees. The examples run in order after "kt rerank generate --out /tmp/ltr ..." and "kt rerank log --out /tmp/ltr-log ..." (see their examples).`
+  static override description = `Reads learning-to-rank data (LETOR "label qid:Q 1:v ..." text, libsvm text with a FILE.query group file, or kt feature logs *.jsonl), trains LambdaMART on --data and reports NDCG@1/3/5/10 on each given split for LambdaMART, linear fusion tuned by coordinate ascent on the training split, and the single feature that ranks the training split best. Also prints NDCG@10 against the number of trees and feature importance by split gain. Queries without a relevant document are skipped in every mean. With --save, writes the model (with its metrics, the data files and their sha256, and the candidate pool when the data is a "kt rerank log" feature log) for "kt rerank deploy", which judges it on the --test file, never on --data or --valid. When not even one tree can be grown (e.g. fewer documents than twice --min-data), a warning on stderr says why and the report shows 0 trees. The examples run in order after "kt rerank generate --out /tmp/ltr ..." and "kt rerank log --out /tmp/ltr-log ..." (see their examples).`
   static override examples = [
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt',
     '<%= config.bin %> rerank train --data fixtures/ltr/train.txt --test fixtures/ltr/test.txt --depth 6 --leaves 64 --min-data 1 --min-hessian 1 --l2 1 --truncation 0 --peer xgboost',
@@ -16,8 +16,8 @@ export default class RerankTrain extends KtCommand {
   ]
   static override flags = {
     data: Flags.string({description: 'Training data file.', required: true}),
-    valid: Flags.string({description: 'Validation data file (early stopping, deploy decisions).'}),
-    test: Flags.string({description: 'Held-out test data file.'}),
+    valid: Flags.string({description: 'Validation data file (early stopping; the model is selected on it, so kt rerank deploy refuses to judge it there).'}),
+    test: Flags.string({description: 'Held-out test data file (recorded in the saved model: the data kt rerank deploy judges it on by default).'}),
     'valid-fraction': Flags.string({description: 'Without --valid: carve this share of --data\'s queries off (seeded by --seed) as the validation split.'}),
     trees: Flags.integer({description: 'Boosting rounds (trees) at most.', default: 100, min: 1}),
     'learning-rate': Flags.string({description: 'Shrinkage applied to every leaf value.', default: '0.1'}),

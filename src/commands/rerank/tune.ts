@@ -3,7 +3,7 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class RerankTune extends KtCommand {
   static override summary = 'Search LambdaMART\'s learning rate, leaves, min-data, L2, feature fraction and truncation with kt\'s optimiser on validation NDCG@10.'
-  static override description = `Runs a study (BOHB by default, with the number of trees as the fidelity) over the reranker's regularisation, each fit stopping early on --valid; the configuration with the best validation NDCG@10 at the full tree count is chosen if it beats kt rerank train's defaults on --valid, else the defaults are kept. With --test, both are scored once on the test split and the difference gets a paired bootstrap interval. --save writes the chosen model for kt rerank deploy.`
+  static override description = `Runs a study (BOHB by default, with the number of trees as the fidelity) over the reranker's regularisation, each fit stopping early on --valid; the configuration with the best validation NDCG@10 at the full tree count is chosen if it beats kt rerank train's defaults on --valid, else the defaults are kept. With --test, both are scored once on the test split and the difference gets a paired bootstrap interval. --save writes the chosen model for kt rerank deploy, with the data files and their sha256: the deploy gate judges it on --test, never on the data it was tuned on.`
   static override examples = [
     '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid fixtures/ltr/valid.txt --test fixtures/ltr/test.txt --trials 30 --trees 30',
     '<%= config.bin %> rerank tune --data fixtures/ltr/train.txt --valid-fraction 0.25 --trials 20 --trees 30 --save reports/ltr-tuned.json --json',
@@ -30,6 +30,7 @@ export default class RerankTune extends KtCommand {
     const {trainLambdaMart} = await import('../../rank/lambdamart.js')
     const {toSavedModel, writeModel} = await import('../../rank/model.js')
     const {snakeKeys} = await import('../../util/json-keys.js')
+    const {dataSha256} = await import('../../rank/provenance.js')
     const {carveValidation} = await import('../../rank/dataset.js')
     const {InputError} = await import('../../util/errors.js')
     const {withEngineScoreFeature} = await import('../../rank/report.js')
@@ -52,7 +53,9 @@ export default class RerankTune extends KtCommand {
       let model: string | undefined
       if (flags.save) {
         const outcome = trainLambdaMart(data.train, result.best.params, {valid: data.valid!})
-        writeModel(flags.save, toSavedModel(outcome.model, snakeKeys({...result.best.params}) as Record<string, unknown>, {valid: {'ndcg@10': result.best.valid_ndcg10}}, flags.valid ? {train: flags.data, valid: flags.valid} : {train: flags.data}, data.train.pool))
+        // valid (or the share of --data carved off as valid) selected the configuration: the deploy gate refuses to judge on it; test is held out
+        const files = Object.fromEntries(Object.entries({train: flags.data, valid: flags.valid, test: flags.test}).filter(([, path]) => path !== undefined)) as Record<string, string>
+        writeModel(flags.save, toSavedModel(outcome.model, snakeKeys({...result.best.params}) as Record<string, unknown>, {valid: {'ndcg@10': result.best.valid_ndcg10}}, files, data.train.pool, dataSha256(files)))
         model = flags.save
       }
       const out = {...result, model}
