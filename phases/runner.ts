@@ -8,6 +8,7 @@ import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
+import {reproducibility} from '../src/report/reproducibility.js'
 import {startRetrievalStudy, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, type PhaseContext} from './lib/context.js'
@@ -132,6 +133,8 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   }
   const seeds = options.checkSeeds ? await checkSeeds(loaded, options.checkSeeds, ctx, progress) : undefined
 
+  const phases = Object.fromEntries(PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]])) as Partial<PhaseResults>
+  const {reproducible, reason} = reproducibility(phases)
   const report: Report = {
     schema: REPORT_SCHEMA,
     version: REPORT_VERSION,
@@ -142,8 +145,10 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       phases_requested: PHASE_NAMES.filter((p) => requested.includes(p)),
       phases_run: PHASE_NAMES.filter((p) => toRun.includes(p)),
       kt_version: KT_VERSION,
+      reproducible,
+      reproducible_reason: reason,
     },
-    phases: Object.fromEntries(PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]])) as Partial<PhaseResults>,
+    phases,
     ...(seeds ? {seeds} : {}),
     timing,
   }

@@ -12,6 +12,8 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
     const verdict = runVerdict(r)
     const summary = {
       run_id: r.run.id,
+      reproducible: r.run.reproducible !== false,
+      ...(r.run.reproducible === false ? {reproducible_reason: r.run.reproducible_reason ?? null} : {}),
       out_dir: outcome.outDir,
       report_json: `${outcome.outDir}/report.json`,
       report_md: `${outcome.outDir}/report.md`,
@@ -29,6 +31,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
     }
     if (!(cmd as unknown as {jsonEnabled(): boolean}).jsonEnabled()) {
       const lines = [`run ${r.run.id}: phases ${r.run.phases_run.join(', ')}`]
+      if (r.run.reproducible === false) lines.push(`  NOT REPRODUCIBLE: ${r.run.reproducible_reason}`)
       if (r.phases.properties) lines.push(`  properties: ${r.phases.properties.passed ? 'all hold' : 'VIOLATED'}`)
       if (r.phases.synthetic) {
         const audits = r.phases.synthetic.datasets.flatMap((d) => d.leakage.map((a) => ({...a, dataset: d.id})))

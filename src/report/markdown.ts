@@ -11,6 +11,9 @@ export function renderMarkdown(r: Report): string {
   const p = r.phases
   out.push(`# kt study: ${r.run.plan.name}`, '')
   out.push(`Run \`${r.run.id}\` · seed ${r.run.seed} · plan \`${r.run.plan.file}\` (sha256 ${r.run.plan.sha256_12}) · kt ${r.run.kt_version} · phases run: ${r.run.phases_run.join(', ')}`, '')
+  // reports written before the field are read as reproducible (they had no external engine with measured latency)
+  const reproducible = r.run.reproducible !== false
+  if (!reproducible) out.push(`**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`, '')
   out.push('## Summary', '', ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
@@ -20,7 +23,9 @@ export function renderMarkdown(r: Report): string {
   if (p.deploy) out.push(...deploy(p.deploy))
   if (p.visualize) out.push(...charts(p.visualize))
   if (r.seeds) out.push(...seedCheck(r.seeds))
-  out.push('## Timing (differs between runs; everything above is reproducible)', '', '| phase | ms |', '|---|---:|')
+  out.push(reproducible
+    ? '## Timing (differs between runs; everything above is reproducible)'
+    : '## Timing (differs between runs; this run is NOT reproducible: see the note at the top)', '', '| phase | ms |', '|---|---:|')
   for (const [name, ms] of Object.entries(r.timing.phases_ms)) out.push(`| ${name} | ${ms} |`)
   out.push(`| total | ${r.timing.total_ms} |`, '')
   const lc = r.timing.retrieval_latency_check

@@ -276,6 +276,14 @@ export interface Report {
     phases_requested: PhaseName[]
     phases_run: PhaseName[]
     kt_version: string
+    /**
+     * False when a number above the timing section was measured on the clock (an external engine
+     * with evaluate.latency "measured"; src/report/reproducibility.ts): the same seed can then give
+     * a different report. Absent in reports written before this field (read as true).
+     */
+    reproducible?: boolean
+    /** Why the run is not reproducible (null when it is). */
+    reproducible_reason?: string | null
   }
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */

@@ -26,6 +26,7 @@ describe('kt run', () => {
     const report = JSON.parse(readFileSync(join(dir, 'a', 'report.json'), 'utf8'))
     expect(report.schema).toBe('kt.report')
     expect(report.phases.search.grid.points).toBe(1771)
+    expect(report.run).toMatchObject({reproducible: true, reproducible_reason: null}) // no external engine measured on the clock
     for (const c of report.phases.visualize.charts) {
       for (const f of [c.spec, c.svg, c.png]) expect(existsSync(join(dir, 'a', f)), f).toBe(true)
       expect(statSync(join(dir, 'a', c.png)).size).toBeGreaterThan(5000)

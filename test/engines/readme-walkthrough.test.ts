@@ -67,6 +67,7 @@ function checkPlanRun(out: string): void {
   const retrieval = report.phases.search.retrieval
   // P99 from service.py's cost model: the front, the profiles and their verdicts repeat exactly
   expect(retrieval.engine).toEqual({name: 'memengine-py-service', file: 'engine.service.json', latency: 'cost_model'})
+  expect(report.run).toMatchObject({reproducible: true, reproducible_reason: null})
   expect(retrieval.front.points.length).toBeGreaterThan(0)
   // tuned on one conversation of the fixture, every front point scored on the other
   expect(retrieval.holdout.split).toMatch(/tuning on 1 conversation.*held out 1/)

@@ -4,6 +4,7 @@ import {existsSync} from 'node:fs'
 import {renderChart, withChartDefaults, CHART_FONT_FILE, PNG_SCALE} from '../../src/report/render.js'
 import {studyCharts} from '../../src/report/study-charts.js'
 import {renderMarkdown} from '../../src/report/markdown.js'
+import {reproducibility} from '../../src/report/reproducibility.js'
 import type {PhaseResults, Report} from '../../src/report/types.js'
 
 describe('chart rendering', () => {
@@ -46,5 +47,21 @@ describe('chart rendering', () => {
     expect(md).toContain('| spearman_delta_abs_ci_low (80% interval) |')
     expect(md).toContain("(the plan's text says 95%; the interval used is 80%, from bootstrap.confidence)")
     expect(md).toContain('bootstrap 80%')
+  })
+
+  it('calls a run reproducible only when nothing above the timing section was measured on the clock (review R#6)', () => {
+    const withEngine = (latency: 'measured' | 'cost_model') => ({search: {retrieval: {engine: {name: 'eng', file: 'eng.json', latency}}}}) as unknown as Partial<PhaseResults>
+    expect(reproducibility({})).toEqual({reproducible: true, reason: null})
+    expect(reproducibility({search: {retrieval: {}}} as unknown as Partial<PhaseResults>)).toEqual({reproducible: true, reason: null}) // kt's own engine: cost model
+    expect(reproducibility(withEngine('cost_model'))).toEqual({reproducible: true, reason: null})
+    const measured = reproducibility(withEngine('measured'))
+    expect(measured.reproducible).toBe(false)
+    expect(measured.reason).toMatch(/wall time measured on the clock for the external engine eng \(eng\.json: evaluate\.latency "measured"\).*front.*profiles/)
+    const report = (run: object) => ({schema: 'kt.report', version: 1, run: {id: 'r', seed: 42, plan: {name: 'p', file: 'plan.json', sha256_12: '0'}, kt_version: '0', phases_run: [], ...run}, phases: {}, timing: {total_ms: 0, phases_ms: {}}}) as unknown as Report
+    const notRepro = renderMarkdown(report({reproducible: false, reproducible_reason: measured.reason}))
+    expect(notRepro).toContain(`**Not reproducible:** ${measured.reason}.`)
+    expect(notRepro).not.toContain('everything above is reproducible')
+    expect(notRepro).toContain('## Timing (differs between runs; this run is NOT reproducible')
+    expect(renderMarkdown(report({reproducible: true, reproducible_reason: null}))).toContain('## Timing (differs between runs; everything above is reproducible)')
   })
 })
