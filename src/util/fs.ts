@@ -4,19 +4,39 @@ import {InputError} from './errors.js'
 import {parseJsonText, readJsonFile, stripBom} from './json.js'
 
 /**
- * Writes a file whole or not at all: the bytes go to a temporary sibling, which is then renamed
- * over the target (rename is atomic within one file system).
+ * Writes a file whole or not at all, also across a power loss: the bytes go to a temporary
+ * sibling, which is flushed to disk (fsync) before it is renamed over the target (rename is atomic
+ * within one file system), and the folder is flushed after, so the new name is durable too.
+ * Without the first fsync, ext4/xfs may commit the rename before the data and a crash leaves an
+ * empty file under the target's name (e.g. a deployment target's index.json).
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number): void {
   const dir = dirname(path)
   ensureDir(dir)
   const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`)
   try {
-    writeFileSync(tmp, data, mode === undefined ? undefined : {mode})
+    const fd = openSync(tmp, 'w', mode)
+    try {
+      writeFileSync(fd, data)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
     renameSync(tmp, path)
   } catch (error) {
     rmSync(tmp, {force: true})
     throw new InputError(path, 'a writable location', (error as Error).message.split('\n')[0])
+  }
+  fsyncDirIfSupported(dir)
+}
+
+/** fsyncDir, except on file systems that cannot flush a folder (the rename is then as durable as they make it). */
+function fsyncDirIfSupported(dir: string): void {
+  try {
+    fsyncDir(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EACCES') throw new InputError(dir, 'a folder whose entries can be flushed to disk', code ?? 'an error')
   }
 }
 

@@ -1,0 +1,55 @@
+import {mkdtempSync, readFileSync, readdirSync, statSync} from 'node:fs'
+import * as fs from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+
+// every file-system call writeFileAtomic makes, in order, with what it names (the fd's file for fsync)
+const calls: string[] = []
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>()
+  const names = new Map<number, string>()
+  return {
+    ...real,
+    openSync: (path: fs.PathLike, ...rest: never[]) => {
+      const fd = (real.openSync as (...a: unknown[]) => number)(path, ...rest)
+      names.set(fd, String(path))
+      return fd
+    },
+    fsyncSync: (fd: number) => {
+      calls.push(`fsync ${names.get(fd) ?? '?'}`)
+      return real.fsyncSync(fd)
+    },
+    renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+      calls.push(`rename ${String(from)} -> ${String(to)}`)
+      return real.renameSync(from, to)
+    },
+  }
+})
+
+const {writeFileAtomic} = await import('../../src/util/fs.js')
+
+afterEach(() => {
+  calls.length = 0
+})
+
+describe('writeFileAtomic survives a power loss, not only kill -9', () => {
+  it('flushes the temporary file before the rename and the folder after it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kt-atomic-'))
+    const target = join(dir, 'index.json')
+    writeFileAtomic(target, '{"a": 1}\n')
+    const tmp = join(dir, `.index.json.${process.pid}.tmp`)
+    expect(calls).toEqual([`fsync ${tmp}`, `rename ${tmp} -> ${target}`, `fsync ${dir}`])
+    expect(readFileSync(target, 'utf8')).toBe('{"a": 1}\n')
+    expect(readdirSync(dir)).toEqual(['index.json'])
+  })
+
+  it('keeps the mode it is asked for, and replaces a file whole', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kt-atomic-'))
+    const target = join(dir, 'active.sh')
+    writeFileAtomic(target, 'x'.repeat(100_000), 0o755)
+    writeFileAtomic(target, new TextEncoder().encode('echo ok\n'), 0o755)
+    expect(readFileSync(target, 'utf8')).toBe('echo ok\n')
+    expect(statSync(target).mode & 0o111).not.toBe(0)
+  })
+})
