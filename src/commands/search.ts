@@ -20,7 +20,7 @@ export default class Search extends KtCommand {
     },
     '<%= config.bin %> search --objective branin --optimizer bohb --trials 100',
     {
-      description: 'Grid search evaluates its whole grid: here 10 x 10 points over branin\'s two parameters (the largest grid that fits --trials). A grid larger than --trials is refused unless --grid-subset, and a grid stopped early says how many of its points it evaluated.',
+      description: 'Grid search evaluates its whole grid: here 10 x 10 points over branin\'s two parameters (the largest grid that fits --trials). A grid larger than --trials needs --grid-subset (a seeded random subset), and a grid stopped early says how many of its points it evaluated.',
       command: '<%= config.bin %> search --objective branin --optimizer grid --trials 100',
     },
     '<%= config.bin %> search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1 --workers 2',

@@ -87,6 +87,11 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /**
+   * Origins (scheme://host[:port], as browsers send them) whose requests are served; a request with
+   * any other Origin header is refused 403 (a web page's cross-site request: CSRF). Default none.
+   */
+  allowOrigins?: string[]
   /** One line per error (default: stderr). */
   log?: (line: string) => void
 }
@@ -101,6 +106,32 @@ export interface RunningServer {
   readonly journal: Journal
   /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
   close(): Promise<void>
+}
+
+/**
+ * Whether a Host header names this machine's loopback (localhost, 127.x.x.x, [::1], with or
+ * without a port). Without a token the server answers only these: a web page that rebinds its own
+ * DNS name to 127.0.0.1 sends its own name as Host (DNS rebinding), so it is refused.
+ */
+export function isLoopbackHostHeader(value: string): boolean {
+  const m = /^(\[[^\]]*\]|[^:]*)(?::\d{1,5})?$/.exec(value)
+  if (!m) return false
+  const name = m[1].toLowerCase()
+  return name === '[::1]' || isLoopback(name)
+}
+
+/**
+ * The media type of a request body (Content-Type without parameters, lower case), or '' when none
+ * is declared. JSON endpoints take application/json only: a browser sends text/plain, form
+ * encodings and multipart across sites without asking first (no CORS preflight), application/json
+ * never, so the check keeps web pages from posting to the service.
+ */
+export function mediaType(req: IncomingMessage): string {
+  const value = req.headers['content-type']
+  if (value === undefined) return ''
+  if (value === 'application/json') return value
+  const semi = value.indexOf(';')
+  return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase()
 }
 
 /** Whether `host` only accepts connections from this machine. */
@@ -275,6 +306,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     logLine({level: 'error', code: 'registry_damaged', message: `reranker registry: ${message}`.slice(0, 1000), serving})
   })
   const expectedAuth = token === undefined ? undefined : Buffer.from(token)
+  const allowOrigins = new Set(options.allowOrigins ?? [])
   let closing = false
 
   const tenantOf = (id: string): Tenant => {
@@ -365,7 +397,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let orderBuffer = new Int32Array(0)
   /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
   const maxJsonRows = (bytes: number, width: number): number => Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
-  const isBinary = (req: IncomingMessage): boolean => (req.headers['content-type'] ?? '').startsWith('application/octet-stream')
+  const isBinary = (req: IncomingMessage): boolean => mediaType(req) === 'application/octet-stream'
 
   /**
    * POST /rerank's body, read with the model current when the request came. When the request
@@ -443,11 +475,25 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer), wasm.printScores(count))
   }
 
+  /** A JSON endpoint's body type check: 415 for anything but application/json (see mediaType). */
+  const expectJson = (req: IncomingMessage, what: string): void => {
+    const type = mediaType(req)
+    if (type !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what}: expected Content-Type application/json, got ${type === '' ? 'none' : JSON.stringify(type.slice(0, 80))}`)
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
     const method = req.method ?? 'GET'
+    // Web pages on the operator's machine can reach a loopback server: a cross-site request carries
+    // an Origin header, a DNS-rebound one a foreign Host (src/online/README.md, "Requests from browsers").
+    const origin = req.headers.origin
+    if (origin !== undefined && !allowOrigins.has(origin)) throw new HttpError(403, 'origin_refused', `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`)
+    if (!expectedAuth) {
+      const hostHeader = req.headers.host
+      if (hostHeader !== undefined && !isLoopbackHostHeader(hostHeader)) throw new HttpError(403, 'host_refused', `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${JSON.stringify(hostHeader.slice(0, 100))}`)
+    }
     if (path === '/healthz') {
       route.name = 'healthz'
       if (method !== 'GET' && method !== 'HEAD') {
@@ -493,11 +539,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
+      // JSON rows, or float64 rows as application/octet-stream (a type a page can send across sites
+      // without a preflight: the Origin and Host checks above keep pages out of this one)
+      if (!isBinary(req)) expectJson(req, 'POST /rerank')
       return {status: 200, body: null, text: await rerankRequest(req, res), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'
       expect('POST')
+      expectJson(req, 'POST /tenants')
       const body = parseJson(await readBody(req), 'POST /tenants')
       return createTenant(body)
     }
@@ -517,6 +567,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (action === 'choose' || action === 'feedback') {
         route.name = action
         expect('POST')
+        expectJson(req, `POST /tenants/${id}/${action}`)
         const body = parseJson(await readBody(req), `POST /tenants/${id}/${action}`)
         // Over HTTP the server owns the clock: a client's `now` could move a tenant's time to any year and expire its queries (the library and CLI take one, for simulations).
         if (typeof body === 'object' && body !== null && Object.prototype.hasOwnProperty.call(body, 'now'))

@@ -68,7 +68,7 @@ describe('grid studies cover their grid, or say they do not', () => {
     }
   })
 
-  it('kt search refuses in one line (exit 2) without --grid-subset; kt study show states a partial grid', () => {
+  it('kt search refuses in one line (exit 2) without --grid-subset; kt study show and list state a partial grid', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'kt-grid-')), 'g.sqlite')
     const args = ['search', '--objective', 'counting_ones', '--optimizer', 'grid', '--trials', '10', '--storage', file, '--study', 'g']
     let r = kt(args)
@@ -79,6 +79,8 @@ describe('grid studies cover their grid, or say they do not', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({state: 'finished', grid: {points: 65536, evaluated: 10, complete: false, subset: true}})
     r = kt(['study', 'show', 'g', '--storage', file])
     expect(r.stdout).toMatch(/^study g: grid on counting_ones, seed 42, finished \(partial grid\)\n {2}trials 10: 10 ok, 0 failed, 0 running\n {2}grid: evaluated 10 of 65,536 points \(2 values per numeric parameter\), a seeded random subset \(--grid-subset\)\n/)
+    r = kt(['study', 'list', '--storage', file])
+    expect(r.stdout).toMatch(/^g\s+counting_ones\s+grid\s+42\s+finished \(partial grid\)\s+10\s+10\s+0\s+0\s/m)
     expect(kt(['search', '--objective', 'branin', '--optimizer', 'random', '--grid-subset', '--storage', file]).stderr).toBe('kt: --grid-subset: expected only with --optimizer grid, got --optimizer random\n')
   })
 })

@@ -15,27 +15,34 @@ export default class StudyList extends KtCommand {
     const {flags} = await this.parse(StudyList)
     const {openStorage} = await import('../../study/storage.js')
     const {incumbent} = await import('../../search/incumbent.js')
+    const {studyGridCoverage} = await import('../../study/format.js')
+    const {snakeKeys} = await import('../../util/json-keys.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const listed = await store.listStudies()
       const trialsOf = new Map(await Promise.all(listed.map(async (s) => [s.name, await store.trials(s.name)] as const)))
-      const studies = listed.map((s) => ({
-        name: s.name,
-        objective: (s.objective as {name?: string}).name ?? '?',
-        optimizer: s.optimizer,
-        seed: s.seed,
-        state: s.state,
-        trials: s.trials,
-        ok: s.ok,
-        failed: s.failed,
-        running: s.running,
-        incumbent_loss: incumbent(trialsOf.get(s.name)!)?.loss ?? null,
-        updated_at: s.updatedAt,
-      }))
+      const studies = listed.map((s) => {
+        // a grid study stopped before its whole grid is finished, but not the grid it names
+        const grid = studyGridCoverage(s, trialsOf.get(s.name)!)
+        return {
+          name: s.name,
+          objective: (s.objective as {name?: string}).name ?? '?',
+          optimizer: s.optimizer,
+          seed: s.seed,
+          state: s.state,
+          trials: s.trials,
+          ok: s.ok,
+          failed: s.failed,
+          running: s.running,
+          incumbent_loss: incumbent(trialsOf.get(s.name)!)?.loss ?? null,
+          updated_at: s.updatedAt,
+          ...(grid ? {grid: snakeKeys(grid) as Record<string, unknown>} : {}),
+        }
+      })
       if (!this.jsonEnabled()) {
         if (studies.length === 0) this.log(`no studies in ${store.label}`)
         const header = ['name', 'objective', 'optimizer', 'seed', 'state', 'trials', 'ok', 'failed', 'running', 'incumbent loss']
-        const rows = studies.map((s) => [s.name, s.objective, s.optimizer, String(s.seed), s.state, String(s.trials), String(s.ok), String(s.failed), String(s.running), s.incumbent_loss === null ? '-' : s.incumbent_loss.toPrecision(6)])
+        const rows = studies.map((s) => [s.name, s.objective, s.optimizer, String(s.seed), s.grid && !s.grid.complete ? `${s.state} (partial grid)` : s.state, String(s.trials), String(s.ok), String(s.failed), String(s.running), s.incumbent_loss === null ? '-' : s.incumbent_loss.toPrecision(6)])
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
         if (studies.length > 0) for (const r of [header, ...rows]) this.log(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd())
       }
