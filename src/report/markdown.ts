@@ -108,8 +108,15 @@ function ablation(r: PhaseResults['ablation']): string[] {
   for (const d of r.datasets) {
     const pearsonLevel = sharedConfidenceLabel(d.configs.map((c) => c.pearson))
     const spearmanLevel = sharedConfidenceLabel(d.configs.map((c) => c.spearman))
-    out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
-    for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    const changes = d.configs.flatMap((c) => (c.spearman_change ? [c.spearman_change] : []))
+    if (changes.length === 0) {
+      // reports written before the paired change
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    } else {
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) | Spearman change vs baseline (absolute, paired, ${sharedConfidenceLabel(changes)} CI) |`, '|---|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} | ${c.spearman_change ? deltaBrief(c.spearman_change) : '-'} |`)
+    }
     out.push('')
   }
   return out
@@ -271,6 +278,12 @@ function ci(i: Interval): string {
 function delta(d: DeltaInterval): string {
   if (d.estimate === null) return 'undefined'
   return `${signed(d.estimate)} [${signed(d.low ?? NaN)}, ${signed(d.high ?? NaN)}] (${d.kind}, ${d.unit})`
+}
+
+/** A delta with its interval only (the table header says kind, unit and level). */
+function deltaBrief(d: DeltaInterval): string {
+  if (d.estimate === null) return 'undefined'
+  return `${signed(d.estimate)} [${d.low === null ? 'undefined' : signed(d.low)}, ${d.high === null ? 'undefined' : signed(d.high)}]`
 }
 
 function f(x: number, digits = 3): string {

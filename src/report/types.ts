@@ -81,6 +81,8 @@ export interface AblationConfig {
   weights: WeightsRecord
   pearson: Interval
   spearman: Interval
+  /** Spearman of this configuration minus the baseline's, paired bootstrap on the same resamples (absent for the baseline and in older reports). */
+  spearman_change?: DeltaInterval
 }
 
 export interface AblationDataset {
