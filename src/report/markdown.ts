@@ -14,7 +14,7 @@ export function renderMarkdown(r: Report): string {
   // reports written before the field are read as reproducible (they had no external engine with measured latency)
   const reproducible = r.run.reproducible !== false
   if (!reproducible) out.push(`**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`, '')
-  out.push('## Summary', '', ...summary(p), '')
+  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))
@@ -108,8 +108,15 @@ function ablation(r: PhaseResults['ablation']): string[] {
   for (const d of r.datasets) {
     const pearsonLevel = sharedConfidenceLabel(d.configs.map((c) => c.pearson))
     const spearmanLevel = sharedConfidenceLabel(d.configs.map((c) => c.spearman))
-    out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
-    for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    const changes = d.configs.flatMap((c) => (c.spearman_change ? [c.spearman_change] : []))
+    if (changes.length === 0) {
+      // reports written before the paired change
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    } else {
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) | Spearman change vs baseline (absolute, paired, ${sharedConfidenceLabel(changes)} CI) |`, '|---|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} | ${c.spearman_change ? deltaBrief(c.spearman_change) : '-'} |`)
+    }
     out.push('')
   }
   return out
@@ -271,6 +278,12 @@ function ci(i: Interval): string {
 function delta(d: DeltaInterval): string {
   if (d.estimate === null) return 'undefined'
   return `${signed(d.estimate)} [${signed(d.low ?? NaN)}, ${signed(d.high ?? NaN)}] (${d.kind}, ${d.unit})`
+}
+
+/** A delta with its interval only (the table header says kind, unit and level). */
+function deltaBrief(d: DeltaInterval): string {
+  if (d.estimate === null) return 'undefined'
+  return `${signed(d.estimate)} [${d.low === null ? 'undefined' : signed(d.low)}, ${d.high === null ? 'undefined' : signed(d.high)}]`
 }
 
 function f(x: number, digits = 3): string {

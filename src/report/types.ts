@@ -81,6 +81,8 @@ export interface AblationConfig {
   weights: WeightsRecord
   pearson: Interval
   spearman: Interval
+  /** Spearman of this configuration minus the baseline's, paired bootstrap on the same resamples (absent for the baseline and in older reports). */
+  spearman_change?: DeltaInterval
 }
 
 export interface AblationDataset {
@@ -284,6 +286,8 @@ export interface Report {
     reproducible?: boolean
     /** Why the run is not reproducible (null when it is). */
     reproducible_reason?: string | null
+    /** About the inputs, e.g. held-out turns whose text is also in the tuning set (absent when there is none). */
+    warnings?: string[]
   }
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */

@@ -408,7 +408,8 @@ async function openFlood(port: number, count: number): Promise<{sockets: Socket[
 
 /** Bad requests of every kind the issue lists, each with the status and code it must get. */
 async function badInput(port: number, tenant: string): Promise<ServeBenchReport['bad_input']> {
-  const cases: Array<{name: string; method: string; path: string; body?: string | Buffer; status: number; code: string}> = [
+  const cases: Array<{name: string; method: string; path: string; body?: string | Buffer; type?: string; status: number; code: string}> = [
+    {name: 'a text/plain body (a web page\'s cross-site POST)', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{}', type: 'text/plain', status: 415, code: 'unsupported_media_type'},
     {name: 'malformed JSON body', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"type": tempo', status: 400, code: 'bad_request'},
     {name: 'unknown field', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"tpye":"temporal"}', status: 400, code: 'bad_request'},
     {name: 'unknown tenant', method: 'POST', path: '/tenants/no-such-tenant/choose', body: '{}', status: 404, code: 'unknown_tenant'},
@@ -420,7 +421,7 @@ async function badInput(port: number, tenant: string): Promise<ServeBenchReport[
   for (const c of cases) {
     const client = new RawClient(port)
     try {
-      const r = await client.request(c.method, c.path, c.body)
+      const r = await client.request(c.method, c.path, c.body, c.type)
       const code = (RawClient.json(r) as {error?: {code?: string}}).error?.code ?? ''
       out.push({case: c.name, status: r.status, code, ok: r.status === c.status && code === c.code})
     } catch (error) {

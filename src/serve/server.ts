@@ -30,8 +30,7 @@ import {endianness} from 'node:os'
 import type {Journal} from '../online/journal.js'
 import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
-import {spaceById} from '../online/spaces.js'
-import {parseProfile} from '../deploy/load.js'
+import {GateRefusedError} from '../deploy/gate.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {snakeKeys} from '../util/json-keys.js'
@@ -88,6 +87,11 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /**
+   * Origins (scheme://host[:port], as browsers send them) whose requests are served; a request with
+   * any other Origin header is refused 403 (a web page's cross-site request: CSRF). Default none.
+   */
+  allowOrigins?: string[]
   /** One line per error (default: stderr). */
   log?: (line: string) => void
 }
@@ -102,6 +106,32 @@ export interface RunningServer {
   readonly journal: Journal
   /** Stops accepting, lets requests in flight finish, closes every tenant (snapshots). */
   close(): Promise<void>
+}
+
+/**
+ * Whether a Host header names this machine's loopback (localhost, 127.x.x.x, [::1], with or
+ * without a port). Without a token the server answers only these: a web page that rebinds its own
+ * DNS name to 127.0.0.1 sends its own name as Host (DNS rebinding), so it is refused.
+ */
+export function isLoopbackHostHeader(value: string): boolean {
+  const m = /^(\[[^\]]*\]|[^:]*)(?::\d{1,5})?$/.exec(value)
+  if (!m) return false
+  const name = m[1].toLowerCase()
+  return name === '[::1]' || isLoopback(name)
+}
+
+/**
+ * The media type of a request body (Content-Type without parameters, lower case), or '' when none
+ * is declared. JSON endpoints take application/json only: a browser sends text/plain, form
+ * encodings and multipart across sites without asking first (no CORS preflight), application/json
+ * never, so the check keeps web pages from posting to the service.
+ */
+export function mediaType(req: IncomingMessage): string {
+  const value = req.headers['content-type']
+  if (value === undefined) return ''
+  if (value === 'application/json') return value
+  const semi = value.indexOf(';')
+  return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase()
 }
 
 /** Whether `host` only accepts connections from this machine. */
@@ -138,6 +168,11 @@ const SERVER_SIDE_MESSAGE: Record<string, string> = {
   state_damaged: "the tenant's stored state does not read back as it was written: the operator must restore it (the server's log names the file)",
   storage_failed: "the tenant's folder cannot be read or written on the server (the server's log says why)",
 }
+
+/** A profile the deploy gate refuses (POST /tenants): the request is well formed, its content is not accepted. */
+const GATE_REFUSED_STATUS = 422
+/** What a refused profile's answer says to do: the service does not force (see createTenant). */
+const SERVICE_GATE_HINT = 'the service does not force past the gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server\'s --dir>'
 
 const ONLINE_STATUS: Record<string, number> = {
   bad_request: 400,
@@ -271,6 +306,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     logLine({level: 'error', code: 'registry_damaged', message: `reranker registry: ${message}`.slice(0, 1000), serving})
   })
   const expectedAuth = token === undefined ? undefined : Buffer.from(token)
+  const allowOrigins = new Set(options.allowOrigins ?? [])
   let closing = false
 
   const tenantOf = (id: string): Tenant => {
@@ -339,23 +375,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (typeof id !== 'string') throw new HttpError(400, 'bad_request', `POST /tenants: tenant: expected a tenant id, got ${describeValue(id)}`)
     validateTenantId(id)
     if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
+    // Forcing past the deploy gate is an operator's decision at the CLI (kt online init --force --reason), never a client's: a force baked into a client would let every later refused profile through.
+    for (const key of ['force', 'reason']) if (key in rest) throw new HttpError(400, 'bad_request', `POST /tenants: ${key}: expected no ${key} (the service does not force past the deploy gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server's --dir>), got ${describeValue(rest[key])}`)
     const spec: TenantSpec = rest as TenantSpec
-    // engine spaces (`engine:<name>`) are kept in the tenants' folder by kt online init --engine
-    const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space', options.dir)
-    if (profile !== undefined) {
-      // THE profile loader (src/deploy/load.ts): any kind, checked against its space
-      const loaded = parseProfile(profile, 'POST /tenants: profile', {space})
-      if (loaded.space.id !== space.id) throw new HttpError(400, 'bad_request', `POST /tenants: profile: expected a profile of space ${JSON.stringify(space.id)}, got ${JSON.stringify(loaded.space.id)}`)
-      spec.profile = loaded.profile.config
-    }
-    else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (config !== undefined) spec.profile = config as TenantSpec['profile']
     if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds would freeze every tenant's requests
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+    // a profile goes through THE profile loader and THE deploy gate in openTenant (refused: 422 gate_refused)
+    const fromProfile = profile === undefined ? undefined : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
+    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds (the tenant's, the engine tables') would freeze every tenant's requests
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, fromProfile, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
-    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
+    const origin = tenant.store.learner.init.origin
+    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings), ...(origin ? {prior: {...origin, overrides: tenant.store.learner.init.overrides ?? {}}} : {})}}
   }
 
   const modelUnavailable = (what: string): HttpError =>
@@ -364,7 +397,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let orderBuffer = new Int32Array(0)
   /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
   const maxJsonRows = (bytes: number, width: number): number => Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
-  const isBinary = (req: IncomingMessage): boolean => (req.headers['content-type'] ?? '').startsWith('application/octet-stream')
+  const isBinary = (req: IncomingMessage): boolean => mediaType(req) === 'application/octet-stream'
 
   /**
    * POST /rerank's body, read with the model current when the request came. When the request
@@ -442,11 +475,25 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer), wasm.printScores(count))
   }
 
+  /** A JSON endpoint's body type check: 415 for anything but application/json (see mediaType). */
+  const expectJson = (req: IncomingMessage, what: string): void => {
+    const type = mediaType(req)
+    if (type !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what}: expected Content-Type application/json, got ${type === '' ? 'none' : JSON.stringify(type.slice(0, 80))}`)
+  }
+
   const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
     const method = req.method ?? 'GET'
+    // Web pages on the operator's machine can reach a loopback server: a cross-site request carries
+    // an Origin header, a DNS-rebound one a foreign Host (src/online/README.md, "Requests from browsers").
+    const origin = req.headers.origin
+    if (origin !== undefined && !allowOrigins.has(origin)) throw new HttpError(403, 'origin_refused', `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`)
+    if (!expectedAuth) {
+      const hostHeader = req.headers.host
+      if (hostHeader !== undefined && !isLoopbackHostHeader(hostHeader)) throw new HttpError(403, 'host_refused', `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${JSON.stringify(hostHeader.slice(0, 100))}`)
+    }
     if (path === '/healthz') {
       route.name = 'healthz'
       if (method !== 'GET' && method !== 'HEAD') {
@@ -492,11 +539,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
       }
       expect('POST')
+      // JSON rows, or float64 rows as application/octet-stream (a type a page can send across sites
+      // without a preflight: the Origin and Host checks above keep pages out of this one)
+      if (!isBinary(req)) expectJson(req, 'POST /rerank')
       return {status: 200, body: null, text: await rerankRequest(req, res), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'
       expect('POST')
+      expectJson(req, 'POST /tenants')
       const body = parseJson(await readBody(req), 'POST /tenants')
       return createTenant(body)
     }
@@ -516,6 +567,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (action === 'choose' || action === 'feedback') {
         route.name = action
         expect('POST')
+        expectJson(req, `POST /tenants/${id}/${action}`)
         const body = parseJson(await readBody(req), `POST /tenants/${id}/${action}`)
         // Over HTTP the server owns the clock: a client's `now` could move a tenant's time to any year and expire its queries (the library and CLI take one, for simulations).
         if (typeof body === 'object' && body !== null && Object.prototype.hasOwnProperty.call(body, 'now'))
@@ -561,6 +613,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         if (error instanceof HttpError) e = error
         else if (error instanceof OnlineError && SERVER_SIDE_CODES.has(error.code)) e = new HttpError(500, error.code, SERVER_SIDE_MESSAGE[error.code], error.retry, error.message)
         else if (error instanceof OnlineError) e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
+        else if (error instanceof GateRefusedError) e = new HttpError(GATE_REFUSED_STATUS, error.code, error.message)
         else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
         else {
           const message = (error as Error)?.message ?? String(error)

@@ -7,6 +7,7 @@ import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
+import {connect} from 'node:net'
 import {startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
 import {processStartTime} from '../../src/online/store.js'
 import {LOCK_WAIT_MS} from '../../src/util/lock.js'
@@ -89,6 +90,84 @@ describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
       expect((await call(s, 'POST', '/tenants', {tenant: 'd', decay_every: MAX_DECAY_EVERY_QUERIES})).status).toBe(201)
     } finally {
       await s.close()
+    }
+  })
+})
+
+/** One raw HTTP/1.1 request (exact headers, as a browser or curl would send them); resolves with the status and the JSON body. */
+function rawRequest(s: RunningServer, method: string, path: string, headers: Record<string, string>, body = ''): Promise<{status: number; json: any}> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({port: s.port, host: '127.0.0.1'})
+    let answer = ''
+    const lines = [`${method} ${path} HTTP/1.1`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body]
+    socket.on('data', (d) => (answer += d.toString()))
+    socket.on('error', reject)
+    socket.on('close', () => {
+      const at = answer.indexOf('\r\n\r\n')
+      resolve({status: Number(answer.slice(9, 12)), json: JSON.parse(answer.slice(at + 4))})
+    })
+    socket.write(lines.join('\r\n'))
+  })
+}
+
+describe('kt online serve: requests from web pages are refused (S#3)', () => {
+  let s: RunningServer
+  const lines: string[] = []
+  beforeAll(async () => {
+    s = await serve(lines, {dir: join(root, 'csrf'), allowOrigins: ['http://dashboard.local:3000']})
+  })
+  afterAll(async () => {
+    await s?.close()
+  })
+  const host = (): string => `127.0.0.1:${s.port}`
+
+  it('refuses bodies that are not application/json with 415 (text/plain, forms, octet-stream JSON, none): no tenant is created, no feedback taken', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', undefined]) {
+      const headers: Record<string, string> = {host: host()}
+      if (type) headers['content-type'] = type
+      const r = await rawRequest(s, 'POST', '/tenants', headers, '{"tenant":"csrf1"}')
+      expect(r.status, String(type)).toBe(415)
+      expect(r.json.error.code).toBe('unsupported_media_type')
+    }
+    expect((await rawRequest(s, 'GET', '/tenants/csrf1', {host: host()})).status).toBe(404)
+    const ok = await rawRequest(s, 'POST', '/tenants', {host: host(), 'content-type': 'application/json; charset=utf-8'}, '{"tenant":"web"}')
+    expect(ok.status).toBe(201)
+    const chosen = await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), 'content-type': 'Application/JSON'}, '{}')
+    expect(chosen.status).toBe(200)
+    const fed = await rawRequest(s, 'POST', '/tenants/web/feedback', {host: host(), 'content-type': 'text/plain'}, `{"query_id":"${chosen.json.query_id}","used":true}`)
+    expect(fed.status).toBe(415)
+    expect((await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), 'content-type': 'text/plain;charset=UTF-8'}, '{}')).status).toBe(415)
+    expect((await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'text/plain'}, '{"features":[[1]]}')).status).toBe(415)
+    // octet-stream stays /rerank's float64 form (no model here: 503, past the type check)
+    expect((await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'application/octet-stream'}, '')).json.error.code).toBe('no_model')
+    expect((await rawRequest(s, 'GET', '/tenants/web', {host: host()})).json.counters.used).toBe(0)
+  })
+
+  it('refuses a request carrying an Origin header not allowed (403), whatever its type; an allowed one is served', async () => {
+    const cross = await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), origin: 'http://evil.example', 'content-type': 'application/json'}, '{}')
+    expect(cross.status).toBe(403)
+    expect(cross.json.error.code).toBe('origin_refused')
+    expect((await rawRequest(s, 'GET', '/tenants/web', {host: host(), origin: 'null'})).status).toBe(403)
+    expect((await rawRequest(s, 'GET', '/tenants/web', {host: host(), origin: 'http://dashboard.local:3000'})).status).toBe(200)
+    expect((await rawRequest(s, 'GET', '/tenants/web', {host: host()})).json.queries).toBe(1)
+  })
+
+  it('without a token serves only loopback Host names (a DNS-rebound page sends its own): 403 host_refused', async () => {
+    for (const h of [`evil.example:${s.port}`, 'evil.example', `127.0.0.1.evil.example:${s.port}`, `localhost.evil:${s.port}`])
+      expect((await rawRequest(s, 'POST', '/tenants', {host: h, 'content-type': 'application/json'}, '{"tenant":"rebound"}')).json.error?.code, h).toBe('host_refused')
+    for (const h of [`localhost:${s.port}`, 'LOCALHOST', `127.0.0.1:${s.port}`, `127.1.2.3:${s.port}`, `[::1]:${s.port}`]) expect((await rawRequest(s, 'GET', '/healthz', {host: h})).status, h).toBe(200)
+    expect((await rawRequest(s, 'GET', '/tenants/rebound', {host: host()})).status).toBe(404)
+  })
+
+  it('with a token any Host is served (the token guards it), Origin still refused', async () => {
+    const token = 'a-token-of-16-chars!'
+    const guarded = await serve([], {dir: join(root, 'csrf-token'), token})
+    try {
+      const auth = {authorization: `Bearer ${token}`, 'content-type': 'application/json'}
+      expect((await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', ...auth}, '{"tenant":"a"}')).status).toBe(201)
+      expect((await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', origin: 'http://evil.example', ...auth}, '{"tenant":"b"}')).status).toBe(403)
+    } finally {
+      await guarded.close()
     }
   })
 })

@@ -22,7 +22,9 @@ const logLines: string[] = []
 let packed: PackedEnsemble
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{status: number; json: any; headers: Headers}> {
-  const r = await fetch(`${server.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers})
+  // JSON bodies declare their type (the server answers anything else 415); octet-stream callers pass their own
+  const typed = body === undefined || body instanceof Uint8Array ? headers : {'content-type': 'application/json', ...headers}
+  const r = await fetch(`${server.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers: typed})
   const text = await r.text()
   return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
 }
@@ -154,7 +156,7 @@ describe('kt online serve', () => {
       socket.on('data', (d) => (text += d.toString()))
       socket.on('close', () => resolve(text))
       socket.on('error', () => resolve(text))
-      socket.write('POST /tenants/acme/choose HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n')
+      socket.write('POST /tenants/acme/choose HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n')
       const chunk = 'y'.repeat(64 * 1024)
       for (let i = 0; i < 20; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
     })
@@ -268,7 +270,7 @@ describe('kt online serve', () => {
         socket.on('error', reject)
         socket.setNoDelay(true)
         socket.on('connect', async () => {
-          socket.write(`POST /rerank HTTP/1.1\r\nhost: x\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\n\r\n`)
+          socket.write(`POST /rerank HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\n\r\n`)
           let at = 0
           for (let k = 0; k < parts.length && at < body.length; k++) {
             const to = k === parts.length - 1 ? body.length : Math.min(body.length, at + parts[k])
@@ -344,9 +346,9 @@ describe('kt online serve', () => {
     try {
       const none = await fetch(`${guarded.url}/tenants/acme`)
       expect(none.status).toBe(401)
-      const wrong = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars?'}})
+      const wrong = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars?', 'content-type': 'application/json'}})
       expect(wrong.status).toBe(401)
-      const right = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars!'}})
+      const right = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars!', 'content-type': 'application/json'}})
       expect(right.status).toBe(201)
       expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200)
     } finally {
