@@ -1,13 +1,15 @@
 import {SIGNALS, type Signal, type Weights} from '../src/engine/importance/space.js'
 import {scoreColumns} from '../src/engine/importance/score.js'
-import {correlationInterval} from './lib/metrics.js'
+import {correlationDelta, correlationInterval} from './lib/metrics.js'
 import type {PhaseContext} from './lib/context.js'
-import type {AblationConfig, AblationResult, Interval} from '../src/report/types.js'
+import type {AblationConfig, AblationResult, DeltaInterval, Interval} from '../src/report/types.js'
+import {confidenceLabel} from '../src/report/confidence.js'
 
 /**
  * Phase 3: ablation. Each signal alone, each left out (the others renormalised), every pair (the
  * baseline's two weights renormalised), and the full baseline; Pearson and Spearman against the
- * truth with bootstrap intervals on every dataset of the plan.
+ * truth with bootstrap intervals on every dataset of the plan, and each configuration's Spearman
+ * change against the baseline by paired bootstrap (the same resamples for both).
  */
 export function ablationConfigs(baseline: Weights): Array<Pick<AblationConfig, 'id' | 'kind' | 'weights'>> {
   const only = (keep: readonly Signal[]): Weights => {
@@ -28,6 +30,7 @@ export function runAblation(ctx: PhaseContext): AblationResult {
   const configs = ablationConfigs(plan.baseline)
   const datasets = ctx.datasets().map((ds) => {
     ctx.progress(`phase 3: ablation on ${ds.id}`)
+    const baselineScores = scoreColumns(ds.signals, plan.baseline)
     return {
       dataset: ds.id,
       configs: configs.map((c): AblationConfig => {
@@ -36,6 +39,7 @@ export function runAblation(ctx: PhaseContext): AblationResult {
           ...c,
           pearson: correlationInterval(ctx, 'pearson', scores, ds),
           spearman: correlationInterval(ctx, 'spearman', scores, ds),
+          ...(c.kind === 'baseline' ? {} : {spearman_change: correlationDelta(ctx, 'spearman', baselineScores, scores, ds)}),
         }
       }),
     }
@@ -52,13 +56,29 @@ export function ablationHeadline(dataset: string, configs: AblationConfig[]): st
   const mostHelpful = without.reduce((a, b) => (b.spearman.estimate! < a.spearman.estimate! ? b : a))
   const leastHelpful = without.reduce((a, b) => (b.spearman.estimate! > a.spearman.estimate! ? b : a))
   const undefinedOnes = configs.filter((c) => c.spearman.estimate === null).map((c) => c.id)
+  const removed = (c: AblationConfig) => c.id.replace('without ', '')
   const parts = [
-    `On ${dataset}, the best ablation configuration is "${best.id}" with Spearman ${fmt(best.spearman)}, against ${fmt(baseline.spearman)} for the baseline.`,
-    `Removing ${mostHelpful.id.replace('without ', '')} costs the most (Spearman ${fmt(mostHelpful.spearman)}, an absolute change of ${signed(mostHelpful.spearman.estimate! - baseline.spearman.estimate!)}); ` +
-      `removing ${leastHelpful.id.replace('without ', '')} ${leastHelpful.spearman.estimate! >= baseline.spearman.estimate! ? 'helps' : 'costs the least'} (${signed(leastHelpful.spearman.estimate! - baseline.spearman.estimate!)}).`,
+    `On ${dataset}, the best ablation configuration is "${best.id}" with Spearman ${fmt(best.spearman)}, against ${fmt(baseline.spearman)} for the baseline${best === baseline ? '' : `: a change of ${change(best.spearman_change)}`}.`,
+    `Removing ${removed(mostHelpful)} costs the most (Spearman ${fmt(mostHelpful.spearman)}): a change of ${change(mostHelpful.spearman_change)}; ` +
+      `removing ${removed(leastHelpful)} ${effect(leastHelpful.spearman_change)}: ${change(leastHelpful.spearman_change)}.`,
   ]
   if (undefinedOnes.length) parts.push(`Undefined (constant scores): ${undefinedOnes.join(', ')}.`)
   return parts.join(' ')
+}
+
+/** A paired change with its interval, kind and unit: "-0.288 [-0.384, -0.188] (absolute, spearman correlation; paired bootstrap 95%)". */
+function change(d: DeltaInterval | undefined): string {
+  if (!d || d.estimate === null) return 'undefined'
+  const bound = (x: number | null) => (x === null ? 'undefined' : signed(x))
+  return `${signed(d.estimate)} [${bound(d.low)}, ${bound(d.high)}] (${d.kind}, ${d.unit}; paired bootstrap ${confidenceLabel(d.confidence)})`
+}
+
+/** What a change shows, read from its interval, never from the point estimate alone. */
+function effect(d: DeltaInterval | undefined): string {
+  if (!d || d.low === null || d.high === null) return 'has an undefined effect'
+  if (d.low > 0) return 'helps'
+  if (d.high < 0) return 'costs the least'
+  return 'has no clear effect, its interval includes 0'
 }
 
 function fmt(i: Interval): string {

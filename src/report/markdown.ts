@@ -14,7 +14,7 @@ export function renderMarkdown(r: Report): string {
   // reports written before the field are read as reproducible (they had no external engine with measured latency)
   const reproducible = r.run.reproducible !== false
   if (!reproducible) out.push(`**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`, '')
-  out.push('## Summary', '', ...summary(p), '')
+  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))
@@ -108,8 +108,15 @@ function ablation(r: PhaseResults['ablation']): string[] {
   for (const d of r.datasets) {
     const pearsonLevel = sharedConfidenceLabel(d.configs.map((c) => c.pearson))
     const spearmanLevel = sharedConfidenceLabel(d.configs.map((c) => c.spearman))
-    out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
-    for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    const changes = d.configs.flatMap((c) => (c.spearman_change ? [c.spearman_change] : []))
+    if (changes.length === 0) {
+      // reports written before the paired change
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) |`, '|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} |`)
+    } else {
+      out.push(`### ${d.dataset}`, '', `| configuration | weights | Pearson (${pearsonLevel} CI) | Spearman (${spearmanLevel} CI) | Spearman change vs baseline (absolute, paired, ${sharedConfidenceLabel(changes)} CI) |`, '|---|---|---|---|---|')
+      for (const c of d.configs) out.push(`| ${c.id} | ${weights(c.weights)} | ${ci(c.pearson)} | ${ci(c.spearman)} | ${c.spearman_change ? deltaBrief(c.spearman_change) : '-'} |`)
+    }
     out.push('')
   }
   return out
@@ -135,7 +142,7 @@ function search(s: PhaseResults['search']): string[] {
     `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)} with ${f(s.optimum.token_budget, 1)} tokens; baseline ${ci(s.baseline.objective)} with ${f(s.baseline.token_budget, 1)} tokens. ` +
       `The interval is optimistic: the optimum was picked as the best of ${s.constraint.evaluated_points} points on this same data (Phase 5 measures it on data it was not tuned on).`,
     '',
-    `Gradient at the optimum (${s.smoothness.note}, step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}); a small norm means a flat neighbourhood, so nearby weights score about the same.`,
+    `Gradient at the optimum (${s.smoothness.note}, step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${v === null ? `undefined (${s.smoothness.undefined_because?.[k] ?? 'undefined objective'})` : f(v)}`).join(', ')} (norm ${fn(s.smoothness.gradient_norm)}); a small norm means a flat neighbourhood, so nearby weights score about the same.`,
     '', `Top ${s.top.length}:`, '', '| rank | weights | objective | token budget |', '|---:|---|---:|---:|',
     ...s.top.map((t, i) => `| ${i + 1} | ${weights(t.weights)} | ${fn(t.objective)} | ${f(t.token_budget, 1)} |`),
     '', `Front of ${s.objective} vs token budget: ${s.front.length} non-dominated grid points, from ${f(s.front[0]?.token_budget ?? 0, 1)} tokens (${fn(s.front[0]?.objective ?? null)}) to ${f(s.front.at(-1)?.token_budget ?? 0, 1)} tokens (${fn(s.front.at(-1)?.objective ?? null)}).`, '',
@@ -271,6 +278,12 @@ function ci(i: Interval): string {
 function delta(d: DeltaInterval): string {
   if (d.estimate === null) return 'undefined'
   return `${signed(d.estimate)} [${signed(d.low ?? NaN)}, ${signed(d.high ?? NaN)}] (${d.kind}, ${d.unit})`
+}
+
+/** A delta with its interval only (the table header says kind, unit and level). */
+function deltaBrief(d: DeltaInterval): string {
+  if (d.estimate === null) return 'undefined'
+  return `${signed(d.estimate)} [${d.low === null ? 'undefined' : signed(d.low)}, ${d.high === null ? 'undefined' : signed(d.high)}]`
 }
 
 function f(x: number, digits = 3): string {

@@ -81,6 +81,8 @@ export interface AblationConfig {
   weights: WeightsRecord
   pearson: Interval
   spearman: Interval
+  /** Spearman of this configuration minus the baseline's, paired bootstrap on the same resamples (absent for the baseline and in older reports). */
+  spearman_change?: DeltaInterval
 }
 
 export interface AblationDataset {
@@ -112,7 +114,8 @@ export interface SearchResult {
   optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
   baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
   top: ScoredPoint[]
-  smoothness: {gradient: Record<string, number>; gradient_norm: number; step: number; note: string}
+  /** A null component (and then a null norm) is undefined: a neighbour's objective is undefined (undefined_because says which). */
+  smoothness: {gradient: Record<string, number | null>; gradient_norm: number | null; step: number; note: string; undefined_because?: Record<string, string>}
   slices: Array<{x: string; y: string; cells: Array<{x: number; y: number; objective: number | null}>; aggregation: string}>
   landscape: Array<{signal: string; points: Array<{weight: number; objective: number | null}>}>
   front: Array<{weights: WeightsRecord; objective: number; token_budget: number}>
@@ -284,6 +287,8 @@ export interface Report {
     reproducible?: boolean
     /** Why the run is not reproducible (null when it is). */
     reproducible_reason?: string | null
+    /** About the inputs, e.g. held-out turns whose text is also in the tuning set (absent when there is none). */
+    warnings?: string[]
   }
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
