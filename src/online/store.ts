@@ -17,7 +17,7 @@
  *                            followed by a line `sha256 <hex of everything before it>`. Under a
  *                            journal (the server) also not before the log has grown by the last
  *                            snapshot's size: a snapshot holds every query of the open windows
- *                            (5 minutes of traffic), so at a few hundred events it would cost more
+ *                            (the label window: an hour of traffic), so at a few hundred events it would cost more
  *                            than the log itself; this way snapshots cost at most as much to write
  *                            as the log, and replay after a crash reads at most about one snapshot's
  *                            worth of log beyond the snapshot.
