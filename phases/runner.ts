@@ -1,18 +1,20 @@
 import {reportContentHash} from '../src/report/content-hash.js'
-import {existsSync, readFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {readFileSync} from 'node:fs'
+import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
 import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
+import {Checkpoints, checkpointKey, codeIdentity, engineInputFiles, fileSha256, type RunInputs} from './lib/checkpoints.js'
+import {checkValidationData} from './lib/independence.js'
 import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
 import {reproducibility} from '../src/report/reproducibility.js'
-import {startRetrievalStudy, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
+import {startRetrievalStudy, checkRetrievalInputs, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
-import {createContext, displayPath, type PhaseContext} from './lib/context.js'
-import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type PhaseName, type PhaseResults, type Report} from '../src/report/types.js'
+import {createContext, displayPath, loadStudyDatasets, type PhaseContext} from './lib/context.js'
+import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type DeployResult, type PhaseName, type PhaseResults, type Report, type SearchResult, type VisualizeResult} from '../src/report/types.js'
 import {runProperties} from './1-properties.js'
 import {runSynthetic} from './2-synthetic.js'
 import {runAblation} from './3-ablation.js'
@@ -67,6 +69,10 @@ export interface RunOutcome {
   readonly report: Report
   readonly outDir: string
   readonly reused: PhaseName[]
+  /** Under --resume: the phases recomputed and why (no checkpoint, changed inputs or code, missing or changed outputs). */
+  readonly notReused: Array<{phase: PhaseName; reason: string}>
+  /** Warnings about the inputs (held-out turns whose text is also in the tuning set), also in report.json run.warnings. */
+  readonly warnings: string[]
 }
 
 export const KT_VERSION: string = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}).version
@@ -81,25 +87,56 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const loaded = loadPlan(options.planFile ?? DEFAULT_PLAN_FILE)
   // the seed check is part of the report, so it is part of the run id (another --seeds, another folder)
   const runId = `${runIdFor(options.seed, loaded.hash)}${options.checkSeeds ? `-seeds${options.checkSeeds.join('.')}` : ''}`
-  const requestedPhases = options.phases ?? PHASE_NAMES
-  // a partial run must not overwrite the full run's report: it gets a folder of its own
-  const partial = PHASE_NAMES.some((p) => !requestedPhases.includes(p))
-  const outDir = resolve(options.outDir ?? join('reports', partial ? `${runId}-${requestedPhases.join('-')}` : runId))
-  ensureDir(outDir)
-  const progress = options.progress ?? (() => {})
   const requested = options.phases ?? PHASE_NAMES
+  // a partial run must not overwrite the full run's report: it gets a folder of its own
+  const partial = PHASE_NAMES.some((p) => !requested.includes(p))
+  const outDir = resolve(options.outDir ?? join('reports', partial ? `${runId}-${requested.join('-')}` : runId))
+  const progress = options.progress ?? (() => {})
   // the seed check compares every seed's verdict with the run's own: the run validates too
   const toRun = withPrerequisites(options.checkSeeds ? [...requested, 'validation'] : requested)
+
+  // Every input is read and checked before anything is written, so bad input leaves no folder behind.
+  const datasets = loadStudyDatasets(loaded)
+  const warnings = checkValidationData(loaded, datasets)
+  const retrieval = loaded.plan.retrieval
+  const retrievalData = retrieval ? loaded.resolvePath(retrieval.data) : undefined
+  const retrievalEngine = retrieval?.engine === undefined ? undefined : loaded.resolvePath(retrieval.engine)
+  const checked = retrieval && retrievalData && toRun.includes('search') ? await checkRetrievalInputs(retrieval, retrievalData, options.seed, retrievalEngine) : {}
+  const inputs: RunInputs = {
+    files: [
+      {field: 'plan', file: resolve(loaded.file), sha256: fileSha256(loaded.file)},
+      ...datasets.map((d) => ({field: d.field, file: d.path, sha256: d.sha256})),
+      ...(retrievalData ? [{field: 'retrieval.data', file: retrievalData, sha256: fileSha256(retrievalData)}] : []),
+      ...(retrievalEngine ? engineInputFiles(retrievalEngine, checked.engineDir ?? dirname(retrievalEngine), 'retrieval.engine') : []),
+    ],
+    code: codeIdentity(),
+  }
+  const checkpoints = new Checkpoints(outDir, checkpointKey(runId, KT_VERSION, inputs), inputs, (f) => displayPath(f, loaded.file))
+  ensureDir(outDir)
+
+  // A phase is reused only when its checkpoint has this run's key and its outputs are intact, and
+  // every phase it reads from was reused too (a phase recomputed feeds the ones after it).
+  const reusable = new Map<PhaseName, unknown>()
+  const notReused: Array<{phase: PhaseName; reason: string}> = []
+  if (options.resume)
+    for (const def of PHASES.filter((p) => toRun.includes(p.name))) {
+      const stale = transitiveNeeds(def.name).find((need) => toRun.includes(need) && !reusable.has(need))
+      const saved = stale ? {reason: `it reads phase ${findPhase(stale).number} (${stale}), which is recomputed`} : checkpoints.read(def.name)
+      if ('result' in saved) reusable.set(def.name, saved.result)
+      else notReused.push({phase: def.name, reason: saved.reason})
+    }
+  for (const n of notReused) if (n.reason !== 'no checkpoint') progress(`phase ${findPhase(n.phase).number}: not reused: ${n.reason}`)
+
   const charts = toRun.includes('visualize') ? memoizedRenderer(startChartRenderer()) : undefined
-  const ctx = createContext(loaded, options.seed, outDir, progress, charts)
+  const ctx = createContext(loaded, options.seed, outDir, progress, charts, datasets)
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
   const reused: PhaseName[] = []
-  const checkpointKey = `${KT_VERSION}/${runId}/${datasetFingerprint(ctx)}`
-  const retrieval = loaded.plan.retrieval
-  if (retrieval && toRun.includes('search') && !(options.resume && readCheckpoint(outDir, 'search', checkpointKey) !== undefined)) {
-    const data = loaded.resolvePath(retrieval.data)
-    const engine = retrieval.engine === undefined ? {} : {engine: loaded.resolvePath(retrieval.engine)}
-    ctx.retrieval = startRetrievalStudy({settings: retrieval, data, dataLabel: displayPath(data, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, bootstrap: loaded.plan.bootstrap, ...engine}, options.resume ?? false, (line) => progress(`phase 4 (retrieval): ${line}`))
+  if (retrieval && retrievalData && toRun.includes('search') && !reusable.has('search')) {
+    // the store in the run folder is continued only when it was started from these same inputs
+    const continueStore = (options.resume ?? false) && checkpoints.retrievalStoreMatches()
+    checkpoints.markRetrievalStore()
+    const engine = retrievalEngine === undefined ? {} : {engine: retrievalEngine}
+    ctx.retrieval = startRetrievalStudy({settings: retrieval, data: retrievalData, dataLabel: displayPath(retrievalData, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, bootstrap: loaded.plan.bootstrap, ...engine}, continueStore, (line) => progress(`phase 4 (retrieval): ${line}`))
     // a failure surfaces when Phase 4 awaits it; until then it must not count as unhandled
     ctx.retrieval.catch(() => {})
   }
@@ -107,9 +144,8 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   try {
     for (const def of PHASES.filter((p) => toRun.includes(p.name))) {
       const t0 = performance.now()
-      const saved = options.resume ? readCheckpoint(outDir, def.name, checkpointKey) : undefined
-      if (saved !== undefined) {
-        ;(ctx.results as Record<string, unknown>)[def.name] = saved
+      if (reusable.has(def.name)) {
+        ;(ctx.results as Record<string, unknown>)[def.name] = reusable.get(def.name)
         reused.push(def.name)
         progress(`phase ${def.number}: reused from an interrupted run`)
       } else {
@@ -122,7 +158,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
           delete retrieval.latency_check
         }
         ;(ctx.results as Record<string, unknown>)[def.name] = result
-        writeCheckpoint(outDir, def.name, checkpointKey, result)
+        checkpoints.write(def.name, result, phaseOutputs(def.name, result), isStudyStore)
       }
       timing.phases_ms[def.name] = round(performance.now() - t0)
       // start rendering every chart whose data is now complete, while later phases compute
@@ -147,6 +183,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       kt_version: KT_VERSION,
       reproducible,
       reproducible_reason: reason,
+      ...(warnings.length ? {warnings} : {}),
     },
     phases,
     ...(seeds ? {seeds} : {}),
@@ -154,7 +191,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   }
   timing.total_ms = round(performance.now() - started)
   writeReport(outDir, report)
-  return {report, outDir, reused}
+  return {report, outDir, reused, notReused: options.resume ? notReused : [], warnings}
 }
 
 export function writeReport(outDir: string, report: Report): void {
@@ -174,25 +211,36 @@ function withPrerequisites(requested: readonly PhaseName[]): PhaseName[] {
   return PHASE_NAMES.filter((p) => out.has(p))
 }
 
-function datasetFingerprint(ctx: PhaseContext): string {
-  return ctx.datasets().map((d) => `${d.id}:${d.signals.n}:${d.dataset.reference_time}`).join(',')
-}
-
-const CHECKPOINT_DIR = '.checkpoints'
-
-function readCheckpoint(outDir: string, phase: PhaseName, key: string): unknown {
-  const file = join(outDir, CHECKPOINT_DIR, `${phase}.json`)
-  if (!existsSync(file)) return undefined
-  try {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as {key: string; result: unknown}
-    return saved.key === key ? saved.result : undefined
-  } catch {
-    return undefined // a torn checkpoint is just not reused
+/** Every phase `name` reads from, directly or through another. */
+function transitiveNeeds(name: PhaseName): PhaseName[] {
+  const out = new Set<PhaseName>()
+  const add = (n: PhaseName): void => {
+    for (const need of findPhase(n).needs) if (!out.has(need)) {
+      out.add(need)
+      add(need)
+    }
   }
+  add(name)
+  return PHASE_NAMES.filter((p) => out.has(p))
 }
 
-function writeCheckpoint(outDir: string, phase: PhaseName, key: string, result: unknown): void {
-  writeFileAtomic(join(outDir, CHECKPOINT_DIR, `${phase}.json`), JSON.stringify({key, result}))
+/** The files a phase writes into the run folder (relative paths), from its result: a reused phase must still have them. */
+export function phaseOutputs(name: PhaseName, result: unknown): string[] {
+  if (name === 'search') {
+    const r = result as SearchResult
+    return [r.bohb.study.file, ...(r.retrieval ? [r.retrieval.store] : [])]
+  }
+  if (name === 'deploy') {
+    const r = result as DeployResult
+    return [...r.profiles.flatMap((p) => p.files), ...(r.retrieval ? [...r.retrieval.domain.flatMap((p) => p.files), ...r.retrieval.routed_files] : [])]
+  }
+  if (name === 'visualize') return (result as VisualizeResult).charts.flatMap((c) => [c.spec, c.svg, c.png])
+  return []
+}
+
+/** Study stores are reopened and rewritten by SQLite: only their presence is checked. */
+function isStudyStore(path: string): boolean {
+  return path.endsWith('.sqlite')
 }
 
 function round(ms: number): number {

@@ -1,6 +1,9 @@
+import {createHash} from 'node:crypto'
+import {readFileSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 import {Rng} from '../../src/util/rng.js'
-import {loadDataset, toImportanceInput, truthOf, type Dataset} from '../../src/data/importance/dataset.js'
+import {readText, parseJson} from '../../src/util/fs.js'
+import {parseDataset, toImportanceInput, truthOf, type Dataset} from '../../src/data/importance/dataset.js'
 import {computeSignals, type SignalColumns} from '../../src/engine/importance/signals.js'
 import {packageRoot} from '../../src/util/paths.js'
 import type {LoadedPlan} from '../plan.js'
@@ -16,6 +19,10 @@ export interface StudyDataset {
   /** Where it is read from. */
   readonly path: string
   readonly role: 'tune' | 'holdout' | 'imported'
+  /** The plan field that names it: datasets.tune, datasets.holdout[i] or datasets.imported[i]. */
+  readonly field: string
+  /** sha256 of the file's bytes. */
+  readonly sha256: string
   readonly dataset: Dataset
   readonly signals: SignalColumns
   readonly truth: Float64Array
@@ -37,8 +44,8 @@ export interface PhaseContext {
   retrieval?: Promise<RetrievalSearchResult>
 }
 
-export function createContext(plan: LoadedPlan, seed: number, outDir: string, progress: (t: string) => void, charts: ChartRenderer = {render: renderChart, close: async () => {}}): PhaseContext {
-  let cache: StudyDataset[] | undefined
+export function createContext(plan: LoadedPlan, seed: number, outDir: string, progress: (t: string) => void, charts: ChartRenderer = {render: renderChart, close: async () => {}}, preloaded?: StudyDataset[]): PhaseContext {
+  let cache: StudyDataset[] | undefined = preloaded
   const results: Partial<PhaseResults> = {}
   return {
     plan,
@@ -49,21 +56,30 @@ export function createContext(plan: LoadedPlan, seed: number, outDir: string, pr
     charts,
     rng: (label) => new Rng(seed).fork(label),
     datasets() {
-      if (cache) return cache
-      const {datasets, time_scale_hours: scale} = plan.plan
-      const entries: Array<[string, StudyDataset['role']]> = [
-        [datasets.tune, 'tune'],
-        ...datasets.holdout.map((f): [string, StudyDataset['role']] => [f, 'holdout']),
-        ...datasets.imported.map((f): [string, StudyDataset['role']] => [f, 'imported']),
-      ]
-      cache = entries.map(([path, role]) => {
-        const abs = plan.resolvePath(path)
-        const dataset = loadDataset(abs)
-        return {id: dataset.id, file: displayPath(abs, plan.file), path: abs, role, dataset, signals: computeSignals(toImportanceInput(dataset), scale), truth: truthOf(dataset)}
-      })
+      cache ??= loadStudyDatasets(plan)
       return cache
     },
   }
+}
+
+/** The plan's datasets (tuning set first, then held-out, then imported), read and validated: a bad one is an InputError naming its file and field. */
+export function loadStudyDatasets(plan: LoadedPlan): StudyDataset[] {
+  const {datasets, time_scale_hours: scale} = plan.plan
+  const entries: Array<[string, StudyDataset['role'], string]> = [
+    [datasets.tune, 'tune', 'datasets.tune'],
+    ...datasets.holdout.map((f, i): [string, StudyDataset['role'], string] => [f, 'holdout', `datasets.holdout[${i}]`]),
+    ...datasets.imported.map((f, i): [string, StudyDataset['role'], string] => [f, 'imported', `datasets.imported[${i}]`]),
+  ]
+  return entries.map(([path, role, field]) => {
+    const abs = plan.resolvePath(path)
+    const text = readText(abs)
+    const dataset = parseDataset(parseJson(abs, text), abs)
+    return {
+      // of the bytes, as Phase 2 reports it
+      id: dataset.id, file: displayPath(abs, plan.file), path: abs, role, field, sha256: createHash('sha256').update(readFileSync(abs)).digest('hex'),
+      dataset, signals: computeSignals(toImportanceInput(dataset), scale), truth: truthOf(dataset),
+    }
+  })
 }
 
 /**

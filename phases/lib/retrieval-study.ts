@@ -138,6 +138,31 @@ function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
   }
 }
 
+/**
+ * Reads and checks the plan's retrieval inputs before the run writes anything: the memory dataset,
+ * the split against it, and the engine file (a retrieval service). Returns the folder the engine's
+ * command runs in (its scripts are inputs of the run too), when there is an engine.
+ */
+export async function checkRetrievalInputs(settings: RetrievalStudyInput['settings'], data: string, seed: number, engine?: string): Promise<{engineDir?: string}> {
+  const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+  const {splitIds} = await import('../../src/data/conversations/split.js')
+  const split = planSplit(settings, seed)
+  const dataset = loadMemoryDataset(data)
+  if (split) {
+    const ids = splitIds(dataset, split, 'retrieval.split')
+    const known = new Set(dataset.conversations.map((c) => c.id))
+    for (const part of ['train', 'holdout'] as const)
+      ids[part].forEach((id, i) => {
+        if (!known.has(id)) throw new InputError(`retrieval.split.${part}[${i}]`, `a conversation id of ${data}`, JSON.stringify(id))
+      })
+  }
+  if (engine === undefined) return {}
+  const {loadEngineFile} = await import('../../src/engines/file.js')
+  const spec = loadEngineFile(engine)
+  if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engine}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))
+  return {engineDir: spec.evaluate.cwd}
+}
+
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
 function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
   if (settings.split === undefined) return undefined

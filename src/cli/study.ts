@@ -10,6 +10,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
     await spinner.succeed(`kt: wrote ${relative(process.cwd(), outcome.outDir) || '.'}/report.json`)
     const r = outcome.report
     const verdict = runVerdict(r)
+    for (const warning of outcome.warnings) process.stderr.write(`kt: warning: ${warning}\n`)
     const summary = {
       run_id: r.run.id,
       reproducible: r.run.reproducible !== false,
@@ -19,6 +20,9 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       report_md: `${outcome.outDir}/report.md`,
       phases_run: r.run.phases_run,
       reused_phases: outcome.reused,
+      // under --resume: each phase recomputed and why (changed inputs or code, missing outputs, ...)
+      not_reused: outcome.notReused,
+      warnings: outcome.warnings,
       optimum: r.phases.search?.optimum.weights ?? null,
       verdict: verdict.verdict,
       verdict_reasons: verdict.reasons,

@@ -8,7 +8,7 @@ export default class Phase extends KtCommand {
   static override args = {phase: Args.string({description: 'phase number (1-7) or name', required: true})}
   static override flags = {
     ...commonFlags,
-    resume: Flags.boolean({description: 'Reuse the phase results an interrupted run with the same inputs left in the output folder.', default: false}),
+    resume: Flags.boolean({description: 'Reuse the phase results an interrupted run left in the output folder, each only if computed from the same inputs (sha256 of the plan, datasets, retrieval data and engine files, and of kt\'s code) and with its output files intact; --json lists the phases not reused and why.', default: false}),
   }
 
   async run(): Promise<unknown> {

@@ -12,7 +12,7 @@ export default class Run extends KtCommand {
   ]
   static override flags = {
     ...commonFlags,
-    resume: Flags.boolean({description: 'Reuse the phase results an interrupted run with the same inputs left in the output folder.', default: false}),
+    resume: Flags.boolean({description: 'Reuse the phase results an interrupted run left in the output folder, each only if computed from the same inputs (sha256 of the plan, datasets, retrieval data and engine files, and of kt\'s code) and with its output files intact; --json lists the phases not reused and why.', default: false}),
     seeds: Flags.string({description: 'Also re-run the search and validation (on the plan\'s datasets, with each seed\'s random choices) for these seeds, e.g. 1-5 or 1,3,7 (at most 20), and report how far the optimum moves and whether the verdict holds on each (report.json "seeds", report.md, --json).'}),
   }
 

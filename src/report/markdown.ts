@@ -14,7 +14,7 @@ export function renderMarkdown(r: Report): string {
   // reports written before the field are read as reproducible (they had no external engine with measured latency)
   const reproducible = r.run.reproducible !== false
   if (!reproducible) out.push(`**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`, '')
-  out.push('## Summary', '', ...summary(p), '')
+  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))

@@ -286,6 +286,8 @@ export interface Report {
     reproducible?: boolean
     /** Why the run is not reproducible (null when it is). */
     reproducible_reason?: string | null
+    /** About the inputs, e.g. held-out turns whose text is also in the tuning set (absent when there is none). */
+    warnings?: string[]
   }
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
