@@ -7,7 +7,8 @@
  *
  * No orphans: the trial's whole process group is signalled on timeout (SIGTERM, then SIGKILL after
  * KILL_GRACE_MS), after the trial's main process exits (whatever it left running in its group is
- * killed), when the objective is closed (kt interrupted), and at process exit as a last resort.
+ * killed), when the objective is closed (kt interrupted), at process exit as a last resort, and
+ * by the watchdog (watchdog.ts) when kt itself is killed (kill -9), which no code in kt survives.
  */
 import {spawn} from 'node:child_process'
 import {closeSync, openSync, writeSync} from 'node:fs'
@@ -17,6 +18,7 @@ import type {EvalContext, EvalResult, Objective} from '../space/objective.js'
 import {ensureDir} from '../util/fs.js'
 import {tierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
 import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, engineObjectiveHeader} from './metrics.js'
+import {unwatchGroup, watchGroup} from './watchdog.js'
 
 /** Time a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 1000
@@ -43,7 +45,10 @@ function installExitHook(): void {
   if (exitHookInstalled) return
   exitHookInstalled = true
   process.on('exit', () => {
-    for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL')
+    for (const pgid of liveGroups) {
+      signalGroup(pgid, 'SIGKILL')
+      unwatchGroup(pgid)
+    }
   })
 }
 
@@ -112,6 +117,7 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
     }
     if (pgid !== undefined) {
       liveGroups.add(pgid)
+      watchGroup(pgid)
       track?.({
         pgid,
         cancel() {
@@ -146,6 +152,7 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
       if (pgid !== undefined) {
         signalGroup(pgid, 'SIGKILL')
         liveGroups.delete(pgid)
+        unwatchGroup(pgid)
       }
       track?.(undefined)
       if (out !== undefined) closeSync(out)

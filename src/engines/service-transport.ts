@@ -11,6 +11,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect as netConnect, type Socket} from 'node:net'
 import {freePort} from '../util/net.js'
+import {unwatchGroup, watchGroup} from './watchdog.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
 
@@ -44,7 +45,10 @@ function installExitHook(): void {
   if (exitHookInstalled) return
   exitHookInstalled = true
   process.on('exit', () => {
-    for (const pid of liveGroups) killGroup(pid, 'SIGKILL')
+    for (const pid of liveGroups) {
+      killGroup(pid, 'SIGKILL')
+      unwatchGroup(pid)
+    }
   })
 }
 
@@ -71,7 +75,10 @@ export class ManagedProcess {
       this.child.once('error', (error) => {
         this.stderrTail.push(`kt: could not start ${argv[0]}: ${error.message}`)
         this.exited = true
-        if (this.child.pid !== undefined) liveGroups.delete(this.child.pid)
+        if (this.child.pid !== undefined) {
+          liveGroups.delete(this.child.pid)
+          unwatchGroup(this.child.pid)
+        }
         resolve({code: null, signal: null})
       })
       this.child.once('exit', (code, signal) => {
@@ -79,7 +86,11 @@ export class ManagedProcess {
         resolve({code, signal})
       })
     })
-    if (this.child.pid !== undefined) liveGroups.add(this.child.pid)
+    if (this.child.pid !== undefined) {
+      liveGroups.add(this.child.pid)
+      // killed by the watchdog if kt dies without stopping it (kill -9)
+      watchGroup(this.child.pid)
+    }
     this.child.stderr?.setEncoding('utf8')
     createInterface({input: this.child.stderr!}).on('line', (line) => {
       this.stderrTail.push(line)
@@ -106,6 +117,7 @@ export class ManagedProcess {
     // the leader is gone; anything it left in its group goes too
     killGroup(pid, 'SIGKILL')
     liveGroups.delete(pid)
+    unwatchGroup(pid)
   }
 }
 
