@@ -1,13 +1,15 @@
 import {describe, expect, it} from 'vitest'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, relative} from 'node:path'
 import {generateImportanceDataset, FIXTURE_SPECS} from '../../src/data/importance/synthetic.js'
 import {serializeDataset, parseDataset, toImportanceInput, truthOf} from '../../src/data/importance/dataset.js'
 import {generateImportanceFixtures} from '../../src/data/importance/fixtures.js'
 import {auditLeakage} from '../../src/data/importance/leakage.js'
 import {importLabelledTurns, DEFAULT_COLUMNS} from '../../src/data/importance/import.js'
 import {computeSignals} from '../../src/engine/importance/signals.js'
+import {importanceFromConversation} from '../../src/data/importance/from-conversations.js'
+import {loadMemoryDataset} from '../../src/data/conversations/load.js'
 import {fixturesDir} from '../../src/util/paths.js'
 import {functionalDependence} from '../../src/stats/dependence.js'
 import {Rng} from '../../src/util/rng.js'
@@ -145,6 +147,33 @@ describe('import', () => {
     writeFileSync(csv, 'id,time,text,truth,surprise,query\n1,2025-01-01,a,0.5,0.1,q\n2,2025-01-01T00:00:00Z,b,0.5,0.1,q\n')
     expect(() => importLabelledTurns({file: csv, id: 'c', columns: DEFAULT_COLUMNS})).toThrow(/c\.csv:2: time: expected an ISO-8601 time with a zone/)
     expect(() => importLabelledTurns({file: join(dir, 'x.txt'), id: 'x', columns: DEFAULT_COLUMNS})).toThrow(/expected an existing file/)
+  })
+
+  it('refuses a JSONL string where a number is expected, in one line naming file, line and field (review R#15)', () => {
+    const file = join(dir, 'strtruth.jsonl')
+    const ok = '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}'
+    writeFileSync(file, `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":"0.2","surprise":0.1,"query":"q"}\n`)
+    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(/^.*strtruth\.jsonl:2: truth: expected a JSON number in \[0, 1\] \(not a string\), got "0\.2"$/)
+    writeFileSync(file, `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":{"q":1}}\n`)
+    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(/strtruth\.jsonl:2: query: expected a string, got/)
+    // CSV cells are text: numbers there are read from it
+    const csv = join(dir, 'num.csv')
+    writeFileSync(csv, 'id,time,text,truth,surprise,query\n1,2025-01-01T00:00:00Z,a,0.5,0.1,q\n2,2025-01-01T01:00:00Z,b, 0.2 ,0.1,q\n')
+    expect(importLabelledTurns({file: csv, id: 'n', columns: DEFAULT_COLUMNS}).turns[1].truth).toBe(0.2)
+  })
+
+  it('describes the dataset by the file name, not the path as typed, so its bytes do not depend on the current directory (review R#15)', () => {
+    const file = join(dir, 'cwd.jsonl')
+    writeFileSync(file, '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":"q"}\n')
+    const absolute = importLabelledTurns({file, id: 'c', columns: DEFAULT_COLUMNS})
+    const relativePath = importLabelledTurns({file: relative(process.cwd(), file), id: 'c', columns: DEFAULT_COLUMNS})
+    expect(absolute.description).toBe('Imported from cwd.jsonl (2 turns).')
+    expect(serializeDataset(relativePath)).toBe(serializeDataset(absolute))
+    // the LoCoMo path of kt data import too
+    const locomo = (f: string) => importanceFromConversation(loadMemoryDataset(f, {format: 'locomo'}), {})
+    const fixture = join(fixturesDir, 'memory_small.json')
+    expect(locomo(fixture).description).toMatch(/^Real conversation \S+ from memory_small\.json:/)
+    expect(serializeDataset(locomo(relative(process.cwd(), fixture)))).toBe(serializeDataset(locomo(fixture)))
   })
 })
 

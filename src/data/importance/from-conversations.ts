@@ -1,3 +1,4 @@
+import {basename} from 'node:path'
 import {InputError} from '../../util/errors.js'
 import {TfIdfModel, cosine} from '../text/tfidf.js'
 import type {MemoryDataset, Turn} from '../conversations/types.js'
@@ -48,7 +49,7 @@ export function importanceFromConversation(data: MemoryDataset, o: ConversationI
   return parseDataset({
     kt_dataset: DATASET_FORMAT_VERSION,
     id: o.id ?? `${conv.id}-importance`,
-    description: `Real conversation ${conv.id} from ${data.source}: truth = 1 - exp(-citations by scored questions); surprise = novelty against the previous ${NOVELTY_WINDOW} turns; query = the adjacent turn of the session.`,
+    description: `Real conversation ${conv.id} from ${basename(data.source)}: truth = 1 - exp(-citations by scored questions); surprise = novelty against the previous ${NOVELTY_WINDOW} turns; query = the adjacent turn of the session.`,
     reference_time: iso(latest),
     generator: null,
     queries,

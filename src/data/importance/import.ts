@@ -1,4 +1,4 @@
-import {extname} from 'node:path'
+import {basename, extname} from 'node:path'
 import {parse as parseCsv} from 'csv-parse/sync'
 import {InputError, describeValue} from '../../util/errors.js'
 import {readText} from '../../util/fs.js'
@@ -38,6 +38,9 @@ export function importLabelledTurns(o: ImportOptions): Dataset {
   const ext = o.format ? `.${o.format}` : extname(o.file).toLowerCase()
   const text = readText(o.file)
   let rows: Row[]
+  // CSV cells are text, parsed as numbers where one is expected; JSONL values keep their JSON type,
+  // so a string where a number belongs ("truth": "0.2") is refused, not converted
+  const typed = ext !== '.csv'
   if (ext === '.csv') rows = csvRows(text, o.file)
   else if (ext === '.jsonl' || ext === '.ndjson') rows = jsonlRows(text, o.file)
   else throw new InputError(o.file, `a .csv or .jsonl file${ext === '.json' ? ' (for LoCoMo JSON use --format locomo)' : ''}`, extname(o.file) || 'no extension')
@@ -53,22 +56,29 @@ export function importLabelledTurns(o: ImportOptions): Dataset {
     }
     const num = (field: 'truth' | 'surprise') => {
       const raw = get(field)
+      if (typed && typeof raw !== 'number') throw new InputError(at(field), 'a JSON number in [0, 1] (not a string)', describeValue(raw))
       const v = typeof raw === 'number' ? raw : Number(String(raw).trim())
       if (!Number.isFinite(v) || v < 0 || v > 1) throw new InputError(at(field), 'a number in [0, 1]', describeValue(raw))
       return v
     }
-    const queryText = String(get('query'))
+    const stringField = (field: 'id' | 'query') => {
+      const raw = get(field)
+      if (typed && typeof raw !== 'string' && !(field === 'id' && typeof raw === 'number')) throw new InputError(at(field), field === 'id' ? 'a string or a number' : 'a string', describeValue(raw))
+      return String(raw)
+    }
+    const queryText = stringField('query')
     if (!queryIds.has(queryText)) queryIds.set(queryText, `q${queryIds.size + 1}`)
     const textValue = get('text')
     if (typeof textValue !== 'string') throw new InputError(at('text'), 'a string', describeValue(textValue))
-    return {id: String(get('id')), time: parseTime(get('time'), at('time')), text: textValue, surprise: num('surprise'), query: queryIds.get(queryText)!, truth: num('truth')}
+    return {id: stringField('id'), time: parseTime(get('time'), at('time')), text: textValue, surprise: num('surprise'), query: queryIds.get(queryText)!, truth: num('truth')}
   })
   const latest = turns.reduce((m, t) => Math.max(m, Date.parse(t.time)), -Infinity)
   const reference = o.referenceTime ?? new Date(latest).toISOString().replace('.000Z', 'Z')
   const dataset: Dataset = {
     kt_dataset: DATASET_FORMAT_VERSION,
     id: o.id,
-    description: `Imported from ${o.file} (${turns.length} turns).`,
+    // the file's name only: the path as typed would make the dataset's bytes depend on the current directory
+    description: `Imported from ${basename(o.file)} (${turns.length} turns).`,
     reference_time: reference,
     generator: null,
     queries: [...queryIds].map(([text, id]) => ({id, text})),
