@@ -17,12 +17,12 @@ import {createHash} from 'node:crypto'
 import {existsSync, readdirSync} from 'node:fs'
 import {isAbsolute, join, resolve} from 'node:path'
 import {z} from 'zod'
-import {AcceptanceError, InputError} from '../util/errors.js'
+import {InputError} from '../util/errors.js'
 import {ensureDir, parseJson, readJson, readText, writeFileAtomic} from '../util/fs.js'
 import {withDirLock} from '../util/lock.js'
 import {parseWith} from '../util/zod.js'
 import type {ParamSpace} from '../space/types.js'
-import {deployGate} from './gate.js'
+import {passGate} from './gate.js'
 import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
 import {NAME_PATTERN, SPACE_ID_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, spaceFingerprint, type Profile} from './profile.js'
 import {findEngineFile} from './spaces.js'
@@ -112,12 +112,7 @@ function lockOptions(target: string, waitMs?: number) {
  */
 export function deployProfile(profileFile: string, target: string, options: DeployOptions = {}): DeployOutcome {
   const loaded = loadProfile(profileFile, {space: options.space})
-  const gate = deployGate(loaded.profile)
-  if (!gate.passed) {
-    if (!options.force) throw new AcceptanceError(`deploy refused: ${profileFile} (${loaded.profile.kind} profile ${loaded.profile.name}): ${gate.reason}; to deploy it anyway: --force --reason "why"`)
-    if (!options.reason || !options.reason.trim()) throw new InputError('--reason', 'why a profile the gate refuses is deployed anyway (recorded in the history) with --force', 'nothing')
-  }
-  if (options.reason !== undefined && !safeText.safeParse(options.reason).success) throw new InputError('--reason', 'one line of text without control characters (at most 2000)', JSON.stringify(options.reason).slice(0, 40))
+  const gate = passGate(loaded.profile, profileFile, options)
   ensureDir(target)
   return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
     const index = readIndex(target, loaded.space.id)

@@ -8,15 +8,19 @@
  * after its event is durable (fsync'd log; with a GroupCommit shared by many tenants, one flush
  * covers a batch of them).
  */
+import {createHash} from 'node:crypto'
 import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
 import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, TenantBandit, type BanditSettings} from './bandit.js'
 import {MAX_PRIOR_STRENGTH} from './prior.js'
 import type {GroupCommit} from './commit.js'
 import {MAX_DECAY_EVERY_QUERIES, forgettingDefaults} from './forgetting.js'
-import {spaceById} from './spaces.js'
-import {StateDamagedError, TenantStore, recoverJournals, validateTenantId, type JournalRecovery} from './store.js'
+import {ENGINE_SPACES_BUSY, forgetEngineSpace, keepEngineSpace, spaceById, withEngineSpacesLock} from './spaces.js'
+import {StateDamagedError, TenantStore, recoverJournals, validateTenantId, type CreateOptions, type JournalRecovery} from './store.js'
 import {Journal, type JournalOptions} from './journal.js'
-import {MAX_IMPLICIT_WINDOW_MS, type Verdict, callerQueryIdProblem} from './tenant.js'
+import {MAX_IMPLICIT_WINDOW_MS, type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
+import {GateRefusedError, passGate} from '../deploy/gate.js'
+import {parseProfile} from '../deploy/load.js'
+import {profileJson} from '../deploy/profile.js'
 import {defaultConfig, onlineTuned} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
@@ -90,8 +94,8 @@ export interface TenantSpec {
 
 const SPEC_KEYS = new Set(['space', 'profile', 'levels', 'sampler', 'forgetting', 'decay_every', 'decay_fraction', 'feedback', 'implicit_window_ms', 'prior_strength', 'tuned', 'per_type', 'seed'])
 
-/** The space, prior, settings and seed a spec describes; errors name `where` and the field. */
-export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: string): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
+/** The space, prior, settings and seed a spec describes (`space`: the space when the caller has it, e.g. an engine file's); errors name `where` and the field. */
+export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: string, known?: ParamSpace): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
   for (const key of Object.keys(spec)) if (!SPEC_KEYS.has(key)) throw new OnlineError('bad_request', `${where}: ${key}`, `one of ${[...SPEC_KEYS].join(', ')}`, 'an unknown field')
   const field = <T>(key: keyof TenantSpec, ok: (v: unknown) => boolean, expected: string): T | undefined => {
@@ -101,7 +105,9 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
     return v as T
   }
   const isInt = (v: unknown): boolean => Number.isInteger(v)
-  const space = spaceById(field<string>('space', (v) => typeof v === 'string', 'a space id') ?? 'retrieval', `${where}: space`, dir)
+  const id = field<string>('space', (v) => typeof v === 'string', 'a space id')
+  if (known && id !== undefined && id !== known.id) throw new OnlineError('bad_request', `${where}: space`, `the engine file's space ${known.id}`, describeValue(id))
+  const space = known ?? spaceById(id ?? 'retrieval', `${where}: space`, dir)
   const profile = field<Config>('profile', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'a configuration object') ?? defaultConfig(space)
   const kind = field<'periodic' | 'adaptive' | 'none'>('forgetting', (v) => v === 'periodic' || v === 'adaptive' || v === 'none', 'periodic, adaptive or none') ?? 'periodic'
   const forgetting = forgettingDefaults(kind)
@@ -132,12 +138,49 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
 /** The project's default seed. */
 export const DEFAULT_SEED = 42
 
+/**
+ * A deployed profile as a new tenant's prior. It goes through THE deploy gate (src/deploy/gate.ts),
+ * as `kt deploy` does: a profile the gate refuses is refused (GateRefusedError, exit 1) unless
+ * `force` with a `reason`, and the init record keeps where the prior came from (TenantInit.origin).
+ * A routed profile's per-type overrides seed each type's bandits on a per_type tenant; without
+ * per_type a routed profile with overrides is refused (they would be dropped).
+ */
+export interface ProfileSource {
+  /** The profile as parsed JSON (a kt_profile document of any kind kt reads). */
+  document: unknown
+  /** What names it in errors and in the init record: its file, or the request field it came in. */
+  file: string
+  /** Create the tenant from a profile the gate refuses; needs `reason`. */
+  force?: boolean
+  /** Why a refused profile is used anyway (one line; recorded in the init record). */
+  reason?: string
+  /** What a refusal says to do instead of forcing (default kt deploy's: --force --reason "why"). */
+  hint?: string
+  /** How the refusal of overrides without per_type names the setting (default --per-type, the CLI's). */
+  perTypeName?: string
+}
+
+/** An engine file's parameter table to keep beside the tenants (kt online init --engine). */
+export interface EngineSpaceSource {
+  space: ParamSpace
+  /** The engine file (named when a different table is kept under the same id). */
+  file: string
+}
+
 export interface OpenTenantOptions {
   /** Folder holding the tenants (default `.kt/online`, as the CLI). */
   dir?: string
   tenant: string
   /** Creates the tenant from this spec (it must not exist yet). */
   create?: TenantSpec
+  /** With create: the prior is this deployed profile, through the deploy gate (not with create.profile). */
+  fromProfile?: ProfileSource
+  /**
+   * With create: the tenant tunes this engine file's table (space `engine:<name>`), kept beside the
+   * tenants under the engine tables' lock: written only if none is kept under its id, refused if a
+   * different one is (keepEngineSpace); an init that fails leaves no table it wrote behind.
+   */
+  engine?: EngineSpaceSource
   /** Shares log flushes with other tenants; absent: one fsync per event. */
   groupCommit?: GroupCommit
   /**
@@ -210,6 +253,8 @@ export interface TenantStatus {
   dimensions: Array<{key: string; best_bin: number; best_value: unknown; best_mean_reward: number; evidence: number[]}>
   /** Per-type tenants: the queries each type's bandits have played and their best bins. */
   types?: Record<string, {queries: number; best_bins: number[]}>
+  /** The deployed profile behind the prior, as the deploy gate judged it (forced: with its reason), and a routed profile's overrides; null: the space's defaults or a configuration given as such. */
+  prior: (PriorOrigin & {overrides: Record<string, Config>}) | null
 }
 
 /** The store's own errors, by what they say was found (store.ts). */
@@ -232,34 +277,87 @@ function asBadRequest(error: unknown): unknown {
   return error instanceof InputError && !(error instanceof OnlineError) ? new OnlineError('bad_request', error.where, error.expected, error.got) : error
 }
 
+/** The prior a profile gives a tenant of `space`: its configuration, a routed profile's overrides, and the gate's record. */
+function gatedPrior(source: ProfileSource, space: ParamSpace, perType: boolean): {profile: Config; overrides?: Record<string, Config>; origin: PriorOrigin} {
+  // THE profile loader: any kind, checked against the tenant's space
+  const loaded = parseProfile(source.document, source.file, {space})
+  if (loaded.space.id !== space.id) throw new OnlineError('bad_request', `${source.file}: space`, `a profile of space ${JSON.stringify(space.id)} (the tenant's)`, JSON.stringify(loaded.space.id))
+  const p = loaded.profile
+  const gate = passGate(p, source.file, {force: source.force, reason: source.reason, hint: source.hint})
+  const overrides = Object.keys(p.overrides ?? {}).length > 0 ? p.overrides : undefined
+  if (overrides && !perType) {
+    const list = Object.entries(overrides).map(([type, o]) => `${type} (${Object.keys(o).join(', ')})`).join(', ')
+    throw new OnlineError('bad_request', `${source.file}: overrides`, `a tenant with one set of bandits per query type (${source.perTypeName ?? '--per-type'}), whose types start from their overrides, or a profile without overrides`, `a routed profile overriding ${list}, which one set of bandits would drop`)
+  }
+  const origin: PriorOrigin = {
+    file: source.file, name: p.name, kind: p.kind, sha256: createHash('sha256').update(profileJson(p)).digest('hex'), verdict: p.validation.verdict,
+    forced: !gate.passed, reason: source.reason?.trim() || null, gate: gate.reason,
+  }
+  return {profile: p.config, ...(overrides ? {overrides} : {}), origin}
+}
+
+/** Everything a new tenant is created from, checked (the request's mistakes as bad_request; a gate refusal as GateRefusedError). */
+function checkedCreate(options: OpenTenantOptions, dir: string): CreateOptions {
+  const spec = options.create!
+  try {
+    const resolved = resolveSpec(spec, 'tenant spec', dir, options.engine?.space)
+    let create: CreateOptions = resolved
+    if (options.fromProfile) {
+      if (spec.profile !== undefined) throw new OnlineError('bad_request', 'tenant spec: profile', 'a configuration or a deployed profile (fromProfile), not both', 'both')
+      create = {...resolved, ...gatedPrior(options.fromProfile, resolved.space, resolved.settings.perType === true)}
+    }
+    // Settings, profile, overrides and tuned parameters checked here, so that what the store refuses later is about the disk.
+    new TenantBandit(create.space, create.profile, create.settings)
+    for (const o of Object.values(create.overrides ?? {})) new TenantBandit(create.space, {...create.profile, ...o}, create.settings)
+    return create
+  } catch (error) {
+    throw asBadRequest(error)
+  }
+}
+
 /**
  * Opens a tenant (or creates one with `create`); see OpenTenantOptions. Every refusal is an
  * OnlineError: the request's mistakes (a bad id or spec) bad_request, then unknown_tenant,
  * tenant_exists, tenant_busy, state_damaged (its files do not read back as written) or
- * storage_failed (its folder cannot be read or written).
+ * storage_failed (its folder cannot be read or written); except a profile (fromProfile) the
+ * deploy gate refuses: GateRefusedError (src/deploy/gate.ts, exit code 1, code gate_refused).
  */
 export function openTenant(options: OpenTenantOptions): Tenant {
   const dir = options.dir ?? DEFAULT_ONLINE_DIR
   const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, journal: options.journal, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
-  let create: ReturnType<typeof resolveSpec> | undefined
   try {
     validateTenantId(options.tenant)
-    if (options.create) {
-      create = resolveSpec(options.create, 'tenant spec', dir)
-      // Settings, profile and tuned parameters checked here, so that what the store refuses later is about the disk.
-      new TenantBandit(create.space, create.profile, create.settings)
-    }
+    if (!options.create && (options.fromProfile || options.engine)) throw new OnlineError('bad_request', `tenant ${options.tenant}`, 'fromProfile and engine only with create', 'them without create')
   } catch (error) {
     throw asBadRequest(error)
   }
   try {
-    return new Tenant(TenantStore.open(create ? {...common, create} : {...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
+    if (!options.create) return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
+    const engineId = options.engine?.space.id ?? options.create.space
+    // A tenant of an engine space is created under the engine tables' lock, its table read (or kept) there too.
+    if (typeof engineId !== 'string' || !engineId.startsWith('engine:')) return new Tenant(TenantStore.open({...common, create: checkedCreate(options, dir)}))
+    return withEngineSpacesLock(dir, () => {
+      const create = checkedCreate(options, dir)
+      let wrote = false
+      try {
+        if (options.engine) wrote = keepEngineSpace(dir, options.engine.space, options.engine.file)
+      } catch (error) {
+        throw asBadRequest(error)
+      }
+      try {
+        return new Tenant(TenantStore.open({...common, create}))
+      } catch (error) {
+        // nobody can have used the table meanwhile: creating from it takes this lock
+        if (wrote) forgetEngineSpace(dir, options.engine!.space.id)
+        throw error
+      }
+    }, options.lockWaitMs)
   } catch (error) {
-    if (error instanceof OnlineError) throw error
+    if (error instanceof OnlineError || error instanceof GateRefusedError) throw error
     if (error instanceof StateDamagedError) throw new OnlineError('state_damaged', error.where, error.expected, error.got)
     if (storeErrorIs(error, (e) => e.got === 'no such tenant')) throw new OnlineError('unknown_tenant', `tenant ${options.tenant}`, 'an existing tenant (create it first)', 'no such tenant')
     if (storeErrorIs(error, (e) => e.got === 'a tenant with that id')) throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')
-    if (storeErrorIs(error, (e) => e.expected.startsWith('a tenant nobody else has open'))) throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
+    if (storeErrorIs(error, (e) => e.expected.startsWith('a tenant nobody else has open') || e.expected.startsWith(ENGINE_SPACES_BUSY))) throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
     // What remains is the folder itself (unwritable, not a folder, a full disk): the request was fine.
     if (error instanceof InputError) throw new OnlineError('storage_failed', error.where, error.expected, error.got)
     const code = (error as NodeJS.ErrnoException)?.code
@@ -303,7 +401,7 @@ export class Tenant {
       // A retry of a choose whose answer was lost: the same query, the same configuration.
       if ((again.type ?? undefined) !== type) throw new OnlineError('duplicate_query_id', 'choose request: query_id', `an id not yet issued (it was issued with type ${again.type ?? 'none'})`, describeValue(qid))
       await this.durable()
-      return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms), repeated: true}
+      return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms, again.type), repeated: true}
     }
     const {queryId, arms, config} = this.logged(() => this.store.choose(now, {type, qid}))
     await this.durable()
@@ -382,7 +480,11 @@ export class Tenant {
       return {key: d.key, best_bin: best[i], best_value: d.values[best[i]], best_mean_reward: p.meanReward(best[i]), evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a))}
     })
     const snake = <T>(v: unknown): T => snakeKeys(v) as T
-    const report: TenantStatus = {tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: snake(learner.counters), open: snake(this.store.openReport), settings: snake(bandit.settings), dimensions}
+    const origin = learner.init.origin
+    const report: TenantStatus = {
+      tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: snake(learner.counters), open: snake(this.store.openReport), settings: snake(bandit.settings), dimensions,
+      prior: origin ? {...origin, overrides: learner.init.overrides ?? {}} : null,
+    }
     if (learner.perType) report.types = Object.fromEntries([...learner.typedBandits()].map(([type, b]) => [type, {queries: b.queries, best_bins: Array.from(b.bestArms())}]))
     return report
   }

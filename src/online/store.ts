@@ -50,7 +50,7 @@ import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
 import {type Journal, type JournalClient, type JournalRecord, deadRecordsFor, deadSegments, readSegment, hasJournal} from './journal.js'
-import {type LearnerState, type QueryEvent, type TenantEvent, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
+import {type LearnerState, type QueryEvent, type TenantEvent, type PriorOrigin, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
 
 /** Longest tenant id: ids become folder names, and 64 fits every file system's name limit with room. */
 export const MAX_TENANT_ID_LENGTH = 64
@@ -112,6 +112,10 @@ export function validateTenantId(tenant: string): void {
 export interface CreateOptions {
   space: ParamSpace
   profile: Config
+  /** Per query type, a routed profile's overrides (TenantInit.overrides). */
+  overrides?: Record<string, Config>
+  /** The deployed profile behind the prior (TenantInit.origin). */
+  origin?: PriorOrigin
   settings: BanditSettings
   seed: number
 }
@@ -326,7 +330,12 @@ export class TenantStore implements JournalClient {
 
   /** Writes the init record as a new log; a log it fails to complete is removed again. */
   private static writeInit(dir: string, tenant: string, c: CreateOptions, bandit: TenantBandit): void {
-    const init: TenantInit = {e: 'init', v: LOG_FORMAT, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile, settings: c.settings, seed: c.seed}
+    const init: TenantInit = {
+      e: 'init', v: LOG_FORMAT, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile,
+      ...(c.overrides && Object.keys(c.overrides).length > 0 ? {overrides: c.overrides} : {}),
+      ...(c.origin ? {origin: c.origin} : {}),
+      settings: c.settings, seed: c.seed,
+    }
     const logPath = join(dir, LOG_FILE)
     const fd = openSync(logPath, 'wx')
     try {
@@ -539,7 +548,7 @@ export class TenantStore implements JournalClient {
     if (options.type !== undefined) event.ty = options.type
     if (options.qid !== undefined) event.qid = options.qid
     this.record(event)
-    return {queryId: id, arms, config: this.learner.configOf(arms)}
+    return {queryId: id, arms, config: this.learner.configOf(arms, options.type)}
   }
 
   /** Implicit feedback: a node retrieved by query `queryId` was used at `now`. */

@@ -60,8 +60,35 @@ export interface TenantInit {
   /** Fingerprint of the dimensions (keys and arm values): a changed space cannot silently reuse old state. */
   dims: string
   profile: Config
+  /**
+   * Per query type, the parameters a routed profile sets differently from `profile`: that type's
+   * bandits (a per-type tenant's) start from the profile with them applied. Absent: none.
+   */
+  overrides?: Record<string, Config>
+  /** The deployed profile the prior came from and how the deploy gate judged it; absent: the space's defaults or a configuration given as such. */
+  origin?: PriorOrigin
   settings: BanditSettings
   seed: number
+}
+
+/**
+ * The profile a tenant was created from, as the deploy gate saw it (kept in the init record, so a
+ * forced creation is on record with its reason as a forced deploy is in a target's history).
+ */
+export interface PriorOrigin {
+  /** The profile's file as given (or the request field it came in). */
+  file: string
+  name: string
+  kind: string
+  /** sha256 of the profile's canonical text (what kt deploy stores it under). */
+  sha256: string
+  verdict: 'pass' | 'fail' | 'not-validated'
+  /** Whether it went past a gate refusal with --force. */
+  forced: boolean
+  /** Why (required when forced), or null. */
+  reason: string | null
+  /** The gate's objection that --force overrode, or null when it passed. */
+  gate: string | null
 }
 
 /**
@@ -200,10 +227,16 @@ export class TenantLearner {
     if (!this.perType || type === undefined) return this.bandit
     let bandit = this.typed.get(type)
     if (!bandit) {
-      bandit = new TenantBandit(this.space, this.init.profile, this.init.settings)
+      bandit = new TenantBandit(this.space, this.profileOf(type), this.init.settings)
       this.typed.set(type, bandit)
     }
     return bandit
+  }
+
+  /** The prior configuration of `type`'s bandits: the profile with the type's overrides (a routed profile's) applied. */
+  profileOf(type: string | undefined): Config {
+    const override = type === undefined ? undefined : this.init.overrides?.[type]
+    return override ? {...this.init.profile, ...override} : this.init.profile
   }
 
   /** The per-type bandits created so far, by type. */
@@ -238,8 +271,9 @@ export class TenantLearner {
     return new Rng((this.seedHash ^ Math.imul(id, GOLDEN_RATIO_32)) >>> 0)
   }
 
-  configOf(arms: readonly number[]): Config {
-    return this.bandit.configOf(arms)
+  /** The configuration arms of `type`'s bandits play (untuned parameters from that type's prior). */
+  configOf(arms: readonly number[], type?: string): Config {
+    return this.banditFor(type).configOf(arms)
   }
 
   /** Applies one event; returns what became of it. */

@@ -265,7 +265,7 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
     const ty = perType ? WORKLOAD_TYPES[type] : undefined
     const {id, arms} = learner.sampleNext(ty)
     learner.apply(ty === undefined ? {e: 'q', id, t: now, arms} : {e: 'q', id, t: now, arms, ty})
-    const served = episode.serve(t, learner.configOf(arms), mix, type, perType)
+    const served = episode.serve(t, learner.configOf(arms, ty), mix, type, perType)
     quality[t] = served.quality
     if (served.useDelayS > 0) {
       const at = now + served.useDelayS * MS_PER_QUERY

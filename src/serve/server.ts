@@ -30,8 +30,7 @@ import {endianness} from 'node:os'
 import type {Journal} from '../online/journal.js'
 import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
-import {spaceById} from '../online/spaces.js'
-import {parseProfile} from '../deploy/load.js'
+import {GateRefusedError} from '../deploy/gate.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {snakeKeys} from '../util/json-keys.js'
@@ -169,6 +168,11 @@ const SERVER_SIDE_MESSAGE: Record<string, string> = {
   state_damaged: "the tenant's stored state does not read back as it was written: the operator must restore it (the server's log names the file)",
   storage_failed: "the tenant's folder cannot be read or written on the server (the server's log says why)",
 }
+
+/** A profile the deploy gate refuses (POST /tenants): the request is well formed, its content is not accepted. */
+const GATE_REFUSED_STATUS = 422
+/** What a refused profile's answer says to do: the service does not force (see createTenant). */
+const SERVICE_GATE_HINT = 'the service does not force past the gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server\'s --dir>'
 
 const ONLINE_STATUS: Record<string, number> = {
   bad_request: 400,
@@ -371,23 +375,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (typeof id !== 'string') throw new HttpError(400, 'bad_request', `POST /tenants: tenant: expected a tenant id, got ${describeValue(id)}`)
     validateTenantId(id)
     if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
+    // Forcing past the deploy gate is an operator's decision at the CLI (kt online init --force --reason), never a client's: a force baked into a client would let every later refused profile through.
+    for (const key of ['force', 'reason']) if (key in rest) throw new HttpError(400, 'bad_request', `POST /tenants: ${key}: expected no ${key} (the service does not force past the deploy gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server's --dir>), got ${describeValue(rest[key])}`)
     const spec: TenantSpec = rest as TenantSpec
-    // engine spaces (`engine:<name>`) are kept in the tenants' folder by kt online init --engine
-    const space = spaceById(typeof rest.space === 'string' ? rest.space : 'retrieval', 'POST /tenants: space', options.dir)
-    if (profile !== undefined) {
-      // THE profile loader (src/deploy/load.ts): any kind, checked against its space
-      const loaded = parseProfile(profile, 'POST /tenants: profile', {space})
-      if (loaded.space.id !== space.id) throw new HttpError(400, 'bad_request', `POST /tenants: profile: expected a profile of space ${JSON.stringify(space.id)}, got ${JSON.stringify(loaded.space.id)}`)
-      spec.profile = loaded.profile.config
-    }
-    else if (config !== undefined) spec.profile = config as TenantSpec['profile']
+    if (config !== undefined) spec.profile = config as TenantSpec['profile']
     if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
-    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds would freeze every tenant's requests
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+    // a profile goes through THE profile loader and THE deploy gate in openTenant (refused: 422 gate_refused)
+    const fromProfile = profile === undefined ? undefined : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
+    // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds (the tenant's, the engine tables') would freeze every tenant's requests
+    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, fromProfile, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
-    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings)}}
+    const origin = tenant.store.learner.init.origin
+    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings), ...(origin ? {prior: {...origin, overrides: tenant.store.learner.init.overrides ?? {}}} : {})}}
   }
 
   const modelUnavailable = (what: string): HttpError =>
@@ -612,6 +613,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         if (error instanceof HttpError) e = error
         else if (error instanceof OnlineError && SERVER_SIDE_CODES.has(error.code)) e = new HttpError(500, error.code, SERVER_SIDE_MESSAGE[error.code], error.retry, error.message)
         else if (error instanceof OnlineError) e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
+        else if (error instanceof GateRefusedError) e = new HttpError(GATE_REFUSED_STATUS, error.code, error.message)
         else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
         else {
           const message = (error as Error)?.message ?? String(error)

@@ -72,8 +72,13 @@ describe('examples/python-engine', () => {
 
     // online bandits over the engine's space, its profile as the prior; a later command finds the space without the engine file
     const online = join(dir, 'online')
-    const init = kt(['online', 'init', '--tenant', 'py', '--engine', join(PY, 'engine.json'), '--profile', join(dir, 'profiles', 'best-quality.json'), '--dir', online, '--json'])
-    expect(init.stderr).toBe('')
+    // the profile is a prior on live traffic: the same gate as kt deploy refuses it until forced with a reason
+    const initArgs = ['online', 'init', '--tenant', 'py', '--engine', join(PY, 'engine.json'), '--profile', join(dir, 'profiles', 'best-quality.json'), '--dir', online, '--json']
+    const initRefused = kt(initArgs)
+    expect([initRefused.status, initRefused.stderr]).toEqual([1, refused.stderr])
+    const init = kt([...initArgs, '--force', '--reason', 'examples test'])
+    expect(init.stderr).toMatch(/^kt: warning: forced past the deploy gate \(it has no validation.*reason recorded in the tenant's init record: examples test\n$/)
+    expect(init.status).toBe(0)
     expect(JSON.parse(init.stdout).space).toBe('engine:memengine-py')
     const choose = kt(['online', 'choose', '--tenant', 'py', '--dir', online, '--json'])
     expect(choose.status).toBe(0)
