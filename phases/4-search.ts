@@ -174,17 +174,25 @@ function dedupe(points: ScoredPoint[]): ScoredPoint[] {
 /**
  * Gradient of the objective at w in the simplex's tangent space: for each signal, a central
  * difference along withWeight(w, s, w_s +/- h) (one-sided at a face). h is the grid step:
- * Spearman is a step function of the weights, so smaller steps mostly read 0.
+ * Spearman is a step function of the weights, so smaller steps mostly read 0. A component whose
+ * neighbour has an undefined objective (constant scores) is undefined (null, with the reason),
+ * never 0, and so is the norm.
  */
-function gradientAt(w: Weights, evaluate: (w: Weights) => ScoredPoint, h: number): SearchResult['smoothness'] {
-  const gradient: Record<string, number> = {}
+export function gradientAt(w: Weights, evaluate: (w: Weights) => ScoredPoint, h: number): SearchResult['smoothness'] {
+  const gradient: Record<string, number | null> = {}
+  const undefinedBecause: Record<string, string> = {}
   for (const s of SIGNALS) {
     const up = Math.min(1, w[s] + h), down = Math.max(0, w[s] - h)
     const fUp = evaluate(withWeight(w, s, up)).objective, fDown = evaluate(withWeight(w, s, down)).objective
-    gradient[s] = fUp === null || fDown === null || up === down ? 0 : (fUp - fDown) / (up - down)
+    if (fUp === null || fDown === null) {
+      gradient[s] = null
+      undefinedBecause[s] = `the objective is undefined (constant scores) at ${s} = ${(fUp === null ? up : down).toFixed(2)}`
+    } else gradient[s] = (fUp - fDown) / (up - down)
   }
-  const norm = Math.sqrt(SIGNALS.reduce((t, s) => t + gradient[s] ** 2, 0))
-  return {gradient, gradient_norm: norm, step: h, note: 'finite differences along each weight with the others rescaled; step = grid step'}
+  const components = SIGNALS.map((s) => gradient[s])
+  const norm = components.every((g): g is number => g !== null) ? Math.sqrt(components.reduce((t, g) => t + g ** 2, 0)) : null
+  return {gradient, gradient_norm: norm, step: h, note: 'finite differences along each weight with the others rescaled; step = grid step',
+    ...(Object.keys(undefinedBecause).length ? {undefined_because: undefinedBecause} : {})}
 }
 
 /** For each pair of weights, the best objective over the other two at each lattice cell (a profile). */

@@ -4,7 +4,7 @@ import {DEFAULT_TARGET_ROOT} from './deploy.js'
 
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
-  static override description = 'Pops the newest replaced profile from TARGET\'s history and makes it active again (active.json, active.env, active.sh), under TARGET/lock; the rollback is recorded in TARGET/index.json. The restored profile is re-checked (schema, space, safe values) before it is written.'
+  static override description = 'Pops the newest replaced profile from TARGET\'s history and makes it active again (active.json, active.env, active.sh), under TARGET/lock; the rollback is recorded in TARGET/index.json. The restored profile is re-checked (schema, space, safe values) before it is written; an engine profile against the engine file recorded when it was deployed (absolute path and table fingerprint; --engine names another).'
   static override examples = [
     {description: 'After the `kt deploy` examples: the importance folder (reports/deployed/importance) goes back from the baseline to the optimum.', command: '<%= config.bin %> rollback'},
     {description: 'The retrieval folder: from the routed profile back to retrieval-high-throughput.', command: '<%= config.bin %> rollback --space retrieval'},

@@ -16,7 +16,7 @@ import {readLtrFile} from './parse.js'
 import {hashString} from '../util/rng.js'
 import {DEFAULT_CONFIDENCE} from '../stats/interval.js'
 import {GATE_ROUGH_BELOW_QUERIES, RERANKER_NONINFERIORITY_MARGIN} from './defaults.js'
-import {describeSeen, fileSha256, seenUse} from './provenance.js'
+import {describeSeen, fileSha256, seenOverlap, seenUse} from './provenance.js'
 
 /**
  * The reranker model registry: a folder with one JSON file per kept version and an index,
@@ -398,6 +398,17 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
         throw new InputError(gate.file, `held-out data the model was neither trained nor selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`, what)
       }
       pre.refusals.push(`${gate.file} is ${what}`)
+    } else {
+      // not the same file: does it share queries with one (a subset of valid, or a file joined from several)?
+      const {overlap, unchecked} = seenOverlap(candidate, gate.data)
+      if (overlap) {
+        const what = `${overlap.shared} of its ${overlap.of} judged queries (e.g. qid ${overlap.example}) also in its ${overlap.split === 'train' ? 'training' : 'validation'} file ${overlap.file}`
+        if (force === undefined) {
+          throw new InputError(gate.file, `held-out data sharing no query with the data the model was trained or selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`, what)
+        }
+        pre.refusals.push(`${gate.file} has ${what}`)
+      }
+      if (unchecked.length > 0) pre.notes.push(`query overlap with ${unchecked.join(', ')} not checked (gone, or changed since training)`)
     }
     if (candidate.data_sha256 === undefined) pre.notes.push(`${modelPath} records no data hashes (saved by an older kt): the held-out file was checked against its training and validation files by path only`)
     else if (gate.chosen_by !== '--holdout' && candidate.data_sha256.test !== undefined && candidate.data_sha256.test !== gate.sha256) pre.notes.push(`${gate.file} changed since training (its sha256 differs from the recorded one)`)

@@ -142,7 +142,7 @@ function search(s: PhaseResults['search']): string[] {
     `Optimum (from ${s.optimum.source}): ${weights(s.optimum.weights)}, ${s.objective} ${ci(s.optimum.objective)} with ${f(s.optimum.token_budget, 1)} tokens; baseline ${ci(s.baseline.objective)} with ${f(s.baseline.token_budget, 1)} tokens. ` +
       `The interval is optimistic: the optimum was picked as the best of ${s.constraint.evaluated_points} points on this same data (Phase 5 measures it on data it was not tuned on).`,
     '',
-    `Gradient at the optimum (${s.smoothness.note}, step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (norm ${f(s.smoothness.gradient_norm)}); a small norm means a flat neighbourhood, so nearby weights score about the same.`,
+    `Gradient at the optimum (${s.smoothness.note}, step ${s.smoothness.step}): ${Object.entries(s.smoothness.gradient).map(([k, v]) => `${k} ${v === null ? `undefined (${s.smoothness.undefined_because?.[k] ?? 'undefined objective'})` : f(v)}`).join(', ')} (norm ${fn(s.smoothness.gradient_norm)}); a small norm means a flat neighbourhood, so nearby weights score about the same.`,
     '', `Top ${s.top.length}:`, '', '| rank | weights | objective | token budget |', '|---:|---|---:|---:|',
     ...s.top.map((t, i) => `| ${i + 1} | ${weights(t.weights)} | ${fn(t.objective)} | ${f(t.token_budget, 1)} |`),
     '', `Front of ${s.objective} vs token budget: ${s.front.length} non-dominated grid points, from ${f(s.front[0]?.token_budget ?? 0, 1)} tokens (${fn(s.front[0]?.objective ?? null)}) to ${f(s.front.at(-1)?.token_budget ?? 0, 1)} tokens (${fn(s.front.at(-1)?.objective ?? null)}).`, '',

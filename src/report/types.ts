@@ -114,7 +114,8 @@ export interface SearchResult {
   optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
   baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
   top: ScoredPoint[]
-  smoothness: {gradient: Record<string, number>; gradient_norm: number; step: number; note: string}
+  /** A null component (and then a null norm) is undefined: a neighbour's objective is undefined (undefined_because says which). */
+  smoothness: {gradient: Record<string, number | null>; gradient_norm: number | null; step: number; note: string; undefined_because?: Record<string, string>}
   slices: Array<{x: string; y: string; cells: Array<{x: number; y: number; objective: number | null}>; aggregation: string}>
   landscape: Array<{signal: string; points: Array<{weight: number; objective: number | null}>}>
   front: Array<{weights: WeightsRecord; objective: number; token_budget: number}>

@@ -69,6 +69,13 @@ export const REGISTRY_CHECK_MS = 1000
 export const MAX_RERANK_CANDIDATES = 10_000
 /** Float64 rows can be copied byte for byte into a Float64Array on a little-endian machine. */
 const LITTLE_ENDIAN = endianness() === 'LE'
+/**
+ * After SIGTERM, connections still open this long are closed (requests in flight had their
+ * chance: a journal flush takes milliseconds). Keep-alive clients that keep retrying would
+ * otherwise hold the server open until a supervisor's SIGKILL (Docker waits 10 s), which skips the
+ * snapshots.
+ */
+export const SHUTDOWN_GRACE_MS = 2000
 /** Retry-After (seconds) sent with 429 and 503 answers. */
 const RETRY_AFTER_S = 1
 
@@ -594,6 +601,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       // a flat [name, value, ...] array: Node copies no object and checks each header once
       const headers = ['content-type', type, 'content-length', String(Buffer.byteLength(text))]
       if (extra) headers.push(...extra)
+      // shutting down: every answer ends its connection, so a client that keeps retrying cannot keep the server open
+      if (closing && !headers.includes('connection')) headers.push('connection', 'close')
       res.writeHead(status, headers)
       res.end(text)
       metrics.request(route.name, status, (performance.now() - started) / 1000)
@@ -691,7 +700,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     async close() {
       closing = true
       await new Promise<void>((resolve) => {
-        server.close(() => resolve())
+        const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
+        server.close(() => {
+          clearTimeout(grace)
+          resolve()
+        })
         server.closeIdleConnections()
       })
       for (const tenant of tenants.values()) {

@@ -8,7 +8,9 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect} from 'node:net'
-import {startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {SHUTDOWN_GRACE_MS, startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {startServerProcess, stopServerProcess} from '../../src/serve/process.js'
+import {RawClient} from '../../src/serve/client.js'
 import {processStartTime} from '../../src/online/store.js'
 import {LOCK_WAIT_MS} from '../../src/util/lock.js'
 import {MAX_IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'
@@ -168,6 +170,56 @@ describe('kt online serve: requests from web pages are refused (S#3)', () => {
       expect((await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', origin: 'http://evil.example', ...auth}, '{"tenant":"b"}')).status).toBe(403)
     } finally {
       await guarded.close()
+    }
+  })
+})
+
+describe('kt online serve: SIGTERM with a keep-alive client that keeps retrying (S#8)', () => {
+  it('ends every connection once shutting down and exits within the grace period, not when the client gives up', async () => {
+    const dir = join(root, 'sigterm')
+    const server = await startServerProcess(['--dir', dir, '--registry', join(root, 'no-registry')])
+    const admin = new RawClient(server.port)
+    let socket = connect({port: server.port, host: '127.0.0.1'}).destroy()
+    let timer: NodeJS.Timeout | undefined
+    try {
+      expect((await admin.request('POST', '/tenants', '{"tenant":"t"}')).status).toBe(201)
+      admin.close()
+      socket = connect({port: server.port, host: '127.0.0.1'})
+      await new Promise((res) => socket.once('connect', res))
+      let answers = ''
+      socket.on('data', (d) => (answers += d.toString()))
+      socket.on('error', () => undefined)
+      const closed = new Promise<void>((res) => socket.once('close', () => res()))
+      const head = `POST /tenants/t/choose HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n`
+      // a request in flight when SIGTERM comes (its body not yet sent): the connection is not idle,
+      // so closing idle connections once does not end it
+      socket.write(head)
+      await new Promise((res) => setTimeout(res, 200))
+      const signalled = Date.now()
+      server.child.kill('SIGTERM')
+      await new Promise((res) => setTimeout(res, 100))
+      socket.write('{}')
+      // then the project's campaign client: the next request every 20 ms on the same keep-alive connection, for up to CLIENT_MS
+      const CLIENT_MS = 8000
+      timer = setInterval(() => {
+        if (Date.now() - signalled > CLIENT_MS) socket.end()
+        else if (!socket.destroyed && socket.writable) socket.write(`${head}{}`)
+      }, 20)
+      // (without the fix the server never exits while the client goes on: give up after CLIENT_MS and a second)
+      const exit = await Promise.race([server.exited, new Promise<{code: string}>((res) => setTimeout(() => res({code: 'still running'}), CLIENT_MS + 1000))])
+      const ms = Date.now() - signalled
+      await Promise.race([closed, new Promise((res) => setTimeout(res, 1000))])
+      const statuses = [...answers.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])
+      expect(exit.code, statuses.join(' ')).toBe(0)
+      // before the fix: exited only when the client stopped (8 s here; 8.8 s in the review)
+      expect(ms, statuses.join(' ')).toBeLessThan(SHUTDOWN_GRACE_MS + 2500)
+      expect(statuses[0]).toBe('200')
+      expect(answers).toMatch(/connection: close/i)
+    } finally {
+      clearInterval(timer)
+      socket.destroy()
+      admin.close()
+      await stopServerProcess(server, 'SIGKILL')
     }
   })
 })
