@@ -6,20 +6,10 @@
  * server finishes its requests). Linux only (it reads /proc); elsewhere nothing happens.
  */
 import {readFileSync} from 'node:fs'
+import {parentPid} from '../util/proc.js'
 
 /** How often kt checks that the npm that started it still runs. */
 export const NPM_PARENT_CHECK_MS = 1000
-
-/** The parent pid of `pid` (from /proc/PID/stat), or undefined when there is no such process. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // the command name (field 2) is in parentheses and may hold spaces: the fields after the last ')' are state, ppid, ...
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
 
 /** Whether `pid` is npm running a package's binary or a script (npm sets its title to "npm exec ..." / "npm run ..."). */
 function isNpm(pid: number): boolean {
@@ -38,7 +28,7 @@ export function npmAncestry(): number[] | undefined {
   if (process.platform !== 'linux') return undefined
   const parent = process.ppid
   if (isNpm(parent)) return [parent]
-  const grandparent = parentOf(parent)
+  const grandparent = parentPid(parent)
   if (grandparent !== undefined && grandparent > 1 && isNpm(grandparent)) return [parent, grandparent]
   return undefined
 }
@@ -50,7 +40,7 @@ export function stopWhenNpmParentDies(stop: () => void = () => process.kill(proc
   const timer = setInterval(() => {
     // each link still has its parent: kt -> chain[0] (-> chain[1])
     // (process.ppid is read once at start-up: /proc says who the parent is now)
-    const intact = parentOf(process.pid) === chain[0] && (chain.length === 1 || parentOf(chain[0]) === chain[1])
+    const intact = parentPid(process.pid) === chain[0] && (chain.length === 1 || parentPid(chain[0]) === chain[1])
     if (intact) return
     clearInterval(timer)
     stop()

@@ -142,12 +142,14 @@ const BUDGET_ROUNDING = 1e-9
  * Refuses a grid study that could not evaluate its whole grid within its limits, unless a subset
  * was asked for: a grid is the grid it claims, not a random sample of it.
  */
-export function checkGridLimit(where: string, points: number, pointsPerDim: number, limit: number | undefined, subset: boolean | undefined): void {
+export function checkGridLimit(where: string, points: number, pointsPerDim: number, limit: number | undefined, subset: boolean | undefined, resuming = false): void {
   if (points > MAX_GRID_POINTS) throw new InputError(where, `at most ${MAX_GRID_POINTS} points (lower --grid-points, or take parameters out with --fix)`, `${points} points at ${pointsPerDim} values per numeric parameter`)
   if (subset || limit === undefined || limit >= points) return
   throw new InputError(
     where,
-    `a trial limit (--trials, or --budget in full-budget units) of at least ${points}, the grid's size at ${pointsPerDim} values per numeric parameter (or --grid-subset to evaluate a seeded random ${limit} of its points)`,
+    resuming
+      ? `a trial limit (--trials, or --budget in full-budget units) of at least ${points}, the grid's size at ${pointsPerDim} values per numeric parameter (the study was not created with --grid-subset; or resume without new limits)`
+      : `a trial limit (--trials, or --budget in full-budget units) of at least ${points}, the grid's size at ${pointsPerDim} values per numeric parameter (or --grid-subset to evaluate a seeded random ${limit} of its points)`,
     String(limit),
   )
 }

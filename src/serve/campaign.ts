@@ -23,6 +23,9 @@ import {TenantBandit} from '../online/bandit.js'
 import {RawClient} from './client.js'
 import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
 
+/** Longest a round waits for its minAcksPerRound (a server that answers nothing fails the checks instead of hanging). */
+const ROUND_ACK_WAIT_MS = 60_000
+
 export interface CampaignOptions {
   dir: string
   kills: number
@@ -32,6 +35,11 @@ export interface CampaignOptions {
   /** Load runs this long (uniform in [min, max] ms, seeded) before each kill. */
   minLoadMs: number
   maxLoadMs: number
+  /**
+   * Feedbacks acknowledged since the last restart before the next kill may land (default 0): the
+   * load window is then also a count, so a slow or busy machine still puts each kill under load.
+   */
+  minAcksPerRound?: number
   onProgress?: (text: string) => void
 }
 
@@ -144,7 +152,10 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
 
   const clients = Array.from({length: options.clients}, (_, i) => loop(i))
   for (let k = 0; k < options.kills; k++) {
+    const acksBefore = feedbacks.length
     await new Promise((res) => setTimeout(res, options.minLoadMs + rng.next() * (options.maxLoadMs - options.minLoadMs)))
+    const waitUntil = Date.now() + ROUND_ACK_WAIT_MS
+    while (feedbacks.length - acksBefore < (options.minAcksPerRound ?? 0) && Date.now() < waitUntil) await new Promise((res) => setTimeout(res, 10))
     up = new Promise((res) => (markUp = res))
     await stopServerProcess(server, 'SIGKILL')
     progress(`kill ${k + 1}/${options.kills}: ${feedbacks.length} feedbacks acknowledged so far`)

@@ -128,10 +128,10 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
   return out
 }
 /** A grid study whose limits cannot reach every grid point is refused, before anything is stored (src/search/grid.ts). */
-function checkGridStudy(name: string, optimizer: string, space: ParamSpace, options: StoredOptions): void {
+function checkGridStudy(name: string, optimizer: string, space: ParamSpace, options: StoredOptions, resuming = false): void {
   if (optimizer !== 'grid' || options.settings.gridPoints === undefined) return
   const points = gridPointCount(space, options.settings.gridPoints, options.settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
-  checkGridLimit(`study ${name}: --optimizer grid`, points, options.settings.gridPoints, gridTrialLimit(options.maxTrials, options.maxBudget), options.settings.gridSubset)
+  checkGridLimit(`study ${name}: --optimizer grid`, points, options.settings.gridPoints, gridTrialLimit(options.maxTrials, options.maxBudget), options.settings.gridSubset, resuming)
 }
 
 /** Where trials of a study without a folder (PostgreSQL) keep their files. */
@@ -178,7 +178,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
       // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
-      if (options.maxTrials !== undefined || options.maxBudget !== undefined) checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated)
+      if (options.maxTrials !== undefined || options.maxBudget !== undefined) checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated, true)
       // workers joining without new limits write nothing
       if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}

@@ -3,25 +3,16 @@
  * kills every live trial's process group, grandchildren included, when kt dies.
  */
 import {spawn} from 'node:child_process'
-import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {readJson} from '../../src/util/fs.js'
 import {packageRoot} from '../../src/util/paths.js'
+import {parentPid} from '../../src/util/proc.js'
 import {pidsIn, waitFor, waitGone} from './helpers.js'
 
 const FIXTURES = join(packageRoot, 'test', 'engines', 'fixtures')
-
-/** A process's parent pid (/proc/PID/stat field 4), or undefined once it is gone. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
 
 describe('kt search --engine killed with SIGKILL', () => {
   it('its running trials and their grandchildren die with it', async () => {
@@ -43,8 +34,8 @@ describe('kt search --engine killed with SIGKILL', () => {
       await waitFor(() => pidsIn(pidDir).length === 2, 30_000)
       grandchildren = pidsIn(pidDir)
       // the trials themselves: the grandchildren's parents, each the leader of its own group
-      trials = grandchildren.map((p) => parentOf(p)!)
-      for (const t of trials) expect(parentOf(t)).toBe(child.pid)
+      trials = grandchildren.map((p) => parentPid(p)!)
+      for (const t of trials) expect(parentPid(t)).toBe(child.pid)
       child.kill('SIGKILL')
       expect(await exited).toBe('SIGKILL')
       // SIGTERM at once, SIGKILL after the watchdog's 1 s grace

@@ -60,7 +60,7 @@ describe('grid studies cover their grid, or say they do not', () => {
       expect(studyJson(stopped.study, stopped.trials).grid).toEqual({points: 25, points_per_dim: 5, evaluated: 5, complete: false, subset: false})
       expect(formatSearchOutcome(stopped, 'mem').text).toContain('grid: evaluated 5 of 25 points (5 values per numeric parameter), INCOMPLETE: stopped before the whole grid')
       // resuming it with a limit below its grid is refused; without new limits it completes
-      await expect(runSearch({storage: ':memory:', store, study: 'i', resume: true, maxTrials: 20})).rejects.toThrow(/at least 25, .*got 20$/)
+      await expect(runSearch({storage: ':memory:', store, study: 'i', resume: true, maxTrials: 20})).rejects.toThrow(/at least 25, the grid's size at 5 values per numeric parameter \(the study was not created with --grid-subset; or resume without new limits\), got 20$/)
       const done = await runSearch({storage: ':memory:', store, study: 'i', resume: true})
       expect(studyJson(done.study, done.trials).grid).toMatchObject({evaluated: 25, complete: true})
     } finally {

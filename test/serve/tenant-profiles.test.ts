@@ -19,6 +19,7 @@ let server: RunningServer
 const logLines: string[] = []
 
 async function call(method: string, path: string, body?: unknown): Promise<{status: number; json: any}> {
+  // JSON endpoints take JSON only (415 otherwise)
   const r = await fetch(`${server.url}${path}`, {method, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : {'content-type': 'application/json'}})
   return {status: r.status, json: JSON.parse(await r.text())}
 }
