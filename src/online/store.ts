@@ -306,6 +306,8 @@ export class TenantStore implements JournalClient {
           if (existsSync(logPath)) throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
           TenantStore.writeInit(dir, options.tenant, c, bandit!)
           madeLog = true
+          // the new folder's entry in the tenants' folder: without it a power loss can lose an acknowledged tenant
+          if (madeDir) fsyncDir(options.dir)
         }
         // Under the lock nobody else writes the snapshot: a temp file of it is what a kill left behind.
         removeStaleTemps(dir, STATE_FILE)
@@ -697,6 +699,11 @@ export interface JournalRecovery {
   removed: number
   /** Segments whose last frame was torn (a batch never acknowledged). */
   torn: number
+  /**
+   * Acknowledged records of tenants whose log no longer exists (the folder was removed): not
+   * applied, and gone with their segments, so the caller says so (one log line).
+   */
+  orphaned: Array<{tenant: string; records: number}>
 }
 
 /**
@@ -707,7 +714,7 @@ export interface JournalRecovery {
  */
 export function recoverJournals(dir: string): JournalRecovery {
   const segments = deadSegments(dir)
-  const report: JournalRecovery = {segments: segments.length, appended: 0, tenants: 0, busy: [], removed: 0, torn: 0}
+  const report: JournalRecovery = {segments: segments.length, appended: 0, tenants: 0, busy: [], removed: 0, torn: 0, orphaned: []}
   if (segments.length === 0) return report
   const byTenant = new Map<string, JournalRecord[]>()
   for (const path of segments) {
@@ -722,7 +729,11 @@ export function recoverJournals(dir: string): JournalRecovery {
   for (const [tenant, records] of byTenant) {
     const tenantDir = join(dir, tenant)
     const logPath = join(tenantDir, LOG_FILE)
-    if (!existsSync(logPath)) continue // the tenant was removed: nothing to catch up
+    if (!existsSync(logPath)) {
+      // the tenant's folder was removed after these were acknowledged: nothing to apply them to
+      report.orphaned.push({tenant, records: records.length})
+      continue
+    }
     try {
       acquireDirLock(tenantDir, {waitMs: 0, expected: 'a tenant nobody else has open', subject: `tenant ${tenant}`})
     } catch {

@@ -305,6 +305,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
   // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
   const {journal, recovery} = openJournal(options.dir, {log})
+  for (const o of recovery.orphaned)
+    logLine({level: 'warn', code: 'journal_records_orphaned', message: `${o.records} acknowledged journal record(s) of tenant ${o.tenant} not applied: its log no longer exists (the tenant's folder was removed)`})
   if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
   journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
