@@ -49,8 +49,27 @@ export const MAX_BODY_BYTES = 1024 * 1024
  * the process's file-descriptor limit caps it (minus FD_RESERVE).
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
-/** Descriptors kept for tenant logs, snapshots and the registry when the connection limit is derived from the fd limit. */
+/**
+ * Descriptors kept for tenant logs, snapshots and the registry when the connection limit is derived
+ * from the fd limit: this many, or half the limit when the limit is under twice this (a limit of
+ * 1024, common by default, left 1 connection when the whole 1024 was reserved: review S#5).
+ */
 export const FD_RESERVE = 1024
+/** Of the reserve, descriptors not for tenant logs: the journal's segments, snapshot temp files, the registry, the listening socket, stdio. */
+export const FD_HEADROOM = 64
+
+/**
+ * The server's descriptor budget under an open-file limit: open connections at most, open tenants
+ * at most (each holds its log open), and whether the limit is below what the defaults assume.
+ */
+export function fdBudget(fdLimit: number | undefined, maxConnections?: number): {connections: number; tenants: number; constrained: boolean} {
+  if (fdLimit === undefined) return {connections: maxConnections ?? DEFAULT_MAX_CONNECTIONS, tenants: Number.POSITIVE_INFINITY, constrained: false}
+  const reserve = Math.min(FD_RESERVE, Math.floor(fdLimit / 2))
+  const connections = maxConnections ?? Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - reserve))
+  // every descriptor connections cannot take is for tenants (their logs), less the headroom
+  const tenants = Math.max(1, fdLimit - connections - FD_HEADROOM)
+  return {connections, tenants, constrained: fdLimit < DEFAULT_MAX_CONNECTIONS + FD_RESERVE}
+}
 /** A connection with no traffic for this long is closed (idle floods cannot hold slots forever). */
 export const IDLE_TIMEOUT_MS = 30_000
 /** Complete request headers must arrive within this (slow-header floods). */
@@ -89,6 +108,8 @@ export interface ServeOptions {
   registry?: string
   maxBodyBytes?: number
   maxConnections?: number
+  /** The open-file limit the descriptor budget is derived from (default: the process's, from /proc/self/limits). */
+  fdLimit?: number
   idleTimeoutMs?: number
   /** Defaults HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS (408 when exceeded; checked every TIMEOUT_CHECK_MS or a quarter of the headers timeout, whichever is shorter). */
   headersTimeoutMs?: number
@@ -298,11 +319,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (!isLoopback(host) && !token) throw new InputError('--host', `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`, 'no token')
   if (token !== undefined && token.length < 16) throw new InputError('--token', 'at least 16 characters', `${token.length}`)
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
-  const fdLimit = openFileLimit()
-  const maxConnections = options.maxConnections ?? (fdLimit === undefined ? DEFAULT_MAX_CONNECTIONS : Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_RESERVE)))
+  const fdLimit = options.fdLimit ?? openFileLimit()
+  const budget = fdBudget(fdLimit, options.maxConnections)
+  const maxConnections = budget.connections
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const metrics = new ServiceMetrics()
   const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+  if (budget.constrained)
+    logLine({level: 'warn', code: 'fd_limit', message: `the open-file limit is ${fdLimit}: at most ${maxConnections} open connections and ${budget.tenants} open tenants (raise it, e.g. ulimit -n ${DEFAULT_MAX_CONNECTIONS + FD_RESERVE}, for ${DEFAULT_MAX_CONNECTIONS} connections)`})
   // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
   const {journal, recovery} = openJournal(options.dir, {log})
   for (const o of recovery.orphaned)
@@ -318,6 +342,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const allowOrigins = new Set(options.allowOrigins ?? [])
   let closing = false
 
+  /** Each open tenant holds its log's descriptor: past the budget, a clear 503 instead of EMFILE from deep in the store. */
+  const checkTenantRoom = (id: string): void => {
+    if (tenants.size >= budget.tenants)
+      throw new HttpError(503, 'too_many_tenants', `tenant ${id}: expected at most ${budget.tenants} tenants open in this server (open-file limit ${fdLimit}): raise ulimit -n, or spread tenants over servers with their own --dir`, false)
+  }
+
   const tenantOf = (id: string): Tenant => {
     if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     let tenant = tenants.get(id)
@@ -327,6 +357,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       tenant = undefined
     }
     if (!tenant) {
+      checkTenantRoom(id)
       // No waiting for a lock another process holds: the wait would block every tenant's requests; 503 tenant_busy instead (a dead owner's lock is taken over at once)
       tenant = openTenant({dir: options.dir, tenant: id, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
       tenants.set(id, tenant)
@@ -390,6 +421,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (config !== undefined) spec.profile = config as TenantSpec['profile']
     if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
     if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
+    checkTenantRoom(id)
     // a profile goes through THE profile loader and THE deploy gate in openTenant (refused: 422 gate_refused)
     const fromProfile = profile === undefined ? undefined : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
     // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds (the tenant's, the engine tables') would freeze every tenant's requests

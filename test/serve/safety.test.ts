@@ -8,7 +8,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect} from 'node:net'
-import {SHUTDOWN_GRACE_MS, startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {DEFAULT_MAX_CONNECTIONS, FD_HEADROOM, SHUTDOWN_GRACE_MS, fdBudget, startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
 import {startServerProcess, stopServerProcess} from '../../src/serve/process.js'
 import {RawClient} from '../../src/serve/client.js'
 import {processStartTime} from '../../src/online/store.js'
@@ -220,6 +220,31 @@ describe('kt online serve: SIGTERM with a keep-alive client that keeps retrying 
       socket.destroy()
       admin.close()
       await stopServerProcess(server, 'SIGKILL')
+    }
+  })
+})
+
+describe('the descriptor budget (review S#5)', () => {
+  it('a limit of 1024 leaves half for connections, not 1, and the rest for tenants; large limits keep 10,000 connections', () => {
+    expect(fdBudget(1024)).toEqual({connections: 512, tenants: 512 - FD_HEADROOM, constrained: true})
+    expect(fdBudget(1_048_576)).toEqual({connections: DEFAULT_MAX_CONNECTIONS, tenants: 1_048_576 - DEFAULT_MAX_CONNECTIONS - FD_HEADROOM, constrained: false})
+    expect(fdBudget(undefined).constrained).toBe(false)
+  })
+
+  it('warns at start under a small limit, serves many connections, and answers 503 too_many_tenants past the tenant budget instead of EMFILE', async () => {
+    const lines: string[] = []
+    // a limit of 200: 100 connections, 36 tenants
+    const s = await startServer({dir: join(root, 'fd'), port: 0, fdLimit: 200, log: (line) => lines.push(line)})
+    try {
+      const warning = lines.map((l) => JSON.parse(l)).find((l) => l.code === 'fd_limit')
+      expect(warning?.message).toContain('at most 100 open connections and 36 open tenants')
+      for (let i = 0; i < 36; i++) expect((await call(s, 'POST', '/tenants', {tenant: `t${i}`})).status).toBe(201)
+      const refused = await call(s, 'POST', '/tenants', {tenant: 't36'})
+      expect(refused.status).toBe(503)
+      expect(refused.json.error.code).toBe('too_many_tenants')
+      expect((await call(s, 'POST', '/tenants/t0/choose', {})).status).toBe(200)
+    } finally {
+      await s.close()
     }
   })
 })
