@@ -47,7 +47,8 @@ describe('README "Tune your own engine in five minutes"', () => {
     for (const {command, exit} of commands) {
       // installing is the test run's own business; kt is the built CLI (what `npx kt` runs); /tmp/... is this test's scratch folder
       if (command.startsWith('npm ci')) continue
-      const run = command.replaceAll('npx kt ', `${JSON.stringify(process.execPath)} ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))} `).replaceAll('/tmp/', `${scratch}/`)
+      // /tmp/ first: the repository itself may live under /tmp (a CI clone), and its path must stay as it is
+      const run = command.replaceAll('/tmp/', `${scratch}/`).replaceAll('npx kt ', `${JSON.stringify(process.execPath)} ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))} `)
       const r = spawnSync('bash', ['-c', run], {cwd: packageRoot, encoding: 'utf8', env})
       expect(r.status, `${command}\n${r.stderr}`).toBe(exit)
     }
