@@ -291,7 +291,7 @@ function gatedPrior(source: ProfileSource, space: ParamSpace, perType: boolean):
   }
   const origin: PriorOrigin = {
     file: source.file, name: p.name, kind: p.kind, sha256: createHash('sha256').update(profileJson(p)).digest('hex'), verdict: p.validation.verdict,
-    forced: !gate.passed, reason: source.reason?.trim() || null, gate: gate.reason,
+    forced: !gate.passed, reason: gate.passed ? null : source.reason?.trim() || null, gate: gate.reason,
   }
   return {profile: p.config, ...(overrides ? {overrides} : {}), origin}
 }

@@ -65,10 +65,14 @@ export const FD_HEADROOM = 64
 export function fdBudget(fdLimit: number | undefined, maxConnections?: number): {connections: number; tenants: number; constrained: boolean} {
   if (fdLimit === undefined) return {connections: maxConnections ?? DEFAULT_MAX_CONNECTIONS, tenants: Number.POSITIVE_INFINITY, constrained: false}
   const reserve = Math.min(FD_RESERVE, Math.floor(fdLimit / 2))
-  const connections = maxConnections ?? Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - reserve))
-  // every descriptor connections cannot take is for tenants (their logs), less the headroom
-  const tenants = Math.max(1, fdLimit - connections - FD_HEADROOM)
-  return {connections, tenants, constrained: fdLimit < DEFAULT_MAX_CONNECTIONS + FD_RESERVE}
+  const derived = Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - reserve))
+  const connections = maxConnections ?? derived
+  // every descriptor connections cannot take is for tenants (their logs), less the headroom; an
+  // explicit --max-connections above what the limit allows still leaves tenants the reserve
+  const tenants = Math.max(1, fdLimit - Math.min(connections, derived) - FD_HEADROOM)
+  // worth a warning: the default cannot reach DEFAULT_MAX_CONNECTIONS, or an explicit limit exceeds what the fd limit allows
+  const constrained = maxConnections === undefined ? fdLimit < DEFAULT_MAX_CONNECTIONS + FD_RESERVE : maxConnections > derived
+  return {connections, tenants, constrained}
 }
 /** A connection with no traffic for this long is closed (idle floods cannot hold slots forever). */
 export const IDLE_TIMEOUT_MS = 30_000
@@ -533,7 +537,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (origin !== undefined && !allowOrigins.has(origin)) throw new HttpError(403, 'origin_refused', `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`)
     if (!expectedAuth) {
       const hostHeader = req.headers.host
-      if (hostHeader !== undefined && !isLoopbackHostHeader(hostHeader)) throw new HttpError(403, 'host_refused', `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${JSON.stringify(hostHeader.slice(0, 100))}`)
+      // no Host at all (HTTP/1.0) is refused too: the rule is "loopback names only", not "any name but a foreign one"
+      if (hostHeader === undefined || !isLoopbackHostHeader(hostHeader)) throw new HttpError(403, 'host_refused', `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${hostHeader === undefined ? 'no Host header' : JSON.stringify(hostHeader.slice(0, 100))}`)
     }
     if (path === '/healthz') {
       route.name = 'healthz'

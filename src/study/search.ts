@@ -108,12 +108,15 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
   const sOptions = (so.options ?? {}) as Record<string, unknown>
   const wOptions = (wo.options ?? {}) as Record<string, unknown>
   for (const key of new Set([...Object.keys(so), ...Object.keys(wo)])) {
-    // an engine file's fingerprint (src/engines/file.ts) is named by the parts that changed
-    if (key === 'options' && sOptions.fingerprint && wOptions.fingerprint) {
-      const a = sOptions.fingerprint as Record<string, unknown>
-      const b = wOptions.fingerprint as Record<string, unknown>
-      const parts = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k])
-      if (parts.length) out.push(`engine file ${String(wOptions.file)} (changed ${parts.join(', ')} since the study was created)`)
+    // an engine file's fingerprint (src/engines/file.ts) is named by the parts that changed; a study
+    // made before kt stored one has none, and is not checked on it (as checkEngineFingerprint)
+    if (key === 'options' && (sOptions.fingerprint || wOptions.fingerprint)) {
+      if (sOptions.fingerprint && wOptions.fingerprint) {
+        const a = sOptions.fingerprint as Record<string, unknown>
+        const b = wOptions.fingerprint as Record<string, unknown>
+        const parts = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k])
+        if (parts.length) out.push(`engine file ${String(wOptions.file)} (changed ${parts.join(', ')} since the study was created)`)
+      }
       compare('objective options', {...sOptions, fingerprint: undefined}, {...wOptions, fingerprint: undefined})
       continue
     }

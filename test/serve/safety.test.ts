@@ -97,11 +97,11 @@ describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
 })
 
 /** One raw HTTP/1.1 request (exact headers, as a browser or curl would send them); resolves with the status and the JSON body. */
-function rawRequest(s: RunningServer, method: string, path: string, headers: Record<string, string>, body = ''): Promise<{status: number; json: any}> {
+function rawRequest(s: RunningServer, method: string, path: string, headers: Record<string, string>, body = '', version = '1.1'): Promise<{status: number; json: any}> {
   return new Promise((resolve, reject) => {
     const socket = connect({port: s.port, host: '127.0.0.1'})
     let answer = ''
-    const lines = [`${method} ${path} HTTP/1.1`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body]
+    const lines = [`${method} ${path} HTTP/${version}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body]
     socket.on('data', (d) => (answer += d.toString()))
     socket.on('error', reject)
     socket.on('close', () => {
@@ -158,6 +158,8 @@ describe('kt online serve: requests from web pages are refused (S#3)', () => {
     for (const h of [`evil.example:${s.port}`, 'evil.example', `127.0.0.1.evil.example:${s.port}`, `localhost.evil:${s.port}`])
       expect((await rawRequest(s, 'POST', '/tenants', {host: h, 'content-type': 'application/json'}, '{"tenant":"rebound"}')).json.error?.code, h).toBe('host_refused')
     for (const h of [`localhost:${s.port}`, 'LOCALHOST', `127.0.0.1:${s.port}`, `127.1.2.3:${s.port}`, `[::1]:${s.port}`]) expect((await rawRequest(s, 'GET', '/healthz', {host: h})).status, h).toBe(200)
+    // HTTP/1.0 may omit Host altogether: refused too (loopback names only)
+    expect((await rawRequest(s, 'POST', '/tenants', {'content-type': 'application/json'}, '{"tenant":"hostless"}', '1.0')).json.error?.code).toBe('host_refused')
     expect((await rawRequest(s, 'GET', '/tenants/rebound', {host: host()})).status).toBe(404)
   })
 
@@ -229,6 +231,9 @@ describe('the descriptor budget (review S#5)', () => {
     expect(fdBudget(1024)).toEqual({connections: 512, tenants: 512 - FD_HEADROOM, constrained: true})
     expect(fdBudget(1_048_576)).toEqual({connections: DEFAULT_MAX_CONNECTIONS, tenants: 1_048_576 - DEFAULT_MAX_CONNECTIONS - FD_HEADROOM, constrained: false})
     expect(fdBudget(undefined).constrained).toBe(false)
+    // an explicit --max-connections above what the limit allows keeps the tenants' reserve (and is warned about); one that fits is not
+    expect(fdBudget(4096, 10_000)).toEqual({connections: 10_000, tenants: 4096 - (4096 - 1024) - FD_HEADROOM, constrained: true})
+    expect(fdBudget(4096, 100).constrained).toBe(false)
   })
 
   it('warns at start under a small limit, serves many connections, and answers 503 too_many_tenants past the tenant budget instead of EMFILE', async () => {

@@ -12,7 +12,7 @@ export default class OnlineServe extends KtCommand {
     'GET /healthz, GET /metrics (Prometheus). A choose or feedback is answered only once its event is on disk: all tenants\' events go to one',
     'journal in --dir/.journal, one pwrite and one fdatasync per batch (the tenant logs are written behind it; after a crash the next start or',
     'open applies it). Errors are JSON {error: {code, message, retry}} with a 4xx status (429 + Retry-After for a connection over --max-connections),',
-    'or 503 + Retry-After when the request was not applied and may be repeated, or 500 when the fault is on the server (state_damaged: a tenant\'s files do not read back as written;',
+    'or 503 + Retry-After when the request was not applied and may be repeated (503 too_many_tenants, past the descriptor budget, without: it is not to be retried), or 500 when the fault is on the server (state_damaged: a tenant\'s files do not read back as written;',
     'the client\'s message names no server path, the log line has the whole error); each error is one JSON line on stderr. Over HTTP the server owns the clock (a "now" field is refused).',
     'A reranker registry that becomes unreadable leaves the last good model serving (GET /healthz says reranker "stale"). Binds 127.0.0.1 unless --host says otherwise; any other host',
     'requires --token (or KT_SERVE_TOKEN), sent by clients as "Authorization: Bearer <token>". Request bodies must be Content-Type application/json (415; /rerank also',
@@ -35,7 +35,7 @@ export default class OnlineServe extends KtCommand {
     host: Flags.string({description: 'Address to bind; anything but a loopback address requires --token.', default: '127.0.0.1'}),
     token: Flags.string({description: 'Bearer token clients must send (at least 16 characters); required off loopback.', env: 'KT_SERVE_TOKEN'}),
     registry: Flags.string({description: 'Reranker registry whose deployed version POST /rerank serves.', default: DEFAULT_REGISTRY}),
-    'max-connections': Flags.integer({description: 'Open connections at most (beyond: 429 Too Many Requests with Retry-After, and close). Default 10000, capped by the open-file limit minus 1024.', min: 1}),
+    'max-connections': Flags.integer({description: 'Open connections at most (beyond: 429 Too Many Requests with Retry-After, and close). Default 10000, capped by the open-file limit minus 1024 (minus half of it under a limit below 2048); the descriptors left, less 64, cap open tenants (503 too_many_tenants).', min: 1}),
     'allow-origin': Flags.string({description: 'An Origin (scheme://host[:port]) whose browser requests are served (repeatable); requests with any other Origin header are refused 403.', multiple: true}),
     'snapshot-every': Flags.integer({description: 'Events between a tenant\'s snapshots (default 200).', min: 1}),
   }
