@@ -3,39 +3,23 @@
  * tenants' folder is flushed, not only the log and the tenant's own folder.
  */
 import {mkdtempSync, rmSync} from 'node:fs'
-import * as fs from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
 
-// every fsync, with the path its fd was opened on
-const fsyncs: string[] = []
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>()
-  const names = new Map<number, string>()
-  return {
-    ...real,
-    openSync: (path: fs.PathLike, ...rest: never[]) => {
-      const fd = (real.openSync as (...a: unknown[]) => number)(path, ...rest)
-      names.set(fd, String(path))
-      return fd
-    },
-    fsyncSync: (fd: number) => {
-      fsyncs.push(names.get(fd) ?? '?')
-      return real.fsyncSync(fd)
-    },
-  }
-})
+// every fsync, with the path its fd was opened on (test/helpers/fs-calls.ts)
+vi.mock('node:fs', async (importOriginal) => (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()))
 
+const {fsCalls} = await import('../helpers/fs-calls.js')
 const {openTenant} = await import('../../src/online/library.js')
 
 describe('creating a tenant', () => {
   it('flushes the log, the tenant folder and then the tenants folder that names it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-create-durable-'))
     try {
-      fsyncs.length = 0
+      fsCalls.length = 0
       const t = openTenant({dir, tenant: 'acme', create: {seed: 1}})
-      const created = [...fsyncs]
+      const created = fsCalls.filter((c) => c.startsWith('fsync ')).map((c) => c.slice('fsync '.length))
       await t.close()
       const log = created.indexOf(join(dir, 'acme', 'log.jsonl'))
       const folder = created.indexOf(join(dir, 'acme'))

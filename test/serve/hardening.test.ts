@@ -4,7 +4,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {connect} from 'node:net'
 import {spawnSync} from 'node:child_process'
-import {REGISTRY_CHECK_MS, startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {REGISTRY_CHECK_MS, startServer, type RunningServer} from '../../src/serve/server.js'
+import {call, serve} from './helpers.js'
 import {toSavedModel, writeModel} from '../../src/rank/model.js'
 import {deploy} from '../../src/rank/registry.js'
 import {REGISTRY_INDEX} from '../../src/rank/registry.js'
@@ -15,24 +16,6 @@ import {packageRoot} from '../../src/util/paths.js'
 
 const WIDTH = 3
 let root: string
-
-interface Answer {
-  status: number
-  json: any
-  headers: Headers
-}
-
-async function call(s: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const typed = body === undefined ? headers : {'content-type': 'application/json', ...headers}
-  const r = await fetch(`${s.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), headers: typed})
-  const text = await r.text()
-  return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
-}
-
-/** A server over `dir` whose log lines are collected in `lines`. */
-async function serve(lines: string[], options: Partial<ServeOptions> & {dir: string}): Promise<RunningServer> {
-  return startServer({port: 0, log: (line) => lines.push(line), ...options})
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -8,7 +8,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect} from 'node:net'
-import {DEFAULT_MAX_CONNECTIONS, FD_HEADROOM, SHUTDOWN_GRACE_MS, fdBudget, startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {DEFAULT_MAX_CONNECTIONS, FD_HEADROOM, SHUTDOWN_GRACE_MS, fdBudget, startServer, type RunningServer} from '../../src/serve/server.js'
+import {call, serve} from './helpers.js'
 import {startServerProcess, stopServerProcess} from '../../src/serve/process.js'
 import {RawClient} from '../../src/serve/client.js'
 import {processStartTime} from '../../src/online/store.js'
@@ -17,22 +18,6 @@ import {MAX_IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'
 import {MAX_DECAY_EVERY_QUERIES} from '../../src/online/forgetting.js'
 
 let root: string
-
-interface Answer {
-  status: number
-  json: any
-  headers: Headers
-}
-
-async function call(s: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const r = await fetch(`${s.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), headers: body === undefined ? headers : {'content-type': 'application/json', ...headers}})
-  const text = await r.text()
-  return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
-}
-
-async function serve(lines: string[], options: Partial<ServeOptions> & {dir: string}): Promise<RunningServer> {
-  return startServer({port: 0, log: (line) => lines.push(line), ...options})
-}
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'kt-serve-safety-'))

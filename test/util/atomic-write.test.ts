@@ -1,32 +1,12 @@
 import {mkdtempSync, readFileSync, readdirSync, statSync} from 'node:fs'
-import * as fs from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 
-// every file-system call writeFileAtomic makes, in order, with what it names (the fd's file for fsync)
-const calls: string[] = []
-vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>()
-  const names = new Map<number, string>()
-  return {
-    ...real,
-    openSync: (path: fs.PathLike, ...rest: never[]) => {
-      const fd = (real.openSync as (...a: unknown[]) => number)(path, ...rest)
-      names.set(fd, String(path))
-      return fd
-    },
-    fsyncSync: (fd: number) => {
-      calls.push(`fsync ${names.get(fd) ?? '?'}`)
-      return real.fsyncSync(fd)
-    },
-    renameSync: (from: fs.PathLike, to: fs.PathLike) => {
-      calls.push(`rename ${String(from)} -> ${String(to)}`)
-      return real.renameSync(from, to)
-    },
-  }
-})
+// every fsync and rename writeFileAtomic makes, in order (test/helpers/fs-calls.ts)
+vi.mock('node:fs', async (importOriginal) => (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()))
 
+const {fsCalls: calls} = await import('../helpers/fs-calls.js')
 const {writeFileAtomic} = await import('../../src/util/fs.js')
 
 afterEach(() => {
