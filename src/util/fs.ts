@@ -8,9 +8,12 @@ import {parseJsonText, readJsonFile, stripBom} from './json.js'
  * sibling, which is flushed to disk (fsync) before it is renamed over the target (rename is atomic
  * within one file system), and the folder is flushed after, so the new name is durable too.
  * Without the first fsync, ext4/xfs may commit the rename before the data and a crash leaves an
- * empty file under the target's name (e.g. a deployment target's index.json).
+ * empty file under the target's name (e.g. a deployment target's index.json). `durable: false`
+ * keeps it atomic against a killed process but skips both flushes: for files that can be rebuilt
+ * when a power loss damages them (a checksummed snapshot of a synced log).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number, options: {durable?: boolean} = {}): void {
+  const durable = options.durable ?? true
   const dir = dirname(path)
   ensureDir(dir)
   const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`)
@@ -18,7 +21,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: 
     const fd = openSync(tmp, 'w', mode)
     try {
       writeFileSync(fd, data)
-      fsyncSync(fd)
+      if (durable) fsyncSync(fd)
     } finally {
       closeSync(fd)
     }
@@ -27,7 +30,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: 
     rmSync(tmp, {force: true})
     throw new InputError(path, 'a writable location', (error as Error).message.split('\n')[0])
   }
-  fsyncDirIfSupported(dir)
+  if (durable) fsyncDirIfSupported(dir)
 }
 
 /** fsyncDir, except on file systems that cannot flush a folder (the rename is then as durable as they make it). */

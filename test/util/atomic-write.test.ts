@@ -24,6 +24,15 @@ describe('writeFileAtomic survives a power loss, not only kill -9', () => {
     expect(readdirSync(dir)).toEqual(['index.json'])
   })
 
+  it('durable: false renames without flushing (for files rebuilt when damaged, e.g. a tenant snapshot)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kt-atomic-'))
+    const target = join(dir, 'state.json')
+    writeFileAtomic(target, '{}\n', undefined, {durable: false})
+    const tmp = join(dir, `.state.json.${process.pid}.tmp`)
+    expect(calls).toEqual([`rename ${tmp} -> ${target}`])
+    expect(readFileSync(target, 'utf8')).toBe('{}\n')
+  })
+
   it('keeps the mode it is asked for, and replaces a file whole', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-atomic-'))
     const target = join(dir, 'active.sh')
