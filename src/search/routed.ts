@@ -8,7 +8,13 @@
 import type {Config} from '../space/index.js'
 import type {Objective} from './types.js'
 
-/** An override must beat the base on its type by at least this much quality to be kept. */
+/**
+ * An override must beat the base on its type by at least this much quality to be kept. Known
+ * limitation (review R#8, not fixed): this is a point estimate on the type's tuning queries (2-10
+ * for some types), with no interval, so a kept override may be noise; the routed profile's
+ * held-out verdict (phase 5) is what judges it. Deciding on a paired interval's lower bound needs
+ * per-query scores from the objective.
+ */
 export const ROUTED_MIN_GAIN = 0.01
 
 export interface TypeScores {
