@@ -5,7 +5,10 @@ import {readFileSync} from 'node:fs'
 // `kt`, `kt --help`: print the root help the build saved from oclif itself (dist/help.txt), so the
 // most common first command does not wait for oclif to load (about 0.15 s).
 const args = process.argv.slice(2)
-if (process.env.KT_HELP_CACHE !== '0' && (args.length === 0 || (args.length === 1 && ['--help', '-h', 'help'].includes(args[0])))) {
+if (
+  process.env.KT_HELP_CACHE !== '0' &&
+  (args.length === 0 || (args.length === 1 && ['--help', '-h', 'help'].includes(args[0])))
+) {
   let text
   try {
     text = readFileSync(new URL('../dist/help.txt', import.meta.url))
@@ -22,7 +25,8 @@ if (process.env.KT_HELP_CACHE !== '0' && (args.length === 0 || (args.length === 
 // (2 at once) and the zero-filling of the next segment on libuv's thread pool: 8 threads, so the
 // journal's flush, which every request waits for, never queues behind the others (src/online/journal.ts).
 // The pool reads this when it starts, i.e. before any asynchronous file call.
-if (args[0] === 'online' && args[1] === 'serve' && process.env.UV_THREADPOOL_SIZE === undefined) process.env.UV_THREADPOOL_SIZE = '8'
+if (args[0] === 'online' && args[1] === 'serve' && process.env.UV_THREADPOOL_SIZE === undefined)
+  process.env.UV_THREADPOOL_SIZE = '8'
 
 // The last guard: whatever escapes a command (or fails before one runs) is one line on stderr
 // and an exit code, never a stack trace (KT_DEBUG=1 adds it). src/cli/failure.ts decides both.

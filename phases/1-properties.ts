@@ -1,7 +1,14 @@
 import fc from 'fast-check'
 import {importanceOf, scoreColumns, detailLevelIndex, type DetailThresholds} from '../src/engine/importance/score.js'
 import {computeSignals, type TurnInput} from '../src/engine/importance/signals.js'
-import {IMPORTANCE_SPACE, SIGNALS, normalizeWeights, importanceConfig, weightsFromConfig, type Weights} from '../src/engine/importance/space.js'
+import {
+  IMPORTANCE_SPACE,
+  SIGNALS,
+  normalizeWeights,
+  importanceConfig,
+  weightsFromConfig,
+  type Weights,
+} from '../src/engine/importance/space.js'
 import {makeProfile, renderEnvFile, configFromEnvFile} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
 import type {PropertiesResult, PropertyResult} from '../src/report/types.js'
@@ -25,8 +32,10 @@ const unit = fc.double({min: 0, max: 1, noNaN: true})
 const signals = fc.record({decay: unit, surprise: unit, relevance: unit, habituation: unit})
 const weights = fc.record({decay: unit, surprise: unit, relevance: unit, habituation: unit})
 const positiveWeights = fc.record({
-  decay: fc.double({min: 1e-3, max: 1, noNaN: true}), surprise: fc.double({min: 1e-3, max: 1, noNaN: true}),
-  relevance: fc.double({min: 1e-3, max: 1, noNaN: true}), habituation: fc.double({min: 1e-3, max: 1, noNaN: true}),
+  decay: fc.double({min: 1e-3, max: 1, noNaN: true}),
+  surprise: fc.double({min: 1e-3, max: 1, noNaN: true}),
+  relevance: fc.double({min: 1e-3, max: 1, noNaN: true}),
+  habituation: fc.double({min: 1e-3, max: 1, noNaN: true}),
 })
 const simplexWeights = positiveWeights.map(normalizeWeights)
 const signalName = fc.constantFrom(...SIGNALS)
@@ -68,7 +77,12 @@ export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
   {
     id: 'newer-never-below-older',
     description: 'Of two turns with the same text, surprise and query, the newer never scores below the older.',
-    arbitrary: fc.tuple(turn, fc.integer({min: 0, max: 90 * 24 * 3_600_000}), fc.integer({min: 0, max: 90 * 24 * 3_600_000}), simplexWeights),
+    arbitrary: fc.tuple(
+      turn,
+      fc.integer({min: 0, max: 90 * 24 * 3_600_000}),
+      fc.integer({min: 0, max: 90 * 24 * 3_600_000}),
+      simplexWeights,
+    ),
     holds: ([t, olderBy, refAfter, w]: [TurnInput, number, number, Weights]) => {
       const newer = t
       const older = {...t, timeMs: t.timeMs - olderBy}
@@ -91,7 +105,12 @@ export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
   {
     id: 'time-shift-invariant',
     description: 'Shifting the reference time and every timestamp by the same amount changes no score.',
-    arbitrary: fc.tuple(fc.array(turn, {minLength: 1, maxLength: 12}), fc.integer({min: 0, max: 30 * 24 * 3_600_000}), fc.integer({min: -(10 ** 12), max: 10 ** 12}), simplexWeights),
+    arbitrary: fc.tuple(
+      fc.array(turn, {minLength: 1, maxLength: 12}),
+      fc.integer({min: 0, max: 30 * 24 * 3_600_000}),
+      fc.integer({min: -(10 ** 12), max: 10 ** 12}),
+      simplexWeights,
+    ),
     holds: ([turns, refAfter, shift, w]: [TurnInput[], number, number, Weights]) => {
       const ref = Math.max(...turns.map((t) => t.timeMs)) + refAfter
       const before = scoreColumns(computeSignals({referenceTimeMs: ref, turns}, 168), w)
@@ -105,7 +124,12 @@ export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
     description: 'Scaling every weight by c > 0 and then normalising changes no score.',
     arbitrary: fc.tuple(signals, positiveWeights, fc.double({min: 1e-6, max: 1e6, noNaN: true})),
     holds: ([s, w, c]: [Record<string, number>, Weights, number]) => {
-      const scaled = {decay: w.decay * c, surprise: w.surprise * c, relevance: w.relevance * c, habituation: w.habituation * c}
+      const scaled = {
+        decay: w.decay * c,
+        surprise: w.surprise * c,
+        relevance: w.relevance * c,
+        habituation: w.habituation * c,
+      }
       return close(importanceOf(s as never, normalizeWeights(scaled)), importanceOf(s as never, normalizeWeights(w)))
     },
   },
@@ -118,7 +142,13 @@ export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
       const sum = w.decay + w.surprise + w.relevance + w.habituation
       // makeProfile validates the sum to 1e-9; normalisation keeps it far inside that.
       if (Math.abs(sum - 1) > 1e-9) return false
-      const profile = makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name: 'roundtrip', config, sourceRun: 'property'})
+      const profile = makeProfile({
+        kind: 'importance',
+        space: IMPORTANCE_SPACE,
+        name: 'roundtrip',
+        config,
+        sourceRun: 'property',
+      })
       const loaded = configFromEnvFile(IMPORTANCE_SPACE, renderEnvFile(profile), 'roundtrip.env')
       const back = weightsFromConfig(loaded)
       return SIGNALS.every((k) => back[k] === w[k]) && loaded.time_scale_hours === scale
@@ -133,7 +163,10 @@ export function checkProperty<T>(def: PropertyDef<T>, runs: number, seed: number
   for (const c of cases) if (!safeHolds(def, c)) violations++
   let counterexample: string | null = null
   if (violations > 0) {
-    const details = fc.check(fc.property(def.arbitrary, (v) => safeHolds(def, v)), {seed, numRuns: runs})
+    const details = fc.check(
+      fc.property(def.arbitrary, (v) => safeHolds(def, v)),
+      {seed, numRuns: runs},
+    )
     counterexample = details.counterexample ? fc.stringify(details.counterexample[0]) : null
   }
   return {id: def.id, description: def.description, cases: cases.length, violations, counterexample, seed}

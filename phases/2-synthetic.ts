@@ -1,6 +1,11 @@
 import {createHash} from 'node:crypto'
 import {readFileSync} from 'node:fs'
-import {generateImportanceDataset, IMPORTANCE_DISTRIBUTIONS, TIME_PATTERNS, type SyntheticOptions} from '../src/data/importance/synthetic.js'
+import {
+  generateImportanceDataset,
+  IMPORTANCE_DISTRIBUTIONS,
+  TIME_PATTERNS,
+  type SyntheticOptions,
+} from '../src/data/importance/synthetic.js'
 import {serializeDataset, type Dataset} from '../src/data/importance/dataset.js'
 import {auditLeakage} from '../src/data/importance/leakage.js'
 import {SIGNALS} from '../src/engine/importance/space.js'
@@ -28,12 +33,23 @@ export function runSynthetic(ctx: PhaseContext): SyntheticResult {
       reference_time: ds.dataset.reference_time,
       generator: ds.dataset.generator,
       regenerates_identically: options ? serializeDataset(generateImportanceDataset(options)) === text : null,
-      truth: {mean: mean(ds.truth), quantiles: {p10: quantile(ds.truth, 0.1), p50: quantile(ds.truth, 0.5), p90: quantile(ds.truth, 0.9)}},
-      signals: Object.fromEntries(SIGNALS.map((s) => [s, {mean: mean(ds.signals[s]), min: min(ds.signals[s]), max: max(ds.signals[s])}])),
+      truth: {
+        mean: mean(ds.truth),
+        quantiles: {p10: quantile(ds.truth, 0.1), p50: quantile(ds.truth, 0.5), p90: quantile(ds.truth, 0.9)},
+      },
+      signals: Object.fromEntries(
+        SIGNALS.map((s) => [s, {mean: mean(ds.signals[s]), min: min(ds.signals[s]), max: max(ds.signals[s])}]),
+      ),
       leakage,
     }
   })
-  return {datasets, leaks_found: datasets.reduce((n, d) => n + d.leakage.filter((a) => a.verdict === 'leak' || a.verdict === 'constant').length, 0)}
+  return {
+    datasets,
+    leaks_found: datasets.reduce(
+      (n, d) => n + d.leakage.filter((a) => a.verdict === 'leak' || a.verdict === 'constant').length,
+      0,
+    ),
+  }
 }
 
 /** The generator options a synthetic dataset records, or null for imported data. */
@@ -43,5 +59,13 @@ export function generatorOptions(d: Dataset): SyntheticOptions | null {
   const distribution = IMPORTANCE_DISTRIBUTIONS.find((x) => x === g.distribution)
   const timestamps = TIME_PATTERNS.find((x) => x === g.timestamps)
   if (!distribution || !timestamps) return null
-  return {id: d.id, n: Number(g.n), seed: Number(g.seed), distribution, timestamps, referenceTime: d.reference_time, windowHours: Number(g.window_hours)}
+  return {
+    id: d.id,
+    n: Number(g.n),
+    seed: Number(g.seed),
+    distribution,
+    timestamps,
+    referenceTime: d.reference_time,
+    windowHours: Number(g.window_hours),
+  }
 }

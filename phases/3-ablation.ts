@@ -15,13 +15,19 @@ export function ablationConfigs(baseline: Weights): Array<Pick<AblationConfig, '
   const only = (keep: readonly Signal[]): Weights => {
     const total = keep.reduce((s, k) => s + baseline[k], 0)
     // a subset whose baseline weights are all zero gets equal weights instead
-    return Object.fromEntries(SIGNALS.map((s) => [s, keep.includes(s) ? (total > 0 ? baseline[s] / total : 1 / keep.length) : 0])) as unknown as Weights
+    return Object.fromEntries(
+      SIGNALS.map((s) => [s, keep.includes(s) ? (total > 0 ? baseline[s] / total : 1 / keep.length) : 0]),
+    ) as unknown as Weights
   }
-  const configs: Array<Pick<AblationConfig, 'id' | 'kind' | 'weights'>> = [{id: 'baseline', kind: 'baseline', weights: {...baseline}}]
+  const configs: Array<Pick<AblationConfig, 'id' | 'kind' | 'weights'>> = [
+    {id: 'baseline', kind: 'baseline', weights: {...baseline}},
+  ]
   for (const s of SIGNALS) configs.push({id: `${s} alone`, kind: 'alone', weights: only([s])})
-  for (const s of SIGNALS) configs.push({id: `without ${s}`, kind: 'without', weights: only(SIGNALS.filter((x) => x !== s))})
+  for (const s of SIGNALS)
+    configs.push({id: `without ${s}`, kind: 'without', weights: only(SIGNALS.filter((x) => x !== s))})
   for (let i = 0; i < SIGNALS.length; i++)
-    for (let j = i + 1; j < SIGNALS.length; j++) configs.push({id: `${SIGNALS[i]} + ${SIGNALS[j]}`, kind: 'pair', weights: only([SIGNALS[i], SIGNALS[j]])})
+    for (let j = i + 1; j < SIGNALS.length; j++)
+      configs.push({id: `${SIGNALS[i]} + ${SIGNALS[j]}`, kind: 'pair', weights: only([SIGNALS[i], SIGNALS[j]])})
   return configs.map((c) => ({...c, weights: {...c.weights}}))
 }
 
@@ -39,7 +45,9 @@ export function runAblation(ctx: PhaseContext): AblationResult {
           ...c,
           pearson: correlationInterval(ctx, 'pearson', scores, ds),
           spearman: correlationInterval(ctx, 'spearman', scores, ds),
-          ...(c.kind === 'baseline' ? {} : {spearman_change: correlationDelta(ctx, 'spearman', baselineScores, scores, ds)}),
+          ...(c.kind === 'baseline'
+            ? {}
+            : {spearman_change: correlationDelta(ctx, 'spearman', baselineScores, scores, ds)}),
         }
       }),
     }

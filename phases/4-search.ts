@@ -45,8 +45,10 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
   const baselinePoint = evaluate(plan.baseline)
   const limit = tokenBudgetLimit(plan, baselinePoint.token_budget)
   const tagged: Array<[string, ScoredPoint]> = [
-    ...grid.map((p): [string, ScoredPoint] => ['grid', p]), ...refine.map((p): [string, ScoredPoint] => ['refine', p]),
-    ...random.map((p): [string, ScoredPoint] => ['random', p]), ['bohb', bohb.best],
+    ...grid.map((p): [string, ScoredPoint] => ['grid', p]),
+    ...refine.map((p): [string, ScoredPoint] => ['refine', p]),
+    ...random.map((p): [string, ScoredPoint] => ['random', p]),
+    ['bohb', bohb.best],
   ]
   const pick = (points: Array<[string, ScoredPoint]>) => points.reduce((a, b) => (better(b[1], a[1]) ? b : a))
   const unconstrained = pick(tagged)
@@ -56,12 +58,17 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
   const optimumScores = scoreColumns(ds.signals, optimum.weights)
 
   const all = dedupe([...grid, ...refine, ...random])
-  const frontIdx = paretoFront(grid.filter((p) => p.objective !== null), [
-    {value: (p: ScoredPoint) => p.objective!, sense: 'max'},
-    {value: (p: ScoredPoint) => p.token_budget, sense: 'min'},
-  ])
+  const frontIdx = paretoFront(
+    grid.filter((p) => p.objective !== null),
+    [
+      {value: (p: ScoredPoint) => p.objective!, sense: 'max'},
+      {value: (p: ScoredPoint) => p.token_budget, sense: 'min'},
+    ],
+  )
   const definedGrid = grid.filter((p) => p.objective !== null)
-  const front = frontIdx.map((i) => definedGrid[i]).sort((a, b) => a.token_budget - b.token_budget || b.objective! - a.objective!)
+  const front = frontIdx
+    .map((i) => definedGrid[i])
+    .sort((a, b) => a.token_budget - b.token_budget || b.objective! - a.objective!)
 
   return {
     dataset: ds.id,
@@ -71,7 +78,9 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
     random: {samples: random.length, best: randomBest},
     bohb,
     constraint: {
-      description: limit ? `token budget on ${ds.id} ${limit.op} ${limit.max.toFixed(1)} tokens (the baseline's ${baselinePoint.token_budget.toFixed(1)} x (1 + ${limit.growth}), from acceptance criterion ${limit.criterion})` : 'none (the plan has no token-budget criterion)',
+      description: limit
+        ? `token budget on ${ds.id} ${limit.op} ${limit.max.toFixed(1)} tokens (the baseline's ${baselinePoint.token_budget.toFixed(1)} x (1 + ${limit.growth}), from acceptance criterion ${limit.criterion})`
+        : 'none (the plan has no token-budget criterion)',
       token_budget_max: limit ? limit.max : null,
       feasible_points: feasible.length,
       evaluated_points: tagged.length,
@@ -89,7 +98,10 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
       objective: correlationInterval(ctx, plan.objective, baselineScores, ds),
       token_budget: evaluate(plan.baseline).token_budget,
     },
-    top: all.filter((p) => p.objective !== null).sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, plan.search.top),
+    top: all
+      .filter((p) => p.objective !== null)
+      .sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0))
+      .slice(0, plan.search.top),
     smoothness: gradientAt(optimum.weights, evaluate, plan.search.grid_step),
     slices: slices(grid),
     landscape: SIGNALS.map((s) => ({
@@ -105,7 +117,10 @@ export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
 }
 
 /** The token-budget ceiling from the plan's acceptance criterion (relative growth over the baseline). */
-function tokenBudgetLimit(plan: Plan, baseline: number): {max: number; op: string; growth: number; criterion: string; allows(b: number): boolean} | undefined {
+function tokenBudgetLimit(
+  plan: Plan,
+  baseline: number,
+): {max: number; op: string; growth: number; criterion: string; allows(b: number): boolean} | undefined {
   const c = plan.acceptance.find((a) => a.metric === 'token_budget_change_rel' && (a.op === '<' || a.op === '<='))
   if (!c) return undefined
   const max = baseline * (1 + c.value)
@@ -113,21 +128,40 @@ function tokenBudgetLimit(plan: Plan, baseline: number): {max: number; op: strin
 }
 
 /** BOHB over the weight simplex, every trial persisted in the run's study store. */
-async function bohbSearch(ctx: PhaseContext, ds: StudyDataset, plan: Plan, evaluate: (w: Weights) => ScoredPoint): Promise<SearchResult['bohb']> {
+async function bohbSearch(
+  ctx: PhaseContext,
+  ds: StudyDataset,
+  plan: Plan,
+  evaluate: (w: Weights) => ScoredPoint,
+): Promise<SearchResult['bohb']> {
   const file = join(ctx.outDir, STUDY_FILE)
   // this run's store: a rerun starts it afresh, so the trial sequence depends only on the inputs
   rmSync(file, {force: true})
-  const spec = {name: 'importance',
-    options: {dataset: ctx.plan.resolvePath(plan.datasets.tune), timeScaleHours: plan.time_scale_hours, objective: plan.objective, seed: ctx.seed}}
+  const spec = {
+    name: 'importance',
+    options: {
+      dataset: ctx.plan.resolvePath(plan.datasets.tune),
+      timeScaleHours: plan.time_scale_hours,
+      objective: plan.objective,
+      seed: ctx.seed,
+    },
+  }
   const out = await runStudyOptimiser({
-    storage: file, study: BOHB_STUDY, objective: spec, objectiveInstance: importanceObjective(ds.signals, ds.truth, plan.objective, ctx.seed, `importance:${ds.id}`),
-    optimizer: 'bohb', seed: ctx.seed, maxBudget: plan.search.bohb_budget,
+    storage: file,
+    study: BOHB_STUDY,
+    objective: spec,
+    objectiveInstance: importanceObjective(ds.signals, ds.truth, plan.objective, ctx.seed, `importance:${ds.id}`),
+    optimizer: 'bohb',
+    seed: ctx.seed,
+    maxBudget: plan.search.bohb_budget,
   })
   if (!out.best) throw new Error('BOHB finished no trial')
   return {
     evaluations: out.summary.finished,
     budget_used: out.summary.budgetUsed,
-    budget_unit: `full tuning set (${ds.signals.n} turns); budgets ${budgetLevels(IMPORTANCE_FIDELITY).map((b) => `${b}/${IMPORTANCE_FIDELITY.max}`).join(', ')}`,
+    budget_unit: `full tuning set (${ds.signals.n} turns); budgets ${budgetLevels(IMPORTANCE_FIDELITY)
+      .map((b) => `${b}/${IMPORTANCE_FIDELITY.max}`)
+      .join(', ')}`,
     study: {file: STUDY_FILE, name: BOHB_STUDY},
     best: evaluate(weightsFromConfig(out.best.config)),
   }
@@ -141,11 +175,18 @@ function evaluator(ds: StudyDataset, plan: Plan): (w: Weights) => ScoredPoint {
   const scores = new Float64Array(ds.signals.n)
   // Spearman is Pearson on average ranks: rank the fixed truth once, not at every point.
   const truthRanks = averageRanks(ds.truth)
-  const correlation = plan.objective === 'spearman' ? (x: Float64Array) => pearson(averageRanks(x), truthRanks) : (x: Float64Array) => pearson(x, ds.truth)
+  const correlation =
+    plan.objective === 'spearman'
+      ? (x: Float64Array) => pearson(averageRanks(x), truthRanks)
+      : (x: Float64Array) => pearson(x, ds.truth)
   return (w) => {
     scoreColumns(ds.signals, w, scores)
     const levels = detailLevels(scores, plan.detail_levels)
-    return {weights: {...w}, objective: correlation(scores), token_budget: tokenBudget(levels, ds.signals.tokens, plan.token_cost)}
+    return {
+      weights: {...w},
+      objective: correlation(scores),
+      token_budget: tokenBudget(levels, ds.signals.tokens, plan.token_cost),
+    }
   }
 }
 
@@ -182,17 +223,27 @@ export function gradientAt(w: Weights, evaluate: (w: Weights) => ScoredPoint, h:
   const gradient: Record<string, number | null> = {}
   const undefinedBecause: Record<string, string> = {}
   for (const s of SIGNALS) {
-    const up = Math.min(1, w[s] + h), down = Math.max(0, w[s] - h)
-    const fUp = evaluate(withWeight(w, s, up)).objective, fDown = evaluate(withWeight(w, s, down)).objective
+    const up = Math.min(1, w[s] + h),
+      down = Math.max(0, w[s] - h)
+    const fUp = evaluate(withWeight(w, s, up)).objective,
+      fDown = evaluate(withWeight(w, s, down)).objective
     if (fUp === null || fDown === null) {
       gradient[s] = null
-      undefinedBecause[s] = `the objective is undefined (constant scores) at ${s} = ${(fUp === null ? up : down).toFixed(2)}`
+      undefinedBecause[s] =
+        `the objective is undefined (constant scores) at ${s} = ${(fUp === null ? up : down).toFixed(2)}`
     } else gradient[s] = (fUp - fDown) / (up - down)
   }
   const components = SIGNALS.map((s) => gradient[s])
-  const norm = components.every((g): g is number => g !== null) ? Math.sqrt(components.reduce((t, g) => t + g ** 2, 0)) : null
-  return {gradient, gradient_norm: norm, step: h, note: 'finite differences along each weight with the others rescaled; step = grid step',
-    ...(Object.keys(undefinedBecause).length ? {undefined_because: undefinedBecause} : {})}
+  const norm = components.every((g): g is number => g !== null)
+    ? Math.sqrt(components.reduce((t, g) => t + g ** 2, 0))
+    : null
+  return {
+    gradient,
+    gradient_norm: norm,
+    step: h,
+    note: 'finite differences along each weight with the others rescaled; step = grid step',
+    ...(Object.keys(undefinedBecause).length ? {undefined_because: undefinedBecause} : {}),
+  }
 }
 
 /** For each pair of weights, the best objective over the other two at each lattice cell (a profile). */
@@ -200,13 +251,15 @@ function slices(grid: ScoredPoint[]): SearchResult['slices'] {
   const out: SearchResult['slices'] = []
   for (let i = 0; i < SIGNALS.length; i++)
     for (let j = i + 1; j < SIGNALS.length; j++) {
-      const x = SIGNALS[i], y = SIGNALS[j]
+      const x = SIGNALS[i],
+        y = SIGNALS[j]
       const cells = new Map<string, {x: number; y: number; objective: number | null}>()
       for (const p of grid) {
         const key = `${p.weights[x]},${p.weights[y]}`
         const cell = cells.get(key)
         if (!cell) cells.set(key, {x: p.weights[x], y: p.weights[y], objective: p.objective})
-        else if (p.objective !== null && (cell.objective === null || p.objective > cell.objective)) cell.objective = p.objective
+        else if (p.objective !== null && (cell.objective === null || p.objective > cell.objective))
+          cell.objective = p.objective
       }
       out.push({x, y, cells: [...cells.values()], aggregation: 'max over the other two weights'})
     }

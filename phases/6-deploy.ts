@@ -1,7 +1,16 @@
 import {rmSync} from 'node:fs'
 import {join, relative, resolve, sep} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
-import {makeProfile, notValidated, validationFrom, writeProfileFiles, ROLLOUT_STAGES, type LeakageFinding, type Profile, type ProfileValidation} from '../src/deploy/profile.js'
+import {
+  makeProfile,
+  notValidated,
+  validationFrom,
+  writeProfileFiles,
+  ROLLOUT_STAGES,
+  type LeakageFinding,
+  type Profile,
+  type ProfileValidation,
+} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
@@ -30,15 +39,33 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   const validation = ctx.results.validation
   const scale = plan.time_scale_hours
   const metricsFor = (role: 'baseline' | 'optimum'): Profile['metrics'] => ({
-    [`${search.objective}_on_${search.dataset}`]: role === 'optimum' ? search.optimum.objective.estimate : search.baseline.objective.estimate,
-    [`token_budget_on_${search.dataset}`]: role === 'optimum' ? search.optimum.token_budget : search.baseline.token_budget,
+    [`${search.objective}_on_${search.dataset}`]:
+      role === 'optimum' ? search.optimum.objective.estimate : search.baseline.objective.estimate,
+    [`token_budget_on_${search.dataset}`]:
+      role === 'optimum' ? search.optimum.token_budget : search.baseline.token_budget,
   })
   const leakage = leakageFindings(ctx)
   const validationFor = (role: 'baseline' | 'optimum'): ProfileValidation =>
-    role === 'baseline' ? notValidated('the baseline: the reference the optimum was validated against, not validated itself') : importanceValidation(validation)
-  const profiles = ([['baseline', plan.baseline], ['optimum', search.optimum.weights]] as const).map(([name, w]) => {
+    role === 'baseline'
+      ? notValidated('the baseline: the reference the optimum was validated against, not validated itself')
+      : importanceValidation(validation)
+  const profiles = (
+    [
+      ['baseline', plan.baseline],
+      ['optimum', search.optimum.weights],
+    ] as const
+  ).map(([name, w]) => {
     ctx.progress(`phase 6: writing profile ${name}`)
-    const profile = makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name, config: importanceConfig(w, scale), metrics: metricsFor(name), sourceRun: runId, validation: validationFor(name), leakage})
+    const profile = makeProfile({
+      kind: 'importance',
+      space: IMPORTANCE_SPACE,
+      name,
+      config: importanceConfig(w, scale),
+      metrics: metricsFor(name),
+      sourceRun: runId,
+      validation: validationFor(name),
+      leakage,
+    })
     const files = writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
     return {name, weights: {...w}, files, profile, verdict: profile.validation.verdict}
   })
@@ -53,15 +80,39 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
 
 /** The leakage audit's findings on every dataset of the run (phase 2), for the importance profiles. */
 function leakageFindings(ctx: PhaseContext): LeakageFinding[] {
-  return (ctx.results.synthetic?.datasets ?? []).flatMap((d) => d.leakage.map((a) => ({dataset: d.id, signal: a.signal, verdict: a.verdict, dependence: a.dependence, flagged: a.verdict === 'leak'})))
+  return (ctx.results.synthetic?.datasets ?? []).flatMap((d) =>
+    d.leakage.map((a) => ({
+      dataset: d.id,
+      signal: a.signal,
+      verdict: a.verdict,
+      dependence: a.dependence,
+      flagged: a.verdict === 'leak',
+    })),
+  )
 }
 
 /** The optimum's validation record: every criterion on every held-out dataset (phase 5). */
 export function importanceValidation(v: ValidationResult | undefined): ProfileValidation {
   if (!v) return notValidated('the validation phase did not run')
   if (v.verdict === 'not-validated' || v.datasets.length === 0) return notValidated(v.note ?? 'nothing was validated')
-  const criteria = v.datasets.flatMap((d) => d.verdicts.map((c) => ({id: c.id, description: c.description, metric: c.metric, op: c.op as '<' | '<=' | '>' | '>=', threshold: c.threshold, value: c.value, passed: c.passed, dataset: d.dataset, ...(c.confidence === undefined ? {} : {confidence: c.confidence})})))
-  return validationFrom(criteria, v.datasets.map((d) => d.dataset), v.note ?? null)
+  const criteria = v.datasets.flatMap((d) =>
+    d.verdicts.map((c) => ({
+      id: c.id,
+      description: c.description,
+      metric: c.metric,
+      op: c.op as '<' | '<=' | '>' | '>=',
+      threshold: c.threshold,
+      value: c.value,
+      passed: c.passed,
+      dataset: d.dataset,
+      ...(c.confidence === undefined ? {} : {confidence: c.confidence}),
+    })),
+  )
+  return validationFrom(
+    criteria,
+    v.datasets.map((d) => d.dataset),
+    v.note ?? null,
+  )
 }
 
 /**
@@ -70,37 +121,80 @@ export function importanceValidation(v: ValidationResult | undefined): ProfileVa
  * held-out validation the study gave it (none when the plan has no retrieval.split: then the
  * deploy gate refuses them without --force).
  */
-function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: string): NonNullable<DeployResult['retrieval']> {
+function retrievalProfiles(
+  ctx: PhaseContext,
+  r: RetrievalSearchResult,
+  runId: string,
+): NonNullable<DeployResult['retrieval']> {
   // an external engine's profiles carry its own parameter names and environment variables
-  const spec = ctx.plan.plan.retrieval?.engine ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine)) : undefined
+  const spec = ctx.plan.plan.retrieval?.engine
+    ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine))
+    : undefined
   const space = spec ? spec.space : RETRIEVAL_SPACE
-  const kind = spec ? 'engine' as const : 'retrieval' as const
+  const kind = spec ? ('engine' as const) : ('retrieval' as const)
   // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
-  const engine = spec ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')} : undefined
+  const engine = spec
+    ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')}
+    : undefined
   // with a split the study measured on the tuning conversations only: the key says so
-  const metricKey = r.holdout || r.validation ? `${r.metric}_tuning`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64) : tuningMetricKey(r.metric, r.data)
+  const metricKey =
+    r.holdout || r.validation
+      ? `${r.metric}_tuning`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
+      : tuningMetricKey(r.metric, r.data)
   const defaults = defaultConfig(space)
-  const inSpace = (c: Config): Config => Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
+  const inSpace = (c: Config): Config =>
+    Object.fromEntries(Object.entries({...defaults, ...c}).filter(([k]) => k in defaults))
   const validationOf = (name: string): ProfileValidation => retrievalValidation(r, name)
   // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
   const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
-  const write = (profile: Profile, name: string): string[] => writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
-  const domain = r.profiles.filter((p) => p.config !== null).map((p) => {
-    const name = `retrieval-${p.name}`
-    ctx.progress(`phase 6: writing profile ${name}`)
-    const metrics: Profile['metrics'] = {trial: p.trial, [metricKey]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...heldOut(name)}
-    const profile = makeProfile({kind, space, name, config: inSpace(p.config!), metrics, sourceRun: runId, notes: p.rationale, description: p.description, validation: validationOf(name), ...(engine ? {engine} : {})})
-    return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
-  })
+  const write = (profile: Profile, name: string): string[] =>
+    writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
+  const domain = r.profiles
+    .filter((p) => p.config !== null)
+    .map((p) => {
+      const name = `retrieval-${p.name}`
+      ctx.progress(`phase 6: writing profile ${name}`)
+      const metrics: Profile['metrics'] = {
+        trial: p.trial,
+        [metricKey]: p.metrics?.quality ?? null,
+        p99_ms: p.metrics?.p99_ms ?? null,
+        ...heldOut(name),
+      }
+      const profile = makeProfile({
+        kind,
+        space,
+        name,
+        config: inSpace(p.config!),
+        metrics,
+        sourceRun: runId,
+        notes: p.rationale,
+        description: p.description,
+        validation: validationOf(name),
+        ...(engine ? {engine} : {}),
+      })
+      return {name, trial: p.trial, files: write(profile, name), verdict: profile.validation.verdict}
+    })
   if (!r.routed) return {domain, routed: null, routed_files: [], routed_verdict: null, overridden_types: []}
   const routedName = ROUTED_PROFILE
   const routed = makeProfile({
-    kind: 'routed', space: RETRIEVAL_SPACE, name: routedName, config: inSpace(r.routed.base), overrides: r.routed.overrides, sourceRun: runId,
+    kind: 'routed',
+    space: RETRIEVAL_SPACE,
+    name: routedName,
+    config: inSpace(r.routed.base),
+    overrides: r.routed.overrides,
+    sourceRun: runId,
     routing: {min_gain: r.routed.min_gain, per_type: r.routed.per_type.map((t) => ({...t}))},
-    metrics: {[metricKey]: r.routed.quality ?? null, ...heldOut(routedName)}, validation: validationOf(routedName),
+    metrics: {[metricKey]: r.routed.quality ?? null, ...heldOut(routedName)},
+    validation: validationOf(routedName),
   })
   const routedFiles = write(routed, routedName)
-  return {domain, routed: routedFiles[2], routed_files: routedFiles, routed_verdict: routed.validation.verdict, overridden_types: Object.keys(r.routed.overrides)}
+  return {
+    domain,
+    routed: routedFiles[2],
+    routed_files: routedFiles,
+    routed_verdict: routed.validation.verdict,
+    overridden_types: Object.keys(r.routed.overrides),
+  }
 }
 
 /**
@@ -110,6 +204,12 @@ function retrievalProfiles(ctx: PhaseContext, r: RetrievalSearchResult, runId: s
  * routed profile per overridden type too); without one it is not validated.
  */
 function retrievalValidation(r: RetrievalSearchResult, name: string): ProfileValidation {
-  if (r.validation) return holdoutProfileValidation(r.validation, name) ?? notValidated(`no held-out check of ${name} in the retrieval study`)
-  return notValidated(`the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`)
+  if (r.validation)
+    return (
+      holdoutProfileValidation(r.validation, name) ??
+      notValidated(`no held-out check of ${name} in the retrieval study`)
+    )
+  return notValidated(
+    `the retrieval study tuned on all of ${r.data} and has no held-out conversations to validate on (set retrieval.split in the plan)`,
+  )
 }

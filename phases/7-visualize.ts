@@ -15,7 +15,13 @@ export async function runVisualize(ctx: PhaseContext): Promise<VisualizeResult> 
   const charts: ChartRecord[] = []
   for (const [k, chart] of specs.entries()) {
     const {svg, png} = rendered[k]
-    const record = {id: chart.id, title: chart.title, spec: `${CHARTS_DIR}/${chart.id}.vl.json`, svg: `${CHARTS_DIR}/${chart.id}.svg`, png: `${CHARTS_DIR}/${chart.id}.png`}
+    const record = {
+      id: chart.id,
+      title: chart.title,
+      spec: `${CHARTS_DIR}/${chart.id}.vl.json`,
+      svg: `${CHARTS_DIR}/${chart.id}.svg`,
+      png: `${CHARTS_DIR}/${chart.id}.png`,
+    }
     writeFileAtomic(join(ctx.outDir, record.spec), `${JSON.stringify(chart.spec, null, 2)}\n`)
     writeFileAtomic(join(ctx.outDir, record.svg), svg)
     writeFileAtomic(join(ctx.outDir, record.png), png)

@@ -4,7 +4,14 @@ import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
 import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
-import {Checkpoints, checkpointKey, codeIdentity, engineInputFiles, fileSha256, type RunInputs} from './lib/checkpoints.js'
+import {
+  Checkpoints,
+  checkpointKey,
+  codeIdentity,
+  engineInputFiles,
+  fileSha256,
+  type RunInputs,
+} from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
 import {packageRoot} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
@@ -14,7 +21,17 @@ import {reproducibility} from '../src/report/reproducibility.js'
 import {startRetrievalStudy, checkRetrievalInputs, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
 import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
 import {createContext, displayPath, loadStudyDatasets, type PhaseContext} from './lib/context.js'
-import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION, type DeployResult, type PhaseName, type PhaseResults, type Report, type SearchResult, type VisualizeResult} from '../src/report/types.js'
+import {
+  PHASE_NAMES,
+  REPORT_SCHEMA,
+  REPORT_VERSION,
+  type DeployResult,
+  type PhaseName,
+  type PhaseResults,
+  type Report,
+  type SearchResult,
+  type VisualizeResult,
+} from '../src/report/types.js'
 import {runProperties} from './1-properties.js'
 import {runSynthetic} from './2-synthetic.js'
 import {runAblation} from './3-ablation.js'
@@ -39,8 +56,20 @@ export const PHASES: readonly PhaseDef[] = [
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
   {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
-  {number: 5, name: 'validation', title: 'Validation on held-out and imported data', needs: ['synthetic', 'search'], run: runValidation},
-  {number: 6, name: 'deploy', title: 'Deployable profiles and rollback', needs: ['search', 'validation'], run: runDeploy},
+  {
+    number: 5,
+    name: 'validation',
+    title: 'Validation on held-out and imported data',
+    needs: ['synthetic', 'search'],
+    run: runValidation,
+  },
+  {
+    number: 6,
+    name: 'deploy',
+    title: 'Deployable profiles and rollback',
+    needs: ['search', 'validation'],
+    run: runDeploy,
+  },
   {number: 7, name: 'visualize', title: 'Charts', needs: ['ablation', 'search', 'validation'], run: runVisualize},
 ]
 
@@ -48,7 +77,8 @@ export const PHASES: readonly PhaseDef[] = [
 export function findPhase(key: string): PhaseDef {
   const byNumber = /^\d+$/.test(key) ? PHASES.find((p) => p.number === Number(key)) : undefined
   const phase = byNumber ?? PHASES.find((p) => p.name === key.toLowerCase())
-  if (!phase) throw new InputError(`phase ${JSON.stringify(key)}`, `a phase number 1-7 or a name (${PHASE_NAMES.join(', ')})`)
+  if (!phase)
+    throw new InputError(`phase ${JSON.stringify(key)}`, `a phase number 1-7 or a name (${PHASE_NAMES.join(', ')})`)
   return phase
 }
 
@@ -75,7 +105,9 @@ export interface RunOutcome {
   readonly warnings: string[]
 }
 
-export const KT_VERSION: string = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}).version
+export const KT_VERSION: string = (
+  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
+).version
 
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
 export function runIdFor(seed: number, planHash: string): string {
@@ -101,17 +133,24 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const retrieval = loaded.plan.retrieval
   const retrievalData = retrieval ? loaded.resolvePath(retrieval.data) : undefined
   const retrievalEngine = retrieval?.engine === undefined ? undefined : loaded.resolvePath(retrieval.engine)
-  const checked = retrieval && retrievalData && toRun.includes('search') ? await checkRetrievalInputs(retrieval, retrievalData, options.seed, retrievalEngine) : {}
+  const checked =
+    retrieval && retrievalData && toRun.includes('search')
+      ? await checkRetrievalInputs(retrieval, retrievalData, options.seed, retrievalEngine)
+      : {}
   const inputs: RunInputs = {
     files: [
       {field: 'plan', file: resolve(loaded.file), sha256: fileSha256(loaded.file)},
       ...datasets.map((d) => ({field: d.field, file: d.path, sha256: d.sha256})),
       ...(retrievalData ? [{field: 'retrieval.data', file: retrievalData, sha256: fileSha256(retrievalData)}] : []),
-      ...(retrievalEngine ? engineInputFiles(retrievalEngine, checked.engineDir ?? dirname(retrievalEngine), 'retrieval.engine') : []),
+      ...(retrievalEngine
+        ? engineInputFiles(retrievalEngine, checked.engineDir ?? dirname(retrievalEngine), 'retrieval.engine')
+        : []),
     ],
     code: codeIdentity(),
   }
-  const checkpoints = new Checkpoints(outDir, checkpointKey(runId, KT_VERSION, inputs), inputs, (f) => displayPath(f, loaded.file))
+  const checkpoints = new Checkpoints(outDir, checkpointKey(runId, KT_VERSION, inputs), inputs, (f) =>
+    displayPath(f, loaded.file),
+  )
   ensureDir(outDir)
 
   // A phase is reused only when its checkpoint has this run's key and its outputs are intact, and
@@ -121,11 +160,14 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   if (options.resume)
     for (const def of PHASES.filter((p) => toRun.includes(p.name))) {
       const stale = transitiveNeeds(def.name).find((need) => toRun.includes(need) && !reusable.has(need))
-      const saved = stale ? {reason: `it reads phase ${findPhase(stale).number} (${stale}), which is recomputed`} : checkpoints.read(def.name)
+      const saved = stale
+        ? {reason: `it reads phase ${findPhase(stale).number} (${stale}), which is recomputed`}
+        : checkpoints.read(def.name)
       if ('result' in saved) reusable.set(def.name, saved.result)
       else notReused.push({phase: def.name, reason: saved.reason})
     }
-  for (const n of notReused) if (n.reason !== 'no checkpoint') progress(`phase ${findPhase(n.phase).number}: not reused: ${n.reason}`)
+  for (const n of notReused)
+    if (n.reason !== 'no checkpoint') progress(`phase ${findPhase(n.phase).number}: not reused: ${n.reason}`)
 
   const charts = toRun.includes('visualize') ? memoizedRenderer(startChartRenderer()) : undefined
   const ctx = createContext(loaded, options.seed, outDir, progress, charts, datasets)
@@ -136,7 +178,19 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
     const continueStore = (options.resume ?? false) && checkpoints.retrievalStoreMatches()
     checkpoints.markRetrievalStore()
     const engine = retrievalEngine === undefined ? {} : {engine: retrievalEngine}
-    ctx.retrieval = startRetrievalStudy({settings: retrieval, data: retrievalData, dataLabel: displayPath(retrievalData, loaded.file), storage: join(outDir, RETRIEVAL_STUDY_FILE), seed: options.seed, bootstrap: loaded.plan.bootstrap, ...engine}, continueStore, (line) => progress(`phase 4 (retrieval): ${line}`))
+    ctx.retrieval = startRetrievalStudy(
+      {
+        settings: retrieval,
+        data: retrievalData,
+        dataLabel: displayPath(retrievalData, loaded.file),
+        storage: join(outDir, RETRIEVAL_STUDY_FILE),
+        seed: options.seed,
+        bootstrap: loaded.plan.bootstrap,
+        ...engine,
+      },
+      continueStore,
+      (line) => progress(`phase 4 (retrieval): ${line}`),
+    )
     // a failure surfaces when Phase 4 awaits it; until then it must not count as unhandled
     ctx.retrieval.catch(() => {})
   }
@@ -152,7 +206,11 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         progress(`phase ${def.number}: ${def.title}`)
         const result = await def.run(ctx, runId)
         // wall-clock measurements belong to the timing section, not to the reproducible results
-        const retrieval = def.name === 'search' ? (result as {retrieval?: {latency_check?: NonNullable<Report['timing']['retrieval_latency_check']>}}).retrieval : undefined
+        const retrieval =
+          def.name === 'search'
+            ? (result as {retrieval?: {latency_check?: NonNullable<Report['timing']['retrieval_latency_check']>}})
+                .retrieval
+            : undefined
         if (retrieval?.latency_check) {
           timing.retrieval_latency_check = retrieval.latency_check
           delete retrieval.latency_check
@@ -169,7 +227,9 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   }
   const seeds = options.checkSeeds ? await checkSeeds(loaded, options.checkSeeds, ctx, progress) : undefined
 
-  const phases = Object.fromEntries(PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]])) as Partial<PhaseResults>
+  const phases = Object.fromEntries(
+    PHASE_NAMES.filter((p) => ctx.results[p] !== undefined).map((p) => [p, ctx.results[p]]),
+  ) as Partial<PhaseResults>
   const {reproducible, reason} = reproducibility(phases)
   const report: Report = {
     schema: REPORT_SCHEMA,
@@ -215,10 +275,11 @@ function withPrerequisites(requested: readonly PhaseName[]): PhaseName[] {
 function transitiveNeeds(name: PhaseName): PhaseName[] {
   const out = new Set<PhaseName>()
   const add = (n: PhaseName): void => {
-    for (const need of findPhase(n).needs) if (!out.has(need)) {
-      out.add(need)
-      add(need)
-    }
+    for (const need of findPhase(n).needs)
+      if (!out.has(need)) {
+        out.add(need)
+        add(need)
+      }
   }
   add(name)
   return PHASE_NAMES.filter((p) => out.has(p))
@@ -232,7 +293,10 @@ export function phaseOutputs(name: PhaseName, result: unknown): string[] {
   }
   if (name === 'deploy') {
     const r = result as DeployResult
-    return [...r.profiles.flatMap((p) => p.files), ...(r.retrieval ? [...r.retrieval.domain.flatMap((p) => p.files), ...r.retrieval.routed_files] : [])]
+    return [
+      ...r.profiles.flatMap((p) => p.files),
+      ...(r.retrieval ? [...r.retrieval.domain.flatMap((p) => p.files), ...r.retrieval.routed_files] : []),
+    ]
   }
   if (name === 'visualize') return (result as VisualizeResult).charts.flatMap((c) => [c.spec, c.svg, c.png])
   return []

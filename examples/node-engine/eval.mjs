@@ -56,5 +56,10 @@ data.conversations.forEach((conv, ci) => {
 })
 process.stderr.write(`tier ${tier}: ${asked} questions, config ${JSON.stringify(config)}\n`)
 const metrics = Object.fromEntries(RECALL_AT.map((k) => [`recall@${k}`, hits[k] / asked]))
-Object.assign(metrics, {mrr: rr / asked, p50_ms: percentile(times, 0.5), p99_ms: percentile(times, 0.99), questions: asked})
+Object.assign(metrics, {
+  mrr: rr / asked,
+  p50_ms: percentile(times, 0.5),
+  p99_ms: percentile(times, 0.99),
+  questions: asked,
+})
 console.log(JSON.stringify(metrics))

@@ -19,7 +19,9 @@ export const PARAMETERS = {
 }
 
 const STOPWORDS = new Set(
-  'a an the is are was were be been of to in on at for and or but i you he she it we they my your his her its our their what which who whom where when how does do did this that these those now s with as by from so'.split(' '),
+  'a an the is are was were be been of to in on at for and or but i you he she it we they my your his her its our their what which who whom where when how does do did this that these those now s with as by from so'.split(
+    ' ',
+  ),
 )
 
 export function tokens(text) {
@@ -93,7 +95,10 @@ export class MemoryEngine {
     return pool
       .map((i) => {
         const age = index.newest - index.turns[i].time
-        return {i, score: (config['w.bm25'] * bm[i]) / top + config['w.recency'] * Math.exp((-Math.LN2 * age) / halfLife)}
+        return {
+          i,
+          score: (config['w.bm25'] * bm[i]) / top + config['w.recency'] * Math.exp((-Math.LN2 * age) / halfLife),
+        }
       })
       .sort((a, b) => b.score - a.score || a.i - b.i)
       .slice(0, k)

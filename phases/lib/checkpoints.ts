@@ -63,7 +63,11 @@ export function engineInputFiles(engineFile: string, commandDir: string, field: 
     } catch {
       continue // a dangling link or a file removed meanwhile
     }
-    files.push({field: `${field} (folder)`, file: path, sha256: size > ENGINE_FOLDER_FILE_MAX_BYTES ? `size:${size}` : fileSha256(path)})
+    files.push({
+      field: `${field} (folder)`,
+      file: path,
+      sha256: size > ENGINE_FOLDER_FILE_MAX_BYTES ? `size:${size}` : fileSha256(path),
+    })
   }
   return files
 }
@@ -100,7 +104,8 @@ export function codeIdentityOf(base: string, root: string): string {
       }
   }
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  for (const extra of ['package.json', 'package-lock.json']) if (existsSync(join(root, extra))) files.push([`<root>/${extra}`, join(root, extra)])
+  for (const extra of ['package.json', 'package-lock.json'])
+    if (existsSync(join(root, extra))) files.push([`<root>/${extra}`, join(root, extra)])
   for (const [name, path] of files) hash.update(`${name}\0`).update(readFileSync(path)).update('\0')
   return hash.digest('hex')
 }
@@ -111,19 +116,28 @@ export function checkpointKey(runId: string, version: string, inputs: RunInputs)
 }
 
 /** What changed between the inputs a checkpoint was made with and the current ones, in a few words. */
-export function describeChange(before: RunInputs | undefined, now: RunInputs, displayFile: (file: string) => string): string {
+export function describeChange(
+  before: RunInputs | undefined,
+  now: RunInputs,
+  displayFile: (file: string) => string,
+): string {
   if (!before) return 'it was made by another kt version'
   const changed: string[] = []
   const old = new Map(before.files.map((f) => [`${f.field}\0${f.file}`, f.sha256]))
   for (const f of now.files) {
     const was = old.get(`${f.field}\0${f.file}`)
     if (was === undefined) changed.push(`${f.field} ${displayFile(f.file)} is new`)
-    else if (was !== f.sha256) changed.push(`${f.field} ${displayFile(f.file)} changed (sha256 ${was.slice(0, 12)} -> ${f.sha256.slice(0, 12)})`)
+    else if (was !== f.sha256)
+      changed.push(`${f.field} ${displayFile(f.file)} changed (sha256 ${was.slice(0, 12)} -> ${f.sha256.slice(0, 12)})`)
     old.delete(`${f.field}\0${f.file}`)
   }
-  for (const key of old.keys()) changed.push(`${key.split('\0')[0]} ${displayFile(key.split('\0')[1])} is no longer an input`)
-  if (before.code !== now.code) changed.push(`the code changed (${before.code.slice(0, 12)} -> ${now.code.slice(0, 12)})`)
-  return changed.length ? changed.slice(0, 3).join('; ') + (changed.length > 3 ? `; and ${changed.length - 3} more` : '') : 'the run id, seed or kt version differs'
+  for (const key of old.keys())
+    changed.push(`${key.split('\0')[0]} ${displayFile(key.split('\0')[1])} is no longer an input`)
+  if (before.code !== now.code)
+    changed.push(`the code changed (${before.code.slice(0, 12)} -> ${now.code.slice(0, 12)})`)
+  return changed.length
+    ? changed.slice(0, 3).join('; ') + (changed.length > 3 ? `; and ${changed.length - 3} more` : '')
+    : 'the run id, seed or kt version differs'
 }
 
 /** A file a phase wrote: its path relative to the run folder, and its sha256 (null: existence only, e.g. a study store that is reopened). */
@@ -133,20 +147,27 @@ export interface PhaseOutput {
 }
 
 const FileInputSchema = z.object({field: z.string(), file: z.string(), sha256: z.string()}).strict()
-const CheckpointSchema = z.object({
-  kt_checkpoint: z.literal(CHECKPOINT_FORMAT_VERSION),
-  phase: z.string(),
-  key: z.string().regex(/^[0-9a-f]{64}$/),
-  inputs: z.object({files: z.array(FileInputSchema), code: z.string()}).strict(),
-  outputs: z.array(z.object({path: z.string().min(1), sha256: z.string().nullable()}).strict()),
-  result: z.record(z.unknown()),
-}).strict()
+const CheckpointSchema = z
+  .object({
+    kt_checkpoint: z.literal(CHECKPOINT_FORMAT_VERSION),
+    phase: z.string(),
+    key: z.string().regex(/^[0-9a-f]{64}$/),
+    inputs: z.object({files: z.array(FileInputSchema), code: z.string()}).strict(),
+    outputs: z.array(z.object({path: z.string().min(1), sha256: z.string().nullable()}).strict()),
+    result: z.record(z.unknown()),
+  })
+  .strict()
 
 export type CheckpointRead = {readonly result: unknown} | {readonly reason: string}
 
 /** The run folder's checkpoints under one key. */
 export class Checkpoints {
-  constructor(readonly outDir: string, readonly key: string, readonly inputs: RunInputs, private readonly displayFile: (file: string) => string) {}
+  constructor(
+    readonly outDir: string,
+    readonly key: string,
+    readonly inputs: RunInputs,
+    private readonly displayFile: (file: string) => string,
+  ) {}
 
   private file(phase: PhaseName): string {
     return join(this.outDir, CHECKPOINT_DIR, `${phase}.json`)
@@ -165,7 +186,10 @@ export class Checkpoints {
       return {reason: 'its checkpoint is torn'} // e.g. a disk filled while writing: just not reused
     }
     if (saved.phase !== phase) return {reason: 'its checkpoint belongs to another phase'}
-    if (saved.key !== this.key) return {reason: `the inputs changed since its checkpoint: ${describeChange(saved.inputs, this.inputs, this.displayFile)}`}
+    if (saved.key !== this.key)
+      return {
+        reason: `the inputs changed since its checkpoint: ${describeChange(saved.inputs, this.inputs, this.displayFile)}`,
+      }
     for (const out of saved.outputs) {
       const path = join(this.outDir, out.path)
       if (!existsSync(path)) return {reason: `its output ${out.path} is missing`}
@@ -175,8 +199,21 @@ export class Checkpoints {
   }
 
   write(phase: PhaseName, result: unknown, outputs: readonly string[], existenceOnly: (path: string) => boolean): void {
-    const recorded: PhaseOutput[] = outputs.map((path) => ({path, sha256: existenceOnly(path) ? null : fileSha256(join(this.outDir, path))}))
-    writeFileAtomic(this.file(phase), JSON.stringify({kt_checkpoint: CHECKPOINT_FORMAT_VERSION, phase, key: this.key, inputs: this.inputs, outputs: recorded, result}))
+    const recorded: PhaseOutput[] = outputs.map((path) => ({
+      path,
+      sha256: existenceOnly(path) ? null : fileSha256(join(this.outDir, path)),
+    }))
+    writeFileAtomic(
+      this.file(phase),
+      JSON.stringify({
+        kt_checkpoint: CHECKPOINT_FORMAT_VERSION,
+        phase,
+        key: this.key,
+        inputs: this.inputs,
+        outputs: recorded,
+        result,
+      }),
+    )
   }
 
   /** True when the retrieval study store in the run folder was started with these same inputs (so a resume may continue it). */

@@ -44,7 +44,14 @@ export interface PhaseContext {
   retrieval?: Promise<RetrievalSearchResult>
 }
 
-export function createContext(plan: LoadedPlan, seed: number, outDir: string, progress: (t: string) => void, charts: ChartRenderer = {render: renderChart, close: async () => {}}, preloaded?: StudyDataset[]): PhaseContext {
+export function createContext(
+  plan: LoadedPlan,
+  seed: number,
+  outDir: string,
+  progress: (t: string) => void,
+  charts: ChartRenderer = {render: renderChart, close: async () => {}},
+  preloaded?: StudyDataset[],
+): PhaseContext {
   let cache: StudyDataset[] | undefined = preloaded
   const results: Partial<PhaseResults> = {}
   return {
@@ -68,7 +75,11 @@ export function loadStudyDatasets(plan: LoadedPlan): StudyDataset[] {
   const entries: Array<[string, StudyDataset['role'], string]> = [
     [datasets.tune, 'tune', 'datasets.tune'],
     ...datasets.holdout.map((f, i): [string, StudyDataset['role'], string] => [f, 'holdout', `datasets.holdout[${i}]`]),
-    ...datasets.imported.map((f, i): [string, StudyDataset['role'], string] => [f, 'imported', `datasets.imported[${i}]`]),
+    ...datasets.imported.map((f, i): [string, StudyDataset['role'], string] => [
+      f,
+      'imported',
+      `datasets.imported[${i}]`,
+    ]),
   ]
   return entries.map(([path, role, field]) => {
     const abs = plan.resolvePath(path)
@@ -76,8 +87,15 @@ export function loadStudyDatasets(plan: LoadedPlan): StudyDataset[] {
     const dataset = parseDataset(parseJson(abs, text), abs)
     return {
       // of the bytes, as Phase 2 reports it
-      id: dataset.id, file: displayPath(abs, plan.file), path: abs, role, field, sha256: createHash('sha256').update(readFileSync(abs)).digest('hex'),
-      dataset, signals: computeSignals(toImportanceInput(dataset), scale), truth: truthOf(dataset),
+      id: dataset.id,
+      file: displayPath(abs, plan.file),
+      path: abs,
+      role,
+      field,
+      sha256: createHash('sha256').update(readFileSync(abs)).digest('hex'),
+      dataset,
+      signals: computeSignals(toImportanceInput(dataset), scale),
+      truth: truthOf(dataset),
     }
   })
 }
@@ -90,6 +108,7 @@ export function loadStudyDatasets(plan: LoadedPlan): StudyDataset[] {
  */
 export function displayPath(abs: string, planFile: string): string {
   const inPackage = relative(packageRoot, abs)
-  const rel = inPackage.startsWith('..') || isAbsolute(inPackage) ? relative(dirname(resolve(planFile)), abs) : inPackage
+  const rel =
+    inPackage.startsWith('..') || isAbsolute(inPackage) ? relative(dirname(resolve(planFile)), abs) : inPackage
   return rel.split(sep).join('/')
 }

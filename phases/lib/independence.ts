@@ -25,12 +25,18 @@ export function checkValidationData(plan: LoadedPlan, datasets: readonly StudyDa
     if (d.role === 'tune') continue
     const where = `${plan.file}: ${d.field}`
     const named = JSON.stringify(d.file)
-    if (realpathSync(d.path) === tuneReal) throw new InputError(where, EXPECTED, `${named}, the same file as datasets.tune (through a link)`)
-    if (d.sha256 === tune.sha256) throw new InputError(where, EXPECTED, `${named}, a copy of datasets.tune (same sha256 ${d.sha256.slice(0, 12)})`)
+    if (realpathSync(d.path) === tuneReal)
+      throw new InputError(where, EXPECTED, `${named}, the same file as datasets.tune (through a link)`)
+    if (d.sha256 === tune.sha256)
+      throw new InputError(where, EXPECTED, `${named}, a copy of datasets.tune (same sha256 ${d.sha256.slice(0, 12)})`)
     const inTuning = turnKeys(d).filter((k) => tuneTurns.has(k)).length
-    if (inTuning === d.dataset.turns.length) throw new InputError(where, EXPECTED, `${named}, whose ${inTuning} turns are all turns of datasets.tune`)
+    if (inTuning === d.dataset.turns.length)
+      throw new InputError(where, EXPECTED, `${named}, whose ${inTuning} turns are all turns of datasets.tune`)
     const sharedTexts = d.dataset.turns.filter((t) => tuneTexts.has(t.text.trim())).length
-    if (sharedTexts > 0) warnings.push(`${d.field} (${d.file}) shares ${sharedTexts} of ${d.dataset.turns.length} turn texts with the tuning set (datasets.tune): its validation is partly on data tuned on`)
+    if (sharedTexts > 0)
+      warnings.push(
+        `${d.field} (${d.file}) shares ${sharedTexts} of ${d.dataset.turns.length} turn texts with the tuning set (datasets.tune): its validation is partly on data tuned on`,
+      )
   }
   return warnings
 }
@@ -38,5 +44,7 @@ export function checkValidationData(plan: LoadedPlan, datasets: readonly StudyDa
 /** Each turn as what the study sees of it: time, text, surprise, its query's text and the label. */
 function turnKeys(d: StudyDataset): string[] {
   const queries = new Map(d.dataset.queries.map((q) => [q.id, q.text]))
-  return d.dataset.turns.map((t) => JSON.stringify([t.time, t.text, t.surprise, queries.get(t.query) ?? t.query, t.truth]))
+  return d.dataset.turns.map((t) =>
+    JSON.stringify([t.time, t.text, t.surprise, queries.get(t.query) ?? t.query, t.truth]),
+  )
 }

@@ -1,5 +1,10 @@
 import {pearson, spearman} from '../../src/stats/correlation.js'
-import {ResampleCounts, correlationBootstrap, correlationDeltaBootstrap, type CorrelationKind} from '../../src/stats/correlation-bootstrap.js'
+import {
+  ResampleCounts,
+  correlationBootstrap,
+  correlationDeltaBootstrap,
+  type CorrelationKind,
+} from '../../src/stats/correlation-bootstrap.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../../src/engine/importance/score.js'
 import type {Weights} from '../../src/engine/importance/space.js'
 import type {Plan} from '../plan.js'
@@ -44,14 +49,41 @@ export function resamplesFor(ctx: PhaseContext, ds: StudyDataset): ResampleCount
 }
 
 /** Correlation of scores with the truth, with a percentile bootstrap interval. */
-export function correlationInterval(ctx: PhaseContext, kind: CorrelationKind, scores: Float64Array, ds: StudyDataset): Interval {
+export function correlationInterval(
+  ctx: PhaseContext,
+  kind: CorrelationKind,
+  scores: Float64Array,
+  ds: StudyDataset,
+): Interval {
   const r = correlationBootstrap(kind, scores, ds.truth, resamplesFor(ctx, ds), ctx.plan.plan.bootstrap.confidence)
-  return {estimate: r.estimate, low: r.low, high: r.high, confidence: r.confidence, resamples: r.resamples, undefined_resamples: r.undefinedResamples,
-    ...(r.estimate === null ? {note: 'undefined: the scores are constant, so the correlation does not exist'} : {})}
+  return {
+    estimate: r.estimate,
+    low: r.low,
+    high: r.high,
+    confidence: r.confidence,
+    resamples: r.resamples,
+    undefined_resamples: r.undefinedResamples,
+    ...(r.estimate === null ? {note: 'undefined: the scores are constant, so the correlation does not exist'} : {}),
+  }
 }
 
 /** Absolute change (B - A) of a correlation with the truth, by paired bootstrap. */
-export function correlationDelta(ctx: PhaseContext, kind: CorrelationKind, a: Float64Array, b: Float64Array, ds: StudyDataset): DeltaInterval {
+export function correlationDelta(
+  ctx: PhaseContext,
+  kind: CorrelationKind,
+  a: Float64Array,
+  b: Float64Array,
+  ds: StudyDataset,
+): DeltaInterval {
   const r = correlationDeltaBootstrap(kind, a, b, ds.truth, resamplesFor(ctx, ds), ctx.plan.plan.bootstrap.confidence)
-  return {kind: 'absolute', unit: `${kind} correlation`, estimate: r.estimate, low: r.low, high: r.high, confidence: r.confidence, resamples: r.resamples, undefined_resamples: r.undefinedResamples}
+  return {
+    kind: 'absolute',
+    unit: `${kind} correlation`,
+    estimate: r.estimate,
+    low: r.low,
+    high: r.high,
+    confidence: r.confidence,
+    resamples: r.resamples,
+    undefined_resamples: r.undefinedResamples,
+  }
 }

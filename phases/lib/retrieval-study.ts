@@ -43,13 +43,23 @@ export interface RetrievalStudyInput {
  * Pareto front with its hypervolume and the domain profiles chosen from it. A function of its
  * inputs alone, so it can run on a worker thread while the importance phases compute.
  */
-export async function retrievalStudy(input: RetrievalStudyInput, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+export async function retrievalStudy(
+  input: RetrievalStudyInput,
+  progress: (line: string) => void,
+): Promise<RetrievalSearchResult> {
   if (input.engine) return engineRetrievalStudy(input, input.engine, progress)
   const {settings, data, seed} = input
   const split = planSplit(settings, seed)
   const result = await runRoutedSweeps({
-    data, metric: settings.metric, storage: input.storage, studyPrefix: STUDY_PREFIX, optimizer: settings.optimizer, seed, maxBudget: settings.budget,
-    log: progress, ...(split ? {split} : {}),
+    data,
+    metric: settings.metric,
+    storage: input.storage,
+    studyPrefix: STUDY_PREFIX,
+    optimizer: settings.optimizer,
+    seed,
+    maxBudget: settings.budget,
+    log: progress,
+    ...(split ? {split} : {}),
   })
   if (!result.analysis) throw new Error('the retrieval study produced no bi-objective trials')
   // The engine's defaults compete too (as trial -1, measured like a trial at the full budget), so
@@ -63,9 +73,25 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
   const trials = store.trials(`${STUDY_PREFIX}-all`)
   store.close()
   const defaultsRow: TrialRow = {
-    study: `${STUDY_PREFIX}-all`, id: DEFAULTS_TRIAL, configId: 'defaults', config: defaults, budget, continues: null, info: {defaults: true}, status: 'ok',
-    loss: measured.loss, values: measured.values ? [...measured.values] : null, metrics: measured.metrics ? {...measured.metrics} : null, checkpoint: null,
-    error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
+    study: `${STUDY_PREFIX}-all`,
+    id: DEFAULTS_TRIAL,
+    configId: 'defaults',
+    config: defaults,
+    budget,
+    continues: null,
+    info: {defaults: true},
+    status: 'ok',
+    loss: measured.loss,
+    values: measured.values ? [...measured.values] : null,
+    metrics: measured.metrics ? {...measured.metrics} : null,
+    checkpoint: null,
+    error: null,
+    tellSeq: null,
+    asksBefore: null,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    worker: null,
   }
   const analysis = analyzeStudy([...trials, defaultsRow], undefined, undefined, settings.metric)
   const trialRecords = frontTrialRecords([...trials, defaultsRow], analysis)
@@ -90,15 +116,49 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     tuningData = splitDataset(loaded, split, 'train')
     const side = await createObjective({data, metric: settings.metric, split, part: 'holdout'})
     const byId = new Map([...trials, defaultsRow].map((t) => [t.id, t]))
-    holdout = await evaluateHoldoutItems([
-      ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
-      ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
-      {trial: DEFAULTS_TRIAL, config: defaults, role: 'defaults', metrics: defaultsRow.metrics},
-    ], {objective: side, description}, seed)
-    validation = validateOnHoldout(splitDataset(loaded, split, 'holdout'), [
-      ...analysis.profiles.filter((p) => p.config !== null).map((p) => ({name: `retrieval-${p.profile}`, trial: p.trialId, config: p.config!, tuning_quality: p.metrics?.quality ?? null})),
-      {name: ROUTED_PROFILE, trial: null, config: routedBase, overrides: result.routed.overrides, tuning_quality: await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)},
-    ], validationSettings(input), description)
+    holdout = await evaluateHoldoutItems(
+      [
+        ...analysis.front.front.map((p) => ({
+          trial: p.trialId,
+          config: p.config,
+          role: 'front',
+          metrics: byId.get(p.trialId)?.metrics,
+        })),
+        ...analysis.profiles
+          .filter((p) => p.trialId !== null && p.config)
+          .map((p) => ({
+            trial: p.trialId!,
+            config: p.config!,
+            role: `profile ${p.profile}`,
+            metrics: byId.get(p.trialId!)?.metrics,
+          })),
+        {trial: DEFAULTS_TRIAL, config: defaults, role: 'defaults', metrics: defaultsRow.metrics},
+      ],
+      {objective: side, description},
+      seed,
+    )
+    validation = validateOnHoldout(
+      splitDataset(loaded, split, 'holdout'),
+      [
+        ...analysis.profiles
+          .filter((p) => p.config !== null)
+          .map((p) => ({
+            name: `retrieval-${p.profile}`,
+            trial: p.trialId,
+            config: p.config!,
+            tuning_quality: p.metrics?.quality ?? null,
+          })),
+        {
+          name: ROUTED_PROFILE,
+          trial: null,
+          config: routedBase,
+          overrides: result.routed.overrides,
+          tuning_quality: await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric),
+        },
+      ],
+      validationSettings(input),
+      description,
+    )
   }
   return {
     data: input.dataLabel,
@@ -112,11 +172,24 @@ export async function retrievalStudy(input: RetrievalStudyInput, progress: (line
     front: frontRecord(analysis),
     trials: trialRecords,
     profiles: analysis.profiles.map((p) => ({
-      name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale,
+      name: p.profile,
+      description: p.description,
+      trial: p.trialId,
+      config: p.config,
+      metrics: p.metrics,
+      on_front: p.onFront,
+      rationale: p.rationale,
     })),
     // the routed profile's quality as kt eval --profile measures it (base plus overrides on every tuning query)
-    routed: {base: result.routed.base, overrides: result.routed.overrides, per_type: result.routed.per_type, min_gain: result.routed.min_gain,
-      quality: validation?.profiles.find((p) => p.name === ROUTED_PROFILE)?.tuning_quality ?? await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)},
+    routed: {
+      base: result.routed.base,
+      overrides: result.routed.overrides,
+      per_type: result.routed.per_type,
+      min_gain: result.routed.min_gain,
+      quality:
+        validation?.profiles.find((p) => p.name === ROUTED_PROFILE)?.tuning_quality ??
+        (await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)),
+    },
     ...(holdout ? {holdout} : {}),
     ...(validation ? {validation} : {}),
     ...(latencyCheck ? {latency_check: latencyCheck} : {}),
@@ -128,9 +201,17 @@ export const ROUTED_PROFILE = 'retrieval-routed'
 
 /** The report's record of a study's quality-latency front (kt's engine and engine files alike). */
 function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({trial: p.trialId, quality: p.quality, p99_ms: p.latencyMs})
+  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({
+    trial: p.trialId,
+    quality: p.quality,
+    p99_ms: p.latencyMs,
+  })
   return {
-    reference: {quality: analysis.front.reference.quality, p99_ms: analysis.front.reference.latencyMs, rule: analysis.front.reference.rule},
+    reference: {
+      quality: analysis.front.reference.quality,
+      p99_ms: analysis.front.reference.latencyMs,
+      rule: analysis.front.reference.rule,
+    },
     points: analysis.front.front.map(point),
     dominated: analysis.front.dominated.map(point),
     hypervolume: analysis.front.hypervolume,
@@ -143,7 +224,12 @@ function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
  * the split against it, and the engine file (a retrieval service). Returns the folder the engine's
  * command runs in (its scripts are inputs of the run too), when there is an engine.
  */
-export async function checkRetrievalInputs(settings: RetrievalStudyInput['settings'], data: string, seed: number, engine?: string): Promise<{engineDir?: string}> {
+export async function checkRetrievalInputs(
+  settings: RetrievalStudyInput['settings'],
+  data: string,
+  seed: number,
+  engine?: string,
+): Promise<{engineDir?: string}> {
   const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
   const {splitIds} = await import('../../src/data/conversations/split.js')
   const split = planSplit(settings, seed)
@@ -153,20 +239,28 @@ export async function checkRetrievalInputs(settings: RetrievalStudyInput['settin
     const known = new Set(dataset.conversations.map((c) => c.id))
     for (const part of ['train', 'holdout'] as const)
       ids[part].forEach((id, i) => {
-        if (!known.has(id)) throw new InputError(`retrieval.split.${part}[${i}]`, `a conversation id of ${data}`, JSON.stringify(id))
+        if (!known.has(id))
+          throw new InputError(`retrieval.split.${part}[${i}]`, `a conversation id of ${data}`, JSON.stringify(id))
       })
   }
   if (engine === undefined) return {}
   const {loadEngineFile} = await import('../../src/engines/file.js')
   const spec = loadEngineFile(engine)
-  if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engine}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))
+  if (spec.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${engine}: evaluate.kind`,
+      '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)',
+      JSON.stringify(spec.evaluate.kind),
+    )
   return {engineDir: spec.evaluate.cwd}
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
 function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
   if (settings.split === undefined) return undefined
-  return typeof settings.split === 'string' ? parseSplit(settings.split, seed, 'retrieval.split') : idSplit(settings.split.train.join(','), settings.split.holdout.join(','))
+  return typeof settings.split === 'string'
+    ? parseSplit(settings.split, seed, 'retrieval.split')
+    : idSplit(settings.split.train.join(','), settings.split.holdout.join(','))
 }
 
 /**
@@ -175,7 +269,11 @@ function planSplit(settings: RetrievalStudyInput['settings'], seed: number): Spl
  * it), the Pareto front, the engine file's own profile rules, its defaults competing as trial -1,
  * and, with a split, every front point and profile scored on the held-out conversations.
  */
-async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: string, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+async function engineRetrievalStudy(
+  input: RetrievalStudyInput,
+  engineFile: string,
+  progress: (line: string) => void,
+): Promise<RetrievalSearchResult> {
   const {settings, data, seed} = input
   const {loadEngineFile} = await import('../../src/engines/file.js')
   const {createEngineObjective} = await import('../../src/engines/objective.js')
@@ -185,10 +283,18 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   const {describeSplit} = await import('../../src/data/conversations/split.js')
   const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
   const spec = loadEngineFile(engineFile)
-  if (spec.evaluate.kind !== 'retrieval-service') throw new InputError(`${engineFile}: evaluate.kind`, '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)', JSON.stringify(spec.evaluate.kind))
+  if (spec.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${engineFile}: evaluate.kind`,
+      '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)',
+      JSON.stringify(spec.evaluate.kind),
+    )
   const split = planSplit(settings, seed)
   // the plan's metric is the quality objective; latency is the engine's p99_ms
-  const objectives = [{metric: settings.metric, direction: 'maximize' as const}, {metric: 'p99_ms', direction: 'minimize' as const}]
+  const objectives = [
+    {metric: settings.metric, direction: 'maximize' as const},
+    {metric: 'p99_ms', direction: 'minimize' as const},
+  ]
   const tuned = {...spec, objectives}
   const options = {file: engineFile, data, ...(split ? {split, part: 'train'} : {})}
   const study = `${STUDY_PREFIX}-engine-${spec.name}`
@@ -197,17 +303,46 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
   let trials: TrialRow[]
   let measured: Awaited<ReturnType<typeof objective.evaluate>>
   try {
-    const outcome = await runSearch({storage: input.storage, study, objective: {name: 'engine', options}, objectiveInstance: objective, optimizer: settings.optimizer, seed, maxBudget: settings.budget, onTrial: (t, o) => progress(`trial ${t.id} (budget ${t.budget}) ${o.status}`)})
+    const outcome = await runSearch({
+      storage: input.storage,
+      study,
+      objective: {name: 'engine', options},
+      objectiveInstance: objective,
+      optimizer: settings.optimizer,
+      seed,
+      maxBudget: settings.budget,
+      onTrial: (t, o) => progress(`trial ${t.id} (budget ${t.budget}) ${o.status}`),
+    })
     trials = outcome.trials
     // the defaults compete as trial -1, measured like a full-budget trial
-    measured = await objective.evaluate(defaultConfig(spec.space), budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
+    measured = await objective.evaluate(defaultConfig(spec.space), budget, {
+      trialId: DEFAULTS_TRIAL,
+      configId: 'defaults',
+      seed,
+    })
   } finally {
     await objective.close?.()
   }
   const defaultsRow: TrialRow = {
-    study, id: DEFAULTS_TRIAL, configId: 'defaults', config: defaultConfig(spec.space), budget, continues: null, info: {defaults: true}, status: 'ok',
-    loss: measured.loss, values: measured.values ? [...measured.values] : null, metrics: measured.metrics ? {...measured.metrics} : null, checkpoint: null,
-    error: null, tellSeq: null, asksBefore: null, startedAt: null, finishedAt: null, durationMs: null, worker: null,
+    study,
+    id: DEFAULTS_TRIAL,
+    configId: 'defaults',
+    config: defaultConfig(spec.space),
+    budget,
+    continues: null,
+    info: {defaults: true},
+    status: 'ok',
+    loss: measured.loss,
+    values: measured.values ? [...measured.values] : null,
+    metrics: measured.metrics ? {...measured.metrics} : null,
+    checkpoint: null,
+    error: null,
+    tellSeq: null,
+    asksBefore: null,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    worker: null,
   }
   const all = [...trials, defaultsRow]
   const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
@@ -219,12 +354,28 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     try {
       const byId = new Map(all.map((t) => [t.id, t]))
       const items = [
-        ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: byId.get(p.trialId)?.metrics})),
-        ...own.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: byId.get(p.trialId!)?.metrics})),
+        ...analysis.front.front.map((p) => ({
+          trial: p.trialId,
+          config: p.config,
+          role: 'front',
+          metrics: byId.get(p.trialId)?.metrics,
+        })),
+        ...own.profiles
+          .filter((p) => p.trialId !== null && p.config)
+          .map((p) => ({
+            trial: p.trialId!,
+            config: p.config!,
+            role: `profile ${p.profile}`,
+            metrics: byId.get(p.trialId!)?.metrics,
+          })),
         // the defaults too: a profile is validated against what it replaces on the same held-out questions
         {trial: DEFAULTS_TRIAL, config: defaultConfig(spec.space), role: 'defaults', metrics: defaultsRow.metrics},
       ]
-      holdout = await evaluateHoldoutItems(items, {objective: side, description: describeSplit(loadMemoryDataset(data), split)}, seed)
+      holdout = await evaluateHoldoutItems(
+        items,
+        {objective: side, description: describeSplit(loadMemoryDataset(data), split)},
+        seed,
+      )
     } finally {
       await side.close?.()
     }
@@ -239,14 +390,25 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     const heldOut = splitDataset(loaded, split, 'holdout')
     const service = serviceSpecOf(spec)
     // latency is not what is tested here: one pass over the questions
-    const rowsOf = async (config: Config) => (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
+    const rowsOf = async (config: Config) =>
+      (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
     const byId = new Map(all.map((t) => [t.id, t]))
     const scored = []
     for (const p of own.profiles.filter((x) => x.config !== null)) {
       const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
-      scored.push({name: `retrieval-${p.profile}`, trial: p.trialId, tuning_quality: m?.[settings.metric] ?? m?.quality ?? null, rows: await rowsOf(p.config!)})
+      scored.push({
+        name: `retrieval-${p.profile}`,
+        trial: p.trialId,
+        tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
+        rows: await rowsOf(p.config!),
+      })
     }
-    validation = noninferiorityValidation(await rowsOf({}), scored, validationSettings(input), describeSplit(loaded, split))
+    validation = noninferiorityValidation(
+      await rowsOf({}),
+      scored,
+      validationSettings(input),
+      describeSplit(loaded, split),
+    )
   }
   return {
     data: input.dataLabel,
@@ -259,17 +421,37 @@ async function engineRetrievalStudy(input: RetrievalStudyInput, engineFile: stri
     default_quality: measured.metrics?.quality ?? -measured.loss,
     front: frontRecord(analysis),
     trials: frontTrialRecords(all, analysis),
-    profiles: own.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, config: p.config, metrics: p.metrics, on_front: p.onFront, rationale: p.rationale})),
-    engine: {name: spec.name, file: basename(engineFile), latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'},
+    profiles: own.profiles.map((p) => ({
+      name: p.profile,
+      description: p.description,
+      trial: p.trialId,
+      config: p.config,
+      metrics: p.metrics,
+      on_front: p.onFront,
+      rationale: p.rationale,
+    })),
+    engine: {
+      name: spec.name,
+      file: basename(engineFile),
+      latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured',
+    },
     ...(holdout ? {holdout} : {}),
     ...(validation ? {validation} : {}),
   }
 }
 
 /** The held-out validation's settings from the plan: its metric and margin, its bootstrap's resamples and confidence. */
-function validationSettings(input: RetrievalStudyInput): import('../../src/eval/holdout-validation.js').HoldoutValidationSettings {
+function validationSettings(
+  input: RetrievalStudyInput,
+): import('../../src/eval/holdout-validation.js').HoldoutValidationSettings {
   const d = DEFAULT_HOLDOUT_SETTINGS
-  return {...d, metric: input.settings.metric, margin: input.settings.margin ?? d.margin, confidence: input.bootstrap?.confidence ?? d.confidence, resamples: input.bootstrap?.resamples ?? d.resamples}
+  return {
+    ...d,
+    metric: input.settings.metric,
+    margin: input.settings.margin ?? d.margin,
+    confidence: input.bootstrap?.confidence ?? d.confidence,
+    resamples: input.bootstrap?.resamples ?? d.resamples,
+  }
 }
 
 const workerFile = fileURLToPath(new URL('./retrieval-worker.js', import.meta.url))
@@ -279,16 +461,32 @@ const workerFile = fileURLToPath(new URL('./retrieval-worker.js', import.meta.ur
  * nothing the other phases compute, so it overlaps them); in this thread from TypeScript sources.
  * A fresh run starts a fresh store; a resumed run keeps it, so finished studies are not redone.
  */
-export function startRetrievalStudy(input: RetrievalStudyInput, resume: boolean, progress: (line: string) => void): Promise<RetrievalSearchResult> {
+export function startRetrievalStudy(
+  input: RetrievalStudyInput,
+  resume: boolean,
+  progress: (line: string) => void,
+): Promise<RetrievalSearchResult> {
   if (!resume) for (const suffix of ['', '-wal', '-shm']) rmSync(`${input.storage}${suffix}`, {force: true})
   if (!existsSync(workerFile) || !import.meta.url.endsWith('.js')) return retrievalStudy(input, progress)
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerFile, {workerData: input})
-    worker.on('message', (msg: {progress?: string; result?: RetrievalSearchResult; error?: {message: string; input?: {where: string; expected: string; got?: string}}}) => {
-      if (msg.progress !== undefined) progress(msg.progress)
-      else if (msg.result) resolve(msg.result)
-      else if (msg.error) reject(msg.error.input ? new InputError(msg.error.input.where, msg.error.input.expected, msg.error.input.got) : new Error(msg.error.message))
-    })
+    worker.on(
+      'message',
+      (msg: {
+        progress?: string
+        result?: RetrievalSearchResult
+        error?: {message: string; input?: {where: string; expected: string; got?: string}}
+      }) => {
+        if (msg.progress !== undefined) progress(msg.progress)
+        else if (msg.result) resolve(msg.result)
+        else if (msg.error)
+          reject(
+            msg.error.input
+              ? new InputError(msg.error.input.where, msg.error.input.expected, msg.error.input.got)
+              : new Error(msg.error.message),
+          )
+      },
+    )
     worker.on('error', reject)
     worker.on('exit', (code) => {
       if (code !== 0) reject(new Error(`the retrieval study worker stopped with code ${code}`))

@@ -8,6 +8,7 @@ if (!port) throw new Error('retrieval-worker must run in a worker thread')
 retrievalStudy(workerData as RetrievalStudyInput, (line) => port.postMessage({progress: line}))
   .then((result) => port.postMessage({result}))
   .catch((error: Error) => {
-    const input = error instanceof InputError ? {where: error.where, expected: error.expected, got: error.got} : undefined
+    const input =
+      error instanceof InputError ? {where: error.where, expected: error.expected, got: error.got} : undefined
     port.postMessage({error: {message: error.message, input}})
   })

@@ -20,7 +20,8 @@ export function parseSeedList(text: string, flag = '--seeds'): number[] {
     if (!m) throw new InputError(flag, 'seeds as a range or list, e.g. 1-5 or 1,3,7', JSON.stringify(text))
     const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])]
     if (to < from) throw new InputError(flag, `a range low-high with low <= high`, JSON.stringify(part.trim()))
-    if (to - from + 1 > MAX_CHECK_SEEDS) throw new InputError(flag, `at most ${MAX_CHECK_SEEDS} seeds`, `${to - from + 1}`)
+    if (to - from + 1 > MAX_CHECK_SEEDS)
+      throw new InputError(flag, `at most ${MAX_CHECK_SEEDS} seeds`, `${to - from + 1}`)
     for (let s = from; s <= to; s++) seeds.add(s)
   }
   if (seeds.size > MAX_CHECK_SEEDS) throw new InputError(flag, `at most ${MAX_CHECK_SEEDS} seeds`, `${seeds.size}`)
@@ -39,9 +40,14 @@ function failures(v: ValidationResult): string[] {
  * A seed equal to the run's own reuses its results. Each seed's study store goes to a scratch
  * folder inside `outDir` that is removed afterwards.
  */
-export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], main: PhaseContext, progress: (t: string) => void): Promise<SeedRobustness> {
+export async function checkSeeds(
+  plan: LoadedPlan,
+  seeds: readonly number[],
+  main: PhaseContext,
+  progress: (t: string) => void,
+): Promise<SeedRobustness> {
   const runVerdict = main.results.validation?.verdict
-  if (runVerdict === undefined) throw new Error('the seed check needs the run\'s own validation (phase 5) first')
+  if (runVerdict === undefined) throw new Error("the seed check needs the run's own validation (phase 5) first")
   const scratch = join(main.outDir, '.seeds')
   const perSeed: SeedRobustness['per_seed'] = []
   try {
@@ -60,24 +66,50 @@ export async function checkSeeds(plan: LoadedPlan, seeds: readonly number[], mai
         validation = runValidation(ctx)
       }
       perSeed.push({
-        seed, optimum: search.optimum.weights, objective: search.optimum.objective.estimate,
-        validation_passed: validation.passed, verdict: validation.verdict, failed: failures(validation), ...(validation.note ? {note: validation.note} : {}),
+        seed,
+        optimum: search.optimum.weights,
+        objective: search.optimum.objective.estimate,
+        validation_passed: validation.passed,
+        verdict: validation.verdict,
+        failed: failures(validation),
+        ...(validation.note ? {note: validation.note} : {}),
       })
     }
   } finally {
     rmSync(scratch, {recursive: true, force: true})
   }
   const names = Object.keys(perSeed[0].optimum)
-  const spread = Object.fromEntries(names.map((name) => {
-    const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
-    // the sample sd of one value is undefined (null), not a spread of 0
-    return [name, {min: min(values), max: max(values), range: max(values) - min(values), mean: mean(values), sd: values.length > 1 ? sd(values) : null}]
-  }))
+  const spread = Object.fromEntries(
+    names.map((name) => {
+      const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
+      // the sample sd of one value is undefined (null), not a spread of 0
+      return [
+        name,
+        {
+          min: min(values),
+          max: max(values),
+          range: max(values) - min(values),
+          mean: mean(values),
+          sd: values.length > 1 ? sd(values) : null,
+        },
+      ]
+    }),
+  )
   const held = seedsAgreeing(runVerdict, perSeed)
-  return {seeds: [...seeds], run_verdict: runVerdict, per_seed: perSeed, spread, verdict_held: held, verdict_holds_on_every_seed: held === perSeed.length}
+  return {
+    seeds: [...seeds],
+    run_verdict: runVerdict,
+    per_seed: perSeed,
+    spread,
+    verdict_held: held,
+    verdict_holds_on_every_seed: held === perSeed.length,
+  }
 }
 
 /** How many seeds reach the run's own verdict: the verdict "holds" on a seed when they agree, a FAIL as much as a PASS. */
-export function seedsAgreeing(runVerdict: ValidationResult['verdict'], perSeed: ReadonlyArray<{verdict: ValidationResult['verdict']}>): number {
+export function seedsAgreeing(
+  runVerdict: ValidationResult['verdict'],
+  perSeed: ReadonlyArray<{verdict: ValidationResult['verdict']}>,
+): number {
   return perSeed.filter((s) => s.verdict === runVerdict).length
 }

@@ -25,10 +25,13 @@ export function simplexLattice(step: number, bounds?: ReadonlyArray<readonly [nu
 export function latticeAround(center: Weights, step: number, radius: number): Weights[] {
   const m = Math.round(1 / step)
   const r = Math.round(radius / step)
-  return simplexLattice(step, SIGNALS.map((s) => {
-    const k = Math.round(center[s] * m)
-    return [k - r, k + r] as const
-  }))
+  return simplexLattice(
+    step,
+    SIGNALS.map((s) => {
+      const k = Math.round(center[s] * m)
+      return [k - r, k + r] as const
+    }),
+  )
 }
 
 /** Uniform samples on the simplex (Dirichlet(1, 1, 1, 1)). */

@@ -74,7 +74,14 @@ function bareRun(argv: readonly string[], detached = false): Promise<number> {
 }
 
 /** Per-trial cycle times of a one-worker study (time between consecutive finished trials). */
-async function studyCycles(file: string, storage: string, study: string, trials: number, workers: number, seed: number): Promise<{cycles: number[]; evaluations: number[]; wallMs: number}> {
+async function studyCycles(
+  file: string,
+  storage: string,
+  study: string,
+  trials: number,
+  workers: number,
+  seed: number,
+): Promise<{cycles: number[]; evaluations: number[]; wallMs: number}> {
   const stamps: number[] = []
   const evaluations: number[] = []
   const t0 = performance.now()
@@ -160,7 +167,10 @@ export const retrievalServiceOverhead: AdapterBench = () => serviceOverhead()
 
 export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup, retrievalServiceOverhead]
 
-export async function runAdapterBenches(options: AdapterBenchOptions, progress?: (line: string) => void): Promise<{lines: BenchLine[]; load: {before: number; after: number; cores: number}}> {
+export async function runAdapterBenches(
+  options: AdapterBenchOptions,
+  progress?: (line: string) => void,
+): Promise<{lines: BenchLine[]; load: {before: number; after: number; cores: number}}> {
   const before = loadavg()[0]
   const dir = mkdtempSync(join(tmpdir(), 'kt-bench-adapters-'))
   const lines: BenchLine[] = []

@@ -41,27 +41,64 @@ const START_MS = Date.UTC(2026, 0, 1)
 function syntheticTrial(study: string, id: number, enc: Encoding, rng: Rng): TrialRow {
   const config = enc.decode(enc.sampleUniform(rng)) as Record<string, string | number | boolean>
   const budget = BUDGETS[id % 9 === 8 ? 2 : id % 3 === 2 ? 1 : 0]
-  const quality = Math.min(1, Math.max(0, 0.4 + 0.2 * Number(config['bm25.b']) - 0.1 * Number(config['bm25.k1']) / 3 + 0.1 * rng.next()))
+  const quality = Math.min(
+    1,
+    Math.max(0, 0.4 + 0.2 * Number(config['bm25.b']) - (0.1 * Number(config['bm25.k1'])) / 3 + 0.1 * rng.next()),
+  )
   const p99 = 0.04 + 0.3 * rng.next() ** 4
-  const metrics: Record<string, number> = {quality, p99_ms: p99, p50_ms: p99 * 0.8, measured_p99_ms: p99 * 40, measured_p50_ms: p99 * 4, work_p99: 1000 * p99 * 20, queries: 52 * budget / 9}
+  const metrics: Record<string, number> = {
+    quality,
+    p99_ms: p99,
+    p50_ms: p99 * 0.8,
+    measured_p99_ms: p99 * 40,
+    measured_p50_ms: p99 * 4,
+    work_p99: 1000 * p99 * 20,
+    queries: (52 * budget) / 9,
+  }
   for (const t of QUERY_TYPES) {
     metrics[`quality.${t}`] = Math.min(1, Math.max(0, quality + 0.2 * (rng.next() - 0.5)))
     metrics[`queries.${t}`] = 10
   }
   return {
-    study, id, configId: `${id}`, config, budget, continues: null, info: null, status: 'ok', loss: -quality, values: [-quality, p99], metrics,
-    checkpoint: null, error: null, tellSeq: id, asksBefore: id + 1, startedAt: new Date(START_MS + id * 1000).toISOString(),
-    finishedAt: new Date(START_MS + id * 1000 + 500).toISOString(), durationMs: 500, worker: null,
+    study,
+    id,
+    configId: `${id}`,
+    config,
+    budget,
+    continues: null,
+    info: null,
+    status: 'ok',
+    loss: -quality,
+    values: [-quality, p99],
+    metrics,
+    checkpoint: null,
+    error: null,
+    tellSeq: id,
+    asksBefore: id + 1,
+    startedAt: new Date(START_MS + id * 1000).toISOString(),
+    finishedAt: new Date(START_MS + id * 1000 + 500).toISOString(),
+    durationMs: 500,
+    worker: null,
   }
 }
 
 /** A retrieval-like study of `trials` trials, and a generator of its next trials (same seed stream). */
-export function syntheticStudy(trials: number, seed = 42): {study: StudyRecord; trials: TrialRow[]; next: (id: number) => TrialRow} {
+export function syntheticStudy(
+  trials: number,
+  seed = 42,
+): {study: StudyRecord; trials: TrialRow[]; next: (id: number) => TrialRow} {
   const enc = new Encoding(RETRIEVAL_SPACE)
   const rng = new Rng(seed)
   const study: StudyRecord = {
-    name: `bench-${trials}`, objective: {name: 'retrieval', options: {metric: 'recall@10'}}, optimizer: 'random', options: {}, seed,
-    space: RETRIEVAL_SPACE, createdAt: new Date(START_MS).toISOString(), updatedAt: new Date(START_MS + trials * 1000).toISOString(), state: 'finished',
+    name: `bench-${trials}`,
+    objective: {name: 'retrieval', options: {metric: 'recall@10'}},
+    optimizer: 'random',
+    options: {},
+    seed,
+    space: RETRIEVAL_SPACE,
+    createdAt: new Date(START_MS).toISOString(),
+    updatedAt: new Date(START_MS + trials * 1000).toISOString(),
+    state: 'finished',
   }
   const rows: TrialRow[] = []
   for (let id = 0; id < trials; id++) rows.push(syntheticTrial(study.name, id, enc, rng))
@@ -110,7 +147,10 @@ function timing(runs: number[]): Timing {
 }
 
 /** One GET, timed until the whole body is in (what the page waits for). */
-async function timeGet(url: string, gzip = false): Promise<{ms: number; bytes: number; body: ArrayBuffer; encoded: number}> {
+async function timeGet(
+  url: string,
+  gzip = false,
+): Promise<{ms: number; bytes: number; body: ArrayBuffer; encoded: number}> {
   const t0 = performance.now()
   const r = await fetch(url, {headers: {'accept-encoding': gzip ? 'gzip' : 'identity'}})
   const body = await r.arrayBuffer()
@@ -119,7 +159,9 @@ async function timeGet(url: string, gzip = false): Promise<{ms: number; bytes: n
   return {ms, bytes: body.byteLength, body, encoded: Number(r.headers.get('content-length') ?? body.byteLength)}
 }
 
-export async function benchDashboard(options: {trials?: number; runs?: number; chromium?: string} = {}): Promise<DashboardBench> {
+export async function benchDashboard(
+  options: {trials?: number; runs?: number; chromium?: string} = {},
+): Promise<DashboardBench> {
   const n = options.trials ?? BENCH_TRIALS
   const loadStart = loadavg()[0]
   const dir = mkdtempSync(join(tmpdir(), 'kt-bench-dashboard-'))
@@ -181,21 +223,45 @@ export async function benchDashboard(options: {trials?: number; runs?: number; c
     const rowsRead: number[] = []
     for (let k = 0; k < NEW_TRIALS; k++) {
       const t = next(n + k)
-      writer.insertTrial(study.name, {id: t.id, configId: t.configId, config: t.config, budget: t.budget}, 'bench/1/w', t.startedAt!, Date.now())
+      writer.insertTrial(
+        study.name,
+        {id: t.id, configId: t.configId, config: t.config, budget: t.budget},
+        'bench/1/w',
+        t.startedAt!,
+        Date.now(),
+      )
       writer.finish(study.name, t.id, 'bench/1/w', {
-        status: 'ok', loss: t.loss!, values: t.values!, metrics: t.metrics!, startedAt: t.startedAt!, finishedAt: t.finishedAt!, durationMs: t.durationMs!, tellSeq: t.tellSeq!, asksBefore: t.asksBefore!,
+        status: 'ok',
+        loss: t.loss!,
+        values: t.values!,
+        metrics: t.metrics!,
+        startedAt: t.startedAt!,
+        finishedAt: t.finishedAt!,
+        durationMs: t.durationMs!,
+        tellSeq: t.tellSeq!,
+        asksBefore: t.asksBefore!,
       })
       const r = await timeGet(main.url)
       newTrial.push(r.ms)
       rowsRead.push(dash.refreshStats(study.name)?.rows ?? -1)
       const got = JSON.parse(Buffer.from(r.body).toString()) as {view: {trials: {id: number[]}}}
-      if (got.view.trials.id.length !== n + k + 1) throw new Error(`the endpoint missed a new trial: ${got.view.trials.id.length} trials, expected ${n + k + 1}`)
+      if (got.view.trials.id.length !== n + k + 1)
+        throw new Error(`the endpoint missed a new trial: ${got.view.trials.id.length} trials, expected ${n + k + 1}`)
     }
 
     const {chromium} = await import('playwright-core')
     browser = await chromium.launch({
-      executablePath: options.chromium ?? '/usr/bin/chromium', headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      executablePath: options.chromium ?? '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     })
     const runs: number[] = []
     const busy: number[] = []
@@ -208,20 +274,38 @@ export async function benchDashboard(options: {trials?: number; runs?: number; c
       await page.waitForSelector('body[data-rendered]', {timeout: 60_000})
       // performance.now() counts from the navigation's start: request, parse, fetch, every chart drawn
       runs.push(await page.evaluate(() => Number((globalThis as unknown as {ktRenderedAt: number}).ktRenderedAt)))
-      busy.push(1000 * ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')?.value ?? Number.NaN))
+      busy.push(
+        1000 *
+          ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')?.value ??
+            Number.NaN),
+      )
       await page.close()
     }
     const page = timing(runs)
     const endpoint = {
-      bytes, cold_ms: timing(cold), warmup_ms: warmupMs, first_after_warmup_ms: firstAfterWarmup, new_trial_ms: timing(newTrial), new_trial_rows_read: rowsRead,
-      repeated_ms: timing(repeated), repeated_gzip_ms: timing(gzipRuns), gzip_bytes: gzipBytes,
+      bytes,
+      cold_ms: timing(cold),
+      warmup_ms: warmupMs,
+      first_after_warmup_ms: firstAfterWarmup,
+      new_trial_ms: timing(newTrial),
+      new_trial_rows_read: rowsRead,
+      repeated_ms: timing(repeated),
+      repeated_gzip_ms: timing(gzipRuns),
+      gzip_bytes: gzipBytes,
     }
     return {
-      trials: n, load: {start: loadStart, end: loadavg()[0], cores: (await import('node:os')).availableParallelism()}, endpoint,
-      page_render_ms: page, page_main_thread_ms: timing(busy), target_page_ms: TARGET_PAGE_MS, target_endpoint_ms: TARGET_ENDPOINT_MS,
+      trials: n,
+      load: {start: loadStart, end: loadavg()[0], cores: (await import('node:os')).availableParallelism()},
+      endpoint,
+      page_render_ms: page,
+      page_main_thread_ms: timing(busy),
+      target_page_ms: TARGET_PAGE_MS,
+      target_endpoint_ms: TARGET_ENDPOINT_MS,
       page_meets_target: page.median < TARGET_PAGE_MS,
       endpoint_meets_target: {
-        cold: endpoint.cold_ms.median < TARGET_ENDPOINT_MS, new_trial: endpoint.new_trial_ms.median < TARGET_ENDPOINT_MS, repeated: endpoint.repeated_ms.median < TARGET_ENDPOINT_MS,
+        cold: endpoint.cold_ms.median < TARGET_ENDPOINT_MS,
+        new_trial: endpoint.new_trial_ms.median < TARGET_ENDPOINT_MS,
+        repeated: endpoint.repeated_ms.median < TARGET_ENDPOINT_MS,
       },
     }
   } finally {

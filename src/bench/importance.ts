@@ -23,14 +23,26 @@ export interface ImportanceBench {
  */
 export function benchImportance(turns: number, repeats: number, seed: number): ImportanceBench {
   const rng = new Rng(seed)
-  const cols = {n: turns, decay: new Float64Array(turns), surprise: new Float64Array(turns), relevance: new Float64Array(turns), habituation: new Float64Array(turns)}
+  const cols = {
+    n: turns,
+    decay: new Float64Array(turns),
+    surprise: new Float64Array(turns),
+    relevance: new Float64Array(turns),
+    habituation: new Float64Array(turns),
+  }
   for (let i = 0; i < turns; i++) {
     cols.decay[i] = rng.next()
     cols.surprise[i] = rng.next()
     cols.relevance[i] = rng.next()
     cols.habituation[i] = rng.next()
   }
-  const objects = Array.from({length: turns}, (_, i) => ({decay: cols.decay[i], surprise: cols.surprise[i], relevance: cols.relevance[i], habituation: cols.habituation[i], score: 0}))
+  const objects = Array.from({length: turns}, (_, i) => ({
+    decay: cols.decay[i],
+    surprise: cols.surprise[i],
+    relevance: cols.relevance[i],
+    habituation: cols.habituation[i],
+    score: 0,
+  }))
   const w = {decay: 0.4, surprise: 0.3, relevance: 0.2, habituation: 0.1}
   const out = new Float64Array(turns)
   const naive = () => {
@@ -41,14 +53,28 @@ export function benchImportance(turns: number, repeats: number, seed: number): I
     columnar()
     naive()
   }
-  const time = (f: () => unknown) => median(Float64Array.from({length: repeats}, () => {
-    const t0 = performance.now()
-    f()
-    return performance.now() - t0
-  }))
-  const tc = time(columnar), tn = time(naive)
+  const time = (f: () => unknown) =>
+    median(
+      Float64Array.from({length: repeats}, () => {
+        const t0 = performance.now()
+        f()
+        return performance.now() - t0
+      }),
+    )
+  const tc = time(columnar),
+    tn = time(naive)
   let equal = true
   for (let i = 0; i < turns; i++) if (objects[i].score !== out[i]) equal = false
-  const columnarRate = turns / (tc / 1000), naiveRate = turns / (tn / 1000)
-  return {turns, repeats, columnar_turns_per_s: columnarRate, naive_turns_per_s: naiveRate, speedup: columnarRate / naiveRate, target_turns_per_s: TARGET_TURNS_PER_SECOND, meets_target: columnarRate >= TARGET_TURNS_PER_SECOND, checksum_equal: equal}
+  const columnarRate = turns / (tc / 1000),
+    naiveRate = turns / (tn / 1000)
+  return {
+    turns,
+    repeats,
+    columnar_turns_per_s: columnarRate,
+    naive_turns_per_s: naiveRate,
+    speedup: columnarRate / naiveRate,
+    target_turns_per_s: TARGET_TURNS_PER_SECOND,
+    meets_target: columnarRate >= TARGET_TURNS_PER_SECOND,
+    checksum_equal: equal,
+  }
 }

@@ -8,7 +8,13 @@
  */
 import {availableParallelism, loadavg} from 'node:os'
 import {performance} from 'node:perf_hooks'
-import {FIXED_QUERY_OVERHEAD_MS, NS_PER_WORK_UNIT, estimatedLatencyMs, fitLatencyModel, type LatencyFit} from '../engine/retrieval/cost.js'
+import {
+  FIXED_QUERY_OVERHEAD_MS,
+  NS_PER_WORK_UNIT,
+  estimatedLatencyMs,
+  fitLatencyModel,
+  type LatencyFit,
+} from '../engine/retrieval/cost.js'
 import {RetrievalEngine, defaultRetrievalConfig} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {BENCH_K, benchDataset} from '../eval/bench-engine.js'
@@ -75,7 +81,11 @@ export interface TimedQuery {
  * Per-query minimum wall time over `repeats` passes, and work, for every configuration, after
  * LATENCY_WARMUP_QUERIES untimed queries (V8 optimises the hot paths first).
  */
-export function measureQueries(queries: readonly TimedQuery[], configs: readonly Config[], repeats: number): LatencyPoint[] {
+export function measureQueries(
+  queries: readonly TimedQuery[],
+  configs: readonly Config[],
+  repeats: number,
+): LatencyPoint[] {
   const passes = Math.ceil(LATENCY_WARMUP_QUERIES / Math.max(1, queries.length * configs.length))
   for (let w = 0; w < passes; w++) for (const c of configs) for (const q of queries) q.engine.search(q.text, c, BENCH_K)
   const best = configs.map(() => new Float64Array(queries.length).fill(Infinity))
@@ -93,12 +103,21 @@ export function measureQueries(queries: readonly TimedQuery[], configs: readonly
     })
   }
   const points: LatencyPoint[] = []
-  configs.forEach((_, ci) => queries.forEach((q, qi) => points.push({turns: q.engine.turnCount, config: ci, work: work[ci][qi], ms: best[ci][qi]})))
+  configs.forEach((_, ci) =>
+    queries.forEach((q, qi) =>
+      points.push({turns: q.engine.turnCount, config: ci, work: work[ci][qi], ms: best[ci][qi]}),
+    ),
+  )
   return points
 }
 
 /** The points of one seeded synthetic corpus of about `turns` turns. */
-export function measureCorpus(turns: number, configs: readonly Config[], repeats: number, seed: number): LatencyPoint[] {
+export function measureCorpus(
+  turns: number,
+  configs: readonly Config[],
+  repeats: number,
+  seed: number,
+): LatencyPoint[] {
   const dataset = benchDataset(turns, seed)
   const engine = new RetrievalEngine(dataset.conversations[0])
   return measureQueries(
@@ -117,7 +136,10 @@ export function fitPoints(points: readonly LatencyPoint[]): LatencyFit | null {
 }
 
 /** How well given constants predict measured points: median and 90th percentile relative error. */
-export function relativeError(points: readonly LatencyPoint[], predict: (work: number) => number): {median: number; p90: number} {
+export function relativeError(
+  points: readonly LatencyPoint[],
+  predict: (work: number) => number,
+): {median: number; p90: number} {
   const errors = points.map((p) => Math.abs(predict(p.work) - p.ms) / p.ms)
   return {median: quantile(errors, 0.5), p90: quantile(errors, 0.9)}
 }
@@ -134,21 +156,37 @@ export interface DatasetCheck {
   readonly estimatedP99Ms: number
 }
 
-export function checkOnDataset(prepared: PreparedEvaluation, configs: readonly Config[], repeats: number): DatasetCheck {
-  const queries = prepared.selection.queries.map((q) => ({engine: prepared.engines.get(q.conversation) as RetrievalEngine, text: q.text}))
+export function checkOnDataset(
+  prepared: PreparedEvaluation,
+  configs: readonly Config[],
+  repeats: number,
+): DatasetCheck {
+  const queries = prepared.selection.queries.map((q) => ({
+    engine: prepared.engines.get(q.conversation) as RetrievalEngine,
+    text: q.text,
+  }))
   const points = measureQueries(queries, configs, repeats)
   return {
     source: prepared.dataset.source,
     points: points.length,
     committedRelativeError: relativeError(points, estimatedLatencyMs),
     fit: fitPoints(points),
-    measuredP99Ms: quantile(points.map((p) => p.ms), 0.99),
-    estimatedP99Ms: quantile(points.map((p) => estimatedLatencyMs(p.work)), 0.99),
+    measuredP99Ms: quantile(
+      points.map((p) => p.ms),
+      0.99,
+    ),
+    estimatedP99Ms: quantile(
+      points.map((p) => estimatedLatencyMs(p.work)),
+      0.99,
+    ),
   }
 }
 
 /** Measures every corpus size, fits the line and compares it with the committed constants. */
-export function measureLatencyModel(options: LatencyModelOptions, progress?: (stage: string) => void): LatencyModelReport {
+export function measureLatencyModel(
+  options: LatencyModelOptions,
+  progress?: (stage: string) => void,
+): LatencyModelReport {
   const before = loadavg()[0]
   const configs = latencyModelConfigs(options.configs, options.seed)
   const points: LatencyPoint[] = []
@@ -165,13 +203,17 @@ export function measureLatencyModel(options: LatencyModelOptions, progress?: (st
     progress?.(options.data.dataset.source)
     dataset = checkOnDataset(options.data, configs, options.repeats)
   }
-  const ratio = (fitted: number | undefined, committed: number): number | null => (fitted === undefined || committed === 0 ? null : fitted / committed)
+  const ratio = (fitted: number | undefined, committed: number): number | null =>
+    fitted === undefined || committed === 0 ? null : fitted / committed
   return {
     points,
     fit,
     bySize,
     committed: {nsPerWorkUnit: NS_PER_WORK_UNIT, fixedOverheadMs: FIXED_QUERY_OVERHEAD_MS},
-    ratio: {nsPerWorkUnit: ratio(fit?.nsPerWorkUnit, NS_PER_WORK_UNIT), fixedOverheadMs: ratio(fit?.fixedOverheadMs, FIXED_QUERY_OVERHEAD_MS)},
+    ratio: {
+      nsPerWorkUnit: ratio(fit?.nsPerWorkUnit, NS_PER_WORK_UNIT),
+      fixedOverheadMs: ratio(fit?.fixedOverheadMs, FIXED_QUERY_OVERHEAD_MS),
+    },
     committedRelativeError: relativeError(points, estimatedLatencyMs),
     dataset,
     load: {before, after: loadavg()[0], cores: availableParallelism()},

@@ -58,7 +58,11 @@ export async function serviceOverhead(): Promise<ServiceOverheadLine> {
     space: {id: 'engine:noop', params: []},
     ingestParams: [],
     // kt starts the server itself (its own process group), so the benchmark leaves nothing behind
-    transport: {transport: 'http' as const, url: `http://127.0.0.1:${port}`, command: [process.execPath, '-e', NOOP_SERVER, String(port)]},
+    transport: {
+      transport: 'http' as const,
+      url: `http://127.0.0.1:${port}`,
+      command: [process.execPath, '-e', NOOP_SERVER, String(port)],
+    },
   }
   const session = new ServiceSession(spec, dataset)
   try {

@@ -27,7 +27,12 @@ export const COORDINATION_TARGET_MS = 3
  * per second on a 50 ms sleeping trial by worker processes (TPE with 4 workers: 13), and on a
  * no-op trial.
  */
-export const OPTUNA_ANCHOR = {sleep50: {1: 11, 2: undefined, 4: 35, 8: 35} as Record<number, number | undefined>, tpe4: 13, noopLow: 25, noopHigh: 35}
+export const OPTUNA_ANCHOR = {
+  sleep50: {1: 11, 2: undefined, 4: 35, 8: 35} as Record<number, number | undefined>,
+  tpe4: 13,
+  noopLow: 25,
+  noopHigh: 35,
+}
 
 /** Time the worker processes get to start, connect and build their objective before the common start (ms). */
 const WARMUP_MS_BASE = 2500
@@ -139,14 +144,25 @@ function runWorkers(url: string, study: string, processes: number, startAt: numb
     {length: processes},
     (_, i) =>
       new Promise<void>((resolve, reject) => {
-        const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_BENCH_START_AT: String(startAt), KT_BENCH_STATS_FILE: join(statsDir, `${study}-${i}.json`)}
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          KT_NO_PROGRESS: '1',
+          KT_BENCH_START_AT: String(startAt),
+          KT_BENCH_STATS_FILE: join(statsDir, `${study}-${i}.json`),
+        }
         delete env.NODE_ENV
-        const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']})
+        const child = spawn(
+          process.execPath,
+          [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study],
+          {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']},
+        )
         children.add(child)
         let err = ''
         child.stderr.on('data', (d) => (err += d))
         child.on('exit', () => children.delete(child))
-        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kt worker exited with ${code}: ${err.trim().split('\n')[0]}`))))
+        child.on('exit', (code) =>
+          code === 0 ? resolve() : reject(new Error(`kt worker exited with ${code}: ${err.trim().split('\n')[0]}`)),
+        )
       }),
   )
   return Promise.all(runs).then(() => undefined)
@@ -161,35 +177,61 @@ async function measure(
   statsDir: string,
   dataDir: string | undefined,
 ): Promise<{seconds: number; takeovers: number; mechanism: Mechanism | null}> {
-  await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: WORKERS_WORKLOAD.seed, maxTrials: trials, createOnly: true})
+  await runSearch({
+    storage: url,
+    study,
+    objective: {name: 'counting_ones', delayMs},
+    optimizer: 'bohb',
+    seed: WORKERS_WORKLOAD.seed,
+    maxTrials: trials,
+    createOnly: true,
+  })
   const startAt = Date.now() + WARMUP_MS_BASE + WARMUP_MS_PER_PROCESS * processes
   // the server's CPU from just before the common start (the processes' connections and warm-up
   // are not trials' work) to the workers' exit
   let server0: number | null = null
-  const atStart = setTimeout(() => (server0 = dataDir ? serverCpuMs(dataDir) : null), Math.max(0, startAt - SERVER_CPU_LEAD_MS - Date.now()))
+  const atStart = setTimeout(
+    () => (server0 = dataDir ? serverCpuMs(dataDir) : null),
+    Math.max(0, startAt - SERVER_CPU_LEAD_MS - Date.now()),
+  )
   await runWorkers(url, study, processes, startAt, statsDir).finally(() => clearTimeout(atStart))
   const server1 = dataDir ? serverCpuMs(dataDir) : null
   const storage = await openStorage(url, {readonly: true})
   try {
     const rows = await storage.trials(study)
     const last = Math.max(...rows.map((r) => Date.parse(r.finishedAt ?? '')))
-    if (rows.length !== trials || rows.some((r) => r.status !== 'ok')) throw new Error(`bench study ${study}: expected ${trials} finished trials, got ${rows.filter((r) => r.status === 'ok').length}`)
+    if (rows.length !== trials || rows.some((r) => r.status !== 'ok'))
+      throw new Error(
+        `bench study ${study}: expected ${trials} finished trials, got ${rows.filter((r) => r.status === 'ok').length}`,
+      )
     const timings: WorkerTiming[] = []
     for (let i = 0; i < processes; i++) {
       const file = join(statsDir, `${study}-${i}.json`)
       if (existsSync(file)) timings.push(JSON.parse(readFileSync(file, 'utf8')) as WorkerTiming)
     }
     const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null
-    return {seconds: (last - startAt) / 1000, takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length, mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs, last) : null}
+    return {
+      seconds: (last - startAt) / 1000,
+      takeovers: rows.filter((r) => (r.attempts ?? 1) > 1).length,
+      mechanism: timings.length === processes ? mechanismOf(timings, trials, serverMs, last) : null,
+    }
   } finally {
     await storage.close()
   }
 }
 
-function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs: number | null, lastFinish: number): Mechanism {
+function mechanismOf(
+  timings: readonly WorkerTiming[],
+  trials: number,
+  serverMs: number | null,
+  lastFinish: number,
+): Mechanism {
   const sum = (f: (t: WorkerTiming) => number): number => timings.reduce((s, t) => s + f(t), 0)
   const wall = sum((t) => t.wallMs)
-  const sections = Math.max(1, sum((t) => t.sections))
+  const sections = Math.max(
+    1,
+    sum((t) => t.sections),
+  )
   return {
     worker_cpu_ms_per_trial: sum((t) => t.cpuMs) / trials,
     optimizer_ms_per_trial: sum((t) => t.optimizerMs) / trials,
@@ -208,7 +250,14 @@ function mechanismOf(timings: readonly WorkerTiming[], trials: number, serverMs:
   }
 }
 
-export async function benchWorkers(options: {storage?: string; counts: readonly number[]; trialMs: number; trialsPerProcess: number; noopTrials: number; log: (line: string) => void}): Promise<WorkersBench> {
+export async function benchWorkers(options: {
+  storage?: string
+  counts: readonly number[]
+  trialMs: number
+  trialsPerProcess: number
+  noopTrials: number
+  log: (line: string) => void
+}): Promise<WorkersBench> {
   let server: PgServer | undefined
   let base: string | undefined
   let url = options.storage
@@ -241,16 +290,41 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
       const trials = options.trialsPerProcess * n
       options.log(`  ${n} worker process${n > 1 ? 'es' : ''}: ${trials} trials of ${options.trialMs} ms ...`)
       // one study per row: a count given twice (--processes 8,8, to measure it again) must not find the first row's study finished
-      const r = await measure(url, `bench-workers-${tag}-r${round}-p${n}`, n, trials, options.trialMs, statsDir, server?.dir)
+      const r = await measure(
+        url,
+        `bench-workers-${tag}-r${round}-p${n}`,
+        n,
+        trials,
+        options.trialMs,
+        statsDir,
+        server?.dir,
+      )
       const perS = trials / r.seconds
       const ideal = (1000 / options.trialMs) * n
-      rows.push({processes: n, trials, seconds: r.seconds, trials_per_s: perS, ideal_per_s: ideal, share_of_ideal: perS / ideal, optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null, takeovers: r.takeovers, mechanism: r.mechanism})
+      rows.push({
+        processes: n,
+        trials,
+        seconds: r.seconds,
+        trials_per_s: perS,
+        ideal_per_s: ideal,
+        share_of_ideal: perS / ideal,
+        optuna_per_s: OPTUNA_ANCHOR.sleep50[n] ?? null,
+        takeovers: r.takeovers,
+        mechanism: r.mechanism,
+      })
     }
     options.log(`  no-op trial, 1 worker process: ${options.noopTrials} trials ...`)
     const noop = await measure(url, `bench-workers-${tag}-noop`, 1, options.noopTrials, 0, statsDir, server?.dir)
     // the same study in this process on an in-memory SQLite store: the optimiser's and the runner's own share
     const t0 = performance.now()
-    await runSearch({storage: ':memory:', study: 'noop', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: WORKERS_WORKLOAD.seed, maxTrials: options.noopTrials})
+    await runSearch({
+      storage: ':memory:',
+      study: 'noop',
+      objective: {name: 'counting_ones'},
+      optimizer: 'bohb',
+      seed: WORKERS_WORKLOAD.seed,
+      maxTrials: options.noopTrials,
+    })
     const inProcess = (performance.now() - t0) / options.noopTrials
     const noopMs = (noop.seconds * 1000) / options.noopTrials
     return {
@@ -261,7 +335,10 @@ export async function benchWorkers(options: {storage?: string; counts: readonly 
       rows,
       noop: {trials: options.noopTrials, ms_per_trial: noopMs, in_process_ms_per_trial: inProcess},
       targets: {share_of_ideal: THROUGHPUT_TARGET, coordination_ms: COORDINATION_TARGET_MS},
-      met: {throughput: rows.every((r) => r.share_of_ideal >= THROUGHPUT_TARGET), coordination: noopMs <= COORDINATION_TARGET_MS},
+      met: {
+        throughput: rows.every((r) => r.share_of_ideal >= THROUGHPUT_TARGET),
+        coordination: noopMs <= COORDINATION_TARGET_MS,
+      },
       load_average: loadavg()[0],
     }
   } finally {
@@ -283,7 +360,9 @@ export function formatWorkersBench(r: WorkersBench): string[] {
     lines.push(
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
-  lines.push("  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements (of which warm-ups: a catch-up read just before a trial's expected end, so that the section runs on warm caches); mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)")
+  lines.push(
+    "  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements (of which warm-ups: a catch-up read just before a trial's expected end, so that the section runs on warm caches); mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)",
+  )
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
@@ -293,7 +372,9 @@ export function formatWorkersBench(r: WorkersBench): string[] {
         `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )
   }
-  lines.push(`  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`)
+  lines.push(
+    `  (Optuna 3.1 anchor: 11 trials/s with 1 worker, 35 with 4 or 8, 13 with TPE and 4 workers; not re-measured in this run)`,
+  )
   lines.push(
     `  coordination per trial, no-op trial, 1 worker process: ${r.noop.ms_per_trial.toFixed(2)} ms (target <= ${COORDINATION_TARGET_MS} ms: ${r.met.coordination ? 'met' : 'missed'}); ` +
       `${(1000 / r.noop.ms_per_trial).toFixed(0)} trials/s vs Optuna's ${OPTUNA_ANCHOR.noopLow}-${OPTUNA_ANCHOR.noopHigh}; the same study in one process on in-memory SQLite: ${r.noop.in_process_ms_per_trial.toFixed(2)} ms per trial`,

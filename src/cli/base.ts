@@ -62,7 +62,10 @@ export class Progress {
     // a spinner only where someone watches: a terminal, not --json, not KT_NO_PROGRESS
     const watched = !silent && !process.env.KT_NO_PROGRESS && process.stderr.isTTY === true
     this.lines = watched && !((process.stderr.columns ?? 0) > 0)
-    this.spinnerPromise = !watched || this.lines ? Promise.resolve(undefined) : import('ora').then(({default: ora}) => ora({text, stream: process.stderr}).start())
+    this.spinnerPromise =
+      !watched || this.lines
+        ? Promise.resolve(undefined)
+        : import('ora').then(({default: ora}) => ora({text, stream: process.stderr}).start())
     if (this.lines) this.line(text)
   }
 
@@ -103,12 +106,22 @@ export const OUT_FLAG_PREFIX = 'Output folder, created if missing (a file there 
 export function outFlag(contents: string, options: {required: true}): Interfaces.OptionFlag<string>
 export function outFlag(contents: string, options: {default: string}): Interfaces.OptionFlag<string>
 export function outFlag(contents: string): Interfaces.OptionFlag<string | undefined>
-export function outFlag(contents: string, options: {required?: true; default?: string} = {}): Interfaces.OptionFlag<string | undefined> {
-  return Flags.string({description: `${OUT_FLAG_PREFIX}: ${contents}`, ...options}) as Interfaces.OptionFlag<string | undefined>
+export function outFlag(
+  contents: string,
+  options: {required?: true; default?: string} = {},
+): Interfaces.OptionFlag<string | undefined> {
+  return Flags.string({description: `${OUT_FLAG_PREFIX}: ${contents}`, ...options}) as Interfaces.OptionFlag<
+    string | undefined
+  >
 }
 
 export const commonFlags = {
-  seed: Flags.integer({description: 'Seed for every random choice (same seed and inputs give the same report).', default: 42}),
-  out: outFlag('report.json, report.md, the charts, the profiles and the phase checkpoints (default reports/<run-id>/).'),
+  seed: Flags.integer({
+    description: 'Seed for every random choice (same seed and inputs give the same report).',
+    default: 42,
+  }),
+  out: outFlag(
+    'report.json, report.md, the charts, the profiles and the phase checkpoints (default reports/<run-id>/).',
+  ),
   plan: Flags.string({description: 'Study plan JSON (default phases/plan.default.json).'}),
 }

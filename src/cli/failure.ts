@@ -5,7 +5,16 @@
  * exit 3, never a stack trace (KT_DEBUG=1 prints it).
  */
 import {Errors} from '@oclif/core'
-import {AcceptanceError, EXIT_CRITERION, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError, InterruptedError, oneLine} from '../util/errors.js'
+import {
+  AcceptanceError,
+  EXIT_CRITERION,
+  EXIT_INPUT,
+  EXIT_INTERNAL,
+  EXIT_INTERRUPTED,
+  InputError,
+  InterruptedError,
+  oneLine,
+} from '../util/errors.js'
 import {closest} from '../util/suggest.js'
 
 /** ANSI colour codes oclif puts in some messages. */
@@ -37,7 +46,10 @@ export function failureLine(error: unknown, flagNames: readonly string[] = []): 
     return {line: oneLine(line), exitCode: typeof exit === 'number' ? exit : EXIT_INPUT}
   }
   const e = error as {name?: unknown; message?: unknown} | null | undefined
-  const text = e && typeof e === 'object' && typeof e.message === 'string' ? `${String(e.name ?? 'Error')}: ${e.message}` : String(error)
+  const text =
+    e && typeof e === 'object' && typeof e.message === 'string'
+      ? `${String(e.name ?? 'Error')}: ${e.message}`
+      : String(error)
   return {line: oneLine(`internal error (a bug in kt; KT_DEBUG=1 prints the stack): ${text}`), exitCode: EXIT_INTERNAL}
 }
 

@@ -30,7 +30,17 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       validation_verdict: r.phases.validation?.verdict ?? null,
       properties_passed: r.phases.properties?.passed ?? null,
       leaks_found: r.phases.synthetic?.leaks_found ?? null,
-      ...(r.seeds ? {seeds: {checked: r.seeds.seeds, run_verdict: r.seeds.run_verdict, spread: r.seeds.spread, verdict_held: r.seeds.verdict_held, verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed}} : {}),
+      ...(r.seeds
+        ? {
+            seeds: {
+              checked: r.seeds.seeds,
+              run_verdict: r.seeds.run_verdict,
+              spread: r.seeds.spread,
+              verdict_held: r.seeds.verdict_held,
+              verdict_holds_on_every_seed: r.seeds.verdict_holds_on_every_seed,
+            },
+          }
+        : {}),
       total_ms: r.timing.total_ms,
     }
     if (!(cmd as unknown as {jsonEnabled(): boolean}).jsonEnabled()) {
@@ -42,26 +52,44 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
         const leaks = audits.filter((a) => a.verdict === 'leak')
         const constant = audits.filter((a) => a.verdict === 'constant')
         const tooFew = [...new Set(audits.filter((a) => a.verdict === 'too-few-rows').map((a) => a.dataset))]
-        lines.push(`  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}${tooFew.length ? `, not evaluable on ${tooFew.join(', ')} (too few rows)` : ''}`)
+        lines.push(
+          `  leakage audit: ${leaks.length} flagged as leakage${leaks.length ? ` (${leaks.map((a) => `${a.signal} on ${a.dataset}: ${a.dependence === null ? '' : `${(100 * a.dependence).toFixed(1)}%`}`).join(', ')})` : ''}${constant.length ? `, ${constant.length} constant (${constant.map((a) => `${a.signal} on ${a.dataset}`).join(', ')})` : ''}${tooFew.length ? `, not evaluable on ${tooFew.join(', ')} (too few rows)` : ''}`,
+        )
       }
       if (r.phases.ablation) lines.push(`  ablation: ${r.phases.ablation.headline}`)
       if (r.phases.search) {
         const o = r.phases.search.optimum
-        lines.push(`  optimum: ${Object.entries(o.weights).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')} (${r.phases.search.objective} ${o.objective.estimate?.toFixed(3)})`)
+        lines.push(
+          `  optimum: ${Object.entries(o.weights)
+            .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+            .join(', ')} (${r.phases.search.objective} ${o.objective.estimate?.toFixed(3)})`,
+        )
       }
       if (r.phases.validation) {
         const v = r.phases.validation
-        const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
+        const failed = v.datasets.flatMap((d) =>
+          d.verdicts
+            .filter((c) => !c.passed)
+            .map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`),
+        )
         const reasons = [...(v.leakage_flagged?.length ? [v.note ?? 'leakage flagged'] : []), ...failed]
-        lines.push(`  validation: ${v.verdict === 'not-validated' ? `NOT VALIDATED (${v.note})` : v.verdict === 'pass' ? 'PASS' : `FAIL (${reasons.join('; ')})`}`)
+        lines.push(
+          `  validation: ${v.verdict === 'not-validated' ? `NOT VALIDATED (${v.note})` : v.verdict === 'pass' ? 'PASS' : `FAIL (${reasons.join('; ')})`}`,
+        )
       }
       if (r.seeds) {
         const s = r.seeds
-        const spread = Object.entries(s.spread).map(([k, v]) => `${k} ${v.min.toFixed(2)}-${v.max.toFixed(2)}`).join(', ')
-        lines.push(`  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; the run's verdict (${s.run_verdict.toUpperCase()}) holds on ${s.verdict_held} of ${s.seeds.length}`)
+        const spread = Object.entries(s.spread)
+          .map(([k, v]) => `${k} ${v.min.toFixed(2)}-${v.max.toFixed(2)}`)
+          .join(', ')
+        lines.push(
+          `  seeds ${s.seeds.join(',')}: optimum ranges ${spread}; the run's verdict (${s.run_verdict.toUpperCase()}) holds on ${s.verdict_held} of ${s.seeds.length}`,
+        )
       }
       lines.push(`  report: ${relative(process.cwd(), outcome.outDir)}/report.md (phases took ${r.timing.total_ms} ms)`)
-      lines.push(`  verdict: ${verdict.verdict.toUpperCase()}${verdict.reasons.length ? ` (${verdict.reasons.join('; ')})` : ''}; exit ${verdict.exitCode}`)
+      lines.push(
+        `  verdict: ${verdict.verdict.toUpperCase()}${verdict.reasons.length ? ` (${verdict.reasons.join('; ')})` : ''}; exit ${verdict.exitCode}`,
+      )
       cmd.log(lines.join('\n'))
     }
     // CI reads the exit code: 1 when an acceptance criterion failed or nothing could be validated
@@ -95,15 +123,22 @@ export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did 
 export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   const reasons: string[] = []
   if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
-  const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) => d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`))
+  const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) =>
+    d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`),
+  )
   if (leaks.length) reasons.push(`the leakage audit flagged ${leaks.join(', ')}`)
   const v = r.phases.validation
   if (v && v.verdict === 'fail') {
-    const failed = v.datasets.flatMap((d) => d.verdicts.filter((c) => !c.passed).map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`))
+    const failed = v.datasets.flatMap((d) =>
+      d.verdicts
+        .filter((c) => !c.passed)
+        .map((c) => `${c.id} on ${d.dataset}${c.evaluable === false ? ' (not evaluable)' : ''}`),
+    )
     if (failed.length) reasons.push(`validation failed: ${failed.join(', ')}`)
   }
   if (reasons.length) return {verdict: 'fail', reasons, exitCode: 1}
-  if (v && v.verdict === 'not-validated') return {verdict: 'not-validated', reasons: [v.note ?? 'nothing was validated'], exitCode: 1}
+  if (v && v.verdict === 'not-validated')
+    return {verdict: 'not-validated', reasons: [v.note ?? 'nothing was validated'], exitCode: 1}
   // nothing that ran failed, but without a validation there is nothing to call a pass
   if (!v) return {verdict: 'n/a', reasons: [NOT_VALIDATED_PARTIAL], exitCode: 0}
   return {verdict: 'pass', reasons: [], exitCode: 0}

@@ -11,7 +11,11 @@ export default class DashboardCmd extends KtCommand {
     '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
   ]
   static override flags = {
-    storage: Flags.string({description: 'Study store: a SQLite file, a folder of them (a run folder: every *.sqlite in it), or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({
+      description:
+        'Study store: a SQLite file, a folder of them (a run folder: every *.sqlite in it), or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.',
+      default: 'kt-studies.sqlite',
+    }),
     port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),
   }

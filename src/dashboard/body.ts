@@ -34,7 +34,13 @@ export class ColumnBlocks {
   total = 0
 
   /** `[v0,v1,...]` of one column, as chunks; blocks wholly before `unchangedBelow` are reused as they are. */
-  private column(key: string, values: readonly unknown[], used: Set<string>, out: Buffer[], unchangedBelow: number): void {
+  private column(
+    key: string,
+    values: readonly unknown[],
+    used: Set<string>,
+    out: Buffer[],
+    unchangedBelow: number,
+  ): void {
     used.add(key)
     let cached = this.blocks.get(key)
     if (!cached) this.blocks.set(key, (cached = []))
@@ -78,8 +84,13 @@ export class ColumnBlocks {
     }
     out.push(Buffer.from('{'))
     const flat: Array<[string, readonly unknown[]]> = [
-      ['id', col.id], ['budget', col.budget], ['status', col.status], ['value', col.value],
-      ['order', col.order], ['best_so_far', col.best_so_far], ['budget_so_far', col.budget_so_far],
+      ['id', col.id],
+      ['budget', col.budget],
+      ['status', col.status],
+      ['value', col.value],
+      ['order', col.order],
+      ['best_so_far', col.best_so_far],
+      ['budget_so_far', col.budget_so_far],
     ]
     for (const [k, v] of flat) {
       out.push(Buffer.from(`"${k}":`))
@@ -99,16 +110,26 @@ export class ColumnBlocks {
  * `{"version":..., "view": {...}, "charts": {...}, "poll_ms": ...}`, the view's trials from the
  * cached column blocks.
  */
-export function studyBody(parts: {version: string; view: StudyView; charts: unknown; pollMs: number}, blocks: ColumnBlocks, unchangedBelow = 0): Buffer {
+export function studyBody(
+  parts: {version: string; view: StudyView; charts: unknown; pollMs: number},
+  blocks: ColumnBlocks,
+  unchangedBelow = 0,
+): Buffer {
   return Buffer.concat(studyBodyChunks(parts, blocks, unchangedBelow))
 }
 
 /** studyBody as the chunks to write in order (the server writes them as they are: no 4 MB copy per new trial). */
-export function studyBodyChunks(parts: {version: string; view: StudyView; charts: unknown; pollMs: number}, blocks: ColumnBlocks, unchangedBelow = 0): Buffer[] {
+export function studyBodyChunks(
+  parts: {version: string; view: StudyView; charts: unknown; pollMs: number},
+  blocks: ColumnBlocks,
+  unchangedBelow = 0,
+): Buffer[] {
   const {trials, ...rest} = parts.view
   const head = JSON.stringify(rest)
   return [
-    Buffer.from(`{"version":${JSON.stringify(parts.version)},"view":${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"trials":`),
+    Buffer.from(
+      `{"version":${JSON.stringify(parts.version)},"view":${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"trials":`,
+    ),
     ...blocks.trials(trials, unchangedBelow),
     Buffer.from(`},"charts":${JSON.stringify(parts.charts)},"poll_ms":${JSON.stringify(parts.pollMs)}}`),
   ]

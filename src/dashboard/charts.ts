@@ -24,18 +24,26 @@ export function historyChart(v: StudyView): Spec {
   const y = axisScale(v.trials.value)
   return {
     title: `Best ${v.value.name} against trials finished`,
-    width: 'container', height: 260,
+    width: 'container',
+    height: 260,
     data: {name: 'trials'},
     layer: [
-      {params: [zoom], transform: [{filter: 'datum.value != null'}], mark: {type: 'point', filled: true, size: 22, opacity: 0.55, tooltip: {content: 'data'}},
+      {
+        params: [zoom],
+        transform: [{filter: 'datum.value != null'}],
+        mark: {type: 'point', filled: true, size: 22, opacity: 0.55, tooltip: {content: 'data'}},
         encoding: {
           x: {field: 'order', type: 'quantitative', title: 'trials finished'},
           y: {field: 'value', type: 'quantitative', title: `${valueTitle(v)}${scaleNote(y)}`, scale: y},
           color: {field: 'budget', type: 'ordinal', title: 'budget'},
-        }},
+        },
+      },
       // the incumbent's steps only (the page passes the trials where the best value changes)
-      {data: {name: 'steps'}, mark: {type: 'line', interpolate: 'step-after', color: '#d62728'},
-        encoding: {x: {field: 'order', type: 'quantitative'}, y: {field: 'best_so_far', type: 'quantitative'}}},
+      {
+        data: {name: 'steps'},
+        mark: {type: 'line', interpolate: 'step-after', color: '#d62728'},
+        encoding: {x: {field: 'order', type: 'quantitative'}, y: {field: 'best_so_far', type: 'quantitative'}},
+      },
     ],
   }
 }
@@ -44,15 +52,25 @@ export function budgetChart(v: StudyView): Spec {
   const x = axisScale(v.trials.budget_so_far)
   return {
     title: `Best ${v.value.name} against consumed budget`,
-    width: 'container', height: 260,
+    width: 'container',
+    height: 260,
     data: {name: 'trials'},
     transform: [{filter: 'datum.best_so_far != null'}],
     params: [zoom],
     mark: {type: 'line', interpolate: 'step-after', point: {size: 14}},
     encoding: {
-      x: {field: 'budget_so_far', type: 'quantitative', title: `budget consumed (units of the largest budget, ${v.max_budget ?? '?'})${scaleNote(x)}`, scale: x},
+      x: {
+        field: 'budget_so_far',
+        type: 'quantitative',
+        title: `budget consumed (units of the largest budget, ${v.max_budget ?? '?'})${scaleNote(x)}`,
+        scale: x,
+      },
       y: {field: 'best_so_far', type: 'quantitative', title: `best ${valueTitle(v)}`, scale: {zero: false}},
-      tooltip: [{field: 'trial'}, {field: 'budget_so_far', format: '.2f', title: 'budget consumed'}, {field: 'best_so_far', title: `best ${v.value.name}`}],
+      tooltip: [
+        {field: 'trial'},
+        {field: 'budget_so_far', format: '.2f', title: 'budget consumed'},
+        {field: 'best_so_far', title: `best ${v.value.name}`},
+      ],
     },
   }
 }
@@ -64,13 +82,19 @@ export function frontChart(v: StudyView): Spec | null {
   const x = axisScale(lat)
   return {
     title: `${v.front.quality} against P99 latency (${v.front.latency_kind}): ${v.front.points.length} on the front, ${v.front.dominated.length} dominated at the largest budget`,
-    width: 'container', height: 320,
+    width: 'container',
+    height: 320,
     data: {name: 'trials'},
     transform: [{filter: 'datum.set != null'}],
     params: [zoom],
     mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
     encoding: {
-      x: {field: 'p99_ms', type: 'quantitative', title: `P99 latency, ms (${v.front.latency_kind}: cost model)${scaleNote(x)}`, scale: x},
+      x: {
+        field: 'p99_ms',
+        type: 'quantitative',
+        title: `P99 latency, ms (${v.front.latency_kind}: cost model)${scaleNote(x)}`,
+        scale: x,
+      },
       y: {field: 'quality', type: 'quantitative', title: `${v.front.quality} (higher is better)`, scale: {zero: false}},
       color: {field: 'set', type: 'nominal', scale: FRONT_COLORS, title: null},
       order: {field: '_draw_order', type: 'quantitative'},
@@ -81,30 +105,64 @@ export function frontChart(v: StudyView): Spec | null {
 export function parallelChart(v: StudyView): Spec {
   return {
     title: `Parameters of the best ${PARALLEL_MAX_TRIALS} trials (each axis scaled to its range) against ${v.value.name}`,
-    width: 'container', height: 300,
+    width: 'container',
+    height: 300,
     data: {name: 'parallel'},
     mark: {type: 'line', opacity: 0.45, strokeWidth: 1},
     encoding: {
       x: {field: 'param', type: 'nominal', sort: null, title: null, axis: {labelAngle: -40, labelLimit: 140}},
-      y: {field: 'scaled', type: 'quantitative', title: 'position in the parameter range (0 = low, 1 = high)', scale: {domain: [0, 1]}},
+      y: {
+        field: 'scaled',
+        type: 'quantitative',
+        title: 'position in the parameter range (0 = low, 1 = high)',
+        scale: {domain: [0, 1]},
+      },
       detail: {field: 'trial', type: 'nominal'},
-      color: {field: 'value', type: 'quantitative', title: v.value.name, scale: {scheme: 'viridis', reverse: v.value.sense === 'min'}},
-      tooltip: [{field: 'trial'}, {field: 'param'}, {field: 'raw', title: 'value'}, {field: 'value', title: v.value.name}],
+      color: {
+        field: 'value',
+        type: 'quantitative',
+        title: v.value.name,
+        scale: {scheme: 'viridis', reverse: v.value.sense === 'min'},
+      },
+      tooltip: [
+        {field: 'trial'},
+        {field: 'param'},
+        {field: 'raw', title: 'value'},
+        {field: 'value', title: v.value.name},
+      ],
     },
   }
 }
 
 export function importanceChart(target: string): Spec {
   return {
-    title: {text: `Parameter importance for ${target}`, subtitle: 'fANOVA: the share of the fitted objective\'s variance each parameter explains alone', anchor: 'start'},
-    width: 380, height: {step: 16},
+    title: {
+      text: `Parameter importance for ${target}`,
+      subtitle: "fANOVA: the share of the fitted objective's variance each parameter explains alone",
+      anchor: 'start',
+    },
+    width: 380,
+    height: {step: 16},
     data: {name: 'importance'},
     layer: [
-      {mark: {type: 'bar', color: '#4c78a8'}, encoding: {
-        y: {field: 'param', type: 'nominal', sort: '-x', title: null, axis: {labelLimit: 200}},
-        x: {field: 'importance', type: 'quantitative', title: 'importance (shares rescaled to sum to 1)', axis: {format: '.0%'}},
-        tooltip: [{field: 'param'}, {field: 'importance', format: '.3f'}, {field: 'variance_share', format: '.3f', title: 'variance share'}, {field: 'variance_share_sd', format: '.3f', title: 'sd over trees'}],
-      }},
+      {
+        mark: {type: 'bar', color: '#4c78a8'},
+        encoding: {
+          y: {field: 'param', type: 'nominal', sort: '-x', title: null, axis: {labelLimit: 200}},
+          x: {
+            field: 'importance',
+            type: 'quantitative',
+            title: 'importance (shares rescaled to sum to 1)',
+            axis: {format: '.0%'},
+          },
+          tooltip: [
+            {field: 'param'},
+            {field: 'importance', format: '.3f'},
+            {field: 'variance_share', format: '.3f', title: 'variance share'},
+            {field: 'variance_share_sd', format: '.3f', title: 'sd over trees'},
+          ],
+        },
+      },
     ],
   }
 }
@@ -113,7 +171,8 @@ export function perTypeChart(v: StudyView): Spec | null {
   if (v.per_type.length === 0) return null
   return {
     title: `${v.value.name} per query type: this study's best configuration and each type's own study`,
-    width: 'container', height: 220,
+    width: 'container',
+    height: 220,
     data: {name: 'per_type'},
     mark: {type: 'bar'},
     encoding: {
@@ -121,7 +180,13 @@ export function perTypeChart(v: StudyView): Spec | null {
       xOffset: {field: 'source'},
       y: {field: 'quality', type: 'quantitative', title: `${v.value.name} (higher is better)`},
       color: {field: 'source', type: 'nominal', title: null},
-      tooltip: [{field: 'type'}, {field: 'source'}, {field: 'quality', format: '.3f'}, {field: 'study'}, {field: 'queries'}],
+      tooltip: [
+        {field: 'type'},
+        {field: 'source'},
+        {field: 'quality', format: '.3f'},
+        {field: 'study'},
+        {field: 'queries'},
+      ],
     },
   }
 }
@@ -132,15 +197,26 @@ export function compareChart(views: readonly StudyView[], x: 'order' | 'budget_s
   const xs = axisScale(views.flatMap((v) => v.trials[x]))
   return {
     title: `Best ${names.join(' / ')} so far: ${views.map((v) => v.name).join(' vs ')}`,
-    width: 'container', height: 300,
+    width: 'container',
+    height: 300,
     data: {name: 'compare'},
     params: [zoom],
     mark: {type: 'line', interpolate: 'step-after', point: {size: 12}},
     encoding: {
-      x: {field: x, type: 'quantitative', title: `${x === 'order' ? 'trials finished' : 'budget consumed (units of each study\'s largest budget)'}${scaleNote(xs)}`, scale: xs},
+      x: {
+        field: x,
+        type: 'quantitative',
+        title: `${x === 'order' ? 'trials finished' : "budget consumed (units of each study's largest budget)"}${scaleNote(xs)}`,
+        scale: xs,
+      },
       y: {field: 'best_so_far', type: 'quantitative', title: `best ${names.join(' / ')}`, scale: {zero: false}},
       color: {field: 'study', type: 'nominal', title: 'study'},
-      tooltip: [{field: 'study'}, {field: 'trial'}, {field: x, format: '.2f'}, {field: 'best_so_far', title: 'best so far'}],
+      tooltip: [
+        {field: 'study'},
+        {field: 'trial'},
+        {field: x, format: '.2f'},
+        {field: 'best_so_far', title: 'best so far'},
+      ],
     },
   }
 }
@@ -151,15 +227,39 @@ export function compareFrontChart(views: readonly StudyView[]): Spec | null {
   const x = axisScale(bi.flatMap((v) => v.trials.metric[v.front!.latency] ?? []))
   return {
     title: `Pareto fronts at each study's largest budget: ${bi.map((v) => v.name).join(' vs ')}`,
-    width: 'container', height: 300,
+    width: 'container',
+    height: 300,
     data: {name: 'compare_front'},
     params: [zoom],
     layer: [
-      {mark: {type: 'line', interpolate: 'step-after'}, transform: [{filter: "datum.set === 'Pareto front'"}],
-        encoding: {x: {field: 'p99_ms', type: 'quantitative', scale: x, title: `P99 latency, ms (estimated: cost model)${scaleNote(x)}`}, y: {field: 'quality', type: 'quantitative', scale: {zero: false}, title: `${bi[0].front!.quality} (higher is better)`}, color: {field: 'study', type: 'nominal'}}},
-      {mark: {type: 'point', filled: true, size: 40, tooltip: {content: 'data'}},
-        encoding: {x: {field: 'p99_ms', type: 'quantitative'}, y: {field: 'quality', type: 'quantitative'}, color: {field: 'study', type: 'nominal', title: 'study'},
-          opacity: {condition: {test: "datum.set === 'Pareto front'", value: 1}, value: 0.25}}},
+      {
+        mark: {type: 'line', interpolate: 'step-after'},
+        transform: [{filter: "datum.set === 'Pareto front'"}],
+        encoding: {
+          x: {
+            field: 'p99_ms',
+            type: 'quantitative',
+            scale: x,
+            title: `P99 latency, ms (estimated: cost model)${scaleNote(x)}`,
+          },
+          y: {
+            field: 'quality',
+            type: 'quantitative',
+            scale: {zero: false},
+            title: `${bi[0].front!.quality} (higher is better)`,
+          },
+          color: {field: 'study', type: 'nominal'},
+        },
+      },
+      {
+        mark: {type: 'point', filled: true, size: 40, tooltip: {content: 'data'}},
+        encoding: {
+          x: {field: 'p99_ms', type: 'quantitative'},
+          y: {field: 'quality', type: 'quantitative'},
+          color: {field: 'study', type: 'nominal', title: 'study'},
+          opacity: {condition: {test: "datum.set === 'Pareto front'", value: 1}, value: 0.25},
+        },
+      },
     ],
   }
 }

@@ -37,16 +37,33 @@ const importanceWorkerFile = fileURLToPath(new URL('./importance-worker.js', imp
  * server must keep answering the pages' polls meanwhile); in this thread when running from the
  * TypeScript sources (tests), where there is no compiled worker.
  */
-function importanceOffThread(space: ParamSpace | undefined, trials: readonly ImportanceTrial[], target: string, seed: number): Promise<StudyImportance> {
-  if (!existsSync(importanceWorkerFile) || !import.meta.url.endsWith('.js')) return Promise.resolve().then(() => studyImportance(space, trials, {target, seed}))
+function importanceOffThread(
+  space: ParamSpace | undefined,
+  trials: readonly ImportanceTrial[],
+  target: string,
+  seed: number,
+): Promise<StudyImportance> {
+  if (!existsSync(importanceWorkerFile) || !import.meta.url.endsWith('.js'))
+    return Promise.resolve().then(() => studyImportance(space, trials, {target, seed}))
   return new Promise((resolve, reject) => {
     const worker = new Worker(importanceWorkerFile)
-    const slim = trials.map((t) => ({id: t.id, status: t.status, budget: t.budget, loss: t.loss, config: t.config, metrics: t.metrics}))
-    worker.once('message', (msg: {result?: StudyImportance; error?: string; input?: {where: string; expected: string; got?: string}}) => {
-      void worker.terminate()
-      if (msg.result) resolve(msg.result)
-      else reject(msg.input ? new InputError(msg.input.where, msg.input.expected, msg.input.got) : new Error(msg.error))
-    })
+    const slim = trials.map((t) => ({
+      id: t.id,
+      status: t.status,
+      budget: t.budget,
+      loss: t.loss,
+      config: t.config,
+      metrics: t.metrics,
+    }))
+    worker.once(
+      'message',
+      (msg: {result?: StudyImportance; error?: string; input?: {where: string; expected: string; got?: string}}) => {
+        void worker.terminate()
+        if (msg.result) resolve(msg.result)
+        else
+          reject(msg.input ? new InputError(msg.input.where, msg.input.expected, msg.input.got) : new Error(msg.error))
+      },
+    )
     worker.once('error', (e) => {
       void worker.terminate()
       reject(e)
@@ -85,7 +102,11 @@ export interface Dashboard {
   close(): Promise<void>
 }
 
-const PAGE_ASSETS: Record<string, string> = {'dashboard.js': 'text/javascript', 'charts.js': 'text/javascript', 'kt.css': 'text/css'}
+const PAGE_ASSETS: Record<string, string> = {
+  'dashboard.js': 'text/javascript',
+  'charts.js': 'text/javascript',
+  'kt.css': 'text/css',
+}
 
 /** A body cached until its key (the study's version, with its siblings') changes, and its gzip, made on first demand. */
 interface Cached {
@@ -151,7 +172,10 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     return out
   }
 
-  const viewOf = async (name: string, counter: string | undefined): Promise<{cache: StudyCache; view: () => StudyView; key: string} | undefined> => {
+  const viewOf = async (
+    name: string,
+    counter: string | undefined,
+  ): Promise<{cache: StudyCache; view: () => StudyView; key: string} | undefined> => {
     const cache = await loaded(name, counter)
     if (!cache) return undefined
     const sibs = await siblingsOf(name, counter)
@@ -175,7 +199,15 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     const view = got.view()
     let b = blocks.get(name)
     if (!b) blocks.set(name, (b = new ColumnBlocks()))
-    const entry: Cached = {key: got.key, counter, body: studyBodyChunks({version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS}, b, got.cache.takeChangedFrom())}
+    const entry: Cached = {
+      key: got.key,
+      counter,
+      body: studyBodyChunks(
+        {version: got.cache.version!, view, charts: studyCharts(view), pollMs: POLL_MS},
+        b,
+        got.cache.takeChangedFrom(),
+      ),
+    }
     studyCache.set(name, entry)
     return entry
   }
@@ -189,7 +221,12 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       const c = await loaded(s.name, counter)
       studies.push(studyListEntry(s, c?.trials ?? []))
     }
-    const body = JSON.stringify({location: reader.location, studies, versions: await reader.versions(), poll_ms: POLL_MS})
+    const body = JSON.stringify({
+      location: reader.location,
+      studies,
+      versions: await reader.versions(),
+      poll_ms: POLL_MS,
+    })
     return (listCache = {key: '', body, counter})
   }
 
@@ -197,21 +234,39 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     const url = new URL(req.url ?? '/', 'http://localhost')
     const path = decodeURIComponent(url.pathname)
     const send = (status: number, type: string, body: string | Buffer, cache = 'no-store'): void => {
-      res.writeHead(status, {'content-type': `${type}; charset=utf-8`, 'cache-control': cache, 'x-content-type-options': 'nosniff'})
+      res.writeHead(status, {
+        'content-type': `${type}; charset=utf-8`,
+        'cache-control': cache,
+        'x-content-type-options': 'nosniff',
+      })
       res.end(req.method === 'HEAD' ? undefined : body)
     }
-    const json = (status: number, body: unknown): void => send(status, 'application/json', typeof body === 'string' ? body : JSON.stringify(body))
+    const json = (status: number, body: unknown): void =>
+      send(status, 'application/json', typeof body === 'string' ? body : JSON.stringify(body))
     const sendCached = (entry: Cached): void => {
-      const chunks = Array.isArray(entry.body) ? entry.body : [typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body]
+      const chunks = Array.isArray(entry.body)
+        ? entry.body
+        : [typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body]
       const length = chunks.reduce((n, c) => n + c.length, 0)
       const gzip = gzipRule === 'always' || (gzipRule === 'remote' && !isLoopback(req.socket.remoteAddress))
       if (gzip && length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
         entry.gzip ??= gzipSync(Buffer.concat(chunks, length), {level: GZIP_LEVEL})
-        res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip', 'content-length': entry.gzip.length, 'cache-control': 'no-store', vary: 'accept-encoding'})
+        res.writeHead(200, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-encoding': 'gzip',
+          'content-length': entry.gzip.length,
+          'cache-control': 'no-store',
+          vary: 'accept-encoding',
+        })
         res.end(req.method === 'HEAD' ? undefined : entry.gzip)
         return
       }
-      res.writeHead(200, {'content-type': 'application/json; charset=utf-8', 'content-length': length, 'cache-control': 'no-store', vary: 'accept-encoding'})
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': length,
+        'cache-control': 'no-store',
+        vary: 'accept-encoding',
+      })
       if (req.method === 'HEAD') return void res.end()
       // one writev for all the chunks
       res.cork()
@@ -223,7 +278,8 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       res.setHeader('allow', 'GET, HEAD')
       return json(405, {error: 'the dashboard is read-only: GET only'})
     }
-    if (path === '/' || path === '/study' || path === '/compare') return send(200, 'text/html', pageShell(reader.location))
+    if (path === '/' || path === '/study' || path === '/compare')
+      return send(200, 'text/html', pageShell(reader.location))
     if (path.startsWith('/study/')) return send(200, 'text/html', pageShell(reader.location))
     if (path === '/favicon.ico') return send(204, 'image/x-icon', '')
     if (path.startsWith('/vendor/')) {
@@ -240,7 +296,10 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     if (path === '/api/version') return json(200, {versions: await reader.versions(), poll_ms: POLL_MS})
     if (path === '/api/studies') return sendCached(await studiesList())
     if (path === '/api/compare') {
-      const names = url.searchParams.getAll('study').flatMap((s) => s.split(',')).filter(Boolean)
+      const names = url.searchParams
+        .getAll('study')
+        .flatMap((s) => s.split(','))
+        .filter(Boolean)
       if (names.length < 1) return json(400, {error: 'name the studies: /api/compare?study=A&study=B'})
       const views: StudyView[] = []
       const counter = await reader.changeCounter()
@@ -249,7 +308,10 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
         if (!v) return json(404, {error: `no study ${n} in ${reader.location}`})
         views.push(v.view())
       }
-      const charts: Record<string, unknown> = {trials: compareChart(views, 'order'), budget: compareChart(views, 'budget_so_far')}
+      const charts: Record<string, unknown> = {
+        trials: compareChart(views, 'order'),
+        budget: compareChart(views, 'budget_so_far'),
+      }
       const fronts = compareFrontChart(views)
       if (fronts) charts.front = fronts
       return json(200, {views, charts, versions: await reader.versions(), poll_ms: POLL_MS})
@@ -278,7 +340,13 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
         const rows = [...cache.trials]
         const fit = (async () => {
           const imp: StudyImportance = await importanceOffThread(study.space as ParamSpace, rows, target, seed)
-          const body = JSON.stringify({version, importance: imp, chart: importanceChart(target === 'loss' ? `the loss (${(study.objective as {name?: string}).name ?? 'objective'})` : target)})
+          const body = JSON.stringify({
+            version,
+            importance: imp,
+            chart: importanceChart(
+              target === 'loss' ? `the loss (${(study.objective as {name?: string}).name ?? 'objective'})` : target,
+            ),
+          })
           importanceCache.set(key, {key: version, body})
           return body
         })()
@@ -297,18 +365,21 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
 
   const server = createServer((req, res) => {
     routes(req, res).catch((error: Error) => {
-      if (!res.headersSent) res.writeHead(error instanceof InputError ? 400 : 500, {'content-type': 'application/json; charset=utf-8'})
+      if (!res.headersSent)
+        res.writeHead(error instanceof InputError ? 400 : 500, {'content-type': 'application/json; charset=utf-8'})
       res.end(JSON.stringify({error: error.message.split('\n')[0]}))
     })
   })
   const host = o.host ?? '127.0.0.1'
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      reject(error.code === 'EADDRINUSE'
-        ? new InputError(`--port ${o.port}`, 'a free port', `port in use on ${host}`)
-        : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
-          ? new InputError(`--host ${host}`, 'an address of this machine', error.code)
-          : error)
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new InputError(`--port ${o.port}`, 'a free port', `port in use on ${host}`)
+          : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
+            ? new InputError(`--host ${host}`, 'an address of this machine', error.code)
+            : error,
+      )
     }
     server.once('error', onError)
     server.listen(o.port ?? 0, host, () => {
@@ -319,9 +390,12 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   const addr = server.address() as AddressInfo
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   // the warm-up reads every study once, one at a time; requests meanwhile wait on the study's cache, not on the warm-up
-  const warmed = o.warm === false ? Promise.resolve() : (async () => {
-    for (const s of await reader.listStudies()) await studyBody(s.name)
-  })().catch(() => undefined)
+  const warmed =
+    o.warm === false
+      ? Promise.resolve()
+      : (async () => {
+          for (const s of await reader.listStudies()) await studyBody(s.name)
+        })().catch(() => undefined)
   return {
     url: `http://${shown}:${addr.port}/`,
     server,

@@ -13,7 +13,22 @@
 import type {StudyReader} from '../study/reader.js'
 import {studyVersion} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/store.js'
-import {appendFinished, assembleView, emptyColumns, finishOrder, grownBasis, sameBasis, viewBasis, writeTrial, type FinishState, type FrontMemo, type Siblings, type StudyView, type TrialColumns, type ViewBasis} from './views.js'
+import {
+  appendFinished,
+  assembleView,
+  emptyColumns,
+  finishOrder,
+  grownBasis,
+  sameBasis,
+  viewBasis,
+  writeTrial,
+  type FinishState,
+  type FrontMemo,
+  type Siblings,
+  type StudyView,
+  type TrialColumns,
+  type ViewBasis,
+} from './views.js'
 
 /** Largest 32-bit integer: no trial's tell_seq reaches it, so a full load reads the id range (every trial) once. */
 const TELL_SEQ_NEVER = 2 ** 31 - 1
@@ -143,7 +158,12 @@ export class StudyCache {
       changed.push(this.rows.length - 1)
     }
     this.advanceCursor(changed.map((i) => this.rows[i]))
-    const basis = grownBasis(this.basis!, got.study, this.rows, changed.map((i) => this.rows[i]))
+    const basis = grownBasis(
+      this.basis!,
+      got.study,
+      this.rows,
+      changed.map((i) => this.rows[i]),
+    )
     if (!sameBasis(basis, this.basis!)) {
       this.rebuildColumns()
     } else {
@@ -151,7 +171,18 @@ export class StudyCache {
       const grow = (a: unknown[]) => {
         while (a.length < this.rows.length) a.push(null)
       }
-      for (const a of [col.id, col.budget, col.status, col.value, col.order, col.best_so_far, col.budget_so_far, ...Object.values(col.config), ...Object.values(col.metric)]) grow(a)
+      for (const a of [
+        col.id,
+        col.budget,
+        col.status,
+        col.value,
+        col.order,
+        col.best_so_far,
+        col.budget_so_far,
+        ...Object.values(col.config),
+        ...Object.values(col.metric),
+      ])
+        grow(a)
       for (const i of changed) writeTrial(col, i, this.rows[i], basis)
       const finished = changed.filter((i) => this.rows[i].status !== 'running')
       const lookup = (id: number) => {
@@ -230,6 +261,14 @@ export class StudyCache {
       else running++
     }
     const s = this.study!
-    return studyVersion({state: s.state, updatedAt: s.updatedAt, trials: this.rows.length, ok, failed, running, bestLoss})
+    return studyVersion({
+      state: s.state,
+      updatedAt: s.updatedAt,
+      trials: this.rows.length,
+      ok,
+      failed,
+      running,
+      bestLoss,
+    })
   }
 }

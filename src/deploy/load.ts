@@ -11,8 +11,19 @@ import {defaultConfig, validateConfig} from '../space/space.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {
-  checkProfile, envMap, notValidated, spaceFingerprint, NAME_PATTERN, RUN_ID_PATTERN, PROFILE_FORMAT_VERSION, PROFILE_KINDS, ROLLOUT_STAGES, UNSAFE_TEXT,
-  type Profile, type ProfileKind, type ProfileValidation,
+  checkProfile,
+  envMap,
+  notValidated,
+  spaceFingerprint,
+  NAME_PATTERN,
+  RUN_ID_PATTERN,
+  PROFILE_FORMAT_VERSION,
+  PROFILE_KINDS,
+  ROLLOUT_STAGES,
+  UNSAFE_TEXT,
+  type Profile,
+  type ProfileKind,
+  type ProfileValidation,
 } from './profile.js'
 import {KIND_SPACES, ROUTED_QUERY_TYPES, resolveEngineSpace} from './spaces.js'
 
@@ -43,27 +54,47 @@ export function loadProfile(file: string, options: LoadOptions = {}): LoadedProf
 
 /** Checks a parsed profile value (see loadProfile). */
 export function parseProfile(value: unknown, file: string, options: LoadOptions = {}): LoadedProfile {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(file, 'a kt profile (a JSON object with kt_profile)', describeValue(value))
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InputError(file, 'a kt profile (a JSON object with kt_profile)', describeValue(value))
   const obj = value as Record<string, unknown>
   let upgradedFrom: string | null = null
   let current: unknown = value
   if ('kt_profile' in obj && obj.kt_profile === 1) {
     current = upgradeV1(obj, file)
     upgradedFrom = 'kt_profile 1'
-  } else if ('kt_routed_profile' in obj || (!('kt_profile' in obj) && 'overrides' in obj && ('base' in obj || 'config' in obj))) {
+  } else if (
+    'kt_routed_profile' in obj ||
+    (!('kt_profile' in obj) && 'overrides' in obj && ('base' in obj || 'config' in obj))
+  ) {
     current = upgradeRouted(obj, file)
-    upgradedFrom = 'kt_routed_profile' in obj ? 'kt_routed_profile 1' : 'base' in obj ? 'a routed profile of kt search (key base)' : 'a file of config and overrides'
+    upgradedFrom =
+      'kt_routed_profile' in obj
+        ? 'kt_routed_profile 1'
+        : 'base' in obj
+          ? 'a routed profile of kt search (key base)'
+          : 'a file of config and overrides'
   } else if (!('kt_profile' in obj)) {
-    if (!options.parametersOf) throw new InputError(`${file}: kt_profile`, `a kt profile (kt_profile ${PROFILE_FORMAT_VERSION}, written by kt run or kt search --out)`, 'a file without kt_profile')
+    if (!options.parametersOf)
+      throw new InputError(
+        `${file}: kt_profile`,
+        `a kt profile (kt_profile ${PROFILE_FORMAT_VERSION}, written by kt run or kt search --out)`,
+        'a file without kt_profile',
+      )
     current = fromParameters(obj, file, options.parametersOf)
     upgradedFrom = 'a file of parameter values'
   } else if (obj.kt_profile !== PROFILE_FORMAT_VERSION) {
-    throw new InputError(`${file}: kt_profile`, `${PROFILE_FORMAT_VERSION} (or 1, upgraded)`, describeValue(obj.kt_profile))
+    throw new InputError(
+      `${file}: kt_profile`,
+      `${PROFILE_FORMAT_VERSION} (or 1, upgraded)`,
+      describeValue(obj.kt_profile),
+    )
   }
   const head = current as Record<string, unknown>
   const kind = head.kind
-  if (typeof kind !== 'string' || !(PROFILE_KINDS as readonly string[]).includes(kind)) throw new InputError(`${file}: kind`, `one of ${PROFILE_KINDS.join(', ')}`, describeValue(kind))
-  if (options.kinds && !options.kinds.includes(kind as ProfileKind)) throw new InputError(`${file}: kind`, `a ${options.kinds.join(' or ')} profile here`, describeValue(kind))
+  if (typeof kind !== 'string' || !(PROFILE_KINDS as readonly string[]).includes(kind))
+    throw new InputError(`${file}: kind`, `one of ${PROFILE_KINDS.join(', ')}`, describeValue(kind))
+  if (options.kinds && !options.kinds.includes(kind as ProfileKind))
+    throw new InputError(`${file}: kind`, `a ${options.kinds.join(' or ')} profile here`, describeValue(kind))
   const space = spaceFor(kind as ProfileKind, head, file, options)
   const profile = checkProfile(current, file, space, kind === 'routed' ? ROUTED_QUERY_TYPES : undefined)
   return {profile, space, file, upgradedFrom}
@@ -73,17 +104,29 @@ function spaceFor(kind: ProfileKind, head: Record<string, unknown>, file: string
   if (kind !== 'engine') return KIND_SPACES[kind]
   if (options.space) return options.space
   const engine = head.engine as Profile['engine'] | undefined
-  if (typeof engine !== 'object' || engine === null || typeof engine.name !== 'string') throw new InputError(`${file}: engine`, 'the engine (name, file, space_sha256) of an engine profile', describeValue(engine))
-  if (!NAME_PATTERN.test(engine.name)) throw new InputError(`${file}: engine.name`, 'a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64)', describeValue(engine.name))
+  if (typeof engine !== 'object' || engine === null || typeof engine.name !== 'string')
+    throw new InputError(
+      `${file}: engine`,
+      'the engine (name, file, space_sha256) of an engine profile',
+      describeValue(engine),
+    )
+  if (!NAME_PATTERN.test(engine.name))
+    throw new InputError(
+      `${file}: engine.name`,
+      'a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64)',
+      describeValue(engine.name),
+    )
   return resolveEngineSpace(engine, file)
 }
 
 /** A kt_profile 1 file: kind from its space, metric strings into the validation record and notes. */
 function upgradeV1(obj: Record<string, unknown>, file: string): unknown {
   const space = obj.space
-  if (space !== 'importance' && space !== 'retrieval') throw new InputError(`${file}: space`, 'importance or retrieval (a kt_profile 1 file)', describeValue(space))
+  if (space !== 'importance' && space !== 'retrieval')
+    throw new InputError(`${file}: space`, 'importance or retrieval (a kt_profile 1 file)', describeValue(space))
   const metricsIn = obj.metrics
-  if (typeof metricsIn !== 'object' || metricsIn === null || Array.isArray(metricsIn)) throw new InputError(`${file}: metrics`, 'an object', describeValue(metricsIn))
+  if (typeof metricsIn !== 'object' || metricsIn === null || Array.isArray(metricsIn))
+    throw new InputError(`${file}: metrics`, 'an object', describeValue(metricsIn))
   const metrics: Record<string, number | null> = {}
   const notes: string[] = []
   let recorded: unknown
@@ -94,23 +137,74 @@ function upgradeV1(obj: Record<string, unknown>, file: string): unknown {
     else throw new InputError(`${file}: metrics.${k}`, 'a number, null or text', describeValue(v))
   }
   // kt_profile 1 recorded the verdict as a string ("true", "false", "reference", "not run") without its criteria
-  const validation: ProfileValidation = recorded === 'true' || recorded === true
-    ? {verdict: 'pass', validation_passed: true, data: [], criteria: [{id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 1, passed: true}], note: 'kt_profile 1: its run recorded validation_passed "true" without the criteria'}
-    : recorded === 'false' || recorded === false
-      ? {verdict: 'fail', validation_passed: false, data: [], criteria: [{id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 0, passed: false}], note: 'kt_profile 1: its run recorded validation_passed "false"'}
-      : notValidated(`kt_profile 1: ${recorded === undefined ? 'no validation recorded' : `validation_passed ${JSON.stringify(recorded)}`}`)
+  const validation: ProfileValidation =
+    recorded === 'true' || recorded === true
+      ? {
+          verdict: 'pass',
+          validation_passed: true,
+          data: [],
+          criteria: [
+            {id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 1, passed: true},
+          ],
+          note: 'kt_profile 1: its run recorded validation_passed "true" without the criteria',
+        }
+      : recorded === 'false' || recorded === false
+        ? {
+            verdict: 'fail',
+            validation_passed: false,
+            data: [],
+            criteria: [
+              {id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 0, passed: false},
+            ],
+            note: 'kt_profile 1: its run recorded validation_passed "false"',
+          }
+        : notValidated(
+            `kt_profile 1: ${recorded === undefined ? 'no validation recorded' : `validation_passed ${JSON.stringify(recorded)}`}`,
+          )
   const {kt_profile: _v, metrics: _m, ...rest} = obj
-  return {kt_profile: PROFILE_FORMAT_VERSION, kind: space, ...rest, engine: null, env: envMap(KIND_SPACES[space]), metrics, notes, validation, leakage: []}
+  return {
+    kt_profile: PROFILE_FORMAT_VERSION,
+    kind: space,
+    ...rest,
+    engine: null,
+    env: envMap(KIND_SPACES[space]),
+    metrics,
+    notes,
+    validation,
+    leakage: [],
+  }
 }
 
 /** A routed profile of an older kt: `config` (kt_routed_profile 1) or `base` (kt search --per-type --out) plus overrides. */
 function upgradeRouted(obj: Record<string, unknown>, file: string): unknown {
-  const known = new Set(['kt_routed_profile', 'space', 'source_run', 'config', 'base', 'overrides', 'per_type', 'min_gain'])
-  for (const k of Object.keys(obj)) if (!known.has(k)) throw new InputError(`${file}: ${k}`, `no unknown fields in a routed profile (${[...known].join(', ')})`, 'an unknown field')
-  if ('config' in obj === 'base' in obj) throw new InputError(`${file}: config`, 'the base configuration (config, or base in kt search files), exactly once', 'config' in obj ? 'both config and base' : 'neither')
-  if (obj.space !== undefined && obj.space !== 'retrieval') throw new InputError(`${file}: space`, '"retrieval"', describeValue(obj.space))
+  const known = new Set([
+    'kt_routed_profile',
+    'space',
+    'source_run',
+    'config',
+    'base',
+    'overrides',
+    'per_type',
+    'min_gain',
+  ])
+  for (const k of Object.keys(obj))
+    if (!known.has(k))
+      throw new InputError(
+        `${file}: ${k}`,
+        `no unknown fields in a routed profile (${[...known].join(', ')})`,
+        'an unknown field',
+      )
+  if ('config' in obj === 'base' in obj)
+    throw new InputError(
+      `${file}: config`,
+      'the base configuration (config, or base in kt search files), exactly once',
+      'config' in obj ? 'both config and base' : 'neither',
+    )
+  if (obj.space !== undefined && obj.space !== 'retrieval')
+    throw new InputError(`${file}: space`, '"retrieval"', describeValue(obj.space))
   const sourceRun = typeof obj.source_run === 'string' ? obj.source_run : 'unknown'
-  const notes = obj.per_type === undefined ? [] : ['upgraded from an older routed profile; per-type scores kept in routing']
+  const notes =
+    obj.per_type === undefined ? [] : ['upgraded from an older routed profile; per-type scores kept in routing']
   return {
     kt_profile: PROFILE_FORMAT_VERSION,
     kind: 'routed',
@@ -118,10 +212,14 @@ function upgradeRouted(obj: Record<string, unknown>, file: string): unknown {
     space: 'retrieval',
     engine: null,
     // a partial base takes the defaults for the rest (an unknown name is still an error)
-    config: isObject(obj.config ?? obj.base) ? {...defaultConfig(KIND_SPACES.routed), ...(obj.config ?? obj.base) as Record<string, unknown>} : obj.config ?? obj.base,
+    config: isObject(obj.config ?? obj.base)
+      ? {...defaultConfig(KIND_SPACES.routed), ...((obj.config ?? obj.base) as Record<string, unknown>)}
+      : (obj.config ?? obj.base),
     env: envMap(KIND_SPACES.routed),
     overrides: obj.overrides,
-    ...(Array.isArray(obj.per_type) ? {routing: {min_gain: typeof obj.min_gain === 'number' ? obj.min_gain : 0, per_type: obj.per_type}} : {}),
+    ...(Array.isArray(obj.per_type)
+      ? {routing: {min_gain: typeof obj.min_gain === 'number' ? obj.min_gain : 0, per_type: obj.per_type}}
+      : {}),
     metrics: {},
     notes,
     validation: notValidated('an older routed profile records no validation'),
@@ -138,10 +236,22 @@ function fromParameters(obj: Record<string, unknown>, file: string, space: Param
   const stem = basename(file).replace(/\.json$/i, '')
   const kind: ProfileKind = space.id === 'retrieval' || space.id === 'importance' ? space.id : 'engine'
   return {
-    kt_profile: PROFILE_FORMAT_VERSION, kind, name: NAME_PATTERN.test(stem) ? stem : 'parameters', space: space.id,
-    engine: kind === 'engine' ? {name: NAME_PATTERN.test(space.id) ? space.id : 'engine', file: null, space_sha256: spaceFingerprint(space)} : null,
-    config, env: envMap(space), metrics: {}, notes: [], validation: notValidated('a file of parameter values records no validation'), leakage: [],
-    source_run: 'hand-written', rollout: ROLLOUT_STAGES.map((s) => ({...s})),
+    kt_profile: PROFILE_FORMAT_VERSION,
+    kind,
+    name: NAME_PATTERN.test(stem) ? stem : 'parameters',
+    space: space.id,
+    engine:
+      kind === 'engine'
+        ? {name: NAME_PATTERN.test(space.id) ? space.id : 'engine', file: null, space_sha256: spaceFingerprint(space)}
+        : null,
+    config,
+    env: envMap(space),
+    metrics: {},
+    notes: [],
+    validation: notValidated('a file of parameter values records no validation'),
+    leakage: [],
+    source_run: 'hand-written',
+    rollout: ROLLOUT_STAGES.map((s) => ({...s})),
   }
 }
 

@@ -17,7 +17,17 @@ import {parseWith} from '../util/zod.js'
 import {configKeys, configFromEnv, envName, validateConfig, withoutOnline} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {checkEnvName} from '../space/env.js'
-import {KEY_MESSAGE, KEY_PATTERN, MAX_TEXT_LENGTH, NAME_MESSAGE, NAME_PATTERN, SAFE_VALUE_MESSAGE, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN, UNSAFE_TEXT} from '../space/names.js'
+import {
+  KEY_MESSAGE,
+  KEY_PATTERN,
+  MAX_TEXT_LENGTH,
+  NAME_MESSAGE,
+  NAME_PATTERN,
+  SAFE_VALUE_MESSAGE,
+  SAFE_VALUE_PATTERN,
+  SPACE_ID_PATTERN,
+  UNSAFE_TEXT,
+} from '../space/names.js'
 
 /** Version of the profile JSON format (`kt_profile`). 1 (no kind, validation as a metric string) is read and upgraded. */
 export const PROFILE_FORMAT_VERSION = 2
@@ -50,96 +60,126 @@ const name = z.string().regex(NAME_PATTERN, NAME_MESSAGE)
 const runId = z.string().regex(RUN_ID_PATTERN, 'a run id of letters, digits and . _ : @ + - (at most 128)')
 const key = z.string().regex(KEY_PATTERN, KEY_MESSAGE)
 /** Free text: any printable characters, no control or line-separator characters. */
-export const safeText = z.string().max(MAX_TEXT_LENGTH).refine((s) => !UNSAFE_TEXT.test(s), 'text without control, line-separator or bidi characters')
-const value = z.union([
-  z.number().finite(),
-  z.boolean(),
-  z.string().regex(SAFE_VALUE_PATTERN, SAFE_VALUE_MESSAGE),
-])
+export const safeText = z
+  .string()
+  .max(MAX_TEXT_LENGTH)
+  .refine((s) => !UNSAFE_TEXT.test(s), 'text without control, line-separator or bidi characters')
+const value = z.union([z.number().finite(), z.boolean(), z.string().regex(SAFE_VALUE_PATTERN, SAFE_VALUE_MESSAGE)])
 const envVar = z.string().superRefine((s, ctx) => {
   const problem = checkEnvName(s)
   if (problem) ctx.addIssue({code: z.ZodIssueCode.custom, message: problem})
 })
 const configSchema = z.record(key, value)
 
-const CriterionSchema = z.object({
-  id: name,
-  description: safeText.optional(),
-  metric: key,
-  op: z.enum(['<', '<=', '>', '>=']),
-  threshold: z.number().finite(),
-  value: z.number().finite().nullable(),
-  passed: z.boolean(),
-  dataset: name.optional(),
-  /** The confidence level of the interval a metric such as spearman_delta_abs_ci_low was read from. */
-  confidence: z.number().gt(0).lt(1).optional(),
-}).strict()
+const CriterionSchema = z
+  .object({
+    id: name,
+    description: safeText.optional(),
+    metric: key,
+    op: z.enum(['<', '<=', '>', '>=']),
+    threshold: z.number().finite(),
+    value: z.number().finite().nullable(),
+    passed: z.boolean(),
+    dataset: name.optional(),
+    /** The confidence level of the interval a metric such as spearman_delta_abs_ci_low was read from. */
+    confidence: z.number().gt(0).lt(1).optional(),
+  })
+  .strict()
 
-const ValidationSchema = z.object({
-  verdict: z.enum(VERDICTS),
-  /** Always verdict === 'pass'; kept as a boolean for CI scripts that read it. */
-  validation_passed: z.boolean(),
-  /** What it was validated on (dataset ids), empty when not validated. */
-  data: z.array(name),
-  criteria: z.array(CriterionSchema),
-  note: safeText.nullable(),
-}).strict().refine((v) => v.validation_passed === (v.verdict === 'pass'), {message: 'validation_passed true exactly when verdict is "pass"', path: ['validation_passed']})
-  .refine((v) => v.verdict === 'not-validated' || v.criteria.length > 0, {message: 'the criteria behind a pass or fail verdict', path: ['criteria']})
-  .refine((v) => v.verdict === 'not-validated' || v.criteria.every((c) => c.passed) === (v.verdict === 'pass'), {message: 'a verdict that agrees with its criteria (pass exactly when every criterion passed)', path: ['verdict']})
+const ValidationSchema = z
+  .object({
+    verdict: z.enum(VERDICTS),
+    /** Always verdict === 'pass'; kept as a boolean for CI scripts that read it. */
+    validation_passed: z.boolean(),
+    /** What it was validated on (dataset ids), empty when not validated. */
+    data: z.array(name),
+    criteria: z.array(CriterionSchema),
+    note: safeText.nullable(),
+  })
+  .strict()
+  .refine((v) => v.validation_passed === (v.verdict === 'pass'), {
+    message: 'validation_passed true exactly when verdict is "pass"',
+    path: ['validation_passed'],
+  })
+  .refine((v) => v.verdict === 'not-validated' || v.criteria.length > 0, {
+    message: 'the criteria behind a pass or fail verdict',
+    path: ['criteria'],
+  })
+  .refine((v) => v.verdict === 'not-validated' || v.criteria.every((c) => c.passed) === (v.verdict === 'pass'), {
+    message: 'a verdict that agrees with its criteria (pass exactly when every criterion passed)',
+    path: ['verdict'],
+  })
 
-const LeakageSchema = z.object({
-  dataset: name,
-  signal: key,
-  verdict: z.enum(['ok', 'leak', 'constant', 'too-few-rows']),
-  dependence: z.number().finite().nullable(),
-  /** True when the audit flags this signal as (nearly) a function of the label: the gate refuses the profile. */
-  flagged: z.boolean(),
-}).strict().refine((l) => l.flagged === (l.verdict === 'leak'), {message: 'flagged true exactly when verdict is "leak"', path: ['flagged']})
+const LeakageSchema = z
+  .object({
+    dataset: name,
+    signal: key,
+    verdict: z.enum(['ok', 'leak', 'constant', 'too-few-rows']),
+    dependence: z.number().finite().nullable(),
+    /** True when the audit flags this signal as (nearly) a function of the label: the gate refuses the profile. */
+    flagged: z.boolean(),
+  })
+  .strict()
+  .refine((l) => l.flagged === (l.verdict === 'leak'), {
+    message: 'flagged true exactly when verdict is "leak"',
+    path: ['flagged'],
+  })
 
-const RoutingEntrySchema = z.object({
-  type: key,
-  base_score: z.number().finite(),
-  best_score: z.number().finite(),
-  gain: z.number().finite(),
-  override: z.boolean(),
-  keys: z.array(key),
-  reason: safeText,
-  study: runId.optional(),
-}).strict()
+const RoutingEntrySchema = z
+  .object({
+    type: key,
+    base_score: z.number().finite(),
+    best_score: z.number().finite(),
+    gain: z.number().finite(),
+    override: z.boolean(),
+    keys: z.array(key),
+    reason: safeText,
+    study: runId.optional(),
+  })
+  .strict()
 
-const EngineRefSchema = z.object({
-  /** The engine's name (its file's `name`). */
-  name,
-  /** The engine file the profile was made from, as written then (informational; the space is resolved by name or file). */
-  file: safeText.nullable(),
-  /** sha256 of the engine's parameter table (spaceFingerprint): a profile made for another table is refused. */
-  space_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits'),
-}).strict()
+const EngineRefSchema = z
+  .object({
+    /** The engine's name (its file's `name`). */
+    name,
+    /** The engine file the profile was made from, as written then (informational; the space is resolved by name or file). */
+    file: safeText.nullable(),
+    /** sha256 of the engine's parameter table (spaceFingerprint): a profile made for another table is refused. */
+    space_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits'),
+  })
+  .strict()
 
-export const ProfileSchema = z.object({
-  kt_profile: z.literal(PROFILE_FORMAT_VERSION),
-  kind: z.enum(PROFILE_KINDS),
-  name,
-  description: safeText.optional(),
-  /** The parameter space's id: importance, retrieval, or the engine's space id. */
-  space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
-  /** Engine profiles: which engine and which version of its parameter table. null for the built-in kinds. */
-  engine: EngineRefSchema.nullable(),
-  /** Parameter values keyed by parameter name (every parameter of the space). */
-  config: configSchema,
-  /** The env var of each parameter, copied from the space table (checked against it on load). */
-  env: z.record(key, envVar),
-  /** Routed profiles: per query type, the parameters that differ from `config`. */
-  overrides: z.record(key, configSchema).optional(),
-  /** Routed profiles: why each type is or is not overridden. */
-  routing: z.object({min_gain: z.number().finite(), per_type: z.array(RoutingEntrySchema)}).strict().optional(),
-  metrics: z.record(key, z.number().finite().nullable()),
-  notes: z.array(safeText),
-  validation: ValidationSchema,
-  leakage: z.array(LeakageSchema),
-  source_run: runId,
-  rollout: z.array(z.object({stage: z.number().int().min(1), traffic_percent: z.number().min(0).max(100), gate: safeText}).strict()),
-}).strict()
+export const ProfileSchema = z
+  .object({
+    kt_profile: z.literal(PROFILE_FORMAT_VERSION),
+    kind: z.enum(PROFILE_KINDS),
+    name,
+    description: safeText.optional(),
+    /** The parameter space's id: importance, retrieval, or the engine's space id. */
+    space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
+    /** Engine profiles: which engine and which version of its parameter table. null for the built-in kinds. */
+    engine: EngineRefSchema.nullable(),
+    /** Parameter values keyed by parameter name (every parameter of the space). */
+    config: configSchema,
+    /** The env var of each parameter, copied from the space table (checked against it on load). */
+    env: z.record(key, envVar),
+    /** Routed profiles: per query type, the parameters that differ from `config`. */
+    overrides: z.record(key, configSchema).optional(),
+    /** Routed profiles: why each type is or is not overridden. */
+    routing: z
+      .object({min_gain: z.number().finite(), per_type: z.array(RoutingEntrySchema)})
+      .strict()
+      .optional(),
+    metrics: z.record(key, z.number().finite().nullable()),
+    notes: z.array(safeText),
+    validation: ValidationSchema,
+    leakage: z.array(LeakageSchema),
+    source_run: runId,
+    rollout: z.array(
+      z.object({stage: z.number().int().min(1), traffic_percent: z.number().min(0).max(100), gate: safeText}).strict(),
+    ),
+  })
+  .strict()
 
 /** A deployable configuration with where it came from, what it measured and whether it was validated. */
 export type Profile = z.infer<typeof ProfileSchema>
@@ -153,7 +193,11 @@ export function notValidated(note: string): ProfileValidation {
 }
 
 /** A validation record from criteria (pass exactly when every one passed; none: not validated). */
-export function validationFrom(criteria: ProfileValidation['criteria'], data: string[], note: string | null = null): ProfileValidation {
+export function validationFrom(
+  criteria: ProfileValidation['criteria'],
+  data: string[],
+  note: string | null = null,
+): ProfileValidation {
   if (criteria.length === 0) return notValidated(note ?? 'no acceptance criterion was evaluated')
   const passed = criteria.every((c) => c.passed)
   return {verdict: passed ? 'pass' : 'fail', validation_passed: passed, data, criteria, note}
@@ -164,7 +208,9 @@ export function validationFrom(criteria: ProfileValidation['criteria'], data: st
  * The bandits' `online` column is left out: marking it changes no configuration a profile holds.
  */
 export function spaceFingerprint(space: ParamSpace): string {
-  return createHash('sha256').update(JSON.stringify(withoutOnline(space).params)).digest('hex')
+  return createHash('sha256')
+    .update(JSON.stringify(withoutOnline(space).params))
+    .digest('hex')
 }
 
 /** The env var of every configuration key, from the space table. */
@@ -201,7 +247,10 @@ export function makeProfile(o: MakeProfileOptions): Profile {
     name: o.name,
     ...(o.description === undefined ? {} : {description: o.description}),
     space: o.space.id,
-    engine: o.kind === 'engine' ? {name: o.engine?.name ?? o.space.id, file: o.engine?.file ?? null, space_sha256: spaceFingerprint(o.space)} : null,
+    engine:
+      o.kind === 'engine'
+        ? {name: o.engine?.name ?? o.space.id, file: o.engine?.file ?? null, space_sha256: spaceFingerprint(o.space)}
+        : null,
     config: {...o.config},
     env: envMap(o.space),
     ...(o.kind === 'routed' ? {overrides: o.overrides ?? {}, ...(o.routing ? {routing: o.routing} : {})} : {}),
@@ -220,19 +269,47 @@ export function checkProfile(value: unknown, file: string, space: ParamSpace, qu
   const p = parseWith(ProfileSchema, value, file)
   if (p.space !== space.id) throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(p.space))
   if ((p.kind === 'engine') !== (p.engine !== null))
-    throw new InputError(`${file}: engine`, p.kind === 'engine' ? 'the engine (name, file, space_sha256) of an engine profile' : `null for a ${p.kind} profile`, JSON.stringify(p.engine))
+    throw new InputError(
+      `${file}: engine`,
+      p.kind === 'engine'
+        ? 'the engine (name, file, space_sha256) of an engine profile'
+        : `null for a ${p.kind} profile`,
+      JSON.stringify(p.engine),
+    )
   if (p.engine && p.engine.space_sha256 !== spaceFingerprint(space))
-    throw new InputError(`${file}: engine.space_sha256`, `the fingerprint of engine ${p.engine.name}'s current parameter table (${spaceFingerprint(space).slice(0, 12)}...; the table changed since the profile was made)`, `${p.engine.space_sha256.slice(0, 12)}...`)
+    throw new InputError(
+      `${file}: engine.space_sha256`,
+      `the fingerprint of engine ${p.engine.name}'s current parameter table (${spaceFingerprint(space).slice(0, 12)}...; the table changed since the profile was made)`,
+      `${p.engine.space_sha256.slice(0, 12)}...`,
+    )
   if ((p.kind === 'routed') !== (p.overrides !== undefined))
-    throw new InputError(`${file}: overrides`, p.kind === 'routed' ? 'per-query-type overrides (an object, {} for none) in a routed profile' : `no overrides in a ${p.kind} profile`, p.overrides === undefined ? 'nothing' : 'overrides')
-  if (p.routing !== undefined && p.kind !== 'routed') throw new InputError(`${file}: routing`, `no routing in a ${p.kind} profile`, 'routing')
+    throw new InputError(
+      `${file}: overrides`,
+      p.kind === 'routed'
+        ? 'per-query-type overrides (an object, {} for none) in a routed profile'
+        : `no overrides in a ${p.kind} profile`,
+      p.overrides === undefined ? 'nothing' : 'overrides',
+    )
+  if (p.routing !== undefined && p.kind !== 'routed')
+    throw new InputError(`${file}: routing`, `no routing in a ${p.kind} profile`, 'routing')
   const expectedEnv = envMap(space)
   for (const [k, v] of Object.entries(p.env))
-    if (expectedEnv[k] !== v) throw new InputError(`${file}: env.${k}`, expectedEnv[k] === undefined ? `a parameter of space ${space.id}` : JSON.stringify(expectedEnv[k]), JSON.stringify(v))
-  for (const k of Object.keys(expectedEnv)) if (!(k in p.env)) throw new InputError(`${file}: env.${k}`, `the env var of ${k} (${expectedEnv[k]})`, 'nothing')
+    if (expectedEnv[k] !== v)
+      throw new InputError(
+        `${file}: env.${k}`,
+        expectedEnv[k] === undefined ? `a parameter of space ${space.id}` : JSON.stringify(expectedEnv[k]),
+        JSON.stringify(v),
+      )
+  for (const k of Object.keys(expectedEnv))
+    if (!(k in p.env)) throw new InputError(`${file}: env.${k}`, `the env var of ${k} (${expectedEnv[k]})`, 'nothing')
   validateConfig(space, p.config, `${file}: config`)
   for (const [type, o] of Object.entries(p.overrides ?? {})) {
-    if (queryTypes && !queryTypes.includes(type)) throw new InputError(`${file}: overrides.${type}`, `a query type (${queryTypes.join(', ')})`, JSON.stringify(type))
+    if (queryTypes && !queryTypes.includes(type))
+      throw new InputError(
+        `${file}: overrides.${type}`,
+        `a query type (${queryTypes.join(', ')})`,
+        JSON.stringify(type),
+      )
     validateConfig(space, {...p.config, ...o}, `${file}: overrides.${type}`)
   }
   const seen = new Set<string>()
@@ -264,7 +341,11 @@ export function profileFiles(base: string, profile: Profile): Array<{path: strin
  * `<base>.sh` (executable) and `<base>.json`, `base` relative to `dir`; returns those relative
  * paths in that order.
  */
-export function writeProfileFiles(dir: string, base: string, profile: Profile): [env: string, sh: string, json: string] {
+export function writeProfileFiles(
+  dir: string,
+  base: string,
+  profile: Profile,
+): [env: string, sh: string, json: string] {
   const files = profileFiles(base, profile)
   for (const f of files) writeFileAtomic(join(dir, f.path), f.text, f.mode)
   return files.map((f) => f.path) as [string, string, string]
@@ -283,7 +364,11 @@ function exportValue(value: unknown, where: string): string {
   }
   if (typeof value === 'boolean') return String(value)
   if (typeof value === 'string' && SAFE_VALUE_PATTERN.test(value)) return value
-  throw new InputError(where, 'a number, boolean or a value of letters, digits and . _ : / + @ % , -', JSON.stringify(value))
+  throw new InputError(
+    where,
+    'a number, boolean or a value of letters, digits and . _ : / + @ % , -',
+    JSON.stringify(value),
+  )
 }
 
 /**
@@ -307,7 +392,8 @@ export function profileAssignments(p: Profile): Array<[string, string]> {
     out.push([env, exportValue(p.config[param], `profile ${p.name}: config.${param}`)])
   }
   for (const [type, o] of Object.entries(p.overrides ?? {}))
-    for (const [param, v] of Object.entries(o)) out.push([overrideEnvName(p.env[param], type), exportValue(v, `profile ${p.name}: overrides.${type}.${param}`)])
+    for (const [param, v] of Object.entries(o))
+      out.push([overrideEnvName(p.env[param], type), exportValue(v, `profile ${p.name}: overrides.${type}.${param}`)])
   return out
 }
 
@@ -346,7 +432,12 @@ export function parseEnvFile(text: string, file: string): Record<string, string>
     const line = raw.trim()
     if (line === '' || line.startsWith('#')) return
     const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line)
-    if (!m) throw new InputError(`${file}:${i + 1}`, 'a line NAME=value', commentText(line.length > 40 ? `${line.slice(0, 37)}...` : line))
+    if (!m)
+      throw new InputError(
+        `${file}:${i + 1}`,
+        'a line NAME=value',
+        commentText(line.length > 40 ? `${line.slice(0, 37)}...` : line),
+      )
     let v = m[2]
     if (/^'.*'$/.test(v)) v = v.slice(1, -1).replace(/'\\''/g, "'")
     else if (/^".*"$/.test(v)) v = v.slice(1, -1)

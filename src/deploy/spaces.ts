@@ -12,7 +12,11 @@ import {loadEngineFile} from '../engines/file.js'
 export const DEPLOYABLE_SPACES: readonly ParamSpace[] = [IMPORTANCE_SPACE, RETRIEVAL_SPACE]
 
 /** The space of each built-in profile kind (engine profiles name their own). */
-export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamSpace>> = {importance: IMPORTANCE_SPACE, retrieval: RETRIEVAL_SPACE, routed: RETRIEVAL_SPACE}
+export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamSpace>> = {
+  importance: IMPORTANCE_SPACE,
+  retrieval: RETRIEVAL_SPACE,
+  routed: RETRIEVAL_SPACE,
+}
 
 /** Query types a routed profile may override (the retrieval engine's classifier). */
 export const ROUTED_QUERY_TYPES: readonly string[] = QUERY_TYPES
@@ -35,9 +39,14 @@ export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => Pa
  * relative to the profile's folder, then to the working folder; only if it exists and declares
  * the same engine name.
  */
-function findEngine(engine: EngineRef, profileFile: string): {file: string; spec: ReturnType<typeof loadEngineFile>} | undefined {
+function findEngine(
+  engine: EngineRef,
+  profileFile: string,
+): {file: string; spec: ReturnType<typeof loadEngineFile>} | undefined {
   if (!engine.file) return undefined
-  const candidates = isAbsolute(engine.file) ? [engine.file] : [resolve(dirname(profileFile), engine.file), resolve(engine.file)]
+  const candidates = isAbsolute(engine.file)
+    ? [engine.file]
+    : [resolve(dirname(profileFile), engine.file), resolve(engine.file)]
   const file = candidates.find((f) => existsSync(f))
   if (!file) return undefined
   const spec = loadEngineFile(file)
@@ -50,7 +59,8 @@ export function findEngineFile(engine: EngineRef, profileFile: string): string |
 }
 
 /** The default resolver: the space of the engine file the profile names. */
-export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => findEngine(engine, profileFile)?.spec.space
+export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) =>
+  findEngine(engine, profileFile)?.spec.space
 
 const engineResolvers: EngineSpaceResolver[] = [engineFileResolver]
 
@@ -65,5 +75,9 @@ export function resolveEngineSpace(engine: EngineRef, profileFile: string): Para
     const space = r(engine, profileFile)
     if (space) return space
   }
-  throw new InputError(`${profileFile}: engine`, 'an engine kt can find to check the values against', `none found for ${describeValue(engine.name)}${engine.file ? ` (file ${describeValue(engine.file)})` : ''}`)
+  throw new InputError(
+    `${profileFile}: engine`,
+    'an engine kt can find to check the values against',
+    `none found for ${describeValue(engine.name)}${engine.file ? ` (file ${describeValue(engine.file)})` : ''}`,
+  )
 }

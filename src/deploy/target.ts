@@ -24,7 +24,16 @@ import {parseWith} from '../util/zod.js'
 import type {ParamSpace} from '../space/types.js'
 import {passGate} from './gate.js'
 import {loadProfile, parseProfile, type LoadedProfile} from './load.js'
-import {NAME_PATTERN, SPACE_ID_PATTERN, profileJson, renderEnvFile, renderShellScript, safeText, spaceFingerprint, type Profile} from './profile.js'
+import {
+  NAME_PATTERN,
+  SPACE_ID_PATTERN,
+  profileJson,
+  renderEnvFile,
+  renderShellScript,
+  safeText,
+  spaceFingerprint,
+  type Profile,
+} from './profile.js'
 import {findEngineFile} from './spaces.js'
 import {loadEngineFile} from '../engines/file.js'
 
@@ -42,32 +51,45 @@ const sha = z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')
  * absolute path and the table's fingerprint. The profile's own engine.file may be relative to the
  * folder it was written in, which its stored copy is not in; rollback reads this instead.
  */
-const EngineRecordSchema = z.object({
-  file: safeText.refine((f) => isAbsolute(f), 'an absolute path'),
-  space_sha256: sha,
-}).strict()
-const EntrySchema = z.object({sha256: sha, name: z.string().regex(NAME_PATTERN), kind: z.string().regex(NAME_PATTERN), engine: EngineRecordSchema.optional()}).strict()
-const EventSchema = z.object({
-  seq: z.number().int().min(1),
-  action: z.enum(['deploy', 'rollback', 'adopt']),
-  name: z.string().regex(NAME_PATTERN),
-  sha256: sha,
-  replaced: sha.nullable(),
-  verdict: z.enum(['pass', 'fail', 'not-validated']),
-  forced: z.boolean(),
-  reason: safeText.nullable(),
-  gate: safeText.nullable(),
-  at: z.string().regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, 'an ISO time'),
-}).strict()
-const IndexSchema = z.object({
-  kt_deployments: z.literal(INDEX_FORMAT_VERSION),
-  // the profiles' own space ids (`engine:<name>` included), as the profile schema checks them
-  space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
-  active: EntrySchema.nullable(),
-  /** Replaced profiles, oldest first: rollback pops the last. */
-  stack: z.array(EntrySchema),
-  events: z.array(EventSchema),
-}).strict()
+const EngineRecordSchema = z
+  .object({
+    file: safeText.refine((f) => isAbsolute(f), 'an absolute path'),
+    space_sha256: sha,
+  })
+  .strict()
+const EntrySchema = z
+  .object({
+    sha256: sha,
+    name: z.string().regex(NAME_PATTERN),
+    kind: z.string().regex(NAME_PATTERN),
+    engine: EngineRecordSchema.optional(),
+  })
+  .strict()
+const EventSchema = z
+  .object({
+    seq: z.number().int().min(1),
+    action: z.enum(['deploy', 'rollback', 'adopt']),
+    name: z.string().regex(NAME_PATTERN),
+    sha256: sha,
+    replaced: sha.nullable(),
+    verdict: z.enum(['pass', 'fail', 'not-validated']),
+    forced: z.boolean(),
+    reason: safeText.nullable(),
+    gate: safeText.nullable(),
+    at: z.string().regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, 'an ISO time'),
+  })
+  .strict()
+const IndexSchema = z
+  .object({
+    kt_deployments: z.literal(INDEX_FORMAT_VERSION),
+    // the profiles' own space ids (`engine:<name>` included), as the profile schema checks them
+    space: z.string().regex(SPACE_ID_PATTERN, 'a space id of letters, digits and . _ : - (at most 64)'),
+    active: EntrySchema.nullable(),
+    /** Replaced profiles, oldest first: rollback pops the last. */
+    stack: z.array(EntrySchema),
+    events: z.array(EventSchema),
+  })
+  .strict()
 
 export type DeploymentIndex = z.infer<typeof IndexSchema>
 export type DeploymentEvent = DeploymentIndex['events'][number]
@@ -103,7 +125,11 @@ export interface DeployOptions {
 
 /** Lock options of a target (the one-line error names the target). */
 function lockOptions(target: string, waitMs?: number) {
-  return {waitMs, expected: 'a deployment target no other deploy or rollback is changing', subject: `deployment target ${target}`}
+  return {
+    waitMs,
+    expected: 'a deployment target no other deploy or rollback is changing',
+    subject: `deployment target ${target}`,
+  }
 }
 
 /**
@@ -116,37 +142,94 @@ export function deployProfile(profileFile: string, target: string, options: Depl
   ensureDir(target)
   return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
     const index = readIndex(target, loaded.space.id)
-    if (index.space !== loaded.profile.space) throw new InputError(`${profileFile}: space`, `a profile of space ${JSON.stringify(index.space)} (the space of deployment target ${target})`, JSON.stringify(loaded.profile.space))
+    if (index.space !== loaded.profile.space)
+      throw new InputError(
+        `${profileFile}: space`,
+        `a profile of space ${JSON.stringify(index.space)} (the space of deployment target ${target})`,
+        JSON.stringify(loaded.profile.space),
+      )
     const text = profileJson(loaded.profile)
     const entry = storeProfile(target, loaded.profile, text, engineRecord(loaded, profileFile, options))
     const forced = !gate.passed
     const event: DeploymentEvent = {
-      seq: nextSeq(index), action: 'deploy', name: entry.name, sha256: entry.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
-      forced, reason: options.reason?.trim() || null, gate: gate.reason, at: (options.now?.() ?? new Date()).toISOString(),
+      seq: nextSeq(index),
+      action: 'deploy',
+      name: entry.name,
+      sha256: entry.sha256,
+      replaced: index.active?.sha256 ?? null,
+      verdict: loaded.profile.validation.verdict,
+      forced,
+      reason: options.reason?.trim() || null,
+      gate: gate.reason,
+      at: (options.now?.() ?? new Date()).toISOString(),
     }
-    const next: DeploymentIndex = {...index, active: entry, stack: index.active ? [...index.stack, index.active] : index.stack, events: [...index.events, event]}
+    const next: DeploymentIndex = {
+      ...index,
+      active: entry,
+      stack: index.active ? [...index.stack, index.active] : index.stack,
+      events: [...index.events, event],
+    }
     writeIndex(target, next)
     renderActive(target, loaded.profile)
-    return {target, space: index.space, kind: loaded.profile.kind, active: entry.name, previous: index.active?.name ?? null, history: next.stack.length, verdict: event.verdict, forced, reason: event.reason, gate: gate.reason}
+    return {
+      target,
+      space: index.space,
+      kind: loaded.profile.kind,
+      active: entry.name,
+      previous: index.active?.name ?? null,
+      history: next.stack.length,
+      verdict: event.verdict,
+      forced,
+      reason: event.reason,
+      gate: gate.reason,
+    }
   })
 }
 
 /** Makes the profile the last deploy replaced active again; the rolled-back profile stays in the store and the events. */
-export function rollback(target: string, options: Pick<DeployOptions, 'lockWaitMs' | 'now' | 'space'> = {}): DeployOutcome {
-  if (!existsSync(target)) throw new InputError(target, 'a deployment target folder (made by kt deploy)', 'no such folder')
+export function rollback(
+  target: string,
+  options: Pick<DeployOptions, 'lockWaitMs' | 'now' | 'space'> = {},
+): DeployOutcome {
+  if (!existsSync(target))
+    throw new InputError(target, 'a deployment target folder (made by kt deploy)', 'no such folder')
   return withDirLock(target, lockOptions(target, options.lockWaitMs), () => {
     const index = readIndex(target)
     const back = index.stack.at(-1)
     if (!back) throw new InputError(join(target, INDEX_FILE), 'a previous profile to roll back to', 'none')
     const loaded = readStored(target, back, options.space)
     const event: DeploymentEvent = {
-      seq: nextSeq(index), action: 'rollback', name: back.name, sha256: back.sha256, replaced: index.active?.sha256 ?? null, verdict: loaded.profile.validation.verdict,
-      forced: false, reason: null, gate: null, at: (options.now?.() ?? new Date()).toISOString(),
+      seq: nextSeq(index),
+      action: 'rollback',
+      name: back.name,
+      sha256: back.sha256,
+      replaced: index.active?.sha256 ?? null,
+      verdict: loaded.profile.validation.verdict,
+      forced: false,
+      reason: null,
+      gate: null,
+      at: (options.now?.() ?? new Date()).toISOString(),
     }
-    const next: DeploymentIndex = {...index, active: back, stack: index.stack.slice(0, -1), events: [...index.events, event]}
+    const next: DeploymentIndex = {
+      ...index,
+      active: back,
+      stack: index.stack.slice(0, -1),
+      events: [...index.events, event],
+    }
     writeIndex(target, next)
     renderActive(target, loaded.profile)
-    return {target, space: index.space, kind: loaded.profile.kind, active: back.name, previous: index.active?.name ?? null, history: next.stack.length, verdict: event.verdict, forced: false, reason: null, gate: null}
+    return {
+      target,
+      space: index.space,
+      kind: loaded.profile.kind,
+      active: back.name,
+      previous: index.active?.name ?? null,
+      history: next.stack.length,
+      verdict: event.verdict,
+      forced: false,
+      reason: null,
+      gate: null,
+    }
   })
 }
 
@@ -193,14 +276,35 @@ function readIndex(target: string, space?: string): DeploymentIndex {
   const adopt = (file: string, seq: number) => {
     const loaded = loadProfile(file)
     const entry = storeProfile(target, loaded.profile, profileJson(loaded.profile))
-    const event: DeploymentEvent = {seq, action: 'adopt', name: entry.name, sha256: entry.sha256, replaced: null, verdict: loaded.profile.validation.verdict, forced: false, reason: `taken over from ${file} (a target an older kt wrote)`, gate: null, at}
+    const event: DeploymentEvent = {
+      seq,
+      action: 'adopt',
+      name: entry.name,
+      sha256: entry.sha256,
+      replaced: null,
+      verdict: loaded.profile.validation.verdict,
+      forced: false,
+      reason: `taken over from ${file} (a target an older kt wrote)`,
+      gate: null,
+      at,
+    }
     return {entry, event, space: loaded.profile.space}
   }
   const historyDir = join(target, LEGACY_HISTORY)
-  const older = existsSync(historyDir) ? readdirSync(historyDir).filter((f) => /^\d{4}\.json$/.test(f)).sort() : []
+  const older = existsSync(historyDir)
+    ? readdirSync(historyDir)
+        .filter((f) => /^\d{4}\.json$/.test(f))
+        .sort()
+    : []
   const adopted = [...older.map((f) => join(historyDir, f)), legacyActive].map((f, i) => adopt(f, i + 1))
   const active = adopted.at(-1)!
-  return {kt_deployments: INDEX_FORMAT_VERSION, space: active.space, active: active.entry, stack: adopted.slice(0, -1).map((a) => a.entry), events: adopted.map((a) => a.event)}
+  return {
+    kt_deployments: INDEX_FORMAT_VERSION,
+    space: active.space,
+    active: active.entry,
+    stack: adopted.slice(0, -1).map((a) => a.entry),
+    events: adopted.map((a) => a.event),
+  }
 }
 
 function writeIndex(target: string, index: DeploymentIndex): void {
@@ -214,7 +318,8 @@ type EngineRecord = NonNullable<Entry['engine']>
 function storeProfile(target: string, profile: Profile, text: string, engine?: EngineRecord): Entry {
   const hash = createHash('sha256').update(text).digest('hex')
   const file = join(target, STORE_DIR, `${hash}.json`)
-  if (!existsSync(file) || createHash('sha256').update(readText(file)).digest('hex') !== hash) writeFileAtomic(file, text)
+  if (!existsSync(file) || createHash('sha256').update(readText(file)).digest('hex') !== hash)
+    writeFileAtomic(file, text)
   return {sha256: hash, name: profile.name, kind: profile.kind, ...(engine ? {engine} : {})}
 }
 
@@ -226,7 +331,12 @@ function storeProfile(target: string, profile: Profile, text: string, engine?: E
 function engineRecord(loaded: LoadedProfile, profileFile: string, options: DeployOptions): EngineRecord | undefined {
   const engine = loaded.profile.engine
   if (!engine) return undefined
-  const file = options.engineFile !== undefined ? resolve(options.engineFile) : options.space ? undefined : findEngineFile(engine, profileFile)
+  const file =
+    options.engineFile !== undefined
+      ? resolve(options.engineFile)
+      : options.space
+        ? undefined
+        : findEngineFile(engine, profileFile)
   return file ? {file, space_sha256: engine.space_sha256} : undefined
 }
 
@@ -238,18 +348,31 @@ function readStored(target: string, entry: Entry, space?: ParamSpace): LoadedPro
   const hash = entry.sha256
   const file = join(target, STORE_DIR, `${hash}.json`)
   const text = readText(file)
-  if (createHash('sha256').update(text).digest('hex') !== hash) throw new InputError(file, `the profile whose sha256 is ${hash.slice(0, 12)}... (as ${INDEX_FILE} records)`, 'a changed file')
-  return parseProfile(parseJson(file, text), file, {space: space ?? (entry.engine ? recordedEngineSpace(target, entry.name, entry.engine) : undefined)})
+  if (createHash('sha256').update(text).digest('hex') !== hash)
+    throw new InputError(
+      file,
+      `the profile whose sha256 is ${hash.slice(0, 12)}... (as ${INDEX_FILE} records)`,
+      'a changed file',
+    )
+  return parseProfile(parseJson(file, text), file, {
+    space: space ?? (entry.engine ? recordedEngineSpace(target, entry.name, entry.engine) : undefined),
+  })
 }
 
 /** The parameter table of the engine file recorded with a deployed profile, if it is still there and unchanged. */
 function recordedEngineSpace(target: string, name: string, engine: EngineRecord): ParamSpace {
   const where = `${join(target, INDEX_FILE)}: engine of ${name}`
   const hint = '; name the engine file with --engine FILE'
-  if (!existsSync(engine.file)) throw new InputError(where, `the engine file it was deployed with${hint}`, `no file ${engine.file}`)
+  if (!existsSync(engine.file))
+    throw new InputError(where, `the engine file it was deployed with${hint}`, `no file ${engine.file}`)
   const space = loadEngineFile(engine.file).space
   const now = spaceFingerprint(space)
-  if (now !== engine.space_sha256) throw new InputError(where, `the parameter table it was deployed with (${engine.space_sha256.slice(0, 12)}...) in ${engine.file}${hint}`, `a changed table (${now.slice(0, 12)}...)`)
+  if (now !== engine.space_sha256)
+    throw new InputError(
+      where,
+      `the parameter table it was deployed with (${engine.space_sha256.slice(0, 12)}...) in ${engine.file}${hint}`,
+      `a changed table (${now.slice(0, 12)}...)`,
+    )
   return space
 }
 

@@ -108,7 +108,12 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
     let spawnError: string | undefined
     let termTimer: NodeJS.Timeout | undefined
     let killTimer: NodeJS.Timeout | undefined
-    const child = spawn(trial.argv[0], trial.argv.slice(1), {cwd: trial.cwd, env: trial.env, detached: true, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(trial.argv[0], trial.argv.slice(1), {
+      cwd: trial.cwd,
+      env: trial.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const pgid = child.pid
     const stop = (): void => {
       if (pgid === undefined) return
@@ -159,13 +164,13 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
       if (err !== undefined) closeSync(err)
       resolvePromise({
         code: exited?.code ?? code,
-          signal: exited?.signal ?? signal,
-          timedOut,
-          cancelled,
-          stdout: stdout.text(),
-          stderr: stderr.text(),
-          spawnError,
-        })
+        signal: exited?.signal ?? signal,
+        timedOut,
+        cancelled,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        spawnError,
+      })
     })
   })
 }
@@ -181,7 +186,13 @@ export function commandFailure(run: CommandRun, timeoutMs: number): string | und
 }
 
 /** The environment of one trial: kt's, the engine file's fixed variables, the parameters and KT_*. */
-export function trialEnv(spec: EngineSpec, evaluate: CommandEvaluate, config: Config, budget: number, ctx: EvalContext): NodeJS.ProcessEnv {
+export function trialEnv(
+  spec: EngineSpec,
+  evaluate: CommandEvaluate,
+  config: Config,
+  budget: number,
+  ctx: EvalContext,
+): NodeJS.ProcessEnv {
   const active = activeConfig(spec.space, config)
   const tier = tierForBudget(spec.tiers, budget)
   const env: NodeJS.ProcessEnv = {...process.env, ...evaluate.env}
@@ -215,14 +226,25 @@ export function commandObjective(spec: EngineSpec, evaluate: CommandEvaluate): O
         outFile = join(ctx.artifactsDir, `${ctx.trialId}.out`)
         errFile = join(ctx.artifactsDir, `${ctx.trialId}.err`)
       }
-      const run = await runCommandTrial({argv: evaluate.command, cwd: evaluate.cwd, env: trialEnv(spec, evaluate, config, budget, ctx), timeoutMs, outFile, errFile}, (r) => {
-        if (r) running.set(ctx.trialId, r)
-        else running.delete(ctx.trialId)
-      })
+      const run = await runCommandTrial(
+        {
+          argv: evaluate.command,
+          cwd: evaluate.cwd,
+          env: trialEnv(spec, evaluate, config, budget, ctx),
+          timeoutMs,
+          outFile,
+          errFile,
+        },
+        (r) => {
+          if (r) running.set(ctx.trialId, r)
+          else running.delete(ctx.trialId)
+        },
+      )
       const failure = commandFailure(run, timeoutMs)
       if (failure) throw new TrialFailure(failure, tailLines(run.stderr))
       const metrics = lastJsonObjectLine(run.stdout)
-      if (!metrics) throw new TrialFailure('no line of stdout parses as a JSON object (the metrics)', tailLines(run.stderr))
+      if (!metrics)
+        throw new TrialFailure('no line of stdout parses as a JSON object (the metrics)', tailLines(run.stderr))
       try {
         return resultFromMetrics(spec.objectives, metrics)
       } catch (error) {

@@ -11,7 +11,15 @@ import {dirname, isAbsolute, resolve} from 'node:path'
 import {z} from 'zod'
 import {checkSpace, withoutOnline} from '../space/space.js'
 import {checkEnvName} from '../space/env.js'
-import {KEY_MESSAGE, KEY_PATTERN, NAME_MESSAGE, NAME_PATTERN, SAFE_VALUE_MESSAGE, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN} from '../space/names.js'
+import {
+  KEY_MESSAGE,
+  KEY_PATTERN,
+  NAME_MESSAGE,
+  NAME_PATTERN,
+  SAFE_VALUE_MESSAGE,
+  SAFE_VALUE_PATTERN,
+  SPACE_ID_PATTERN,
+} from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
@@ -43,10 +51,20 @@ const SPACE_ID_PREFIX = 'engine:'
 /** Longest engine name: its space id `engine:<name>` must fit SPACE_ID_PATTERN. */
 export const MAX_ENGINE_NAME = 64 - SPACE_ID_PREFIX.length
 const profileName = z.string().regex(NAME_PATTERN, NAME_MESSAGE)
-const engineName = profileName.refine((n) => n.length <= MAX_ENGINE_NAME && SPACE_ID_PATTERN.test(`${SPACE_ID_PREFIX}${n}`), `a name of at most ${MAX_ENGINE_NAME} characters (its space id ${SPACE_ID_PREFIX}<name> is at most 64)`)
+const engineName = profileName.refine(
+  (n) => n.length <= MAX_ENGINE_NAME && SPACE_ID_PATTERN.test(`${SPACE_ID_PREFIX}${n}`),
+  `a name of at most ${MAX_ENGINE_NAME} characters (its space id ${SPACE_ID_PREFIX}<name> is at most 64)`,
+)
 /** Parameter names are profile config keys: letters, digits, _ . - (at most 64), not starting with . or -. */
-const parameterName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, 'a name of letters, digits, dot, dash or underscore, not starting with a dot or dash (at most 64)')
-const metricKey = z.string().regex(KEY_PATTERN, `a metric name that is also a profile key: ${KEY_MESSAGE}, starting with a letter, digit or _`)
+const parameterName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/,
+    'a name of letters, digits, dot, dash or underscore, not starting with a dot or dash (at most 64)',
+  )
+const metricKey = z
+  .string()
+  .regex(KEY_PATTERN, `a metric name that is also a profile key: ${KEY_MESSAGE}, starting with a letter, digit or _`)
 const envName = z.string().superRefine((s, ctx) => {
   const problem = checkEnvName(s)
   if (problem) ctx.addIssue({code: z.ZodIssueCode.custom, message: problem})
@@ -54,7 +72,10 @@ const envName = z.string().superRefine((s, ctx) => {
 
 const choice = z.union([z.string(), z.number().finite(), z.boolean()])
 /** A categorical choice: a string from the safe alphabet profiles export unquoted, a number or a boolean. */
-const safeChoice = choice.refine((c) => typeof c !== 'string' || SAFE_VALUE_PATTERN.test(c), `a number, a boolean or ${SAFE_VALUE_MESSAGE} (profiles export it unquoted)`)
+const safeChoice = choice.refine(
+  (c) => typeof c !== 'string' || SAFE_VALUE_PATTERN.test(c),
+  `a number, a boolean or ${SAFE_VALUE_MESSAGE} (profiles export it unquoted)`,
+)
 
 const condition = z
   .object({
@@ -84,8 +105,18 @@ const numeric = {
 
 const parameter = z.discriminatedUnion('type', [
   z.object({type: z.literal('float'), ...numeric}).strict(),
-  z.object({type: z.literal('int'), ...numeric, low: z.number().int(), high: z.number().int(), default: z.number().int()}).strict(),
-  z.object({type: z.literal('categorical'), ...common, choices: z.array(safeChoice).min(1), default: safeChoice}).strict(),
+  z
+    .object({
+      type: z.literal('int'),
+      ...numeric,
+      low: z.number().int(),
+      high: z.number().int(),
+      default: z.number().int(),
+    })
+    .strict(),
+  z
+    .object({type: z.literal('categorical'), ...common, choices: z.array(safeChoice).min(1), default: safeChoice})
+    .strict(),
   z.object({type: z.literal('bool'), ...common, default: z.boolean()}).strict(),
 ])
 
@@ -133,7 +164,13 @@ const retrievalServiceEval = z
     kind: z.literal('retrieval-service'),
     transport: z.enum(['http', 'stdio']),
     /** The service's base URL; `{port}` stands for a free port kt picks when it starts `command` itself. */
-    url: z.string().refine((u) => URL.canParse(u.split('{port}').join('1')), 'a URL (http://host:port, or with {port} when kt starts the command)').optional(),
+    url: z
+      .string()
+      .refine(
+        (u) => URL.canParse(u.split('{port}').join('1')),
+        'a URL (http://host:port, or with {port} when kt starts the command)',
+      )
+      .optional(),
     /** stdio: the engine's argv; http: a server kt starts before the study and stops after it (optional). */
     command: z.array(z.string().min(1)).min(1).optional(),
     cwd: z.string().default('.'),
@@ -157,7 +194,9 @@ const retrievalServiceEval = z
 
 const evaluate = z.discriminatedUnion('kind', [commandEval, httpEval, retrievalServiceEval])
 
-const tier = z.object({name: z.string().regex(NAME, LOCAL_NAME_MESSAGE), budget: z.number().finite().positive()}).strict()
+const tier = z
+  .object({name: z.string().regex(NAME, LOCAL_NAME_MESSAGE), budget: z.number().finite().positive()})
+  .strict()
 
 const objective = z
   .object({
@@ -261,15 +300,33 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
   const envs = new Map<string, number>()
   data.parameters.forEach((p, i) => {
     const where = `parameters[${i}]`
-    if (byName.has(p.name)) throw new InputError(at(`${where}.name`), `a name no other parameter has (parameters[${byName.get(p.name)!.index}] is ${p.name} too)`, describeValue(p.name))
+    if (byName.has(p.name))
+      throw new InputError(
+        at(`${where}.name`),
+        `a name no other parameter has (parameters[${byName.get(p.name)!.index}] is ${p.name} too)`,
+        describeValue(p.name),
+      )
     byName.set(p.name, {index: i, p})
-    if ((RESERVED_ENV as readonly string[]).includes(p.env)) throw new InputError(at(`${where}.env`), `a name other than kt's own ${RESERVED_ENV.join(', ')}`, describeValue(p.env))
-    if (envs.has(p.env)) throw new InputError(at(`${where}.env`), `an env name no other parameter uses (parameters[${envs.get(p.env)}] uses ${p.env})`, describeValue(p.env))
+    if ((RESERVED_ENV as readonly string[]).includes(p.env))
+      throw new InputError(
+        at(`${where}.env`),
+        `a name other than kt's own ${RESERVED_ENV.join(', ')}`,
+        describeValue(p.env),
+      )
+    if (envs.has(p.env))
+      throw new InputError(
+        at(`${where}.env`),
+        `an env name no other parameter uses (parameters[${envs.get(p.env)}] uses ${p.env})`,
+        describeValue(p.env),
+      )
     envs.set(p.env, i)
     if (p.type === 'float' || p.type === 'int') {
-      if (!(p.low < p.high)) throw new InputError(at(`${where}.high`), `a number > low (${p.low}): a non-empty range`, String(p.high))
-      if (p.log && !(p.low > 0)) throw new InputError(at(`${where}.low`), 'a positive lower bound (log: true)', String(p.low))
-      if (p.default < p.low || p.default > p.high) throw new InputError(at(`${where}.default`), `a number in [${p.low}, ${p.high}]`, String(p.default))
+      if (!(p.low < p.high))
+        throw new InputError(at(`${where}.high`), `a number > low (${p.low}): a non-empty range`, String(p.high))
+      if (p.log && !(p.low > 0))
+        throw new InputError(at(`${where}.low`), 'a positive lower bound (log: true)', String(p.low))
+      if (p.default < p.low || p.default > p.high)
+        throw new InputError(at(`${where}.default`), `a number in [${p.low}, ${p.high}]`, String(p.default))
     } else if (p.type === 'categorical') {
       const seen = new Set<string>()
       p.choices.forEach((c, j) => {
@@ -277,7 +334,12 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
         if (seen.has(key)) throw new InputError(at(`${where}.choices[${j}]`), 'choices without repeats', key)
         seen.add(key)
       })
-      if (!p.choices.includes(p.default)) throw new InputError(at(`${where}.default`), `one of ${p.choices.map((c) => JSON.stringify(c)).join(', ')}`, describeValue(p.default))
+      if (!p.choices.includes(p.default))
+        throw new InputError(
+          at(`${where}.default`),
+          `one of ${p.choices.map((c) => JSON.stringify(c)).join(', ')}`,
+          describeValue(p.default),
+        )
     }
   })
 
@@ -286,13 +348,34 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     if (!p.when) return
     const where = `parameters[${i}].when`
     const parent = byName.get(p.when.parameter)
-    if (!parent) throw new InputError(at(`${where}.parameter`), 'the name of another parameter', describeValue(p.when.parameter))
-    if (parent.index >= i) throw new InputError(at(`${where}.parameter`), `a parameter listed before ${p.name} (conditions point back, so they cannot loop)`, describeValue(p.when.parameter))
-    if (parent.p.when) throw new InputError(at(`${where}.parameter`), 'a parameter without a condition of its own', describeValue(p.when.parameter))
+    if (!parent)
+      throw new InputError(at(`${where}.parameter`), 'the name of another parameter', describeValue(p.when.parameter))
+    if (parent.index >= i)
+      throw new InputError(
+        at(`${where}.parameter`),
+        `a parameter listed before ${p.name} (conditions point back, so they cannot loop)`,
+        describeValue(p.when.parameter),
+      )
+    if (parent.p.when)
+      throw new InputError(
+        at(`${where}.parameter`),
+        'a parameter without a condition of its own',
+        describeValue(p.when.parameter),
+      )
     const values = possibleValues(parent.p)
-    if (!values) throw new InputError(at(`${where}.parameter`), 'a categorical, bool or int parameter', `${parent.p.name} (${parent.p.type})`)
+    if (!values)
+      throw new InputError(
+        at(`${where}.parameter`),
+        'a categorical, bool or int parameter',
+        `${parent.p.name} (${parent.p.type})`,
+      )
     p.when.in.forEach((v, j) => {
-      if (!values.includes(v)) throw new InputError(at(`${where}.in[${j}]`), `a value ${parent.p.name} can take (${values.length > 12 ? `${parent.p.type} ${values[0]}..${values.at(-1)}` : values.map((x) => JSON.stringify(x)).join(', ')})`, describeValue(v))
+      if (!values.includes(v))
+        throw new InputError(
+          at(`${where}.in[${j}]`),
+          `a value ${parent.p.name} can take (${values.length > 12 ? `${parent.p.type} ${values[0]}..${values.at(-1)}` : values.map((x) => JSON.stringify(x)).join(', ')})`,
+          describeValue(v),
+        )
     })
   })
 
@@ -300,38 +383,80 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
   const inGroup = new Map<string, number>()
   data.simplex.forEach((g, gi) => {
     const where = `simplex[${gi}]`
-    if (byName.has(g.name) || data.simplex.findIndex((x) => x.name === g.name) !== gi) throw new InputError(at(`${where}.name`), 'a name no parameter or other group has', describeValue(g.name))
+    if (byName.has(g.name) || data.simplex.findIndex((x) => x.name === g.name) !== gi)
+      throw new InputError(at(`${where}.name`), 'a name no parameter or other group has', describeValue(g.name))
     const k = g.parameters.length
-    if (g.floor * k > 1 + 1e-9) throw new InputError(at(`${where}.floor`), `floors that sum to at most 1 (${k} members x floor <= 1, so floor <= ${fmt(1 / k)})`, String(g.floor))
+    if (g.floor * k > 1 + 1e-9)
+      throw new InputError(
+        at(`${where}.floor`),
+        `floors that sum to at most 1 (${k} members x floor <= 1, so floor <= ${fmt(1 / k)})`,
+        String(g.floor),
+      )
     let sum = 0
     g.parameters.forEach((name, j) => {
       const member = byName.get(name)
       const field = at(`${where}.parameters[${j}]`)
       if (!member) throw new InputError(field, 'the name of a float parameter', describeValue(name))
-      if (inGroup.has(name)) throw new InputError(field, `a parameter in one group only (it is in simplex[${inGroup.get(name)}])`, describeValue(name))
+      if (inGroup.has(name))
+        throw new InputError(
+          field,
+          `a parameter in one group only (it is in simplex[${inGroup.get(name)}])`,
+          describeValue(name),
+        )
       inGroup.set(name, gi)
       const p = member.p
       if (p.type !== 'float') throw new InputError(field, 'a float parameter', `${name} (${p.type})`)
       if (p.log) throw new InputError(at(`parameters[${member.index}].log`), 'no log scale on a simplex member', 'true')
-      if (p.when) throw new InputError(at(`parameters[${member.index}].when`), 'no condition on a simplex member', describeValue(p.when))
-      if (p.online !== undefined) throw new InputError(at(`parameters[${member.index}].online`), `no online on a simplex member (the bandits tune a group whole: set simplex[${gi}].online)`, String(p.online))
+      if (p.when)
+        throw new InputError(
+          at(`parameters[${member.index}].when`),
+          'no condition on a simplex member',
+          describeValue(p.when),
+        )
+      if (p.online !== undefined)
+        throw new InputError(
+          at(`parameters[${member.index}].online`),
+          `no online on a simplex member (the bandits tune a group whole: set simplex[${gi}].online)`,
+          String(p.online),
+        )
       const top = 1 - (k - 1) * g.floor
       if (p.low > g.floor + 1e-9 || p.high < top - 1e-9)
-        throw new InputError(at(`parameters[${member.index}].low`), `a range covering what the group reaches, [${fmt(g.floor)}, ${fmt(top)}] (floor ${g.floor}, ${k} members)`, `[${p.low}, ${p.high}]`)
-      if (p.default < g.floor - 1e-9) throw new InputError(at(`parameters[${member.index}].default`), `a weight >= the group's floor ${g.floor}`, String(p.default))
+        throw new InputError(
+          at(`parameters[${member.index}].low`),
+          `a range covering what the group reaches, [${fmt(g.floor)}, ${fmt(top)}] (floor ${g.floor}, ${k} members)`,
+          `[${p.low}, ${p.high}]`,
+        )
+      if (p.default < g.floor - 1e-9)
+        throw new InputError(
+          at(`parameters[${member.index}].default`),
+          `a weight >= the group's floor ${g.floor}`,
+          String(p.default),
+        )
       sum += p.default
     })
-    if (Math.abs(sum - 1) > 1e-6) throw new InputError(at(`${where}.parameters`), 'members whose defaults sum to 1', fmt(sum))
+    if (Math.abs(sum - 1) > 1e-6)
+      throw new InputError(at(`${where}.parameters`), 'members whose defaults sum to 1', fmt(sum))
   })
   for (const [i, p] of data.parameters.entries()) {
-    if (p.when && inGroup.has(p.when.parameter)) throw new InputError(at(`parameters[${i}].when.parameter`), 'a parameter outside simplex groups', describeValue(p.when.parameter))
+    if (p.when && inGroup.has(p.when.parameter))
+      throw new InputError(
+        at(`parameters[${i}].when.parameter`),
+        'a parameter outside simplex groups',
+        describeValue(p.when.parameter),
+      )
   }
 
   // ---- tiers: increasing budgets in a geometric progression (BOHB's budget levels) ----
   const tiers = data.tiers
   tiers.forEach((t, i) => {
-    if (tiers.findIndex((x) => x.name === t.name) !== i) throw new InputError(at(`tiers[${i}].name`), 'a name no other tier has', describeValue(t.name))
-    if (i > 0 && !(t.budget > tiers[i - 1].budget)) throw new InputError(at(`tiers[${i}].budget`), `a budget above the previous tier's (${tiers[i - 1].budget})`, String(t.budget))
+    if (tiers.findIndex((x) => x.name === t.name) !== i)
+      throw new InputError(at(`tiers[${i}].name`), 'a name no other tier has', describeValue(t.name))
+    if (i > 0 && !(t.budget > tiers[i - 1].budget))
+      throw new InputError(
+        at(`tiers[${i}].budget`),
+        `a budget above the previous tier's (${tiers[i - 1].budget})`,
+        String(t.budget),
+      )
   })
   let fidelity: EngineSpec['fidelity']
   if (tiers.length >= 2) {
@@ -341,22 +466,37 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
       if (i === 0) return
       const ratio = t.budget / tiers[i - 1].budget
       if (!integral || Math.abs(ratio - eta) > 1e-9 * eta)
-        throw new InputError(at(`tiers[${i}].budget`), 'budgets growing by one integer factor >= 2 (Hyperband\'s eta), e.g. 1, 3, 9', `${tiers.map((x) => x.budget).join(', ')}`)
+        throw new InputError(
+          at(`tiers[${i}].budget`),
+          "budgets growing by one integer factor >= 2 (Hyperband's eta), e.g. 1, 3, 9",
+          `${tiers.map((x) => x.budget).join(', ')}`,
+        )
     })
     fidelity = {min: tiers[0].budget, max: tiers[tiers.length - 1].budget, eta: Math.round(eta)}
   }
 
   // ---- objectives and profiles ----
   data.objectives.forEach((o, i) => {
-    if (data.objectives.findIndex((x) => x.metric === o.metric) !== i) throw new InputError(at(`objectives[${i}].metric`), 'a metric no other objective names', describeValue(o.metric))
+    if (data.objectives.findIndex((x) => x.metric === o.metric) !== i)
+      throw new InputError(at(`objectives[${i}].metric`), 'a metric no other objective names', describeValue(o.metric))
   })
   data.profiles.forEach((p, i) => {
     const where = `profiles[${i}]`
-    if (data.profiles.findIndex((x) => x.name === p.name) !== i) throw new InputError(at(`${where}.name`), 'a name no other profile has', describeValue(p.name))
+    if (data.profiles.findIndex((x) => x.name === p.name) !== i)
+      throw new InputError(at(`${where}.name`), 'a name no other profile has', describeValue(p.name))
     if (!p.direction && !data.objectives.some((o) => o.metric === p.order_by))
-      throw new InputError(at(`${where}.direction`), `"maximize" or "minimize" (order_by ${p.order_by} is not one of the objectives)`, 'nothing')
+      throw new InputError(
+        at(`${where}.direction`),
+        `"maximize" or "minimize" (order_by ${p.order_by} is not one of the objectives)`,
+        'nothing',
+      )
     p.constraints.forEach((c, j) => {
-      if ((c.value === undefined) === (c.value_of_best === undefined)) throw new InputError(at(`${where}.constraints[${j}]`), 'exactly one of value or value_of_best', c.value === undefined ? 'neither' : 'both')
+      if ((c.value === undefined) === (c.value_of_best === undefined))
+        throw new InputError(
+          at(`${where}.constraints[${j}]`),
+          'exactly one of value or value_of_best',
+          c.value === undefined ? 'neither' : 'both',
+        )
     })
   })
 
@@ -365,15 +505,22 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
   let evaluation: EngineSpec['evaluate']
   if (ev.kind === 'command') evaluation = {...ev, cwd: resolveFrom(dir, ev.cwd)}
   else if (ev.kind === 'retrieval-service') {
-    if (ev.transport === 'http' && !ev.url) throw new InputError(at('evaluate.url'), 'the service URL (transport "http")', 'nothing')
-    if (ev.transport === 'stdio' && !ev.command) throw new InputError(at('evaluate.command'), 'the argv to start (transport "stdio")', 'nothing')
+    if (ev.transport === 'http' && !ev.url)
+      throw new InputError(at('evaluate.url'), 'the service URL (transport "http")', 'nothing')
+    if (ev.transport === 'stdio' && !ev.command)
+      throw new InputError(at('evaluate.command'), 'the argv to start (transport "stdio")', 'nothing')
     evaluation = {...ev, cwd: resolveFrom(dir, ev.cwd)}
   } else evaluation = ev
   if (evaluation.kind === 'retrieval-service' && evaluation.url?.includes('{port}') && !evaluation.command)
-    throw new InputError(at('evaluate.url'), 'a fixed port, or a command kt starts (a {port} is filled in only then)', describeValue(evaluation.url))
+    throw new InputError(
+      at('evaluate.url'),
+      'a fixed port, or a command kt starts (a {port} is filled in only then)',
+      describeValue(evaluation.url),
+    )
   if (evaluation.kind === 'http' || (evaluation.kind === 'retrieval-service' && evaluation.url)) {
     const url = new URL(evaluation.url!.split('{port}').join('1'))
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError(at('evaluate.url'), 'an http:// or https:// URL', describeValue(evaluation.url))
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new InputError(at('evaluate.url'), 'an http:// or https:// URL', describeValue(evaluation.url))
   }
 
   const space = toSpace(data)
@@ -434,15 +581,51 @@ export function toSpace(data: Pick<EngineFile, 'name' | 'parameters' | 'simplex'
         const m = byName.get(name)!
         return {name: m.name, env: m.env, description: m.description ?? '', default: m.default as number}
       })
-      params.push({kind: 'simplex', name: group.name, description: group.description ?? `weights of ${group.parameters.join(', ')}: sum 1, each >= ${group.floor}`, floor: group.floor, members, ...(group.online ? {online: true} : {})})
+      params.push({
+        kind: 'simplex',
+        name: group.name,
+        description: group.description ?? `weights of ${group.parameters.join(', ')}: sum 1, each >= ${group.floor}`,
+        floor: group.floor,
+        members,
+        ...(group.online ? {online: true} : {}),
+      })
       continue
     }
     const description = p.description ?? ''
     const cond: Condition | undefined = p.when ? {param: p.when.parameter, values: p.when.in} : undefined
     const extra = {...(cond ? {condition: cond} : {}), ...(p.online ? {online: true} : {})}
-    if (p.type === 'float' || p.type === 'int') params.push({kind: p.type, name: p.name, env: p.env, description, low: p.low, high: p.high, scale: p.log ? 'log' : 'linear', default: p.default, ...extra})
-    else if (p.type === 'categorical') params.push({kind: 'categorical', name: p.name, env: p.env, description, choices: p.choices, default: p.default, ...extra})
-    else params.push({kind: 'categorical', name: p.name, env: p.env, description, choices: [false, true], default: p.default, ...extra})
+    if (p.type === 'float' || p.type === 'int')
+      params.push({
+        kind: p.type,
+        name: p.name,
+        env: p.env,
+        description,
+        low: p.low,
+        high: p.high,
+        scale: p.log ? 'log' : 'linear',
+        default: p.default,
+        ...extra,
+      })
+    else if (p.type === 'categorical')
+      params.push({
+        kind: 'categorical',
+        name: p.name,
+        env: p.env,
+        description,
+        choices: p.choices,
+        default: p.default,
+        ...extra,
+      })
+    else
+      params.push({
+        kind: 'categorical',
+        name: p.name,
+        env: p.env,
+        description,
+        choices: [false, true],
+        default: p.default,
+        ...extra,
+      })
   }
   return {id: engineSpaceId(data.name), params}
 }
@@ -461,7 +644,9 @@ export type EngineFingerprint = Record<(typeof ENGINE_FINGERPRINT_PARTS)[number]
 function sortedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${sortedJson(v)}`).join(',')}}`
 }
 

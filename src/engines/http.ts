@@ -16,7 +16,17 @@ export const HTTP_BACKOFF_MS = 100
 /** Characters of a failing response body kept in the trial's error. */
 const BODY_PREVIEW_CHARS = 300
 /** Error codes of a connection that failed before any response: safe to retry. */
-const RETRYABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED'])
+const RETRYABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+])
 
 export interface HttpResponse {
   readonly status: number
@@ -33,13 +43,21 @@ class ConnectionError extends Error {
 }
 
 /** One POST with a timeout; connection-level failures reject with ConnectionError. */
-export function postJson(url: URL, body: string, options: {agent: http.Agent; timeoutMs: number; headers?: Record<string, string>}): Promise<HttpResponse> {
+export function postJson(
+  url: URL,
+  body: string,
+  options: {agent: http.Agent; timeoutMs: number; headers?: Record<string, string>},
+): Promise<HttpResponse> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
     let settled = false
     const req = client.request(
       url,
-      {method: 'POST', agent: options.agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...options.headers}},
+      {
+        method: 'POST',
+        agent: options.agent,
+        headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...options.headers},
+      },
       (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
@@ -67,14 +85,21 @@ export function postJson(url: URL, body: string, options: {agent: http.Agent; ti
 }
 
 /** POSTs with retries on connection errors (exponential backoff), never on an HTTP status. */
-export async function postWithRetries(url: URL, body: string, options: {agent: http.Agent; timeoutMs: number; retries: number; headers?: Record<string, string>}): Promise<HttpResponse & {attempts: number}> {
+export async function postWithRetries(
+  url: URL,
+  body: string,
+  options: {agent: http.Agent; timeoutMs: number; retries: number; headers?: Record<string, string>},
+): Promise<HttpResponse & {attempts: number}> {
   for (let attempt = 0; ; attempt++) {
     try {
       return {...(await postJson(url, body, options)), attempts: attempt + 1}
     } catch (error) {
       const retryable = error instanceof ConnectionError && (error.code === undefined || RETRYABLE.has(error.code))
       if (!retryable) throw error
-      if (attempt >= options.retries) throw new TrialFailure(`connection failed after ${attempt + 1} attempts: ${error.code ?? ''} ${error.message}`.replace(/\s+/g, ' '))
+      if (attempt >= options.retries)
+        throw new TrialFailure(
+          `connection failed after ${attempt + 1} attempts: ${error.code ?? ''} ${error.message}`.replace(/\s+/g, ' '),
+        )
       await new Promise((r) => setTimeout(r, HTTP_BACKOFF_MS * 2 ** attempt))
     }
   }
@@ -88,17 +113,32 @@ export function httpObjective(spec: EngineSpec, evaluate: HttpEvaluate): Objecti
     ...engineObjectiveHeader(spec),
     async evaluate(config, budget, ctx): Promise<EvalResult> {
       const tier = tierForBudget(spec.tiers, budget)
-      const body = JSON.stringify({config: activeConfig(spec.space, config), budget: tier?.budget ?? budget, tier: tier?.name ?? null, trial_id: ctx.trialId, seed: ctx.seed})
-      const res = await postWithRetries(url, body, {agent, timeoutMs, retries: evaluate.retries, headers: evaluate.headers})
+      const body = JSON.stringify({
+        config: activeConfig(spec.space, config),
+        budget: tier?.budget ?? budget,
+        tier: tier?.name ?? null,
+        trial_id: ctx.trialId,
+        seed: ctx.seed,
+      })
+      const res = await postWithRetries(url, body, {
+        agent,
+        timeoutMs,
+        retries: evaluate.retries,
+        headers: evaluate.headers,
+      })
       const preview = res.body.slice(0, BODY_PREVIEW_CHARS).replace(/\s+/g, ' ')
-      if (res.status < 200 || res.status >= 300) throw new TrialFailure(`HTTP ${res.status} from ${url.href}${res.status < 500 ? ' (not retried)' : ''}: ${preview}`)
+      if (res.status < 200 || res.status >= 300)
+        throw new TrialFailure(
+          `HTTP ${res.status} from ${url.href}${res.status < 500 ? ' (not retried)' : ''}: ${preview}`,
+        )
       let value: unknown
       try {
         value = JSON.parse(res.body)
       } catch (error) {
         throw new TrialFailure(`the response is not JSON (${(error as Error).message}): ${preview}`)
       }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TrialFailure(`the response is not a JSON object of metrics: ${preview}`)
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw new TrialFailure(`the response is not a JSON object of metrics: ${preview}`)
       return resultFromMetrics(spec.objectives, value as Record<string, unknown>)
     },
     close() {

@@ -6,7 +6,9 @@
 import {firstBadOffset} from '../util/json.js'
 
 /** Parses `text` as JSON, or returns the byte offset of the first byte that cannot be JSON. */
-export function parseJsonOrOffset(text: string): {ok: true; value: unknown} | {ok: false; offset: number; message: string} {
+export function parseJsonOrOffset(
+  text: string,
+): {ok: true; value: unknown} | {ok: false; offset: number; message: string} {
   try {
     return {ok: true, value: JSON.parse(text)}
   } catch (error) {

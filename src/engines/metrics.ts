@@ -25,7 +25,10 @@ export class TrialFailure extends Error {
 
 /** The last `n` non-empty lines of a text, each cut to MAX_LINE_CHARS. */
 export function tailLines(text: string, n = STDERR_TAIL_LINES): string {
-  const lines = text.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '')
+  const lines = text
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '')
   return lines
     .slice(-n)
     .map((l) => (l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}...` : l))
@@ -63,7 +66,10 @@ export function numericMetrics(value: Record<string, unknown>): Record<string, n
  * maximised), values = every objective that way (all minimised; only with two or more). A missing
  * or non-finite objective metric fails the trial.
  */
-export function resultFromMetrics(objectives: readonly EngineObjective[], raw: Record<string, unknown>): {loss: number; values?: number[]; metrics: Record<string, number>} {
+export function resultFromMetrics(
+  objectives: readonly EngineObjective[],
+  raw: Record<string, unknown>,
+): {loss: number; values?: number[]; metrics: Record<string, number>} {
   const metrics = numericMetrics(raw)
   const values = objectives.map((o) => {
     const v = metrics[o.metric]
@@ -83,13 +89,27 @@ export function resultFromMetrics(objectives: readonly EngineObjective[], raw: R
 
 /** Names of the minimised objective vector (the contract's valueNames): `-metric` for maximised ones. */
 export function valueNames(objectives: readonly EngineObjective[]): string[] | undefined {
-  return objectives.length > 1 ? objectives.map((o) => (o.direction === 'maximize' ? `neg_${o.metric}` : o.metric)) : undefined
+  return objectives.length > 1
+    ? objectives.map((o) => (o.direction === 'maximize' ? `neg_${o.metric}` : o.metric))
+    : undefined
 }
 
 /**
  * What every engine-file objective declares alike: its id, space, tiers as fidelity, objective
  * names, and that its trials run in flight in one thread (processes or requests, not threads).
  */
-export function engineObjectiveHeader(spec: EngineSpec): {id: string; space: EngineSpec['space']; fidelity: EngineSpec['fidelity']; valueNames: string[] | undefined; concurrent: true} {
-  return {id: `engine:${spec.name}`, space: spec.space, fidelity: spec.fidelity, valueNames: valueNames(spec.objectives), concurrent: true}
+export function engineObjectiveHeader(spec: EngineSpec): {
+  id: string
+  space: EngineSpec['space']
+  fidelity: EngineSpec['fidelity']
+  valueNames: string[] | undefined
+  concurrent: true
+} {
+  return {
+    id: `engine:${spec.name}`,
+    space: spec.space,
+    fidelity: spec.fidelity,
+    valueNames: valueNames(spec.objectives),
+    concurrent: true,
+  }
 }

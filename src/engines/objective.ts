@@ -6,7 +6,13 @@
 import type {Objective} from '../space/objective.js'
 import {InputError} from '../util/errors.js'
 import {commandObjective} from './command.js'
-import {checkEngineFingerprint, engineFingerprint, loadEngineFile, type EngineFingerprint, type EngineSpec} from './file.js'
+import {
+  checkEngineFingerprint,
+  engineFingerprint,
+  loadEngineFile,
+  type EngineFingerprint,
+  type EngineSpec,
+} from './file.js'
 import {httpObjective} from './http.js'
 import {serviceObjectiveOf} from './retrieval-service.js'
 
@@ -22,7 +28,12 @@ export const EVALUATORS: Record<EngineSpec['evaluate']['kind'], Evaluator> = {
   command: (spec) => commandObjective(spec, spec.evaluate as Extract<EngineSpec['evaluate'], {kind: 'command'}>),
   http: (spec) => httpObjective(spec, spec.evaluate as Extract<EngineSpec['evaluate'], {kind: 'http'}>),
   'retrieval-service': (spec, options) => {
-    if (typeof options.data !== 'string') throw new InputError(`${spec.file}: evaluate.kind`, 'conversations for kt to drive through a retrieval service (--data FILE: LoCoMo .json, .jsonl or .csv)', 'no --data')
+    if (typeof options.data !== 'string')
+      throw new InputError(
+        `${spec.file}: evaluate.kind`,
+        'conversations for kt to drive through a retrieval service (--data FILE: LoCoMo .json, .jsonl or .csv)',
+        'no --data',
+      )
     return serviceObjectiveOf(spec, options)
   },
 }
@@ -36,7 +47,8 @@ export async function engineObjective(spec: EngineSpec, options: EngineObjective
  * (stored with the study). A stored fingerprint must match the file as it is now (resume, workers).
  */
 export async function createEngineObjective(options: Record<string, unknown>): Promise<Objective> {
-  if (typeof options.file !== 'string') throw new InputError('engine objective: file', 'the engine file path (--engine)', String(options.file))
+  if (typeof options.file !== 'string')
+    throw new InputError('engine objective: file', 'the engine file path (--engine)', String(options.file))
   const spec = loadEngineFile(options.file)
   checkEngineFingerprint(spec, options.fingerprint)
   return engineObjective(spec, options)

@@ -22,7 +22,15 @@
 import {performance} from 'node:perf_hooks'
 import {valueNames} from './metrics.js'
 import type {Conversation, MemoryDataset} from '../data/conversations/types.js'
-import {aggregate, DEFAULT_KS, DEFAULT_TUNING_METRIC, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import {
+  aggregate,
+  DEFAULT_KS,
+  DEFAULT_TUNING_METRIC,
+  queryMetrics,
+  rankingDepth,
+  type MetricReport,
+  type MetricValues,
+} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import {questionTiers, tierForBudget, type TierSpec} from '../data/conversations/tiers.js'
 import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} from '../space/objective.js'
@@ -114,11 +122,18 @@ export class ServiceSession {
     const transport = await this.open()
     const text = await transport.send(op, body)
     const parsed = parseJsonOrOffset(text)
-    if (!parsed.ok) throw new Error(`${this.spec.name}: ${op} reply for ${what} is not JSON at byte ${parsed.offset} (${excerpt(text, parsed.offset)}): ${parsed.message}`)
+    if (!parsed.ok)
+      throw new Error(
+        `${this.spec.name}: ${op} reply for ${what} is not JSON at byte ${parsed.offset} (${excerpt(text, parsed.offset)}): ${parsed.message}`,
+      )
     const value = parsed.value
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${this.spec.name}: ${op} reply for ${what} is not a JSON object: ${JSON.stringify(text.slice(0, EXCERPT_CHARS))}`)
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new Error(
+        `${this.spec.name}: ${op} reply for ${what} is not a JSON object: ${JSON.stringify(text.slice(0, EXCERPT_CHARS))}`,
+      )
     const obj = value as Record<string, unknown>
-    if (typeof obj.error === 'string') throw new Error(`${this.spec.name}: ${op} for ${what} failed in the service: ${obj.error.slice(0, 300)}`)
+    if (typeof obj.error === 'string')
+      throw new Error(`${this.spec.name}: ${op} for ${what} failed in the service: ${obj.error.slice(0, 300)}`)
     return obj
   }
 
@@ -136,7 +151,8 @@ export class ServiceSession {
     await this.open()
     const t0 = performance.now()
     await this.call('reset', {}, 'reset')
-    for (const c of this.dataset.conversations) await this.call('ingest', {conversation_id: c.id, turns: turnsOf(c), config}, `conversation ${c.id}`)
+    for (const c of this.dataset.conversations)
+      await this.call('ingest', {conversation_id: c.id, turns: turnsOf(c), config}, `conversation ${c.id}`)
     this.lastIngestMs = performance.now() - t0
     this.ingestions++
     this.ingestedKey = key
@@ -152,14 +168,21 @@ export class ServiceSession {
     if (!Array.isArray(ids)) throw new Error(`${this.spec.name}: search reply for ${label(q)} has no "ids" array`)
     const known = this.turnIds.get(q.conversation)!
     for (const id of ids) {
-      if (typeof id !== 'string') throw new Error(`${this.spec.name}: search for ${label(q)} returned a non-string id ${JSON.stringify(id)}`)
-      if (!known.has(id)) throw new Error(`${this.spec.name}: search for ${label(q)} returned id ${JSON.stringify(id)}, not a turn of conversation ${q.conversation}`)
+      if (typeof id !== 'string')
+        throw new Error(`${this.spec.name}: search for ${label(q)} returned a non-string id ${JSON.stringify(id)}`)
+      if (!known.has(id))
+        throw new Error(
+          `${this.spec.name}: search for ${label(q)} returned id ${JSON.stringify(id)}, not a turn of conversation ${q.conversation}`,
+        )
     }
-    if (new Set(ids).size !== ids.length) throw new Error(`${this.spec.name}: search for ${label(q)} returned a turn id twice`)
+    if (new Set(ids).size !== ids.length)
+      throw new Error(`${this.spec.name}: search for ${label(q)} returned a turn id twice`)
     let cost: number | undefined
     if (this.spec.latency === 'cost_model') {
       if (typeof reply.cost_ms !== 'number' || !Number.isFinite(reply.cost_ms) || reply.cost_ms < 0)
-        throw new Error(`${this.spec.name}: the engine declares a cost model but the search reply for ${label(q)} has no non-negative "cost_ms"`)
+        throw new Error(
+          `${this.spec.name}: the engine declares a cost model but the search reply for ${label(q)} has no non-negative "cost_ms"`,
+        )
       cost = reply.cost_ms
     }
     return {ids: ids as string[], ms, cost}
@@ -180,7 +203,12 @@ export class ServiceSession {
 
 /** The turns of a conversation as the ingest message carries them. */
 export function turnsOf(c: Conversation): Array<{id: string; speaker: string; text: string; time: string | null}> {
-  return c.turns.map((t) => ({id: t.id, speaker: t.speaker, text: t.caption ? `${t.text} [image: ${t.caption}]` : t.text, time: t.time === null ? null : new Date(t.time).toISOString()}))
+  return c.turns.map((t) => ({
+    id: t.id,
+    speaker: t.speaker,
+    text: t.caption ? `${t.text} [image: ${t.caption}]` : t.text,
+    time: t.time === null ? null : new Date(t.time).toISOString(),
+  }))
 }
 
 /** Per-search timings of a set of questions: warm-up first, then repeated timed passes. */
@@ -205,11 +233,17 @@ export interface ServiceRun {
  * Scores `queries` with one pass (also timed), after SERVICE_WARMUP_QUERIES untimed searches, then
  * repeats timed passes until SERVICE_MIN_TIMINGS timings (at most SERVICE_MAX_PASSES passes).
  */
-export async function runService(session: ServiceSession, queries: readonly EvalQuery[], config: Config, options: {ks?: readonly number[]; minTimings?: number} = {}): Promise<ServiceRun> {
+export async function runService(
+  session: ServiceSession,
+  queries: readonly EvalQuery[],
+  config: Config,
+  options: {ks?: readonly number[]; minTimings?: number} = {},
+): Promise<ServiceRun> {
   const ks = options.ks ?? DEFAULT_KS
   const depth = rankingDepth(ks)
   await session.ensureIngested(config)
-  for (let i = 0; i < Math.min(SERVICE_WARMUP_QUERIES, queries.length); i++) await session.rank(queries[i], depth, config)
+  for (let i = 0; i < Math.min(SERVICE_WARMUP_QUERIES, queries.length); i++)
+    await session.rank(queries[i], depth, config)
   const times: number[] = []
   const costs: number[] = []
   const rows: MetricValues[] = []
@@ -249,7 +283,14 @@ export interface ServiceObjectiveOptions {
 
 /** Tiers of an engine file as question shares; the default is kt's 1, 3, 9 (a ninth, a third, all). */
 export function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec[] {
-  const list = tiers && tiers.length > 0 ? tiers : [{name: 'low', budget: 1}, {name: 'medium', budget: 3}, {name: 'high', budget: 9}]
+  const list =
+    tiers && tiers.length > 0
+      ? tiers
+      : [
+          {name: 'low', budget: 1},
+          {name: 'medium', budget: 3},
+          {name: 'high', budget: 9},
+        ]
   const max = Math.max(...list.map((t) => t.budget))
   return list.map((t) => ({name: t.name, budget: t.budget, fraction: t.budget / max}))
 }
@@ -331,7 +372,11 @@ export function retrievalServiceObjective(
   spec: RetrievalServiceSpec,
   dataset: MemoryDataset,
   options: ServiceObjectiveOptions & {objectives?: readonly ServiceObjectiveTerm[]} = {},
-): Objective & {close(): Promise<void>; readonly selection: QuerySelection; readonly firstSession: () => ServiceSession | undefined} {
+): Objective & {
+  close(): Promise<void>
+  readonly selection: QuerySelection
+  readonly firstSession: () => ServiceSession | undefined
+} {
   const metric = options.metric ?? spec.metric ?? DEFAULT_TUNING_METRIC
   const selection = selectScoredQueries(dataset)
   const specs = serviceTierSpecs(spec.tiers)
@@ -355,13 +400,19 @@ export function retrievalServiceObjective(
       let run: ServiceRun
       const ingestions = session.ingestions
       try {
-        run = await runService(session, tier.queryIds.map((id) => byId.get(id)!), full, {minTimings: options.minTimings})
+        run = await runService(
+          session,
+          tier.queryIds.map((id) => byId.get(id)!),
+          full,
+          {minTimings: options.minTimings},
+        )
       } finally {
         pool.release(session)
       }
       const overall = run.report.overall
       const quality = overall[metric]
-      if (quality === undefined) throw new Error(`metric ${metric}: expected recall@k, hit@k, ndcg@10 or mrr (k in ${DEFAULT_KS.join(', ')})`)
+      if (quality === undefined)
+        throw new Error(`metric ${metric}: expected recall@k, hit@k, ndcg@10 or mrr (k in ${DEFAULT_KS.join(', ')})`)
       const lat = spec.latency === 'cost_model' && run.latency.cost ? run.latency.cost : run.latency
       const metrics: Record<string, number> = {
         quality,
@@ -382,7 +433,10 @@ export function retrievalServiceObjective(
       if (!objectives) return {loss: -quality, values: [-quality, lat.p99], metrics}
       const values = objectives.map((o) => {
         const v = metrics[o.metric]
-        if (v === undefined || !Number.isFinite(v)) throw new Error(`objective ${o.metric}: not a metric of a retrieval service (quality, recall@k, hit@k, ndcg@10, mrr, p50_ms, p95_ms, p99_ms, quality.<category>)`)
+        if (v === undefined || !Number.isFinite(v))
+          throw new Error(
+            `objective ${o.metric}: not a metric of a retrieval service (quality, recall@k, hit@k, ndcg@10, mrr, p50_ms, p95_ms, p99_ms, quality.<category>)`,
+          )
         return o.direction === 'maximize' ? -v : v
       })
       return {loss: values[0], values: values.length > 1 ? values : undefined, metrics}
@@ -397,7 +451,8 @@ const RANKING_METRIC = /^(recall@\d+|hit@\d+|ndcg@10|mrr)$/
 /** What kt needs from a loaded engine file whose evaluate.kind is retrieval-service. */
 export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
   const ev = engine.evaluate
-  if (ev.kind !== 'retrieval-service') throw new InputError(`${engine.file}: evaluate.kind`, '"retrieval-service"', describeValue(ev.kind))
+  if (ev.kind !== 'retrieval-service')
+    throw new InputError(`${engine.file}: evaluate.kind`, '"retrieval-service"', describeValue(ev.kind))
   const quality = engine.objectives.find((o) => RANKING_METRIC.test(o.metric) && o.direction === 'maximize')
   return {
     name: engine.name,
@@ -425,7 +480,8 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
   const {loadEngineFile} = await import('./file.js')
-  if (typeof options.engine !== 'string') throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
+  if (typeof options.engine !== 'string')
+    throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
   return serviceObjectiveOf(loadEngineFile(options.engine), options)
 }
 
@@ -433,10 +489,22 @@ export async function createObjective(options: Record<string, unknown>): Promise
 export async function serviceObjectiveOf(engine: EngineSpec, options: Record<string, unknown>): Promise<Objective> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const {splitDataset} = await import('../data/conversations/split.js')
-  if (typeof options.data !== 'string') throw new InputError('retrieval-service objective: data', 'a dataset path (--data)', describeValue(options.data))
-  const loaded = loadMemoryDataset(options.data, {format: options.format as never, questions: options.questions as string | undefined, columns: options.columns as never})
-  const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded
+  if (typeof options.data !== 'string')
+    throw new InputError('retrieval-service objective: data', 'a dataset path (--data)', describeValue(options.data))
+  const loaded = loadMemoryDataset(options.data, {
+    format: options.format as never,
+    questions: options.questions as string | undefined,
+    columns: options.columns as never,
+  })
+  const dataset = options.split
+    ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train')
+    : loaded
   const spec = serviceSpecOf(engine)
   const ev = engine.evaluate as RetrievalServiceEvaluate
-  return retrievalServiceObjective(spec, dataset, {tierSeed: options.tierSeed as number | undefined, objectives: engine.objectives, minTimings: ev.timings, dataLabel: options.data})
+  return retrievalServiceObjective(spec, dataset, {
+    tierSeed: options.tierSeed as number | undefined,
+    objectives: engine.objectives,
+    minTimings: ev.timings,
+    dataLabel: options.data,
+  })
 }

@@ -70,7 +70,12 @@ export class ManagedProcess {
   constructor(argv: readonly string[], options: {cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean}) {
     if (argv.length === 0) throw new ServiceError('an empty command')
     installExitHook()
-    this.child = spawn(argv[0], argv.slice(1), {cwd: options.cwd, env: options.env ?? process.env, detached: true, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']})
+    this.child = spawn(argv[0], argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      detached: true,
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    })
     this.exit = new Promise((resolve) => {
       this.child.once('error', (error) => {
         this.stderrTail.push(`kt: could not start ${argv[0]}: ${error.message}`)
@@ -141,7 +146,9 @@ export class HttpTransport implements ServiceTransport {
   private readonly prefix: string
   private socket: Socket | undefined
   private buffer: Buffer = Buffer.alloc(0)
-  private pending: {resolve: (r: {status: number; body: string; close: boolean}) => void; reject: (e: Error) => void; got: boolean} | undefined
+  private pending:
+    | {resolve: (r: {status: number; body: string; close: boolean}) => void; reject: (e: Error) => void; got: boolean}
+    | undefined
   private queue: Promise<unknown> = Promise.resolve()
 
   constructor(
@@ -175,12 +182,19 @@ export class HttpTransport implements ServiceTransport {
     for (let attempt = 0; ; attempt++) {
       try {
         const r = await this.exchange(op, payload)
-        if (r.status < 200 || r.status >= 300) throw new ServiceError(`POST ${this.prefix}${op} answered HTTP ${r.status}${r.body ? `: ${r.body.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`)
+        if (r.status < 200 || r.status >= 300)
+          throw new ServiceError(
+            `POST ${this.prefix}${op} answered HTTP ${r.status}${r.body ? `: ${r.body.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`,
+          )
         return r.body
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code
         // only connection failures before any reply are retried: an answer, even an error status, is final
-        if (attempt >= CONNECT_RETRIES || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== 'EPIPE' && code !== 'KT_CLOSED')) throw error
+        if (
+          attempt >= CONNECT_RETRIES ||
+          (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== 'EPIPE' && code !== 'KT_CLOSED')
+        )
+          throw error
         await new Promise((r) => setTimeout(r, delay))
         delay *= 2
       }
@@ -215,11 +229,19 @@ export class HttpTransport implements ServiceTransport {
             if (!/\r\n(content-length|transfer-encoding):/i.test(head)) {
               const p = this.pending
               this.pending = undefined
-              p.resolve({status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0), body: this.buffer.subarray(end + 4).toString('utf8'), close: true})
+              p.resolve({
+                status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0),
+                body: this.buffer.subarray(end + 4).toString('utf8'),
+                close: true,
+              })
               return
             }
           }
-          this.fail(Object.assign(new ServiceError(`${this.label}: the server closed the connection before answering`), {code: 'KT_CLOSED'}))
+          this.fail(
+            Object.assign(new ServiceError(`${this.label}: the server closed the connection before answering`), {
+              code: 'KT_CLOSED',
+            }),
+          )
         })
         this.socket = socket
         resolve(socket)
@@ -238,7 +260,9 @@ export class HttpTransport implements ServiceTransport {
         },
         reject,
       }
-      socket.write(`POST ${this.prefix}${op} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`)
+      socket.write(
+        `POST ${this.prefix}${op} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      )
     })
   }
 
@@ -382,7 +406,6 @@ export const PORT_PLACEHOLDER = '{port}'
 export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
 const STARTUP_POLL_MS = 25
 
-
 export interface TransportSpec {
   readonly transport: 'http' | 'stdio'
   /** For http: the service's base URL (may contain {port} when kt starts the server). */
@@ -410,7 +433,11 @@ export async function openTransport(spec: TransportSpec): Promise<ServiceTranspo
   const port = needsPort ? String(await freePort()) : ''
   const fill = (s: string): string => s.split(PORT_PLACEHOLDER).join(port)
   // stdin stays open: a server may watch it and exit when kt is gone (examples/python-engine --watch-stdin)
-  const proc = new ManagedProcess(spec.command.map(fill), {cwd: spec.cwd, env: needsPort ? {...env, KT_SERVICE_PORT: port} : env, stdin: true})
+  const proc = new ManagedProcess(spec.command.map(fill), {
+    cwd: spec.cwd,
+    env: needsPort ? {...env, KT_SERVICE_PORT: port} : env,
+    stdin: true,
+  })
   const url = fill(spec.url)
   try {
     await waitForServer(url, proc, spec.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS)
@@ -427,7 +454,10 @@ async function waitForServer(url: string, proc: ManagedProcess, timeoutMs: numbe
   const {connect} = await import('node:net')
   const deadline = performance.now() + timeoutMs
   for (;;) {
-    if (!proc.running) throw new ServiceError(`the service command exited before listening on ${url}${proc.stderr() ? `; stderr: ${proc.stderr().split('\n').slice(-3).join(' | ')}` : ''}`)
+    if (!proc.running)
+      throw new ServiceError(
+        `the service command exited before listening on ${url}${proc.stderr() ? `; stderr: ${proc.stderr().split('\n').slice(-3).join(' | ')}` : ''}`,
+      )
     const up = await new Promise<boolean>((resolve) => {
       const socket = connect({host: hostname, port: Number(port) || 80})
       socket.once('connect', () => {
@@ -437,7 +467,8 @@ async function waitForServer(url: string, proc: ManagedProcess, timeoutMs: numbe
       socket.once('error', () => resolve(false))
     })
     if (up) return
-    if (performance.now() > deadline) throw new ServiceError(`the service did not listen on ${url} within ${timeoutMs} ms`)
+    if (performance.now() > deadline)
+      throw new ServiceError(`the service did not listen on ${url} within ${timeoutMs} ms`)
     await new Promise((r) => setTimeout(r, STARTUP_POLL_MS))
   }
 }

@@ -45,7 +45,10 @@ function pipe(): Socket | undefined {
   if (unavailable) return undefined
   if (!watchdog) {
     try {
-      watchdog = spawn('/bin/sh', ['-c', SCRIPT, 'kt-watchdog', String(WATCHDOG_GRACE_S)], {detached: true, stdio: ['pipe', 'ignore', 'ignore']})
+      watchdog = spawn('/bin/sh', ['-c', SCRIPT, 'kt-watchdog', String(WATCHDOG_GRACE_S)], {
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      })
     } catch {
       unavailable = true
       return undefined

@@ -40,7 +40,13 @@ export interface EngineBenchRow {
 /** The seeded synthetic benchmark dataset: one conversation of about `turns` turns with its questions. */
 export function benchDataset(turns: number, seed: number): MemoryDataset {
   const sessions = Math.max(MIN_SESSIONS, Math.round(turns / BENCH_TURNS_PER_SESSION))
-  const samples = generateMemoryDataset({seed, conversations: 1, sessions, turnsPerSession: BENCH_TURNS_PER_SESSION, noiseWords: BENCH_NOISE_WORDS})
+  const samples = generateMemoryDataset({
+    seed,
+    conversations: 1,
+    sessions,
+    turnsPerSession: BENCH_TURNS_PER_SESSION,
+    noiseWords: BENCH_NOISE_WORDS,
+  })
   return parseLocomo(`synthetic-${turns}`, '', samples)
 }
 
@@ -49,7 +55,10 @@ export function benchDataset(turns: number, seed: number): MemoryDataset {
  * generated question run `repeats` times through the engine (default configuration, top 20),
  * plain BM25, and the query classifier.
  */
-export function benchEngineAt(turns: number, options: {seed: number; repeats: number; config?: Config}): EngineBenchRow {
+export function benchEngineAt(
+  turns: number,
+  options: {seed: number; repeats: number; config?: Config},
+): EngineBenchRow {
   const dataset = benchDataset(turns, options.seed)
   const conversation = dataset.conversations[0]
   const t0 = performance.now()
@@ -58,7 +67,8 @@ export function benchEngineAt(turns: number, options: {seed: number; repeats: nu
   const config = options.config ?? defaultRetrievalConfig()
   const queries = dataset.questions.map((q) => q.text)
   // Warm-up as in measureLatency: enough untimed queries for V8 to optimise the hot paths.
-  for (let w = 0; w < Math.ceil(LATENCY_WARMUP_QUERIES / Math.max(1, queries.length)); w++) for (const q of queries) engine.search(q, config, BENCH_K)
+  for (let w = 0; w < Math.ceil(LATENCY_WARMUP_QUERIES / Math.max(1, queries.length)); w++)
+    for (const q of queries) engine.search(q, config, BENCH_K)
   const times: number[] = []
   const cpu: number[] = []
   const bm25: number[] = []

@@ -51,11 +51,16 @@ export function compareRows(
   metrics: readonly string[],
   options: {seed?: number; confidence?: number; resamples?: number} = {},
 ): ProfileComparison {
-  if (a.rows.length !== b.rows.length) throw new RangeError(`compareRows: ${a.rows.length} rows for ${a.name} but ${b.rows.length} for ${b.name}`)
+  if (a.rows.length !== b.rows.length)
+    throw new RangeError(`compareRows: ${a.rows.length} rows for ${a.name} but ${b.rows.length} for ${b.name}`)
   const differences = metrics.map((metric): MetricDifference => {
     const x = a.rows.map((r) => r[metric])
     const y = b.rows.map((r) => r[metric])
-    const result = pairedBootstrapDelta(x.length, meanStatistic(x), meanStatistic(y), {rng: new Rng(options.seed ?? COMPARE_BOOTSTRAP_SEED).fork(metric), confidence: options.confidence ?? COMPARE_CONFIDENCE, resamples: options.resamples})
+    const result = pairedBootstrapDelta(x.length, meanStatistic(x), meanStatistic(y), {
+      rng: new Rng(options.seed ?? COMPARE_BOOTSTRAP_SEED).fork(metric),
+      confidence: options.confidence ?? COMPARE_CONFIDENCE,
+      resamples: options.resamples,
+    })
     return {
       metric,
       a: result.estimateA ?? 0,
@@ -81,10 +86,14 @@ function signed(x: number): string {
 export function renderComparison(c: ProfileComparison): string {
   const level = `${Math.round(100 * (c.differences[0]?.confidence ?? COMPARE_CONFIDENCE))}%`
   const rows = c.differences.map((d) => [
-    d.metric, fmt(d.a), fmt(d.b), signed(d.delta),
+    d.metric,
+    fmt(d.a),
+    fmt(d.b),
+    signed(d.delta),
     d.low === null || d.high === null ? '-' : `[${signed(d.low)}, ${signed(d.high)}]`,
     d.low !== null && d.high !== null && (d.low > 0 || d.high < 0) ? 'yes' : 'no',
-    String(d.better), String(d.worse),
+    String(d.better),
+    String(d.worse),
   ])
   return [
     `${c.b} against ${c.a} on the same ${c.queries} questions (difference ${c.b} - ${c.a}, absolute; paired bootstrap over questions):`,

@@ -5,7 +5,14 @@ import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import {candidateFeatures} from '../engine/retrieval/features.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
-import {aggregate, DEFAULT_KS, queryMetrics, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
+import {
+  aggregate,
+  DEFAULT_KS,
+  queryMetrics,
+  rankingDepth,
+  type MetricReport,
+  type MetricValues,
+} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import type {RerankedOutput} from './reranked.js'
 
@@ -31,7 +38,13 @@ export function prepareEvaluation(dataset: MemoryDataset, options: EngineOptions
 }
 
 /** The top `depth` turn ids for a query from one system. */
-export function rankQuery(prepared: PreparedEvaluation, query: EvalQuery, system: SystemName, config: Config, depth: number): string[] {
+export function rankQuery(
+  prepared: PreparedEvaluation,
+  query: EvalQuery,
+  system: SystemName,
+  config: Config,
+  depth: number,
+): string[] {
   const engine = prepared.engines.get(query.conversation) as RetrievalEngine
   if (system === 'bm25') return engine.ids(engine.searchBm25(query.text, depth))
   if (system === 'vector') return engine.ids(engine.searchVector(query.text, depth))
@@ -90,7 +103,11 @@ export const LATENCY_WARMUP_QUERIES = 500
  * queries first (at least LATENCY_WARMUP_QUERIES queries), then timed passes until there are
  * LATENCY_MIN_TIMINGS timings (at most LATENCY_MAX_PASSES passes each way).
  */
-export function measureLatency(prepared: PreparedEvaluation, config: Config, ks: readonly number[] = DEFAULT_KS): LatencySummary {
+export function measureLatency(
+  prepared: PreparedEvaluation,
+  config: Config,
+  ks: readonly number[] = DEFAULT_KS,
+): LatencySummary {
   const depth = rankingDepth(ks)
   const times: number[] = []
   runTimedPasses(prepared.selection.queries, (q, timed) => {
@@ -107,7 +124,8 @@ export function measureLatency(prepared: PreparedEvaluation, config: Config, ks:
  * `timed` tells `run` whether to record its timings.
  */
 export function runTimedPasses(queries: readonly EvalQuery[], run: (query: EvalQuery, timed: boolean) => void): void {
-  const passesFor = (wanted: number): number => (queries.length === 0 ? 0 : Math.min(LATENCY_MAX_PASSES, Math.ceil(wanted / queries.length)))
+  const passesFor = (wanted: number): number =>
+    queries.length === 0 ? 0 : Math.min(LATENCY_MAX_PASSES, Math.ceil(wanted / queries.length))
   for (let pass = 0; pass < passesFor(LATENCY_WARMUP_QUERIES); pass++) for (const q of queries) run(q, false)
   for (let pass = 0; pass < passesFor(LATENCY_MIN_TIMINGS); pass++) for (const q of queries) run(q, true)
 }
@@ -186,12 +204,20 @@ export interface EvalOutput {
   readonly reranked?: RerankedOutput
 }
 
-export function runEvaluation(dataset: MemoryDataset, config: Config, options: {ks?: readonly number[]; engine?: EngineOptions} = {}): EvalOutput {
+export function runEvaluation(
+  dataset: MemoryDataset,
+  config: Config,
+  options: {ks?: readonly number[]; engine?: EngineOptions} = {},
+): EvalOutput {
   return evaluatePrepared(prepareEvaluation(dataset, options.engine), config, options.ks ?? DEFAULT_KS)
 }
 
 /** runEvaluation on a dataset whose engines are already built. */
-export function evaluatePrepared(prepared: PreparedEvaluation, config: Config, ks: readonly number[] = DEFAULT_KS): EvalOutput {
+export function evaluatePrepared(
+  prepared: PreparedEvaluation,
+  config: Config,
+  ks: readonly number[] = DEFAULT_KS,
+): EvalOutput {
   const dataset = prepared.dataset
   const engine = evaluateSystem(prepared, 'engine', config, {ks}).report
   const bm25 = evaluateSystem(prepared, 'bm25', config, {ks}).report
@@ -228,13 +254,24 @@ export interface LabelledCandidate {
  * Feature rows (CANDIDATE_FEATURES order) of every scored query's top `pool` engine candidates,
  * labelled with evidence relevance: the training data of a learned reranker (src/rank).
  */
-export function labelledCandidates(prepared: PreparedEvaluation, config: Config, options: {pool?: number; queryIds?: readonly string[]} = {}): LabelledCandidate[] {
+export function labelledCandidates(
+  prepared: PreparedEvaluation,
+  config: Config,
+  options: {pool?: number; queryIds?: readonly string[]} = {},
+): LabelledCandidate[] {
   const out: LabelledCandidate[] = []
   for (const q of queriesOf(prepared, options.queryIds)) {
     const engine = prepared.engines.get(q.conversation) as RetrievalEngine
     const evidence = new Set(q.evidence)
     for (const row of candidateFeatures(engine, q.text, config, options.pool)) {
-      out.push({query: q.id, category: q.category, turn: row.id, relevant: evidence.has(row.id) ? 1 : 0, score: row.score, features: row.features})
+      out.push({
+        query: q.id,
+        category: q.category,
+        turn: row.id,
+        relevant: evidence.has(row.id) ? 1 : 0,
+        score: row.score,
+        features: row.features,
+      })
     }
   }
   return out

@@ -76,7 +76,13 @@ export interface HoldoutDelta {
   readonly defaults_quality: number
   readonly quality: number
   /** quality - defaults_quality, with its paired bootstrap interval. */
-  readonly delta: {readonly kind: 'absolute'; readonly value: number; readonly low: number | null; readonly high: number | null; readonly confidence: number}
+  readonly delta: {
+    readonly kind: 'absolute'
+    readonly value: number
+    readonly low: number | null
+    readonly high: number | null
+    readonly confidence: number
+  }
   /** Questions where the profile scores higher / lower than the defaults. */
   readonly better: number
   readonly worse: number
@@ -87,7 +93,9 @@ export interface HoldoutProfileCheck extends HoldoutDelta {
   readonly trial: number | null
   readonly tuning_quality: number | null
   /** Routed profiles: each overridden query type on its own held-out questions. */
-  readonly per_type?: Array<HoldoutDelta & {readonly type: string; readonly criterion: boolean; readonly passed: boolean | null}>
+  readonly per_type?: Array<
+    HoldoutDelta & {readonly type: string; readonly criterion: boolean; readonly passed: boolean | null}
+  >
   readonly criteria: ProfileValidation['criteria']
   readonly verdict: 'pass' | 'fail'
   readonly passed: boolean
@@ -115,7 +123,14 @@ export interface HoldoutValidation {
 export const HOLDOUT_DATA_ID = 'holdout'
 
 function deltaOf(d: MetricDifference, queries: number): HoldoutDelta {
-  return {queries, defaults_quality: d.a, quality: d.b, delta: {kind: 'absolute', value: d.delta, low: d.low, high: d.high, confidence: d.confidence}, better: d.better, worse: d.worse}
+  return {
+    queries,
+    defaults_quality: d.a,
+    quality: d.b,
+    delta: {kind: 'absolute', value: d.delta, low: d.low, high: d.high, confidence: d.confidence},
+    better: d.better,
+    worse: d.worse,
+  }
 }
 
 /** A candidate scored on the held-out questions: its per-question metric rows (the defaults' order). */
@@ -134,19 +149,42 @@ export interface ScoredCandidate {
  * overridden type with at least MIN_TYPE_QUESTIONS questions. Any engine whose per-question
  * scores are known goes through it (kt's own: validateOnHoldout; an engine file's service: Phase 4).
  */
-export function noninferiorityValidation(defaultRows: readonly MetricValues[], candidates: readonly ScoredCandidate[], settings: HoldoutValidationSettings, split: string): HoldoutValidation {
-  if (defaultRows.length === 0) throw new Error(`noninferiorityValidation: no scored question in the held-out conversations (${split})`)
+export function noninferiorityValidation(
+  defaultRows: readonly MetricValues[],
+  candidates: readonly ScoredCandidate[],
+  settings: HoldoutValidationSettings,
+  split: string,
+): HoldoutValidation {
+  if (defaultRows.length === 0)
+    throw new Error(`noninferiorityValidation: no scored question in the held-out conversations (${split})`)
   const {metric, margin, confidence, resamples, seed} = settings
   const options = {confidence, resamples, seed}
   const rule = noninferiorityRule(metric, margin, confidence)
   const key = (suffix: string) => `${metric}_${suffix}`.replace(/[^A-Za-z0-9_.@:-]/g, '_').slice(0, 64)
   const criterion = (id: string, d: HoldoutDelta, what: string) => ({
-    id, description: `${what}: ${rule} (${d.queries} questions; ${metric} ${d.quality.toFixed(4)} against the defaults' ${d.defaults_quality.toFixed(4)})`.slice(0, 2000),
-    metric: key('delta_ci_low'), op: '>=' as const, threshold: -margin, value: d.delta.low, passed: d.delta.low !== null && d.delta.low >= -margin, dataset: HOLDOUT_DATA_ID,
+    id,
+    description:
+      `${what}: ${rule} (${d.queries} questions; ${metric} ${d.quality.toFixed(4)} against the defaults' ${d.defaults_quality.toFixed(4)})`.slice(
+        0,
+        2000,
+      ),
+    metric: key('delta_ci_low'),
+    op: '>=' as const,
+    threshold: -margin,
+    value: d.delta.low,
+    passed: d.delta.low !== null && d.delta.low >= -margin,
+    dataset: HOLDOUT_DATA_ID,
   })
   const profiles = candidates.map((c): HoldoutProfileCheck => {
-    if (c.rows.length !== defaultRows.length) throw new RangeError(`noninferiorityValidation: ${c.rows.length} held-out rows for ${c.name}, ${defaultRows.length} for the defaults`)
-    const overall = deltaOf(compareRows({name: 'defaults', rows: defaultRows}, {name: c.name, rows: c.rows}, [metric], options).differences[0], c.rows.length)
+    if (c.rows.length !== defaultRows.length)
+      throw new RangeError(
+        `noninferiorityValidation: ${c.rows.length} held-out rows for ${c.name}, ${defaultRows.length} for the defaults`,
+      )
+    const overall = deltaOf(
+      compareRows({name: 'defaults', rows: defaultRows}, {name: c.name, rows: c.rows}, [metric], options)
+        .differences[0],
+      c.rows.length,
+    )
     const criteria = [criterion('holdout-noninferior', overall, 'all held-out questions')]
     let perType: HoldoutProfileCheck['per_type']
     let note: string | undefined
@@ -160,29 +198,66 @@ export function noninferiorityValidation(defaultRows: readonly MetricValues[], c
           continue
         }
         const pick = <T>(xs: readonly T[]) => idx.map((i) => xs[i])
-        const d = deltaOf(compareRows({name: 'defaults', rows: pick(defaultRows)}, {name: `${c.name} ${type}`, rows: pick(c.rows)}, [metric], options).differences[0], idx.length)
+        const d = deltaOf(
+          compareRows(
+            {name: 'defaults', rows: pick(defaultRows)},
+            {name: `${c.name} ${type}`, rows: pick(c.rows)},
+            [metric],
+            options,
+          ).differences[0],
+          idx.length,
+        )
         const checked = idx.length >= MIN_TYPE_QUESTIONS
-        const own = checked ? criterion(`holdout-noninferior-${type}`.replace(/_/g, '-'), d, `${type} questions (its override)`) : undefined
+        const own = checked
+          ? criterion(`holdout-noninferior-${type}`.replace(/_/g, '-'), d, `${type} questions (its override)`)
+          : undefined
         perType.push({type, ...d, criterion: checked, passed: own ? own.passed : null})
         if (own) criteria.push(own)
         else thin.push(`${type} (${idx.length} held-out questions)`)
       }
       const checkedTypes = perType.filter((t) => t.criterion).map((t) => t.type)
-      note = c.routing.overridden.length === 0
-        ? 'no per-type overrides: validated on all held-out questions'
-        : `per-type overrides validated on their own held-out questions: ${checkedTypes.join(', ') || 'none'}; overall only (fewer than ${MIN_TYPE_QUESTIONS} held-out questions): ${thin.join(', ') || 'none'}`
+      note =
+        c.routing.overridden.length === 0
+          ? 'no per-type overrides: validated on all held-out questions'
+          : `per-type overrides validated on their own held-out questions: ${checkedTypes.join(', ') || 'none'}; overall only (fewer than ${MIN_TYPE_QUESTIONS} held-out questions): ${thin.join(', ') || 'none'}`
     }
     const passed = criteria.every((x) => x.passed)
-    return {name: c.name, trial: c.trial, tuning_quality: c.tuning_quality, ...overall, ...(perType ? {per_type: perType} : {}), criteria, verdict: passed ? 'pass' : 'fail', passed, ...(note ? {note} : {})}
+    return {
+      name: c.name,
+      trial: c.trial,
+      tuning_quality: c.tuning_quality,
+      ...overall,
+      ...(perType ? {per_type: perType} : {}),
+      criteria,
+      verdict: passed ? 'pass' : 'fail',
+      passed,
+      ...(note ? {note} : {}),
+    }
   })
-  return {split, metric, queries: defaultRows.length, margin, confidence, resamples, rule, min_type_questions: MIN_TYPE_QUESTIONS, defaults_quality: meanOf(defaultRows, metric), profiles}
+  return {
+    split,
+    metric,
+    queries: defaultRows.length,
+    margin,
+    confidence,
+    resamples,
+    rule,
+    min_type_questions: MIN_TYPE_QUESTIONS,
+    defaults_quality: meanOf(defaultRows, metric),
+    profiles,
+  }
 }
 
 /**
  * kt's own engine: scores the candidates and the defaults on the held-out conversations (every
  * scored question, as `kt eval` does) and tests each for non-inferiority (noninferiorityValidation).
  */
-export function validateOnHoldout(heldOut: MemoryDataset, candidates: readonly HoldoutCandidate[], settings: HoldoutValidationSettings, split: string): HoldoutValidation {
+export function validateOnHoldout(
+  heldOut: MemoryDataset,
+  candidates: readonly HoldoutCandidate[],
+  settings: HoldoutValidationSettings,
+  split: string,
+): HoldoutValidation {
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const plain = prepareEvaluation(heldOut)
   const queries = plain.selection.queries
@@ -194,9 +269,20 @@ export function validateOnHoldout(heldOut: MemoryDataset, candidates: readonly H
     const okey = c.overrides ? JSON.stringify(c.overrides) : ''
     if (!prepared.has(okey)) prepared.set(okey, prepareEvaluation(heldOut, {overrides: c.overrides}))
     const rows = evaluateSystem(prepared.get(okey)!, 'engine', {...defaults, ...c.config}).rows
-    return {name: c.name, trial: c.trial, tuning_quality: c.tuning_quality, rows, ...(c.overrides ? {routing: {overridden: QUERY_TYPES.filter((t) => c.overrides![t] !== undefined), typeOf}} : {})}
+    return {
+      name: c.name,
+      trial: c.trial,
+      tuning_quality: c.tuning_quality,
+      rows,
+      ...(c.overrides ? {routing: {overridden: QUERY_TYPES.filter((t) => c.overrides![t] !== undefined), typeOf}} : {}),
+    }
   })
-  return noninferiorityValidation(queries.length === 0 ? [] : evaluateSystem(plain, 'engine', defaults).rows, scored, settings, split)
+  return noninferiorityValidation(
+    queries.length === 0 ? [] : evaluateSystem(plain, 'engine', defaults).rows,
+    scored,
+    settings,
+    split,
+  )
 }
 
 function meanOf(rows: readonly Record<string, number>[], metric: string): number {
@@ -209,7 +295,11 @@ export function holdoutProfileValidation(v: HoldoutValidation, name: string): Pr
   const check = v.profiles.find((p) => p.name === name)
   if (!check) return undefined
   const note = `held-out conversations: ${v.split}; ${v.rule}${check.note ? `; ${check.note}` : ''}`
-  return validationFrom(check.criteria, [HOLDOUT_DATA_ID], note.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').slice(0, 2000))
+  return validationFrom(
+    check.criteria,
+    [HOLDOUT_DATA_ID],
+    note.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').slice(0, 2000),
+  )
 }
 
 /** The held-out figures a profile records in its metrics: its quality and the defaults', and the interval. */
@@ -237,8 +327,13 @@ export function holdoutValidationLines(v: HoldoutValidation): string[] {
     `  profile${' '.repeat(24)}tuning   held-out  defaults  delta [${Math.round(100 * v.confidence)}% CI]                verdict`,
   ]
   for (const p of v.profiles) {
-    lines.push(`  ${p.name.padEnd(30)} ${f(p.tuning_quality).padEnd(8)} ${f(p.quality).padEnd(9)} ${f(p.defaults_quality).padEnd(9)} ${`${s(p.delta.value)} [${s(p.delta.low)}, ${s(p.delta.high)}]`.padEnd(32)} ${p.verdict.toUpperCase()}`)
-    for (const t of p.per_type ?? []) lines.push(`    ${t.type.padEnd(28)} ${''.padEnd(8)} ${f(t.quality).padEnd(9)} ${f(t.defaults_quality).padEnd(9)} ${`${s(t.delta.value)} [${s(t.delta.low)}, ${s(t.delta.high)}]`.padEnd(32)} ${t.criterion ? 'checked' : `overall only (${t.queries} questions)`}`)
+    lines.push(
+      `  ${p.name.padEnd(30)} ${f(p.tuning_quality).padEnd(8)} ${f(p.quality).padEnd(9)} ${f(p.defaults_quality).padEnd(9)} ${`${s(p.delta.value)} [${s(p.delta.low)}, ${s(p.delta.high)}]`.padEnd(32)} ${p.verdict.toUpperCase()}`,
+    )
+    for (const t of p.per_type ?? [])
+      lines.push(
+        `    ${t.type.padEnd(28)} ${''.padEnd(8)} ${f(t.quality).padEnd(9)} ${f(t.defaults_quality).padEnd(9)} ${`${s(t.delta.value)} [${s(t.delta.low)}, ${s(t.delta.high)}]`.padEnd(32)} ${t.criterion ? 'checked' : `overall only (${t.queries} questions)`}`,
+      )
   }
   return lines
 }

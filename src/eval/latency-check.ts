@@ -22,20 +22,30 @@ export interface FrontLatencyReport {
 }
 
 /** An objective that can check its cost model against the clock (kt's retrieval objective). */
-export function canCheckLatency(objective: Objective): objective is Objective & {checkLatency(config: Record<string, unknown>): LatencyCheck} {
+export function canCheckLatency(
+  objective: Objective,
+): objective is Objective & {checkLatency(config: Record<string, unknown>): LatencyCheck} {
   return typeof (objective as {checkLatency?: unknown}).checkLatency === 'function'
 }
 
 export function checkFrontLatency(analysis: StudyAnalysis, objective: Objective): FrontLatencyReport | undefined {
   if (!canCheckLatency(objective) || analysis.front.front.length === 0) return undefined
   const before = loadavg()[0]
-  const points = [...analysis.front.front].sort((a, b) => a.trialId - b.trialId).map((p) => ({trial: p.trialId, ...objective.checkLatency(p.config)}))
+  const points = [...analysis.front.front]
+    .sort((a, b) => a.trialId - b.trialId)
+    .map((p) => ({trial: p.trialId, ...objective.checkLatency(p.config)}))
   const after = loadavg()[0]
   return {
     note: 'p99_ms on the front is the cost model (counted work per query, deterministic); measured = the same configurations on the clock, warm (one untimed pass) and repeated, on every query',
     points,
-    median_abs_error_p50: quantile(points.map((p) => Math.abs(p.error_p50)), 0.5),
-    median_abs_error_p99: quantile(points.map((p) => Math.abs(p.error_p99)), 0.5),
+    median_abs_error_p50: quantile(
+      points.map((p) => Math.abs(p.error_p50)),
+      0.5,
+    ),
+    median_abs_error_p99: quantile(
+      points.map((p) => Math.abs(p.error_p99)),
+      0.5,
+    ),
     load: {before, after},
   }
 }
@@ -47,7 +57,11 @@ function pct(x: number): string {
 export function latencyCheckLines(r: FrontLatencyReport): string[] {
   const lines = [`latency: ${r.note} (load average ${r.load.before.toFixed(2)} -> ${r.load.after.toFixed(2)}):`]
   for (const p of r.points)
-    lines.push(`  #${p.trial}: P99 model ${p.model_p99_ms.toFixed(3)} ms, measured ${p.measured_p99_ms.toFixed(3)} ms (model error ${pct(p.error_p99)}); P50 model ${p.model_p50_ms.toFixed(3)}, measured ${p.measured_p50_ms.toFixed(3)} ms (${pct(p.error_p50)}); ${p.timings} timings`)
-  lines.push(`  median |model error| over the front: P50 ${(100 * r.median_abs_error_p50).toFixed(0)}%, P99 ${(100 * r.median_abs_error_p99).toFixed(0)}%`)
+    lines.push(
+      `  #${p.trial}: P99 model ${p.model_p99_ms.toFixed(3)} ms, measured ${p.measured_p99_ms.toFixed(3)} ms (model error ${pct(p.error_p99)}); P50 model ${p.model_p50_ms.toFixed(3)}, measured ${p.measured_p50_ms.toFixed(3)} ms (${pct(p.error_p50)}); ${p.timings} timings`,
+    )
+  lines.push(
+    `  median |model error| over the front: P50 ${(100 * r.median_abs_error_p50).toFixed(0)}%, P99 ${(100 * r.median_abs_error_p99).toFixed(0)}%`,
+  )
   return lines
 }

@@ -28,7 +28,12 @@ export function loadRetrievalProfile(file: string): RetrievalProfile {
  * memory dataset: the engine's overall `metric` over every scored question. Studies record it in
  * the profiles they write, so the number a profile carries is the number kt eval gives back.
  */
-export async function evalQuality(data: string | MemoryDataset, config: Config, overrides: RoutedOverrides | undefined, metric: string): Promise<number | null> {
+export async function evalQuality(
+  data: string | MemoryDataset,
+  config: Config,
+  overrides: RoutedOverrides | undefined,
+  metric: string,
+): Promise<number | null> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')
   const {prepareEvaluation, evaluateSystem} = await import('./harness.js')
   const prepared = prepareEvaluation(typeof data === 'string' ? loadMemoryDataset(data) : data, {overrides})

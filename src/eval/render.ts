@@ -7,12 +7,19 @@ import {fmt, renderTable} from './table.js'
 /** The human-readable report of `kt eval`. */
 export function renderEvalReport(o: EvalOutput): string {
   const lines: string[] = []
-  lines.push(`${o.data}: ${o.conversations} conversations, ${o.turns} turns, ${o.queries} scored queries (skipped: ${o.skipped.adversarial} adversarial, ${o.skipped.no_evidence} without evidence)`)
+  lines.push(
+    `${o.data}: ${o.conversations} conversations, ${o.turns} turns, ${o.queries} scored queries (skipped: ${o.skipped.adversarial} adversarial, ${o.skipped.no_evidence} without evidence)`,
+  )
   const warnings = Object.entries(o.warnings)
   if (warnings.length > 0) lines.push(`loader: ${warnings.map(([k, v]) => `${v} ${k}`).join('; ')}`)
   lines.push('')
   const metricKeys = [...o.ks.map((k) => `recall@${k}`), ...o.ks.map((k) => `hit@${k}`), `ndcg@${NDCG_K}`, 'mrr']
-  const systems: Array<[string, MetricReport]> = [['engine', o.engine], ...(o.reranked ? [[o.reranked.system, o.reranked] as [string, MetricReport]] : []), ['bm25', o.baselines.bm25], ['vector', o.baselines.vector]]
+  const systems: Array<[string, MetricReport]> = [
+    ['engine', o.engine],
+    ...(o.reranked ? [[o.reranked.system, o.reranked] as [string, MetricReport]] : []),
+    ['bm25', o.baselines.bm25],
+    ['vector', o.baselines.vector],
+  ]
   const groups = ['overall', ...Object.keys(o.engine.by_category)]
   const rows: string[][] = []
   for (const g of groups) {
@@ -24,14 +31,23 @@ export function renderEvalReport(o: EvalOutput): string {
   lines.push(renderTable(['category', 'system', 'n', ...metricKeys], rows))
   if (o.reranked) lines.push('', ...renderRerankedComparison(o.reranked))
   lines.push('')
-  lines.push(`latency per query (engine, warm, in-process): p50 ${o.latency_ms.p50.toFixed(3)} ms, p95 ${o.latency_ms.p95.toFixed(3)} ms, p99 ${o.latency_ms.p99.toFixed(3)} ms; index build ${o.build_ms.toFixed(0)} ms`)
+  lines.push(
+    `latency per query (engine, warm, in-process): p50 ${o.latency_ms.p50.toFixed(3)} ms, p95 ${o.latency_ms.p95.toFixed(3)} ms, p99 ${o.latency_ms.p99.toFixed(3)} ms; index build ${o.build_ms.toFixed(0)} ms`,
+  )
   if (o.reranked) {
     const l = o.reranked.latency_ms
-    lines.push(`latency per query (${o.reranked.system}, pool ${o.reranked.pool}): p50 ${l.p50.toFixed(3)} ms, p95 ${l.p95.toFixed(3)} ms, p99 ${l.p99.toFixed(3)} ms; of which reranking (query columns, ${o.reranked.trees} trees, sort) p50 ${l.model.p50.toFixed(3)} ms, p99 ${l.model.p99.toFixed(3)} ms; engine search at pool depth + feature rows p50 ${l.candidates.p50.toFixed(3)} ms, p99 ${l.candidates.p99.toFixed(3)} ms`)
+    lines.push(
+      `latency per query (${o.reranked.system}, pool ${o.reranked.pool}): p50 ${l.p50.toFixed(3)} ms, p95 ${l.p95.toFixed(3)} ms, p99 ${l.p99.toFixed(3)} ms; of which reranking (query columns, ${o.reranked.trees} trees, sort) p50 ${l.model.p50.toFixed(3)} ms, p99 ${l.model.p99.toFixed(3)} ms; engine search at pool depth + feature rows p50 ${l.candidates.p50.toFixed(3)} ms, p99 ${l.candidates.p99.toFixed(3)} ms`,
+    )
   }
   lines.push('')
-  lines.push(`query classifier vs LoCoMo category (agreement ${(100 * o.classifier.agreement).toFixed(1)}%, ${o.classifier.us_per_query.toFixed(1)} us/query):`)
-  const confusion = Object.entries(o.classifier.matrix).map(([cat, row]) => [cat, ...QUERY_TYPES.map((t) => String(row[t]))])
+  lines.push(
+    `query classifier vs LoCoMo category (agreement ${(100 * o.classifier.agreement).toFixed(1)}%, ${o.classifier.us_per_query.toFixed(1)} us/query):`,
+  )
+  const confusion = Object.entries(o.classifier.matrix).map(([cat, row]) => [
+    cat,
+    ...QUERY_TYPES.map((t) => String(row[t])),
+  ])
   lines.push(renderTable(['category', ...QUERY_TYPES], confusion))
   return lines.join('\n')
 }
@@ -39,14 +55,25 @@ export function renderEvalReport(o: EvalOutput): string {
 /** The reranker's identity and its paired difference from the engine. */
 function renderRerankedComparison(r: RerankedOutput): string[] {
   const model = r.version === undefined ? r.model : `${r.model} (registry ${r.version})`
-  const lines = [`${r.system}: ${model}, ${r.trees} trees, ${r.feature_names.length} features, reorders the engine's top ${r.pool}`]
+  const lines = [
+    `${r.system}: ${model}, ${r.trees} trees, ${r.feature_names.length} features, reorders the engine's top ${r.pool}`,
+  ]
   const rows = r.vs_engine.map((d) => [
-    d.metric, fmt(d.engine), fmt(d.reranked), signed(d.delta),
+    d.metric,
+    fmt(d.engine),
+    fmt(d.reranked),
+    signed(d.delta),
     d.low === null || d.high === null ? '-' : `[${signed(d.low)}, ${signed(d.high)}]`,
-    String(d.better), String(d.worse),
+    String(d.better),
+    String(d.worse),
   ])
   const level = r.vs_engine[0] ? `${Math.round(100 * r.vs_engine[0].confidence)}%` : ''
-  lines.push(renderTable(['metric', 'engine', r.system, 'delta', `${level} CI (paired bootstrap)`, 'queries better', 'worse'], rows))
+  lines.push(
+    renderTable(
+      ['metric', 'engine', r.system, 'delta', `${level} CI (paired bootstrap)`, 'queries better', 'worse'],
+      rows,
+    ),
+  )
   return lines
 }
 

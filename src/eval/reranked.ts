@@ -9,7 +9,17 @@ import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import type {EngineOptions} from '../engine/retrieval/engine.js'
-import {evaluatePrepared, evaluateRanking, evaluateSystem, latencySummary, prepareEvaluation, runTimedPasses, type EvalOutput, type LatencySummary, type PreparedEvaluation} from './harness.js'
+import {
+  evaluatePrepared,
+  evaluateRanking,
+  evaluateSystem,
+  latencySummary,
+  prepareEvaluation,
+  runTimedPasses,
+  type EvalOutput,
+  type LatencySummary,
+  type PreparedEvaluation,
+} from './harness.js'
 import {DEFAULT_KS, NDCG_K, rankingDepth, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
 import type {EvalQuery} from '../data/conversations/queries.js'
 
@@ -33,7 +43,13 @@ export interface RerankOptions {
 }
 
 /** The top `depth` turn ids of the reranked system for one query. */
-export function rankReranked(prepared: PreparedEvaluation, query: EvalQuery, config: Config, depth: number, options: RerankOptions): string[] {
+export function rankReranked(
+  prepared: PreparedEvaluation,
+  query: EvalQuery,
+  config: Config,
+  depth: number,
+  options: RerankOptions,
+): string[] {
   const engine = prepared.engines.get(query.conversation) as RetrievalEngine
   return rerankedSearch(engine, options.reranker, query.text, config, depth, options.pool).ids
 }
@@ -41,7 +57,8 @@ export function rankReranked(prepared: PreparedEvaluation, query: EvalQuery, con
 /** The ranking depth the cut-offs need must fit in the pool (a one-line error naming `where` the pool came from). */
 export function checkPool(pool: number, ks: readonly number[], where = '--rerank-pool'): void {
   const depth = rankingDepth(ks)
-  if (!Number.isInteger(pool) || pool < depth) throw new InputError(where, `an integer >= the ranking depth the cut-offs need (${depth})`, String(pool))
+  if (!Number.isInteger(pool) || pool < depth)
+    throw new InputError(where, `an integer >= the ranking depth the cut-offs need (${depth})`, String(pool))
 }
 
 /** The pool a reranker is served with, and a warning for the user when the choice is unchecked. */
@@ -65,14 +82,24 @@ export function resolveRerankPool(
   const queryLevel = model.reranker.layout.queryFeatures.length > 0
   if (model.pool !== undefined) {
     if (queryLevel && explicit !== undefined && explicit !== model.pool) {
-      throw new InputError('--rerank-pool', `${model.pool}, the pool ${model.file}'s query-level columns were computed over (omit the flag to use it)`, String(explicit))
+      throw new InputError(
+        '--rerank-pool',
+        `${model.pool}, the pool ${model.file}'s query-level columns were computed over (omit the flag to use it)`,
+        String(explicit),
+      )
     }
-    return explicit !== undefined ? {pool: explicit, from: '--rerank-pool'} : {pool: model.pool, from: `${model.file} field pool (the default --rerank-pool)`}
+    return explicit !== undefined
+      ? {pool: explicit, from: '--rerank-pool'}
+      : {pool: model.pool, from: `${model.file} field pool (the default --rerank-pool)`}
   }
   const pool = explicit ?? DEFAULT_CANDIDATE_POOL
   const from = explicit !== undefined ? '--rerank-pool' : `--rerank-pool (default ${DEFAULT_CANDIDATE_POOL})`
   if (!queryLevel) return {pool, from}
-  return {pool, from, warning: `${model.file} has query-level columns but records no candidate pool: serving with pool ${pool}, which must equal its training log's --pool`}
+  return {
+    pool,
+    from,
+    warning: `${model.file} has query-level columns but records no candidate pool: serving with pool ${pool}, which must equal its training log's --pool`,
+  }
 }
 
 /** Per-query metric rows and their averages for the engine + reranker. */
@@ -100,11 +127,16 @@ export interface PairedDelta {
 }
 
 /** Paired deltas of PAIRED_METRICS (seeded percentile bootstrap over queries). */
-export function pairedDeltas(engineRows: readonly MetricValues[], rerankedRows: readonly MetricValues[]): PairedDelta[] {
+export function pairedDeltas(
+  engineRows: readonly MetricValues[],
+  rerankedRows: readonly MetricValues[],
+): PairedDelta[] {
   return PAIRED_METRICS.map((metric) => {
     const a = engineRows.map((r) => r[metric])
     const b = rerankedRows.map((r) => r[metric])
-    const result = pairedBootstrapDelta(a.length, meanStatistic(a), meanStatistic(b), {rng: new Rng(RERANK_BOOTSTRAP_SEED)})
+    const result = pairedBootstrapDelta(a.length, meanStatistic(a), meanStatistic(b), {
+      rng: new Rng(RERANK_BOOTSTRAP_SEED),
+    })
     return {
       metric,
       engine: result.estimateA ?? 0,
@@ -128,7 +160,11 @@ export interface RerankLatency extends LatencySummary {
 }
 
 /** Warm in-process latency of engine + reranker per query, as measureLatency times the engine. */
-export function measureRerankLatency(prepared: PreparedEvaluation, config: Config, options: RerankOptions & {ks?: readonly number[]}): RerankLatency {
+export function measureRerankLatency(
+  prepared: PreparedEvaluation,
+  config: Config,
+  options: RerankOptions & {ks?: readonly number[]},
+): RerankLatency {
   const depth = rankingDepth(options.ks ?? DEFAULT_KS)
   const total: number[] = []
   const candidates: number[] = []
@@ -179,7 +215,12 @@ export interface RerankerIdentity {
 }
 
 /** The engine + reranker's part of the evaluation output. */
-export function rerankedOutput(prepared: PreparedEvaluation, config: Config, ks: readonly number[], options: RerankOptions & {identity: RerankerIdentity}): RerankedOutput {
+export function rerankedOutput(
+  prepared: PreparedEvaluation,
+  config: Config,
+  ks: readonly number[],
+  options: RerankOptions & {identity: RerankerIdentity},
+): RerankedOutput {
   const engine = evaluateSystem(prepared, 'engine', config, {ks})
   const reranked = evaluateReranked(prepared, config, {...options, ks})
   const latency = measureRerankLatency(prepared, config, {...options, ks})

@@ -13,7 +13,13 @@ import {domainRules, RETRIEVAL_METRIC_NAMES} from './retrieval-profiles.js'
 
 /** True if the trials carry the quality and latency metrics a front needs. */
 export function isBiObjective(trials: readonly AnalyzedTrial[], names: MetricNames = RETRIEVAL_METRIC_NAMES): boolean {
-  return trials.some((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
+  return trials.some(
+    (t) =>
+      t.status === 'ok' &&
+      t.metrics &&
+      Number.isFinite(t.metrics[names.quality]) &&
+      Number.isFinite(t.metrics[names.latency]),
+  )
 }
 
 export interface StudyAnalysis {
@@ -27,10 +33,23 @@ export interface StudyAnalysis {
  * The front, profiles and chart of a bi-objective study. `qualityLabel` names the quality metric
  * in the chart (e.g. recall@10); the chart also shows the trials at lower budgets, faintly.
  */
-export function analyzeStudy(trials: readonly AnalyzedTrial[], names: MetricNames = RETRIEVAL_METRIC_NAMES, reference?: ReferencePoint, qualityLabel = 'quality'): StudyAnalysis {
-  const candidates = fullBudgetCandidates(trials).filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
+export function analyzeStudy(
+  trials: readonly AnalyzedTrial[],
+  names: MetricNames = RETRIEVAL_METRIC_NAMES,
+  reference?: ReferencePoint,
+  qualityLabel = 'quality',
+): StudyAnalysis {
+  const candidates = fullBudgetCandidates(trials).filter(
+    (c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]),
+  )
   const front = frontReport(
-    candidates.map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config, metrics: c.metrics})),
+    candidates.map((c) => ({
+      trialId: c.trialId,
+      quality: c.metrics[names.quality],
+      latencyMs: c.metrics[names.latency],
+      config: c.config,
+      metrics: c.metrics,
+    })),
     reference,
   )
   const profiles = chooseDomainProfiles(candidates, names, domainRules(names))
@@ -41,18 +60,37 @@ export function analyzeStudy(trials: readonly AnalyzedTrial[], names: MetricName
   }
   // the chart copies every trial's configuration and metrics: built only when someone asks for it
   let chart: Record<string, unknown> | undefined
-  return {front, profiles, lines, get chart() {
-    return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
-  }}
+  return {
+    front,
+    profiles,
+    lines,
+    get chart() {
+      return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
+    },
+  }
 }
 
 function lowerBudgetPoints(trials: readonly AnalyzedTrial[], names: MetricNames) {
   const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
   return trials
-    .filter((t) => t.status === 'ok' && t.metrics && t.budget < top && Number.isFinite(t.metrics[names.quality]) && Number.isFinite(t.metrics[names.latency]))
+    .filter(
+      (t) =>
+        t.status === 'ok' &&
+        t.metrics &&
+        t.budget < top &&
+        Number.isFinite(t.metrics[names.quality]) &&
+        Number.isFinite(t.metrics[names.latency]),
+    )
     .map((t) => {
       const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-      return {trialId: t.id, quality: m[names.quality], latencyMs: m[names.latency], config: t.config, metrics: m, budget: t.budget}
+      return {
+        trialId: t.id,
+        quality: m[names.quality],
+        latencyMs: m[names.latency],
+        config: t.config,
+        metrics: m,
+        budget: t.budget,
+      }
     })
 }
 
@@ -77,13 +115,20 @@ export function frontTrialRecords(trials: readonly AnalyzedTrial[], analysis: St
   const onFront = new Set(analysis.front.front.map((p) => p.trialId))
   const dominated = new Set(analysis.front.dominated.map((p) => p.trialId))
   return trials
-    .filter((t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms))
+    .filter(
+      (t) => t.status === 'ok' && t.metrics && Number.isFinite(t.metrics.quality) && Number.isFinite(t.metrics.p99_ms),
+    )
     .map((t) => {
       const metrics = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
       return {
-        trial: t.id, budget: t.budget, queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
+        trial: t.id,
+        budget: t.budget,
+        queries: Number.isFinite(metrics.queries) ? metrics.queries : null,
         set: onFront.has(t.id) ? 'Pareto front' : dominated.has(t.id) ? 'dominated' : 'lower budget',
-        quality: metrics.quality, p99_ms: metrics.p99_ms, config: t.config, metrics,
+        quality: metrics.quality,
+        p99_ms: metrics.p99_ms,
+        config: t.config,
+        metrics,
       }
     })
 }

@@ -23,7 +23,13 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
 import type {RetrievalEngine} from '../engine/retrieval/engine.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {LATENCY_MAX_PASSES, LATENCY_MIN_TIMINGS, prepareEvaluation, rankQuery, type PreparedEvaluation} from './harness.js'
+import {
+  LATENCY_MAX_PASSES,
+  LATENCY_MIN_TIMINGS,
+  prepareEvaluation,
+  rankQuery,
+  type PreparedEvaluation,
+} from './harness.js'
 import {DEFAULT_KS, queryMetrics, rankingDepth, retrievalMetricNames} from '../data/conversations/metrics.js'
 import type {EvalQuery} from '../data/conversations/queries.js'
 import {fidelityTiers, tierForBudget, type FidelityTier} from '../data/conversations/tiers.js'
@@ -53,7 +59,8 @@ export interface RetrievalObjectiveOptions {
 /** The classifier's type of each scored query. */
 export function queryTypes(prepared: PreparedEvaluation): Map<string, QueryType> {
   const types = new Map<string, QueryType>()
-  for (const q of prepared.selection.queries) types.set(q.id, (prepared.engines.get(q.conversation) as RetrievalEngine).classify(q.text))
+  for (const q of prepared.selection.queries)
+    types.set(q.id, (prepared.engines.get(q.conversation) as RetrievalEngine).classify(q.text))
   return types
 }
 
@@ -75,17 +82,27 @@ export interface LatencyCheck {
   readonly error_p99: number
 }
 
-export function retrievalSearchObjective(prepared: PreparedEvaluation, options: RetrievalObjectiveOptions = {}): Objective & {checkLatency(config: Config): LatencyCheck} {
+export function retrievalSearchObjective(
+  prepared: PreparedEvaluation,
+  options: RetrievalObjectiveOptions = {},
+): Objective & {checkLatency(config: Config): LatencyCheck} {
   const metric = options.metric ?? DEFAULT_TUNING_METRIC
   // checked before any trial: a wrong name used to fail every trial and still exit 0
   const metrics = retrievalMetricNames(DEFAULT_KS)
-  if (!metrics.includes(metric)) throw new InputError('retrieval metric', `one of ${metrics.join(', ')}`, JSON.stringify(metric))
+  if (!metrics.includes(metric))
+    throw new InputError('retrieval metric', `one of ${metrics.join(', ')}`, JSON.stringify(metric))
   const types = queryTypes(prepared)
   let pool: readonly EvalQuery[] = prepared.selection.queries
   if (options.queryType !== undefined) {
-    if (!(QUERY_TYPES as readonly string[]).includes(options.queryType)) throw new InputError('query type', `one of ${QUERY_TYPES.join(', ')}`, options.queryType)
+    if (!(QUERY_TYPES as readonly string[]).includes(options.queryType))
+      throw new InputError('query type', `one of ${QUERY_TYPES.join(', ')}`, options.queryType)
     pool = pool.filter((q) => types.get(q.id) === options.queryType)
-    if (pool.length === 0) throw new InputError(`query type ${options.queryType}`, 'at least one scored query of that type', 'none in the dataset')
+    if (pool.length === 0)
+      throw new InputError(
+        `query type ${options.queryType}`,
+        'at least one scored query of that type',
+        'none in the dataset',
+      )
   }
   const tiers: FidelityTier[] = fidelityTiers(pool, options.tierSeed ?? 0)
   const byId = new Map(pool.map((q) => [q.id, q]))
@@ -159,7 +176,16 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
       const m99 = quantile(estimates, P99)
       const t50 = quantile(times, P50)
       const t99 = quantile(times, P99)
-      return {model_p50_ms: m50, model_p99_ms: m99, measured_p50_ms: t50, measured_p95_ms: quantile(times, 0.95), measured_p99_ms: t99, timings: times.length, error_p50: (m50 - t50) / t50, error_p99: (m99 - t99) / t99}
+      return {
+        model_p50_ms: m50,
+        model_p99_ms: m99,
+        measured_p50_ms: t50,
+        measured_p95_ms: quantile(times, 0.95),
+        measured_p99_ms: t99,
+        timings: times.length,
+        error_p50: (m50 - t50) / t50,
+        error_p99: (m99 - t99) / t99,
+      }
     },
   }
 }
@@ -172,14 +198,17 @@ export function retrievalSearchObjective(prepared: PreparedEvaluation, options: 
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
   const data = options.data
-  if (typeof data !== 'string') throw new InputError('retrieval objective: data', 'a dataset path (--data)', String(data))
+  if (typeof data !== 'string')
+    throw new InputError('retrieval objective: data', 'a dataset path (--data)', String(data))
   const loaded = loadMemoryDataset(data, {
     format: options.format as 'locomo' | 'jsonl' | 'csv' | undefined,
     questions: options.questions as string | undefined,
     columns: options.columns as never,
   })
   // with a split, the part of the conversations this objective sees (tuning by default)
-  const dataset = options.split ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train') : loaded
+  const dataset = options.split
+    ? splitDataset(loaded, options.split as SplitSpec, (options.part as SplitPart | undefined) ?? 'train')
+    : loaded
   return retrievalSearchObjective(prepareEvaluation(dataset), {
     metric: options.metric as string | undefined,
     queryType: options.queryType as string | undefined,
@@ -194,7 +223,10 @@ export async function createObjective(options: Record<string, unknown>): Promise
  * Types without any scored query in the dataset are listed in `missingTypes`.
  */
 export function retrievalObjectives(options: {data: string; metric?: string; tierSeed?: number; split?: SplitSpec}): {
-  objectiveFor: (type: string | undefined) => {spec: {name: 'retrieval'; options: Record<string, unknown>}; instance: Objective}
+  objectiveFor: (type: string | undefined) => {
+    spec: {name: 'retrieval'; options: Record<string, unknown>}
+    instance: Objective
+  }
   types: QueryType[]
   missingTypes: QueryType[]
 } {
@@ -207,8 +239,24 @@ export function retrievalObjectives(options: {data: string; metric?: string; tie
   return {
     objectiveFor(type) {
       const key = type ?? '*'
-      if (!cache.has(key)) cache.set(key, retrievalSearchObjective(prepared, {metric: options.metric, queryType: type, tierSeed: options.tierSeed}))
-      return {spec: {name: 'retrieval', options: {data: options.data, metric: options.metric, tierSeed: options.tierSeed, queryType: type, ...(options.split ? {split: options.split, part: 'train'} : {})}}, instance: cache.get(key)!}
+      if (!cache.has(key))
+        cache.set(
+          key,
+          retrievalSearchObjective(prepared, {metric: options.metric, queryType: type, tierSeed: options.tierSeed}),
+        )
+      return {
+        spec: {
+          name: 'retrieval',
+          options: {
+            data: options.data,
+            metric: options.metric,
+            tierSeed: options.tierSeed,
+            queryType: type,
+            ...(options.split ? {split: options.split, part: 'train'} : {}),
+          },
+        },
+        instance: cache.get(key)!,
+      }
     },
     types: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) > 0),
     missingTypes: QUERY_TYPES.filter((t) => (counts.get(t) ?? 0) === 0),

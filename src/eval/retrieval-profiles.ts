@@ -8,7 +8,12 @@
 import type {MetricNames, ProfileRule} from '../search/profiles.js'
 
 /** Metric names of kt's retrieval objective (src/eval/retrieval-objective.ts) and the retrieval space. */
-export const RETRIEVAL_METRIC_NAMES: MetricNames = {quality: 'quality', latency: 'p99_ms', entity: 'quality.entity_lookup', temporalParam: 'edge.temporal'}
+export const RETRIEVAL_METRIC_NAMES: MetricNames = {
+  quality: 'quality',
+  latency: 'p99_ms',
+  entity: 'quality.entity_lookup',
+  temporalParam: 'edge.temporal',
+}
 
 /** The priorities of issue 4. */
 export const FINANCIAL_P99_MS = 50
@@ -24,13 +29,25 @@ export function domainRules(names: MetricNames = RETRIEVAL_METRIC_NAMES): Profil
       description: `accuracy first, P99 <= ${FINANCIAL_P99_MS} ms, temporal weight favoured`,
       primary: {metric: names.quality, sense: 'max', label: 'accuracy'},
       constraints: [{metric: names.latency, op: '<=', value: FINANCIAL_P99_MS, label: `P99 <= ${FINANCIAL_P99_MS} ms`}],
-      favour: {param: names.temporalParam, direction: 'high', tolerance: FAVOUR_TOLERANCE, label: 'temporal weight favoured'},
+      favour: {
+        param: names.temporalParam,
+        direction: 'high',
+        tolerance: FAVOUR_TOLERANCE,
+        label: 'temporal weight favoured',
+      },
     },
     {
       name: 'high-throughput',
       description: `latency first, accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} of the best`,
       primary: {metric: names.latency, sense: 'min', label: 'P99 latency'},
-      constraints: [{metric: names.quality, op: '>=', fractionOfBest: HIGH_THROUGHPUT_QUALITY_SHARE, label: `accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} x best`}],
+      constraints: [
+        {
+          metric: names.quality,
+          op: '>=',
+          fractionOfBest: HIGH_THROUGHPUT_QUALITY_SHARE,
+          label: `accuracy >= ${HIGH_THROUGHPUT_QUALITY_SHARE} x best`,
+        },
+      ],
     },
     {
       name: 'coding-assistant',

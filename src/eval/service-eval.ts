@@ -27,7 +27,13 @@ export interface ServiceEvalOutput {
   /** kt's plain BM25 and vector-only rankings of the same questions, for scale. */
   readonly baselines: {readonly bm25: MetricReport; readonly vector: MetricReport}
   /** Per search, measured on kt's side: wall time of the message round trip (timing only). */
-  readonly latency_ms: {readonly p50: number; readonly p95: number; readonly p99: number; readonly timings: number; readonly source: 'measured' | 'cost_model'}
+  readonly latency_ms: {
+    readonly p50: number
+    readonly p95: number
+    readonly p99: number
+    readonly timings: number
+    readonly source: 'measured' | 'cost_model'
+  }
   /** The engine's declared cost model, when it has one. */
   readonly cost_model_ms?: {readonly p50: number; readonly p95: number; readonly p99: number}
   /** Wall time to reset and ingest every conversation (timing only). */
@@ -43,15 +49,22 @@ export interface ServiceEvalOutput {
  */
 export function loadEngineProfile(file: string, space: ParamSpace): Config {
   const value = readJson(file)
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(file, `a JSON object of ${space.id} parameter values, or a kt profile`, describeValue(value))
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InputError(file, `a JSON object of ${space.id} parameter values, or a kt profile`, describeValue(value))
   // THE profile loader (src/deploy/load.ts): a kt profile of this engine's space, or plain parameter values
   const loaded = parseProfile(value, file, {space, parametersOf: space})
-  if (loaded.space.id !== space.id) throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(loaded.space.id))
+  if (loaded.space.id !== space.id)
+    throw new InputError(`${file}: space`, JSON.stringify(space.id), JSON.stringify(loaded.space.id))
   return {...defaultConfig(space), ...loaded.profile.config}
 }
 
 /** Scores a service on every scored question of a dataset (ingesting it first). */
-export async function evaluateService(spec: RetrievalServiceSpec, dataset: MemoryDataset, config: Config, options: {ks?: readonly number[]; minTimings?: number} = {}): Promise<{output: ServiceEvalOutput; rows: MetricValues[]}> {
+export async function evaluateService(
+  spec: RetrievalServiceSpec,
+  dataset: MemoryDataset,
+  config: Config,
+  options: {ks?: readonly number[]; minTimings?: number} = {},
+): Promise<{output: ServiceEvalOutput; rows: MetricValues[]}> {
   const ks = options.ks ?? DEFAULT_KS
   const selection = selectScoredQueries(dataset)
   const session = new ServiceSession(spec, dataset)
@@ -69,8 +82,16 @@ export async function evaluateService(spec: RetrievalServiceSpec, dataset: Memor
       config,
       service: run.report,
       baselines: {bm25: baseline('bm25'), vector: baseline('vector')},
-      latency_ms: {p50: run.latency.p50, p95: run.latency.p95, p99: run.latency.p99, timings: run.latency.timings, source: 'measured'},
-      ...(spec.latency === 'cost_model' && run.latency.cost ? {cost_model_ms: {p50: latency.p50, p95: latency.p95, p99: latency.p99}} : {}),
+      latency_ms: {
+        p50: run.latency.p50,
+        p95: run.latency.p95,
+        p99: run.latency.p99,
+        timings: run.latency.timings,
+        source: 'measured',
+      },
+      ...(spec.latency === 'cost_model' && run.latency.cost
+        ? {cost_model_ms: {p50: latency.p50, p95: latency.p95, p99: latency.p99}}
+        : {}),
       ingest_ms: session.lastIngestMs,
       warnings: dataset.warnings,
       turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
@@ -85,12 +106,18 @@ export async function evaluateService(spec: RetrievalServiceSpec, dataset: Memor
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */
 export function renderServiceEval(o: ServiceEvalOutput): string {
   const lines: string[] = []
-  lines.push(`${o.data}: ${o.conversations} conversations, ${o.turns} turns, ${o.queries} scored queries (skipped: ${o.skipped.adversarial} adversarial, ${o.skipped.no_evidence} without evidence); engine ${o.engine}`)
+  lines.push(
+    `${o.data}: ${o.conversations} conversations, ${o.turns} turns, ${o.queries} scored queries (skipped: ${o.skipped.adversarial} adversarial, ${o.skipped.no_evidence} without evidence); engine ${o.engine}`,
+  )
   const warnings = Object.entries(o.warnings)
   if (warnings.length > 0) lines.push(`loader: ${warnings.map(([k, v]) => `${v} ${k}`).join('; ')}`)
   lines.push('')
   const metricKeys = [...o.ks.map((k) => `recall@${k}`), ...o.ks.map((k) => `hit@${k}`), `ndcg@${NDCG_K}`, 'mrr']
-  const systems: Array<[string, MetricReport]> = [[o.engine, o.service], ['bm25 (kt)', o.baselines.bm25], ['vector (kt)', o.baselines.vector]]
+  const systems: Array<[string, MetricReport]> = [
+    [o.engine, o.service],
+    ['bm25 (kt)', o.baselines.bm25],
+    ['vector (kt)', o.baselines.vector],
+  ]
   const groups = ['overall', ...Object.keys(o.service.by_category)]
   const rows: string[][] = []
   for (const g of groups) {
@@ -102,7 +129,12 @@ export function renderServiceEval(o: ServiceEvalOutput): string {
   lines.push(renderTable(['category', 'system', 'n', ...metricKeys], rows))
   lines.push('')
   const l = o.latency_ms
-  lines.push(`latency per search (${o.engine}, measured on kt's side: message round trip, warm, ${l.timings} timed searches): p50 ${l.p50.toFixed(3)} ms, p95 ${l.p95.toFixed(3)} ms, p99 ${l.p99.toFixed(3)} ms; reset + ingest ${o.ingest_ms.toFixed(0)} ms`)
-  if (o.cost_model_ms) lines.push(`the engine's declared cost model: p50 ${o.cost_model_ms.p50.toFixed(3)} ms, p99 ${o.cost_model_ms.p99.toFixed(3)} ms`)
+  lines.push(
+    `latency per search (${o.engine}, measured on kt's side: message round trip, warm, ${l.timings} timed searches): p50 ${l.p50.toFixed(3)} ms, p95 ${l.p95.toFixed(3)} ms, p99 ${l.p99.toFixed(3)} ms; reset + ingest ${o.ingest_ms.toFixed(0)} ms`,
+  )
+  if (o.cost_model_ms)
+    lines.push(
+      `the engine's declared cost model: p50 ${o.cost_model_ms.p50.toFixed(3)} ms, p99 ${o.cost_model_ms.p99.toFixed(3)} ms`,
+    )
   return lines.join('\n')
 }

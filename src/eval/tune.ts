@@ -8,10 +8,20 @@ import type {Config, ParamSpace} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {evaluateSystem, prepareEvaluation, type PreparedEvaluation} from './harness.js'
 import {DEFAULT_TUNING_METRIC, type MetricValues} from '../data/conversations/metrics.js'
-import {FIDELITY_TIER_SPECS, fidelityTiers, tierForBudget, type FidelityTier, type TierName} from '../data/conversations/tiers.js'
+import {
+  FIDELITY_TIER_SPECS,
+  fidelityTiers,
+  tierForBudget,
+  type FidelityTier,
+  type TierName,
+} from '../data/conversations/tiers.js'
 
 /** Budget levels of the retrieval objective: the tiers' relative budgets 1, 3, 9 (eta = 3). */
-export const RETRIEVAL_FIDELITY: Fidelity = {min: FIDELITY_TIER_SPECS[0].budget, max: FIDELITY_TIER_SPECS[FIDELITY_TIER_SPECS.length - 1].budget, eta: 3}
+export const RETRIEVAL_FIDELITY: Fidelity = {
+  min: FIDELITY_TIER_SPECS[0].budget,
+  max: FIDELITY_TIER_SPECS[FIDELITY_TIER_SPECS.length - 1].budget,
+  eta: 3,
+}
 
 /**
  * Parameters a grid search covers: the fusion weights and the spread's reach, the parameters
@@ -31,7 +41,11 @@ export function gridSpace(names: readonly string[] = GRID_PARAMS): ParamSpace {
  * tier's queries, and the metrics carry every overall measure. Partial configurations are
  * completed with the defaults.
  */
-export function retrievalObjective(prepared: PreparedEvaluation, tiers: readonly FidelityTier[], metric: string = DEFAULT_TUNING_METRIC): Objective {
+export function retrievalObjective(
+  prepared: PreparedEvaluation,
+  tiers: readonly FidelityTier[],
+  metric: string = DEFAULT_TUNING_METRIC,
+): Objective {
   const base = defaultConfig(RETRIEVAL_SPACE)
   return {
     id: `retrieval:${prepared.dataset.source}`,
@@ -41,7 +55,8 @@ export function retrievalObjective(prepared: PreparedEvaluation, tiers: readonly
       const tier = tierForBudget(tiers, budget)
       const overall = evaluateSystem(prepared, 'engine', {...base, ...config}, {queryIds: tier.queryIds}).report.overall
       const value = overall[metric]
-      if (value === undefined) throw new InputError('tuning metric', `one of ${Object.keys(overall).join(', ')}`, metric)
+      if (value === undefined)
+        throw new InputError('tuning metric', `one of ${Object.keys(overall).join(', ')}`, metric)
       return {loss: -value, metrics: {...overall}}
     },
   }
@@ -100,7 +115,11 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
     options.optimizer ??
     (options.method === 'grid'
       ? new GridOptimizer(gridSpace(), {seed: options.seed, budget: RETRIEVAL_FIDELITY.max, maxPoints: options.budget})
-      : new RandomOptimizer(RETRIEVAL_SPACE, {seed: options.seed, budget: RETRIEVAL_FIDELITY.max, maxTrials: options.budget}))
+      : new RandomOptimizer(RETRIEVAL_SPACE, {
+          seed: options.seed,
+          budget: RETRIEVAL_FIDELITY.max,
+          maxTrials: options.budget,
+        }))
   const trials: TuneTrial[] = []
   const configIds: string[] = []
   while (trials.length < options.budget) {
@@ -108,15 +127,28 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
     if (trial === 'done' || trial === 'wait') break
     const config = {...base, ...trial.config}
     configIds.push(trial.configId)
-    const result = objective.evaluate(config, trial.budget, {trialId: trial.id, configId: trial.configId, seed: options.seed}) as EvalResult
+    const result = objective.evaluate(config, trial.budget, {
+      trialId: trial.id,
+      configId: trial.configId,
+      seed: options.seed,
+    }) as EvalResult
     optimizer.tell(trial.id, {status: 'ok', loss: result.loss})
-    trials.push({id: trial.id, config, tier: tierForBudget(tiers, trial.budget).name, budget: trial.budget, metrics: result.metrics as MetricValues, value: -result.loss})
+    trials.push({
+      id: trial.id,
+      config,
+      tier: tierForBudget(tiers, trial.budget).name,
+      budget: trial.budget,
+      metrics: result.metrics as MetricValues,
+      value: -result.loss,
+    })
   }
   if (trials.length === 0) throw new InputError('tuning budget', 'at least one evaluation', String(options.budget))
   const top = Math.max(...trials.map((t) => t.budget))
   const best = trials.filter((t) => t.budget === top).reduce((a, b) => (b.value > a.value ? b : a))
   const high = tiers[tiers.length - 1]
-  const onHigh = (config: Config): MetricValues => ({...evaluateSystem(prepared, 'engine', config, {queryIds: high.queryIds}).report.overall})
+  const onHigh = (config: Config): MetricValues => ({
+    ...evaluateSystem(prepared, 'engine', config, {queryIds: high.queryIds}).report.overall,
+  })
   return {
     method: options.optimizer?.name ?? options.method,
     metric,
@@ -124,6 +156,8 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
     trials,
     best: {config: best.config, metrics: best.tier === high.name ? best.metrics : onHigh(best.config), trial: best.id},
     defaults: {config: base, metrics: onHigh(base)},
-    ...(optimizer instanceof GridOptimizer ? {grid: gridCoverage(optimizer.size, optimizer.pointsPerDim, configIds, optimizer.size > options.budget)} : {}),
+    ...(optimizer instanceof GridOptimizer
+      ? {grid: gridCoverage(optimizer.size, optimizer.pointsPerDim, configIds, optimizer.size > options.budget)}
+      : {}),
   }
 }

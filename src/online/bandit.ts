@@ -76,27 +76,76 @@ function positive(value: unknown): boolean {
 /** Checks settings read from a file or flags; `where` names the source. */
 export function checkSettings(settings: BanditSettings, where: string): void {
   const {levels, sampler, forgetting: f} = settings
-  if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS) throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))
-  if (!SAMPLER_KINDS.includes(sampler)) throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
-  if (settings.priorStrength !== undefined && !(typeof settings.priorStrength === 'number' && settings.priorStrength >= 0 && settings.priorStrength <= MAX_PRIOR_STRENGTH))
-    throw new InputError(`${where}: priorStrength`, `a number of pseudo-observations in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`, describeValue(settings.priorStrength))
-  if (settings.implicitWindowMs !== undefined && !(Number.isInteger(settings.implicitWindowMs) && settings.implicitWindowMs > 0))
-    throw new InputError(`${where}: implicitWindowMs`, 'a positive whole number of milliseconds', describeValue(settings.implicitWindowMs))
-  if (settings.perType !== undefined && typeof settings.perType !== 'boolean') throw new InputError(`${where}: perType`, 'true or false', describeValue(settings.perType))
-  if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback)) throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
+  if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS)
+    throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))
+  if (!SAMPLER_KINDS.includes(sampler))
+    throw new InputError(`${where}: sampler`, SAMPLER_KINDS.join(', '), describeValue(sampler))
+  if (
+    settings.priorStrength !== undefined &&
+    !(
+      typeof settings.priorStrength === 'number' &&
+      settings.priorStrength >= 0 &&
+      settings.priorStrength <= MAX_PRIOR_STRENGTH
+    )
+  )
+    throw new InputError(
+      `${where}: priorStrength`,
+      `a number of pseudo-observations in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`,
+      describeValue(settings.priorStrength),
+    )
+  if (
+    settings.implicitWindowMs !== undefined &&
+    !(Number.isInteger(settings.implicitWindowMs) && settings.implicitWindowMs > 0)
+  )
+    throw new InputError(
+      `${where}: implicitWindowMs`,
+      'a positive whole number of milliseconds',
+      describeValue(settings.implicitWindowMs),
+    )
+  if (settings.perType !== undefined && typeof settings.perType !== 'boolean')
+    throw new InputError(`${where}: perType`, 'true or false', describeValue(settings.perType))
+  if (settings.feedback !== undefined && !FEEDBACK_MODES.includes(settings.feedback))
+    throw new InputError(`${where}: feedback`, FEEDBACK_MODES.join(' or '), describeValue(settings.feedback))
   if (f.kind === 'periodic') {
-    if (!Number.isInteger(f.every) || f.every < 1) throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))
-    if (!(f.fraction > 0 && f.fraction < 1)) throw new InputError(`${where}: forgetting.fraction`, 'a fraction in (0, 1)', describeValue(f.fraction))
+    if (!Number.isInteger(f.every) || f.every < 1)
+      throw new InputError(`${where}: forgetting.every`, 'a positive integer number of queries', describeValue(f.every))
+    if (!(f.fraction > 0 && f.fraction < 1))
+      throw new InputError(`${where}: forgetting.fraction`, 'a fraction in (0, 1)', describeValue(f.fraction))
   } else if (f.kind === 'adaptive') {
-    if (f.halfLife !== null && !positive(f.halfLife)) throw new InputError(`${where}: forgetting.halfLife`, 'a positive number of queries or null', describeValue(f.halfLife))
-    if (f.changeHalfLife != null && !positive(f.changeHalfLife)) throw new InputError(`${where}: forgetting.changeHalfLife`, 'a positive number of queries or null', describeValue(f.changeHalfLife))
-    if (f.staleHalfLife != null && !positive(f.staleHalfLife)) throw new InputError(`${where}: forgetting.staleHalfLife`, 'a positive number of queries or null', describeValue(f.staleHalfLife))
-    if (!positive(f.delta)) throw new InputError(`${where}: forgetting.delta`, 'a positive number', describeValue(f.delta))
-    if (!positive(f.lambda)) throw new InputError(`${where}: forgetting.lambda`, 'a positive number', describeValue(f.lambda))
-    if (!Number.isInteger(f.minSamples) || f.minSamples < 1) throw new InputError(`${where}: forgetting.minSamples`, 'a positive integer', describeValue(f.minSamples))
-    if (!(typeof f.referenceWindow === 'number' && f.referenceWindow >= 1)) throw new InputError(`${where}: forgetting.referenceWindow`, 'a number >= 1', describeValue(f.referenceWindow))
-    if (!(f.keepOthers >= 0 && f.keepOthers <= 1)) throw new InputError(`${where}: forgetting.keepOthers`, 'a fraction in [0, 1]', describeValue(f.keepOthers))
-  } else if (f.kind !== 'none') throw new InputError(`${where}: forgetting.kind`, 'none, periodic or adaptive', describeValue((f as {kind: unknown}).kind))
+    if (f.halfLife !== null && !positive(f.halfLife))
+      throw new InputError(
+        `${where}: forgetting.halfLife`,
+        'a positive number of queries or null',
+        describeValue(f.halfLife),
+      )
+    if (f.changeHalfLife != null && !positive(f.changeHalfLife))
+      throw new InputError(
+        `${where}: forgetting.changeHalfLife`,
+        'a positive number of queries or null',
+        describeValue(f.changeHalfLife),
+      )
+    if (f.staleHalfLife != null && !positive(f.staleHalfLife))
+      throw new InputError(
+        `${where}: forgetting.staleHalfLife`,
+        'a positive number of queries or null',
+        describeValue(f.staleHalfLife),
+      )
+    if (!positive(f.delta))
+      throw new InputError(`${where}: forgetting.delta`, 'a positive number', describeValue(f.delta))
+    if (!positive(f.lambda))
+      throw new InputError(`${where}: forgetting.lambda`, 'a positive number', describeValue(f.lambda))
+    if (!Number.isInteger(f.minSamples) || f.minSamples < 1)
+      throw new InputError(`${where}: forgetting.minSamples`, 'a positive integer', describeValue(f.minSamples))
+    if (!(typeof f.referenceWindow === 'number' && f.referenceWindow >= 1))
+      throw new InputError(`${where}: forgetting.referenceWindow`, 'a number >= 1', describeValue(f.referenceWindow))
+    if (!(f.keepOthers >= 0 && f.keepOthers <= 1))
+      throw new InputError(`${where}: forgetting.keepOthers`, 'a fraction in [0, 1]', describeValue(f.keepOthers))
+  } else if (f.kind !== 'none')
+    throw new InputError(
+      `${where}: forgetting.kind`,
+      'none, periodic or adaptive',
+      describeValue((f as {kind: unknown}).kind),
+    )
 }
 
 export class TenantBandit {
@@ -117,7 +166,14 @@ export class TenantBandit {
     checkSettings(settings, 'bandit settings')
     validateConfig(space, profile, 'profile')
     this.dims = dimensionsOf(space, settings.tuned)
-    this.posteriors = this.dims.map((d) => new ArmPosteriors(d.values.length, settings.levels, profilePrior(d, profile[d.key], settings.levels, settings.priorStrength ?? PROFILE_PRIOR_STRENGTH)))
+    this.posteriors = this.dims.map(
+      (d) =>
+        new ArmPosteriors(
+          d.values.length,
+          settings.levels,
+          profilePrior(d, profile[d.key], settings.levels, settings.priorStrength ?? PROFILE_PRIOR_STRENGTH),
+        ),
+    )
     this.forgetting = makeForgetting(settings.forgetting)
   }
 
@@ -174,23 +230,34 @@ export class TenantBandit {
 
   /** Checks that an arm choice read back from disk fits these dimensions. */
   checkArms(arms: readonly number[], where: string): void {
-    if (arms.length !== this.dims.length) throw new InputError(where, `${this.dims.length} arm indices`, String(arms.length))
+    if (arms.length !== this.dims.length)
+      throw new InputError(where, `${this.dims.length} arm indices`, String(arms.length))
     arms.forEach((a, d) => {
       if (!Number.isInteger(a) || a < 0 || a >= this.dims[d].values.length)
-        throw new InputError(`${where}: arm of ${this.dims[d].key}`, `an integer in 0..${this.dims[d].values.length - 1}`, describeValue(a))
+        throw new InputError(
+          `${where}: arm of ${this.dims[d].key}`,
+          `an integer in 0..${this.dims[d].values.length - 1}`,
+          describeValue(a),
+        )
     })
   }
 
   save(): BanditState {
-    const state: BanditState = {queries: this.queries, counts: this.posteriors.map((p) => Array.from(p.counts)), forgetting: this.forgetting.save()}
+    const state: BanditState = {
+      queries: this.queries,
+      counts: this.posteriors.map((p) => Array.from(p.counts)),
+      forgetting: this.forgetting.save(),
+    }
     const change = this.posteriors.map((p) => p.saveChange() ?? null)
     if (change.some((c) => c !== null)) state.change = change
     return state
   }
 
   load(state: BanditState): void {
-    if (state.counts.length !== this.posteriors.length) throw new RangeError(`expected ${this.posteriors.length} dimensions, got ${state.counts.length}`)
-    if (state.change !== undefined && state.change.length !== this.posteriors.length) throw new RangeError(`expected change state for ${this.posteriors.length} dimensions, got ${state.change.length}`)
+    if (state.counts.length !== this.posteriors.length)
+      throw new RangeError(`expected ${this.posteriors.length} dimensions, got ${state.counts.length}`)
+    if (state.change !== undefined && state.change.length !== this.posteriors.length)
+      throw new RangeError(`expected change state for ${this.posteriors.length} dimensions, got ${state.change.length}`)
     state.counts.forEach((c, d) => this.posteriors[d].restore(c, state.change?.[d] ?? undefined))
     this.forgetting.load(state.forgetting, this.posteriors)
     this.queries = state.queries

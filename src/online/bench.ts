@@ -23,7 +23,16 @@ const SYNTHETIC_PARAMS = 11
 function syntheticSpace(): ParamSpace {
   return {
     id: 'bench-11',
-    params: Array.from({length: SYNTHETIC_PARAMS}, (_, i) => ({kind: 'float' as const, name: `p${i}`, env: `BENCH_P${i}`, low: 0, high: 1, scale: 'linear' as const, default: 0.5, description: 'benchmark parameter'})),
+    params: Array.from({length: SYNTHETIC_PARAMS}, (_, i) => ({
+      kind: 'float' as const,
+      name: `p${i}`,
+      env: `BENCH_P${i}`,
+      low: 0,
+      high: 1,
+      scale: 'linear' as const,
+      default: 0.5,
+      description: 'benchmark parameter',
+    })),
   }
 }
 
@@ -64,8 +73,19 @@ function time(repetitions: number, count: number, body: () => void): {median: nu
   return {median: median(times), best: Math.min(...times)}
 }
 
-function benchCase(space: ParamSpace, tuned: readonly string[] | undefined, levels: number, sampler: SamplerKind, options: BenchOptions): BenchCase {
-  const settings: BanditSettings = {levels, sampler, forgetting: {kind: 'periodic', every: 500, fraction: 0.05}, tuned: tuned ? [...tuned] : undefined}
+function benchCase(
+  space: ParamSpace,
+  tuned: readonly string[] | undefined,
+  levels: number,
+  sampler: SamplerKind,
+  options: BenchOptions,
+): BenchCase {
+  const settings: BanditSettings = {
+    levels,
+    sampler,
+    forgetting: {kind: 'periodic', every: 500, fraction: 0.05},
+    tuned: tuned ? [...tuned] : undefined,
+  }
   const bandit = new TenantBandit(space, defaultConfig(space), settings)
   const rng = new Rng(options.seed)
   const arms = new Uint8Array(bandit.dims.length)
@@ -114,7 +134,10 @@ function benchCase(space: ParamSpace, tuned: readonly string[] | undefined, leve
 /** Every case: the synthetic 11 x 10 space and the retrieval space's tuned set, binary and graded, every sampler. */
 export function runBanditBench(options: BenchOptions): BenchCase[] {
   const cases: BenchCase[] = []
-  for (const [space, tuned] of [[syntheticSpace(), undefined], [RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE)]] as const)
+  for (const [space, tuned] of [
+    [syntheticSpace(), undefined],
+    [RETRIEVAL_SPACE, onlineTuned(RETRIEVAL_SPACE)],
+  ] as const)
     for (const levels of [2, 4])
       for (const sampler of SAMPLER_KINDS) cases.push(benchCase(space, tuned, levels, sampler, options))
   return cases

@@ -65,7 +65,8 @@ function clampBin(i: number, n: number): number {
 
 function nearestPosition(positions: readonly number[], unit: number): number {
   let best = 0
-  for (let i = 1; i < positions.length; i++) if (Math.abs(positions[i] - unit) < Math.abs(positions[best] - unit)) best = i
+  for (let i = 1; i < positions.length; i++)
+    if (Math.abs(positions[i] - unit) < Math.abs(positions[best] - unit)) best = i
   return best
 }
 
@@ -73,7 +74,13 @@ function floatDimension(key: string, param: ParamSpec & {kind: 'float'}): Dimens
   const n = ARMS_PER_PARAM
   const positions = Array.from({length: n}, (_, i) => binCentre(i, n))
   const values = positions.map((u) => fromUnit(u, param.low, param.high, param.scale))
-  return {key, param, values, positions, binOf: (v) => clampBin(Math.floor(toUnit(v as number, param.low, param.high, param.scale) * n), n)}
+  return {
+    key,
+    param,
+    values,
+    positions,
+    binOf: (v) => clampBin(Math.floor(toUnit(v as number, param.low, param.high, param.scale) * n), n),
+  }
 }
 
 function intDimension(key: string, param: ParamSpec & {kind: 'int'}): Dimension {
@@ -82,7 +89,9 @@ function intDimension(key: string, param: ParamSpec & {kind: 'int'}): Dimension 
   if (count <= ARMS_PER_PARAM) {
     values = Array.from({length: count}, (_, i) => param.low + i)
   } else {
-    values = Array.from({length: ARMS_PER_PARAM}, (_, i) => Math.round(fromUnit(binCentre(i, ARMS_PER_PARAM), param.low, param.high, param.scale)))
+    values = Array.from({length: ARMS_PER_PARAM}, (_, i) =>
+      Math.round(fromUnit(binCentre(i, ARMS_PER_PARAM), param.low, param.high, param.scale)),
+    )
     // Keep the values strictly increasing inside [low, high]: push duplicates up, then pull
     // any overflow at the top back down (there is room: count > ARMS_PER_PARAM).
     for (let i = 1; i < values.length; i++) if (values[i] <= values[i - 1]) values[i] = values[i - 1] + 1
@@ -92,7 +101,13 @@ function intDimension(key: string, param: ParamSpec & {kind: 'int'}): Dimension 
     }
   }
   const positions = values.map((v) => toUnit(v, param.low, param.high, param.scale))
-  return {key, param, values, positions, binOf: (v) => nearestPosition(positions, toUnit(v as number, param.low, param.high, param.scale))}
+  return {
+    key,
+    param,
+    values,
+    positions,
+    binOf: (v) => nearestPosition(positions, toUnit(v as number, param.low, param.high, param.scale)),
+  }
 }
 
 function categoricalDimension(key: string, param: ParamSpec & {kind: 'categorical'}): Dimension {
@@ -107,7 +122,13 @@ function simplexMemberDimension(key: string, group: SimplexGroup): Dimension {
   const high = 1 - (group.members.length - 1) * group.floor
   const positions = Array.from({length: n}, (_, i) => binCentre(i, n))
   const values = positions.map((u) => fromUnit(u, low, high, 'linear'))
-  return {key, param: group, values, positions, binOf: (v) => clampBin(Math.floor(toUnit(v as number, low, high, 'linear') * n), n)}
+  return {
+    key,
+    param: group,
+    values,
+    positions,
+    binOf: (v) => clampBin(Math.floor(toUnit(v as number, low, high, 'linear') * n), n),
+  }
 }
 
 /**
@@ -117,7 +138,8 @@ function simplexMemberDimension(key: string, group: SimplexGroup): Dimension {
 export function dimensionsOf(space: ParamSpace, tuned?: readonly string[]): Dimension[] {
   if (tuned) {
     for (const name of tuned)
-      if (!space.params.some((p) => p.name === name)) throw new InputError(`tuned parameters: ${name}`, `a parameter of space ${space.id}`, 'an unknown name')
+      if (!space.params.some((p) => p.name === name))
+        throw new InputError(`tuned parameters: ${name}`, `a parameter of space ${space.id}`, 'an unknown name')
   }
   const dims: Dimension[] = []
   for (const p of space.params) {
@@ -146,7 +168,10 @@ export function configFromArms(base: Config, dims: readonly Dimension[], arms: A
   }
   for (const group of groups) {
     const keys = group.members.map((m) => m.name)
-    const projected = projectFlooredSimplex(keys.map((k) => config[k] as number), group.floor)
+    const projected = projectFlooredSimplex(
+      keys.map((k) => config[k] as number),
+      group.floor,
+    )
     keys.forEach((k, i) => (config[k] = projected[i]))
   }
   return config

@@ -39,7 +39,10 @@ import {
 } from './workload.js'
 
 /** The question category each workload type draws from (LoCoMo 4 single-hop, 2 temporal). */
-export const POOL_CATEGORIES: Record<WorkloadType, QuestionCategory> = {entity_lookup: 'single-hop', temporal: 'temporal'}
+export const POOL_CATEGORIES: Record<WorkloadType, QuestionCategory> = {
+  entity_lookup: 'single-hop',
+  temporal: 'temporal',
+}
 /** A query counts as served well when an evidence turn is in the engine's top k (hit@k). */
 export const DEFAULT_WORKLOAD_K = 10
 /**
@@ -69,7 +72,17 @@ export interface PoolQuestion {
  * The scored questions (selectScoredQueries: not adversarial, with evidence) of the pools'
  * categories, entity lookups first. A dataset without both is an InputError naming the file.
  */
-export function workloadQuestions(engines: ReadonlyMap<string, RetrievalEngine>, queries: ReadonlyArray<{id: string; conversation: string; text: string; category: QuestionCategory; evidence: readonly string[]}>, file: string): PoolQuestion[] {
+export function workloadQuestions(
+  engines: ReadonlyMap<string, RetrievalEngine>,
+  queries: ReadonlyArray<{
+    id: string
+    conversation: string
+    text: string
+    category: QuestionCategory
+    evidence: readonly string[]
+  }>,
+  file: string,
+): PoolQuestion[] {
   const out: PoolQuestion[] = []
   const turnIndex = new Map<RetrievalEngine, Map<string, number>>()
   WORKLOAD_TYPES.forEach((type, typeIndex) => {
@@ -85,7 +98,11 @@ export function workloadQuestions(engines: ReadonlyMap<string, RetrievalEngine>,
   })
   const counts = WORKLOAD_TYPES.map((_, k) => out.filter((q) => q.type === k).length)
   if (counts.some((n) => n === 0)) {
-    throw new InputError(file, `scored questions of both workload types (${WORKLOAD_TYPES.map((t) => `${POOL_CATEGORIES[t]} for ${t}`).join(', ')}) with evidence`, WORKLOAD_TYPES.map((t, k) => `${counts[k]} ${POOL_CATEGORIES[t]}`).join(', '))
+    throw new InputError(
+      file,
+      `scored questions of both workload types (${WORKLOAD_TYPES.map((t) => `${POOL_CATEGORIES[t]} for ${t}`).join(', ')}) with evidence`,
+      WORKLOAD_TYPES.map((t, k) => `${counts[k]} ${POOL_CATEGORIES[t]}`).join(', '),
+    )
   }
   return out
 }
@@ -246,7 +263,13 @@ function hitRatesOf(hits: EngineHits, config: Config, mixes: readonly number[][]
 }
 
 /** The tuned reference for one mix: coordinate ascent over the bandits' bins from the profile's bins. */
-export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile: Config, mix: readonly number[], mixes: readonly number[][]): {arms: number[]; config: Config; phase: TunedPhase} {
+export function tuneForMix(
+  hits: EngineHits,
+  dims: readonly Dimension[],
+  profile: Config,
+  mix: readonly number[],
+  mixes: readonly number[][],
+): {arms: number[]; config: Config; phase: TunedPhase} {
   const {arms, value} = coordinateAscent(dims, profile, (config) => mixValue(hits.hitRates(config), mix))
   const config = configFromArms(profile, dims, arms)
   const values: Record<string, string | number | boolean> = {}
@@ -260,11 +283,22 @@ export function tuneForMix(hits: EngineHits, dims: readonly Dimension[], profile
  * the same questions and delays); the step's quality is the question's hit under the played
  * configuration. Policies: the profile, the three learners, the tuned reference (per phase).
  */
-export function engineEnvironment(hits: EngineHits, profile: Config, tuned: readonly [Config, Config], seed: number, tunedArms?: readonly number[], perType = false): WorkloadEnvironment {
+export function engineEnvironment(
+  hits: EngineHits,
+  profile: Config,
+  tuned: readonly [Config, Config],
+  seed: number,
+  tunedArms?: readonly number[],
+  perType = false,
+): WorkloadEnvironment {
   return {
     dims: hits.dims,
     profile,
-    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(perType), {name: 'tuned', phases: tuned, finalArms: tunedArms}],
+    policies: [
+      {name: 'profile', phases: [profile, profile]},
+      ...learnerPolicies(perType),
+      {name: 'tuned', phases: tuned, finalArms: tunedArms},
+    ],
     reference: 'tuned',
     reportedKeys: hits.dims.map((d) => d.key),
     episode(run) {
@@ -285,7 +319,11 @@ export function engineEnvironment(hits: EngineHits, profile: Config, tuned: read
 }
 
 /** The engine-backed workload simulation over a loaded memory dataset. */
-export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWorkloadOptions, onProgress?: (message: string) => void): EngineWorkloadReport {
+export function simulateEngineWorkload(
+  dataset: MemoryDataset,
+  options: EngineWorkloadOptions,
+  onProgress?: (message: string) => void,
+): EngineWorkloadReport {
   const t0 = performance.now()
   onProgress?.(`building the engine for ${dataset.conversations.length} conversations`)
   const prepared = prepareEvaluation(dataset)
@@ -305,7 +343,14 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
   const tuningMs = performance.now() - t1
   const tuningSearches = hits.searches
 
-  const env = engineEnvironment(hits, profile, [tuned[0].config, tuned[1].config], options.seed, tuned[1].arms, options.perType)
+  const env = engineEnvironment(
+    hits,
+    profile,
+    [tuned[0].config, tuned[1].config],
+    options.seed,
+    tuned[1].arms,
+    options.perType,
+  )
   const t2 = performance.now()
   const lookups0 = hits.lookups
   const searches0 = hits.searches
@@ -314,7 +359,9 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
   const policies = runWorkload(env, options, (p) => {
     const done = ((policyIndex.get(p.policy) as number) * options.runs + p.run) * options.steps + p.step
     const seconds = (performance.now() - t2) / 1000
-    onProgress?.(`${p.policy} run ${p.run + 1}/${options.runs}: ${Math.round((100 * done) / total)}% of ${total} queries, ${seconds > 0 ? Math.round(done / seconds) : 0} queries/s`)
+    onProgress?.(
+      `${p.policy} run ${p.run + 1}/${options.runs}: ${Math.round((100 * done) / total)}% of ${total} queries, ${seconds > 0 ? Math.round(done / seconds) : 0} queries/s`,
+    )
   })
   const simulationMs = performance.now() - t2
   const lookups = hits.lookups - lookups0
@@ -328,10 +375,20 @@ export function simulateEngineWorkload(dataset: MemoryDataset, options: EngineWo
     runs: options.runs,
     shift_at: shiftAt,
     seed: options.seed,
-    pools: Object.fromEntries(WORKLOAD_TYPES.map((t, k) => [t, {category: POOL_CATEGORIES[t], questions: hits.pools[k].length}])) as EngineWorkloadReport['pools'],
+    pools: Object.fromEntries(
+      WORKLOAD_TYPES.map((t, k) => [t, {category: POOL_CATEGORIES[t], questions: hits.pools[k].length}]),
+    ) as EngineWorkloadReport['pools'],
     profile_values: Object.fromEntries(dims.map((d) => [d.key, profile[d.key]])),
     profile_hit_rate: hitRatesOf(hits, profile, mixes),
-    profile_bins_hit_rate: hitRatesOf(hits, configFromArms(profile, dims, dims.map((d) => d.binOf(profile[d.key]))), mixes),
+    profile_bins_hit_rate: hitRatesOf(
+      hits,
+      configFromArms(
+        profile,
+        dims,
+        dims.map((d) => d.binOf(profile[d.key])),
+      ),
+      mixes,
+    ),
     tuned_reference: {in_sample: true, note: TUNED_REFERENCE_NOTE, before: tuned[0].phase, after: tuned[1].phase},
     policies,
     timing: {

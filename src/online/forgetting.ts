@@ -110,7 +110,11 @@ export type ForgettingSettings =
  * was accepted and decay never ran.)
  */
 export const MAX_DECAY_EVERY_QUERIES = 1_000_000_000
-export const PERIODIC_DEFAULTS: ForgettingSettings = {kind: 'periodic', every: DECAY_EVERY_QUERIES, fraction: DECAY_FRACTION}
+export const PERIODIC_DEFAULTS: ForgettingSettings = {
+  kind: 'periodic',
+  every: DECAY_EVERY_QUERIES,
+  fraction: DECAY_FRACTION,
+}
 export const ADAPTIVE_DEFAULTS: ForgettingSettings = {
   kind: 'adaptive',
   halfLife: null,
@@ -266,7 +270,11 @@ class AdaptiveForgetting implements Forgetting {
         if (last[d][a] > idleSince) continue
         if (this.staleKeep < 1) p.shrinkArm(a, this.staleKeep)
         if (changeKeep < 1) {
-          if (p.freshEvidence(a) > 0 && (p.changeFactor[a] <= 1 || counter - this.lastResult![d][a] >= SUSPICION_TIMEOUT_QUERIES)) p.decideChange(a)
+          if (
+            p.freshEvidence(a) > 0 &&
+            (p.changeFactor[a] <= 1 || counter - this.lastResult![d][a] >= SUSPICION_TIMEOUT_QUERIES)
+          )
+            p.decideChange(a)
           p.raiseChangeProb(a, changeKeep)
         }
       }
@@ -275,7 +283,8 @@ class AdaptiveForgetting implements Forgetting {
 
   private lastPlayedOf(posteriors: readonly ArmPosteriors[]): Float64Array[] {
     if (this.lastPlayed === null) this.lastPlayed = posteriors.map((p) => new Float64Array(p.arms))
-    if (this.lastResult === null && this.changeHalfLife !== null) this.lastResult = posteriors.map((p) => new Float64Array(p.arms))
+    if (this.lastResult === null && this.changeHalfLife !== null)
+      this.lastResult = posteriors.map((p) => new Float64Array(p.arms))
     return this.lastPlayed
   }
 
@@ -311,7 +320,8 @@ class AdaptiveForgetting implements Forgetting {
   load(state: ForgettingState, posteriors: readonly ArmPosteriors[]): void {
     this.alarms = state.alarms
     const stats = state.detector ?? []
-    if (stats.length !== this.detector.stats.length) throw new RangeError(`expected ${this.detector.stats.length} detector numbers, got ${stats.length}`)
+    if (stats.length !== this.detector.stats.length)
+      throw new RangeError(`expected ${this.detector.stats.length} detector numbers, got ${stats.length}`)
     this.detector.stats.set(stats)
     this.lastPlayed = queryTable(state.lastPlayed, posteriors, 'last-played')
     this.lastResult = queryTable(state.lastResult, posteriors, 'last-result')
@@ -319,11 +329,18 @@ class AdaptiveForgetting implements Forgetting {
 }
 
 /** A persisted per-dimension, per-arm table of query numbers, checked against the posteriors (absent = null). */
-function queryTable(table: number[][] | undefined, posteriors: readonly ArmPosteriors[], name: string): Float64Array[] | null {
+function queryTable(
+  table: number[][] | undefined,
+  posteriors: readonly ArmPosteriors[],
+  name: string,
+): Float64Array[] | null {
   if (table === undefined) return null
   if (table.length !== posteriors.length || table.some((row, d) => row.length !== posteriors[d].arms))
     throw new RangeError(`the ${name} table does not fit ${posteriors.length} dimensions`)
-  for (const row of table) for (const q of row) if (!(Number.isInteger(q) && q >= 0)) throw new RangeError(`${name} queries must be non-negative integers, got ${q}`)
+  for (const row of table)
+    for (const q of row)
+      if (!(Number.isInteger(q) && q >= 0))
+        throw new RangeError(`${name} queries must be non-negative integers, got ${q}`)
   return table.map((row) => Float64Array.from(row))
 }
 

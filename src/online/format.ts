@@ -3,7 +3,10 @@ export function renderTable(header: readonly string[], rows: ReadonlyArray<reado
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
   const numeric = (cell: string): boolean => /^[-+]?[\d.]/.test(cell)
   const line = (cells: readonly string[]): string =>
-    cells.map((cell, c) => (c === 0 || !numeric(cell) ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
+    cells
+      .map((cell, c) => (c === 0 || !numeric(cell) ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+      .join('  ')
+      .trimEnd()
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
 }
 

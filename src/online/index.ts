@@ -7,8 +7,27 @@
  *   await tenant.feedback({query_id: choice.query_id, used: true})
  *   await tenant.close()
  */
-export {openTenant, openJournal, resolveSpec, Tenant, OnlineError, SERVER_SIDE_CODES, CHOOSE_TYPES, DEFAULT_ONLINE_DIR, DEFAULT_SEED} from './library.js'
-export type {OnlineErrorCode, TenantSpec, OpenTenantOptions, ChooseRequest, Choice, FeedbackRequest, FeedbackOutcome, TenantStatus} from './library.js'
+export {
+  openTenant,
+  openJournal,
+  resolveSpec,
+  Tenant,
+  OnlineError,
+  SERVER_SIDE_CODES,
+  CHOOSE_TYPES,
+  DEFAULT_ONLINE_DIR,
+  DEFAULT_SEED,
+} from './library.js'
+export type {
+  OnlineErrorCode,
+  TenantSpec,
+  OpenTenantOptions,
+  ChooseRequest,
+  Choice,
+  FeedbackRequest,
+  FeedbackOutcome,
+  TenantStatus,
+} from './library.js'
 export {GroupCommit} from './commit.js'
 export {Journal} from './journal.js'
 export type {JournalOptions, JournalStats} from './journal.js'

@@ -36,7 +36,18 @@
  * process still holds in memory can be trusted to reach the disk. The process must be restarted;
  * recovery then rebuilds every tenant from what is on disk.
  */
-import {closeSync, existsSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
 import {close as closeCb, fsync as fsyncCb, open as openCb, rename as renameCb, write as writeCb} from 'node:fs'
 import {promisify} from 'node:util'
 import {join} from 'node:path'
@@ -126,7 +137,9 @@ const closeP = promisify(closeCb)
 const fsyncP = promisify(fsyncCb)
 const renameP = promisify(renameCb)
 const writeP = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
-  new Promise((resolve, reject) => writeCb(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written))))
+  new Promise((resolve, reject) =>
+    writeCb(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written))),
+  )
 
 function syncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))
@@ -154,7 +167,10 @@ export function deadSegments(dir: string): string[] {
   } catch {
     return []
   }
-  return names.filter((n) => SEGMENT_NAME.test(n) && !segmentOwnerAlive(n)).sort().map((n) => join(journalDir, n))
+  return names
+    .filter((n) => SEGMENT_NAME.test(n) && !segmentOwnerAlive(n))
+    .sort()
+    .map((n) => join(journalDir, n))
 }
 
 /** Removes segment temp files (`.tmp`) whose writer died while preparing them. */
@@ -166,7 +182,9 @@ export function removeDeadSegmentTemps(dir: string): void {
   } catch {
     return
   }
-  for (const n of names) if (n.endsWith(`${SEGMENT_SUFFIX}.tmp`) && !segmentOwnerAlive(n.slice(0, -'.tmp'.length))) rmSync(join(journalDir, n), {force: true})
+  for (const n of names)
+    if (n.endsWith(`${SEGMENT_SUFFIX}.tmp`) && !segmentOwnerAlive(n.slice(0, -'.tmp'.length)))
+      rmSync(join(journalDir, n), {force: true})
 }
 
 /** crc32 of a frame's length field and payload. */
@@ -180,7 +198,9 @@ function intactFrameAt(data: Buffer, p: number): boolean {
   const length = data.readUInt32LE(p + 4)
   const end = p + FRAME_HEADER_BYTES + length
   if (end > data.length) return false
-  return crc32(data.subarray(p + FRAME_HEADER_BYTES, end), crc32(data.subarray(p + 4, p + 8))) === data.readUInt32LE(p + 8)
+  return (
+    crc32(data.subarray(p + FRAME_HEADER_BYTES, end), crc32(data.subarray(p + 4, p + 8))) === data.readUInt32LE(p + 8)
+  )
 }
 
 /** First non-zero byte at or after `from`, or -1. */
@@ -210,7 +230,11 @@ export function readSegment(path: string, data: Buffer = readFileSync(path)): Se
   let p = 0
   let frames = 0
   const damaged = (at: number, what: string): InputError =>
-    new InputError(`${path}:${at}`, 'journal frames that match their checksums', `${what}: a byte of the journal was changed after it was written (kt does not guess; restore the tenants from a backup)`)
+    new InputError(
+      `${path}:${at}`,
+      'journal frames that match their checksums',
+      `${what}: a byte of the journal was changed after it was written (kt does not guess; restore the tenants from a backup)`,
+    )
   while (p + FRAME_HEADER_BYTES <= data.length) {
     const magic = data.readUInt32LE(p)
     const length = data.readUInt32LE(p + 4)
@@ -237,7 +261,8 @@ export function readSegment(path: string, data: Buffer = readFileSync(path)): Se
       if (s1 < 0 || s2 < 0 || s2 > nl) throw damaged(p, 'a record without tenant and offset')
       const tenant = payload.slice(start, s1)
       const offset = Number(payload.slice(s1 + 1, s2))
-      if (!TENANT_ID_PATTERN.test(tenant) || !Number.isSafeInteger(offset) || offset < 0) throw damaged(p, 'a record with a bad tenant id or offset')
+      if (!TENANT_ID_PATTERN.test(tenant) || !Number.isSafeInteger(offset) || offset < 0)
+        throw damaged(p, 'a record with a bad tenant id or offset')
       records.push({tenant, offset, line: payload.slice(s2 + 1, nl + 1), at})
       start = nl + 1
     }
@@ -321,7 +346,7 @@ export class Journal {
     const fd = openSync(tmp, 'w+')
     try {
       const zeros = Buffer.alloc(Math.min(ZERO_CHUNK, this.segmentBytes))
-      for (let done = 0; done < this.segmentBytes; ) {
+      for (let done = 0; done < this.segmentBytes;) {
         const n = Math.min(zeros.length, this.segmentBytes - done)
         writeSync(fd, zeros, 0, n, done)
         done += n
@@ -344,7 +369,7 @@ export class Journal {
     const fd = await openP(tmp, 'w+')
     try {
       const zeros = Buffer.alloc(Math.min(ZERO_CHUNK, this.segmentBytes))
-      for (let done = 0; done < this.segmentBytes; ) {
+      for (let done = 0; done < this.segmentBytes;) {
         const n = Math.min(zeros.length, this.segmentBytes - done)
         await writeP(fd, zeros, 0, n, done)
         done += n
@@ -444,7 +469,8 @@ export class Journal {
       if (this.failed) throw this.failed
       const segment = this.segment
       let written = 0
-      while (written < frame.length) written += writeSync(segment.fd, frame, written, frame.length - written, segment.pos + written)
+      while (written < frame.length)
+        written += writeSync(segment.fd, frame, written, frame.length - written, segment.pos + written)
       segment.pos += frame.length
       for (const c of batch.clients) segment.clients.add(c)
       await this.sync(segment.fd)
@@ -458,7 +484,14 @@ export class Journal {
       this.stats.failures++
       if (!this.failed) {
         this.failed = error as Error
-        this.log(JSON.stringify({t: new Date().toISOString(), level: 'error', code: 'not_durable', message: `journal ${this.segment.path}: ${(error as Error).message}; no request is acknowledged any more: restart the server (recovery reads the journal)`}))
+        this.log(
+          JSON.stringify({
+            t: new Date().toISOString(),
+            level: 'error',
+            code: 'not_durable',
+            message: `journal ${this.segment.path}: ${(error as Error).message}; no request is acknowledged any more: restart the server (recovery reads the journal)`,
+          }),
+        )
       }
       batch.reject(error as Error)
       // Everything already waiting for the next batch is refused too.
@@ -508,7 +541,14 @@ export class Journal {
       this.stats.checkpoints++
     } catch (error) {
       // The segment stays: recovery applies it again after a restart (applying is idempotent).
-      this.log(JSON.stringify({t: new Date().toISOString(), level: 'error', code: 'checkpoint_failed', message: `journal ${old.path}: ${(error as Error).message}; kept for recovery`}))
+      this.log(
+        JSON.stringify({
+          t: new Date().toISOString(),
+          level: 'error',
+          code: 'checkpoint_failed',
+          message: `journal ${old.path}: ${(error as Error).message}; kept for recovery`,
+        }),
+      )
     }
   }
 

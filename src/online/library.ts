@@ -15,7 +15,14 @@ import {MAX_PRIOR_STRENGTH} from './prior.js'
 import type {GroupCommit} from './commit.js'
 import {MAX_DECAY_EVERY_QUERIES, forgettingDefaults} from './forgetting.js'
 import {ENGINE_SPACES_BUSY, forgetEngineSpace, keepEngineSpace, spaceById, withEngineSpacesLock} from './spaces.js'
-import {StateDamagedError, TenantStore, recoverJournals, validateTenantId, type CreateOptions, type JournalRecovery} from './store.js'
+import {
+  StateDamagedError,
+  TenantStore,
+  recoverJournals,
+  validateTenantId,
+  type CreateOptions,
+  type JournalRecovery,
+} from './store.js'
 import {Journal, type JournalOptions} from './journal.js'
 import {MAX_IMPLICIT_WINDOW_MS, type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
 import {GateRefusedError, passGate} from '../deploy/gate.js'
@@ -92,12 +99,39 @@ export interface TenantSpec {
   seed?: number
 }
 
-const SPEC_KEYS = new Set(['space', 'profile', 'levels', 'sampler', 'forgetting', 'decay_every', 'decay_fraction', 'feedback', 'implicit_window_ms', 'prior_strength', 'tuned', 'per_type', 'seed'])
+const SPEC_KEYS = new Set([
+  'space',
+  'profile',
+  'levels',
+  'sampler',
+  'forgetting',
+  'decay_every',
+  'decay_fraction',
+  'feedback',
+  'implicit_window_ms',
+  'prior_strength',
+  'tuned',
+  'per_type',
+  'seed',
+])
 
 /** The space, prior, settings and seed a spec describes (`space`: the space when the caller has it, e.g. an engine file's); errors name `where` and the field. */
-export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: string, known?: ParamSpace): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
-  for (const key of Object.keys(spec)) if (!SPEC_KEYS.has(key)) throw new OnlineError('bad_request', `${where}: ${key}`, `one of ${[...SPEC_KEYS].join(', ')}`, 'an unknown field')
+export function resolveSpec(
+  spec: TenantSpec,
+  where = 'tenant spec',
+  dir?: string,
+  known?: ParamSpace,
+): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
+    throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
+  for (const key of Object.keys(spec))
+    if (!SPEC_KEYS.has(key))
+      throw new OnlineError(
+        'bad_request',
+        `${where}: ${key}`,
+        `one of ${[...SPEC_KEYS].join(', ')}`,
+        'an unknown field',
+      )
   const field = <T>(key: keyof TenantSpec, ok: (v: unknown) => boolean, expected: string): T | undefined => {
     const v = spec[key]
     if (v === undefined) return undefined
@@ -106,32 +140,82 @@ export function resolveSpec(spec: TenantSpec, where = 'tenant spec', dir?: strin
   }
   const isInt = (v: unknown): boolean => Number.isInteger(v)
   const id = field<string>('space', (v) => typeof v === 'string', 'a space id')
-  if (known && id !== undefined && id !== known.id) throw new OnlineError('bad_request', `${where}: space`, `the engine file's space ${known.id}`, describeValue(id))
+  if (known && id !== undefined && id !== known.id)
+    throw new OnlineError('bad_request', `${where}: space`, `the engine file's space ${known.id}`, describeValue(id))
   const space = known ?? spaceById(id ?? 'retrieval', `${where}: space`, dir)
-  const profile = field<Config>('profile', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'a configuration object') ?? defaultConfig(space)
-  const kind = field<'periodic' | 'adaptive' | 'none'>('forgetting', (v) => v === 'periodic' || v === 'adaptive' || v === 'none', 'periodic, adaptive or none') ?? 'periodic'
+  const profile =
+    field<Config>(
+      'profile',
+      (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+      'a configuration object',
+    ) ?? defaultConfig(space)
+  const kind =
+    field<'periodic' | 'adaptive' | 'none'>(
+      'forgetting',
+      (v) => v === 'periodic' || v === 'adaptive' || v === 'none',
+      'periodic, adaptive or none',
+    ) ?? 'periodic'
   const forgetting = forgettingDefaults(kind)
-  const every = field<number>('decay_every', (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_DECAY_EVERY_QUERIES, `an integer number of queries in 1..${MAX_DECAY_EVERY_QUERIES} (MAX_DECAY_EVERY_QUERIES; forgetting none never decays)`)
-  const fraction = field<number>('decay_fraction', (v) => typeof v === 'number' && v > 0 && v < 1, 'a fraction in (0, 1)')
+  const every = field<number>(
+    'decay_every',
+    (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_DECAY_EVERY_QUERIES,
+    `an integer number of queries in 1..${MAX_DECAY_EVERY_QUERIES} (MAX_DECAY_EVERY_QUERIES; forgetting none never decays)`,
+  )
+  const fraction = field<number>(
+    'decay_fraction',
+    (v) => typeof v === 'number' && v > 0 && v < 1,
+    'a fraction in (0, 1)',
+  )
   if (every !== undefined || fraction !== undefined) {
-    if (forgetting.kind !== 'periodic') throw new OnlineError('bad_request', `${where}: decay_every/decay_fraction`, 'them only with forgetting periodic', `forgetting ${forgetting.kind}`)
+    if (forgetting.kind !== 'periodic')
+      throw new OnlineError(
+        'bad_request',
+        `${where}: decay_every/decay_fraction`,
+        'them only with forgetting periodic',
+        `forgetting ${forgetting.kind}`,
+      )
     if (every !== undefined) forgetting.every = every
     if (fraction !== undefined) forgetting.fraction = fraction
   }
-  const tuned = field<string[]>('tuned', (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), 'a non-empty array of parameter names') ?? onlineTuned(space)
+  const tuned =
+    field<string[]>(
+      'tuned',
+      (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'),
+      'a non-empty array of parameter names',
+    ) ?? onlineTuned(space)
   const settings: BanditSettings = {
     levels: field<number>('levels', isInt, 'an integer') ?? DEFAULT_LEVELS,
-    sampler: field<'logit' | 'gaussian' | 'exact'>('sampler', (v) => v === 'logit' || v === 'gaussian' || v === 'exact', 'logit, gaussian or exact') ?? DEFAULT_SAMPLER,
+    sampler:
+      field<'logit' | 'gaussian' | 'exact'>(
+        'sampler',
+        (v) => v === 'logit' || v === 'gaussian' || v === 'exact',
+        'logit, gaussian or exact',
+      ) ?? DEFAULT_SAMPLER,
     forgetting,
     tuned,
-    feedback: field<'implicit' | 'labels'>('feedback', (v) => v === 'implicit' || v === 'labels', 'implicit or labels') ?? DEFAULT_FEEDBACK,
+    feedback:
+      field<'implicit' | 'labels'>('feedback', (v) => v === 'implicit' || v === 'labels', 'implicit or labels') ??
+      DEFAULT_FEEDBACK,
   }
-  const prior = field<number>('prior_strength', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= MAX_PRIOR_STRENGTH, `an integer in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`)
+  const prior = field<number>(
+    'prior_strength',
+    (v) => isInt(v) && (v as number) >= 0 && (v as number) <= MAX_PRIOR_STRENGTH,
+    `an integer in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`,
+  )
   if (prior !== undefined) settings.priorStrength = prior
-  const window = field<number>('implicit_window_ms', (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_IMPLICIT_WINDOW_MS, `a whole number of milliseconds in 1..${MAX_IMPLICIT_WINDOW_MS} (MAX_IMPLICIT_WINDOW_MS, a day)`)
+  const window = field<number>(
+    'implicit_window_ms',
+    (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_IMPLICIT_WINDOW_MS,
+    `a whole number of milliseconds in 1..${MAX_IMPLICIT_WINDOW_MS} (MAX_IMPLICIT_WINDOW_MS, a day)`,
+  )
   if (window !== undefined) settings.implicitWindowMs = window
   if (field<boolean>('per_type', (v) => typeof v === 'boolean', 'true or false')) settings.perType = true
-  const seed = field<number>('seed', (v) => isInt(v) && (v as number) >= 0 && (v as number) <= 0xffffffff, 'an integer in 0..2^32-1') ?? DEFAULT_SEED
+  const seed =
+    field<number>(
+      'seed',
+      (v) => isInt(v) && (v as number) >= 0 && (v as number) <= 0xffffffff,
+      'an integer in 0..2^32-1',
+    ) ?? DEFAULT_SEED
   return {space, profile, settings, seed}
 }
 
@@ -267,31 +351,59 @@ function storeErrorIs(error: unknown, test: (e: InputError) => boolean): error i
  * what dead processes left in journals there to the tenants' logs (recoverJournals). One process
  * at a time per tenant, as always; several journals may live in one dir.
  */
-export function openJournal(dir: string = DEFAULT_ONLINE_DIR, options: JournalOptions = {}): {journal: Journal; recovery: JournalRecovery} {
+export function openJournal(
+  dir: string = DEFAULT_ONLINE_DIR,
+  options: JournalOptions = {},
+): {journal: Journal; recovery: JournalRecovery} {
   const recovery = recoverJournals(dir)
   return {journal: new Journal(dir, options), recovery}
 }
 
 /** An InputError about the request as an OnlineError bad_request (the same message). */
 function asBadRequest(error: unknown): unknown {
-  return error instanceof InputError && !(error instanceof OnlineError) ? new OnlineError('bad_request', error.where, error.expected, error.got) : error
+  return error instanceof InputError && !(error instanceof OnlineError)
+    ? new OnlineError('bad_request', error.where, error.expected, error.got)
+    : error
 }
 
 /** The prior a profile gives a tenant of `space`: its configuration, a routed profile's overrides, and the gate's record. */
-function gatedPrior(source: ProfileSource, space: ParamSpace, perType: boolean): {profile: Config; overrides?: Record<string, Config>; origin: PriorOrigin} {
+function gatedPrior(
+  source: ProfileSource,
+  space: ParamSpace,
+  perType: boolean,
+): {profile: Config; overrides?: Record<string, Config>; origin: PriorOrigin} {
   // THE profile loader: any kind, checked against the tenant's space
   const loaded = parseProfile(source.document, source.file, {space})
-  if (loaded.space.id !== space.id) throw new OnlineError('bad_request', `${source.file}: space`, `a profile of space ${JSON.stringify(space.id)} (the tenant's)`, JSON.stringify(loaded.space.id))
+  if (loaded.space.id !== space.id)
+    throw new OnlineError(
+      'bad_request',
+      `${source.file}: space`,
+      `a profile of space ${JSON.stringify(space.id)} (the tenant's)`,
+      JSON.stringify(loaded.space.id),
+    )
   const p = loaded.profile
   const gate = passGate(p, source.file, {force: source.force, reason: source.reason, hint: source.hint})
   const overrides = Object.keys(p.overrides ?? {}).length > 0 ? p.overrides : undefined
   if (overrides && !perType) {
-    const list = Object.entries(overrides).map(([type, o]) => `${type} (${Object.keys(o).join(', ')})`).join(', ')
-    throw new OnlineError('bad_request', `${source.file}: overrides`, `a tenant with one set of bandits per query type (${source.perTypeName ?? '--per-type'}), whose types start from their overrides, or a profile without overrides`, `a routed profile overriding ${list}, which one set of bandits would drop`)
+    const list = Object.entries(overrides)
+      .map(([type, o]) => `${type} (${Object.keys(o).join(', ')})`)
+      .join(', ')
+    throw new OnlineError(
+      'bad_request',
+      `${source.file}: overrides`,
+      `a tenant with one set of bandits per query type (${source.perTypeName ?? '--per-type'}), whose types start from their overrides, or a profile without overrides`,
+      `a routed profile overriding ${list}, which one set of bandits would drop`,
+    )
   }
   const origin: PriorOrigin = {
-    file: source.file, name: p.name, kind: p.kind, sha256: createHash('sha256').update(profileJson(p)).digest('hex'), verdict: p.validation.verdict,
-    forced: !gate.passed, reason: gate.passed ? null : source.reason?.trim() || null, gate: gate.reason,
+    file: source.file,
+    name: p.name,
+    kind: p.kind,
+    sha256: createHash('sha256').update(profileJson(p)).digest('hex'),
+    verdict: p.validation.verdict,
+    forced: !gate.passed,
+    reason: gate.passed ? null : source.reason?.trim() || null,
+    gate: gate.reason,
   }
   return {profile: p.config, ...(overrides ? {overrides} : {}), origin}
 }
@@ -303,12 +415,19 @@ function checkedCreate(options: OpenTenantOptions, dir: string): CreateOptions {
     const resolved = resolveSpec(spec, 'tenant spec', dir, options.engine?.space)
     let create: CreateOptions = resolved
     if (options.fromProfile) {
-      if (spec.profile !== undefined) throw new OnlineError('bad_request', 'tenant spec: profile', 'a configuration or a deployed profile (fromProfile), not both', 'both')
+      if (spec.profile !== undefined)
+        throw new OnlineError(
+          'bad_request',
+          'tenant spec: profile',
+          'a configuration or a deployed profile (fromProfile), not both',
+          'both',
+        )
       create = {...resolved, ...gatedPrior(options.fromProfile, resolved.space, resolved.settings.perType === true)}
     }
     // Settings, profile, overrides and tuned parameters checked here, so that what the store refuses later is about the disk.
     new TenantBandit(create.space, create.profile, create.settings)
-    for (const o of Object.values(create.overrides ?? {})) new TenantBandit(create.space, {...create.profile, ...o}, create.settings)
+    for (const o of Object.values(create.overrides ?? {}))
+      new TenantBandit(create.space, {...create.profile, ...o}, create.settings)
     return create
   } catch (error) {
     throw asBadRequest(error)
@@ -324,44 +443,83 @@ function checkedCreate(options: OpenTenantOptions, dir: string): CreateOptions {
  */
 export function openTenant(options: OpenTenantOptions): Tenant {
   const dir = options.dir ?? DEFAULT_ONLINE_DIR
-  const common = {dir, tenant: options.tenant, groupCommit: options.groupCommit, journal: options.journal, lockWaitMs: options.lockWaitMs, snapshotEvery: options.snapshotEvery}
+  const common = {
+    dir,
+    tenant: options.tenant,
+    groupCommit: options.groupCommit,
+    journal: options.journal,
+    lockWaitMs: options.lockWaitMs,
+    snapshotEvery: options.snapshotEvery,
+  }
   try {
     validateTenantId(options.tenant)
-    if (!options.create && (options.fromProfile || options.engine)) throw new OnlineError('bad_request', `tenant ${options.tenant}`, 'fromProfile and engine only with create', 'them without create')
+    if (!options.create && (options.fromProfile || options.engine))
+      throw new OnlineError(
+        'bad_request',
+        `tenant ${options.tenant}`,
+        'fromProfile and engine only with create',
+        'them without create',
+      )
   } catch (error) {
     throw asBadRequest(error)
   }
   try {
-    if (!options.create) return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
+    if (!options.create)
+      return new Tenant(TenantStore.open({...common, resolveSpace: (id) => spaceById(id, 'space', dir)}))
     const engineId = options.engine?.space.id ?? options.create.space
     // A tenant of an engine space is created under the engine tables' lock, its table read (or kept) there too.
-    if (typeof engineId !== 'string' || !engineId.startsWith('engine:')) return new Tenant(TenantStore.open({...common, create: checkedCreate(options, dir)}))
-    return withEngineSpacesLock(dir, () => {
-      const create = checkedCreate(options, dir)
-      let wrote = false
-      try {
-        if (options.engine) wrote = keepEngineSpace(dir, options.engine.space, options.engine.file)
-      } catch (error) {
-        throw asBadRequest(error)
-      }
-      try {
-        return new Tenant(TenantStore.open({...common, create}))
-      } catch (error) {
-        // nobody can have used the table meanwhile: creating from it takes this lock
-        if (wrote) forgetEngineSpace(dir, options.engine!.space.id)
-        throw error
-      }
-    }, options.lockWaitMs)
+    if (typeof engineId !== 'string' || !engineId.startsWith('engine:'))
+      return new Tenant(TenantStore.open({...common, create: checkedCreate(options, dir)}))
+    return withEngineSpacesLock(
+      dir,
+      () => {
+        const create = checkedCreate(options, dir)
+        let wrote = false
+        try {
+          if (options.engine) wrote = keepEngineSpace(dir, options.engine.space, options.engine.file)
+        } catch (error) {
+          throw asBadRequest(error)
+        }
+        try {
+          return new Tenant(TenantStore.open({...common, create}))
+        } catch (error) {
+          // nobody can have used the table meanwhile: creating from it takes this lock
+          if (wrote) forgetEngineSpace(dir, options.engine!.space.id)
+          throw error
+        }
+      },
+      options.lockWaitMs,
+    )
   } catch (error) {
     if (error instanceof OnlineError || error instanceof GateRefusedError) throw error
-    if (error instanceof StateDamagedError) throw new OnlineError('state_damaged', error.where, error.expected, error.got)
-    if (storeErrorIs(error, (e) => e.got === 'no such tenant')) throw new OnlineError('unknown_tenant', `tenant ${options.tenant}`, 'an existing tenant (create it first)', 'no such tenant')
-    if (storeErrorIs(error, (e) => e.got === 'a tenant with that id')) throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')
-    if (storeErrorIs(error, (e) => e.expected.startsWith('a tenant nobody else has open') || e.expected.startsWith(ENGINE_SPACES_BUSY))) throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
+    if (error instanceof StateDamagedError)
+      throw new OnlineError('state_damaged', error.where, error.expected, error.got)
+    if (storeErrorIs(error, (e) => e.got === 'no such tenant'))
+      throw new OnlineError(
+        'unknown_tenant',
+        `tenant ${options.tenant}`,
+        'an existing tenant (create it first)',
+        'no such tenant',
+      )
+    if (storeErrorIs(error, (e) => e.got === 'a tenant with that id'))
+      throw new OnlineError('tenant_exists', `tenant ${options.tenant}`, 'a new tenant id', 'a tenant with that id')
+    if (
+      storeErrorIs(
+        error,
+        (e) => e.expected.startsWith('a tenant nobody else has open') || e.expected.startsWith(ENGINE_SPACES_BUSY),
+      )
+    )
+      throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
     // What remains is the folder itself (unwritable, not a folder, a full disk): the request was fine.
     if (error instanceof InputError) throw new OnlineError('storage_failed', error.where, error.expected, error.got)
     const code = (error as NodeJS.ErrnoException)?.code
-    if (typeof code === 'string') throw new OnlineError('storage_failed', `tenant ${options.tenant} in ${dir}`, 'a folder kt can read and write', `${code}: ${(error as Error).message.split('\n')[0]}`)
+    if (typeof code === 'string')
+      throw new OnlineError(
+        'storage_failed',
+        `tenant ${options.tenant} in ${dir}`,
+        'a folder kt can read and write',
+        `${code}: ${(error as Error).message.split('\n')[0]}`,
+      )
     throw error
   }
 }
@@ -369,7 +527,8 @@ export function openTenant(options: OpenTenantOptions): Tenant {
 /** The event time of a request: `now` if given (a finite number >= 0), else the clock. */
 function eventTime(now: unknown, where: string): number {
   if (now === undefined) return Date.now()
-  if (typeof now !== 'number' || !Number.isFinite(now) || now < 0) throw new OnlineError('bad_request', `${where}: now`, 'ms since the epoch (a number >= 0)', describeValue(now))
+  if (typeof now !== 'number' || !Number.isFinite(now) || now < 0)
+    throw new OnlineError('bad_request', `${where}: now`, 'ms since the epoch (a number >= 0)', describeValue(now))
   return now
 }
 
@@ -381,8 +540,20 @@ export class Tenant {
 
   /** Refuses requests to a closed or failed tenant as OnlineErrors. */
   private usable(what: string): void {
-    if (this.closed) throw new OnlineError('tenant_closed', `${what} for tenant ${this.id}`, 'an open tenant (open it again with openTenant)', 'a closed one')
-    if (this.store.failed) throw new OnlineError('not_durable', `${what} for tenant ${this.id}`, 'a tenant whose log can be synced (abandon() it and open it again)', this.store.failed.message.split('\n')[0])
+    if (this.closed)
+      throw new OnlineError(
+        'tenant_closed',
+        `${what} for tenant ${this.id}`,
+        'an open tenant (open it again with openTenant)',
+        'a closed one',
+      )
+    if (this.store.failed)
+      throw new OnlineError(
+        'not_durable',
+        `${what} for tenant ${this.id}`,
+        'a tenant whose log can be synced (abandon() it and open it again)',
+        this.store.failed.message.split('\n')[0],
+      )
   }
 
   get id(): string {
@@ -399,9 +570,22 @@ export class Tenant {
     const again = qid === undefined ? undefined : this.store.learner.remembered(qid)
     if (again) {
       // A retry of a choose whose answer was lost: the same query, the same configuration.
-      if ((again.type ?? undefined) !== type) throw new OnlineError('duplicate_query_id', 'choose request: query_id', `an id not yet issued (it was issued with type ${again.type ?? 'none'})`, describeValue(qid))
+      if ((again.type ?? undefined) !== type)
+        throw new OnlineError(
+          'duplicate_query_id',
+          'choose request: query_id',
+          `an id not yet issued (it was issued with type ${again.type ?? 'none'})`,
+          describeValue(qid),
+        )
       await this.durable()
-      return {query_id: qid!, kt_query_id: again.id, type: type ?? null, arms: [...again.arms], config: this.store.learner.configOf(again.arms, again.type), repeated: true}
+      return {
+        query_id: qid!,
+        kt_query_id: again.id,
+        type: type ?? null,
+        arms: [...again.arms],
+        config: this.store.learner.configOf(again.arms, again.type),
+        repeated: true,
+      }
     }
     const {queryId, arms, config} = this.logged(() => this.store.choose(now, {type, qid}))
     await this.durable()
@@ -410,15 +594,24 @@ export class Tenant {
 
   /** Checks a choose request (everything that can be refused before anything is logged). */
   private checkChoose(request: ChooseRequest): {qid?: string; type?: string; now: number} {
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new OnlineError('bad_request', 'choose request', 'an object', describeValue(request))
-    for (const key of Object.keys(request)) if (key !== 'query_id' && key !== 'type' && key !== 'now') throw new OnlineError('bad_request', `choose request: ${key}`, 'query_id, type or now', 'an unknown field')
+    if (typeof request !== 'object' || request === null || Array.isArray(request))
+      throw new OnlineError('bad_request', 'choose request', 'an object', describeValue(request))
+    for (const key of Object.keys(request))
+      if (key !== 'query_id' && key !== 'type' && key !== 'now')
+        throw new OnlineError('bad_request', `choose request: ${key}`, 'query_id, type or now', 'an unknown field')
     const qid = request.query_id
     if (qid !== undefined) {
       const problem = callerQueryIdProblem(qid)
       if (problem) throw new OnlineError('bad_request', 'choose request: query_id', problem, describeValue(qid))
     }
     const type = request.type
-    if (type !== undefined && !(CHOOSE_TYPES as readonly unknown[]).includes(type)) throw new OnlineError('bad_request', 'choose request: type', `one of ${CHOOSE_TYPES.join(', ')}`, describeValue(type))
+    if (type !== undefined && !(CHOOSE_TYPES as readonly unknown[]).includes(type))
+      throw new OnlineError(
+        'bad_request',
+        'choose request: type',
+        `one of ${CHOOSE_TYPES.join(', ')}`,
+        describeValue(type),
+      )
     return {qid, type, now: eventTime(request.now, 'choose request')}
   }
 
@@ -429,25 +622,62 @@ export class Tenant {
    */
   async feedback(request: FeedbackRequest): Promise<FeedbackOutcome> {
     this.usable('feedback')
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new OnlineError('bad_request', 'feedback request', 'an object', describeValue(request))
-    for (const key of Object.keys(request)) if (!['query_id', 'used', 'label', 'now'].includes(key)) throw new OnlineError('bad_request', `feedback request: ${key}`, 'query_id, used, label or now', 'an unknown field')
+    if (typeof request !== 'object' || request === null || Array.isArray(request))
+      throw new OnlineError('bad_request', 'feedback request', 'an object', describeValue(request))
+    for (const key of Object.keys(request))
+      if (!['query_id', 'used', 'label', 'now'].includes(key))
+        throw new OnlineError(
+          'bad_request',
+          `feedback request: ${key}`,
+          'query_id, used, label or now',
+          'an unknown field',
+        )
     const raw = request.query_id
-    if (!(typeof raw === 'string' && raw.length > 0 && raw.length <= 128) && !(Number.isInteger(raw) && (raw as number) > 0))
-      throw new OnlineError('bad_request', 'feedback request: query_id', 'the query id choose returned', describeValue(raw))
+    if (
+      !(typeof raw === 'string' && raw.length > 0 && raw.length <= 128) &&
+      !(Number.isInteger(raw) && (raw as number) > 0)
+    )
+      throw new OnlineError(
+        'bad_request',
+        'feedback request: query_id',
+        'the query id choose returned',
+        describeValue(raw),
+      )
     const queryId = String(raw)
     const used = request.used
     const label = request.label
-    if (used !== undefined && used !== true) throw new OnlineError('bad_request', 'feedback request: used', 'true (or leave it out)', describeValue(used))
-    if ((used === true) === (label !== undefined)) throw new OnlineError('bad_request', 'feedback request', 'exactly one of used: true or label: G')
-    if (label !== undefined && typeof label !== 'number') throw new OnlineError('bad_request', 'feedback request: label', 'an integer grade', describeValue(label))
+    if (used !== undefined && used !== true)
+      throw new OnlineError('bad_request', 'feedback request: used', 'true (or leave it out)', describeValue(used))
+    if ((used === true) === (label !== undefined))
+      throw new OnlineError('bad_request', 'feedback request', 'exactly one of used: true or label: G')
+    if (label !== undefined && typeof label !== 'number')
+      throw new OnlineError('bad_request', 'feedback request: label', 'an integer grade', describeValue(label))
     const now = eventTime(request.now, 'feedback request')
     const verdict = this.logged(() => (used ? this.store.used(queryId, now) : this.store.label(queryId, label!, now)))
     await this.durable()
     const bandit = this.store.learner.bandit
     const tenant = this.id
-    if (verdict === 'unknown-query') throw new OnlineError('unknown_query', `feedback for query ${queryId}`, `a query id issued to tenant ${tenant} (1..${this.store.learner.queries} or your own ids)`, 'an unknown id (counted as rejected)')
-    if (verdict === 'not-accepted') throw new OnlineError('not_accepted', `feedback for query ${queryId}: used`, `a label: tenant ${tenant} takes labels only (feedback labels)`, 'implicit feedback (counted as rejected)')
-    if (verdict === 'bad-label') throw new OnlineError('bad_request', `feedback for query ${queryId}: label`, `an integer in 0..${bandit.settings.levels - 1}`, `${describeValue(label)} (counted as rejected)`)
+    if (verdict === 'unknown-query')
+      throw new OnlineError(
+        'unknown_query',
+        `feedback for query ${queryId}`,
+        `a query id issued to tenant ${tenant} (1..${this.store.learner.queries} or your own ids)`,
+        'an unknown id (counted as rejected)',
+      )
+    if (verdict === 'not-accepted')
+      throw new OnlineError(
+        'not_accepted',
+        `feedback for query ${queryId}: used`,
+        `a label: tenant ${tenant} takes labels only (feedback labels)`,
+        'implicit feedback (counted as rejected)',
+      )
+    if (verdict === 'bad-label')
+      throw new OnlineError(
+        'bad_request',
+        `feedback for query ${queryId}: label`,
+        `an integer in 0..${bandit.settings.levels - 1}`,
+        `${describeValue(label)} (counted as rejected)`,
+      )
     return {query_id: queryId, verdict}
   }
 
@@ -456,8 +686,17 @@ export class Tenant {
     try {
       return write()
     } catch (error) {
-      if (error instanceof OnlineError || !(this.store.failed || typeof (error as NodeJS.ErrnoException)?.code === 'string')) throw error
-      throw new OnlineError('not_durable', `tenant ${this.id} log`, 'a log that can be written and synced (retry the request)', (error as Error).message.split('\n')[0])
+      if (
+        error instanceof OnlineError ||
+        !(this.store.failed || typeof (error as NodeJS.ErrnoException)?.code === 'string')
+      )
+        throw error
+      throw new OnlineError(
+        'not_durable',
+        `tenant ${this.id} log`,
+        'a log that can be written and synced (retry the request)',
+        (error as Error).message.split('\n')[0],
+      )
     }
   }
 
@@ -465,27 +704,56 @@ export class Tenant {
     try {
       await this.store.durable()
     } catch (error) {
-      throw new OnlineError('not_durable', `tenant ${this.id} log`, 'a log that can be synced (retry the request)', (error as Error).message.split('\n')[0])
+      throw new OnlineError(
+        'not_durable',
+        `tenant ${this.id} log`,
+        'a log that can be synced (retry the request)',
+        (error as Error).message.split('\n')[0],
+      )
     }
   }
 
   /** Counters, settings and what the bandits currently believe (as of the last logged event; writes nothing). */
   status(): TenantStatus {
-    if (this.closed) throw new OnlineError('tenant_closed', `status of tenant ${this.id}`, 'an open tenant (open it again with openTenant)', 'a closed one')
+    if (this.closed)
+      throw new OnlineError(
+        'tenant_closed',
+        `status of tenant ${this.id}`,
+        'an open tenant (open it again with openTenant)',
+        'a closed one',
+      )
     const learner = this.store.learner
     const bandit = learner.bandit
     const best = bandit.bestArms()
     const dimensions = bandit.dims.map((d, i) => {
       const p = bandit.posteriors[i]
-      return {key: d.key, best_bin: best[i], best_value: d.values[best[i]], best_mean_reward: p.meanReward(best[i]), evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a))}
+      return {
+        key: d.key,
+        best_bin: best[i],
+        best_value: d.values[best[i]],
+        best_mean_reward: p.meanReward(best[i]),
+        evidence: Array.from({length: p.arms}, (_, a) => p.evidence(a)),
+      }
     })
     const snake = <T>(v: unknown): T => snakeKeys(v) as T
     const origin = learner.init.origin
     const report: TenantStatus = {
-      tenant: this.id, queries: learner.queries, pending: learner.pendingCount, counters: snake(learner.counters), open: snake(this.store.openReport), settings: snake(bandit.settings), dimensions,
+      tenant: this.id,
+      queries: learner.queries,
+      pending: learner.pendingCount,
+      counters: snake(learner.counters),
+      open: snake(this.store.openReport),
+      settings: snake(bandit.settings),
+      dimensions,
       prior: origin ? {...origin, overrides: learner.init.overrides ?? {}} : null,
     }
-    if (learner.perType) report.types = Object.fromEntries([...learner.typedBandits()].map(([type, b]) => [type, {queries: b.queries, best_bins: Array.from(b.bestArms())}]))
+    if (learner.perType)
+      report.types = Object.fromEntries(
+        [...learner.typedBandits()].map(([type, b]) => [
+          type,
+          {queries: b.queries, best_bins: Array.from(b.bestArms())},
+        ]),
+      )
     return report
   }
 

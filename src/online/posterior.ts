@@ -20,7 +20,16 @@
  * A Thompson draw of a suspected arm first picks a component (probability w), then draws from it.
  */
 import {
-  type SamplerKind, type U32Source, LAYER_MASK, digamma, gammaMT, kn, wn, normalSlowPath, sampleMeanExact, trigamma,
+  type SamplerKind,
+  type U32Source,
+  LAYER_MASK,
+  digamma,
+  gammaMT,
+  kn,
+  wn,
+  normalSlowPath,
+  sampleMeanExact,
+  trigamma,
 } from './sampling.js'
 
 /** Pseudo-count of every level in the base prior: Dirichlet(1, ..., 1), uniform over the simplex (Beta(1, 1) for binary). */
@@ -74,9 +83,11 @@ export class ArmPosteriors {
     prior?: Float64Array,
   ) {
     if (!(Number.isInteger(arms) && arms >= 1)) throw new RangeError(`arms must be a positive integer, got ${arms}`)
-    if (!(Number.isInteger(levels) && levels >= 2)) throw new RangeError(`levels must be an integer >= 2, got ${levels}`)
+    if (!(Number.isInteger(levels) && levels >= 2))
+      throw new RangeError(`levels must be an integer >= 2, got ${levels}`)
     this.prior = prior ? Float64Array.from(prior) : new Float64Array(arms * levels).fill(BASE_PRIOR_COUNT)
-    if (this.prior.length !== arms * levels) throw new RangeError(`prior must hold ${arms * levels} counts, got ${this.prior.length}`)
+    if (this.prior.length !== arms * levels)
+      throw new RangeError(`prior must hold ${arms * levels} counts, got ${this.prior.length}`)
     for (const a of this.prior) if (!(a > 0)) throw new RangeError(`prior counts must be positive, got ${a}`)
     this.counts = Float64Array.from(this.prior)
     this.fresh = new Float64Array(arms * levels)
@@ -192,7 +203,9 @@ export class ArmPosteriors {
    */
   private moments(alpha: Float64Array, o: number): {mean: number; variance: number} {
     const top = this.levels - 1
-    let total = 0, m1 = 0, m2 = 0
+    let total = 0,
+      m1 = 0,
+      m2 = 0
     for (let l = 0; l < this.levels; l++) {
       const a = alpha[o + l]
       const r = l / top
@@ -324,7 +337,8 @@ export class ArmPosteriors {
   private drawExactGeneric(source: U32Source, slot: number): number {
     const arm = slot >> 1
     if ((slot & 1) === UNCHANGED) return sampleMeanExact(source, this.counts, arm * this.levels, this.levels)
-    for (let l = 0; l < this.levels; l++) this.scratch[l] = this.prior[arm * this.levels + l] + this.fresh[arm * this.levels + l]
+    for (let l = 0; l < this.levels; l++)
+      this.scratch[l] = this.prior[arm * this.levels + l] + this.fresh[arm * this.levels + l]
     return sampleMeanExact(source, this.scratch, 0, this.levels)
   }
 
@@ -372,16 +386,28 @@ export class ArmPosteriors {
 
   /** Replaces the counts and the change model's state (restoring persisted state); lengths must match. */
   restore(counts: ArrayLike<number>, change?: ChangeState): void {
-    if (counts.length !== this.counts.length) throw new RangeError(`expected ${this.counts.length} counts, got ${counts.length}`)
+    if (counts.length !== this.counts.length)
+      throw new RangeError(`expected ${this.counts.length} counts, got ${counts.length}`)
     for (let i = 0; i < counts.length; i++) {
-      if (!(counts[i] > 0) || !Number.isFinite(counts[i])) throw new RangeError(`counts must be positive and finite, got ${counts[i]}`)
+      if (!(counts[i] > 0) || !Number.isFinite(counts[i]))
+        throw new RangeError(`counts must be positive and finite, got ${counts[i]}`)
     }
     if (change) {
-      if (change.fresh.length !== this.fresh.length || change.prob.length !== this.arms || change.factor.length !== this.arms)
-        throw new RangeError(`change state must hold ${this.fresh.length} fresh counts and ${this.arms} probabilities and factors`)
-      for (const f of change.fresh) if (!(f >= 0 && Number.isFinite(f))) throw new RangeError(`fresh counts must be non-negative and finite, got ${f}`)
-      for (const w of change.prob) if (!(w >= 0 && w <= 1)) throw new RangeError(`change probabilities must be in [0, 1], got ${w}`)
-      for (const b of change.factor) if (!(b > 0 && Number.isFinite(b))) throw new RangeError(`Bayes factors must be positive and finite, got ${b}`)
+      if (
+        change.fresh.length !== this.fresh.length ||
+        change.prob.length !== this.arms ||
+        change.factor.length !== this.arms
+      )
+        throw new RangeError(
+          `change state must hold ${this.fresh.length} fresh counts and ${this.arms} probabilities and factors`,
+        )
+      for (const f of change.fresh)
+        if (!(f >= 0 && Number.isFinite(f)))
+          throw new RangeError(`fresh counts must be non-negative and finite, got ${f}`)
+      for (const w of change.prob)
+        if (!(w >= 0 && w <= 1)) throw new RangeError(`change probabilities must be in [0, 1], got ${w}`)
+      for (const b of change.factor)
+        if (!(b > 0 && Number.isFinite(b))) throw new RangeError(`Bayes factors must be positive and finite, got ${b}`)
     }
     this.counts.set(counts)
     this.fresh.fill(0)

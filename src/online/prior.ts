@@ -26,7 +26,12 @@ export const PROFILE_PRIOR_WIDTH_BINS = 1
 const NEGLIGIBLE_WEIGHT = 0.01
 
 /** Dirichlet prior counts (arm-major, `levels` per arm) for one dimension around the profile value. */
-export function profilePrior(dim: Dimension, profileValue: Choice | undefined, levels: number, strength: number = PROFILE_PRIOR_STRENGTH): Float64Array {
+export function profilePrior(
+  dim: Dimension,
+  profileValue: Choice | undefined,
+  levels: number,
+  strength: number = PROFILE_PRIOR_STRENGTH,
+): Float64Array {
   const arms = dim.values.length
   const prior = new Float64Array(arms * levels).fill(BASE_PRIOR_COUNT)
   if (profileValue === undefined) return prior

@@ -172,7 +172,12 @@ export function digamma(x: number): number {
     x += 1
   }
   const inv2 = 1 / (x * x)
-  return shift + Math.log(x) - 0.5 / x - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+  return (
+    shift +
+    Math.log(x) -
+    0.5 / x -
+    inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+  )
 }
 
 /** Trigamma psi'(x) for x > 0: recurrence psi'(x) = psi'(x+1) + 1/x^2, then the asymptotic series (A&S 6.4.12). */

@@ -148,7 +148,12 @@ export class ThompsonPolicy implements Policy {
   /** Draw bits: seeded from the policy's Rng at the first selection (a run gives each policy its own Rng). */
   private stream: DrawStream | null = null
 
-  constructor(arms: number, levels: number, settings: ForgettingSettings, private readonly sampler: SamplerKind) {
+  constructor(
+    arms: number,
+    levels: number,
+    settings: ForgettingSettings,
+    private readonly sampler: SamplerKind,
+  ) {
     this.posterior = new ArmPosteriors(arms, levels)
     this.forgetting = makeForgetting(settings)
   }
@@ -176,7 +181,10 @@ class EmpiricalMeans {
   readonly pulls: Float64Array
   readonly means: Float64Array
   total = 0
-  constructor(arms: number, private readonly levels: number) {
+  constructor(
+    arms: number,
+    private readonly levels: number,
+  ) {
     this.pulls = new Float64Array(arms)
     this.means = new Float64Array(arms)
   }
@@ -222,7 +230,11 @@ export class Ucb1Policy implements Policy {
 /** Epsilon-greedy: each arm once, then with probability EPSILON a uniform arm, else the best mean (ties to the lowest index). */
 export class EpsilonGreedyPolicy implements Policy {
   private readonly stats: EmpiricalMeans
-  constructor(arms: number, levels: number, private readonly epsilon = EPSILON) {
+  constructor(
+    arms: number,
+    levels: number,
+    private readonly epsilon = EPSILON,
+  ) {
     this.stats = new EmpiricalMeans(arms, levels)
   }
   select(rng: Rng): number {
@@ -249,7 +261,11 @@ export interface SimulateOptions {
   algorithms?: readonly AlgorithmName[]
 }
 
-export function makePolicy(name: AlgorithmName, levels: number, options: Pick<SimulateOptions, 'sampler' | 'adaptive'>): Policy {
+export function makePolicy(
+  name: AlgorithmName,
+  levels: number,
+  options: Pick<SimulateOptions, 'sampler' | 'adaptive'>,
+): Policy {
   switch (name) {
     case 'ts':
       return new ThompsonPolicy(SIM_ARMS, levels, {kind: 'none'}, options.sampler)
@@ -302,7 +318,14 @@ export function regretCheckpoints(steps: number): number[] {
  * Plays one algorithm through one run of an environment; `noiseSeed` fixes the reward draws.
  * `checkpoints` (ascending steps in 1..steps) are where the cumulative regret is recorded.
  */
-export function playRun(env: EnvironmentRun, policy: Policy, steps: number, policyRng: Rng, noiseSeed: number, checkpoints: readonly number[] = [steps]): RunOutcome {
+export function playRun(
+  env: EnvironmentRun,
+  policy: Policy,
+  steps: number,
+  policyRng: Rng,
+  noiseSeed: number,
+  checkpoints: readonly number[] = [steps],
+): RunOutcome {
   const noise = new Rng(noiseSeed)
   const optimal = env.means.map(optimalMask)
   const best = env.means.map((m) => Math.max(...m))
@@ -333,7 +356,12 @@ export function playRun(env: EnvironmentRun, policy: Policy, steps: number, poli
  * RECOVERY_WINDOW steps up to t, counting only steps at or after the switch) is at least
  * RECOVERY_SHARE. Null (never) when that point is less than RECOVERY_WINDOW steps before the end.
  */
-export function recoverySteps(optimalPulls: Uint8Array, switchAt: number, window = RECOVERY_WINDOW, share = RECOVERY_SHARE): number | null {
+export function recoverySteps(
+  optimalPulls: Uint8Array,
+  switchAt: number,
+  window = RECOVERY_WINDOW,
+  share = RECOVERY_SHARE,
+): number | null {
   const steps = optimalPulls.length
   let inWindow = 0
   let lastBelow = switchAt - 1
@@ -419,8 +447,16 @@ export function summarize(outcomes: readonly RunOutcome[], checkpoints: readonly
  * Paired comparison of two algorithms' final regrets over the same runs (see Comparison): the
  * absolute and relative deltas are evaluated on the same bootstrap resamples of the runs.
  */
-export function compareRegrets(algorithm: string, a: readonly RunOutcome[], baseline: string, b: readonly RunOutcome[], seed: number, resamples = COMPARISON_RESAMPLES): Comparison {
-  if (a.length !== b.length) throw new RangeError(`compareRegrets: ${a.length} runs of ${algorithm} vs ${b.length} of ${baseline}`)
+export function compareRegrets(
+  algorithm: string,
+  a: readonly RunOutcome[],
+  baseline: string,
+  b: readonly RunOutcome[],
+  seed: number,
+  resamples = COMPARISON_RESAMPLES,
+): Comparison {
+  if (a.length !== b.length)
+    throw new RangeError(`compareRegrets: ${a.length} runs of ${algorithm} vs ${b.length} of ${baseline}`)
   const meanAt = (outcomes: readonly RunOutcome[], indices: Int32Array): number => {
     let total = 0
     for (let i = 0; i < indices.length; i++) total += outcomes[indices[i]].regret
@@ -428,12 +464,22 @@ export function compareRegrets(algorithm: string, a: readonly RunOutcome[], base
   }
   // The two statistics see the same resamples: two generators from one seed.
   const absolute = bootstrapCI(a.length, (idx) => meanAt(a, idx) - meanAt(b, idx), {rng: new Rng(seed), resamples})
-  const relative = bootstrapCI(a.length, (idx) => {
-    const base = meanAt(b, idx)
-    return base > 0 ? meanAt(a, idx) / base - 1 : null
-  }, {rng: new Rng(seed), resamples})
+  const relative = bootstrapCI(
+    a.length,
+    (idx) => {
+      const base = meanAt(b, idx)
+      return base > 0 ? meanAt(a, idx) / base - 1 : null
+    },
+    {rng: new Rng(seed), resamples},
+  )
   const estimate = (r: typeof absolute): Estimate => ({estimate: r.estimate ?? NaN, low: r.low, high: r.high})
-  return {algorithm, baseline, delta_absolute: estimate(absolute), delta_relative: estimate(relative), confidence: absolute.confidence}
+  return {
+    algorithm,
+    baseline,
+    delta_absolute: estimate(absolute),
+    delta_relative: estimate(relative),
+    confidence: absolute.confidence,
+  }
 }
 
 /** Runs every algorithm on `runs` independent runs of the environment. */
@@ -442,7 +488,11 @@ export function simulate(options: SimulateOptions, onRun?: (run: number) => void
   const outcomes = new Map<AlgorithmName, RunOutcome[]>(algorithms.map((a) => [a, []]))
   const checkpoints = regretCheckpoints(options.steps)
   for (let run = 0; run < options.runs; run++) {
-    const env = makeEnvironment(options.env, options.steps, new Rng(streamSeed(options.seed, options.env, run, 'environment')))
+    const env = makeEnvironment(
+      options.env,
+      options.steps,
+      new Rng(streamSeed(options.seed, options.env, run, 'environment')),
+    )
     const noiseSeed = streamSeed(options.seed, options.env, run, 'rewards')
     for (const name of algorithms) {
       const policy = makePolicy(name, env.levels, options)
@@ -458,7 +508,9 @@ export function simulate(options: SimulateOptions, onRun?: (run: number) => void
     const seedOf = (baseline: string): number => streamSeed(options.seed, options.env, 0, `comparison:${baseline}`)
     for (const baseline of algorithms) {
       if (baseline === COMPARED) continue
-      comparisons.push(compareRegrets(COMPARED, outcomes.get(COMPARED)!, baseline, outcomes.get(baseline)!, seedOf(baseline)))
+      comparisons.push(
+        compareRegrets(COMPARED, outcomes.get(COMPARED)!, baseline, outcomes.get(baseline)!, seedOf(baseline)),
+      )
     }
   }
   return {env: options.env, runs: options.runs, steps: options.steps, algorithms: summaries, comparisons}

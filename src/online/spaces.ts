@@ -59,7 +59,12 @@ function tableText(value: unknown): string {
   const strip = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(strip)
     if (typeof v !== 'object' || v === null) return v
-    return Object.fromEntries(Object.keys(v).filter((k) => k !== 'description').sort().map((k) => [k, strip((v as Record<string, unknown>)[k])]))
+    return Object.fromEntries(
+      Object.keys(v)
+        .filter((k) => k !== 'description')
+        .sort()
+        .map((k) => [k, strip((v as Record<string, unknown>)[k])]),
+    )
   }
   return JSON.stringify(strip(value))
 }
@@ -78,7 +83,11 @@ export function keepEngineSpace(dir: string, space: ParamSpace, source: string =
   const file = engineSpaceFile(dir, space.id)
   if (existsSync(file)) {
     if (tableText(readJson(file)) === tableText(space)) return false
-    throw new InputError(`${source}: parameters`, `the parameter table kept for ${space.id} in ${file}, which the tenants created from it read`, 'a different table (to tune it: give the engine a new name, or keep its tenants in another --dir; the kept table and its tenants stay as they are)')
+    throw new InputError(
+      `${source}: parameters`,
+      `the parameter table kept for ${space.id} in ${file}, which the tenants created from it read`,
+      'a different table (to tune it: give the engine a new name, or keep its tenants in another --dir; the kept table and its tenants stay as they are)',
+    )
   }
   writeFileAtomic(file, `${JSON.stringify(space, null, 2)}\n`)
   return true
@@ -106,7 +115,11 @@ export function spaceById(id: string, where = 'space', dir?: string): ParamSpace
     checkSpace(stored)
     if (stored.id === id) return stored
   }
-  throw new InputError(where, `one of ${Object.keys(SPACES).join(', ')}, or an engine space kept by kt online init --engine`, describeValue(id))
+  throw new InputError(
+    where,
+    `one of ${Object.keys(SPACES).join(', ')}, or an engine space kept by kt online init --engine`,
+    describeValue(id),
+  )
 }
 
 export function spaceIds(): string[] {

@@ -36,7 +36,21 @@
  * stops the open with one line naming it: the log cannot be trusted and kt does not guess. The query counter is part of the
  * state, so scheduled decay resumes in phase after a restart.
  */
-import {closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, openSync, readFileSync, readSync, rmdirSync, rmSync, statSync, truncateSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -49,8 +63,25 @@ export {processStartTime} from '../util/lock.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
-import {type Journal, type JournalClient, type JournalRecord, deadRecordsFor, deadSegments, readSegment, hasJournal} from './journal.js'
-import {type LearnerState, type QueryEvent, type TenantEvent, type PriorOrigin, type TenantInit, type Verdict, TenantLearner, dimensionsFingerprint} from './tenant.js'
+import {
+  type Journal,
+  type JournalClient,
+  type JournalRecord,
+  deadRecordsFor,
+  deadSegments,
+  readSegment,
+  hasJournal,
+} from './journal.js'
+import {
+  type LearnerState,
+  type QueryEvent,
+  type TenantEvent,
+  type PriorOrigin,
+  type TenantInit,
+  type Verdict,
+  TenantLearner,
+  dimensionsFingerprint,
+} from './tenant.js'
 
 /** Longest tenant id: ids become folder names, and 64 fits every file system's name limit with room. */
 export const MAX_TENANT_ID_LENGTH = 64
@@ -103,10 +134,16 @@ export class StateDamagedError extends InputError {
 
 /** Throws InputError unless `tenant` is a safe tenant id. */
 export function validateTenantId(tenant: string): void {
-  if (typeof tenant !== 'string' || tenant.length === 0) throw new InputError('tenant id', 'a non-empty id', describeValue(tenant))
-  if (tenant.length > MAX_TENANT_ID_LENGTH) throw new InputError('tenant id', `at most ${MAX_TENANT_ID_LENGTH} characters`, `${tenant.length} characters`)
+  if (typeof tenant !== 'string' || tenant.length === 0)
+    throw new InputError('tenant id', 'a non-empty id', describeValue(tenant))
+  if (tenant.length > MAX_TENANT_ID_LENGTH)
+    throw new InputError('tenant id', `at most ${MAX_TENANT_ID_LENGTH} characters`, `${tenant.length} characters`)
   if (!TENANT_ID_PATTERN.test(tenant))
-    throw new InputError('tenant id', 'letters, digits, ".", "-" or "_", starting with a letter or digit (no path separators)', describeValue(tenant))
+    throw new InputError(
+      'tenant id',
+      'letters, digits, ".", "-" or "_", starting with a letter or digit (no path separators)',
+      describeValue(tenant),
+    )
 }
 
 export interface CreateOptions {
@@ -205,10 +242,19 @@ const CHAIN_SUFFIX = new RegExp(`,"c":"([0-9a-f]{${CHAIN_HEX_CHARS}})"}$`)
  */
 function verifyChained(line: string, previous: string, at: string): {chain: string; body: string} {
   const m = CHAIN_SUFFIX.exec(line)
-  if (!m) throw new InputError(at, `a log line ending in its checksum ,"c":"<${CHAIN_HEX_CHARS} hex digits>"} (log format ${LOG_FORMAT})`, 'none')
+  if (!m)
+    throw new InputError(
+      at,
+      `a log line ending in its checksum ,"c":"<${CHAIN_HEX_CHARS} hex digits>"} (log format ${LOG_FORMAT})`,
+      'none',
+    )
   const body = `${line.slice(0, m.index)}}`
   if (chainChecksum(previous, body) !== m[1]) {
-    throw new InputError(at, 'a log line matching its chained checksum', 'a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)')
+    throw new InputError(
+      at,
+      'a log line matching its chained checksum',
+      'a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)',
+    )
   }
   return {chain: m[1], body}
 }
@@ -226,7 +272,8 @@ function removeIfEmpty(dir: string): void {
 function parseEvent(value: unknown, where: string): TenantEvent {
   const v = value as Record<string, unknown>
   const num = (field: string): number => {
-    if (typeof v[field] !== 'number' || !Number.isFinite(v[field])) throw new InputError(`${where}: ${field}`, 'a finite number', describeValue(v[field]))
+    if (typeof v[field] !== 'number' || !Number.isFinite(v[field]))
+      throw new InputError(`${where}: ${field}`, 'a finite number', describeValue(v[field]))
     return v[field] as number
   }
   const str = (field: string): string => {
@@ -236,7 +283,8 @@ function parseEvent(value: unknown, where: string): TenantEvent {
   if (typeof v !== 'object' || v === null) throw new InputError(where, 'an event object', describeValue(value))
   switch (v.e) {
     case 'q': {
-      if (!Array.isArray(v.arms)) throw new InputError(`${where}: arms`, 'an array of arm indices', describeValue(v.arms))
+      if (!Array.isArray(v.arms))
+        throw new InputError(`${where}: arms`, 'an array of arm indices', describeValue(v.arms))
       const q: QueryEvent = {e: 'q', id: num('id'), t: num('t'), arms: v.arms as number[]}
       if (v.ty !== undefined) q.ty = str('ty')
       if (v.qid !== undefined) q.qid = str('qid')
@@ -291,19 +339,30 @@ export class TenantStore implements JournalClient {
     let bandit: TenantBandit | undefined
     let madeDir = false
     if (c) {
-      if (existsSync(logPath)) throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
+      if (existsSync(logPath))
+        throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
       // Checks settings, profile and tuned parameters before anything is created: a failed init leaves no folder behind.
       bandit = new TenantBandit(c.space, c.profile, c.settings)
       madeDir = !existsSync(dir)
       ensureDir(dir)
-    } else if (!existsSync(logPath)) throw new InputError(logPath, `an existing tenant ${options.tenant} (create it with kt online init)`, 'no such tenant')
+    } else if (!existsSync(logPath))
+      throw new InputError(
+        logPath,
+        `an existing tenant ${options.tenant} (create it with kt online init)`,
+        'no such tenant',
+      )
     try {
-      acquireDirLock(dir, {waitMs: options.lockWaitMs ?? LOCK_WAIT_MS, expected: 'a tenant nobody else has open', subject: `tenant ${options.tenant}`})
+      acquireDirLock(dir, {
+        waitMs: options.lockWaitMs ?? LOCK_WAIT_MS,
+        expected: 'a tenant nobody else has open',
+        subject: `tenant ${options.tenant}`,
+      })
       let madeLog = false
       try {
         if (c) {
           // Another init may have created the tenant while this one waited for the lock.
-          if (existsSync(logPath)) throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
+          if (existsSync(logPath))
+            throw new InputError(logPath, `no existing tenant ${options.tenant}`, 'a tenant with that id')
           TenantStore.writeInit(dir, options.tenant, c, bandit!)
           madeLog = true
           // the new folder's entry in the tenants' folder: without it a power loss can lose an acknowledged tenant
@@ -313,7 +372,8 @@ export class TenantStore implements JournalClient {
         removeStaleTemps(dir, STATE_FILE)
         // Events a dead server journaled but had not yet written to this log (journal.ts).
         try {
-          const journaled = !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
+          const journaled =
+            !c && hasJournal(options.dir) ? catchUpLog(logPath, deadRecordsFor(options.dir, options.tenant)) : 0
           return TenantStore.load(dir, options, journaled)
         } catch (error) {
           // What was read back is not what kt wrote: the stored state, not the caller, is at fault.
@@ -333,10 +393,16 @@ export class TenantStore implements JournalClient {
   /** Writes the init record as a new log; a log it fails to complete is removed again. */
   private static writeInit(dir: string, tenant: string, c: CreateOptions, bandit: TenantBandit): void {
     const init: TenantInit = {
-      e: 'init', v: LOG_FORMAT, tenant, space: c.space.id, dims: dimensionsFingerprint(bandit), profile: c.profile,
+      e: 'init',
+      v: LOG_FORMAT,
+      tenant,
+      space: c.space.id,
+      dims: dimensionsFingerprint(bandit),
+      profile: c.profile,
       ...(c.overrides && Object.keys(c.overrides).length > 0 ? {overrides: c.overrides} : {}),
       ...(c.origin ? {origin: c.origin} : {}),
-      settings: c.settings, seed: c.seed,
+      settings: c.settings,
+      seed: c.seed,
     }
     const logPath = join(dir, LOG_FILE)
     const fd = openSync(logPath, 'wx')
@@ -362,16 +428,27 @@ export class TenantStore implements JournalClient {
       throw new InputError(`${logPath}:1`, 'one JSON event per line', (error as Error).message.split('\n')[0])
     }
     const where = `${logPath}:1`
-    if (init?.e !== 'init' || (init.v !== 1 && init.v !== LOG_FORMAT)) throw new InputError(where, `an init record of log format 1 or ${LOG_FORMAT}`, describeValue(init?.e === 'init' ? init.v : init?.e))
+    if (init?.e !== 'init' || (init.v !== 1 && init.v !== LOG_FORMAT))
+      throw new InputError(
+        where,
+        `an init record of log format 1 or ${LOG_FORMAT}`,
+        describeValue(init?.e === 'init' ? init.v : init?.e),
+      )
     const chained = init.v === LOG_FORMAT
     // Format 2: the init line's checksum starts the chain.
     let chain: string | null = chained ? verifyChained(initLine, '', where).chain : null
-    if (init.tenant !== options.tenant) throw new InputError(`${where}: tenant`, JSON.stringify(options.tenant), describeValue(init.tenant))
+    if (init.tenant !== options.tenant)
+      throw new InputError(`${where}: tenant`, JSON.stringify(options.tenant), describeValue(init.tenant))
     const space = options.create?.space ?? options.resolveSpace?.(init.space)
-    if (!space || space.id !== init.space) throw new InputError(`${where}: space`, 'a known parameter space', describeValue(init.space))
+    if (!space || space.id !== init.space)
+      throw new InputError(`${where}: space`, 'a known parameter space', describeValue(init.space))
     let learner = new TenantLearner(init, space)
     if (dimensionsFingerprint(learner.bandit) !== init.dims)
-      throw new InputError(`${where}: dims`, `the bins of space ${space.id} as the tenant was created with`, 'a changed space (create a new tenant)')
+      throw new InputError(
+        `${where}: dims`,
+        `the bins of space ${space.id} as the tenant was created with`,
+        'a changed space (create a new tenant)',
+      )
 
     // The snapshot says how many lines and bytes of the log it covers; only the rest is read.
     let covered = {lines: 1, bytes: Buffer.byteLength(initLine) + 1}
@@ -383,8 +460,10 @@ export class TenantStore implements JournalClient {
       else {
         // The covered part is hashed, not replayed: a byte changed in it breaks the chain at its line.
         const coveredChain = chained ? TenantStore.verifyCovered(logPath, covered, loaded, chain!) : null
-        if (coveredChain === undefined) rebuilt = 'state file covers another number of log lines than its log position holds'
-        else if (coveredChain !== loaded.chain) rebuilt = 'state file does not match the log\'s checksum at the position it covers'
+        if (coveredChain === undefined)
+          rebuilt = 'state file covers another number of log lines than its log position holds'
+        else if (coveredChain !== loaded.chain)
+          rebuilt = "state file does not match the log's checksum at the position it covers"
         else {
           try {
             learner.load(loaded.learner)
@@ -403,7 +482,13 @@ export class TenantStore implements JournalClient {
     const end = tail.lastIndexOf(NEWLINE) + 1
     const tornBytes = tail.length - end
     if (tornBytes > 0) truncateSync(logPath, covered.bytes + end)
-    const lines = end === 0 ? [] : tail.subarray(0, end - 1).toString('utf8').split('\n')
+    const lines =
+      end === 0
+        ? []
+        : tail
+            .subarray(0, end - 1)
+            .toString('utf8')
+            .split('\n')
     for (let i = 0; i < lines.length; i++) {
       const at = `${logPath}:${covered.lines + i + 1}`
       let text = lines[i]
@@ -422,12 +507,25 @@ export class TenantStore implements JournalClient {
       if (event.e === 'q') {
         learner.bandit.checkArms(event.arms, at)
         const next = learner.queries + 1
-        if (event.id !== next) throw new InputError(`${at}: id`, `query id ${next} (query events number the queries 1, 2, 3, ... in log order)`, `${event.id} (a duplicate or out-of-order query event)`)
+        if (event.id !== next)
+          throw new InputError(
+            `${at}: id`,
+            `query id ${next} (query events number the queries 1, 2, 3, ... in log order)`,
+            `${event.id} (a duplicate or out-of-order query event)`,
+          )
       }
       learner.apply(event)
     }
     const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes, journaled}
-    const store = new TenantStore(dir, learner, initLine, {lines: covered.lines + lines.length, bytes: covered.bytes + end}, chain, report, options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS)
+    const store = new TenantStore(
+      dir,
+      learner,
+      initLine,
+      {lines: covered.lines + lines.length, bytes: covered.bytes + end},
+      chain,
+      report,
+      options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS,
+    )
     if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
     store.groupCommit = options.journal ? undefined : options.groupCommit
     store.journal = options.journal
@@ -439,7 +537,12 @@ export class TenantStore implements JournalClient {
    * checksum of the last (undefined if that is not line loaded.logLines); a line that does not
    * match is a one-line InputError naming it.
    */
-  private static verifyCovered(logPath: string, from: {lines: number; bytes: number}, loaded: {logLines: number; logBytes: number}, initChain: string): string | undefined {
+  private static verifyCovered(
+    logPath: string,
+    from: {lines: number; bytes: number},
+    loaded: {logLines: number; logBytes: number},
+    initChain: string,
+  ): string | undefined {
     const part = readRange(logPath, from.bytes, loaded.logBytes)
     let chain = initChain
     let start = 0
@@ -453,38 +556,70 @@ export class TenantStore implements JournalClient {
   }
 
   /** The parsed snapshot, or why it cannot be used. */
-  private static readState(path: string, initLine: string, logPath: string): {logLines: number; logBytes: number; chain: string | null; learner: LearnerState} | string {
-    if (!statSync(path).isFile()) throw new InputError(path, 'a state file (a regular file kt writes; remove what is there)', 'a folder or other non-file')
+  private static readState(
+    path: string,
+    initLine: string,
+    logPath: string,
+  ): {logLines: number; logBytes: number; chain: string | null; learner: LearnerState} | string {
+    if (!statSync(path).isFile())
+      throw new InputError(
+        path,
+        'a state file (a regular file kt writes; remove what is there)',
+        'a folder or other non-file',
+      )
     let text: string
     try {
       text = readFileSync(path, 'utf8')
     } catch (error) {
-      throw new InputError(path, 'a readable state file', (error as NodeJS.ErrnoException).code ?? (error as Error).message.split('\n')[0])
+      throw new InputError(
+        path,
+        'a readable state file',
+        (error as NodeJS.ErrnoException).code ?? (error as Error).message.split('\n')[0],
+      )
     }
     const cut = text.lastIndexOf(`\n${CHECKSUM_PREFIX}`)
     if (cut < 0 || !text.endsWith('\n')) return 'state file truncated (no checksum line)'
     const body = text.slice(0, cut + 1)
     const sum = text.slice(cut + 1 + CHECKSUM_PREFIX.length, -1)
     if (sha256(body) !== sum) return 'state file checksum mismatch'
-    let parsed: {format?: string; init?: string; logLines?: number; logBytes?: number; chain?: string | null; learner?: LearnerState}
+    let parsed: {
+      format?: string
+      init?: string
+      logLines?: number
+      logBytes?: number
+      chain?: string | null
+      learner?: LearnerState
+    }
     try {
       parsed = JSON.parse(body)
     } catch {
       return 'state file does not parse'
     }
-    if (parsed.format !== STATE_FORMAT) return `state file format ${describeValue(parsed.format)} is not ${STATE_FORMAT}`
+    if (parsed.format !== STATE_FORMAT)
+      return `state file format ${describeValue(parsed.format)} is not ${STATE_FORMAT}`
     if (parsed.init !== sha256(initLine)) return 'state file belongs to another log'
     const {logLines, logBytes} = parsed
-    if (!Number.isInteger(logLines) || logLines! < 1 || !Number.isInteger(logBytes) || logBytes! <= Buffer.byteLength(initLine)) return 'state file has no valid log position'
+    if (
+      !Number.isInteger(logLines) ||
+      logLines! < 1 ||
+      !Number.isInteger(logBytes) ||
+      logBytes! <= Buffer.byteLength(initLine)
+    )
+      return 'state file has no valid log position'
     // A checksummed snapshot ahead of its log is damage, not a crash: snapshot() fdatasyncs the log
     // before it writes state.json, and with a journal the lines it counts come back from the
     // journal before this check. Rebuilding from the shorter log would drop acknowledged events
     // and hand their query ids out again, so kt refuses (the operator restores the log).
     const size = statSync(logPath).size
     if (logBytes! > size)
-      throw new InputError(logPath, `at least ${logBytes} bytes (${path} covers ${logLines} lines of it)`, `${size} bytes: ${logBytes! - size} bytes of acknowledged events are missing from the log (restore it from a backup)`)
+      throw new InputError(
+        logPath,
+        `at least ${logBytes} bytes (${path} covers ${logLines} lines of it)`,
+        `${size} bytes: ${logBytes! - size} bytes of acknowledged events are missing from the log (restore it from a backup)`,
+      )
     // The covered part must end at a line boundary inside the log.
-    if (readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE) return 'state file does not end at a line of the log'
+    if (readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE)
+      return 'state file does not end at a line of the log'
     if (!parsed.learner) return 'state file has no learner'
     if (parsed.chain !== null && typeof parsed.chain !== 'string') return 'state file has no log checksum'
     return {logLines: logLines!, logBytes: logBytes!, chain: parsed.chain, learner: parsed.learner}
@@ -509,7 +644,11 @@ export class TenantStore implements JournalClient {
     this.chain = chain
     this.log = {lines: this.log.lines + 1, bytes: this.log.bytes + Buffer.byteLength(line)}
     const verdict = this.learner.apply(event)
-    if (++this.sinceSnapshot >= this.snapshotEvery && (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)) this.snapshot()
+    if (
+      ++this.sinceSnapshot >= this.snapshotEvery &&
+      (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)
+    )
+      this.snapshot()
     return verdict
   }
 
@@ -568,7 +707,7 @@ export class TenantStore implements JournalClient {
     if (this.closed || this.unwritten.length === 0) return
     const text = Buffer.from(this.unwritten.join(''), 'utf8')
     this.unwritten = []
-    for (let done = 0; done < text.length; ) done += writeSync(this.fd, text, done, text.length - done)
+    for (let done = 0; done < text.length;) done += writeSync(this.fd, text, done, text.length - done)
   }
 
   /** Resolves once the log file is on disk (a journal checkpoint; at once when closed, since closing syncs it). */
@@ -593,7 +732,9 @@ export class TenantStore implements JournalClient {
     const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
     // not flushed (durable: false): a snapshot a power loss tears or loses fails its checksum and is
     // rebuilt from the log, which was synced above; two fsyncs less on the request path
-    writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`, undefined, {durable: false})
+    writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`, undefined, {
+      durable: false,
+    })
     this.sinceSnapshot = 0
     this.snapshotAt = {logBytes: this.log.bytes, size: body.length}
   }
@@ -647,7 +788,12 @@ export function catchUpLog(logPath: string, records: JournalRecord[]): number {
   let end = base
   const append: string[] = []
   const appended = new Map<number, string>()
-  const disagree = (r: JournalRecord): InputError => new InputError(`${logPath}: byte ${r.offset}`, `the line journal ${r.at} holds there`, 'a different line (the log and the journal disagree)')
+  const disagree = (r: JournalRecord): InputError =>
+    new InputError(
+      `${logPath}: byte ${r.offset}`,
+      `the line journal ${r.at} holds there`,
+      'a different line (the log and the journal disagree)',
+    )
   for (const r of records) {
     const rEnd = r.offset + Buffer.byteLength(r.line)
     if (r.offset < base) {
@@ -661,7 +807,11 @@ export function catchUpLog(logPath: string, records: JournalRecord[]): number {
       appended.set(r.offset, r.line)
       end = rEnd
     } else {
-      throw new InputError(logPath, `a log of at least ${r.offset} bytes (journal ${r.at} holds the line after them)`, `${end} bytes: acknowledged events are missing from both the log and the journal`)
+      throw new InputError(
+        logPath,
+        `a log of at least ${r.offset} bytes (journal ${r.at} holds the line after them)`,
+        `${end} bytes: acknowledged events are missing from both the log and the journal`,
+      )
     }
   }
   if (append.length === 0) return 0
@@ -669,7 +819,7 @@ export function catchUpLog(logPath: string, records: JournalRecord[]): number {
   const fd = openSync(logPath, 'a')
   try {
     const text = Buffer.from(append.join(''), 'utf8')
-    for (let w = 0; w < text.length; ) w += writeSync(fd, text, w, text.length - w)
+    for (let w = 0; w < text.length;) w += writeSync(fd, text, w, text.length - w)
     fsyncSync(fd)
   } finally {
     closeSync(fd)
@@ -679,7 +829,7 @@ export function catchUpLog(logPath: string, records: JournalRecord[]): number {
 
 /** Bytes of a log up to and including its last newline (a torn last line excluded). */
 function completeLength(logPath: string, size: number): number {
-  for (let to = size; to > 0; ) {
+  for (let to = size; to > 0;) {
     const from = Math.max(0, to - READ_CHUNK)
     const part = readRange(logPath, from, to)
     const nl = part.lastIndexOf(NEWLINE)
@@ -716,7 +866,15 @@ export interface JournalRecovery {
  */
 export function recoverJournals(dir: string): JournalRecovery {
   const segments = deadSegments(dir)
-  const report: JournalRecovery = {segments: segments.length, appended: 0, tenants: 0, busy: [], removed: 0, torn: 0, orphaned: []}
+  const report: JournalRecovery = {
+    segments: segments.length,
+    appended: 0,
+    tenants: 0,
+    busy: [],
+    removed: 0,
+    torn: 0,
+    orphaned: [],
+  }
   if (segments.length === 0) return report
   const byTenant = new Map<string, JournalRecord[]>()
   for (const path of segments) {
@@ -743,7 +901,10 @@ export function recoverJournals(dir: string): JournalRecovery {
       continue
     }
     try {
-      report.appended += catchUpLog(logPath, records.sort((a, b) => a.offset - b.offset))
+      report.appended += catchUpLog(
+        logPath,
+        records.sort((a, b) => a.offset - b.offset),
+      )
       report.tenants++
     } finally {
       releaseDirLock(tenantDir)

@@ -140,7 +140,9 @@ export interface LearnerState {
   counters: Counters
   lastT: number
   /** [id, t, arms, implicit, labelled, type?, caller id?] in issue order (type and caller id null when absent). */
-  pending: Array<[number, number, number[], number, 0 | 1] | [number, number, number[], number, 0 | 1, string | null, string | null]>
+  pending: Array<
+    [number, number, number[], number, 0 | 1] | [number, number, number[], number, 0 | 1, string | null, string | null]
+  >
   /** Per-type tenants: each type's bandits (the default set, for queries without a type, is `bandit`). */
   typed?: Record<string, BanditState>
 }
@@ -158,7 +160,8 @@ export function callerQueryIdProblem(qid: unknown): string | null {
   if (typeof qid !== 'string' || qid.length === 0) return 'a non-empty string'
   if (qid.length > MAX_CALLER_QUERY_ID_LENGTH) return `at most ${MAX_CALLER_QUERY_ID_LENGTH} characters`
   if (!CALLER_QUERY_ID_PATTERN.test(qid)) return 'printable ASCII without spaces'
-  if (/^[0-9]+$/.test(qid)) return 'not a bare integer (kt numbers its own query ids 1, 2, ...; prefix yours, e.g. "q-17")'
+  if (/^[0-9]+$/.test(qid))
+    return 'not a bare integer (kt numbers its own query ids 1, 2, ...; prefix yours, e.g. "q-17")'
   return null
 }
 
@@ -168,7 +171,18 @@ export function dimensionsFingerprint(bandit: TenantBandit): string {
 }
 
 function zeroCounters(): Counters {
-  return {queries: 0, used: 0, labels: 0, expired: 0, duplicate: 0, late: 0, unknown: 0, badLabel: 0, notAccepted: 0, alarms: 0}
+  return {
+    queries: 0,
+    used: 0,
+    labels: 0,
+    expired: 0,
+    duplicate: 0,
+    late: 0,
+    unknown: 0,
+    badLabel: 0,
+    notAccepted: 0,
+    alarms: 0,
+  }
 }
 
 /** The id of a query as feedback names it: a positive integer, else null (unknown). */
@@ -252,7 +266,13 @@ export class TenantLearner {
     const id = this.callerIds.get(raw) ?? parseQueryId(raw)
     const record = id === null ? undefined : this.pending.get(id)
     if (id === null || !record) return undefined
-    return {id, type: record.type, arms: record.arms, used: record.implicit === IMPLICIT_USED, labelled: record.labelled}
+    return {
+      id,
+      type: record.type,
+      arms: record.arms,
+      used: record.implicit === IMPLICIT_USED,
+      labelled: record.labelled,
+    }
   }
 
   /** Whether a caller query id names a query still remembered (a second query may not take it). */
@@ -305,7 +325,8 @@ export class TenantLearner {
     const {id, arms, ty, qid} = event
     const expected = this.counters.queries + 1
     if (id !== expected) throw new RangeError(`query event out of order: id ${id} where ${expected} was expected`)
-    if (qid !== undefined && this.callerIds.has(qid)) throw new RangeError(`query event ${id}: caller id ${qid} is already taken`)
+    if (qid !== undefined && this.callerIds.has(qid))
+      throw new RangeError(`query event ${id}: caller id ${qid} is already taken`)
     this.banditFor(ty).countQuery(arms)
     this.counters.queries++
     const record: PendingQuery = {t, arms, implicit: IMPLICIT_OPEN, labelled: false}

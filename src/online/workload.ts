@@ -115,7 +115,11 @@ const ASCENT_TOLERANCE = 1e-12
  * arm tried and kept when it raises `value` (of the configuration the arms play), until a sweep
  * changes nothing. A local optimum, not a proof of the best bins.
  */
-export function coordinateAscent(dims: readonly Dimension[], base: Config, value: (config: Config) => number): {arms: number[]; value: number} {
+export function coordinateAscent(
+  dims: readonly Dimension[],
+  base: Config,
+  value: (config: Config) => number,
+): {arms: number[]; value: number} {
   const arms = dims.map((d) => d.binOf(base[d.key]))
   let best = value(configFromArms(base, dims, arms))
   for (let sweep = 0; sweep < MAX_ASCENT_SWEEPS; sweep++) {
@@ -138,7 +142,12 @@ export function coordinateAscent(dims: readonly Dimension[], base: Config, value
 }
 
 /** The best arm choice for a mix under the synthetic model, by coordinate ascent from the profile's bins (the reference "oracle"). */
-export function oracleArms(model: QualityModel, dims: readonly Dimension[], base: Config, mix: readonly number[]): number[] {
+export function oracleArms(
+  model: QualityModel,
+  dims: readonly Dimension[],
+  base: Config,
+  mix: readonly number[],
+): number[] {
   return coordinateAscent(dims, base, (config) => model.mixQuality(config, mix)).arms
 }
 
@@ -149,7 +158,11 @@ export const LEARNING_POLICIES = ['ts', 'ts-decay', 'ts-adaptive'] as const
 export type LearningPolicy = (typeof LEARNING_POLICIES)[number]
 
 function forgettingOf(policy: LearningPolicy): ForgettingSettings {
-  return policy === 'ts-decay' ? forgettingDefaults('periodic') : policy === 'ts-adaptive' ? forgettingDefaults('adaptive') : {kind: 'none'}
+  return policy === 'ts-decay'
+    ? forgettingDefaults('periodic')
+    : policy === 'ts-adaptive'
+      ? forgettingDefaults('adaptive')
+      : {kind: 'none'}
 }
 
 /**
@@ -168,7 +181,12 @@ export type WorkloadPolicySpec =
  */
 export function learnerPolicies(perType = false): WorkloadPolicySpec[] {
   const shared = LEARNING_POLICIES.map((name) => ({name, forgetting: forgettingOf(name)}))
-  return perType ? [...shared, ...LEARNING_POLICIES.map((name) => ({name: `${name}-per-type`, forgetting: forgettingOf(name), perType: true}))] : shared
+  return perType
+    ? [
+        ...shared,
+        ...LEARNING_POLICIES.map((name) => ({name: `${name}-per-type`, forgetting: forgettingOf(name), perType: true})),
+      ]
+    : shared
 }
 
 /** What the reward model made of one served query. */
@@ -228,7 +246,13 @@ export interface WorkloadProgress {
 const PROGRESS_EVERY_STEPS = 500
 
 /** Quality per step of one run of one policy, and the arms it believes best at the end. */
-function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOptions, env: WorkloadEnvironment, onProgress?: (p: WorkloadProgress) => void): {quality: Float64Array; finalBest: number[]} {
+function playPolicy(
+  spec: WorkloadPolicySpec,
+  run: number,
+  options: WorkloadOptions,
+  env: WorkloadEnvironment,
+  onProgress?: (p: WorkloadProgress) => void,
+): {quality: Float64Array; finalBest: number[]} {
   const shiftAt = Math.floor(options.steps / 2)
   const mixes = [mixAt(0, shiftAt), mixAt(shiftAt, shiftAt)]
   const quality = new Float64Array(options.steps)
@@ -243,11 +267,29 @@ function playPolicy(spec: WorkloadPolicySpec, run: number, options: WorkloadOpti
       const type = episode.type(t, mixes[phase])
       quality[t] = episode.serve(t, spec.phases[phase], mixes[phase], type, false).quality
     }
-    return {quality, finalBest: spec.finalArms ? [...spec.finalArms] : env.dims.map((d) => d.binOf(spec.phases[1][d.key]))}
+    return {
+      quality,
+      finalBest: spec.finalArms ? [...spec.finalArms] : env.dims.map((d) => d.binOf(spec.phases[1][d.key])),
+    }
   }
   const perType = spec.perType === true
-  const settings = {levels: 2, sampler: options.sampler, forgetting: spec.forgetting, tuned: onlineTuned(RETRIEVAL_SPACE), ...(perType ? {perType} : {})}
-  const init: TenantInit = {e: 'init', v: 1, tenant: `workload-${run}`, space: RETRIEVAL_SPACE.id, dims: '', profile: env.profile, settings, seed: streamSeed(options.seed, 'workload', run, spec.name)}
+  const settings = {
+    levels: 2,
+    sampler: options.sampler,
+    forgetting: spec.forgetting,
+    tuned: onlineTuned(RETRIEVAL_SPACE),
+    ...(perType ? {perType} : {}),
+  }
+  const init: TenantInit = {
+    e: 'init',
+    v: 1,
+    tenant: `workload-${run}`,
+    space: RETRIEVAL_SPACE.id,
+    dims: '',
+    profile: env.profile,
+    settings,
+    seed: streamSeed(options.seed, 'workload', run, spec.name),
+  }
   const learner = new TenantLearner(init, RETRIEVAL_SPACE)
   init.dims = dimensionsFingerprint(learner.bandit)
   // Uses reported in the future, by time: [time, query id].
@@ -312,7 +354,11 @@ function windowOf(runs: Float64Array[], from: number, to: number): WorkloadWindo
  * quality and the regret after the shift, sum over t >= T/2 of (reference's quality at t - the
  * policy's quality at t) in the same run.
  */
-export function runWorkload(env: WorkloadEnvironment, options: WorkloadOptions, onProgress?: (p: WorkloadProgress) => void): Record<string, WorkloadPolicyReport> {
+export function runWorkload(
+  env: WorkloadEnvironment,
+  options: WorkloadOptions,
+  onProgress?: (p: WorkloadProgress) => void,
+): Record<string, WorkloadPolicyReport> {
   const shiftAt = Math.floor(options.steps / 2)
   const played = new Map<string, {runs: Float64Array[]; finalBest: number[]}>()
   for (const spec of env.policies) {
@@ -331,7 +377,8 @@ export function runWorkload(env: WorkloadEnvironment, options: WorkloadOptions, 
   const policies: Record<string, WorkloadPolicyReport> = {}
   for (const [name, {runs, finalBest}] of played) {
     const after: WorkloadWindow[] = []
-    for (let from = shiftAt; from < options.steps; from += options.window) after.push(windowOf(runs, from, Math.min(options.steps, from + options.window)))
+    for (let from = shiftAt; from < options.steps; from += options.window)
+      after.push(windowOf(runs, from, Math.min(options.steps, from + options.window)))
     const regrets = runs.map((q, run) => {
       const ref = reference.runs[run]
       let r = 0
@@ -369,11 +416,21 @@ export interface WorkloadReport {
  * node used with probability quality(config, type); the step records the expected quality under
  * the mix. Streams are seeded by run only, so every policy sees the same type and outcome draws.
  */
-function syntheticEnvironment(options: WorkloadOptions, model: QualityModel, dims: readonly Dimension[], profile: Config, oracle: readonly [Config, Config]): WorkloadEnvironment {
+function syntheticEnvironment(
+  options: WorkloadOptions,
+  model: QualityModel,
+  dims: readonly Dimension[],
+  profile: Config,
+  oracle: readonly [Config, Config],
+): WorkloadEnvironment {
   return {
     dims,
     profile,
-    policies: [{name: 'profile', phases: [profile, profile]}, ...learnerPolicies(options.perType), {name: 'oracle', phases: oracle}],
+    policies: [
+      {name: 'profile', phases: [profile, profile]},
+      ...learnerPolicies(options.perType),
+      {name: 'oracle', phases: oracle},
+    ],
     reference: 'oracle',
     reportedKeys: WORKLOAD_TYPES.flatMap((t) => Object.keys(IDEALS[t])),
     episode(run) {
@@ -397,7 +454,10 @@ export function simulateWorkload(options: WorkloadOptions, onProgress?: (p: Work
   const model = new QualityModel(dims)
   const shiftAt = Math.floor(options.steps / 2)
   const mixes = [mixAt(0, shiftAt), mixAt(shiftAt, shiftAt)]
-  const oracle = mixes.map((mix) => configFromArms(profile, dims, oracleArms(model, dims, profile, mix))) as [Config, Config]
+  const oracle = mixes.map((mix) => configFromArms(profile, dims, oracleArms(model, dims, profile, mix))) as [
+    Config,
+    Config,
+  ]
   const policies = runWorkload(syntheticEnvironment(options, model, dims, profile, oracle), options, onProgress)
   return {
     reward_model: 'synthetic',

@@ -31,7 +31,8 @@ export function engineReranker(saved: SavedModel, where = 'model'): EngineRerank
   const wasm = new WasmEnsemble(packed)
   const scoreAll = (rows: readonly CandidateRow[]): Float64Array => {
     const inputs = wasm.input(rows.length)
-    if (rerankerInputs(rows, layout, inputs) !== inputs) throw new Error(`engineReranker: ${width} columns expected by the model and by rerankerInputs differ`)
+    if (rerankerInputs(rows, layout, inputs) !== inputs)
+      throw new Error(`engineReranker: ${width} columns expected by the model and by rerankerInputs differ`)
     return wasm.scoreInput(rows.length)
   }
   return {

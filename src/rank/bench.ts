@@ -4,7 +4,13 @@ import {DEFAULT_LAMBDAMART, predictRow, trainLambdaMart, type LambdaMartModel} f
 import {PackedEnsemble} from './packed.js'
 import {WasmEnsemble} from './wasm.js'
 import {readLtrFile} from './parse.js'
-import {PEER_QUALITY_THREADS, PEER_TIMING_THREADS, TARGET_TRAIN_TIME_RATIO, peerSettings, runXgboostPeer} from './peer.js'
+import {
+  PEER_QUALITY_THREADS,
+  PEER_TIMING_THREADS,
+  TARGET_TRAIN_TIME_RATIO,
+  peerSettings,
+  runXgboostPeer,
+} from './peer.js'
 import {generateSynthetic} from './synthetic.js'
 import type {RegressionTree} from './tree.js'
 
@@ -115,27 +121,52 @@ function median(values: number[]): number {
 }
 
 /** Scores every candidate in requests of REQUEST_CANDIDATES rows (the last one shorter). */
-function inRequests(candidates: number, width: number, rows: Float64Array, out: Float64Array, score: (rows: Float64Array, count: number, out: Float64Array) => void): void {
+function inRequests(
+  candidates: number,
+  width: number,
+  rows: Float64Array,
+  out: Float64Array,
+  score: (rows: Float64Array, count: number, out: Float64Array) => void,
+): void {
   for (let from = 0; from < candidates; from += REQUEST_CANDIDATES) {
     const count = Math.min(REQUEST_CANDIDATES, candidates - from)
     score(rows.subarray(from * width, (from + count) * width), count, out.subarray(from, from + count))
   }
 }
 
-function benchModel(ensemble: BenchCase['ensemble'], model: LambdaMartModel, rows: Float64Array, candidates: number, repetitions: number): BenchCase {
+function benchModel(
+  ensemble: BenchCase['ensemble'],
+  model: LambdaMartModel,
+  rows: Float64Array,
+  candidates: number,
+  repetitions: number,
+): BenchCase {
   const packed = new PackedEnsemble(model)
   const wasm = new WasmEnsemble(packed)
   const width = model.featureNames.length
   const packedScores = new Float64Array(candidates)
   const wasmScores = new Float64Array(candidates)
   const trainerScores = new Float64Array(candidates)
-  const packedTime = timePerCandidate(() => inRequests(candidates, width, rows, packedScores, (r, n, o) => packed.scoreAll(r, n, o)), candidates, repetitions)
-  const wasmTime = timePerCandidate(() => inRequests(candidates, width, rows, wasmScores, (r, n, o) => wasm.scoreAll(r, n, o)), candidates, repetitions)
-  const trainerTime = timePerCandidate(() => {
-    for (let d = 0; d < candidates; d++) trainerScores[d] = predictRow(model, rows, d * width)
-  }, candidates, repetitions)
+  const packedTime = timePerCandidate(
+    () => inRequests(candidates, width, rows, packedScores, (r, n, o) => packed.scoreAll(r, n, o)),
+    candidates,
+    repetitions,
+  )
+  const wasmTime = timePerCandidate(
+    () => inRequests(candidates, width, rows, wasmScores, (r, n, o) => wasm.scoreAll(r, n, o)),
+    candidates,
+    repetitions,
+  )
+  const trainerTime = timePerCandidate(
+    () => {
+      for (let d = 0; d < candidates; d++) trainerScores[d] = predictRow(model, rows, d * width)
+    },
+    candidates,
+    repetitions,
+  )
   let equal = true
-  for (let d = 0; d < candidates; d++) if (!Object.is(packedScores[d], trainerScores[d]) || !Object.is(wasmScores[d], trainerScores[d])) equal = false
+  for (let d = 0; d < candidates; d++)
+    if (!Object.is(packedScores[d], trainerScores[d]) || !Object.is(wasmScores[d], trainerScores[d])) equal = false
   return {
     ensemble,
     trees: model.trees.length,
@@ -179,7 +210,11 @@ export function runRerankBench(options: BenchOptions): BenchCase[] {
   const queries = Math.max(TRAIN_MIN_QUERIES, Math.ceil(options.candidates / TRAIN_DOCS.mean))
   const data = generateSynthetic({queries, minDocs: TRAIN_DOCS.min, maxDocs: TRAIN_DOCS.max, seed: options.seed})
   const trained = trainLambdaMart(data, {
-    ...DEFAULT_LAMBDAMART, trees: BENCH_TREES, maxDepth: BENCH_DEPTH, maxLeaves: 2 ** BENCH_DEPTH, minDataInLeaf: TRAIN_MIN_DATA_IN_LEAF,
+    ...DEFAULT_LAMBDAMART,
+    trees: BENCH_TREES,
+    maxDepth: BENCH_DEPTH,
+    maxLeaves: 2 ** BENCH_DEPTH,
+    minDataInLeaf: TRAIN_MIN_DATA_IN_LEAF,
   }).model
   const candidates = Math.min(options.candidates, numDocs(data))
   const dataRows = data.features.subarray(0, candidates * numFeatures(data))
@@ -194,7 +229,16 @@ export function runRerankBench(options: BenchOptions): BenchCase[] {
 export {TARGET_TRAIN_TIME_RATIO}
 
 /** The settings both trainers get: XGBoost's rank:ndcg defaults of the peer figures (../shared/ltr/README.md). */
-export const PEER_BENCH_PARAMS = {trees: 100, learningRate: 0.1, maxDepth: 6, maxLeaves: 64, minDataInLeaf: 1, minSumHessianInLeaf: 1, l2: 1, truncation: 0} as const
+export const PEER_BENCH_PARAMS = {
+  trees: 100,
+  learningRate: 0.1,
+  maxDepth: 6,
+  maxLeaves: 64,
+  minDataInLeaf: 1,
+  minSumHessianInLeaf: 1,
+  l2: 1,
+  truncation: 0,
+} as const
 
 export interface TrainingSpeedCase {
   readonly data: string
@@ -241,7 +285,10 @@ export function runTrainingSpeedBench(trainFile: string, testFile: string, repet
     kt.wall.push(performance.now() - wallStarted)
     const used = process.cpuUsage(started)
     kt.cpu.push((used.user + used.system) / 1000)
-    for (const [threads, into] of [[PEER_TIMING_THREADS, one], [PEER_QUALITY_THREADS, dflt]] as const) {
+    for (const [threads, into] of [
+      [PEER_TIMING_THREADS, one],
+      [PEER_QUALITY_THREADS, dflt],
+    ] as const) {
       const run = runXgboostPeer(trainFile, testFile, peerSettings(params), threads)
       into.cpu.push(run.train_cpu_s * 1000)
       into.wall.push(run.train_s * 1000)

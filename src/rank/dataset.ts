@@ -99,7 +99,9 @@ export class DatasetBuilder {
       labels: Float64Array.from(this.labels),
       queryIds: [...this.queryIds],
       queryOffsets: Int32Array.from(offsets),
-      ...(this.labels.length > 0 && this.engineScores.length === this.labels.length ? {engineScores: Float64Array.from(this.engineScores)} : {}),
+      ...(this.labels.length > 0 && this.engineScores.length === this.labels.length
+        ? {engineScores: Float64Array.from(this.engineScores)}
+        : {}),
     }
   }
 }
@@ -141,7 +143,12 @@ export function selectQueries(data: LtrDataset, queries: readonly number[], sour
     offsets[i + 1] = at
   })
   return {
-    source, featureNames: data.featureNames, features, labels, queryIds: queries.map((q) => data.queryIds[q]), queryOffsets: offsets,
+    source,
+    featureNames: data.featureNames,
+    features,
+    labels,
+    queryIds: queries.map((q) => data.queryIds[q]),
+    queryOffsets: offsets,
     ...(engineScores ? {engineScores} : {}),
     ...(data.pool !== undefined ? {pool: data.pool} : {}),
   }
@@ -151,7 +158,11 @@ export function selectQueries(data: LtrDataset, queries: readonly number[], sour
  * Splits a data set by query: a seeded uniform `fraction` of its queries (at least one, at most
  * all but one) becomes the validation part, the rest stays for training, each in file order.
  */
-export function carveValidation(data: LtrDataset, fraction: number, seed: number): {train: LtrDataset; valid: LtrDataset} {
+export function carveValidation(
+  data: LtrDataset,
+  fraction: number,
+  seed: number,
+): {train: LtrDataset; valid: LtrDataset} {
   const n = numQueries(data)
   if (n < 2) throw new InputError(data.source, 'at least 2 queries to carve a validation split from', String(n))
   const take = Math.min(n - 1, Math.max(1, Math.round(fraction * n)))
@@ -164,7 +175,15 @@ export function carveValidation(data: LtrDataset, fraction: number, seed: number
   const chosen = new Set(order.slice(0, take))
   const all = Array.from({length: n}, (_, i) => i)
   return {
-    train: selectQueries(data, all.filter((q) => !chosen.has(q)), `${data.source} (training part)`),
-    valid: selectQueries(data, all.filter((q) => chosen.has(q)), `${data.source} (validation part, ${take} of ${n} queries)`),
+    train: selectQueries(
+      data,
+      all.filter((q) => !chosen.has(q)),
+      `${data.source} (training part)`,
+    ),
+    valid: selectQueries(
+      data,
+      all.filter((q) => chosen.has(q)),
+      `${data.source} (validation part, ${take} of ${n} queries)`,
+    ),
   }
 }

@@ -42,7 +42,13 @@ export interface FeatureLogRecord {
  * The engine's candidates for one query as feature-log records: the engine's features, then the
  * chosen query-level blocks (rerankerInputs, the query-time code path).
  */
-export function queryRecords(engine: RetrievalEngine, query: EvalQuery, config: Config, pool: number, queryFeatures: readonly QueryFeatureKind[] = []): FeatureLogRecord[] {
+export function queryRecords(
+  engine: RetrievalEngine,
+  query: EvalQuery,
+  config: Config,
+  pool: number,
+  queryFeatures: readonly QueryFeatureKind[] = [],
+): FeatureLogRecord[] {
   const evidence = new Set(query.evidence)
   const layout = {queryFeatures, engineScore: false}
   const names = layoutNames(layout)
@@ -51,7 +57,14 @@ export function queryRecords(engine: RetrievalEngine, query: EvalQuery, config: 
   return rows.map((row, d) => {
     const features: Record<string, number> = {}
     names.forEach((name, f) => (features[name] = matrix[d * names.length + f]))
-    return {qid: query.id, label: evidence.has(row.id) ? EVIDENCE_LABEL : 0, features, doc: row.id, engine_score: row.score, pool}
+    return {
+      qid: query.id,
+      label: evidence.has(row.id) ? EVIDENCE_LABEL : 0,
+      features,
+      doc: row.id,
+      engine_score: row.score,
+      pool,
+    }
   })
 }
 
@@ -71,13 +84,27 @@ export function splitForLog(
 ): {splits: Record<SplitName, LogSplit>; unit: 'conversation' | 'query'} {
   const rng = new Rng(seed)
   const conversations = [...new Set(queries.map((q) => q.conversation))].sort()
-  if (queries.length < 3) throw new InputError('dataset', 'at least 3 scored questions to split into train, valid and test', String(queries.length))
+  if (queries.length < 3)
+    throw new InputError(
+      'dataset',
+      'at least 3 scored questions to split into train, valid and test',
+      String(queries.length),
+    )
   const convsOf = (qs: EvalQuery[]): string[] => [...new Set(qs.map((q) => q.conversation))].sort()
   for (const id of testConversations ?? []) {
-    if (!conversations.includes(id)) throw new InputError('--test-conversations', `conversations with scored questions (${conversations.join(', ')})`, id)
+    if (!conversations.includes(id))
+      throw new InputError(
+        '--test-conversations',
+        `conversations with scored questions (${conversations.join(', ')})`,
+        id,
+      )
   }
   if (testConversations !== undefined && testConversations.length >= conversations.length) {
-    throw new InputError('--test-conversations', 'at least one conversation left for train and valid', testConversations.join(','))
+    throw new InputError(
+      '--test-conversations',
+      'at least one conversation left for train and valid',
+      testConversations.join(','),
+    )
   }
   if (conversations.length >= 2) {
     const shuffled = rng.shuffle([...conversations])
@@ -88,7 +115,14 @@ export function splitForLog(
     const validCount = Math.max(1, Math.round(VALID_QUERY_SHARE * rest.length))
     const valid = rest.slice(0, validCount)
     const train = rest.slice(validCount)
-    return {unit: 'conversation', splits: {train: {queries: train, conversations: convsOf(train)}, valid: {queries: valid, conversations: convsOf(valid)}, test: {queries: test, conversations: convsOf(test)}}}
+    return {
+      unit: 'conversation',
+      splits: {
+        train: {queries: train, conversations: convsOf(train)},
+        valid: {queries: valid, conversations: convsOf(valid)},
+        test: {queries: test, conversations: convsOf(test)},
+      },
+    }
   }
   const shuffled = rng.shuffle([...queries])
   const testCount = Math.max(1, Math.round(TEST_CONVERSATION_SHARE * shuffled.length))
@@ -97,7 +131,14 @@ export function splitForLog(
   const validCount = Math.max(1, Math.round(VALID_QUERY_SHARE * rest.length))
   const valid = rest.slice(0, validCount)
   const train = rest.slice(validCount)
-  return {unit: 'query', splits: {train: {queries: train, conversations: convsOf(train)}, valid: {queries: valid, conversations: convsOf(valid)}, test: {queries: test, conversations: convsOf(test)}}}
+  return {
+    unit: 'query',
+    splits: {
+      train: {queries: train, conversations: convsOf(train)},
+      valid: {queries: valid, conversations: convsOf(valid)},
+      test: {queries: test, conversations: convsOf(test)},
+    },
+  }
 }
 
 export interface LogSummary {
@@ -114,7 +155,13 @@ export interface LogSummary {
 export function engineFeatureLogs(
   dataset: MemoryDataset,
   config: Config,
-  options: {pool: number; seed: number; engine?: EngineOptions; testConversations?: readonly string[]; queryFeatures?: readonly QueryFeatureKind[]},
+  options: {
+    pool: number
+    seed: number
+    engine?: EngineOptions
+    testConversations?: readonly string[]
+    queryFeatures?: readonly QueryFeatureKind[]
+  },
 ): {unit: 'conversation' | 'query'; splits: LogSummary[]} {
   const {queries} = selectScoredQueries(dataset)
   const {splits, unit} = splitForLog(queries, options.seed, options.testConversations)
@@ -141,7 +188,14 @@ export function engineFeatureLogs(
       if (records.some((r) => r.label > 0)) judged++
       for (const record of records) lines.push(JSON.stringify(record))
     }
-    return {split: name, queries: chosen.length, candidates, judged, conversations: splits[name].conversations, text: lines.length === 0 ? '' : lines.join('\n') + '\n'}
+    return {
+      split: name,
+      queries: chosen.length,
+      candidates,
+      judged,
+      conversations: splits[name].conversations,
+      text: lines.length === 0 ? '' : lines.join('\n') + '\n',
+    }
   })
   return {unit, splits: summaries}
 }

@@ -25,7 +25,11 @@ export function parseEngineOrder(text: string): EngineOrder {
 }
 
 export function describeEngineOrder(order: EngineOrder): string {
-  return order.kind === 'score' ? 'the logged engine_score' : order.kind === 'file' ? 'the file order of each query' : `feature ${order.name} (larger first)`
+  return order.kind === 'score'
+    ? 'the logged engine_score'
+    : order.kind === 'file'
+      ? 'the file order of each query'
+      : `feature ${order.name} (larger first)`
 }
 
 /** The order used when none is named: the logged engine score when the file has one, else unknown. */
@@ -39,7 +43,12 @@ export function defaultEngineOrder(data: LtrDataset): EngineOrder | undefined {
  */
 export function engineOrderScores(data: LtrDataset, order: EngineOrder): Float64Array {
   if (order.kind === 'score') {
-    if (!data.engineScores) throw new InputError(`${data.source} field engine_score`, 'the logged engine score on every line (for --engine-order score; kt rerank log writes it)', 'none')
+    if (!data.engineScores)
+      throw new InputError(
+        `${data.source} field engine_score`,
+        'the logged engine score on every line (for --engine-order score; kt rerank log writes it)',
+        'none',
+      )
     return data.engineScores
   }
   if (order.kind === 'file') {
@@ -51,7 +60,12 @@ export function engineOrderScores(data: LtrDataset, order: EngineOrder): Float64
     return scores
   }
   const column = data.featureNames.indexOf(order.name)
-  if (column < 0) throw new InputError(`--engine-order feature:${order.name}`, `a feature column of ${data.source} (${data.featureNames.slice(0, 8).join(', ')}${data.featureNames.length > 8 ? ', ...' : ''})`, 'no such column')
+  if (column < 0)
+    throw new InputError(
+      `--engine-order feature:${order.name}`,
+      `a feature column of ${data.source} (${data.featureNames.slice(0, 8).join(', ')}${data.featureNames.length > 8 ? ', ...' : ''})`,
+      'no such column',
+    )
   const width = numFeatures(data)
   return Float64Array.from({length: data.labels.length}, (_, d) => data.features[d * width + column])
 }

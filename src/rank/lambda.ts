@@ -66,7 +66,8 @@ export function queryLambdas(
       const aHigher = labels[a] > labels[b]
       const hi = aHigher ? a : b
       const lo = aHigher ? b : a
-      const deltaNdcg = (Math.abs(labelGain(labels[a]) - labelGain(labels[b])) * Math.abs(discountA - discountB)) / idealDcg
+      const deltaNdcg =
+        (Math.abs(labelGain(labels[a]) - labelGain(labels[b])) * Math.abs(discountA - discountB)) / idealDcg
       const rho = 1 / (1 + Math.exp(sigma * (scores[hi] - scores[lo])))
       const lambda = sigma * rho * deltaNdcg
       const weight = sigma * sigma * rho * (1 - rho) * deltaNdcg

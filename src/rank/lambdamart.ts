@@ -117,7 +117,8 @@ export function fitBaseWeight(data: LtrDataset, column: number, sigma: number): 
       sq += (data.features[d * width + column] - mean) ** 2
       count++
       for (let e = begin; e < end; e++) {
-        if (data.labels[d] > data.labels[e]) diffs.push(data.features[d * width + column] - data.features[e * width + column])
+        if (data.labels[d] > data.labels[e])
+          diffs.push(data.features[d * width + column] - data.features[e * width + column])
       }
     }
   }
@@ -211,7 +212,8 @@ export function trainLambdaMart(
   let base: ModelBase | undefined
   if (params.boostFrom) {
     const column = train.featureNames.indexOf(params.boostFrom)
-    if (column < 0 || column >= width) throw new InputError(`${train.source}`, `a feature ${params.boostFrom} to boost from`, 'none')
+    if (column < 0 || column >= width)
+      throw new InputError(`${train.source}`, `a feature ${params.boostFrom} to boost from`, 'none')
     base = {feature: column, weight: fitBaseWeight(train, column, params.sigma)}
   }
   const baseScores = (data: LtrDataset): Float64Array => {
@@ -235,11 +237,22 @@ export function trainLambdaMart(
   // With a base, 0 trees is a model too (the base ranking alone): early stopping may keep it.
   let bestValid = base && valid ? valid.evaluator.mean(valid.scores) : Number.NEGATIVE_INFINITY
   let bestTrees = 0
-  if (base) curve.push({trees: 0, ndcg10: Object.fromEntries(sets.map((set) => [set.name, set.evaluator.mean(set.scores)]))})
+  if (base)
+    curve.push({trees: 0, ndcg10: Object.fromEntries(sets.map((set) => [set.name, set.evaluator.mean(set.scores)]))})
   const featureRng = new Rng(params.featureSeed)
   for (let t = 0; t < params.trees; t++) {
     for (let q = 0; q < ideal.length; q++) {
-      queryLambdas(scores, train.labels, train.queryOffsets[q], train.queryOffsets[q + 1], ideal[q], params, order, grad, hess)
+      queryLambdas(
+        scores,
+        train.labels,
+        train.queryOffsets[q],
+        train.queryOffsets[q + 1],
+        ideal[q],
+        params,
+        order,
+        grad,
+        hess,
+      )
     }
     const allowed = params.featureFraction < 1 ? featureMask(width, params.featureFraction, featureRng) : undefined
     const {tree, leafOfDoc} = growTree(binned, grad, hess, params, allowed)
@@ -268,7 +281,13 @@ export function trainLambdaMart(
   const treesGrown = trees.length
   if (valid && params.earlyStoppingRounds > 0) trees.length = bestTrees
   const model: LambdaMartModel = {featureNames: train.featureNames.slice(0, width), trees, ...(base ? {base} : {})}
-  return {model, curve, importance: featureImportance(model), treesGrown, ...(trees.length === 0 ? {noTreeReason: noTreeReason(train, params, grad)} : {})}
+  return {
+    model,
+    curve,
+    importance: featureImportance(model),
+    treesGrown,
+    ...(trees.length === 0 ? {noTreeReason: noTreeReason(train, params, grad)} : {}),
+  }
 }
 
 /**

@@ -139,7 +139,8 @@ function ascend(z: Float64Array, n: number, weights: Float64Array, evaluator: Nd
       }
       for (const direction of [1, -1]) {
         let step = ASCENT.initialStep * direction
-        if (original !== 0 && Math.abs(step) > 0.5 * Math.abs(original)) step = ASCENT.relativeStep * Math.abs(original) * direction
+        if (original !== 0 && Math.abs(step) > 0.5 * Math.abs(original))
+          step = ASCENT.relativeStep * Math.abs(original) * direction
         let total = step
         for (let j = 0; j < ASCENT.stepsPerDirection; j++) {
           tryTotal(total)

@@ -106,24 +106,27 @@ export function toSavedModel(
  * the same trees (metrics, parameters and data paths aside).
  */
 export function sameScoringModel(a: SavedModel, b: SavedModel): boolean {
-  return JSON.stringify([a.feature_names, a.pool ?? null, a.base ?? null, a.trees]) === JSON.stringify([b.feature_names, b.pool ?? null, b.base ?? null, b.trees])
+  return (
+    JSON.stringify([a.feature_names, a.pool ?? null, a.base ?? null, a.trees]) ===
+    JSON.stringify([b.feature_names, b.pool ?? null, b.base ?? null, b.trees])
+  )
 }
 
 /** The trainer-side model of a saved one. */
 export function fromSavedModel(saved: SavedModel): LambdaMartModel {
   return {
     featureNames: saved.feature_names,
-    ...(saved.base ? {base: {feature: saved.feature_names.indexOf(saved.base.feature), weight: saved.base.weight}} : {}),
-    trees: saved.trees.map(
-      (tree): RegressionTree => ({
-        splitFeature: Int32Array.from(tree.split_feature),
-        threshold: Float64Array.from(tree.threshold),
-        left: Int32Array.from(tree.left),
-        right: Int32Array.from(tree.right),
-        gain: Float64Array.from(tree.gain),
-        leafValue: Float64Array.from(tree.leaf_value),
-      }),
-    ),
+    ...(saved.base
+      ? {base: {feature: saved.feature_names.indexOf(saved.base.feature), weight: saved.base.weight}}
+      : {}),
+    trees: saved.trees.map((tree): RegressionTree => ({
+      splitFeature: Int32Array.from(tree.split_feature),
+      threshold: Float64Array.from(tree.threshold),
+      left: Int32Array.from(tree.left),
+      right: Int32Array.from(tree.right),
+      gain: Float64Array.from(tree.gain),
+      leafValue: Float64Array.from(tree.leaf_value),
+    })),
   }
 }
 
@@ -140,10 +143,18 @@ export function checkSavedModel(value: unknown, where: string): SavedModel {
   const parsed = savedModelSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    throw new InputError(`${where} field ${issue.path.join('.') || '(top)'}`, `a ${MODEL_FORMAT} v${MODEL_VERSION} model (${issue.message})`)
+    throw new InputError(
+      `${where} field ${issue.path.join('.') || '(top)'}`,
+      `a ${MODEL_FORMAT} v${MODEL_VERSION} model (${issue.message})`,
+    )
   }
   const saved = parsed.data as SavedModel
-  if (saved.base && !saved.feature_names.includes(saved.base.feature)) throw new InputError(`${where} field base.feature`, `one of the model's features (${saved.feature_names.slice(0, 8).join(', ')})`, saved.base.feature)
+  if (saved.base && !saved.feature_names.includes(saved.base.feature))
+    throw new InputError(
+      `${where} field base.feature`,
+      `one of the model's features (${saved.feature_names.slice(0, 8).join(', ')})`,
+      saved.base.feature,
+    )
   saved.trees.forEach((tree, t) => checkTree(tree, saved.feature_names.length, `${where} field trees.${t}`))
   return saved
 }
@@ -156,7 +167,8 @@ export function checkSavedModel(value: unknown, where: string): SavedModel {
 function checkTree(tree: SavedModel['trees'][number], width: number, where: string): void {
   const splits = tree.split_feature.length
   for (const key of ['threshold', 'left', 'right', 'gain'] as const) {
-    if (tree[key].length !== splits) throw new InputError(`${where}.${key}`, `${splits} entries (one per split)`, String(tree[key].length))
+    if (tree[key].length !== splits)
+      throw new InputError(`${where}.${key}`, `${splits} entries (one per split)`, String(tree[key].length))
   }
   if (tree.leaf_value.length !== splits + 1) {
     throw new InputError(`${where}.leaf_value`, `${splits + 1} entries (splits + 1)`, String(tree.leaf_value.length))
@@ -164,13 +176,21 @@ function checkTree(tree: SavedModel['trees'][number], width: number, where: stri
   const internalSeen = new Uint8Array(splits)
   const leafSeen = new Uint8Array(splits + 1)
   for (let i = 0; i < splits; i++) {
-    if (tree.split_feature[i] >= width) throw new InputError(`${where}.split_feature.${i}`, `a feature index below ${width}`, String(tree.split_feature[i]))
+    if (tree.split_feature[i] >= width)
+      throw new InputError(
+        `${where}.split_feature.${i}`,
+        `a feature index below ${width}`,
+        String(tree.split_feature[i]),
+      )
     for (const child of [tree.left[i], tree.right[i]]) {
-      const ok = child >= 0 ? child > i && child < splits && !internalSeen[child] : ~child <= splits && !leafSeen[~child]
-      if (!ok) throw new InputError(`${where} node ${i}`, 'children that are later nodes or unused leaves', String(child))
+      const ok =
+        child >= 0 ? child > i && child < splits && !internalSeen[child] : ~child <= splits && !leafSeen[~child]
+      if (!ok)
+        throw new InputError(`${where} node ${i}`, 'children that are later nodes or unused leaves', String(child))
       if (child >= 0) internalSeen[child] = 1
       else leafSeen[~child] = 1
     }
   }
-  if (splits > 0 && leafSeen.some((seen) => !seen)) throw new InputError(where, 'every leaf reachable', 'an orphan leaf')
+  if (splits > 0 && leafSeen.some((seen) => !seen))
+    throw new InputError(where, 'every leaf reachable', 'an orphan leaf')
 }

@@ -71,8 +71,10 @@ export function topK(
       const best = order[bestAt]
       if (
         scores[d] > scores[best] ||
-        (scores[d] === scores[best] && (pessimisticTies ? labels[d] < labels[best] || (labels[d] === labels[best] && d < best) : d < best))
-      ) bestAt = i
+        (scores[d] === scores[best] &&
+          (pessimisticTies ? labels[d] < labels[best] || (labels[d] === labels[best] && d < best) : d < best))
+      )
+        bestAt = i
     }
     const chosen = order[bestAt]
     order[bestAt] = order[p]
@@ -87,7 +89,14 @@ export function topK(
  * buffer of k: cheaper than selection when n is a few times k, and evaluation runs thousands of
  * times inside coordinate ascent.
  */
-export function topKForEvaluation(scores: Float64Array, labels: Float64Array, begin: number, end: number, k: number, order: Int32Array): number {
+export function topKForEvaluation(
+  scores: Float64Array,
+  labels: Float64Array,
+  begin: number,
+  end: number,
+  k: number,
+  order: Int32Array,
+): number {
   let m = 0
   for (let d = begin; d < end; d++) {
     const s = scores[d]
@@ -145,7 +154,14 @@ export class NdcgEvaluator {
     for (let q = 0; q < numQueries(this.data); q++) {
       if (!(this.ideal[0][q] > 0)) continue
       counted++
-      const m = topKForEvaluation(scores, labels, queryOffsets[q], queryOffsets[q + 1], cutoffs[cutoffs.length - 1], this.order)
+      const m = topKForEvaluation(
+        scores,
+        labels,
+        queryOffsets[q],
+        queryOffsets[q + 1],
+        cutoffs[cutoffs.length - 1],
+        this.order,
+      )
       let dcg = 0
       let p = 0
       for (let c = 0; c < cutoffs.length; c++) {

@@ -70,7 +70,9 @@ export class PackedEnsemble {
    */
   private place(tree: RegressionTree, at: number): {end: number; depth: number} {
     // Tree child codes: >= 0 internal node, < 0 leaf ~code. The root is internal node 0, or leaf 0.
-    const queue: {code: number; slot: number; level: number}[] = [{code: tree.splitFeature.length === 0 ? ~0 : 0, slot: at, level: 0}]
+    const queue: {code: number; slot: number; level: number}[] = [
+      {code: tree.splitFeature.length === 0 ? ~0 : 0, slot: at, level: 0},
+    ]
     let next = at + 1
     let depth = 0
     for (let head = 0; head < queue.length; head++) {
@@ -88,7 +90,10 @@ export class PackedEnsemble {
       this.threshold[slot] = tree.threshold[code]
       this.left[slot] = next
       this.right[slot] = next + 1
-      queue.push({code: tree.left[code], slot: next, level: level + 1}, {code: tree.right[code], slot: next + 1, level: level + 1})
+      queue.push(
+        {code: tree.left[code], slot: next, level: level + 1},
+        {code: tree.right[code], slot: next + 1, level: level + 1},
+      )
       next += 2
     }
     return {end: next, depth}

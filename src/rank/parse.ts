@@ -61,12 +61,20 @@ export function parseLetor(text: string, path: string): LtrDataset {
   forEachDataLine(text, (line, lineNo) => {
     const parsed = parseLine(line, `${path}:${lineNo}`)
     if (parsed.qid === undefined) {
-      throw new InputError(`${path}:${lineNo}`, `a "qid:" token after the label (or a sidecar ${path}${QUERY_FILE_SUFFIX} group file)`, describeValue(line.slice(0, 40)))
+      throw new InputError(
+        `${path}:${lineNo}`,
+        `a "qid:" token after the label (or a sidecar ${path}${QUERY_FILE_SUFFIX} group file)`,
+        describeValue(line.slice(0, 40)),
+      )
     }
     if (parsed.qid !== current) {
       const seen = firstLineOfQuery.get(parsed.qid)
       if (seen !== undefined) {
-        throw new InputError(`${path}:${lineNo}`, `the lines of query ${parsed.qid} to be contiguous (it started at line ${seen})`, 'it again after another query')
+        throw new InputError(
+          `${path}:${lineNo}`,
+          `the lines of query ${parsed.qid} to be contiguous (it started at line ${seen})`,
+          'it again after another query',
+        )
       }
       firstLineOfQuery.set(parsed.qid, lineNo)
       builder.beginQuery(parsed.qid)
@@ -88,7 +96,11 @@ export function parseLibsvmWithGroups(text: string, path: string, groupText: str
     const parsed = parseLine(line, `${path}:${lineNo}`)
     while (leftInGroup === 0) {
       if (group >= sizes.length) {
-        throw new InputError(`${path}:${lineNo}`, `at most ${rows} data lines (the sum of the group sizes in ${groupPath})`, 'more lines')
+        throw new InputError(
+          `${path}:${lineNo}`,
+          `at most ${rows} data lines (the sum of the group sizes in ${groupPath})`,
+          'more lines',
+        )
       }
       builder.beginQuery(String(group + 1))
       leftInGroup = sizes[group++]
@@ -131,7 +143,13 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new InputError(where, 'a JSON object {qid, label, features}', describeValue(record))
     }
-    const {qid: rawQid, label: rawLabel, features, engine_score: engineScore, pool: rawPool} = record as Record<string, unknown>
+    const {
+      qid: rawQid,
+      label: rawLabel,
+      features,
+      engine_score: engineScore,
+      pool: rawPool,
+    } = record as Record<string, unknown>
     if (typeof rawQid !== 'string' && typeof rawQid !== 'number') {
       throw new InputError(`${where} field qid`, 'a string or number', describeValue(rawQid))
     }
@@ -147,23 +165,42 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
     names.forEach((name, f) => {
       const value = entries[name]
       if (typeof value !== 'number' || !Number.isFinite(value)) {
-        throw new InputError(`${where} field features.${name}`, 'a finite number (every line has the features of the first line)', describeValue(value))
+        throw new InputError(
+          `${where} field features.${name}`,
+          'a finite number (every line has the features of the first line)',
+          describeValue(value),
+        )
       }
       row[f] = value
     })
     const extra = Object.keys(entries).find((key) => !names!.includes(key))
     if (extra !== undefined) {
-      throw new InputError(`${where} field features.${extra}`, `only the features of the first line (${names.join(', ')})`, 'an extra feature')
+      throw new InputError(
+        `${where} field features.${extra}`,
+        `only the features of the first line (${names.join(', ')})`,
+        'an extra feature',
+      )
     }
     hasEngineScore ??= engineScore !== undefined
-    if (hasEngineScore !== (engineScore !== undefined) || (engineScore !== undefined && (typeof engineScore !== 'number' || !Number.isFinite(engineScore)))) {
-      throw new InputError(`${where} field engine_score`, hasEngineScore ? 'a finite number (the first line has one)' : 'no engine_score (the first line has none)', describeValue(engineScore))
+    if (
+      hasEngineScore !== (engineScore !== undefined) ||
+      (engineScore !== undefined && (typeof engineScore !== 'number' || !Number.isFinite(engineScore)))
+    ) {
+      throw new InputError(
+        `${where} field engine_score`,
+        hasEngineScore ? 'a finite number (the first line has one)' : 'no engine_score (the first line has none)',
+        describeValue(engineScore),
+      )
     }
     pool = checkLoggedPool(rawPool, pool, `${where} field pool`)
     if (qid !== current) {
       const seen = firstLineOfQuery.get(qid)
       if (seen !== undefined) {
-        throw new InputError(where, `the lines of query ${qid} to be contiguous (it started at line ${seen})`, 'it again after another query')
+        throw new InputError(
+          where,
+          `the lines of query ${qid} to be contiguous (it started at line ${seen})`,
+          'it again after another query',
+        )
       }
       firstLineOfQuery.set(qid, lineNo)
       builder.beginQuery(qid)
@@ -183,12 +220,18 @@ function checkLoggedPool(value: unknown, first: number | null | undefined, where
   if (first === undefined) {
     if (value === undefined) return null
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-      throw new InputError(where, 'a positive integer (the engine\'s candidates per query, kt rerank log --pool)', describeValue(value))
+      throw new InputError(
+        where,
+        "a positive integer (the engine's candidates per query, kt rerank log --pool)",
+        describeValue(value),
+      )
     }
     return value
   }
-  if (first === null && value !== undefined) throw new InputError(where, 'no pool (the first line has none)', describeValue(value))
-  if (first !== null && value !== first) throw new InputError(where, `the first line's pool ${first} (one pool per log)`, describeValue(value))
+  if (first === null && value !== undefined)
+    throw new InputError(where, 'no pool (the first line has none)', describeValue(value))
+  if (first !== null && value !== first)
+    throw new InputError(where, `the first line's pool ${first} (one pool per log)`, describeValue(value))
   return first
 }
 
@@ -240,7 +283,8 @@ function parseLine(rawLine: string, where: string): ParsedLine {
   const row = new Float64Array(maxIndex)
   const seen = new Uint8Array(maxIndex)
   for (let i = 0; i < indices.length; i++) {
-    if (seen[indices[i] - 1]) throw new InputError(`${where} feature ${indices[i]}`, 'each feature index once per line', 'a repeat')
+    if (seen[indices[i] - 1])
+      throw new InputError(`${where} feature ${indices[i]}`, 'each feature index once per line', 'a repeat')
     seen[indices[i] - 1] = 1
     row[indices[i] - 1] = values[i]
   }

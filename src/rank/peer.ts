@@ -65,31 +65,80 @@ export interface PeerRun {
 
 /** XGBoost's names for kt's settings: depth, eta, rounds, min_child_weight (Hessian), lambda (L2). */
 export function peerSettings(params: LambdaMartParams): PeerSettings {
-  if (!(params.maxDepth > 0)) throw new InputError('--depth', 'a depth limit for the peer (XGBoost grows depth-wise; e.g. --depth 6 --leaves 64)', String(params.maxDepth))
-  return {depth: params.maxDepth, eta: params.learningRate, rounds: params.trees, min_child_weight: params.minSumHessianInLeaf, l2: params.l2}
+  if (!(params.maxDepth > 0))
+    throw new InputError(
+      '--depth',
+      'a depth limit for the peer (XGBoost grows depth-wise; e.g. --depth 6 --leaves 64)',
+      String(params.maxDepth),
+    )
+  return {
+    depth: params.maxDepth,
+    eta: params.learningRate,
+    rounds: params.trees,
+    min_child_weight: params.minSumHessianInLeaf,
+    l2: params.l2,
+  }
 }
 
 /** Whether the peer can run here (python3-xgboost installed), with the reason when not. */
 export function peerAvailable(): {ok: true} | {ok: false; reason: string} {
   if (!existsSync(PEER_PYTHON)) return {ok: false, reason: `${PEER_PYTHON} not found`}
   const r = spawnSync(PEER_PYTHON, ['-c', 'import xgboost, numpy'], {encoding: 'utf8'})
-  return r.status === 0 ? {ok: true} : {ok: false, reason: 'python3-xgboost is not installed (apt-get install python3-xgboost)'}
+  return r.status === 0
+    ? {ok: true}
+    : {ok: false, reason: 'python3-xgboost is not installed (apt-get install python3-xgboost)'}
 }
 
 /** Trains the peer with `threads` threads on `trainFile` (LETOR text) and scores every document of `scoreFile`. */
-export function runXgboostPeer(trainFile: string, scoreFile: string, settings: PeerSettings, threads: number, waitPolicy: string = process.env.OMP_WAIT_POLICY ?? PEER_OMP_WAIT_POLICY): PeerRun {
-  if (!(Number.isInteger(threads) && threads >= 1)) throw new InputError('peer threads', 'a whole number >= 1', String(threads))
+export function runXgboostPeer(
+  trainFile: string,
+  scoreFile: string,
+  settings: PeerSettings,
+  threads: number,
+  waitPolicy: string = process.env.OMP_WAIT_POLICY ?? PEER_OMP_WAIT_POLICY,
+): PeerRun {
+  if (!(Number.isInteger(threads) && threads >= 1))
+    throw new InputError('peer threads', 'a whole number >= 1', String(threads))
   const available = peerAvailable()
   if (!available.ok) throw new InputError('--peer xgboost', 'python3-xgboost on this machine', available.reason)
   const args = [
-    XGBOOST_PEER_SCRIPT, trainFile, scoreFile,
-    '--depth', String(settings.depth), '--eta', String(settings.eta), '--rounds', String(settings.rounds),
-    '--min-child-weight', String(settings.min_child_weight), '--l2', String(settings.l2),
-    '--threads', String(threads),
+    XGBOOST_PEER_SCRIPT,
+    trainFile,
+    scoreFile,
+    '--depth',
+    String(settings.depth),
+    '--eta',
+    String(settings.eta),
+    '--rounds',
+    String(settings.rounds),
+    '--min-child-weight',
+    String(settings.min_child_weight),
+    '--l2',
+    String(settings.l2),
+    '--threads',
+    String(threads),
   ]
-  const r = spawnSync(PEER_PYTHON, args, {encoding: 'utf8', env: {...process.env, OMP_WAIT_POLICY: waitPolicy}, timeout: PEER_TIMEOUT_MS, maxBuffer: 256 * 1024 * 1024})
+  const r = spawnSync(PEER_PYTHON, args, {
+    encoding: 'utf8',
+    env: {...process.env, OMP_WAIT_POLICY: waitPolicy},
+    timeout: PEER_TIMEOUT_MS,
+    maxBuffer: 256 * 1024 * 1024,
+  })
   const lastLine = (text: string): string => text.trim().split('\n').pop() ?? ''
-  if (r.status !== 0) throw new InputError('--peer xgboost', 'the peer to train and score', `exit ${r.status ?? r.signal}: ${lastLine(r.stderr ?? '').slice(0, 200)}`)
+  if (r.status !== 0)
+    throw new InputError(
+      '--peer xgboost',
+      'the peer to train and score',
+      `exit ${r.status ?? r.signal}: ${lastLine(r.stderr ?? '').slice(0, 200)}`,
+    )
   const out = JSON.parse(lastLine(r.stdout)) as {peer: string; train_s: number; train_cpu_s: number; scores: number[]}
-  return {peer: out.peer, settings, threads, omp_wait_policy: waitPolicy, train_s: out.train_s, train_cpu_s: out.train_cpu_s, scores: Float64Array.from(out.scores)}
+  return {
+    peer: out.peer,
+    settings,
+    threads,
+    omp_wait_policy: waitPolicy,
+    train_s: out.train_s,
+    train_cpu_s: out.train_cpu_s,
+    scores: Float64Array.from(out.scores),
+  }
 }

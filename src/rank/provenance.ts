@@ -57,7 +57,9 @@ export function seenUse(model: SavedModel, path: string, sha256: string | undefi
 
 /** "the training file" / "the validation file early stopping and kt rerank tune selected it on". */
 export function describeSeen(split: SeenSplit): string {
-  return split === 'train' ? 'its training file' : 'its validation file (early stopping or kt rerank tune selected it on that data)'
+  return split === 'train'
+    ? 'its training file'
+    : 'its validation file (early stopping or kt rerank tune selected it on that data)'
 }
 
 /**
@@ -109,7 +111,10 @@ export function seenOverlap(model: SavedModel, gate: LtrDataset): {overlap?: See
   for (const split of SEEN_SPLITS) {
     const file = model.data[split]
     if (file === undefined) continue
-    if (!existsSync(file) || (model.data_sha256?.[split] !== undefined && fileSha256(file) !== model.data_sha256[split])) {
+    if (
+      !existsSync(file) ||
+      (model.data_sha256?.[split] !== undefined && fileSha256(file) !== model.data_sha256[split])
+    ) {
       unchecked.push(file)
       continue
     }

@@ -41,7 +41,8 @@ export interface FeatureLayout {
 /** Column names of a layout, in order. */
 export function layoutNames(layout: FeatureLayout): string[] {
   const names: string[] = [...CANDIDATE_FEATURES]
-  for (const kind of QUERY_FEATURE_KINDS) if (layout.queryFeatures.includes(kind)) names.push(...QUERY_FEATURE_SOURCES.map((s) => `${s}@${kind}`))
+  for (const kind of QUERY_FEATURE_KINDS)
+    if (layout.queryFeatures.includes(kind)) names.push(...QUERY_FEATURE_SOURCES.map((s) => `${s}@${kind}`))
   if (layout.engineScore) names.push(ENGINE_SCORE_FEATURE)
   return names
 }
@@ -80,9 +81,13 @@ export function hasQueryLevelColumns(names: readonly string[]): boolean {
 /** Parses a comma-separated list of query-feature kinds (`--query-features max,rank` style names accepted). */
 export function parseQueryFeatureKinds(text: string, where: string): QueryFeatureKind[] {
   const wanted = new Set<QueryFeatureKind>()
-  for (const raw of text.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+  for (const raw of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
     const kind = (raw.startsWith('q') ? raw : `q${raw}`) as QueryFeatureKind
-    if (!QUERY_FEATURE_KINDS.includes(kind)) throw new InputError(where, `query feature kinds among ${QUERY_FEATURE_KINDS.join(', ')}`, JSON.stringify(raw))
+    if (!QUERY_FEATURE_KINDS.includes(kind))
+      throw new InputError(where, `query feature kinds among ${QUERY_FEATURE_KINDS.join(', ')}`, JSON.stringify(raw))
     wanted.add(kind)
   }
   return QUERY_FEATURE_KINDS.filter((k) => wanted.has(k))
@@ -136,7 +141,7 @@ export function rankNormalised(values: Float64Array): Float64Array {
   const order = Array.from({length: n}, (_, i) => i).sort((a, b) => values[b] - values[a] || a - b)
   const out = new Float64Array(n)
   const scale = n > 1 ? n - 1 : 1
-  for (let start = 0; start < n; ) {
+  for (let start = 0; start < n;) {
     let end = start + 1
     while (end < n && values[order[end]] === values[order[start]]) end++
     const meanRank = (start + end - 1) / 2

@@ -10,8 +10,24 @@ import {fromSavedModel, readModel, sameScoringModel, writeModel, type SavedModel
 import {reportEvaluator, PRIMARY_CUTOFF, type NdcgEvaluator} from './ndcg.js'
 import {PackedEnsemble} from './packed.js'
 import {hasQueryLevelColumns} from './query-features.js'
-import {alignColumns, compareScorers, COMPARISON_MIN_QUERIES, ENGINE_SCORE_FEATURE, formatMetric, formatNameList, METRIC_DIGITS, withEngineScoreFeature, type ScorerComparison} from './report.js'
-import {defaultEngineOrder, describeEngineOrder, ENGINE_ORDER_CHOICES, engineOrderScores, type EngineOrder} from './engine-order.js'
+import {
+  alignColumns,
+  compareScorers,
+  COMPARISON_MIN_QUERIES,
+  ENGINE_SCORE_FEATURE,
+  formatMetric,
+  formatNameList,
+  METRIC_DIGITS,
+  withEngineScoreFeature,
+  type ScorerComparison,
+} from './report.js'
+import {
+  defaultEngineOrder,
+  describeEngineOrder,
+  ENGINE_ORDER_CHOICES,
+  engineOrderScores,
+  type EngineOrder,
+} from './engine-order.js'
 import {readLtrFile} from './parse.js'
 import {hashString} from '../util/rng.js'
 import {DEFAULT_CONFIDENCE} from '../stats/interval.js'
@@ -92,7 +108,10 @@ const indexSchema = z.object({
       source: z.string(),
       engine_ndcg10: z.number().optional(),
       holdout: z.string().optional(),
-      holdout_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+      holdout_sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
       margin: z.number().nonnegative().optional(),
       engine_delta_low: z.number().optional(),
       current_delta_low: z.number().optional(),
@@ -115,7 +134,10 @@ export function readRegistry(dir: string): RegistryIndex {
   const parsed = indexSchema.safeParse(readJson(path))
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    throw new InputError(`${path} field ${issue.path.join('.') || '(top)'}`, `a kt reranker registry index (${issue.message})`)
+    throw new InputError(
+      `${path} field ${issue.path.join('.') || '(top)'}`,
+      `a kt reranker registry index (${issue.message})`,
+    )
   }
   const index = parsed.data as RegistryIndex
   if (index.current !== null && !index.versions.some((v) => v.id === index.current)) {
@@ -134,10 +156,14 @@ const REGISTRY_FILE_PATTERN = /^(registry\.json|v\d+\.json)$/
  * writer left are removed first (under the lock nobody else is writing).
  */
 function withRegistryLock<T>(dir: string, waitMs: number | undefined, fn: () => T): T {
-  return withDirLock(dir, {expected: 'a registry no other deploy or rollback is changing', subject: `registry ${dir}`, waitMs}, () => {
-    removeStaleTemps(dir, REGISTRY_FILE_PATTERN)
-    return fn()
-  })
+  return withDirLock(
+    dir,
+    {expected: 'a registry no other deploy or rollback is changing', subject: `registry ${dir}`, waitMs},
+    () => {
+      removeStaleTemps(dir, REGISTRY_FILE_PATTERN)
+      return fn()
+    },
+  )
 }
 
 /** Most index re-reads a lock-free reader makes while writers keep changing the registry under it. */
@@ -262,11 +288,26 @@ export function gateRule(margin: number, confidence = DEFAULT_CONFIDENCE): strin
 }
 
 /** Per-query NDCG@10 comparison of the candidate's scores with a baseline's on `data`, and its non-inferiority verdict. */
-function comparison(baseline: DeployComparison['baseline'], evaluator: NdcgEvaluator, candidate: Float64Array, other: Float64Array, on: string, margin: number): DeployComparison {
+function comparison(
+  baseline: DeployComparison['baseline'],
+  evaluator: NdcgEvaluator,
+  candidate: Float64Array,
+  other: Float64Array,
+  on: string,
+  margin: number,
+): DeployComparison {
   const own = evaluator.perQuery(candidate, PRIMARY_CUTOFF)
   const theirs = evaluator.perQuery(other, PRIMARY_CUTOFF)
   const c = compareScorers('engine', own, theirs, hashString(`${DEPLOY_SEED}/deploy/${baseline}`))
-  return {...c, baseline, candidate_ndcg10: mean(own), baseline_ndcg10: mean(theirs), compared_on: on, margin, noninferior: c.low !== null && c.low >= -margin}
+  return {
+    ...c,
+    baseline,
+    candidate_ndcg10: mean(own),
+    baseline_ndcg10: mean(theirs),
+    compared_on: on,
+    margin,
+    noninferior: c.low !== null && c.low >= -margin,
+  }
 }
 
 function mean(values: Float64Array): number {
@@ -291,16 +332,30 @@ function gateData(candidate: SavedModel, options: DeployOptions): GateData | und
   }
   const recorded = candidate.data.test
   if (recorded === undefined || !existsSync(recorded)) return undefined
-  return {data: readLtrFile(recorded), file: recorded, sha256: fileSha256(recorded), chosen_by: 'the test file the model records (data.test)'}
+  return {
+    data: readLtrFile(recorded),
+    file: recorded,
+    sha256: fileSha256(recorded),
+    chosen_by: 'the test file the model records (data.test)',
+  }
 }
 
-const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
+const signed = (x: number | null): string =>
+  x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`
 
 /** Formats a comparison for humans: "vs the engine's own order (no reranker) on F: 0.5800 vs 0.7500, -0.1700 (paired bootstrap 95% [-0.2500, -0.0900], 20 judged queries): NOT non-inferior (lower bound -0.2500 < -0.01)". */
 export function formatComparison(c: DeployComparison): string {
-  const name = c.baseline === 'engine' ? 'the engine\'s own order (no reranker)' : 'the current model'
-  const interval = c.low === null ? `no interval below ${COMPARISON_MIN_QUERIES} judged queries` : `paired bootstrap ${Math.round(100 * c.confidence)}% [${signed(c.low)}, ${signed(c.high)}]`
-  const verdict = c.low === null ? 'NOT shown non-inferior (no interval)' : c.noninferior ? `non-inferior (lower bound ${signed(c.low)} >= -${c.margin})` : `NOT shown non-inferior (lower bound ${signed(c.low)} < -${c.margin})`
+  const name = c.baseline === 'engine' ? "the engine's own order (no reranker)" : 'the current model'
+  const interval =
+    c.low === null
+      ? `no interval below ${COMPARISON_MIN_QUERIES} judged queries`
+      : `paired bootstrap ${Math.round(100 * c.confidence)}% [${signed(c.low)}, ${signed(c.high)}]`
+  const verdict =
+    c.low === null
+      ? 'NOT shown non-inferior (no interval)'
+      : c.noninferior
+        ? `non-inferior (lower bound ${signed(c.low)} >= -${c.margin})`
+        : `NOT shown non-inferior (lower bound ${signed(c.low)} < -${c.margin})`
   return `vs ${name} on ${c.compared_on}: ${formatMetric(c.candidate_ndcg10)} vs ${formatMetric(c.baseline_ndcg10)}, ${signed(c.delta)} (${interval}, ${c.queries} judged queries): ${verdict}`
 }
 
@@ -322,8 +377,17 @@ function checkSameFeatures(candidate: SavedModel, candidatePath: string, current
       `${formatNameList(got)} (column ${at + 1}: ${got[at] ?? 'none'} instead of ${want[at] ?? 'none'})`,
     )
   }
-  if (hasQueryLevelColumns(want) && candidate.pool !== undefined && current.pool !== undefined && candidate.pool !== current.pool) {
-    throw new InputError(`${candidatePath} field pool`, `${current.pool}, the pool the current model ${currentId}'s query-level columns were computed over`, String(candidate.pool))
+  if (
+    hasQueryLevelColumns(want) &&
+    candidate.pool !== undefined &&
+    current.pool !== undefined &&
+    candidate.pool !== current.pool
+  ) {
+    throw new InputError(
+      `${candidatePath} field pool`,
+      `${current.pool}, the pool the current model ${currentId}'s query-level columns were computed over`,
+      String(candidate.pool),
+    )
   }
 }
 
@@ -333,10 +397,26 @@ function checkSameFeatures(candidate: SavedModel, candidatePath: string, current
  * or logged with another pool than a query-level model's, is a one-line InputError naming it.
  */
 export function validationData(data: LtrDataset, saved: SavedModel, modelPath: string): LtrDataset {
-  const appendScore = saved.feature_names.includes(ENGINE_SCORE_FEATURE) && !data.featureNames.includes(ENGINE_SCORE_FEATURE) && data.engineScores !== undefined
-  const aligned = alignColumns(appendScore ? withEngineScoreFeature(data) : data, saved.feature_names, `the features of ${modelPath}`)
-  if (hasQueryLevelColumns(saved.feature_names) && saved.pool !== undefined && data.pool !== undefined && data.pool !== saved.pool) {
-    throw new InputError(`${data.source} field pool`, `${saved.pool}, the pool ${modelPath}'s query-level columns were computed over`, String(data.pool))
+  const appendScore =
+    saved.feature_names.includes(ENGINE_SCORE_FEATURE) &&
+    !data.featureNames.includes(ENGINE_SCORE_FEATURE) &&
+    data.engineScores !== undefined
+  const aligned = alignColumns(
+    appendScore ? withEngineScoreFeature(data) : data,
+    saved.feature_names,
+    `the features of ${modelPath}`,
+  )
+  if (
+    hasQueryLevelColumns(saved.feature_names) &&
+    saved.pool !== undefined &&
+    data.pool !== undefined &&
+    data.pool !== saved.pool
+  ) {
+    throw new InputError(
+      `${data.source} field pool`,
+      `${saved.pool}, the pool ${modelPath}'s query-level columns were computed over`,
+      String(data.pool),
+    )
   }
   return aligned
 }
@@ -348,7 +428,11 @@ function checkReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined
   // eslint-disable-next-line no-control-regex -- the point: no control or line-separator characters
   if (!reason.trim() || reason.length > MAX_REASON_CHARS || /[\u0000-\u001f\u007f\u2028\u2029]/.test(reason)) {
-    throw new InputError('--reason', `why the deploy is forced, one line of text (at most ${MAX_REASON_CHARS} characters) with --force`, reason.trim() ? JSON.stringify(reason.slice(0, 40)) : 'nothing')
+    throw new InputError(
+      '--reason',
+      `why the deploy is forced, one line of text (at most ${MAX_REASON_CHARS} characters) with --force`,
+      reason.trim() ? JSON.stringify(reason.slice(0, 40)) : 'nothing',
+    )
   }
   return reason
 }
@@ -378,16 +462,38 @@ interface PreGate {
 export function deploy(dir: string, modelPath: string, options: DeployOptions = {}): DeployOutcome {
   const force = checkReason(options.force)
   const margin = options.margin ?? RERANKER_NONINFERIORITY_MARGIN
-  if (!(Number.isFinite(margin) && margin >= 0)) throw new InputError('--margin', 'a non-negative absolute NDCG@10 difference', String(margin))
+  if (!(Number.isFinite(margin) && margin >= 0))
+    throw new InputError('--margin', 'a non-negative absolute NDCG@10 difference', String(margin))
   const candidate = readModel(modelPath)
   if (candidate.trees.length === 0) {
-    throw new InputError(`${modelPath} field trees`, 'at least one tree (a model without trees scores every candidate equally)', 'none')
+    throw new InputError(
+      `${modelPath} field trees`,
+      'at least one tree (a model without trees scores every candidate equally)',
+      'none',
+    )
   }
-  const pre: PreGate = {gate: gateData(candidate, options), record: null, candidateNdcg10: null, engine: undefined, engineOrder: null, refusals: [], notes: [], margin}
+  const pre: PreGate = {
+    gate: gateData(candidate, options),
+    record: null,
+    candidateNdcg10: null,
+    engine: undefined,
+    engineOrder: null,
+    refusals: [],
+    notes: [],
+    margin,
+  }
   const {gate} = pre
   if (!gate) {
-    const got = candidate.data.test !== undefined ? `${candidate.data.test}, which no longer exists` : 'none (trained without --test), and no --holdout'
-    if (force === undefined) throw new InputError(`${modelPath} field data.test`, 'held-out data to judge the model on: --holdout FILE, data it was neither trained nor selected on (e.g. the test split that kt rerank log writes); or --force --reason', got)
+    const got =
+      candidate.data.test !== undefined
+        ? `${candidate.data.test}, which no longer exists`
+        : 'none (trained without --test), and no --holdout'
+    if (force === undefined)
+      throw new InputError(
+        `${modelPath} field data.test`,
+        'held-out data to judge the model on: --holdout FILE, data it was neither trained nor selected on (e.g. the test split that kt rerank log writes); or --force --reason',
+        got,
+      )
     pre.refusals.push(`no held-out data to judge it on (data.test: ${got})`)
   } else {
     pre.record = {file: gate.file, sha256: gate.sha256, chosen_by: gate.chosen_by, margin, rule: gateRule(margin)}
@@ -395,7 +501,11 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
     if (seen) {
       const what = `${describeSeen(seen.split)}${seen.by === 'content' ? ` (the same content: sha256 ${gate.sha256!.slice(0, 12)}...)` : ''}`
       if (force === undefined) {
-        throw new InputError(gate.file, `held-out data the model was neither trained nor selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`, what)
+        throw new InputError(
+          gate.file,
+          `held-out data the model was neither trained nor selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`,
+          what,
+        )
       }
       pre.refusals.push(`${gate.file} is ${what}`)
     } else {
@@ -404,14 +514,27 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
       if (overlap) {
         const what = `${overlap.shared} of its ${overlap.of} judged queries (e.g. qid ${overlap.example}) also in its ${overlap.split === 'train' ? 'training' : 'validation'} file ${overlap.file}`
         if (force === undefined) {
-          throw new InputError(gate.file, `held-out data sharing no query with the data the model was trained or selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`, what)
+          throw new InputError(
+            gate.file,
+            `held-out data sharing no query with the data the model was trained or selected on, to judge ${modelPath} (pass --holdout with a held-out file, e.g. the test split that kt rerank log writes; or --force --reason)`,
+            what,
+          )
         }
         pre.refusals.push(`${gate.file} has ${what}`)
       }
-      if (unchecked.length > 0) pre.notes.push(`query overlap with ${unchecked.join(', ')} not checked (gone, or changed since training)`)
+      if (unchecked.length > 0)
+        pre.notes.push(`query overlap with ${unchecked.join(', ')} not checked (gone, or changed since training)`)
     }
-    if (candidate.data_sha256 === undefined) pre.notes.push(`${modelPath} records no data hashes (saved by an older kt): the held-out file was checked against its training and validation files by path only`)
-    else if (gate.chosen_by !== '--holdout' && candidate.data_sha256.test !== undefined && candidate.data_sha256.test !== gate.sha256) pre.notes.push(`${gate.file} changed since training (its sha256 differs from the recorded one)`)
+    if (candidate.data_sha256 === undefined)
+      pre.notes.push(
+        `${modelPath} records no data hashes (saved by an older kt): the held-out file was checked against its training and validation files by path only`,
+      )
+    else if (
+      gate.chosen_by !== '--holdout' &&
+      candidate.data_sha256.test !== undefined &&
+      candidate.data_sha256.test !== gate.sha256
+    )
+      pre.notes.push(`${gate.file} changed since training (its sha256 differs from the recorded one)`)
     const data = validationData(gate.data, candidate, modelPath)
     const evaluator = reportEvaluator(data)
     const scores = scoreDataset(fromSavedModel(candidate), data)
@@ -434,7 +557,14 @@ export function deploy(dir: string, modelPath: string, options: DeployOptions = 
   return withRegistryLock(dir, options.lockWaitMs, () => deployLocked(dir, modelPath, candidate, options, force, pre))
 }
 
-function deployLocked(dir: string, modelPath: string, candidate: SavedModel, options: DeployOptions, force: string | undefined, pre: PreGate): DeployOutcome {
+function deployLocked(
+  dir: string,
+  modelPath: string,
+  candidate: SavedModel,
+  options: DeployOptions,
+  force: string | undefined,
+  pre: PreGate,
+): DeployOutcome {
   const {gate, engine, margin} = pre
   const notes = [...pre.notes]
   const index = readRegistry(dir)
@@ -444,44 +574,93 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
     checkSameFeatures(candidate, modelPath, currentModel, current.id)
     if (sameScoringModel(candidate, currentModel)) {
       return {
-        deployed: false, already: current.id, current: current.id, candidate_ndcg10: null, current_ndcg10: null, compared_on: null, gate: null, removed: [],
-        reason: `already deployed as ${current.id} (same feature_names and trees): nothing changed`, engine_ndcg10: null, engine_order: null, comparisons: [], notes: [],
+        deployed: false,
+        already: current.id,
+        current: current.id,
+        candidate_ndcg10: null,
+        current_ndcg10: null,
+        compared_on: null,
+        gate: null,
+        removed: [],
+        reason: `already deployed as ${current.id} (same feature_names and trees): nothing changed`,
+        engine_ndcg10: null,
+        engine_order: null,
+        comparisons: [],
+        notes: [],
       }
     }
   }
   const comparisons: DeployComparison[] = engine ? [engine] : []
   if (gate && currentModel && current) {
     const data = validationData(gate.data, candidate, modelPath) // the current model reads the same columns (checked above)
-    comparisons.push(comparison('current', reportEvaluator(data), scoreDataset(fromSavedModel(candidate), data), scoreDataset(fromSavedModel(currentModel), data), gate.file, margin))
+    comparisons.push(
+      comparison(
+        'current',
+        reportEvaluator(data),
+        scoreDataset(fromSavedModel(candidate), data),
+        scoreDataset(fromSavedModel(currentModel), data),
+        gate.file,
+        margin,
+      ),
+    )
     const seen = seenUse(currentModel, gate.file, gate.sha256 ?? undefined)
-    if (seen) notes.push(`${gate.file} is the current model ${current.id}'s ${seen.split === 'train' ? 'training' : 'validation'} data: the comparison with it favours ${current.id}`)
+    if (seen)
+      notes.push(
+        `${gate.file} is the current model ${current.id}'s ${seen.split === 'train' ? 'training' : 'validation'} data: the comparison with it favours ${current.id}`,
+      )
   }
   const judged = comparisons[0]?.queries
-  if (judged !== undefined && judged < GATE_ROUGH_BELOW_QUERIES) notes.push(`only ${judged} judged held-out queries: below ${GATE_ROUGH_BELOW_QUERIES} the bootstrap interval undercovers, so the verdict is rough`)
+  if (judged !== undefined && judged < GATE_ROUGH_BELOW_QUERIES)
+    notes.push(
+      `only ${judged} judged held-out queries: below ${GATE_ROUGH_BELOW_QUERIES} the bootstrap interval undercovers, so the verdict is rough`,
+    )
   const candidateScore = pre.candidateNdcg10
   const currentScore = comparisons.find((c) => c.baseline === 'current')?.baseline_ndcg10 ?? null
   const outcome = {
-    current: index.current, candidate_ndcg10: candidateScore, current_ndcg10: currentScore, compared_on: gate?.file ?? null, gate: pre.record, removed: [] as string[],
-    engine_ndcg10: engine?.baseline_ndcg10 ?? null, engine_order: pre.engineOrder, comparisons, notes,
+    current: index.current,
+    candidate_ndcg10: candidateScore,
+    current_ndcg10: currentScore,
+    compared_on: gate?.file ?? null,
+    gate: pre.record,
+    removed: [] as string[],
+    engine_ndcg10: engine?.baseline_ndcg10 ?? null,
+    engine_order: pre.engineOrder,
+    comparisons,
+    notes,
   }
   const failing = comparisons.filter((c) => !c.noninferior)
   const failure = (c: DeployComparison): string => {
-    const name = c.baseline === 'engine' ? `the engine's own order with no reranker (${pre.engineOrder})` : `current ${index.current}`
-    const bound = c.low === null ? `no interval (fewer than ${COMPARISON_MIN_QUERIES} judged queries)` : `lower bound ${signed(c.low)} < -${margin}`
+    const name =
+      c.baseline === 'engine'
+        ? `the engine's own order with no reranker (${pre.engineOrder})`
+        : `current ${index.current}`
+    const bound =
+      c.low === null
+        ? `no interval (fewer than ${COMPARISON_MIN_QUERIES} judged queries)`
+        : `lower bound ${signed(c.low)} < -${margin}`
     return `not shown non-inferior to ${name}: ${METRIC} ${formatMetric(c.candidate_ndcg10)} vs ${formatMetric(c.baseline_ndcg10)}, ${signed(c.delta)}, ${bound}`
   }
   const gateSays = [...pre.refusals, ...failing.map(failure)]
   if (gateSays.length > 0 && force === undefined) {
-    return {...outcome, deployed: false, reason: `rejected on held-out ${gate!.file}: ${failing.map(failure).join('; ')}`}
+    return {
+      ...outcome,
+      deployed: false,
+      reason: `rejected on held-out ${gate!.file}: ${failing.map(failure).join('; ')}`,
+    }
   }
   const forced = gateSays.length > 0 ? force : undefined
   const id = `v${index.next_version}`
   const file = `${id}.json`
   writeModel(join(dir, file), candidate)
-  const low = (baseline: DeployComparison['baseline']): number | null | undefined => comparisons.find((c) => c.baseline === baseline)?.low
+  const low = (baseline: DeployComparison['baseline']): number | null | undefined =>
+    comparisons.find((c) => c.baseline === baseline)?.low
   const version: RegistryVersion = {
-    id, file, metrics: candidate.metrics, trees: candidate.trees.length,
-    deployed_at: (options.now ?? new Date()).toISOString(), source: modelPath,
+    id,
+    file,
+    metrics: candidate.metrics,
+    trees: candidate.trees.length,
+    deployed_at: (options.now ?? new Date()).toISOString(),
+    source: modelPath,
     ...(engine ? {engine_ndcg10: engine.baseline_ndcg10} : {}),
     ...(gate ? {holdout: gate.file, ...(gate.sha256 === null ? {} : {holdout_sha256: gate.sha256}), margin} : {}),
     ...(low('engine') != null ? {engine_delta_low: low('engine')!} : {}),
@@ -493,10 +672,19 @@ function deployLocked(dir: string, modelPath: string, candidate: SavedModel, opt
   writeRegistry(dir, {...index, current: id, next_version: index.next_version + 1, versions})
   for (const old of removed) rmSync(join(dir, old.file), {force: true})
   const what = current ? `replaces ${current.id}` : 'first version'
-  const reason = forced !== undefined
-    ? `deployed (${what}), FORCED: ${forced}; the gate said: ${gateSays.join('; ')}`
-    : `deployed (${what}): non-inferior on held-out ${gate!.file} (${comparisons.map((c) => `vs ${c.baseline === 'engine' ? 'the engine\'s order' : `current ${current!.id}`} ${signed(c.delta)}, lower bound ${signed(c.low)}`).join('; ')}; margin ${margin})`
-  return {...outcome, deployed: true, current: id, version: id, removed: removed.map((v) => v.id), reason, ...(forced === undefined ? {} : {forced, overrode: gateSays.join('; ')})}
+  const reason =
+    forced !== undefined
+      ? `deployed (${what}), FORCED: ${forced}; the gate said: ${gateSays.join('; ')}`
+      : `deployed (${what}): non-inferior on held-out ${gate!.file} (${comparisons.map((c) => `vs ${c.baseline === 'engine' ? "the engine's order" : `current ${current!.id}`} ${signed(c.delta)}, lower bound ${signed(c.low)}`).join('; ')}; margin ${margin})`
+  return {
+    ...outcome,
+    deployed: true,
+    current: id,
+    version: id,
+    removed: removed.map((v) => v.id),
+    reason,
+    ...(forced === undefined ? {} : {forced, overrode: gateSays.join('; ')}),
+  }
 }
 
 /**
@@ -508,7 +696,11 @@ export function versionProblem(dir: string, version: RegistryVersion): string | 
   try {
     const saved = readVersionModel(dir, version)
     if (saved.trees.length !== version.trees) {
-      return new InputError(`${join(dir, version.file)} field trees`, `${version.trees} trees (as ${REGISTRY_INDEX} lists for ${version.id})`, String(saved.trees.length)).message
+      return new InputError(
+        `${join(dir, version.file)} field trees`,
+        `${version.trees} trees (as ${REGISTRY_INDEX} lists for ${version.id})`,
+        String(saved.trees.length),
+      ).message
     }
     return undefined
   } catch (error) {
@@ -533,7 +725,11 @@ function rollbackLocked(dir: string): RollbackOutcome {
   const index = readRegistry(dir)
   const at = index.versions.findIndex((v) => v.id === index.current)
   if (at <= 0) {
-    throw new InputError(join(dir, REGISTRY_INDEX), 'an earlier kept version to roll back to', at < 0 ? 'no deployed model' : `only ${index.current}`)
+    throw new InputError(
+      join(dir, REGISTRY_INDEX),
+      'an earlier kept version to roll back to',
+      at < 0 ? 'no deployed model' : `only ${index.current}`,
+    )
   }
   const previous = index.versions[at - 1]
   readVersionModel(dir, previous) // the version rolled back to must load before anything changes
@@ -547,7 +743,9 @@ function rollbackLocked(dir: string): RollbackOutcome {
  * The current model, read and packed for inference, with the file it was read from; undefined
  * when nothing is deployed.
  */
-export function loadDeployed(dir: string): {version: RegistryVersion; packed: PackedEnsemble; saved: SavedModel; file: string} | undefined {
+export function loadDeployed(
+  dir: string,
+): {version: RegistryVersion; packed: PackedEnsemble; saved: SavedModel; file: string} | undefined {
   const found = readConsistent(dir, (index) => {
     const version = currentVersion(index)
     if (!version) return undefined
@@ -559,5 +757,10 @@ export function loadDeployed(dir: string): {version: RegistryVersion; packed: Pa
   })
   if (found instanceof Error) throw found
   if (!found) return undefined
-  return {version: found.version, packed: new PackedEnsemble(fromSavedModel(found.saved)), saved: found.saved, file: join(dir, found.version.file)}
+  return {
+    version: found.version,
+    packed: new PackedEnsemble(fromSavedModel(found.saved)),
+    saved: found.saved,
+    file: join(dir, found.version.file),
+  }
 }

@@ -1,13 +1,27 @@
 import {snakeKeys} from '../util/json-keys.js'
 import {InputError} from '../util/errors.js'
 import {carveValidation, numDocs, numFeatures, numQueries, widenTo, type LtrDataset} from './dataset.js'
-import {scoreDataset, trainLambdaMart, type CurvePoint, type FeatureImportance, type LambdaMartParams} from './lambdamart.js'
+import {
+  scoreDataset,
+  trainLambdaMart,
+  type CurvePoint,
+  type FeatureImportance,
+  type LambdaMartParams,
+} from './lambdamart.js'
 import {bestSingleFeature, scoreLinear, scoreSingleFeature, tuneLinear} from './linear.js'
 import {toSavedModel, writeModel} from './model.js'
 import {dataSha256} from './provenance.js'
 import {NDCG_CUTOFFS, NdcgEvaluator, PRIMARY_CUTOFF, reportEvaluator, type NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
-import {PEER_QUALITY_THREADS, PEER_TIMING_THREADS, TARGET_TRAIN_TIME_RATIO, peerSettings, runXgboostPeer, type PeerRun, type PeerSettings} from './peer.js'
+import {
+  PEER_QUALITY_THREADS,
+  PEER_TIMING_THREADS,
+  TARGET_TRAIN_TIME_RATIO,
+  peerSettings,
+  runXgboostPeer,
+  type PeerRun,
+  type PeerSettings,
+} from './peer.js'
 import {cpus, loadavg} from 'node:os'
 import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
 import {Rng, hashString} from '../util/rng.js'
@@ -135,7 +149,8 @@ export interface TrainReport {
   model?: string
 }
 
-export const NO_RELEVANT_CONVENTION = 'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
+export const NO_RELEVANT_CONVENTION =
+  'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
 
 /**
  * LambdaMART minus a baseline in NDCG@PRIMARY_CUTOFF on one split, as an absolute difference of
@@ -162,10 +177,28 @@ export const COMPARISON_RESAMPLES = 2000
 export const COMPARISON_MIN_QUERIES = 5
 
 /** Paired comparison of LambdaMART's per-query NDCG with a baseline's on the same queries. */
-export function compareScorers(baseline: ScorerComparison['baseline'], model: Float64Array, other: Float64Array, seed: number, resamples = COMPARISON_RESAMPLES): ScorerComparison {
-  const r = pairedBootstrapDelta(model.length, meanStatistic(other), meanStatistic(model), {rng: new Rng(seed), resamples})
+export function compareScorers(
+  baseline: ScorerComparison['baseline'],
+  model: Float64Array,
+  other: Float64Array,
+  seed: number,
+  resamples = COMPARISON_RESAMPLES,
+): ScorerComparison {
+  const r = pairedBootstrapDelta(model.length, meanStatistic(other), meanStatistic(model), {
+    rng: new Rng(seed),
+    resamples,
+  })
   const interval = model.length >= COMPARISON_MIN_QUERIES
-  return {baseline, metric: `ndcg@${PRIMARY_CUTOFF}`, kind: 'absolute', delta: r.estimate ?? Number.NaN, low: interval ? r.low : null, high: interval ? r.high : null, confidence: r.confidence, queries: model.length}
+  return {
+    baseline,
+    metric: `ndcg@${PRIMARY_CUTOFF}`,
+    kind: 'absolute',
+    delta: r.estimate ?? Number.NaN,
+    low: interval ? r.low : null,
+    high: interval ? r.high : null,
+    confidence: r.confidence,
+    queries: model.length,
+  }
 }
 
 /** Name of the extra column added by `engineScoreFeature`. */
@@ -173,8 +206,14 @@ export const ENGINE_SCORE_FEATURE = 'engine_score'
 
 /** The data with the logged engine score appended as a last feature column. */
 export function withEngineScoreFeature(data: LtrDataset): LtrDataset {
-  if (!data.engineScores) throw new InputError(data.source, 'a kt feature log with engine_score on every line (for --engine-score-feature)', 'none')
-  if (data.featureNames.includes(ENGINE_SCORE_FEATURE)) throw new InputError(data.source, `no feature already named ${ENGINE_SCORE_FEATURE}`, 'one')
+  if (!data.engineScores)
+    throw new InputError(
+      data.source,
+      'a kt feature log with engine_score on every line (for --engine-score-feature)',
+      'none',
+    )
+  if (data.featureNames.includes(ENGINE_SCORE_FEATURE))
+    throw new InputError(data.source, `no feature already named ${ENGINE_SCORE_FEATURE}`, 'one')
   const width = numFeatures(data)
   const n = numDocs(data)
   const features = new Float64Array(n * (width + 1))
@@ -186,7 +225,9 @@ export function withEngineScoreFeature(data: LtrDataset): LtrDataset {
 }
 
 /** Reads the given splits and puts their feature columns in the training split's order. */
-export function loadSplits(files: TrainReportOptions['files']): Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset} {
+export function loadSplits(
+  files: TrainReportOptions['files'],
+): Partial<Record<SplitName, LtrDataset>> & {train: LtrDataset} {
   const raw: Partial<Record<SplitName, LtrDataset>> = {}
   for (const name of SPLIT_NAMES) {
     const path = files[name]
@@ -206,7 +247,8 @@ export function alignSplits<T extends Partial<Record<SplitName, LtrDataset>> & {
     const width = Math.max(...present.map(numFeatures))
     const names = Array.from({length: width}, (_, i) => String(i + 1))
     const out = {...splits}
-    for (const name of SPLIT_NAMES) if (out[name]) (out as Record<string, LtrDataset>)[name] = widenTo(out[name]!, names)
+    for (const name of SPLIT_NAMES)
+      if (out[name]) (out as Record<string, LtrDataset>)[name] = widenTo(out[name]!, names)
     return out
   }
   const out = {...splits}
@@ -231,13 +273,18 @@ function isNumbered(data: {featureNames: readonly string[]}): boolean {
  */
 export function alignColumns(data: LtrDataset, names: readonly string[], what: string): LtrDataset {
   const expected = `${what} (${formatNameList(names)})`
-  if (isNumbered(data) && isNumbered({featureNames: names}) && numFeatures(data) <= names.length) return widenTo(data, names)
+  if (isNumbered(data) && isNumbered({featureNames: names}) && numFeatures(data) <= names.length)
+    return widenTo(data, names)
   const columns = names.map((feature) => data.featureNames.indexOf(feature))
   const missing = columns.findIndex((c) => c < 0)
   if (missing >= 0) throw new InputError(data.source, expected, `no feature ${names[missing]}`)
   if (data.featureNames.length !== names.length) {
     const extra = data.featureNames.find((name) => !names.includes(name))
-    throw new InputError(data.source, expected, extra === undefined ? `${data.featureNames.length} features` : `also ${extra}`)
+    throw new InputError(
+      data.source,
+      expected,
+      extra === undefined ? `${data.featureNames.length} features` : `also ${extra}`,
+    )
   }
   const width = names.length
   const features = new Float64Array(numDocs(data) * width)
@@ -252,7 +299,9 @@ const LISTED_NAMES = 16
 
 /** Column names for a one-line message (long lists elided with their count). */
 export function formatNameList(names: readonly string[]): string {
-  return names.length > LISTED_NAMES ? `${names.slice(0, LISTED_NAMES).join(', ')}, ... (${names.length} names)` : names.join(', ')
+  return names.length > LISTED_NAMES
+    ? `${names.slice(0, LISTED_NAMES).join(', ')}, ... (${names.length} names)`
+    : names.join(', ')
 }
 
 /**
@@ -264,7 +313,11 @@ export function loggedPool(splits: Partial<Record<SplitName, LtrDataset>> & {tra
   for (const name of SPLIT_NAMES) {
     const data = splits[name]
     if (data?.pool !== undefined && data.pool !== pool) {
-      throw new InputError(`${data.source} field pool`, pool === undefined ? `no pool, like ${splits.train.source}` : `${pool}, the pool of ${splits.train.source}`, String(data.pool))
+      throw new InputError(
+        `${data.source} field pool`,
+        pool === undefined ? `no pool, like ${splits.train.source}` : `${pool}, the pool of ${splits.train.source}`,
+        String(data.pool),
+      )
     }
   }
   return pool
@@ -277,19 +330,34 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   const data = loadSplits(options.files)
   if (options.validFraction !== undefined) {
     if (data.valid) throw new InputError('--valid-fraction', 'no --valid file as well', options.files.valid!)
-    if (options.peer) throw new InputError('--valid-fraction', `no --peer (the peer trains on the whole --data file)`, '--peer')
+    if (options.peer)
+      throw new InputError('--valid-fraction', `no --peer (the peer trains on the whole --data file)`, '--peer')
     Object.assign(data, carveValidation(data.train, options.validFraction, options.seed))
   }
   const pool = loggedPool(data)
-  if (options.engineScoreFeature) for (const name of SPLIT_NAMES) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
+  if (options.engineScoreFeature)
+    for (const name of SPLIT_NAMES) if (data[name]) data[name] = withEngineScoreFeature(data[name]!)
   const present = SPLIT_NAMES.filter((name) => data[name] !== undefined)
-  const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<SplitName, NdcgEvaluator>
+  const evaluators = Object.fromEntries(present.map((name) => [name, reportEvaluator(data[name]!)])) as Record<
+    SplitName,
+    NdcgEvaluator
+  >
 
   if (options.peer) {
     for (const name of present) {
-      if (/\.jsonl$/i.test(options.files[name] ?? '')) throw new InputError(`--peer ${options.peer}`, 'LETOR text files (the peer reads no kt feature logs)', options.files[name]!)
+      if (/\.jsonl$/i.test(options.files[name] ?? ''))
+        throw new InputError(
+          `--peer ${options.peer}`,
+          'LETOR text files (the peer reads no kt feature logs)',
+          options.files[name]!,
+        )
     }
-    if (options.engineScoreFeature) throw new InputError(`--peer ${options.peer}`, 'no --engine-score-feature (the peer reads the files as they are)', '--engine-score-feature')
+    if (options.engineScoreFeature)
+      throw new InputError(
+        `--peer ${options.peer}`,
+        'no --engine-score-feature (the peer reads the files as they are)',
+        '--engine-score-feature',
+      )
   }
   progress('training LambdaMART')
   const started = performance.now()
@@ -325,7 +393,10 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     convention: NO_RELEVANT_CONVENTION,
     ...(pool === undefined ? {} : {pool}),
     comparisons: {},
-    warnings: outcome.noTreeReason === undefined ? [] : [`LambdaMART grew 0 trees: ${outcome.noTreeReason}; the model scores every document equally`],
+    warnings:
+      outcome.noTreeReason === undefined
+        ? []
+        : [`LambdaMART grew 0 trees: ${outcome.noTreeReason}; the model scores every document equally`],
     train_cpu_ms: Math.round(trainCpuMs),
     advice: trainingAdvice(outcome.curve, options.params, outcome.model.trees.length),
   }
@@ -334,7 +405,12 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
   for (const name of present) {
     const split = data[name]!
     const evaluator = evaluators[name]
-    const scores = {model: scoreDataset(outcome.model, split), linear: scoreLinear(linear, split), best_feature: scoreSingleFeature(single, split), engine: hasEngineScores ? split.engineScores! : undefined}
+    const scores = {
+      model: scoreDataset(outcome.model, split),
+      linear: scoreLinear(linear, split),
+      best_feature: scoreSingleFeature(single, split),
+      engine: hasEngineScores ? split.engineScores! : undefined,
+    }
     report.splits[name] = evaluator.report(scores.model)
     report.baselines.linear[name] = evaluator.report(scores.linear)
     report.baselines.best_feature[name] = evaluator.report(scores.best_feature)
@@ -342,7 +418,14 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     if (name !== 'train') {
       const own = evaluator.perQuery(scores.model, PRIMARY_CUTOFF)
       const baselines = (['linear', 'best_feature', 'engine'] as const).filter((b) => scores[b] !== undefined)
-      report.comparisons[name] = baselines.map((b) => compareScorers(b, own, evaluator.perQuery(scores[b]!, PRIMARY_CUTOFF), hashString(`${options.seed}/comparison/${name}/${b}`)))
+      report.comparisons[name] = baselines.map((b) =>
+        compareScorers(
+          b,
+          own,
+          evaluator.perQuery(scores[b]!, PRIMARY_CUTOFF),
+          hashString(`${options.seed}/comparison/${name}/${b}`),
+        ),
+      )
     }
     report.queries[name] = {total: numQueries(split), judged: evaluator.judgedQueries, documents: numDocs(split)}
   }
@@ -351,10 +434,26 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     report.peer_comparison = comparePeer(data, options, outcome.model, {wall: trainMs, cpu: trainCpuMs}, present)
   }
   if (options.save) {
-    const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
+    const params: Partial<LambdaMartParams> & {engineScoreFeature?: boolean} = {
+      ...options.params,
+      engineScoreFeature: options.engineScoreFeature === true,
+    }
     // the files and their content hashes: the deploy gate refuses to judge the model on train or valid data (provenance.ts)
-    const files = Object.fromEntries(Object.entries(options.files).filter(([, path]) => path !== undefined)) as Record<string, string>
-    writeModel(options.save, toSavedModel(outcome.model, snakeKeys(params) as Record<string, unknown>, report.splits as Record<string, NdcgReport>, files, pool, dataSha256(files)))
+    const files = Object.fromEntries(Object.entries(options.files).filter(([, path]) => path !== undefined)) as Record<
+      string,
+      string
+    >
+    writeModel(
+      options.save,
+      toSavedModel(
+        outcome.model,
+        snakeKeys(params) as Record<string, unknown>,
+        report.splits as Record<string, NdcgReport>,
+        files,
+        pool,
+        dataSha256(files),
+      ),
+    )
     report.model = options.save
   }
   return report
@@ -376,7 +475,9 @@ export function trainingAdvice(curve: readonly CurvePoint[], params: LambdaMartP
   const advice: string[] = []
   if (curve.length === 0) return advice
   if (!curve.some((p) => p.ndcg10.valid !== undefined)) {
-    advice.push('no --valid split: the tree count and learning rate are unchecked; give one so early stopping picks the size')
+    advice.push(
+      'no --valid split: the tree count and learning rate are unchecked; give one so early stopping picks the size',
+    )
     return advice
   }
   let best = 0
@@ -384,19 +485,27 @@ export function trainingAdvice(curve: readonly CurvePoint[], params: LambdaMartP
   const bestTrees = curve[best].trees
   const grown = curve[curve.length - 1].trees
   if (bestTrees === 0) {
-    advice.push('no tree improved on the base ranking on the validation split: the model is the base alone, and deploying it changes nothing')
+    advice.push(
+      'no tree improved on the base ranking on the validation split: the model is the base alone, and deploying it changes nothing',
+    )
     return advice
   }
   if (bestTrees >= grown * (1 - RISING_TAIL) && grown >= params.trees) {
-    advice.push(`validation NDCG@10 was still rising at tree ${bestTrees} of ${params.trees}: more --trees (or a higher --learning-rate) may help`)
+    advice.push(
+      `validation NDCG@10 was still rising at tree ${bestTrees} of ${params.trees}: more --trees (or a higher --learning-rate) may help`,
+    )
   }
   if (bestTrees < FEW_TREES) {
-    advice.push(`the best validation NDCG@10 came after ${bestTrees} trees: the model fits fast; a lower --learning-rate (e.g. ${params.learningRate / 2}) with more trees, and a larger --min-data or --l2, usually generalise better`)
+    advice.push(
+      `the best validation NDCG@10 came after ${bestTrees} trees: the model fits fast; a lower --learning-rate (e.g. ${params.learningRate / 2}) with more trees, and a larger --min-data or --l2, usually generalise better`,
+    )
   }
   const at = curve.find((p) => p.trees === Math.max(1, chosen)) ?? curve[best]
   const gap = at.ndcg10.train - at.ndcg10.valid
   if (gap > MEMORISING_GAP) {
-    advice.push(`train NDCG@10 ${at.ndcg10.train.toFixed(METRIC_DIGITS)} vs validation ${at.ndcg10.valid.toFixed(METRIC_DIGITS)} at ${at.trees} trees: the model memorises; raise --min-data or --l2, lower --leaves or --depth, or try --feature-fraction 0.8 (kt rerank tune searches these)`)
+    advice.push(
+      `train NDCG@10 ${at.ndcg10.train.toFixed(METRIC_DIGITS)} vs validation ${at.ndcg10.valid.toFixed(METRIC_DIGITS)} at ${at.trees} trees: the model memorises; raise --min-data or --l2, lower --leaves or --depth, or try --feature-fraction 0.8 (kt rerank tune searches these)`,
+    )
   }
   return advice
 }
@@ -410,7 +519,12 @@ export function meanUnjudgedAsOne(judged: Float64Array, totalQueries: number): n
 
 /** A peer run's training time in ms. */
 function runTime(run: PeerRun): PeerRunTime {
-  return {threads: run.threads, omp_wait_policy: run.omp_wait_policy, train_ms: run.train_s * 1000, train_cpu_ms: run.train_cpu_s * 1000}
+  return {
+    threads: run.threads,
+    omp_wait_policy: run.omp_wait_policy,
+    train_ms: run.train_s * 1000,
+    train_cpu_ms: run.train_cpu_s * 1000,
+  }
 }
 
 /**
@@ -432,7 +546,8 @@ function comparePeer(
   for (const name of scored) {
     const split = data[name]!
     const run = runXgboostPeer(options.files.train, options.files[name]!, settings, PEER_QUALITY_THREADS)
-    if (run.scores.length !== numDocs(split)) throw new InputError(options.files[name]!, `${numDocs(split)} scores from the peer`, String(run.scores.length))
+    if (run.scores.length !== numDocs(split))
+      throw new InputError(options.files[name]!, `${numDocs(split)} scores from the peer`, String(run.scores.length))
     peerName = run.peer
     defaultRun ??= run
     const evaluator = new NdcgEvaluator(split, [PRIMARY_CUTOFF])
@@ -453,7 +568,11 @@ function comparePeer(
   if (scored.length > 0) {
     const split = data[scored[0]]!
     const perQuery = new NdcgEvaluator(split, [PRIMARY_CUTOFF]).perQuery(oneThread.scores, PRIMARY_CUTOFF)
-    oneThreadNdcg = {split: scored[0], judged: perQuery.reduce((a, b) => a + b, 0) / perQuery.length, all_unjudged_as_1: meanUnjudgedAsOne(perQuery, numQueries(split))}
+    oneThreadNdcg = {
+      split: scored[0],
+      judged: perQuery.reduce((a, b) => a + b, 0) / perQuery.length,
+      all_unjudged_as_1: meanUnjudgedAsOne(perQuery, numQueries(split)),
+    }
   }
   const cpuRatio = ktTime.cpu / (oneThread.train_cpu_s * 1000)
   return {
@@ -509,9 +628,13 @@ export function formatTrainReport(report: TrainReport): string {
       [`best feature (${best.feature}, ${best.direction})`, report.baselines.best_feature[name]!],
     ]
     const engine = report.baselines.engine?.[name]
-    if (engine) scorers.push(['engine\'s own fused score (logged)', engine])
+    if (engine) scorers.push(["engine's own fused score (logged)", engine])
     scorers.forEach(([label, values], i) => {
-      rows.push([i === 0 ? `${name} (${q.judged}/${q.total} q)` : '', label, ...NDCG_CUTOFFS.map((k) => fmt(values[`ndcg@${k}`]))])
+      rows.push([
+        i === 0 ? `${name} (${q.judged}/${q.total} q)` : '',
+        label,
+        ...NDCG_CUTOFFS.map((k) => fmt(values[`ndcg@${k}`])),
+      ])
     })
   }
   lines.push(table(header, rows, 2))
@@ -519,25 +642,57 @@ export function formatTrainReport(report: TrainReport): string {
   const compared = SPLIT_NAMES.filter((name) => (report.comparisons[name] ?? []).length > 0)
   if (compared.length > 0) {
     const first = report.comparisons[compared[0]]![0]
-    const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
-    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: 'engine\'s score', xgboost: 'xgboost'}
-    lines.push('', `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`)
-    lines.push(table(['split', 'baseline', 'delta', 'interval'], compared.flatMap((name) => report.comparisons[name]!.map((c, i) => [i === 0 ? `${name} (${c.queries} q)` : '', names[c.baseline], signed(c.delta), `[${signed(c.low)}, ${signed(c.high)}]`])), 2))
+    const signed = (x: number | null): string =>
+      x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`
+    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: "engine's score", xgboost: 'xgboost'}
+    lines.push(
+      '',
+      `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`,
+    )
+    lines.push(
+      table(
+        ['split', 'baseline', 'delta', 'interval'],
+        compared.flatMap((name) =>
+          report.comparisons[name]!.map((c, i) => [
+            i === 0 ? `${name} (${c.queries} q)` : '',
+            names[c.baseline],
+            signed(c.delta),
+            `[${signed(c.low)}, ${signed(c.high)}]`,
+          ]),
+        ),
+        2,
+      ),
+    )
   }
   if (report.peer_comparison) lines.push('', formatPeer(report.peer_comparison))
-  if (report.advice.length > 0) lines.push('', 'Advice (from the validation curve):', ...report.advice.map((a) => `- ${a}`))
+  if (report.advice.length > 0)
+    lines.push('', 'Advice (from the validation curve):', ...report.advice.map((a) => `- ${a}`))
 
   const present = SPLIT_NAMES.filter((name) => report.splits[name])
   const byTrees = new Map(report.ndcg_by_trees.map((p) => [p.trees, p]))
   lines.push('', `NDCG@${PRIMARY_CUTOFF} against number of trees`)
   const lastTrees = report.ndcg_by_trees.length === 0 ? 0 : report.ndcg_by_trees[report.ndcg_by_trees.length - 1].trees
   const marks = [...(byTrees.has(0) ? [0] : []), ...curveCheckpoints(lastTrees)]
-  lines.push(table(['trees', ...present], marks.map((t) => [t === 0 ? '0 (base)' : String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))])))
+  lines.push(
+    table(
+      ['trees', ...present],
+      marks.map((t) => [t === 0 ? '0 (base)' : String(t), ...present.map((s) => fmt(byTrees.get(t)?.[s]))]),
+    ),
+  )
 
   lines.push('', 'Feature importance (split gain)')
-  lines.push(table(['feature', 'gain', 'share', 'splits'], report.importance.map((f) => [f.feature, f.gain.toFixed(1), `${(100 * f.share).toFixed(1)}%`, String(f.splits)])))
+  lines.push(
+    table(
+      ['feature', 'gain', 'share', 'splits'],
+      report.importance.map((f) => [f.feature, f.gain.toFixed(1), `${(100 * f.share).toFixed(1)}%`, String(f.splits)]),
+    ),
+  )
   if (report.model) lines.push('', `Model saved to ${report.model}`)
-  lines.push('', TIMING_HEADER, `- LambdaMART: ${report.train_ms} ms (${report.train_cpu_ms} ms of CPU) for ${report.trees} trees, one thread.`)
+  lines.push(
+    '',
+    TIMING_HEADER,
+    `- LambdaMART: ${report.train_ms} ms (${report.train_cpu_ms} ms of CPU) for ${report.trees} trees, one thread.`,
+  )
   if (report.peer_comparison) lines.push(...formatPeerTiming(report.peer_comparison))
   return lines.join('\n')
 }
@@ -560,18 +715,50 @@ export function formatPeerTiming(p: PeerReport): string[] {
 
 /** The peer section of the human report (quality only; its timing is in the report's last section). */
 export function formatPeer(p: PeerReport): string {
-  const signed = (x: number | null): string => (x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`)
+  const signed = (x: number | null): string =>
+    x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`
   const s = p.settings
-  const lines = [`LambdaMART against ${p.peer} rank:ndcg with the same settings (depth ${s.depth}, eta ${s.eta}, ${s.rounds} rounds, min_child_weight ${s.min_child_weight}, lambda ${s.l2}; XGBoost on ${p.threads} threads, its default on the 2-core machine of the issue's reference: its scores depend on the thread count), NDCG@${PRIMARY_CUTOFF}:`]
+  const lines = [
+    `LambdaMART against ${p.peer} rank:ndcg with the same settings (depth ${s.depth}, eta ${s.eta}, ${s.rounds} rounds, min_child_weight ${s.min_child_weight}, lambda ${s.l2}; XGBoost on ${p.threads} threads, its default on the 2-core machine of the issue's reference: its scores depend on the thread count), NDCG@${PRIMARY_CUTOFF}:`,
+  ]
   const rows = SPLIT_NAMES.filter((n) => p.splits[n]).map((n) => {
     const c = p.splits[n]!
-    return [`${n} (${c.delta.queries} judged q)`, formatMetric(c.kt.judged), formatMetric(c.peer.judged), formatMetric(c.kt.all_unjudged_as_1), formatMetric(c.peer.all_unjudged_as_1), signed(c.delta.delta), `[${signed(c.delta.low)}, ${signed(c.delta.high)}]`]
+    return [
+      `${n} (${c.delta.queries} judged q)`,
+      formatMetric(c.kt.judged),
+      formatMetric(c.peer.judged),
+      formatMetric(c.kt.all_unjudged_as_1),
+      formatMetric(c.peer.all_unjudged_as_1),
+      signed(c.delta.delta),
+      `[${signed(c.delta.low)}, ${signed(c.delta.high)}]`,
+    ]
   })
   const first = p.splits.test ?? p.splits.valid
-  if (first) lines.push(table(['split', 'kt judged', 'peer judged', 'kt all (unjudged=1)', 'peer all (unjudged=1)', 'kt - peer (judged)', `${Math.round(100 * first.delta.confidence)}% paired interval`], rows, 1))
+  if (first)
+    lines.push(
+      table(
+        [
+          'split',
+          'kt judged',
+          'peer judged',
+          'kt all (unjudged=1)',
+          'peer all (unjudged=1)',
+          'kt - peer (judged)',
+          `${Math.round(100 * first.delta.confidence)}% paired interval`,
+        ],
+        rows,
+        1,
+      ),
+    )
   else lines.push('(no --valid or --test split: nothing to compare; timing only)')
-  if (p.one_thread) lines.push(`${p.peer} on ${PEER_TIMING_THREADS} thread (the run timed for the CPU ratio, not compared): ${p.one_thread.split} ${formatMetric(p.one_thread.judged)} judged, ${formatMetric(p.one_thread.all_unjudged_as_1)} over all queries; its sums, and so its scores, depend on the thread count.`)
-  if (p.kt_truncation > 0) lines.push(`Note: kt's gradients are truncated at NDCG@${p.kt_truncation}; the peer uses every pair. --truncation 0 makes the settings the same.`)
+  if (p.one_thread)
+    lines.push(
+      `${p.peer} on ${PEER_TIMING_THREADS} thread (the run timed for the CPU ratio, not compared): ${p.one_thread.split} ${formatMetric(p.one_thread.judged)} judged, ${formatMetric(p.one_thread.all_unjudged_as_1)} over all queries; its sums, and so its scores, depend on the thread count.`,
+    )
+  if (p.kt_truncation > 0)
+    lines.push(
+      `Note: kt's gradients are truncated at NDCG@${p.kt_truncation}; the peer uses every pair. --truncation 0 makes the settings the same.`,
+    )
   return lines.join('\n')
 }
 
@@ -582,6 +769,10 @@ export function formatPeer(p: PeerReport): string {
 export function table(header: string[], rows: string[][], textColumns: number | readonly number[] = 1): string {
   const isText = (c: number): boolean => (typeof textColumns === 'number' ? c < textColumns : textColumns.includes(c))
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)))
-  const line = (cells: string[]): string => cells.map((cell, c) => (isText(c) ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, c) => (isText(c) ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+      .join('  ')
+      .trimEnd()
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }

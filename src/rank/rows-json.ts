@@ -97,7 +97,8 @@ export function readFeatureRows(body: Uint8Array, width: number, out: Float64Arr
       if (i >= last) return FALLBACK
       c = body[i]
       if (c === LOWER_N) {
-        if (i + 4 > last || body[i + 1] !== LOWER_U || body[i + 2] !== LOWER_L || body[i + 3] !== LOWER_L) return FALLBACK
+        if (i + 4 > last || body[i + 1] !== LOWER_U || body[i + 2] !== LOWER_L || body[i + 3] !== LOWER_L)
+          return FALLBACK
         i += 4
         out[n++] = Number.NaN
       } else {
@@ -222,7 +223,12 @@ export function bestFirst(scores: Float64Array, order: Int32Array): Int32Array {
  * WasmEnsemble.printScores: the same values, up to 17 digits), or else the same text JSON.stringify
  * gives (a number prints as String(n); NaN and infinities as null).
  */
-export function rerankAnswerJson(version: string, scores: Float64Array, order: Int32Array, printedScores?: string): string {
+export function rerankAnswerJson(
+  version: string,
+  scores: Float64Array,
+  order: Int32Array,
+  printedScores?: string,
+): string {
   let text = `{"model":${JSON.stringify(version)},"scores":[`
   if (printedScores !== undefined) text += printedScores
   else {

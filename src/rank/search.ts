@@ -67,7 +67,8 @@ export const DEPLOYED_RERANKER = 'deployed'
 export function loadReranker(spec: string, registryDir: string): LoadedReranker {
   if (spec === DEPLOYED_RERANKER) {
     const deployed = loadDeployed(registryDir)
-    if (!deployed) throw new InputError(join(registryDir, REGISTRY_INDEX), 'a deployed reranker (kt rerank deploy MODEL)', 'none')
+    if (!deployed)
+      throw new InputError(join(registryDir, REGISTRY_INDEX), 'a deployed reranker (kt rerank deploy MODEL)', 'none')
     return {
       reranker: engineReranker(deployed.saved, deployed.file),
       file: deployed.file,
@@ -78,5 +79,11 @@ export function loadReranker(spec: string, registryDir: string): LoadedReranker 
     }
   }
   const saved = readModel(spec)
-  return {reranker: engineReranker(saved, spec), file: spec, trees: saved.trees.length, featureNames: saved.feature_names, ...(saved.pool === undefined ? {} : {pool: saved.pool})}
+  return {
+    reranker: engineReranker(saved, spec),
+    file: spec,
+    trees: saved.trees.length,
+    featureNames: saved.feature_names,
+    ...(saved.pool === undefined ? {} : {pool: saved.pool}),
+  }
 }

@@ -52,7 +52,8 @@ export interface SyntheticOptions {
 /** Latent relevance of one feature row (before noise), the generator's ground truth. */
 export function syntheticLatent(x: ArrayLike<number>, offset = 0, structure: SyntheticStructure = 'mixed'): number {
   const f = (i: number): number => x[offset + i - 1]
-  if (structure === 'linear') return 1.0 * f(1) + 0.8 * f(2) + 0.8 * f(3) + 0.8 * f(4) + 0.6 * f(5) - 0.6 * f(6) - 0.3 * f(8) * MAX_HOPS
+  if (structure === 'linear')
+    return 1.0 * f(1) + 0.8 * f(2) + 0.8 * f(3) + 0.8 * f(4) + 0.6 * f(5) - 0.6 * f(6) - 0.3 * f(8) * MAX_HOPS
   const interaction = f(3) > INTERACTION_LEVEL && f(4) > INTERACTION_LEVEL ? INTERACTION_WEIGHT : 0
   const middle = 2 * f(5) - 1
   return 1.0 * f(1) + 0.8 * f(2) + interaction - 1.2 * middle * middle - 0.6 * f(6) - 0.3 * f(8) * MAX_HOPS
@@ -86,7 +87,10 @@ export function generateSynthetic(options: SyntheticOptions): LtrDataset {
     builder.beginQuery(String(q + 1))
     queryRows.forEach((x, d) => builder.addRow(cuts.filter((c) => latent[q][d] >= c).length, x))
   })
-  return builder.build('synthetic', Array.from({length: SYNTHETIC_FEATURES}, (_, i) => String(i + 1)))
+  return builder.build(
+    'synthetic',
+    Array.from({length: SYNTHETIC_FEATURES}, (_, i) => String(i + 1)),
+  )
 }
 
 /** Splits queries into consecutive train/valid/test parts of the given sizes. */
@@ -124,7 +128,14 @@ export function formatFeatureLog(data: LtrDataset, digits = WRITTEN_DIGITS): str
     for (let d = data.queryOffsets[q]; d < data.queryOffsets[q + 1]; d++) {
       const features: Record<string, number> = {}
       data.featureNames.forEach((name, f) => (features[name] = round(data.features[d * width + f], digits)))
-      lines.push(JSON.stringify({qid: data.queryIds[q], label: data.labels[d], features, doc: `d${d - data.queryOffsets[q] + 1}`}))
+      lines.push(
+        JSON.stringify({
+          qid: data.queryIds[q],
+          label: data.labels[d],
+          features,
+          doc: `d${d - data.queryOffsets[q] + 1}`,
+        }),
+      )
     }
   }
   return lines.join('\n') + '\n'
@@ -163,7 +174,13 @@ export interface FixtureSpec {
  * The committed fixture (fixtures/ltr/): small enough to read (about 700 documents) and to train
  * on in a test, large enough that every split has judged queries. `kt rerank generate` rewrites it.
  */
-export const FIXTURE_SPEC: FixtureSpec = {structure: 'mixed', queries: [40, 15, 15], minDocs: 6, maxDocs: 14, seed: 20240501}
+export const FIXTURE_SPEC: FixtureSpec = {
+  structure: 'mixed',
+  queries: [40, 15, 15],
+  minDocs: 6,
+  maxDocs: 14,
+  seed: 20240501,
+}
 
 /** Queries of the test split also written in the libsvm + .query and JSONL forms. */
 const OTHER_FORM_QUERIES = 5
@@ -171,9 +188,18 @@ const OTHER_FORM_QUERIES = 5
 /** File name -> content of a generated fixture set (LETOR splits plus the other two input forms). */
 export function fixtureFiles(spec: FixtureSpec): Record<string, string> {
   const total = spec.queries[0] + spec.queries[1] + spec.queries[2]
-  const all = generateSynthetic({structure: spec.structure, queries: total, minDocs: spec.minDocs, maxDocs: spec.maxDocs, seed: spec.seed})
+  const all = generateSynthetic({
+    structure: spec.structure,
+    queries: total,
+    minDocs: spec.minDocs,
+    maxDocs: spec.maxDocs,
+    seed: spec.seed,
+  })
   const [train, valid, test] = splitByQueries(all, spec.queries)
-  const small = selectQueries(test, Array.from({length: Math.min(OTHER_FORM_QUERIES, numQueries(test))}, (_, i) => i))
+  const small = selectQueries(
+    test,
+    Array.from({length: Math.min(OTHER_FORM_QUERIES, numQueries(test))}, (_, i) => i),
+  )
   const libsvm = formatLibsvmWithGroups(small)
   return {
     'train.txt': formatLetor(train),

@@ -83,7 +83,13 @@ export interface GrownTree {
  * Grows one tree on per-document gradients and Hessians. `allowed`, when given, marks the feature
  * columns this tree may split on (feature subsampling); every column otherwise.
  */
-export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Array, params: TreeParams, allowed?: Uint8Array): GrownTree {
+export function growTree(
+  data: BinnedData,
+  grad: Float64Array,
+  hess: Float64Array,
+  params: TreeParams,
+  allowed?: Uint8Array,
+): GrownTree {
   const {binning, rows} = data
   const totalBins = binning.offsets[binning.offsets.length - 1]
   const docs = new Int32Array(rows)
@@ -101,7 +107,17 @@ export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Arra
     sumG += grad[d]
     sumH += hess[d]
   }
-  const root: Leaf = {begin: 0, end: rows, depth: 0, sumG, sumH, histogram: new Float64Array(totalBins * SLOTS), split: undefined, parent: -1, isLeft: true}
+  const root: Leaf = {
+    begin: 0,
+    end: rows,
+    depth: 0,
+    sumG,
+    sumH,
+    histogram: new Float64Array(totalBins * SLOTS),
+    split: undefined,
+    parent: -1,
+    isLeft: true,
+  }
   buildHistogram(data, docs, root.begin, root.end, grad, hess, root.histogram)
   root.split = findBestSplit(data, root, params, allowed)
   const leaves: Leaf[] = [root]
@@ -128,12 +144,26 @@ export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Arra
 
     const middle = partition(data, docs, leaf.begin, leaf.end, split.feature, split.bin)
     const leftLeaf: Leaf = {
-      begin: leaf.begin, end: middle, depth: leaf.depth + 1, sumG: split.leftG, sumH: split.leftH,
-      histogram: leaf.histogram, split: undefined, parent: node, isLeft: true,
+      begin: leaf.begin,
+      end: middle,
+      depth: leaf.depth + 1,
+      sumG: split.leftG,
+      sumH: split.leftH,
+      histogram: leaf.histogram,
+      split: undefined,
+      parent: node,
+      isLeft: true,
     }
     const rightLeaf: Leaf = {
-      begin: middle, end: leaf.end, depth: leaf.depth + 1, sumG: leaf.sumG - split.leftG, sumH: leaf.sumH - split.leftH,
-      histogram: leaf.histogram, split: undefined, parent: node, isLeft: false,
+      begin: middle,
+      end: leaf.end,
+      depth: leaf.depth + 1,
+      sumG: leaf.sumG - split.leftG,
+      sumH: leaf.sumH - split.leftH,
+      histogram: leaf.histogram,
+      split: undefined,
+      parent: node,
+      isLeft: false,
     }
     // Histogram subtraction: build the smaller child's histogram, derive the larger one from the parent's.
     const [small, large] = middle - leaf.begin <= leaf.end - middle ? [leftLeaf, rightLeaf] : [rightLeaf, leftLeaf]
@@ -173,8 +203,13 @@ export function growTree(data: BinnedData, grad: Float64Array, hess: Float64Arra
 
 /** Adds the gradient, Hessian and count of documents docs[begin..end) into `histogram`. */
 function buildHistogram(
-  data: BinnedData, docs: Int32Array, begin: number, end: number,
-  grad: Float64Array, hess: Float64Array, histogram: Float64Array,
+  data: BinnedData,
+  docs: Int32Array,
+  begin: number,
+  end: number,
+  grad: Float64Array,
+  hess: Float64Array,
+  histogram: Float64Array,
 ): void {
   const {bins, width} = data
   const offsets = data.binning.offsets
@@ -198,7 +233,12 @@ function leafObjective(g: number, h: number, l2: number): number {
 }
 
 /** The best admissible split of a leaf, or undefined when none gains or limits forbid it. */
-export function findBestSplit(data: BinnedData, leaf: Pick<Leaf, 'begin' | 'end' | 'depth' | 'sumG' | 'sumH' | 'histogram'>, params: TreeParams, allowed?: Uint8Array): Split | undefined {
+export function findBestSplit(
+  data: BinnedData,
+  leaf: Pick<Leaf, 'begin' | 'end' | 'depth' | 'sumG' | 'sumH' | 'histogram'>,
+  params: TreeParams,
+  allowed?: Uint8Array,
+): Split | undefined {
   const count = leaf.end - leaf.begin
   if (params.maxDepth > 0 && leaf.depth >= params.maxDepth) return undefined
   if (count < 2 * params.minDataInLeaf) return undefined
@@ -228,7 +268,14 @@ export function findBestSplit(data: BinnedData, leaf: Pick<Leaf, 'begin' | 'end'
 }
 
 /** Reorders docs[begin..end) so documents with bin <= `bin` of `feature` come first; returns the boundary. */
-function partition(data: BinnedData, docs: Int32Array, begin: number, end: number, feature: number, bin: number): number {
+function partition(
+  data: BinnedData,
+  docs: Int32Array,
+  begin: number,
+  end: number,
+  feature: number,
+  bin: number,
+): number {
   const {bins, width} = data
   let i = begin
   let j = end - 1

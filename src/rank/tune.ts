@@ -21,12 +21,64 @@ import {COMPARISON_MIN_QUERIES, COMPARISON_RESAMPLES} from './report.js'
 export const LAMBDAMART_SPACE: ParamSpace = {
   id: 'lambdamart',
   params: [
-    {kind: 'float', name: 'learning_rate', low: 0.01, high: 0.3, scale: 'log', default: DEFAULT_LAMBDAMART.learningRate, env: 'KT_RERANK_LEARNING_RATE', description: 'Shrinkage of every leaf value.'},
-    {kind: 'int', name: 'leaves', low: 4, high: 64, scale: 'log', default: DEFAULT_LAMBDAMART.maxLeaves, env: 'KT_RERANK_LEAVES', description: 'Most leaves per tree.'},
-    {kind: 'int', name: 'min_data', low: 1, high: 100, scale: 'log', default: DEFAULT_LAMBDAMART.minDataInLeaf, env: 'KT_RERANK_MIN_DATA', description: 'Fewest documents in a leaf.'},
-    {kind: 'float', name: 'l2', low: 0.01, high: 100, scale: 'log', default: 1, env: 'KT_RERANK_L2', description: 'L2 penalty on leaf values.'},
-    {kind: 'float', name: 'feature_fraction', low: 0.3, high: 1, scale: 'linear', default: DEFAULT_LAMBDAMART.featureFraction, env: 'KT_RERANK_FEATURE_FRACTION', description: 'Share of the feature columns each tree may split on.'},
-    {kind: 'categorical', name: 'truncation', choices: [10, 30, 0], default: DEFAULT_LAMBDAMART.truncation, env: 'KT_RERANK_TRUNCATION', description: 'NDCG@k truncation of the gradients (0: every pair).'},
+    {
+      kind: 'float',
+      name: 'learning_rate',
+      low: 0.01,
+      high: 0.3,
+      scale: 'log',
+      default: DEFAULT_LAMBDAMART.learningRate,
+      env: 'KT_RERANK_LEARNING_RATE',
+      description: 'Shrinkage of every leaf value.',
+    },
+    {
+      kind: 'int',
+      name: 'leaves',
+      low: 4,
+      high: 64,
+      scale: 'log',
+      default: DEFAULT_LAMBDAMART.maxLeaves,
+      env: 'KT_RERANK_LEAVES',
+      description: 'Most leaves per tree.',
+    },
+    {
+      kind: 'int',
+      name: 'min_data',
+      low: 1,
+      high: 100,
+      scale: 'log',
+      default: DEFAULT_LAMBDAMART.minDataInLeaf,
+      env: 'KT_RERANK_MIN_DATA',
+      description: 'Fewest documents in a leaf.',
+    },
+    {
+      kind: 'float',
+      name: 'l2',
+      low: 0.01,
+      high: 100,
+      scale: 'log',
+      default: 1,
+      env: 'KT_RERANK_L2',
+      description: 'L2 penalty on leaf values.',
+    },
+    {
+      kind: 'float',
+      name: 'feature_fraction',
+      low: 0.3,
+      high: 1,
+      scale: 'linear',
+      default: DEFAULT_LAMBDAMART.featureFraction,
+      env: 'KT_RERANK_FEATURE_FRACTION',
+      description: 'Share of the feature columns each tree may split on.',
+    },
+    {
+      kind: 'categorical',
+      name: 'truncation',
+      choices: [10, 30, 0],
+      default: DEFAULT_LAMBDAMART.truncation,
+      env: 'KT_RERANK_TRUNCATION',
+      description: 'NDCG@k truncation of the gradients (0: every pair).',
+    },
   ],
 }
 
@@ -55,13 +107,29 @@ export interface TuneTrial {
 export interface TuneResult {
   readonly optimizer: OptimizerName
   readonly trials: TuneTrial[]
-  readonly best: {readonly config: Config; readonly params: LambdaMartParams; readonly valid_ndcg10: number; readonly trees: number}
+  readonly best: {
+    readonly config: Config
+    readonly params: LambdaMartParams
+    readonly valid_ndcg10: number
+    readonly trees: number
+  }
   readonly defaults: {readonly params: LambdaMartParams; readonly valid_ndcg10: number; readonly trees: number}
   /**
    * NDCG@10 on the test split (judged queries) of the chosen and the default settings, and chosen
    * minus defaults with a paired bootstrap interval over queries, when a test split is given.
    */
-  readonly test?: {readonly tuned: number; readonly defaults: number; readonly queries: number; readonly delta: {readonly kind: 'absolute'; readonly estimate: number | null; readonly low: number | null; readonly high: number | null; readonly confidence: number}}
+  readonly test?: {
+    readonly tuned: number
+    readonly defaults: number
+    readonly queries: number
+    readonly delta: {
+      readonly kind: 'absolute'
+      readonly estimate: number | null
+      readonly low: number | null
+      readonly high: number | null
+      readonly confidence: number
+    }
+  }
 }
 
 /** LambdaMART's parameters for a configuration of LAMBDAMART_SPACE at `trees` trees. */
@@ -80,16 +148,27 @@ export function paramsOf(base: LambdaMartParams, config: Config, trees: number):
 }
 
 /** Best validation NDCG@10 of one fit and the trees it kept. */
-function fit(train: LtrDataset, valid: LtrDataset, params: LambdaMartParams): {ndcg: number; trees: number; model: ReturnType<typeof trainLambdaMart>['model']} {
+function fit(
+  train: LtrDataset,
+  valid: LtrDataset,
+  params: LambdaMartParams,
+): {ndcg: number; trees: number; model: ReturnType<typeof trainLambdaMart>['model']} {
   const outcome = trainLambdaMart(train, params, {valid})
   const evaluator = new NdcgEvaluator(valid, [PRIMARY_CUTOFF])
-  return {ndcg: evaluator.mean(scoreDataset(outcome.model, valid)), trees: outcome.model.trees.length, model: outcome.model}
+  return {
+    ndcg: evaluator.mean(scoreDataset(outcome.model, valid)),
+    trees: outcome.model.trees.length,
+    model: outcome.model,
+  }
 }
 
 export function tuneLambdaMart(options: TuneOptions): TuneResult {
   const {train, valid, base} = options
   const maxTrees = base.trees
-  const fidelity: Fidelity | undefined = options.optimizer === 'bohb' && maxTrees >= TREE_RUNGS ? {min: maxTrees / TREE_RUNGS, max: maxTrees, eta: 3} : undefined
+  const fidelity: Fidelity | undefined =
+    options.optimizer === 'bohb' && maxTrees >= TREE_RUNGS
+      ? {min: maxTrees / TREE_RUNGS, max: maxTrees, eta: 3}
+      : undefined
   const optimizer = createOptimizer(options.optimizer, LAMBDAMART_SPACE, options.seed, fidelity)
   const trials: TuneTrial[] = []
   let bestTrial: TuneTrial | undefined
@@ -100,14 +179,24 @@ export function tuneLambdaMart(options: TuneOptions): TuneResult {
     const trees = Math.max(1, Math.round(trial.budget === 1 && !fidelity ? maxTrees : trial.budget))
     const result = fit(train, valid, paramsOf(base, trial.config, trees))
     optimizer.tell(trial.id, {status: 'ok', loss: -result.ndcg})
-    const record: TuneTrial = {id: trial.id, trees_budget: trees, config: trial.config, valid_ndcg10: result.ndcg, trees_used: result.trees}
+    const record: TuneTrial = {
+      id: trial.id,
+      trees_budget: trees,
+      config: trial.config,
+      valid_ndcg10: result.ndcg,
+      trees_used: result.trees,
+    }
     trials.push(record)
     // Only full-size fits compete for the final pick, as in the incumbent rule of the benchmarks.
     if (trees === maxTrees && (!bestTrial || record.valid_ndcg10 > bestTrial.valid_ndcg10)) bestTrial = record
     options.onTrial?.(trials.length, bestTrial?.valid_ndcg10 ?? Number.NaN)
   }
   // The defaults are kt rerank train's own settings (with early stopping), not the table's.
-  const defaultParams: LambdaMartParams = {...base, trees: maxTrees, earlyStoppingRounds: base.earlyStoppingRounds > 0 ? base.earlyStoppingRounds : DEFAULT_EARLY_STOP}
+  const defaultParams: LambdaMartParams = {
+    ...base,
+    trees: maxTrees,
+    earlyStoppingRounds: base.earlyStoppingRounds > 0 ? base.earlyStoppingRounds : DEFAULT_EARLY_STOP,
+  }
   const defaults = fit(train, valid, defaultParams)
   const tunedWins = bestTrial !== undefined && bestTrial.valid_ndcg10 > defaults.ndcg
   const chosenParams = tunedWins ? paramsOf(base, bestTrial!.config, maxTrees) : defaultParams
@@ -115,7 +204,12 @@ export function tuneLambdaMart(options: TuneOptions): TuneResult {
   const result: TuneResult = {
     optimizer: options.optimizer,
     trials,
-    best: {config: tunedWins ? bestTrial!.config : {}, params: {...chosenParams, trees: chosen.trees, earlyStoppingRounds: 0}, valid_ndcg10: chosen.ndcg, trees: chosen.trees},
+    best: {
+      config: tunedWins ? bestTrial!.config : {},
+      params: {...chosenParams, trees: chosen.trees, earlyStoppingRounds: 0},
+      valid_ndcg10: chosen.ndcg,
+      trees: chosen.trees,
+    },
     defaults: {params: defaultParams, valid_ndcg10: defaults.ndcg, trees: defaults.trees},
   }
   if (options.test) {
@@ -123,9 +217,26 @@ export function tuneLambdaMart(options: TuneOptions): TuneResult {
     const tuned = evaluator.perQuery(scoreDataset(chosen.model, options.test), PRIMARY_CUTOFF)
     const plain = evaluator.perQuery(scoreDataset(defaults.model, options.test), PRIMARY_CUTOFF)
     const mean = (v: Float64Array): number => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length)
-    const r = pairedBootstrapDelta(tuned.length, meanStatistic(plain), meanStatistic(tuned), {rng: new Rng(hashString(`${options.seed}/tune/test`)), resamples: COMPARISON_RESAMPLES})
+    const r = pairedBootstrapDelta(tuned.length, meanStatistic(plain), meanStatistic(tuned), {
+      rng: new Rng(hashString(`${options.seed}/tune/test`)),
+      resamples: COMPARISON_RESAMPLES,
+    })
     const interval = tuned.length >= COMPARISON_MIN_QUERIES
-    return {...result, test: {tuned: mean(tuned), defaults: mean(plain), queries: tuned.length, delta: {kind: 'absolute', estimate: r.estimate, low: interval ? r.low : null, high: interval ? r.high : null, confidence: r.confidence}}}
+    return {
+      ...result,
+      test: {
+        tuned: mean(tuned),
+        defaults: mean(plain),
+        queries: tuned.length,
+        delta: {
+          kind: 'absolute',
+          estimate: r.estimate,
+          low: interval ? r.low : null,
+          high: interval ? r.high : null,
+          confidence: r.confidence,
+        },
+      },
+    }
   }
   return result
 }

@@ -21,7 +21,10 @@ const workerFile = fileURLToPath(new URL('./render-worker.js', import.meta.url))
  */
 export function startChartRenderer(): ChartRenderer {
   if (!existsSync(workerFile) || !import.meta.url.endsWith('.js')) return {render: renderChart, close: async () => {}}
-  const workers = Array.from({length: Math.min(MAX_CHART_WORKERS, availableParallelism())}, () => new Worker(workerFile))
+  const workers = Array.from(
+    {length: Math.min(MAX_CHART_WORKERS, availableParallelism())},
+    () => new Worker(workerFile),
+  )
   const pending = new Map<number, {resolve(r: RenderedChart): void; reject(e: Error): void}>()
   for (const w of workers) {
     w.on('message', (msg: {id: number; svg?: string; png?: Uint8Array; error?: string}) => {

@@ -89,7 +89,7 @@ export function markdownBlocks(md: string): Block[] {
       while (i < lines.length && lines[i].startsWith('|')) rows.push(lines[i++])
       const header = cells(rows[0])
       const sep = rows[1] && /^\|[\s:|-]+\|$/.test(rows[1].trim()) ? cells(rows[1]) : null
-      const align = header.map((_, k) => (sep?.[k]?.endsWith(':') ? 'right' as const : 'left' as const))
+      const align = header.map((_, k) => (sep?.[k]?.endsWith(':') ? ('right' as const) : ('left' as const)))
       blocks.push({kind: 'table', header, align, rows: rows.slice(sep ? 2 : 1).map(cells)})
     } else if (line.startsWith('- ')) {
       const items: string[] = []
@@ -105,7 +105,11 @@ export function markdownBlocks(md: string): Block[] {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/<[^>]+>/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+  return text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
 }
 
 /** A script's text made safe to sit inside <script>…</script>. */
@@ -135,18 +139,30 @@ export function renderHtml(r: Report): string {
     else if (b.kind === 'list') body.push(`<ul>${b.items.map((t) => `<li>${inline(t)}</li>`).join('')}</ul>`)
     else if (b.kind === 'table') {
       const th = b.header.map((h, k) => `<th${b.align[k] === 'right' ? ' class="num"' : ''}>${inline(h)}</th>`).join('')
-      const rows = b.rows.map((row) => `<tr>${row.map((c, k) => `<td${b.align[k] === 'right' ? ' class="num"' : ''}>${inline(c)}</td>`).join('')}</tr>`).join('\n')
-      body.push(`<div class="wrap"><table class="sortable"><thead><tr>${th}</tr></thead><tbody>\n${rows}\n</tbody></table></div>`)
+      const rows = b.rows
+        .map(
+          (row) =>
+            `<tr>${row.map((c, k) => `<td${b.align[k] === 'right' ? ' class="num"' : ''}>${inline(c)}</td>`).join('')}</tr>`,
+        )
+        .join('\n')
+      body.push(
+        `<div class="wrap"><table class="sortable"><thead><tr>${th}</tr></thead><tbody>\n${rows}\n</tbody></table></div>`,
+      )
     } else {
       const chart = chartByPng.get(b.src)
       const spec = chart ? specs.get(chart.id) : undefined
       if (chart && spec) {
         embedded[chart.id] = spec
-        body.push(`<div class="chart" id="chart-${escapeHtml(chart.id)}" data-chart-id="${escapeHtml(chart.id)}" role="img" aria-label="${escapeHtml(b.alt)}"><noscript><img src="${escapeHtml(b.src)}" alt="${escapeHtml(b.alt)}"></noscript></div>`)
+        body.push(
+          `<div class="chart" id="chart-${escapeHtml(chart.id)}" data-chart-id="${escapeHtml(chart.id)}" role="img" aria-label="${escapeHtml(b.alt)}"><noscript><img src="${escapeHtml(b.src)}" alt="${escapeHtml(b.alt)}"></noscript></div>`,
+        )
       } else body.push(`<p><a href="${escapeHtml(b.src)}">${escapeHtml(b.alt)}</a></p>`)
     }
   }
-  const vendor = (Object.keys(VENDOR_SCRIPTS) as VendorScript[]).map((name) => `<script>/* ${name} from node_modules */\n${scriptText(readFileSync(vendorScriptPath(name), 'utf8'))}</script>`)
+  const vendor = (Object.keys(VENDOR_SCRIPTS) as VendorScript[]).map(
+    (name) =>
+      `<script>/* ${name} from node_modules */\n${scriptText(readFileSync(vendorScriptPath(name), 'utf8'))}</script>`,
+  )
   const css = readFileSync(join(WEB_ASSETS_DIR, 'kt.css'), 'utf8')
   const charts = scriptText(readFileSync(join(WEB_ASSETS_DIR, 'charts.js'), 'utf8'))
   const title = `kt study: ${r.run.plan.name} (${r.run.id})`

@@ -25,11 +25,23 @@ export function withChartDefaults(spec: VegaLiteSpec): VegaLiteSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     background: 'white',
     ...spec,
-    config: {font: CHART_FONT_FAMILY, axis: {labelFont: CHART_FONT_FAMILY, titleFont: CHART_FONT_FAMILY}, legend: {labelFont: CHART_FONT_FAMILY, titleFont: CHART_FONT_FAMILY}, title: {font: CHART_FONT_FAMILY}, ...(spec.config as object | undefined)},
+    config: {
+      font: CHART_FONT_FAMILY,
+      axis: {labelFont: CHART_FONT_FAMILY, titleFont: CHART_FONT_FAMILY},
+      legend: {labelFont: CHART_FONT_FAMILY, titleFont: CHART_FONT_FAMILY},
+      title: {font: CHART_FONT_FAMILY},
+      ...(spec.config as object | undefined),
+    },
   }
 }
 
-let libs: Promise<{vega: typeof import('vega'); vegaLite: typeof import('vega-lite'); Resvg: typeof import('@resvg/resvg-js').Resvg}> | undefined
+let libs:
+  | Promise<{
+      vega: typeof import('vega')
+      vegaLite: typeof import('vega-lite')
+      Resvg: typeof import('@resvg/resvg-js').Resvg
+    }>
+  | undefined
 
 /** Starts loading the chart libraries (vega alone takes about 0.3 s to import). */
 export function preloadChartLibraries(): Promise<unknown> {
@@ -37,7 +49,9 @@ export function preloadChartLibraries(): Promise<unknown> {
 }
 
 function load() {
-  libs ??= Promise.all([import('vega'), import('vega-lite'), import('@resvg/resvg-js')]).then(([vega, vegaLite, resvg]) => ({vega, vegaLite, Resvg: resvg.Resvg}))
+  libs ??= Promise.all([import('vega'), import('vega-lite'), import('@resvg/resvg-js')]).then(
+    ([vega, vegaLite, resvg]) => ({vega, vegaLite, Resvg: resvg.Resvg}),
+  )
   return libs
 }
 
@@ -50,6 +64,8 @@ export async function renderChart(spec: VegaLiteSpec): Promise<RenderedChart> {
   const png = new Resvg(svg, {
     font: {fontFiles: [CHART_FONT_FILE], loadSystemFonts: false, defaultFontFamily: CHART_FONT_FAMILY},
     fitTo: {mode: 'zoom', value: PNG_SCALE},
-  }).render().asPng()
+  })
+    .render()
+    .asPng()
   return {svg, png}
 }

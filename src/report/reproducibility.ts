@@ -18,6 +18,9 @@ export interface Reproducibility {
 export function reproducibility(phases: Partial<PhaseResults>): Reproducibility {
   const engine = phases.search?.retrieval?.engine
   if (engine?.latency === 'measured')
-    return {reproducible: false, reason: `the retrieval study's P99 latency is wall time measured on the clock for the external engine ${engine.name} (${engine.file}: evaluate.latency "measured"), and the Pareto front, the retrieval profiles chosen from it and their verdicts depend on it, so the same seed can give a different report; declare a deterministic cost (evaluate.latency "cost_model") for a byte-identical one`}
+    return {
+      reproducible: false,
+      reason: `the retrieval study's P99 latency is wall time measured on the clock for the external engine ${engine.name} (${engine.file}: evaluate.latency "measured"), and the Pareto front, the retrieval profiles chosen from it and their verdicts depend on it, so the same seed can give a different report; declare a deterministic cost (evaluate.latency "cost_model") for a byte-identical one`,
+    }
   return {reproducible: true, reason: null}
 }

@@ -21,7 +21,10 @@ function escapeField(name: string): string {
   return name.replace(/[.[\]]/g, (c) => `\\${c}`)
 }
 
-const SIGNAL_COLORS = {domain: ['decay', 'surprise', 'relevance', 'habituation'], range: ['#4c78a8', '#f58518', '#54a24b', '#b279a2']}
+const SIGNAL_COLORS = {
+  domain: ['decay', 'surprise', 'relevance', 'habituation'],
+  range: ['#4c78a8', '#f58518', '#54a24b', '#b279a2'],
+}
 
 export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
   const charts: ChartSpec[] = []
@@ -33,7 +36,9 @@ export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
 }
 
 function heatmap(s: PhaseResults['search']): ChartSpec {
-  const values = s.slices.flatMap((slice) => slice.cells.map((c) => ({pair: `${slice.x} (x) vs ${slice.y} (y)`, x: c.x, y: c.y, objective: c.objective})))
+  const values = s.slices.flatMap((slice) =>
+    slice.cells.map((c) => ({pair: `${slice.x} (x) vs ${slice.y} (y)`, x: c.x, y: c.y, objective: c.objective})),
+  )
   return {
     id: 'weight-heatmap',
     title: `${s.objective} on ${s.dataset} over the weight simplex (best over the other two weights)`,
@@ -42,11 +47,24 @@ function heatmap(s: PhaseResults['search']): ChartSpec {
       facet: {field: 'pair', type: 'nominal', title: null},
       columns: 3,
       spec: {
-        width: 180, height: 180,
+        width: 180,
+        height: 180,
         mark: {type: 'rect', tooltip: {content: 'data'}},
         encoding: {
-          x: {field: 'x', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'x weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
-          y: {field: 'y', type: 'quantitative', bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]}, title: 'y weight', axis: {values: [0, 0.25, 0.5, 0.75, 1]}},
+          x: {
+            field: 'x',
+            type: 'quantitative',
+            bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]},
+            title: 'x weight',
+            axis: {values: [0, 0.25, 0.5, 0.75, 1]},
+          },
+          y: {
+            field: 'y',
+            type: 'quantitative',
+            bin: {step: s.grid.step, extent: [0, 1 + s.grid.step]},
+            title: 'y weight',
+            axis: {values: [0, 0.25, 0.5, 0.75, 1]},
+          },
           color: {field: 'objective', type: 'quantitative', title: `${s.objective} (best)`, scale: {scheme: 'viridis'}},
         },
       },
@@ -56,26 +74,63 @@ function heatmap(s: PhaseResults['search']): ChartSpec {
 }
 
 function front(s: PhaseResults['search']): ChartSpec {
-  const frontValues = s.front.map((p) => ({token_budget: p.token_budget, objective: p.objective, series: 'Pareto front (grid)', ...p.weights}))
+  const frontValues = s.front.map((p) => ({
+    token_budget: p.token_budget,
+    objective: p.objective,
+    series: 'Pareto front (grid)',
+    ...p.weights,
+  }))
   const marks = [
-    {token_budget: s.baseline.token_budget, objective: s.baseline.objective.estimate, series: 'baseline', ...s.baseline.weights},
-    {token_budget: s.optimum.token_budget, objective: s.optimum.objective.estimate, series: 'optimum', ...s.optimum.weights},
+    {
+      token_budget: s.baseline.token_budget,
+      objective: s.baseline.objective.estimate,
+      series: 'baseline',
+      ...s.baseline.weights,
+    },
+    {
+      token_budget: s.optimum.token_budget,
+      objective: s.optimum.objective.estimate,
+      series: 'optimum',
+      ...s.optimum.weights,
+    },
   ]
   const x = axisScale([...frontValues, ...marks].map((v) => v.token_budget))
   return {
     id: 'front',
     title: `${s.objective} vs token budget on ${s.dataset}`,
     spec: {
-      width: 420, height: 280,
+      width: 420,
+      height: 280,
       layer: [
-        {data: {values: frontValues}, params: [ZOOM], mark: {type: 'line', point: true, interpolate: 'step-after', tooltip: {content: 'data'}}, encoding: {
-          x: {field: 'token_budget', type: 'quantitative', title: `token budget (tokens kept per query, computed)${scaleNote(x)}`, scale: x},
-          y: {field: 'objective', type: 'quantitative', title: `${s.objective} against the truth (higher is better)`, scale: {zero: false}},
-          color: {field: 'series', type: 'nominal', title: null},
-        }},
-        {data: {values: marks}, mark: {type: 'point', size: 120, filled: true, shape: 'diamond', tooltip: {content: 'data'}}, encoding: {
-          x: {field: 'token_budget', type: 'quantitative'}, y: {field: 'objective', type: 'quantitative'}, color: {field: 'series', type: 'nominal'},
-        }},
+        {
+          data: {values: frontValues},
+          params: [ZOOM],
+          mark: {type: 'line', point: true, interpolate: 'step-after', tooltip: {content: 'data'}},
+          encoding: {
+            x: {
+              field: 'token_budget',
+              type: 'quantitative',
+              title: `token budget (tokens kept per query, computed)${scaleNote(x)}`,
+              scale: x,
+            },
+            y: {
+              field: 'objective',
+              type: 'quantitative',
+              title: `${s.objective} against the truth (higher is better)`,
+              scale: {zero: false},
+            },
+            color: {field: 'series', type: 'nominal', title: null},
+          },
+        },
+        {
+          data: {values: marks},
+          mark: {type: 'point', size: 120, filled: true, shape: 'diamond', tooltip: {content: 'data'}},
+          encoding: {
+            x: {field: 'token_budget', type: 'quantitative'},
+            y: {field: 'objective', type: 'quantitative'},
+            color: {field: 'series', type: 'nominal'},
+          },
+        },
       ],
     },
   }
@@ -85,15 +140,35 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
   const metric = r.metric
   // older reports carry only the full-budget trials' two numbers
   const trials = r.trials ?? [
-    ...r.front.points.map((p) => ({...p, set: 'Pareto front' as const, budget: null, queries: null, config: {}, metrics: {}})),
-    ...r.front.dominated.map((p) => ({...p, set: 'dominated' as const, budget: null, queries: null, config: {}, metrics: {}})),
+    ...r.front.points.map((p) => ({
+      ...p,
+      set: 'Pareto front' as const,
+      budget: null,
+      queries: null,
+      config: {},
+      metrics: {},
+    })),
+    ...r.front.dominated.map((p) => ({
+      ...p,
+      set: 'dominated' as const,
+      budget: null,
+      queries: null,
+      config: {},
+      metrics: {},
+    })),
   ]
   const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
   const values = [...trials]
     .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
     .map((t) => ({
-      trial: t.trial === -1 ? 'defaults' : t.trial, set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
-      [metric]: t.quality, 'P99 ms (estimated)': t.p99_ms, budget: t.budget, queries: t.queries, ...t.config, ...t.metrics,
+      trial: t.trial === -1 ? 'defaults' : t.trial,
+      set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
+      [metric]: t.quality,
+      'P99 ms (estimated)': t.p99_ms,
+      budget: t.budget,
+      queries: t.queries,
+      ...t.config,
+      ...t.metrics,
     }))
   const x = axisScale(trials.map((t) => t.p99_ms))
   const lower = trials.filter((t) => t.set === 'lower budget').length
@@ -106,32 +181,61 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
         text: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
         subtitle: [
           `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
-          lower ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: the cost model's estimate.` : "P99: the cost model's estimate.",
+          lower
+            ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: the cost model's estimate.`
+            : "P99: the cost model's estimate.",
         ],
       },
-      width: 460, height: 300,
+      width: 460,
+      height: 300,
       data: {values},
       layer: [
-        {transform: [{filter: "datum.set === 'Pareto front'"}], mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'}, encoding: {
-          x: {field: 'P99 ms (estimated)', type: 'quantitative', title: `P99 latency, ms (estimated by the cost model)${scaleNote(x)}`, scale: x},
-          y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
-        }},
-        {params: [ZOOM], mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}}, encoding: {
-          x: {field: 'P99 ms (estimated)', type: 'quantitative'}, y,
-          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'], range: ['#4c78a8', '#8c8c8c', '#d9d9d9']}, title: null, legend: {labelLimit: 260, orient: 'bottom'}},
-        }},
+        {
+          transform: [{filter: "datum.set === 'Pareto front'"}],
+          mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'},
+          encoding: {
+            x: {
+              field: 'P99 ms (estimated)',
+              type: 'quantitative',
+              title: `P99 latency, ms (estimated by the cost model)${scaleNote(x)}`,
+              scale: x,
+            },
+            y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
+          },
+        },
+        {
+          params: [ZOOM],
+          mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
+          encoding: {
+            x: {field: 'P99 ms (estimated)', type: 'quantitative'},
+            y,
+            color: {
+              field: 'set',
+              type: 'nominal',
+              scale: {
+                domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'],
+                range: ['#4c78a8', '#8c8c8c', '#d9d9d9'],
+              },
+              title: null,
+              legend: {labelLimit: 260, orient: 'bottom'},
+            },
+          },
+        },
       ],
     },
   }
 }
 
 function landscape(s: PhaseResults['search']): ChartSpec {
-  const values = s.landscape.flatMap((l) => l.points.map((p) => ({signal: l.signal, weight: p.weight, objective: p.objective})))
+  const values = s.landscape.flatMap((l) =>
+    l.points.map((p) => ({signal: l.signal, weight: p.weight, objective: p.objective})),
+  )
   return {
     id: 'landscape',
     title: `${s.objective} along each weight through the optimum (others rescaled)`,
     spec: {
-      width: 420, height: 280,
+      width: 420,
+      height: 280,
       data: {values},
       params: [ZOOM],
       mark: {type: 'line', point: true, tooltip: {content: 'data'}},
@@ -145,9 +249,16 @@ function landscape(s: PhaseResults['search']): ChartSpec {
 }
 
 function ablationBars(a: PhaseResults['ablation']): ChartSpec {
-  const values = a.datasets.flatMap((d) => d.configs.map((c, k) => ({
-    dataset: d.dataset, config: c.id, order: k, estimate: c.spearman.estimate, low: c.spearman.low, high: c.spearman.high,
-  })))
+  const values = a.datasets.flatMap((d) =>
+    d.configs.map((c, k) => ({
+      dataset: d.dataset,
+      config: c.id,
+      order: k,
+      estimate: c.spearman.estimate,
+      low: c.spearman.low,
+      high: c.spearman.high,
+    })),
+  )
   const order = a.datasets[0].configs.map((c) => c.id)
   const level = sharedConfidenceLabel(a.datasets.flatMap((d) => d.configs.map((c) => c.spearman)))
   return {
@@ -158,15 +269,29 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
       facet: {field: 'dataset', type: 'nominal', title: null},
       columns: a.datasets.length,
       spec: {
-        width: 200, height: 320,
+        width: 200,
+        height: 320,
         layer: [
-          {mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}}, encoding: {
-            y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
-            x: {field: 'estimate', type: 'quantitative', title: `Spearman correlation with the truth (${level} CI)`, scale: {domain: [-1, 1]}},
-          }},
-          {mark: {type: 'rule', color: 'black'}, encoding: {
-            y: {field: 'config', type: 'nominal', sort: order}, x: {field: 'low', type: 'quantitative'}, x2: {field: 'high'},
-          }},
+          {
+            mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
+            encoding: {
+              y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
+              x: {
+                field: 'estimate',
+                type: 'quantitative',
+                title: `Spearman correlation with the truth (${level} CI)`,
+                scale: {domain: [-1, 1]},
+              },
+            },
+          },
+          {
+            mark: {type: 'rule', color: 'black'},
+            encoding: {
+              y: {field: 'config', type: 'nominal', sort: order},
+              x: {field: 'low', type: 'quantitative'},
+              x2: {field: 'high'},
+            },
+          },
         ],
       },
     },
@@ -174,10 +299,12 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
 }
 
 function scatter(v: PhaseResults['validation']): ChartSpec {
-  const values = v.datasets.flatMap((d) => d.scatter.flatMap((p) => [
-    {dataset: d.dataset, truth: p.truth, score: p.baseline, weights: 'baseline'},
-    {dataset: d.dataset, truth: p.truth, score: p.optimum, weights: 'optimum'},
-  ]))
+  const values = v.datasets.flatMap((d) =>
+    d.scatter.flatMap((p) => [
+      {dataset: d.dataset, truth: p.truth, score: p.baseline, weights: 'baseline'},
+      {dataset: d.dataset, truth: p.truth, score: p.optimum, weights: 'optimum'},
+    ]),
+  )
   return {
     id: 'scatter',
     title: 'Calculated importance vs ground truth (held-out data)',
@@ -186,7 +313,8 @@ function scatter(v: PhaseResults['validation']): ChartSpec {
       facet: {field: 'dataset', type: 'nominal', title: null},
       columns: Math.max(1, v.datasets.length),
       spec: {
-        width: 240, height: 240,
+        width: 240,
+        height: 240,
         params: [ZOOM],
         mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
         encoding: {
@@ -200,10 +328,12 @@ function scatter(v: PhaseResults['validation']): ChartSpec {
 }
 
 function levels(v: PhaseResults['validation']): ChartSpec {
-  const values = v.datasets.flatMap((d) => d.levels.order.flatMap((level, k) => [
-    {dataset: d.dataset, level, rank: k, weights: 'baseline', turns: d.levels.baseline_counts[k]},
-    {dataset: d.dataset, level, rank: k, weights: 'optimum', turns: d.levels.optimum_counts[k]},
-  ]))
+  const values = v.datasets.flatMap((d) =>
+    d.levels.order.flatMap((level, k) => [
+      {dataset: d.dataset, level, rank: k, weights: 'baseline', turns: d.levels.baseline_counts[k]},
+      {dataset: d.dataset, level, rank: k, weights: 'optimum', turns: d.levels.optimum_counts[k]},
+    ]),
+  )
   const order = v.datasets[0]?.levels.order ?? []
   return {
     id: 'detail-levels',
@@ -213,7 +343,8 @@ function levels(v: PhaseResults['validation']): ChartSpec {
       facet: {field: 'dataset', type: 'nominal', title: null},
       columns: Math.max(1, v.datasets.length),
       spec: {
-        width: 240, height: 200,
+        width: 240,
+        height: 200,
         mark: {type: 'bar', tooltip: {content: 'data'}},
         encoding: {
           x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},

@@ -10,7 +10,15 @@ import type {HoldoutValidation} from '../eval/holdout-validation.js'
 export const REPORT_SCHEMA = 'kt.report'
 export const REPORT_VERSION = 1
 
-export const PHASE_NAMES = ['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy', 'visualize'] as const
+export const PHASE_NAMES = [
+  'properties',
+  'synthetic',
+  'ablation',
+  'search',
+  'validation',
+  'deploy',
+  'visualize',
+] as const
 export type PhaseName = (typeof PHASE_NAMES)[number]
 
 export type WeightsRecord = {decay: number; surprise: number; relevance: number; habituation: number}
@@ -108,15 +116,39 @@ export interface SearchResult {
   refine: {step: number; radius: number; points: number; best: ScoredPoint}
   random: {samples: number; best: ScoredPoint}
   /** BOHB (src/search) on the weight simplex with multi-fidelity subsamples of the tuning set. */
-  bohb: {evaluations: number; budget_used: number; budget_unit: string; study: {file: string; name: string}; best: ScoredPoint}
+  bohb: {
+    evaluations: number
+    budget_used: number
+    budget_unit: string
+    study: {file: string; name: string}
+    best: ScoredPoint
+  }
   /** The acceptance criterion the optimum must meet on the tuning set, and whether it changed the pick. */
-  constraint: {description: string; token_budget_max: number | null; feasible_points: number; evaluated_points: number; unconstrained_best: ScoredPoint & {source: string}; binds: boolean}
+  constraint: {
+    description: string
+    token_budget_max: number | null
+    feasible_points: number
+    evaluated_points: number
+    unconstrained_best: ScoredPoint & {source: string}
+    binds: boolean
+  }
   optimum: {weights: WeightsRecord; source: string; objective: Interval; token_budget: number}
   baseline: {weights: WeightsRecord; objective: Interval; token_budget: number}
   top: ScoredPoint[]
   /** A null component (and then a null norm) is undefined: a neighbour's objective is undefined (undefined_because says which). */
-  smoothness: {gradient: Record<string, number | null>; gradient_norm: number | null; step: number; note: string; undefined_because?: Record<string, string>}
-  slices: Array<{x: string; y: string; cells: Array<{x: number; y: number; objective: number | null}>; aggregation: string}>
+  smoothness: {
+    gradient: Record<string, number | null>
+    gradient_norm: number | null
+    step: number
+    note: string
+    undefined_because?: Record<string, string>
+  }
+  slices: Array<{
+    x: string
+    y: string
+    cells: Array<{x: number; y: number; objective: number | null}>
+    aggregation: string
+  }>
   landscape: Array<{signal: string; points: Array<{weight: number; objective: number | null}>}>
   front: Array<{weights: WeightsRecord; objective: number; token_budget: number}>
   retrieval?: RetrievalSearchResult
@@ -157,9 +189,31 @@ export interface RetrievalSearchResult {
    * faintly (they score fewer queries, so they cannot be on the front). Absent in older reports.
    */
   trials?: RetrievalTrialRecord[]
-  profiles: Array<{name: string; description: string; trial: number | null; config: Record<string, number | string | boolean> | null; metrics: Readonly<Record<string, number>> | null; on_front: boolean | null; rationale: string[]}>
+  profiles: Array<{
+    name: string
+    description: string
+    trial: number | null
+    config: Record<string, number | string | boolean> | null
+    metrics: Readonly<Record<string, number>> | null
+    on_front: boolean | null
+    rationale: string[]
+  }>
   /** kt's own engine only: base configuration plus per-query-type overrides. */
-  routed?: {base: Record<string, number | string | boolean>; overrides: Record<string, Record<string, number | string | boolean>>; per_type: Array<{type: string; base_score: number; best_score: number; gain: number; override: boolean; keys: string[]; reason: string}>; min_gain: number; quality?: number | null}
+  routed?: {
+    base: Record<string, number | string | boolean>
+    overrides: Record<string, Record<string, number | string | boolean>>
+    per_type: Array<{
+      type: string
+      base_score: number
+      best_score: number
+      gain: number
+      override: boolean
+      keys: string[]
+      reason: string
+    }>
+    min_gain: number
+    quality?: number | null
+  }
   /**
    * Present when the plan tunes an external engine (retrieval section `engine`): its name, its file,
    * and where its latency comes from ("measured": wall time on kt's side, so the front and the
@@ -230,7 +284,13 @@ export interface DeployResult {
   profiles: Array<{name: string; weights: WeightsRecord; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>
   rollout: Array<{stage: number; traffic_percent: number; gate: string}>
   /** Retrieval profiles from the Phase 4 retrieval study: one per domain, and the routed profile. */
-  retrieval?: {domain: Array<{name: string; trial: number | null; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>; routed: string | null; routed_files: string[]; routed_verdict: 'pass' | 'fail' | 'not-validated' | null; overridden_types: string[]}
+  retrieval?: {
+    domain: Array<{name: string; trial: number | null; files: string[]; verdict: 'pass' | 'fail' | 'not-validated'}>
+    routed: string | null
+    routed_files: string[]
+    routed_verdict: 'pass' | 'fail' | 'not-validated' | null
+    overridden_types: string[]
+  }
 }
 
 export interface ChartRecord {
@@ -261,7 +321,15 @@ export interface SeedRobustness {
   seeds: number[]
   /** The run's own validation verdict (its seed), which each seed's verdict is compared with. */
   run_verdict: ValidationResult['verdict']
-  per_seed: Array<{seed: number; optimum: WeightsRecord; objective: number | null; validation_passed: boolean; verdict: ValidationResult['verdict']; failed: string[]; note?: string}>
+  per_seed: Array<{
+    seed: number
+    optimum: WeightsRecord
+    objective: number | null
+    validation_passed: boolean
+    verdict: ValidationResult['verdict']
+    failed: string[]
+    note?: string
+  }>
   /** Per weight: min, max, range, mean and sample sd of the optimum over the seeds (sd null for one seed: undefined). */
   spread: Record<string, {min: number; max: number; range: number; mean: number; sd: number | null}>
   /** Seeds whose validation verdict is the run's own (run_verdict), pass or not. */

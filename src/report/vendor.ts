@@ -21,7 +21,10 @@ export type VendorScript = keyof typeof VENDOR_SCRIPTS
 /** A package's folder: its entry point resolved, then up to the folder holding its package.json (the packages do not export package.json). */
 function packageDir(pkg: string): string {
   let dir = dirname(require.resolve(pkg))
-  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== pkg) {
+  while (
+    !existsSync(join(dir, 'package.json')) ||
+    JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== pkg
+  ) {
     const up = dirname(dir)
     if (up === dir) throw new Error(`cannot find the folder of the installed package ${pkg}`)
     dir = up
@@ -35,6 +38,7 @@ export function vendorScriptPath(name: VendorScript): string {
 }
 
 /** kt's own page scripts and styles (assets/web/), shipped with the package. */
-export const WEB_ASSETS_DIR = [new URL('../../assets/web/', import.meta.url), new URL('../../../assets/web/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((d) => existsSync(join(d, 'charts.js'))) ?? fileURLToPath(new URL('../../../assets/web/', import.meta.url))
+export const WEB_ASSETS_DIR =
+  [new URL('../../assets/web/', import.meta.url), new URL('../../../assets/web/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((d) => existsSync(join(d, 'charts.js'))) ?? fileURLToPath(new URL('../../../assets/web/', import.meta.url))

@@ -4,7 +4,13 @@
  * the largest budget are compared (lower budgets score fewer queries). kt's own retrieval study
  * (its metric names and issue-4 domain rules) is analysed in src/eval/retrieval-analysis.ts.
  */
-import {objectiveFront, objectiveFrontChartSpec, objectiveFrontLines, type FrontObjective, type ObjectiveFrontReport} from './front.js'
+import {
+  objectiveFront,
+  objectiveFrontChartSpec,
+  objectiveFrontLines,
+  type FrontObjective,
+  type ObjectiveFrontReport,
+} from './front.js'
 import {chooseProfile, type Candidate, type ProfileChoice, type ProfileRule} from './profiles.js'
 import {splitTimingMetrics} from './types.js'
 
@@ -25,7 +31,13 @@ export interface AnalyzedTrial {
 export function fullBudgetCandidates(trials: readonly AnalyzedTrial[]): Candidate[] {
   const ok = trials.filter((t) => t.status === 'ok' && t.metrics)
   const top = Math.max(-Infinity, ...ok.map((t) => t.budget))
-  return ok.filter((t) => t.budget === top).map((t) => ({trialId: t.id, config: t.config, metrics: splitTimingMetrics(t.metrics as Record<string, number>).deterministic}))
+  return ok
+    .filter((t) => t.budget === top)
+    .map((t) => ({
+      trialId: t.id,
+      config: t.config,
+      metrics: splitTimingMetrics(t.metrics as Record<string, number>).deterministic,
+    }))
 }
 
 /** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */
@@ -34,7 +46,12 @@ export interface StatedProfileRule {
   readonly description?: string
   readonly order_by: string
   readonly direction?: 'maximize' | 'minimize'
-  readonly constraints: ReadonlyArray<{readonly metric: string; readonly op: '<=' | '>='; readonly value?: number; readonly value_of_best?: number}>
+  readonly constraints: ReadonlyArray<{
+    readonly metric: string
+    readonly op: '<=' | '>='
+    readonly value?: number
+    readonly value_of_best?: number
+  }>
 }
 
 /** A stated rule as the profile chooser's rule; the direction comes from the objectives unless given. */
@@ -50,7 +67,9 @@ export function profileRuleOf(rule: StatedProfileRule, objectives: readonly Fron
   const sense = direction === 'maximize' ? 'max' : 'min'
   return {
     name: rule.name,
-    description: rule.description ?? `${rule.order_by} ${direction === 'maximize' ? 'highest' : 'lowest'}${constraints.length ? `, ${constraints.map((c) => c.label).join(', ')}` : ''}`,
+    description:
+      rule.description ??
+      `${rule.order_by} ${direction === 'maximize' ? 'highest' : 'lowest'}${constraints.length ? `, ${constraints.map((c) => c.label).join(', ')}` : ''}`,
     primary: {metric: rule.order_by, sense, label: rule.order_by},
     constraints,
   }
@@ -68,7 +87,11 @@ export interface ObjectiveStudyAnalysis {
  * The front and the stated profiles of a study over any objectives (an engine file's): full-budget
  * trials only, wall-clock timings left out, so the result repeats when the study does.
  */
-export function analyzeObjectiveStudy(trials: readonly AnalyzedTrial[], objectives: readonly FrontObjective[], rules: readonly StatedProfileRule[]): ObjectiveStudyAnalysis {
+export function analyzeObjectiveStudy(
+  trials: readonly AnalyzedTrial[],
+  objectives: readonly FrontObjective[],
+  rules: readonly StatedProfileRule[],
+): ObjectiveStudyAnalysis {
   const candidates = fullBudgetCandidates(trials)
   const front = objectives.length >= 2 ? objectiveFront(candidates, objectives) : null
   const onFront = front ? new Set(front.front.map((p) => p.trialId)) : undefined

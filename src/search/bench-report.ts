@@ -2,7 +2,17 @@
  * Tables, target checks and the regret-vs-budget chart of `kt bench optimizers`.
  */
 import {InputError} from '../util/errors.js'
-import {BUDGET_CHECKPOINTS, budgetGrid, budgetToReach, EVAL_CHECKPOINTS, medianRegretByBudget, summarizeRuns, type BenchRun, type CheckpointSummary, type OptimizerSummary} from './bench.js'
+import {
+  BUDGET_CHECKPOINTS,
+  budgetGrid,
+  budgetToReach,
+  EVAL_CHECKPOINTS,
+  medianRegretByBudget,
+  summarizeRuns,
+  type BenchRun,
+  type CheckpointSummary,
+  type OptimizerSummary,
+} from './bench.js'
 
 /** Log-scale charts cannot show a regret of exactly 0; such points are drawn at this floor. */
 export const CHART_REGRET_FLOOR = 1e-6
@@ -14,7 +24,10 @@ export const TARGET_BUDGET_SHARE = 1 / 3
 /** Parses `0-9`, `0,3,5` or `2` into seeds. */
 export function parseSeeds(text: string): number[] {
   const seeds: number[] = []
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const range = /^(\d+)-(\d+)$/.exec(part)
     if (range) {
       const [a, b] = [Number(range[1]), Number(range[2])]
@@ -40,7 +53,13 @@ function cell(s: CheckpointSummary): string {
 
 /** Rows per (function, optimizer) of median [IQR] regret at each checkpoint. */
 export function summaryTable(summaries: readonly OptimizerSummary[]): string {
-  const header = ['function', 'optimizer', ...EVAL_CHECKPOINTS.map((n) => `${n} ev`), ...BUDGET_CHECKPOINTS.map((b) => `${b} bmax`), 'suggest ms med/p99']
+  const header = [
+    'function',
+    'optimizer',
+    ...EVAL_CHECKPOINTS.map((n) => `${n} ev`),
+    ...BUDGET_CHECKPOINTS.map((b) => `${b} bmax`),
+    'suggest ms med/p99',
+  ]
   const rows = summaries.map((s) => [
     s.function,
     s.optimizer,
@@ -49,7 +68,11 @@ export function summaryTable(summaries: readonly OptimizerSummary[]): string {
     `${s.suggest_ms_median.toFixed(3)}/${s.suggest_ms_p99.toFixed(2)}`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-  const line = (r: string[]): string => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()
+  const line = (r: string[]): string =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd()
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
 }
 
@@ -118,7 +141,14 @@ export function regretChartSpec(runsByGroup: ReadonlyMap<string, readonly BenchR
     for (const p of medianRegretByBudget(runs, grid)) {
       if (p.median === null) continue
       const floor = (x: number | null): number | null => (x === null ? null : Math.max(CHART_REGRET_FLOOR, x))
-      values.push({function: runs[0].function, optimizer: runs[0].optimizer, budget: p.budget, median: floor(p.median), q25: floor(p.q25), q75: floor(p.q75)})
+      values.push({
+        function: runs[0].function,
+        optimizer: runs[0].optimizer,
+        budget: p.budget,
+        median: floor(p.median),
+        q25: floor(p.q25),
+        q75: floor(p.q75),
+      })
     }
   }
   return {
@@ -136,7 +166,12 @@ export function regretChartSpec(runsByGroup: ReadonlyMap<string, readonly BenchR
           mark: {type: 'area', opacity: 0.18},
           encoding: {
             x: {field: 'budget', type: 'quantitative', title: 'budget (b_max, continuation accounting)'},
-            y: {field: 'q25', type: 'quantitative', scale: {type: 'log'}, title: `regret (log; ${CHART_REGRET_FLOOR} = 0)`},
+            y: {
+              field: 'q25',
+              type: 'quantitative',
+              scale: {type: 'log'},
+              title: `regret (log; ${CHART_REGRET_FLOOR} = 0)`,
+            },
             y2: {field: 'q75'},
             color: {field: 'optimizer', type: 'nominal'},
           },

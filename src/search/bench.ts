@@ -49,7 +49,12 @@ export interface BenchOptions {
 }
 
 /** Runs one optimiser on one function for one seed until both the evaluation and budget checkpoints are covered. */
-export function runBenchmark(fn: BenchmarkName, optimizerName: OptimizerName, seed: number, options: BenchOptions = {}): BenchRun {
+export function runBenchmark(
+  fn: BenchmarkName,
+  optimizerName: OptimizerName,
+  seed: number,
+  options: BenchOptions = {},
+): BenchRun {
   const objective = benchmarkObjective(fn)
   const maxEvals = options.maxEvals ?? Math.max(...EVAL_CHECKPOINTS)
   const maxBudget = options.maxBudget ?? Math.max(...BUDGET_CHECKPOINTS)
@@ -77,10 +82,16 @@ export function runBenchmark(fn: BenchmarkName, optimizerName: OptimizerName, se
     }
     if (trial === 'wait') throw new Error(`bench: ${optimizerName} waits with nothing running`)
     const previous = trial.continues && objective.continuation ? checkpoints.get(trial.continues.trialId) : undefined
-    const result = evaluateSync(objective, trial.config, trial.budget, {trialId: trial.id, configId: trial.configId, seed, checkpoint: previous})
+    const result = evaluateSync(objective, trial.config, trial.budget, {
+      trialId: trial.id,
+      configId: trial.configId,
+      seed,
+      checkpoint: previous,
+    })
     const ok = Number.isFinite(result.loss)
     if (!ok) failed++
-    if (ok && result.checkpoint !== undefined) checkpoints.set(trial.id, {budget: trial.budget, state: result.checkpoint})
+    if (ok && result.checkpoint !== undefined)
+      checkpoints.set(trial.id, {budget: trial.budget, state: result.checkpoint})
     const t1 = performance.now()
     optimizer.tell(trial.id, ok ? {status: 'ok', loss: result.loss, values: result.values} : {status: 'failed'})
     elapsed += performance.now() - t1
@@ -111,7 +122,9 @@ export function runBenchmark(fn: BenchmarkName, optimizerName: OptimizerName, se
     curve_budget_scratch: cumScratch,
     regret_at_evals: Object.fromEntries(EVAL_CHECKPOINTS.map((n) => [String(n), atEvaluations(curve, n, finished)])),
     regret_at_budget: Object.fromEntries(BUDGET_CHECKPOINTS.map((b) => [String(b), atBudget(curve, cumBudget, b)])),
-    regret_at_budget_scratch: Object.fromEntries(BUDGET_CHECKPOINTS.map((b) => [String(b), atBudget(curve, cumScratch, b)])),
+    regret_at_budget_scratch: Object.fromEntries(
+      BUDGET_CHECKPOINTS.map((b) => [String(b), atBudget(curve, cumScratch, b)]),
+    ),
     evaluations: evaluations.length,
     finished_early: finished,
     failed,
@@ -120,7 +133,12 @@ export function runBenchmark(fn: BenchmarkName, optimizerName: OptimizerName, se
   }
 }
 
-function evaluateSync(objective: Objective, config: Record<string, unknown>, budget: number, ctx: Parameters<Objective['evaluate']>[2]): EvalResult {
+function evaluateSync(
+  objective: Objective,
+  config: Record<string, unknown>,
+  budget: number,
+  ctx: Parameters<Objective['evaluate']>[2],
+): EvalResult {
   try {
     const result = objective.evaluate(config as never, budget, ctx)
     if (result instanceof Promise) throw new Error('bench: benchmark objectives are synchronous')
@@ -180,7 +198,10 @@ export interface OptimizerSummary {
 
 export function summarizeRuns(runs: readonly BenchRun[]): OptimizerSummary {
   const first = runs[0]
-  const pick = (key: 'regret_at_evals' | 'regret_at_budget' | 'regret_at_budget_scratch', checkpoints: readonly number[]): Record<string, CheckpointSummary> =>
+  const pick = (
+    key: 'regret_at_evals' | 'regret_at_budget' | 'regret_at_budget_scratch',
+    checkpoints: readonly number[],
+  ): Record<string, CheckpointSummary> =>
     Object.fromEntries(checkpoints.map((c) => [String(c), summarize(runs.map((r) => r[key][String(c)]))]))
   return {
     function: first.function,
@@ -196,7 +217,11 @@ export function summarizeRuns(runs: readonly BenchRun[]): OptimizerSummary {
 }
 
 /** Median (over runs) regret at each budget of a grid, for charts and the budget-to-target search. */
-export function medianRegretByBudget(runs: readonly BenchRun[], grid: readonly number[], scratch = false): Array<{budget: number; median: number | null; q25: number | null; q75: number | null}> {
+export function medianRegretByBudget(
+  runs: readonly BenchRun[],
+  grid: readonly number[],
+  scratch = false,
+): Array<{budget: number; median: number | null; q25: number | null; q75: number | null}> {
   return grid.map((b) => {
     const s = summarize(runs.map((r) => atBudget(r.curve_regret, scratch ? r.curve_budget_scratch : r.curve_budget, b)))
     return {budget: b, median: s.median, q25: s.q25, q75: s.q75}
@@ -214,7 +239,13 @@ export function budgetGrid(max: number, step = 0.5): number[] {
  * The smallest budget on the grid at which the challenger's median regret is at or below a target
  * (the baseline's median at its final checkpoint); null if it never gets there.
  */
-export function budgetToReach(runs: readonly BenchRun[], target: number, grid: readonly number[], scratch = false): number | null {
-  for (const point of medianRegretByBudget(runs, grid, scratch)) if (point.median !== null && point.median <= target) return point.budget
+export function budgetToReach(
+  runs: readonly BenchRun[],
+  target: number,
+  grid: readonly number[],
+  scratch = false,
+): number | null {
+  for (const point of medianRegretByBudget(runs, grid, scratch))
+    if (point.median !== null && point.median <= target) return point.budget
   return null
 }

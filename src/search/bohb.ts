@@ -264,7 +264,10 @@ export class BohbOptimizer implements Optimizer {
     this.fidelity = options.fidelity ?? SINGLE_FIDELITY
     checkFidelity(this.fidelity)
     const d = this.encoding.size
-    const defaults = this.fidelity.min === this.fidelity.max && !options.reference ? {...BOHB_DEFAULTS, ...KT_SINGLE_FIDELITY_DEFAULTS} : BOHB_DEFAULTS
+    const defaults =
+      this.fidelity.min === this.fidelity.max && !options.reference
+        ? {...BOHB_DEFAULTS, ...KT_SINGLE_FIDELITY_DEFAULTS}
+        : BOHB_DEFAULTS
     this.options = {
       seed: options.seed,
       topNPercent: options.topNPercent ?? defaults.topNPercent,
@@ -280,13 +283,19 @@ export class BohbOptimizer implements Optimizer {
       maxIterations: options.maxIterations ?? Infinity,
     }
     const o = this.options
-    if (!(o.topNPercent > 0 && o.topNPercent < 100)) throw new InputError('bohb: top_n_percent', 'a percentage in (0, 100)', String(o.topNPercent))
-    if (!(o.randomFraction >= 0 && o.randomFraction <= 1)) throw new InputError('bohb: random_fraction', 'a fraction in [0, 1]', String(o.randomFraction))
+    if (!(o.topNPercent > 0 && o.topNPercent < 100))
+      throw new InputError('bohb: top_n_percent', 'a percentage in (0, 100)', String(o.topNPercent))
+    if (!(o.randomFraction >= 0 && o.randomFraction <= 1))
+      throw new InputError('bohb: random_fraction', 'a fraction in [0, 1]', String(o.randomFraction))
     if (!(o.numSamples >= 1)) throw new InputError('bohb: num_samples', 'at least 1', String(o.numSamples))
     this.rng = new Rng(options.seed)
     // what the draws depend on: a parameter's description, env var or default do not
-    const params = JSON.stringify(space.params, (key, value) => (key === 'description' || key === 'env' || key === 'default' ? undefined : value))
-    this.fingerprint = hashText(`${BOHB_HINT_FORMAT} ${params} ${JSON.stringify(this.fidelity)} ${JSON.stringify(this.options)}`)
+    const params = JSON.stringify(space.params, (key, value) =>
+      key === 'description' || key === 'env' || key === 'default' ? undefined : value,
+    )
+    this.fingerprint = hashText(
+      `${BOHB_HINT_FORMAT} ${params} ${JSON.stringify(this.fidelity)} ${JSON.stringify(this.options)}`,
+    )
   }
 
   ask(): Trial | 'wait' | 'done' {
@@ -363,13 +372,21 @@ export class BohbOptimizer implements Optimizer {
     if (typeof hint !== 'object' || hint === null) return undefined
     const h = hint as Record<string, unknown>
     const pick = h.pick
-    if (!(typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples)) return undefined
+    if (!(typeof pick === 'number' && Number.isInteger(pick) && pick >= 0 && pick < this.options.numSamples))
+      return undefined
     // format 1, and format 2 whose check does not bind the results: replayed by drawing
     if (h.v === undefined || h.v === UNBOUND_STATE_HINT_FORMAT) return {config, pick}
     if (h.v !== BOHB_HINT_FORMAT) return undefined
     const word = (x: unknown): x is number => typeof x === 'number' && (x | 0) === x
     const {s0, s1, s2, s3, n, h: check} = h
-    if (!word(s0) || !word(s1) || !word(s2) || !word(s3) || !(n === undefined || (typeof n === 'number' && Number.isFinite(n)))) return undefined
+    if (
+      !word(s0) ||
+      !word(s1) ||
+      !word(s2) ||
+      !word(s3) ||
+      !(n === undefined || (typeof n === 'number' && Number.isFinite(n)))
+    )
+      return undefined
     if (!(typeof check === 'number' && Number.isSafeInteger(check) && check >= 0)) return undefined
     let coordinates: Array<[number, number]> | undefined
     for (const key in h) {
@@ -408,7 +425,12 @@ export class BohbOptimizer implements Optimizer {
       config: this.encoding.decode(record.vector),
       budget: bracket.budget,
       continues: record.lastTrial ? {...record.lastTrial} : undefined,
-      info: {iteration: bracket.plan.iteration, bracket: bracket.plan.s, rung: bracket.rung, model_based: record.modelBased},
+      info: {
+        iteration: bracket.plan.iteration,
+        bracket: bracket.plan.s,
+        rung: bracket.rung,
+        model_based: record.modelBased,
+      },
     }
     record.lastTrial = {trialId: id, budget: bracket.budget}
     return trial
@@ -422,8 +444,13 @@ export class BohbOptimizer implements Optimizer {
       return
     }
     const ran = bracket.ranAtRung.filter((i) => bracket.configs[i].result?.status === 'ok')
-    const order = rankOrder(ran.map((i) => ({loss: bracket.configs[i].result!.loss!, values: bracket.configs[i].result!.values})))
-    bracket.queue = order.slice(0, bracket.plan.counts[next]).map((k) => ran[k]).sort((a, b) => a - b)
+    const order = rankOrder(
+      ran.map((i) => ({loss: bracket.configs[i].result!.loss!, values: bracket.configs[i].result!.values})),
+    )
+    bracket.queue = order
+      .slice(0, bracket.plan.counts[next])
+      .map((k) => ran[k])
+      .sort((a, b) => a - b)
     bracket.ranAtRung = []
     bracket.rung = next
     if (bracket.queue.length === 0) bracket.done = true
@@ -435,7 +462,8 @@ export class BohbOptimizer implements Optimizer {
     let largestModel = -Infinity
     for (const b of this.models.keys()) largestModel = Math.max(largestModel, b)
     if (largestModel > budget) return
-    const loss = result.status === 'ok' && result.loss !== undefined && Number.isFinite(result.loss) ? result.loss : Infinity
+    const loss =
+      result.status === 'ok' && result.loss !== undefined && Number.isFinite(result.loss) ? result.loss : Infinity
     const list = this.observations.get(budget) ?? []
     this.observations.set(budget, list)
     list.push({vector, loss, values: result.status === 'ok' ? result.values : undefined})
@@ -453,7 +481,10 @@ export class BohbOptimizer implements Optimizer {
     if (split.good <= d || split.bad <= d) return
     if (!this.models.has(budget)) {
       const kdeOptions = {magicClip: this.options.magicClip, priorWeight: this.options.priorWeight}
-      this.models.set(budget, {good: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions), bad: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions)})
+      this.models.set(budget, {
+        good: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions),
+        bad: new Kde(this.encoding.vartypes, minBandwidth, kdeOptions),
+      })
     }
     this.staleGood.add(budget)
     this.staleBad.add(budget)
@@ -548,7 +579,14 @@ export class BohbOptimizer implements Optimizer {
    */
   private stateHint(pick: number, before: RngState, vector: Float64Array): AskHint {
     const after = this.rng.snapshot()
-    const hint: Record<string, number> = {pick, v: BOHB_HINT_FORMAT, s0: after.s0, s1: after.s1, s2: after.s2, s3: after.s3}
+    const hint: Record<string, number> = {
+      pick,
+      v: BOHB_HINT_FORMAT,
+      s0: after.s0,
+      s1: after.s1,
+      s2: after.s2,
+      s3: after.s3,
+    }
     if (after.spareNormal !== undefined) hint.n = after.spareNormal
     // Coordinates the configuration does not encode back to exactly (a simplex group's, now and
     // then) travel in the hint; a -0 would not survive JSON, so its ask keeps the pick alone.

@@ -96,7 +96,8 @@ export class Encoding {
   encode(config: Config, where = 'configuration', ignoreUnknown = false): Float64Array {
     if (!ignoreUnknown) {
       for (const key of Object.keys(config)) {
-        if (!this.keys.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
+        if (!this.keys.has(key))
+          throw new InputError(`${where}: ${key}`, `a parameter of space ${this.space.id}`, 'an unknown name')
       }
     }
     const vector = new Float64Array(this.dims.length)
@@ -112,7 +113,12 @@ export class Encoding {
         }
       } else if (p.kind === 'categorical') {
         const index = p.choices.indexOf(config[p.name] as Choice)
-        if (index < 0) throw new InputError(`${where}: ${p.name}`, `one of ${p.choices.map(String).join(', ')}`, String(config[p.name]))
+        if (index < 0)
+          throw new InputError(
+            `${where}: ${p.name}`,
+            `one of ${p.choices.map(String).join(', ')}`,
+            String(config[p.name]),
+          )
         vector[d++] = index
       } else {
         vector[d++] = encodeIn(p, this.lows[i], this.spans[i], numberOf(config, p.name, where))
@@ -159,7 +165,8 @@ export class Encoding {
         const us: number[] = []
         for (let m = 0; m < p.members.length - 1; m++) us.push(clamp01(vector[d + m]))
         const weights = simplexWeights(p, block.span, us)
-        for (let m = 0; m < p.members.length - 1; m++) out[d++] = block.span > DEGENERATE_SPAN ? clamp01((weights[m] - p.floor) / block.span) : 0
+        for (let m = 0; m < p.members.length - 1; m++)
+          out[d++] = block.span > DEGENERATE_SPAN ? clamp01((weights[m] - p.floor) / block.span) : 0
       } else if (p.kind === 'categorical') {
         // encode looks the decoded choice up again: the first of equal choices
         const index = p.choices.indexOf(p.choices[categoryIndex(vector[d], p.choices.length)])
@@ -208,7 +215,8 @@ export class Encoding {
 /** Reads a number from a configuration or throws a one-line error naming the field. */
 function numberOf(config: Config, name: string, where: string): number {
   const value = config[name]
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InputError(`${where}: ${name}`, 'a finite number', value === undefined ? 'nothing' : String(value))
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new InputError(`${where}: ${name}`, 'a finite number', value === undefined ? 'nothing' : String(value))
   return value
 }
 

@@ -66,11 +66,19 @@ export function frontReport(points: readonly FrontPoint[], reference?: Reference
     {value: (p: FrontPoint) => p.latencyMs, sense: 'min' as const},
   ]
   const frontIdx = new Set(paretoFront(points, objectives))
-  const front = points.filter((_, i) => frontIdx.has(i)).sort((a, b) => a.latencyMs - b.latencyMs || b.quality - a.quality || a.trialId - b.trialId)
+  const front = points
+    .filter((_, i) => frontIdx.has(i))
+    .sort((a, b) => a.latencyMs - b.latencyMs || b.quality - a.quality || a.trialId - b.trialId)
   const vector = (p: FrontPoint): [number, number] => [p.quality, p.latencyMs]
   const dominated = points
     .filter((_, i) => !frontIdx.has(i))
-    .map((p) => ({...p, dominatedBy: front.filter((f) => dominates(vector(f), vector(p), SENSES)).slice(0, MAX_DOMINATORS_LISTED).map((f) => f.trialId)}))
+    .map((p) => ({
+      ...p,
+      dominatedBy: front
+        .filter((f) => dominates(vector(f), vector(p), SENSES))
+        .slice(0, MAX_DOMINATORS_LISTED)
+        .map((f) => f.trialId),
+    }))
   const hypervolume = hypervolume2d(front.map(vector), [ref.quality, ref.latencyMs], SENSES)
   const box = (1 - ref.quality) * ref.latencyMs
   return {reference: ref, front, dominated, hypervolume, hypervolumeShare: box > 0 ? hypervolume / box : 0}
@@ -79,8 +87,11 @@ export function frontReport(points: readonly FrontPoint[], reference?: Reference
 /** Text lines: the front, the hypervolume and a count of dominated trials. */
 export function frontLines(report: FrontReport, qualityLabel = 'quality'): string[] {
   const lines = [`Pareto front (${report.front.length} trials; ${report.dominated.length} dominated):`]
-  for (const p of report.front) lines.push(`  #${p.trialId}: ${qualityLabel} ${p.quality.toFixed(4)}, p99 ${p.latencyMs.toFixed(2)} ms`)
-  lines.push(`hypervolume ${report.hypervolume.toFixed(4)} (${(100 * report.hypervolumeShare).toFixed(1)}% of the reference box; reference ${report.reference.rule})`)
+  for (const p of report.front)
+    lines.push(`  #${p.trialId}: ${qualityLabel} ${p.quality.toFixed(4)}, p99 ${p.latencyMs.toFixed(2)} ms`)
+  lines.push(
+    `hypervolume ${report.hypervolume.toFixed(4)} (${(100 * report.hypervolumeShare).toFixed(1)}% of the reference box; reference ${report.reference.rule})`,
+  )
   return lines
 }
 
@@ -96,10 +107,21 @@ export interface LowerBudgetPoint extends FrontPoint {
  * model's estimate and goes logarithmic by the rule of src/util/axis-scale.ts. Hover: the trial's
  * configuration and every metric; drag and wheel: pan and zoom.
  */
-export function frontChartSpec(report: FrontReport, options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {}): Record<string, unknown> {
+export function frontChartSpec(
+  report: FrontReport,
+  options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {},
+): Record<string, unknown> {
   const qualityLabel = options.qualityLabel ?? 'quality'
   const kind = options.latencyKind ?? 'estimated'
-  const datum = (p: FrontPoint, set: string, budget?: number) => ({trial: p.trialId, set, [qualityLabel]: p.quality, 'P99 ms': p.latencyMs, ...(budget === undefined ? {} : {budget}), ...p.config, ...(p.metrics ?? {})})
+  const datum = (p: FrontPoint, set: string, budget?: number) => ({
+    trial: p.trialId,
+    set,
+    [qualityLabel]: p.quality,
+    'P99 ms': p.latencyMs,
+    ...(budget === undefined ? {} : {budget}),
+    ...p.config,
+    ...(p.metrics ?? {}),
+  })
   const values = [
     ...(options.lower ?? []).map((p) => datum(p, 'lower budget (fewer queries)', p.budget)),
     ...report.dominated.map((p) => datum(p, 'dominated')),
@@ -125,7 +147,12 @@ export function frontChartSpec(report: FrontReport, options: {qualityLabel?: str
         mark: {type: 'line', interpolate: 'step-after', color: '#1f77b4'},
         encoding: {
           x: {field: 'P99 ms', type: 'quantitative', title: `P99 latency, ms (${kind})${scaleNote(x)}`, scale: x},
-          y: {field: field(qualityLabel), type: 'quantitative', title: `${qualityLabel} (higher is better)`, scale: {zero: false}},
+          y: {
+            field: field(qualityLabel),
+            type: 'quantitative',
+            title: `${qualityLabel} (higher is better)`,
+            scale: {zero: false},
+          },
         },
       },
       {
@@ -134,7 +161,16 @@ export function frontChartSpec(report: FrontReport, options: {qualityLabel?: str
         encoding: {
           x: {field: 'P99 ms', type: 'quantitative'},
           y: {field: field(qualityLabel), type: 'quantitative'},
-          color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'], range: ['#1f77b4', '#8c8c8c', '#d9d9d9']}, title: null, legend: {labelLimit: 260, orient: 'bottom'}},
+          color: {
+            field: 'set',
+            type: 'nominal',
+            scale: {
+              domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'],
+              range: ['#1f77b4', '#8c8c8c', '#d9d9d9'],
+            },
+            title: null,
+            legend: {labelLimit: 260, orient: 'bottom'},
+          },
         },
       },
     ],
@@ -171,7 +207,10 @@ export interface ObjectiveFrontReport {
   readonly hypervolumeShare: number | null
 }
 
-export function objectiveReference(objective: FrontObjective, values: readonly number[]): {value: number; rule: string} {
+export function objectiveReference(
+  objective: FrontObjective,
+  values: readonly number[],
+): {value: number; rule: string} {
   if (objective.reference !== undefined) return {value: objective.reference, rule: 'stated in the engine file'}
   const worst = objective.direction === 'maximize' ? Math.min(...values) : Math.max(...values)
   const range = Math.max(...values) - Math.min(...values)
@@ -179,10 +218,16 @@ export function objectiveReference(objective: FrontObjective, values: readonly n
     range > 0
       ? [REFERENCE_RANGE_MARGIN * range, `${REFERENCE_RANGE_MARGIN} x the observed range`]
       : worst !== 0
-        ? [REFERENCE_RANGE_MARGIN * Math.abs(worst), `${REFERENCE_RANGE_MARGIN} x its magnitude (every trial reached the same value: no range)`]
+        ? [
+            REFERENCE_RANGE_MARGIN * Math.abs(worst),
+            `${REFERENCE_RANGE_MARGIN} x its magnitude (every trial reached the same value: no range)`,
+          ]
         : [ZERO_SPREAD_MARGIN, `${ZERO_SPREAD_MARGIN} (every trial reached 0: no range or magnitude to scale by)`]
   const value = Number((objective.direction === 'maximize' ? worst - margin : worst + margin).toPrecision(6))
-  return {value, rule: `the worst trial's ${objective.metric} (${Number(worst.toPrecision(6))}) ${objective.direction === 'maximize' ? 'minus' : 'plus'} ${what}`}
+  return {
+    value,
+    rule: `the worst trial's ${objective.metric} (${Number(worst.toPrecision(6))}) ${objective.direction === 'maximize' ? 'minus' : 'plus'} ${what}`,
+  }
 }
 
 /**
@@ -190,12 +235,27 @@ export function objectiveReference(objective: FrontObjective, values: readonly n
  * dominated trials with up to three dominating front trials, and with two objectives the
  * hypervolume against the reference point.
  */
-export function objectiveFront(candidates: ReadonlyArray<{trialId: number; config: Config; metrics: Readonly<Record<string, number>>}>, objectives: readonly FrontObjective[]): ObjectiveFrontReport {
+export function objectiveFront(
+  candidates: ReadonlyArray<{trialId: number; config: Config; metrics: Readonly<Record<string, number>>}>,
+  objectives: readonly FrontObjective[],
+): ObjectiveFrontReport {
   const usable = candidates.filter((c) => objectives.every((o) => Number.isFinite(c.metrics[o.metric])))
   const senses: Sense[] = objectives.map((o) => (o.direction === 'maximize' ? 'max' : 'min'))
   const vec = (c: (typeof usable)[number]): number[] => objectives.map((o) => c.metrics[o.metric])
-  const refs = objectives.map((o) => (usable.length ? objectiveReference(o, usable.map((c) => c.metrics[o.metric])) : {value: Number.NaN, rule: 'no trial'}))
-  const frontIdx = new Set(paretoFront(usable, objectives.map((o, j) => ({value: (c: (typeof usable)[number]) => vec(c)[j], sense: senses[j]}))))
+  const refs = objectives.map((o) =>
+    usable.length
+      ? objectiveReference(
+          o,
+          usable.map((c) => c.metrics[o.metric]),
+        )
+      : {value: Number.NaN, rule: 'no trial'},
+  )
+  const frontIdx = new Set(
+    paretoFront(
+      usable,
+      objectives.map((o, j) => ({value: (c: (typeof usable)[number]) => vec(c)[j], sense: senses[j]})),
+    ),
+  )
   const first = senses[0] === 'max' ? -1 : 1
   const front = usable
     .filter((_, i) => frontIdx.has(i))
@@ -203,26 +263,49 @@ export function objectiveFront(candidates: ReadonlyArray<{trialId: number; confi
     .sort((a, b) => first * (a.values[0] - b.values[0]) || a.trialId - b.trialId)
   const dominated = usable
     .filter((_, i) => !frontIdx.has(i))
-    .map((c) => ({trialId: c.trialId, values: vec(c), dominatedBy: front.filter((f) => dominates(f.values, vec(c), senses)).slice(0, MAX_DOMINATORS_LISTED).map((f) => f.trialId)}))
+    .map((c) => ({
+      trialId: c.trialId,
+      values: vec(c),
+      dominatedBy: front
+        .filter((f) => dominates(f.values, vec(c), senses))
+        .slice(0, MAX_DOMINATORS_LISTED)
+        .map((f) => f.trialId),
+    }))
   let hypervolume: number | null = null
   let share: number | null = null
   let reference: number[] | null = null
   if (objectives.length === 2 && usable.length > 0) {
     reference = refs.map((r) => r.value)
     const s2: [Sense, Sense] = [senses[0], senses[1]]
-    hypervolume = hypervolume2d(front.map((f) => [f.values[0], f.values[1]] as [number, number]), [reference[0], reference[1]], s2)
+    hypervolume = hypervolume2d(
+      front.map((f) => [f.values[0], f.values[1]] as [number, number]),
+      [reference[0], reference[1]],
+      s2,
+    )
     // the box between the reference and the best value each objective reached
-    const best = objectives.map((o, j) => (senses[j] === 'max' ? Math.max(...usable.map((c) => vec(c)[j])) : Math.min(...usable.map((c) => vec(c)[j]))))
+    const best = objectives.map((o, j) =>
+      senses[j] === 'max' ? Math.max(...usable.map((c) => vec(c)[j])) : Math.min(...usable.map((c) => vec(c)[j])),
+    )
     const box = Math.abs(best[0] - reference[0]) * Math.abs(best[1] - reference[1])
     share = box > 0 ? hypervolume / box : null
   }
-  return {objectives: objectives.map((o, j) => ({...o, reference_rule: refs[j].rule})), reference, front, dominated, hypervolume, hypervolumeShare: share}
+  return {
+    objectives: objectives.map((o, j) => ({...o, reference_rule: refs[j].rule})),
+    reference,
+    front,
+    dominated,
+    hypervolume,
+    hypervolumeShare: share,
+  }
 }
 
 export function objectiveFrontLines(report: ObjectiveFrontReport): string[] {
   const names = report.objectives.map((o) => o.metric)
-  const lines = [`Pareto front over ${names.join(', ')} (${report.front.length} trials; ${report.dominated.length} dominated):`]
-  for (const p of report.front) lines.push(`  #${p.trialId}: ${p.values.map((v, j) => `${names[j]} ${Number(v.toPrecision(5))}`).join(', ')}`)
+  const lines = [
+    `Pareto front over ${names.join(', ')} (${report.front.length} trials; ${report.dominated.length} dominated):`,
+  ]
+  for (const p of report.front)
+    lines.push(`  #${p.trialId}: ${p.values.map((v, j) => `${names[j]} ${Number(v.toPrecision(5))}`).join(', ')}`)
   if (report.hypervolume !== null && report.reference)
     lines.push(
       `hypervolume ${Number(report.hypervolume.toPrecision(5))}${report.hypervolumeShare !== null ? ` (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values)` : ''}; reference ${report.objectives.map((o, j) => `${o.metric} ${report.reference![j]} (${o.reference_rule})`).join(', ')}`,
@@ -247,7 +330,12 @@ export function objectiveFrontChartSpec(report: ObjectiveFrontReport): Record<st
     encoding: {
       x: {field: 'x', type: 'quantitative', title: y?.metric ?? '', scale: {zero: false}},
       y: {field: 'y', type: 'quantitative', title: x.metric, scale: {zero: false}},
-      color: {field: 'set', type: 'nominal', scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']}, title: null},
+      color: {
+        field: 'set',
+        type: 'nominal',
+        scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']},
+        title: null,
+      },
       tooltip: [{field: 'trial'}, {field: 'x'}, {field: 'y'}],
     },
   }

@@ -46,7 +46,8 @@ type Axis = Config[]
 
 /** Every grid axis of the space, in table order. */
 export function gridAxes(space: ParamSpace, pointsPerDim: number, simplexStep: number): Axis[] {
-  if (!(Number.isInteger(pointsPerDim) && pointsPerDim >= 2)) throw new InputError('grid: points per dimension', 'an integer >= 2', String(pointsPerDim))
+  if (!(Number.isInteger(pointsPerDim) && pointsPerDim >= 2))
+    throw new InputError('grid: points per dimension', 'an integer >= 2', String(pointsPerDim))
   return space.params.map((p): Axis => {
     if (p.kind === 'categorical') return p.choices.map((c) => ({[p.name]: c}))
     if (p.kind === 'simplex') return simplexLattice(p, simplexStep)
@@ -86,7 +87,11 @@ export function simplexLattice(p: SimplexGroup, step: number): Axis {
   const units = free / step
   const M = Math.round(units)
   if (!(step > 0) || Math.abs(units - M) > 1e-9 || M < 0)
-    throw new InputError(`grid: simplex ${p.name}`, `a step that divides 1 - ${k} x ${p.floor} = ${round(free)}`, String(step))
+    throw new InputError(
+      `grid: simplex ${p.name}`,
+      `a step that divides 1 - ${k} x ${p.floor} = ${round(free)}`,
+      String(step),
+    )
   const out: Axis = []
   const parts = new Array<number>(k).fill(0)
   const recurse = (i: number, left: number): void => {
@@ -122,7 +127,11 @@ export function gridSize(axes: Axis[]): number {
 }
 
 /** Points of the grid of a space at this resolution. */
-export function gridPointCount(space: ParamSpace, pointsPerDim: number, simplexStep: number = DEFAULT_SIMPLEX_STEP): number {
+export function gridPointCount(
+  space: ParamSpace,
+  pointsPerDim: number,
+  simplexStep: number = DEFAULT_SIMPLEX_STEP,
+): number {
   return gridSize(gridAxes(space, pointsPerDim, simplexStep))
 }
 
@@ -131,7 +140,9 @@ export function gridPointCount(space: ParamSpace, pointsPerDim: number, simplexS
  * budget, so it costs one unit of a --budget (in units of the maximum budget). Undefined: no limit.
  */
 export function gridTrialLimit(maxTrials: number | undefined, maxBudget: number | undefined): number | undefined {
-  const limits = [maxTrials, maxBudget === undefined ? undefined : Math.floor(maxBudget + BUDGET_ROUNDING)].filter((x): x is number => x !== undefined)
+  const limits = [maxTrials, maxBudget === undefined ? undefined : Math.floor(maxBudget + BUDGET_ROUNDING)].filter(
+    (x): x is number => x !== undefined,
+  )
   return limits.length ? Math.min(...limits) : undefined
 }
 
@@ -142,8 +153,20 @@ const BUDGET_ROUNDING = 1e-9
  * Refuses a grid study that could not evaluate its whole grid within its limits, unless a subset
  * was asked for: a grid is the grid it claims, not a random sample of it.
  */
-export function checkGridLimit(where: string, points: number, pointsPerDim: number, limit: number | undefined, subset: boolean | undefined, resuming = false): void {
-  if (points > MAX_GRID_POINTS) throw new InputError(where, `at most ${MAX_GRID_POINTS} points (lower --grid-points, or take parameters out with --fix)`, `${points} points at ${pointsPerDim} values per numeric parameter`)
+export function checkGridLimit(
+  where: string,
+  points: number,
+  pointsPerDim: number,
+  limit: number | undefined,
+  subset: boolean | undefined,
+  resuming = false,
+): void {
+  if (points > MAX_GRID_POINTS)
+    throw new InputError(
+      where,
+      `at most ${MAX_GRID_POINTS} points (lower --grid-points, or take parameters out with --fix)`,
+      `${points} points at ${pointsPerDim} values per numeric parameter`,
+    )
   if (subset || limit === undefined || limit >= points) return
   throw new InputError(
     where,
@@ -165,14 +188,23 @@ export interface GridCoverage {
   readonly subset: boolean
 }
 
-export function gridCoverage(points: number, pointsPerDim: number, finishedConfigIds: Iterable<string>, subset: boolean | undefined): GridCoverage {
+export function gridCoverage(
+  points: number,
+  pointsPerDim: number,
+  finishedConfigIds: Iterable<string>,
+  subset: boolean | undefined,
+): GridCoverage {
   const evaluated = new Set(finishedConfigIds).size
   return {points, pointsPerDim, evaluated, complete: evaluated >= points, subset: subset === true}
 }
 
 /** One line: `grid: evaluated 10 of 65,536 points (2 values per numeric parameter), a seeded random subset`. */
 export function gridCoverageLine(c: GridCoverage): string {
-  const what = c.complete ? 'the whole grid' : c.subset ? 'a seeded random subset (--grid-subset)' : 'INCOMPLETE: stopped before the whole grid'
+  const what = c.complete
+    ? 'the whole grid'
+    : c.subset
+      ? 'a seeded random subset (--grid-subset)'
+      : 'INCOMPLETE: stopped before the whole grid'
   return `grid: evaluated ${c.evaluated.toLocaleString('en-US')} of ${c.points.toLocaleString('en-US')} points (${c.pointsPerDim} values per numeric parameter), ${what}`
 }
 
@@ -194,13 +226,19 @@ export class GridOptimizer implements Optimizer {
   private nextTrialId = 0
   private readonly pending = new Set<number>()
 
-  constructor(space: ParamSpace, private readonly options: GridOptions) {
+  constructor(
+    space: ParamSpace,
+    private readonly options: GridOptions,
+  ) {
     new Encoding(space) // validates the table
     const step = options.simplexStep ?? DEFAULT_SIMPLEX_STEP
-    this.pointsPerDim = options.pointsPerDim ?? (options.maxPoints !== undefined ? autoPointsPerDim(space, options.maxPoints, step) : DEFAULT_POINTS_PER_DIM)
+    this.pointsPerDim =
+      options.pointsPerDim ??
+      (options.maxPoints !== undefined ? autoPointsPerDim(space, options.maxPoints, step) : DEFAULT_POINTS_PER_DIM)
     this.axes = gridAxes(space, this.pointsPerDim, step)
     this.size = gridSize(this.axes)
-    if (this.size > MAX_GRID_POINTS) throw new InputError('grid', `at most ${MAX_GRID_POINTS} points (lower --grid-points)`, String(this.size))
+    if (this.size > MAX_GRID_POINTS)
+      throw new InputError('grid', `at most ${MAX_GRID_POINTS} points (lower --grid-points)`, String(this.size))
     if ((options.order ?? 'shuffled') === 'shuffled') {
       const order = new Uint32Array(this.size)
       for (let i = 0; i < this.size; i++) order[i] = i
@@ -233,7 +271,13 @@ export class GridOptimizer implements Optimizer {
     const id = this.nextTrialId++
     this.pending.add(id)
     const index = this.order ? this.order[id] : id
-    return {id, configId: `g${index}`, config: this.pointAt(index), budget: this.options.budget ?? 1, info: {grid_index: index}}
+    return {
+      id,
+      configId: `g${index}`,
+      config: this.pointAt(index),
+      budget: this.options.budget ?? 1,
+      info: {grid_index: index},
+    }
   }
 
   tell(trialId: number, _result: TrialResult): void {

@@ -48,10 +48,20 @@ export interface HoldoutItem {
  * trial order so the result does not depend on the front's order. `names` are the quality and
  * latency metrics read on both sides.
  */
-export async function evaluateHoldoutItems(items: readonly HoldoutItem[], side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+export async function evaluateHoldoutItems(
+  items: readonly HoldoutItem[],
+  side: HoldoutSide,
+  seed: number,
+  names = {quality: 'quality', latency: 'p99_ms'},
+): Promise<HoldoutReport> {
   const wanted = new Map<number, {config: Config; roles: string[]; quality: number; p99: number}>()
   for (const it of items) {
-    const row = wanted.get(it.trial) ?? {config: it.config, roles: [], quality: it.metrics?.[names.quality] ?? NaN, p99: it.metrics?.[names.latency] ?? NaN}
+    const row = wanted.get(it.trial) ?? {
+      config: it.config,
+      roles: [],
+      quality: it.metrics?.[names.quality] ?? NaN,
+      p99: it.metrics?.[names.latency] ?? NaN,
+    }
     if (!row.roles.includes(it.role)) row.roles.push(it.role)
     wanted.set(it.trial, row)
   }
@@ -68,18 +78,39 @@ export async function evaluateHoldoutItems(items: readonly HoldoutItem[], side: 
       const p99 = all[names.latency] ?? NaN
       rows.push({trial, roles: w.roles, tuning, holdout: {quality, p99_ms: p99, metrics}, gap: quality - w.quality})
     } catch (error) {
-      rows.push({trial, roles: w.roles, tuning, holdout: null, gap: null, error: (error as Error).message.split('\n')[0]})
+      rows.push({
+        trial,
+        roles: w.roles,
+        tuning,
+        holdout: null,
+        gap: null,
+        error: (error as Error).message.split('\n')[0],
+      })
     }
   }
   return {split: side.description, rows}
 }
 
 /** The front's and the profiles' configurations of a kt retrieval study (src/eval/retrieval-analysis.ts StudyAnalysis) on the held-out side. */
-export async function evaluateHoldout(analysis: {readonly front: FrontReport; readonly profiles: readonly ProfileChoice[]}, side: HoldoutSide, seed: number, names = {quality: 'quality', latency: 'p99_ms'}): Promise<HoldoutReport> {
+export async function evaluateHoldout(
+  analysis: {readonly front: FrontReport; readonly profiles: readonly ProfileChoice[]},
+  side: HoldoutSide,
+  seed: number,
+  names = {quality: 'quality', latency: 'p99_ms'},
+): Promise<HoldoutReport> {
   const items: HoldoutItem[] = [
-    ...analysis.front.front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs}})),
-    ...analysis.profiles.filter((p) => p.trialId !== null && p.config).map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: p.metrics})),
-    ...(side.defaults ? [{trial: DEFAULTS_TRIAL_ID, config: side.defaults.config, role: 'defaults', metrics: side.defaults.metrics}] : []),
+    ...analysis.front.front.map((p) => ({
+      trial: p.trialId,
+      config: p.config,
+      role: 'front',
+      metrics: p.metrics ?? {[names.quality]: p.quality, [names.latency]: p.latencyMs},
+    })),
+    ...analysis.profiles
+      .filter((p) => p.trialId !== null && p.config)
+      .map((p) => ({trial: p.trialId!, config: p.config!, role: `profile ${p.profile}`, metrics: p.metrics})),
+    ...(side.defaults
+      ? [{trial: DEFAULTS_TRIAL_ID, config: side.defaults.config, role: 'defaults', metrics: side.defaults.metrics}]
+      : []),
   ]
   return evaluateHoldoutItems(items, side, seed, names)
 }
@@ -89,7 +120,10 @@ export const DEFAULTS_TRIAL_ID = -1
 
 /** Lines for the console: tuning and held-out quality side by side. */
 export function holdoutLines(report: HoldoutReport): string[] {
-  const lines = [`held-out data: ${report.split}`, '  trial   tuning quality   held-out quality   gap      p99 (held-out)   where']
+  const lines = [
+    `held-out data: ${report.split}`,
+    '  trial   tuning quality   held-out quality   gap      p99 (held-out)   where',
+  ]
   for (const r of report.rows) {
     const h = r.holdout
     lines.push(

@@ -27,8 +27,10 @@ export interface Bracket {
 
 /** Throws a one-line error unless the fidelity is usable. */
 export function checkFidelity(f: Fidelity, where = 'fidelity'): void {
-  if (!(f.min > 0) || !Number.isFinite(f.min)) throw new InputError(`${where}: min budget`, 'a positive number', String(f.min))
-  if (!(f.max >= f.min) || !Number.isFinite(f.max)) throw new InputError(`${where}: max budget`, `a number >= min budget ${f.min}`, String(f.max))
+  if (!(f.min > 0) || !Number.isFinite(f.min))
+    throw new InputError(`${where}: min budget`, 'a positive number', String(f.min))
+  if (!(f.max >= f.min) || !Number.isFinite(f.max))
+    throw new InputError(`${where}: max budget`, `a number >= min budget ${f.min}`, String(f.max))
   if (!(f.eta >= 2) || !Number.isInteger(f.eta)) throw new InputError(`${where}: eta`, 'an integer >= 2', String(f.eta))
 }
 

@@ -70,20 +70,31 @@ function features(space: ParamSpace | undefined, trials: readonly ImportanceTria
       for (const m of p.members) out.push({name: m.name, value: (t) => clamp(Number(t.config[m.name]))})
     } else if (p.kind === 'categorical') {
       const choices = p.choices.map(String)
-      out.push({name: p.name, value: (t) => {
-        const i = choices.indexOf(String(t.config[p.name]))
-        return i < 0 ? 0.5 : (i + 0.5) / choices.length
-      }})
+      out.push({
+        name: p.name,
+        value: (t) => {
+          const i = choices.indexOf(String(t.config[p.name]))
+          return i < 0 ? 0.5 : (i + 0.5) / choices.length
+        },
+      })
     } else {
       const log = p.scale === 'log' && p.low > 0
       const lo = log ? Math.log(p.low) : p.low
       const hi = log ? Math.log(p.high) : p.high
-      out.push({name: p.name, value: (t) => clamp(hi > lo ? ((log ? Math.log(Number(t.config[p.name])) : Number(t.config[p.name])) - lo) / (hi - lo) : 0.5)})
+      out.push({
+        name: p.name,
+        value: (t) =>
+          clamp(
+            hi > lo ? ((log ? Math.log(Number(t.config[p.name])) : Number(t.config[p.name])) - lo) / (hi - lo) : 0.5,
+          ),
+      })
     }
   }
   if (!space) {
     // no stored space: numeric configuration values, scaled by their observed range
-    const keys = [...new Set(trials.flatMap((t) => Object.keys(t.config)))].filter((k) => trials.every((t) => typeof t.config[k] === 'number'))
+    const keys = [...new Set(trials.flatMap((t) => Object.keys(t.config)))].filter((k) =>
+      trials.every((t) => typeof t.config[k] === 'number'),
+    )
     for (const k of keys) {
       const vs = trials.map((t) => Number(t.config[k]))
       const lo = Math.min(...vs)
@@ -104,18 +115,38 @@ function features(space: ParamSpace | undefined, trials: readonly ImportanceTria
  * fANOVA importances of a study's parameters for `target`: 'loss' (what the optimiser minimised)
  * or the name of a stored metric (e.g. p99_ms).
  */
-export function studyImportance(space: ParamSpace | undefined, trials: readonly ImportanceTrial[], options: {target?: string; seed?: number; trees?: number} = {}): StudyImportance {
+export function studyImportance(
+  space: ParamSpace | undefined,
+  trials: readonly ImportanceTrial[],
+  options: {target?: string; seed?: number; trees?: number} = {},
+): StudyImportance {
   const target = options.target ?? 'loss'
   const seed = options.seed ?? 42
   const trees = options.trees ?? FOREST_TREES
-  const value = (t: ImportanceTrial): number | null => (target === 'loss' ? t.loss : t.metrics?.[target] ?? null)
+  const value = (t: ImportanceTrial): number | null => (target === 'loss' ? t.loss : (t.metrics?.[target] ?? null))
   const ok = trials.filter((t) => t.status === 'ok' && Number.isFinite(value(t)))
   if (target !== 'loss' && ok.length === 0 && trials.some((t) => t.status === 'ok')) {
     const known = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))].sort()
-    throw new InputError('--target', `loss or a metric the trials carry (${known.join(', ') || 'none'})`, JSON.stringify(target))
+    throw new InputError(
+      '--target',
+      `loss or a metric the trials carry (${known.join(', ') || 'none'})`,
+      JSON.stringify(target),
+    )
   }
-  const base = {method: 'fANOVA over a random forest (Hutter et al. 2014; Optuna FanovaImportanceEvaluator settings)', target, trials_ok: ok.length, trees, seed}
-  if (ok.length < MIN_IMPORTANCE_TRIALS) return {...base, trials_used: 0, params: [], note: `${ok.length} successful trials; importance needs at least ${MIN_IMPORTANCE_TRIALS}`}
+  const base = {
+    method: 'fANOVA over a random forest (Hutter et al. 2014; Optuna FanovaImportanceEvaluator settings)',
+    target,
+    trials_ok: ok.length,
+    trees,
+    seed,
+  }
+  if (ok.length < MIN_IMPORTANCE_TRIALS)
+    return {
+      ...base,
+      trials_used: 0,
+      params: [],
+      note: `${ok.length} successful trials; importance needs at least ${MIN_IMPORTANCE_TRIALS}`,
+    }
   let used = ok
   if (ok.length > MAX_IMPORTANCE_TRIALS) {
     // a seeded partial Fisher-Yates shuffle, then back to trial order
@@ -125,16 +156,31 @@ export function studyImportance(space: ParamSpace | undefined, trials: readonly 
       const j = i + Math.floor(rng.next() * (idx.length - i))
       ;[idx[i], idx[j]] = [idx[j], idx[i]]
     }
-    used = idx.slice(0, MAX_IMPORTANCE_TRIALS).sort((a, b) => a - b).map((i) => ok[i])
+    used = idx
+      .slice(0, MAX_IMPORTANCE_TRIALS)
+      .sort((a, b) => a - b)
+      .map((i) => ok[i])
   }
   const feats = features(space, used)
   const x = used.map((t) => Float64Array.from(feats, (f) => f.value(t)))
   const y = Float64Array.from(used, (t) => value(t)!)
-  if (feats.length === 0) return {...base, trials_used: used.length, params: [], note: 'the study has no parameters to rank'}
+  if (feats.length === 0)
+    return {...base, trials_used: used.length, params: [], note: 'the study has no parameters to rank'}
   const r = fanova(fitForest(x, y, {trees, seed}), feats.length)
-  if (r.trees_used === 0) return {...base, trials_used: used.length, params: [], note: `the ${target} is the same in every trial: nothing to explain`}
+  if (r.trees_used === 0)
+    return {
+      ...base,
+      trials_used: used.length,
+      params: [],
+      note: `the ${target} is the same in every trial: nothing to explain`,
+    }
   const params = feats
-    .map((f, j) => ({param: f.name, variance_share: r.main_effect_share[j], variance_share_sd: r.main_effect_sd[j], importance: r.importance[j]}))
+    .map((f, j) => ({
+      param: f.name,
+      variance_share: r.main_effect_share[j],
+      variance_share_sd: r.main_effect_sd[j],
+      importance: r.importance[j],
+    }))
     .sort((a, b) => b.importance - a.importance || a.param.localeCompare(b.param))
   return {...base, trials_used: used.length, params, note: null}
 }

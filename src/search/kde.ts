@@ -90,7 +90,12 @@ export class Kde {
   }
 
   /** A fitted estimator in one call. */
-  static fit(rows: readonly ArrayLike<number>[], vartypes: Int32Array, minBandwidth: number, options: KdeOptions = {}): Kde {
+  static fit(
+    rows: readonly ArrayLike<number>[],
+    vartypes: Int32Array,
+    minBandwidth: number,
+    options: KdeOptions = {},
+  ): Kde {
     return new Kde(vartypes, minBandwidth, options).fit(rows)
   }
 
@@ -161,7 +166,20 @@ export class Kde {
   }
 
   private evaluate(x: ArrayLike<number>, bounded: boolean, minus: number, atLeast: number): number {
-    const {n, scratch, contDims, contScaled, invBw, catDims, catData, catLogMatch, catLogMismatch, xScaled, xCat, logNorm} = this
+    const {
+      n,
+      scratch,
+      contDims,
+      contScaled,
+      invBw,
+      catDims,
+      catData,
+      catLogMatch,
+      catLogMismatch,
+      xScaled,
+      xCat,
+      logNorm,
+    } = this
     if (n === 0) throw new RangeError('Kde: not fitted')
     const nc = contDims.length
     const nk = catDims.length
@@ -226,7 +244,12 @@ export class Kde {
  * Normal-reference bandwidths: 1.06 * sd * n^(-1/(4+d)) per column, with the population sd
  * (numpy's default ddof = 0, as statsmodels computes it).
  */
-export function normalReferenceBandwidths(data: Float64Array, n: number, d: number, bw: Float64Array = new Float64Array(d)): Float64Array {
+export function normalReferenceBandwidths(
+  data: Float64Array,
+  n: number,
+  d: number,
+  bw: Float64Array = new Float64Array(d),
+): Float64Array {
   const shrink = Math.pow(n, -1 / (4 + d))
   for (let j = 0; j < d; j++) {
     let mean = 0

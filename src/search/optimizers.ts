@@ -19,7 +19,8 @@ export interface OptimizerSettings {
 }
 
 export function checkOptimizerName(name: string, where = '--optimizer'): OptimizerName {
-  if (!(OPTIMIZER_NAMES as readonly string[]).includes(name)) throw new InputError(where, `one of ${OPTIMIZER_NAMES.join(', ')}`, name)
+  if (!(OPTIMIZER_NAMES as readonly string[]).includes(name))
+    throw new InputError(where, `one of ${OPTIMIZER_NAMES.join(', ')}`, name)
   return name as OptimizerName
 }
 
@@ -28,19 +29,37 @@ export function checkOptimizerName(name: string, where = '--optimizer'): Optimiz
  * trial limit, --trials or --budget) so a resumed study rebuilds the same optimiser even if it is
  * continued with a larger trial limit.
  */
-export function resolveSettings(name: OptimizerName, space: ParamSpace, settings: OptimizerSettings, maxTrials: number | undefined, maxBudget?: number): OptimizerSettings {
+export function resolveSettings(
+  name: OptimizerName,
+  space: ParamSpace,
+  settings: OptimizerSettings,
+  maxTrials: number | undefined,
+  maxBudget?: number,
+): OptimizerSettings {
   if (name !== 'grid') return settings
   const simplexStep = settings.simplexStep ?? DEFAULT_SIMPLEX_STEP
   const limit = gridTrialLimit(maxTrials, maxBudget)
-  const gridPoints = settings.gridPoints ?? (limit !== undefined ? autoPointsPerDim(space, limit, simplexStep) : DEFAULT_POINTS_PER_DIM)
+  const gridPoints =
+    settings.gridPoints ?? (limit !== undefined ? autoPointsPerDim(space, limit, simplexStep) : DEFAULT_POINTS_PER_DIM)
   return {...settings, gridPoints, simplexStep}
 }
 
-export function createOptimizer(name: string, space: ParamSpace, seed: number, fidelity: Fidelity | undefined, settings: OptimizerSettings = {}): Optimizer {
+export function createOptimizer(
+  name: string,
+  space: ParamSpace,
+  seed: number,
+  fidelity: Fidelity | undefined,
+  settings: OptimizerSettings = {},
+): Optimizer {
   const budget = (fidelity ?? SINGLE_FIDELITY).max
   switch (checkOptimizerName(name)) {
     case 'grid':
-      return new GridOptimizer(space, {seed, budget, pointsPerDim: settings.gridPoints, simplexStep: settings.simplexStep})
+      return new GridOptimizer(space, {
+        seed,
+        budget,
+        pointsPerDim: settings.gridPoints,
+        simplexStep: settings.simplexStep,
+      })
     case 'random':
       return new RandomOptimizer(space, {seed, budget})
     case 'bohb':

@@ -21,10 +21,37 @@ export function overheadSpace(): ParamSpace {
   const params: ParamSpace['params'][number][] = []
   for (let i = 0; i < 10; i++) {
     const log = i < 3
-    params.push({kind: 'float', name: `f${i}`, low: log ? 1e-3 : 0, high: 1, scale: log ? 'log' : 'linear', default: log ? 0.01 : 0.5, env: `KT_OVERHEAD_F${i}`, description: 'overhead benchmark float'})
+    params.push({
+      kind: 'float',
+      name: `f${i}`,
+      low: log ? 1e-3 : 0,
+      high: 1,
+      scale: log ? 'log' : 'linear',
+      default: log ? 0.01 : 0.5,
+      env: `KT_OVERHEAD_F${i}`,
+      description: 'overhead benchmark float',
+    })
   }
-  for (let i = 0; i < 3; i++) params.push({kind: 'int', name: `i${i}`, low: 1, high: 64, scale: i === 0 ? 'log' : 'linear', default: 8, env: `KT_OVERHEAD_I${i}`, description: 'overhead benchmark int'})
-  for (let i = 0; i < 3; i++) params.push({kind: 'categorical', name: `c${i}`, choices: ['a', 'b', 'c', 'd'], default: 'a', env: `KT_OVERHEAD_C${i}`, description: 'overhead benchmark categorical'})
+  for (let i = 0; i < 3; i++)
+    params.push({
+      kind: 'int',
+      name: `i${i}`,
+      low: 1,
+      high: 64,
+      scale: i === 0 ? 'log' : 'linear',
+      default: 8,
+      env: `KT_OVERHEAD_I${i}`,
+      description: 'overhead benchmark int',
+    })
+  for (let i = 0; i < 3; i++)
+    params.push({
+      kind: 'categorical',
+      name: `c${i}`,
+      choices: ['a', 'b', 'c', 'd'],
+      default: 'a',
+      env: `KT_OVERHEAD_C${i}`,
+      description: 'overhead benchmark categorical',
+    })
   return {id: 'bench-overhead', params}
 }
 
@@ -127,7 +154,8 @@ export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} 
   let transcript = ''
   for (const processes of WORKERS_WORKLOAD.processes) {
     const trials = WORKERS_WORKLOAD.trialsPerProcess * processes
-    const make = (): BohbOptimizer => new BohbOptimizer(objective.space, {seed: WORKERS_WORKLOAD.seed, fidelity: objective.fidelity})
+    const make = (): BohbOptimizer =>
+      new BohbOptimizer(objective.space, {seed: WORKERS_WORKLOAD.seed, fidelity: objective.fidelity})
     const asker = make()
     const log: Array<{trial: Trial; hint: unknown} | {tell: number; result: TrialResult}> = []
     const checkpoints = new Map<number, unknown>()
@@ -160,7 +188,12 @@ export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} 
       // the hint as the store keeps it (JSON)
       log.push({trial, hint: hint === undefined ? null : JSON.parse(JSON.stringify(hint))})
       const state = trial.continues ? checkpoints.get(trial.continues.trialId) : undefined
-      const r = objective.evaluate(trial.config, trial.budget, {trialId: trial.id, configId: trial.configId, seed: WORKERS_WORKLOAD.seed, checkpoint: state ? {budget: trial.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+      const r = objective.evaluate(trial.config, trial.budget, {
+        trialId: trial.id,
+        configId: trial.configId,
+        seed: WORKERS_WORKLOAD.seed,
+        checkpoint: state ? {budget: trial.continues!.budget, state} : undefined,
+      }) as {loss: number; checkpoint?: unknown}
       checkpoints.set(trial.id, r.checkpoint)
       pending.push({id: trial.id, result: {status: 'ok', loss: r.loss}})
       if (pending.length > processes - 1) tellOne()
@@ -180,12 +213,24 @@ export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} 
       const t0 = performance.now()
       const again = entry.hint === null ? copy.ask() : copy.replayAsk(entry.hint, config)
       replayAskMs += performance.now() - t0
-      if (typeof again === 'string' || again.id !== entry.trial.id) throw new Error(`workers workload: the copy replayed trial ${entry.trial.id} as ${typeof again === 'string' ? again : again.id}`)
+      if (typeof again === 'string' || again.id !== entry.trial.id)
+        throw new Error(
+          `workers workload: the copy replayed trial ${entry.trial.id} as ${typeof again === 'string' ? again : again.id}`,
+        )
     }
     // the asker's own hints: every one must be taken, or this would time re-scoring
-    if (copy.replayCounts.rejected > 0) throw new Error(`workers workload: the copy rejected ${copy.replayCounts.rejected} of the asker's hints`)
+    if (copy.replayCounts.rejected > 0)
+      throw new Error(`workers workload: the copy rejected ${copy.replayCounts.rejected} of the asker's hints`)
     transcript += JSON.stringify(log)
-    rows.push({processes, trials, model_based_asks: modelBased, ask_ms: askMs / trials, tell_ms: tellMs / tells, replay_ask_ms: replayAskMs / trials, replay_tell_ms: replayTellMs / tells})
+    rows.push({
+      processes,
+      trials,
+      model_based_asks: modelBased,
+      ask_ms: askMs / trials,
+      tell_ms: tellMs / tells,
+      replay_ask_ms: replayAskMs / trials,
+      replay_tell_ms: replayTellMs / tells,
+    })
   }
   return {rows, transcript}
 }
@@ -214,7 +259,13 @@ export function measureWorkersWorkload(passes: number): WorkloadResult {
   const trials = passes * first.rows.reduce((s, r) => s + r.trials, 0)
   const warm = first.rows.map((row, i) => {
     const m = (f: (r: WorkloadRow) => number): number => median(runs.map((pass) => f(pass[i])))
-    return {...row, ask_ms: m((r) => r.ask_ms), tell_ms: m((r) => r.tell_ms), replay_ask_ms: m((r) => r.replay_ask_ms), replay_tell_ms: m((r) => r.replay_tell_ms)}
+    return {
+      ...row,
+      ask_ms: m((r) => r.ask_ms),
+      tell_ms: m((r) => r.tell_ms),
+      replay_ask_ms: m((r) => r.replay_ask_ms),
+      replay_tell_ms: m((r) => r.replay_tell_ms),
+    }
   })
   return {cold: first.rows, warm, passes, warm_cpu_ms_per_trial: (cpu.user + cpu.system) / 1000 / Math.max(1, trials)}
 }

@@ -30,7 +30,12 @@ export interface PeerComparison {
   readonly optimizer: string
   readonly peer: string
   readonly axis: 'budget' | 'evals'
-  readonly checkpoints: readonly {readonly at: number; readonly kt: number | null; readonly peer: number; readonly leads: boolean}[]
+  readonly checkpoints: readonly {
+    readonly at: number
+    readonly kt: number | null
+    readonly peer: number
+    readonly leads: boolean
+  }[]
   readonly leads_everywhere: boolean
 }
 
@@ -60,7 +65,9 @@ export function peerLines(comparisons: readonly PeerComparison[]): string {
   return comparisons
     .map((c) => {
       const unit = c.axis === 'budget' ? ' b_max' : ' evals'
-      const cells = c.checkpoints.map((p) => `@${p.at}${unit} ${fmt(p.kt)} vs ${fmt(p.peer)}${p.leads ? '' : ' (trails)'}`).join('; ')
+      const cells = c.checkpoints
+        .map((p) => `@${p.at}${unit} ${fmt(p.kt)} vs ${fmt(p.peer)}${p.leads ? '' : ' (trails)'}`)
+        .join('; ')
       return `${c.function}: ${c.optimizer} vs ${c.peer} (median regret): ${cells} -> ${c.leads_everywhere ? 'leads at every checkpoint' : 'does not lead everywhere'}`
     })
     .join('\n')

@@ -42,7 +42,12 @@ export interface ProfileRule {
    * A preference among near-ties: among feasible candidates within `tolerance` of the best primary
    * value, the one with the highest (or lowest) value of a parameter.
    */
-  readonly favour?: {readonly param: string; readonly direction: 'high' | 'low'; readonly tolerance: number; readonly label: string}
+  readonly favour?: {
+    readonly param: string
+    readonly direction: 'high' | 'low'
+    readonly tolerance: number
+    readonly label: string
+  }
 }
 
 export interface MetricNames {
@@ -76,7 +81,12 @@ export interface ProfileChoice {
   readonly onFront: boolean | null
   readonly constraints: ConstraintOutcome[]
   /** Primary metric: unconstrained best, chosen, and the difference the constraints and preference cost. */
-  readonly cost: {readonly metric: string; readonly unconstrained: number; readonly chosen: number | null; readonly given_up: number | null} | null
+  readonly cost: {
+    readonly metric: string
+    readonly unconstrained: number
+    readonly chosen: number | null
+    readonly given_up: number | null
+  } | null
   readonly rationale: string[]
 }
 
@@ -85,7 +95,12 @@ function fmt(x: number): string {
 }
 
 /** Best candidate by a metric (ties: the lower tie-break metric if known, then lower trial id). */
-function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min', tieBreak: TieBreak | undefined): Candidate | undefined {
+function bestBy(
+  cands: readonly Candidate[],
+  metric: string,
+  sense: 'max' | 'min',
+  tieBreak: TieBreak | undefined,
+): Candidate | undefined {
   const tieValue = (c: Candidate): number => {
     const v = tieBreak === undefined ? undefined : c.metrics[tieBreak.metric]
     return v === undefined || !Number.isFinite(v) ? Infinity : tieBreak!.sense === 'max' ? -v : v
@@ -100,7 +115,8 @@ function bestBy(cands: readonly Candidate[], metric: string, sense: 'max' | 'min
     }
     const b = best.metrics[metric]
     const better = sense === 'max' ? v > b : v < b
-    const tie = v === b && (tieValue(c) < tieValue(best) || (tieValue(c) === tieValue(best) && c.trialId < best.trialId))
+    const tie =
+      v === b && (tieValue(c) < tieValue(best) || (tieValue(c) === tieValue(best) && c.trialId < best.trialId))
     if (better || tie) best = c
   }
   return best
@@ -131,9 +147,15 @@ export interface ChoiceContext {
 export function contextFromNames(names: MetricNames, candidates: readonly Candidate[]): ChoiceContext {
   const points: FrontPoint[] = candidates
     .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
-    .map((c) => ({trialId: c.trialId, quality: c.metrics[names.quality], latencyMs: c.metrics[names.latency], config: c.config}))
+    .map((c) => ({
+      trialId: c.trialId,
+      quality: c.metrics[names.quality],
+      latencyMs: c.metrics[names.latency],
+      config: c.config,
+    }))
   // only which trials are on the front matters here (not the dominated trials' dominators frontReport lists)
-  const front = points.length > 0 ? new Set(paretoFront(points, FRONT_OBJECTIVES).map((i) => points[i].trialId)) : undefined
+  const front =
+    points.length > 0 ? new Set(paretoFront(points, FRONT_OBJECTIVES).map((i) => points[i].trialId)) : undefined
   const inPoints = new Set(points.map((p) => p.trialId))
   return {
     tieBreak: {metric: names.latency, sense: 'min'},
@@ -160,11 +182,22 @@ function satisfies(c: Constraint, t: number, cand: Candidate): boolean {
 }
 
 /** Chooses one profile from the candidates under a rule, and says why. */
-export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[], context: ChoiceContext): ProfileChoice {
+export function chooseProfile(
+  rule: ProfileRule,
+  candidates: readonly Candidate[],
+  context: ChoiceContext,
+): ProfileChoice {
   const tieBreak = context.tieBreak
   const {metric, sense, label} = rule.primary
   const usable = candidates.filter((c) => Number.isFinite(c.metrics[metric]))
-  const empty = {profile: rule.name, description: rule.description, trialId: null, config: null, metrics: null, onFront: null}
+  const empty = {
+    profile: rule.name,
+    description: rule.description,
+    trialId: null,
+    config: null,
+    metrics: null,
+    onFront: null,
+  }
   if (usable.length === 0) return {...empty, constraints: [], cost: null, rationale: [`no trial reports ${metric}`]}
   const unconstrained = bestBy(usable, metric, sense, tieBreak)!
   const thresholds = rule.constraints.map((c) => threshold(c, usable))
@@ -185,23 +218,43 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
   if (feasible.length === 0) {
     rule.constraints.forEach((c, i) => {
       const closest = bestBy(usable, c.metric, c.op === '<=' ? 'min' : 'max', tieBreak)
-      rationale.push(`no trial meets ${c.label}${c.fractionOfBest !== undefined ? ` (= ${fmt(thresholds[i])})` : ''}; closest is #${closest?.trialId} at ${closest ? fmt(closest.metrics[c.metric]) : '-'}`)
+      rationale.push(
+        `no trial meets ${c.label}${c.fractionOfBest !== undefined ? ` (= ${fmt(thresholds[i])})` : ''}; closest is #${closest?.trialId} at ${closest ? fmt(closest.metrics[c.metric]) : '-'}`,
+      )
     })
-    return {...empty, constraints: outcomes, cost: {metric, unconstrained: unconstrained.metrics[metric], chosen: null, given_up: null}, rationale}
+    return {
+      ...empty,
+      constraints: outcomes,
+      cost: {metric, unconstrained: unconstrained.metrics[metric], chosen: null, given_up: null},
+      rationale,
+    }
   }
   const bestFeasible = bestBy(feasible, metric, sense, tieBreak)!
   let chosen = bestFeasible
-  rationale.push(`${label} first: best among ${feasible.length} of ${usable.length} trials meeting ${rule.constraints.map((c) => c.label).join(' and ') || 'no constraint'}: ${describe(bestFeasible)}`)
+  rationale.push(
+    `${label} first: best among ${feasible.length} of ${usable.length} trials meeting ${rule.constraints.map((c) => c.label).join(' and ') || 'no constraint'}: ${describe(bestFeasible)}`,
+  )
   rule.constraints.forEach((c, i) => {
     const o = outcomes[i]
     const limit = c.fractionOfBest !== undefined ? ` (= ${fmt(o.threshold)})` : ''
-    if (o.binds) rationale.push(`${c.label}${limit} binds: the best by ${label} overall (${describe(unconstrained)}) violates it; it excludes ${o.excluded} trials`)
-    else rationale.push(`${c.label}${limit} does not bind: the best by ${label} overall meets it (it excludes ${o.excluded} other trials)`)
+    if (o.binds)
+      rationale.push(
+        `${c.label}${limit} binds: the best by ${label} overall (${describe(unconstrained)}) violates it; it excludes ${o.excluded} trials`,
+      )
+    else
+      rationale.push(
+        `${c.label}${limit} does not bind: the best by ${label} overall meets it (it excludes ${o.excluded} other trials)`,
+      )
   })
   if (rule.favour) {
     const f = rule.favour
     const bestValue = bestFeasible.metrics[metric]
-    const band = feasible.filter((c) => (sense === 'max' ? c.metrics[metric] >= bestValue - f.tolerance : c.metrics[metric] <= bestValue + f.tolerance) && typeof c.config[f.param] === 'number')
+    const band = feasible.filter(
+      (c) =>
+        (sense === 'max'
+          ? c.metrics[metric] >= bestValue - f.tolerance
+          : c.metrics[metric] <= bestValue + f.tolerance) && typeof c.config[f.param] === 'number',
+    )
     if (band.length === 0 || typeof bestFeasible.config[f.param] !== 'number') {
       rationale.push(`${f.label}: parameter ${f.param} is not in the searched configurations; not applied`)
     } else {
@@ -211,7 +264,10 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
         const better = f.direction === 'high' ? vb > va : vb < va
         return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, tieBreak)!.trialId) ? b : a
       })
-      if (pick.trialId === bestFeasible.trialId) rationale.push(`${f.label}: the best trial already has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`)
+      if (pick.trialId === bestFeasible.trialId)
+        rationale.push(
+          `${f.label}: the best trial already has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`,
+        )
       else
         rationale.push(
           `${f.label}: among ${band.length} trials within ${f.tolerance} ${label} of the best, #${pick.trialId} has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)} vs ${fmt(bestFeasible.config[f.param] as number)}), costing ${fmt(Math.abs(bestValue - pick.metrics[metric]))} ${label}`,
@@ -219,10 +275,20 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
       chosen = pick
     }
   }
-  const givenUp = sense === 'max' ? unconstrained.metrics[metric] - chosen.metrics[metric] : chosen.metrics[metric] - unconstrained.metrics[metric]
-  rationale.push(givenUp > 0 ? `in all, the constraints${rule.favour ? ' and the preference' : ''} cost ${fmt(givenUp)} ${label} against the unconstrained best #${unconstrained.trialId}` : `nothing given up against the unconstrained best`)
+  const givenUp =
+    sense === 'max'
+      ? unconstrained.metrics[metric] - chosen.metrics[metric]
+      : chosen.metrics[metric] - unconstrained.metrics[metric]
+  rationale.push(
+    givenUp > 0
+      ? `in all, the constraints${rule.favour ? ' and the preference' : ''} cost ${fmt(givenUp)} ${label} against the unconstrained best #${unconstrained.trialId}`
+      : `nothing given up against the unconstrained best`,
+  )
   const onFront = context.onFront(chosen.trialId)
-  if (onFront === false) rationale.push(`#${chosen.trialId} is not on the ${context.frontLabel} front: ${rule.primary.label} is what this profile optimises`)
+  if (onFront === false)
+    rationale.push(
+      `#${chosen.trialId} is not on the ${context.frontLabel} front: ${rule.primary.label} is what this profile optimises`,
+    )
   return {
     profile: rule.name,
     description: rule.description,
@@ -237,7 +303,20 @@ export function chooseProfile(rule: ProfileRule, candidates: readonly Candidate[
 }
 
 /** Domain profiles from one set of candidates: each rule's choice (kt's retrieval rules: src/eval/retrieval-profiles.ts). */
-export function chooseDomainProfiles(candidates: readonly Candidate[], names: MetricNames, rules: readonly ProfileRule[]): ProfileChoice[] {
+export function chooseDomainProfiles(
+  candidates: readonly Candidate[],
+  names: MetricNames,
+  rules: readonly ProfileRule[],
+): ProfileChoice[] {
   // the front a choice is checked against is that of the trials reporting the rule's primary metric
-  return rules.map((rule) => chooseProfile(rule, candidates, contextFromNames(names, candidates.filter((c) => Number.isFinite(c.metrics[rule.primary.metric])))))
+  return rules.map((rule) =>
+    chooseProfile(
+      rule,
+      candidates,
+      contextFromNames(
+        names,
+        candidates.filter((c) => Number.isFinite(c.metrics[rule.primary.metric])),
+      ),
+    ),
+  )
 }

@@ -23,7 +23,10 @@ export class RandomOptimizer implements Optimizer {
   private nextTrialId = 0
   private readonly pending = new Set<number>()
 
-  constructor(space: ParamSpace, private readonly options: RandomOptions) {
+  constructor(
+    space: ParamSpace,
+    private readonly options: RandomOptions,
+  ) {
     this.encoding = new Encoding(space)
     this.rng = new Rng(options.seed)
   }
@@ -37,6 +40,7 @@ export class RandomOptimizer implements Optimizer {
   }
 
   tell(trialId: number, _result: TrialResult): void {
-    if (!this.pending.delete(trialId)) throw new RangeError(`random: trial ${trialId} was never asked or was told twice`)
+    if (!this.pending.delete(trialId))
+      throw new RangeError(`random: trial ${trialId} was never asked or was told twice`)
   }
 }

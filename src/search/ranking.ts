@@ -65,7 +65,10 @@ export function nondominatedFronts(vectors: readonly (readonly number[])[]): num
 }
 
 /** Crowding distance of each member of one front (Deb et al. 2002); boundary points get Infinity. */
-export function crowdingDistances(vectors: readonly (readonly number[])[], front: readonly number[]): Map<number, number> {
+export function crowdingDistances(
+  vectors: readonly (readonly number[])[],
+  front: readonly number[],
+): Map<number, number> {
   const distance = new Map<number, number>(front.map((i) => [i, 0]))
   if (front.length === 0) return distance
   const m = vectors[front[0]].length

@@ -51,7 +51,12 @@ export interface RoutedProfile {
  * Bundles the per-type results. `routerParam` names a boolean parameter that switches routing on
  * (the retrieval space's router.enabled): it is set in the base when any override is kept.
  */
-export function bundleRoutedProfile(base: Config, types: readonly TypeScores[], minGain = ROUTED_MIN_GAIN, routerParam?: string): RoutedProfile {
+export function bundleRoutedProfile(
+  base: Config,
+  types: readonly TypeScores[],
+  minGain = ROUTED_MIN_GAIN,
+  routerParam?: string,
+): RoutedProfile {
   const overrides: Record<string, Config> = {}
   const perType = types.map((t): RoutedTypeEntry => {
     const diff: Config = {}
@@ -72,7 +77,12 @@ export function bundleRoutedProfile(base: Config, types: readonly TypeScores[], 
 }
 
 /** Quality (minus the loss) of a configuration at the objective's full budget. */
-export async function qualityAtFullBudget(objective: Objective, config: Config, seed: number, label: string): Promise<number> {
+export async function qualityAtFullBudget(
+  objective: Objective,
+  config: Config,
+  seed: number,
+  label: string,
+): Promise<number> {
   const budget = objective.fidelity?.max ?? 1
   const result = await objective.evaluate(config, budget, {trialId: -1, configId: label, seed})
   return -result.loss
@@ -84,7 +94,10 @@ export interface TypeSweepOptions<Spec> {
   /** The objective over every query (type undefined) or one type's queries. */
   readonly objectiveFor: (type: string | undefined) => {readonly spec: Spec; readonly instance: Objective}
   /** Runs (or resumes) one study and returns its incumbent configuration (full, fixed values included). */
-  readonly runStudy: (name: string, objective: {spec: Spec; instance: Objective}) => Promise<{config: Config} | undefined>
+  readonly runStudy: (
+    name: string,
+    objective: {spec: Spec; instance: Objective},
+  ) => Promise<{config: Config} | undefined>
   readonly studyPrefix: string
   readonly seed: number
   readonly minGain?: number
@@ -112,7 +125,13 @@ export async function runTypeSweeps<Spec>(options: TypeSweepOptions<Spec>): Prom
       scores.push({type, base, best: base, bestConfig: baseBest.config, study})
       continue
     }
-    scores.push({type, base, best: await qualityAtFullBudget(objective, best.config, options.seed, `routed-${type}`), bestConfig: best.config, study})
+    scores.push({
+      type,
+      base,
+      best: await qualityAtFullBudget(objective, best.config, options.seed, `routed-${type}`),
+      bestConfig: best.config,
+      study,
+    })
   }
   return bundleRoutedProfile(baseBest.config, scores, options.minGain, options.routerParam)
 }

@@ -31,7 +31,11 @@ function parseNumber(text: string, where: string): number {
 }
 
 function unknown(space: ParamSpace, flag: string, name: string): InputError {
-  return new InputError(`${flag} ${name}`, `a parameter of space ${space.id} (${configKeys(space).slice(0, 8).join(', ')}${configKeys(space).length > 8 ? ', ...' : ''})`, 'an unknown name')
+  return new InputError(
+    `${flag} ${name}`,
+    `a parameter of space ${space.id} (${configKeys(space).slice(0, 8).join(', ')}${configKeys(space).length > 8 ? ', ...' : ''})`,
+    'an unknown name',
+  )
 }
 
 export function applyOverrides(space: ParamSpace, overrides: SpaceOverrides): {space: ParamSpace; fixed: Config} {
@@ -48,8 +52,10 @@ export function applyOverrides(space: ParamSpace, overrides: SpaceOverrides): {s
     const low = parseNumber(parts[0], `--range ${name} low`)
     const high = parseNumber(parts[1], `--range ${name} high`)
     if (!(low < high)) throw new InputError(`--range ${name}`, 'a non-empty range with LOW < HIGH', `${low}:${high}`)
-    if (p.kind === 'int' && (!Number.isInteger(low) || !Number.isInteger(high))) throw new InputError(`--range ${name}`, 'integer bounds', `${low}:${high}`)
-    if (p.scale === 'log' && !(low > 0)) throw new InputError(`--range ${name}`, 'a positive LOW on a log scale', String(low))
+    if (p.kind === 'int' && (!Number.isInteger(low) || !Number.isInteger(high)))
+      throw new InputError(`--range ${name}`, 'integer bounds', `${low}:${high}`)
+    if (p.scale === 'log' && !(low > 0))
+      throw new InputError(`--range ${name}`, 'a positive LOW on a log scale', String(low))
     params[i] = {...p, low, high, default: Math.min(high, Math.max(low, p.default))}
   }
   for (const text of overrides.floor ?? []) {
@@ -60,7 +66,11 @@ export function applyOverrides(space: ParamSpace, overrides: SpaceOverrides): {s
     if (p.kind !== 'simplex') throw new InputError(`--floor ${name}`, 'a simplex group', p.kind)
     const floor = parseNumber(value, `--floor ${name}`)
     if (!(floor >= 0) || floor * p.members.length > 1 + SIMPLEX_SUM_TOLERANCE)
-      throw new InputError(`--floor ${name}`, `floors that sum to at most 1 (${p.members.length} x ${floor} = ${floor * p.members.length})`, String(floor))
+      throw new InputError(
+        `--floor ${name}`,
+        `floors that sum to at most 1 (${p.members.length} x ${floor} = ${floor * p.members.length})`,
+        String(floor),
+      )
     // Keep the default feasible: mix it with the uniform point until every weight clears the floor.
     params[i] = {...p, floor, members: p.members.map((m) => ({...m, default: 1 / p.members.length}))}
   }
@@ -69,23 +79,35 @@ export function applyOverrides(space: ParamSpace, overrides: SpaceOverrides): {s
     const [name, value] = splitAssignment(text, '--fix')
     const i = indexOf(name)
     if (i < 0) {
-      if (configKeys(space).includes(name)) throw new InputError(`--fix ${name}`, 'a scalar parameter (simplex members cannot be fixed one at a time)', 'a simplex member')
+      if (configKeys(space).includes(name))
+        throw new InputError(
+          `--fix ${name}`,
+          'a scalar parameter (simplex members cannot be fixed one at a time)',
+          'a simplex member',
+        )
       throw unknown(space, '--fix', name)
     }
     const p = params[i]
     if (p.kind === 'simplex') throw new InputError(`--fix ${name}`, 'a scalar parameter', 'a simplex group')
     if (p.kind === 'categorical') {
       const choice = p.choices.find((c) => String(c) === value)
-      if (choice === undefined) throw new InputError(`--fix ${name}`, `one of ${p.choices.map(String).join(', ')}`, JSON.stringify(value))
+      if (choice === undefined)
+        throw new InputError(`--fix ${name}`, `one of ${p.choices.map(String).join(', ')}`, JSON.stringify(value))
       fixed[name] = choice
     } else {
       const v = parseNumber(value, `--fix ${name}`)
-      if (v < p.low || v > p.high || (p.kind === 'int' && !Number.isInteger(v))) throw new InputError(`--fix ${name}`, `${p.kind === 'int' ? 'an integer' : 'a number'} in [${p.low}, ${p.high}]`, String(v))
+      if (v < p.low || v > p.high || (p.kind === 'int' && !Number.isInteger(v)))
+        throw new InputError(
+          `--fix ${name}`,
+          `${p.kind === 'int' ? 'an integer' : 'a number'} in [${p.low}, ${p.high}]`,
+          String(v),
+        )
       fixed[name] = v
     }
     params.splice(i, 1)
   }
-  if (params.length === 0) throw new InputError('--fix', 'at least one parameter left to search', 'every parameter fixed')
+  if (params.length === 0)
+    throw new InputError('--fix', 'at least one parameter left to search', 'every parameter fixed')
   // the searched space carries no `online` column: a study stores it and compares it on a rerun
   const narrowed: ParamSpace = withoutOnline({id: space.id, params})
   checkSpace(narrowed)

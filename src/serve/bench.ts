@@ -153,7 +153,13 @@ function benchRegistry(dir: string, seed: number): {registry: string; packed: Pa
 }
 
 /** Median µs of scoring one candidate set in this process (no HTTP), cycling through the sets; `before` runs untimed before each, with that set. */
-function timeScoring(score: (rows: Float64Array, count: number, out: Float64Array) => void, sets: Float64Array[], count: number, repetitions: number, before?: (rows: Float64Array) => void): number {
+function timeScoring(
+  score: (rows: Float64Array, count: number, out: Float64Array) => void,
+  sets: Float64Array[],
+  count: number,
+  repetitions: number,
+  before?: (rows: Float64Array) => void,
+): number {
   const out = new Float64Array(count)
   const times = new Float64Array(repetitions)
   for (let i = 0; i < repetitions; i++) {
@@ -166,15 +172,26 @@ function timeScoring(score: (rows: Float64Array, count: number, out: Float64Arra
 }
 
 /** Median µs of reading one body's rows with the readers the server runs (the first that takes it) and the general reader alone, alternating which goes first, cycling through the bodies. */
-function timeReading(wasm: WasmEnsemble, bodies: Buffer[], repetitions: number, expected: 'compact' | 'long'): {fast: number; general: number} {
+function timeReading(
+  wasm: WasmEnsemble,
+  bodies: Buffer[],
+  repetitions: number,
+  expected: 'compact' | 'long',
+): {fast: number; general: number} {
   const times = {any: new Float64Array(repetitions), general: new Float64Array(repetitions)}
   for (let i = 0; i < repetitions; i++) {
     for (const reader of i % 2 === 0 ? (['any', 'general'] as const) : (['general', 'any'] as const)) {
       const a = performance.now()
       const rows = wasm.readJsonRows(bodies[i % bodies.length], RERANK_CANDIDATES, reader)
       times[reader][i] = (performance.now() - a) * 1000
-      if (rows !== RERANK_CANDIDATES) throw new Error(`kt bench serve: the ${reader} rows reader read ${rows} rows of a ${RERANK_CANDIDATES}-row body`)
-      if (reader === 'any' && wasm.lastReader !== expected) throw new Error(`kt bench serve: the ${wasm.lastReader} rows reader read a body meant for the ${expected} reader`)
+      if (rows !== RERANK_CANDIDATES)
+        throw new Error(
+          `kt bench serve: the ${reader} rows reader read ${rows} rows of a ${RERANK_CANDIDATES}-row body`,
+        )
+      if (reader === 'any' && wasm.lastReader !== expected)
+        throw new Error(
+          `kt bench serve: the ${wasm.lastReader} rows reader read a body meant for the ${expected} reader`,
+        )
     }
   }
   return {fast: quantileSorted(times.any.sort(), 0.5), general: quantileSorted(times.general.sort(), 0.5)}
@@ -229,12 +246,19 @@ function metricValue(text: string, name: string): number {
   return m ? Number(m[1]) : Number.NaN
 }
 
-async function fsyncStats(port: number): Promise<{batches: number; commits: number; syncs: number; flushSeconds: number}> {
+async function fsyncStats(
+  port: number,
+): Promise<{batches: number; commits: number; syncs: number; flushSeconds: number}> {
   const client = new RawClient(port)
   const r = await client.request('GET', '/metrics')
   client.close()
   const text = r.body.toString()
-  return {batches: metricValue(text, 'kt_fsync_batches_total'), commits: metricValue(text, 'kt_fsync_commits_total'), syncs: metricValue(text, 'kt_fsync_syncs_total'), flushSeconds: metricValue(text, 'kt_fsync_batch_duration_seconds_sum')}
+  return {
+    batches: metricValue(text, 'kt_fsync_batches_total'),
+    commits: metricValue(text, 'kt_fsync_commits_total'),
+    syncs: metricValue(text, 'kt_fsync_syncs_total'),
+    flushSeconds: metricValue(text, 'kt_fsync_batch_duration_seconds_sum'),
+  }
 }
 
 async function createTenants(port: number, count: number, spec: Record<string, unknown> = {}): Promise<string[]> {
@@ -257,7 +281,12 @@ async function createTenants(port: number, count: number, spec: Record<string, u
 const BODY_BATCH = 100
 
 /** Median µs of POST /noop and POST /rerank with the same body, a new body (made before the clock starts) for every pair, each endpoint first in half the pairs. */
-async function timeRerank(port: number, makeBody: () => Buffer, type: string, requests: number): Promise<RerankEndpointTiming> {
+async function timeRerank(
+  port: number,
+  makeBody: () => Buffer,
+  type: string,
+  requests: number,
+): Promise<RerankEndpointTiming> {
   const client = new RawClient(port)
   const noop = new Float64Array(requests)
   const rerank = new Float64Array(requests)
@@ -291,23 +320,44 @@ async function timeRerank(port: number, makeBody: () => Buffer, type: string, re
   }
   const n = quantileSorted(noop.sort(), 0.5)
   const m = quantileSorted(rerank.sort(), 0.5)
-  return {body_bytes: Math.round(bytes / requests), noop_median_us: n, rerank_median_us: m, beyond_http_us: m - n, meets_target: m - n <= TARGET_RERANK_US}
+  return {
+    body_bytes: Math.round(bytes / requests),
+    noop_median_us: n,
+    rerank_median_us: m,
+    beyond_http_us: m - n,
+    meets_target: m - n <= TARGET_RERANK_US,
+  }
 }
 
 /** POST /rerank against POST /noop with 50-candidate bodies in each form, and the model's in-process share. */
-async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: number, seed: number): Promise<RerankEndpointReport> {
+async function rerankEndpoint(
+  port: number,
+  packed: PackedEnsemble,
+  requests: number,
+  seed: number,
+): Promise<RerankEndpointReport> {
   const rng = new Rng(seed)
-  const candidates = (): number[][] => Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next()))
-  const rounded = (): Buffer => Buffer.from(JSON.stringify({features: candidates().map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS))))}))
+  const candidates = (): number[][] =>
+    Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next()))
+  const rounded = (): Buffer =>
+    Buffer.from(
+      JSON.stringify({features: candidates().map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS))))}),
+    )
   const fullPrecision = (): Buffer => Buffer.from(JSON.stringify({features: candidates()}))
   const littleEndian = (): Buffer => {
     const bytes = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
-    candidates().flat().forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
+    candidates()
+      .flat()
+      .forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
     return bytes
   }
   // warm-up, not counted: the server's JIT and WebAssembly tier-up see every route and body form
   // before the first timed request (the first form timed would otherwise pay for them)
-  for (const [make, type] of [[rounded, 'application/json'], [fullPrecision, 'application/json'], [littleEndian, 'application/octet-stream']] as const) {
+  for (const [make, type] of [
+    [rounded, 'application/json'],
+    [fullPrecision, 'application/json'],
+    [littleEndian, 'application/octet-stream'],
+  ] as const) {
     await timeRerank(port, make, type, RERANK_WARMUP_REQUESTS)
   }
   const json = await timeRerank(port, rounded, 'application/json', requests)
@@ -317,8 +367,18 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   const wasm = new WasmEnsemble(packed)
   const readBodies = Array.from({length: RERANK_BODIES}, rounded)
   const fullBodies = Array.from({length: RERANK_BODIES}, fullPrecision)
-  const modelScoring = timeScoring((rows, count, out) => wasm.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
-  const packedScoring = timeScoring((rows, count, out) => packed.scoreAll(rows, count, out), flat, RERANK_CANDIDATES, requests)
+  const modelScoring = timeScoring(
+    (rows, count, out) => wasm.scoreAll(rows, count, out),
+    flat,
+    RERANK_CANDIDATES,
+    requests,
+  )
+  const packedScoring = timeScoring(
+    (rows, count, out) => packed.scoreAll(rows, count, out),
+    flat,
+    RERANK_CANDIDATES,
+    requests,
+  )
   const other = new Float64Array(COLD_CACHE_BYTES / 8)
   const lineStep = CACHE_LINE_BYTES / 8
   // the rows copied in after the overwrite, untimed: in the server they arrive fresh from the socket
@@ -329,7 +389,13 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
   const compactReading = timeReading(wasm, readBodies, requests, 'compact')
   const longReading = timeReading(wasm, fullBodies, requests, 'long')
   // last, so that the figures above are taken as before it was added
-  const coldScoring = timeScoring((_rows, count, out) => out.set(wasm.scoreInput(count)), flat, RERANK_CANDIDATES, requests, overwriteThenCopy)
+  const coldScoring = timeScoring(
+    (_rows, count, out) => out.set(wasm.scoreInput(count)),
+    flat,
+    RERANK_CANDIDATES,
+    requests,
+    overwriteThenCopy,
+  )
   return {
     candidates: RERANK_CANDIDATES,
     features: RERANK_FEATURES,
@@ -352,7 +418,10 @@ async function rerankEndpoint(port: number, packed: PackedEnsemble, requests: nu
  * server is killed and the folder removed afterwards, whatever happens. `stop` ends the server
  * gracefully before `fn` is done (the full bench runs its kill campaign after it, in `dir`).
  */
-async function withBenchServer<T>(seed: number, fn: (bench: {dir: string; server: ServerProcess; packed: PackedEnsemble; stop: () => Promise<void>}) => Promise<T>): Promise<T> {
+async function withBenchServer<T>(
+  seed: number,
+  fn: (bench: {dir: string; server: ServerProcess; packed: PackedEnsemble; stop: () => Promise<void>}) => Promise<T>,
+): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'kt-bench-serve-'))
   let server: ServerProcess | undefined
   try {
@@ -374,12 +443,18 @@ async function withBenchServer<T>(seed: number, fn: (bench: {dir: string; server
 }
 
 /** `kt bench serve --only rerank`: the rerank endpoint part alone, on a server of its own. */
-export async function runRerankServeBench(options: {rerankRequests: number; seed: number}): Promise<{machine: ServeBenchReport['machine']; rerank: RerankEndpointReport}> {
+export async function runRerankServeBench(options: {
+  rerankRequests: number
+  seed: number
+}): Promise<{machine: ServeBenchReport['machine']; rerank: RerankEndpointReport}> {
   const loadBefore = loadavg()[0]
   return withBenchServer(options.seed, async ({server, packed, stop}) => {
     const rerank = await rerankEndpoint(server.port, packed, options.rerankRequests, options.seed)
     await stop()
-    return {machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]}, rerank}
+    return {
+      machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]},
+      rerank,
+    }
   })
 }
 
@@ -390,16 +465,18 @@ async function openFlood(port: number, count: number): Promise<{sockets: Socket[
   const batch = 500
   for (let i = 0; i < count; i += batch) {
     await Promise.all(
-      Array.from({length: Math.min(batch, count - i)}, () =>
-        new Promise<void>((resolve) => {
-          const s = connect({port, host: '127.0.0.1'})
-          s.on('data', (d: Buffer) => {
-            if (d.toString('latin1').startsWith('HTTP/1.1 429')) refused++
-          })
-          s.on('error', () => resolve())
-          s.on('connect', () => resolve())
-          sockets.push(s)
-        }),
+      Array.from(
+        {length: Math.min(batch, count - i)},
+        () =>
+          new Promise<void>((resolve) => {
+            const s = connect({port, host: '127.0.0.1'})
+            s.on('data', (d: Buffer) => {
+              if (d.toString('latin1').startsWith('HTTP/1.1 429')) refused++
+            })
+            s.on('error', () => resolve())
+            s.on('connect', () => resolve())
+            sockets.push(s)
+          }),
       ),
     )
   }
@@ -408,14 +485,72 @@ async function openFlood(port: number, count: number): Promise<{sockets: Socket[
 
 /** Bad requests of every kind the issue lists, each with the status and code it must get. */
 async function badInput(port: number, tenant: string): Promise<ServeBenchReport['bad_input']> {
-  const cases: Array<{name: string; method: string; path: string; body?: string | Buffer; type?: string; status: number; code: string}> = [
-    {name: 'a text/plain body (a web page\'s cross-site POST)', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{}', type: 'text/plain', status: 415, code: 'unsupported_media_type'},
-    {name: 'malformed JSON body', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"type": tempo', status: 400, code: 'bad_request'},
-    {name: 'unknown field', method: 'POST', path: `/tenants/${tenant}/choose`, body: '{"tpye":"temporal"}', status: 400, code: 'bad_request'},
-    {name: 'unknown tenant', method: 'POST', path: '/tenants/no-such-tenant/choose', body: '{}', status: 404, code: 'unknown_tenant'},
-    {name: 'feedback for an unknown query', method: 'POST', path: `/tenants/${tenant}/feedback`, body: '{"query_id":"q-never-issued","used":true}', status: 404, code: 'unknown_query'},
-    {name: 'body over 1 MB', method: 'POST', path: `/tenants/${tenant}/choose`, body: Buffer.alloc(1024 * 1024 + 1, 0x20), status: 413, code: 'body_too_large'},
-    {name: 'bad tenant id', method: 'POST', path: '/tenants/..%2Fetc/choose', body: '{}', status: 400, code: 'bad_request'},
+  const cases: Array<{
+    name: string
+    method: string
+    path: string
+    body?: string | Buffer
+    type?: string
+    status: number
+    code: string
+  }> = [
+    {
+      name: "a text/plain body (a web page's cross-site POST)",
+      method: 'POST',
+      path: `/tenants/${tenant}/choose`,
+      body: '{}',
+      type: 'text/plain',
+      status: 415,
+      code: 'unsupported_media_type',
+    },
+    {
+      name: 'malformed JSON body',
+      method: 'POST',
+      path: `/tenants/${tenant}/choose`,
+      body: '{"type": tempo',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'unknown field',
+      method: 'POST',
+      path: `/tenants/${tenant}/choose`,
+      body: '{"tpye":"temporal"}',
+      status: 400,
+      code: 'bad_request',
+    },
+    {
+      name: 'unknown tenant',
+      method: 'POST',
+      path: '/tenants/no-such-tenant/choose',
+      body: '{}',
+      status: 404,
+      code: 'unknown_tenant',
+    },
+    {
+      name: 'feedback for an unknown query',
+      method: 'POST',
+      path: `/tenants/${tenant}/feedback`,
+      body: '{"query_id":"q-never-issued","used":true}',
+      status: 404,
+      code: 'unknown_query',
+    },
+    {
+      name: 'body over 1 MB',
+      method: 'POST',
+      path: `/tenants/${tenant}/choose`,
+      body: Buffer.alloc(1024 * 1024 + 1, 0x20),
+      status: 413,
+      code: 'body_too_large',
+    },
+    {
+      name: 'bad tenant id',
+      method: 'POST',
+      path: '/tenants/..%2Fetc/choose',
+      body: '{}',
+      status: 400,
+      code: 'bad_request',
+    },
   ]
   const out: ServeBenchReport['bad_input'] = []
   for (const c of cases) {
@@ -435,9 +570,18 @@ async function badInput(port: number, tenant: string): Promise<ServeBenchReport[
   try {
     const chosen = RawClient.json(await client.request('POST', `/tenants/${tenant}/choose`, '{}')) as {query_id: string}
     await client.request('POST', `/tenants/${tenant}/feedback`, JSON.stringify({query_id: chosen.query_id, used: true}))
-    const r = await client.request('POST', `/tenants/${tenant}/feedback`, JSON.stringify({query_id: chosen.query_id, used: true}))
+    const r = await client.request(
+      'POST',
+      `/tenants/${tenant}/feedback`,
+      JSON.stringify({query_id: chosen.query_id, used: true}),
+    )
     const code = (RawClient.json(r) as {error?: {code?: string}}).error?.code ?? ''
-    out.push({case: 'feedback for an already settled query', status: r.status, code, ok: r.status === 409 && code === 'already_settled'})
+    out.push({
+      case: 'feedback for an already settled query',
+      status: r.status,
+      code,
+      ok: r.status === 409 && code === 'already_settled',
+    })
   } finally {
     client.close()
   }
@@ -458,7 +602,15 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     const clientCpu0 = process.cpuUsage()
     const loadAvg0 = loadavg()[0]
     const wall0 = performance.now()
-    const load = await runLoad({port, tenants, clients: options.clients, durationMs: options.durationMs, maxQueries: options.maxQueries, warmupMs: options.warmupMs, seed: options.seed})
+    const load = await runLoad({
+      port,
+      tenants,
+      clients: options.clients,
+      durationMs: options.durationMs,
+      maxQueries: options.maxQueries,
+      warmupMs: options.warmupMs,
+      seed: options.seed,
+    })
     const serverCpu = processCpuUs(server.child.pid!) - serverCpu0
     const clientCpuUsage = process.cpuUsage(clientCpu0)
     const wallUs = (performance.now() - wall0) * 1000
@@ -475,7 +627,13 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
       progress(`flood: ${options.flood} idle connections, then the load again`)
       let flooding: Awaited<ReturnType<typeof openFlood>> | undefined
       const floodLoad = await runLoad({
-        port, tenants, clients: options.clients, durationMs: Math.min(options.durationMs, 3000), maxQueries: options.maxQueries, warmupMs: 200, seed: options.seed + 1,
+        port,
+        tenants,
+        clients: options.clients,
+        durationMs: Math.min(options.durationMs, 3000),
+        maxQueries: options.maxQueries,
+        warmupMs: 200,
+        seed: options.seed + 1,
         beforeStart: async () => {
           flooding = await openFlood(port, options.flood)
         },
@@ -484,7 +642,12 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
       const health = new RawClient(port)
       const h = await health.request('GET', '/healthz').catch(() => ({status: 0}))
       health.close()
-      flood = {connections_opened: sockets.length, refused_429: refused(), load: floodLoad, healthz_ok: h.status === 200}
+      flood = {
+        connections_opened: sockets.length,
+        refused_429: refused(),
+        load: floodLoad,
+        healthz_ok: h.status === 200,
+      }
       for (const s of sockets) s.destroy()
     }
 
@@ -498,7 +661,16 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
     let campaign: CampaignReport | null = null
     if (options.kills > 0) {
       progress(`kill -9 campaign: ${options.kills} kills`)
-      campaign = await runKillCampaign({dir: join(dir, 'campaign'), kills: options.kills, tenants: options.tenants, clients: options.clients, seed: options.seed, minLoadMs: 300, maxLoadMs: 1500, onProgress: progress})
+      campaign = await runKillCampaign({
+        dir: join(dir, 'campaign'),
+        kills: options.kills,
+        tenants: options.tenants,
+        clients: options.clients,
+        seed: options.seed,
+        minLoadMs: 300,
+        maxLoadMs: 1500,
+        onProgress: progress,
+      })
     }
     return {
       machine: {cores: availableParallelism(), load_average_1m_before: loadBefore, load_average_1m_after: loadavg()[0]},
@@ -508,7 +680,13 @@ export async function runServeBench(options: ServeBenchOptions): Promise<ServeBe
         tenants: options.tenants,
         meets_queries_target: load.queries_per_s >= TARGET_QUERIES_PER_S,
         meets_p99_target: load.latency_ms.p99 <= TARGET_P99_MS,
-        fsync: {batches, commits, syncs: after.syncs - before.syncs, commits_per_batch: commits / batches, mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000},
+        fsync: {
+          batches,
+          commits,
+          syncs: after.syncs - before.syncs,
+          commits_per_batch: commits / batches,
+          mean_flush_ms: ((after.flushSeconds - before.flushSeconds) / batches) * 1000,
+        },
         load_average_1m: {before: loadAvg0, after: loadAvg1},
         disk_sync_ms: disk,
         client_cpu_share: (clientCpuUsage.user + clientCpuUsage.system) / (wallUs * availableParallelism()),

@@ -81,7 +81,11 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
   const admin = new RawClient(port)
   for (let i = 0; i < options.tenants; i++) {
     const id = `k${String(i).padStart(3, '0')}`
-    const r = await admin.request('POST', '/tenants', JSON.stringify({tenant: id, forgetting: 'none', levels: 2, per_type: i % 2 === 1, seed: i}))
+    const r = await admin.request(
+      'POST',
+      '/tenants',
+      JSON.stringify({tenant: id, forgetting: 'none', levels: 2, per_type: i % 2 === 1, seed: i}),
+    )
     if (r.status !== 201) throw new Error(`POST /tenants ${id}: ${r.status} ${r.body.toString()}`)
     tenants.push(id)
   }
@@ -98,7 +102,12 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
   /** Attempts per tenant whose answer was lost (each may have been logged: the only source of duplicate feedback). */
   const lostAttempts = new Map<string, number>()
   /** Sends until answered, waiting out restarts; true if an attempt went unanswered. */
-  const send = async (client: RawClient, tenant: string, path: string, body: string): Promise<{status: number; json: Record<string, unknown>; retried: boolean}> => {
+  const send = async (
+    client: RawClient,
+    tenant: string,
+    path: string,
+    body: string,
+  ): Promise<{status: number; json: Record<string, unknown>; retried: boolean}> => {
     let retried = false
     for (;;) {
       await up
@@ -145,7 +154,10 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       else if (fed.status === 409 && fed.retried && (fed.json.error as {code?: string})?.code === 'already_settled') {
         alreadyApplied++
         feedbacks.push({tenant, qid, arms: ''})
-      } else violations.push(`feedback ${tenant}/${qid}: ${fed.status} ${JSON.stringify(fed.json).slice(0, 200)}${fed.retried ? ' (after a retry)' : ''}`)
+      } else
+        violations.push(
+          `feedback ${tenant}/${qid}: ${fed.status} ${JSON.stringify(fed.json).slice(0, 200)}${fed.retried ? ' (after a retry)' : ''}`,
+        )
     }
     client.close()
   }
@@ -153,9 +165,12 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
   const clients = Array.from({length: options.clients}, (_, i) => loop(i))
   for (let k = 0; k < options.kills; k++) {
     const acksBefore = feedbacks.length
-    await new Promise((res) => setTimeout(res, options.minLoadMs + rng.next() * (options.maxLoadMs - options.minLoadMs)))
+    await new Promise((res) =>
+      setTimeout(res, options.minLoadMs + rng.next() * (options.maxLoadMs - options.minLoadMs)),
+    )
     const waitUntil = Date.now() + ROUND_ACK_WAIT_MS
-    while (feedbacks.length - acksBefore < (options.minAcksPerRound ?? 0) && Date.now() < waitUntil) await new Promise((res) => setTimeout(res, 10))
+    while (feedbacks.length - acksBefore < (options.minAcksPerRound ?? 0) && Date.now() < waitUntil)
+      await new Promise((res) => setTimeout(res, 10))
     up = new Promise((res) => (markUp = res))
     await stopServerProcess(server, 'SIGKILL')
     progress(`kill ${k + 1}/${options.kills}: ${feedbacks.length} feedbacks acknowledged so far`)
@@ -181,17 +196,23 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       for (const c of mine.chooses) {
         const q = learner.remembered(c.qid)
         if (!q) violations.push(`${id}: acknowledged query ${c.qid} is not in the state`)
-        else if (JSON.stringify(q.arms) !== c.arms) violations.push(`${id}: query ${c.qid} plays other arms than the client was given`)
+        else if (JSON.stringify(q.arms) !== c.arms)
+          violations.push(`${id}: query ${c.qid} plays other arms than the client was given`)
       }
       let used = 0
       for (const c of mine.chooses) if (learner.remembered(c.qid)?.used) used++
-      for (const qid of mine.feedback) if (!learner.remembered(qid)?.used) violations.push(`${id}: acknowledged feedback for ${qid} is not in the state`)
+      for (const qid of mine.feedback)
+        if (!learner.remembered(qid)?.used)
+          violations.push(`${id}: acknowledged feedback for ${qid} is not in the state`)
       // Queries logged but never acknowledged may have been used too (their feedback was retried); count all remembered uses.
       const counters = learner.counters
       if (counters.used < used) violations.push(`${id}: counters.used ${counters.used} < acknowledged uses ${used}`)
       // A duplicate is a feedback attempt whose answer was lost but which had been logged, retried:
       // never more than the attempts that went unanswered.
-      if (counters.duplicate > (lostAttempts.get(id) ?? 0)) violations.push(`${id}: ${counters.duplicate} duplicate feedbacks, but only ${lostAttempts.get(id) ?? 0} attempts went unanswered`)
+      if (counters.duplicate > (lostAttempts.get(id) ?? 0))
+        violations.push(
+          `${id}: ${counters.duplicate} duplicate feedbacks, but only ${lostAttempts.get(id) ?? 0} attempts went unanswered`,
+        )
       if (counters.unknown !== 0) violations.push(`${id}: ${counters.unknown} feedbacks for unknown queries`)
       // Exactly once: the evidence beyond the prior equals the settled outcomes.
       const fresh = openPriorMass(learner.bandit)
@@ -200,7 +221,10 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       for (const b of sets) for (let a = 0; a < b.posteriors[0].arms; a++) evidence += b.posteriors[0].evidence(a)
       const beyondPrior = evidence - fresh * sets.length
       const settled = counters.used + counters.expired + counters.labels
-      if (Math.abs(beyondPrior - settled) > 1e-6) violations.push(`${id}: evidence beyond the prior ${beyondPrior} != settled outcomes ${settled} (something credited twice or lost)`)
+      if (Math.abs(beyondPrior - settled) > 1e-6)
+        violations.push(
+          `${id}: evidence beyond the prior ${beyondPrior} != settled outcomes ${settled} (something credited twice or lost)`,
+        )
     } finally {
       await tenant.close()
     }

@@ -52,7 +52,9 @@ export class RawClient {
       w?.reject(error)
     }
     socket.on('error', fail)
-    socket.on('close', () => fail(Object.assign(new Error('connection closed before a response'), {code: 'ECONNRESET'})))
+    socket.on('close', () =>
+      fail(Object.assign(new Error('connection closed before a response'), {code: 'ECONNRESET'})),
+    )
     this.socket = socket
     return socket
   }
@@ -81,7 +83,12 @@ export class RawClient {
   }
 
   /** Sends one request and resolves with the response; rejects on a connection error (not answered: retry). */
-  request(method: string, path: string, body?: string | Buffer, contentType = 'application/json'): Promise<RawResponse> {
+  request(
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    contentType = 'application/json',
+  ): Promise<RawResponse> {
     if (this.waiting) return Promise.reject(new Error('RawClient: one request at a time'))
     const socket = this.socket ?? this.open()
     return new Promise((resolve, reject) => {

@@ -125,7 +125,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     requests: measured,
     seconds,
     queries_per_s: queries / seconds,
-    latency_ms: {p50: quantileSorted(sorted, 0.5), p90: quantileSorted(sorted, 0.9), p99: quantileSorted(sorted, 0.99), p999: quantileSorted(sorted, 0.999), max: sorted[sorted.length - 1] ?? Number.NaN},
+    latency_ms: {
+      p50: quantileSorted(sorted, 0.5),
+      p90: quantileSorted(sorted, 0.9),
+      p99: quantileSorted(sorted, 0.99),
+      p999: quantileSorted(sorted, 0.999),
+      max: sorted[sorted.length - 1] ?? Number.NaN,
+    },
     errors,
     first_error: firstError,
   }

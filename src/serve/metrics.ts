@@ -65,38 +65,74 @@ export class ServiceMetrics {
     r.latency.observe(seconds)
   }
 
-  render(extra: {tenantsOpen: number; commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}; modelVersion: string | null; registryDamaged?: boolean}): string {
+  render(extra: {
+    tenantsOpen: number
+    commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}
+    modelVersion: string | null
+    registryDamaged?: boolean
+  }): string {
     const out: string[] = []
     const family = (name: string, type: string, help: string): void => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
     }
     family('kt_http_requests_total', 'counter', 'HTTP requests by route and status code.')
-    for (const [route, r] of this.routes) for (const [code, n] of r.codes) out.push(`kt_http_requests_total{route="${labelValue(route)}",code="${code}"} ${n}`)
-    family('kt_http_request_duration_seconds', 'histogram', 'Time from the request\'s arrival to its response, by route (durable writes included).')
-    for (const [route, r] of this.routes) out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
+    for (const [route, r] of this.routes)
+      for (const [code, n] of r.codes)
+        out.push(`kt_http_requests_total{route="${labelValue(route)}",code="${code}"} ${n}`)
+    family(
+      'kt_http_request_duration_seconds',
+      'histogram',
+      "Time from the request's arrival to its response, by route (durable writes included).",
+    )
+    for (const [route, r] of this.routes)
+      out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
     family('kt_http_connections', 'gauge', 'Open client connections.')
     out.push(`kt_http_connections ${this.connections}`)
-    family('kt_http_connections_rejected_total', 'counter', 'Connections refused with 429 because the connection limit was reached.')
+    family(
+      'kt_http_connections_rejected_total',
+      'counter',
+      'Connections refused with 429 because the connection limit was reached.',
+    )
     out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
     family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
     out.push(`kt_tenants_open ${extra.tenantsOpen}`)
-    family('kt_fsync_batches_total', 'counter', 'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).')
+    family(
+      'kt_fsync_batches_total',
+      'counter',
+      'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).',
+    )
     out.push(`kt_fsync_batches_total ${extra.commit.batches}`)
     family('kt_fsync_commits_total', 'counter', 'Logged events made durable by the journal.')
     out.push(`kt_fsync_commits_total ${extra.commit.commits}`)
     family('kt_fsync_syncs_total', 'counter', 'Journal fdatasyncs issued (one per flush).')
     out.push(`kt_fsync_syncs_total ${extra.commit.syncs}`)
-    family('kt_fsync_failures_total', 'counter', 'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).')
+    family(
+      'kt_fsync_failures_total',
+      'counter',
+      'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).',
+    )
     out.push(`kt_fsync_failures_total ${extra.commit.failures}`)
-    family('kt_journal_checkpoints_total', 'counter', 'Journal segments retired: every tenant log written since synced, the segment deleted.')
+    family(
+      'kt_journal_checkpoints_total',
+      'counter',
+      'Journal segments retired: every tenant log written since synced, the segment deleted.',
+    )
     out.push(`kt_journal_checkpoints_total ${extra.commit.checkpoints}`)
     family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one journal flush took (write and fdatasync).')
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
     if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)
-    family('kt_rerank_registry_damaged', 'gauge', '1 while the reranker registry\'s last change could not be read: POST /rerank serves the last good version (kt_rerank_model_info), or answers 503 model_unavailable if there is none.')
+    family(
+      'kt_rerank_registry_damaged',
+      'gauge',
+      "1 while the reranker registry's last change could not be read: POST /rerank serves the last good version (kt_rerank_model_info), or answers 503 model_unavailable if there is none.",
+    )
     out.push(`kt_rerank_registry_damaged ${extra.registryDamaged ? 1 : 0}`)
-    family('kt_rerank_registry_errors_total', 'counter', 'Reads of the reranker registry (index or model file) that failed; each is logged once at error level.')
+    family(
+      'kt_rerank_registry_errors_total',
+      'counter',
+      'Reads of the reranker registry (index or model file) that failed; each is logged once at error level.',
+    )
     out.push(`kt_rerank_registry_errors_total ${this.registryErrors}`)
     return `${out.join('\n')}\n`
   }

@@ -25,7 +25,11 @@ export function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}):
   const childEnv: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', ...env}
   // under vitest, NODE_ENV=test makes oclif load src/ through tsx: run the built CLI as users do
   delete childEnv.NODE_ENV
-  const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'online', 'serve', '--port', '0', ...args], {stdio: ['ignore', 'pipe', 'pipe'], env: childEnv})
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot, 'bin', 'kt.js'), 'online', 'serve', '--port', '0', ...args],
+    {stdio: ['ignore', 'pipe', 'pipe'], env: childEnv},
+  )
   const stderrLines: string[] = []
   let errBuffer = ''
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -34,7 +38,9 @@ export function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}):
     errBuffer = lines.pop()!
     stderrLines.push(...lines)
   })
-  const exited = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) => child.on('exit', (code, signal) => resolve({code, signal})))
+  const exited = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) =>
+    child.on('exit', (code, signal) => resolve({code, signal})),
+  )
   return new Promise((resolve, reject) => {
     let out = ''
     const timer = setTimeout(() => {
@@ -54,13 +60,20 @@ export function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}):
     child.stdout!.on('data', onData)
     void exited.then(({code, signal}) => {
       clearTimeout(timer)
-      reject(new Error(`kt online serve exited (${code ?? signal}) before listening: ${[...stderrLines, errBuffer].join(' ').slice(0, 500)}`))
+      reject(
+        new Error(
+          `kt online serve exited (${code ?? signal}) before listening: ${[...stderrLines, errBuffer].join(' ').slice(0, 500)}`,
+        ),
+      )
     })
   })
 }
 
 /** Sends `signal` and waits for the process to end. */
-export async function stopServerProcess(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{code: number | null; signal: NodeJS.Signals | null}> {
+export async function stopServerProcess(
+  server: ServerProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<{code: number | null; signal: NodeJS.Signals | null}> {
   if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill(signal)
   return server.exited
 }

@@ -62,8 +62,16 @@ export const FD_HEADROOM = 64
  * The server's descriptor budget under an open-file limit: open connections at most, open tenants
  * at most (each holds its log open), and whether the limit is below what the defaults assume.
  */
-export function fdBudget(fdLimit: number | undefined, maxConnections?: number): {connections: number; tenants: number; constrained: boolean} {
-  if (fdLimit === undefined) return {connections: maxConnections ?? DEFAULT_MAX_CONNECTIONS, tenants: Number.POSITIVE_INFINITY, constrained: false}
+export function fdBudget(
+  fdLimit: number | undefined,
+  maxConnections?: number,
+): {connections: number; tenants: number; constrained: boolean} {
+  if (fdLimit === undefined)
+    return {
+      connections: maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      tenants: Number.POSITIVE_INFINITY,
+      constrained: false,
+    }
   const reserve = Math.min(FD_RESERVE, Math.floor(fdLimit / 2))
   const derived = Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - reserve))
   const connections = maxConnections ?? derived
@@ -71,7 +79,8 @@ export function fdBudget(fdLimit: number | undefined, maxConnections?: number): 
   // explicit --max-connections above what the limit allows still leaves tenants the reserve
   const tenants = Math.max(1, fdLimit - Math.min(connections, derived) - FD_HEADROOM)
   // worth a warning: the default cannot reach DEFAULT_MAX_CONNECTIONS, or an explicit limit exceeds what the fd limit allows
-  const constrained = maxConnections === undefined ? fdLimit < DEFAULT_MAX_CONNECTIONS + FD_RESERVE : maxConnections > derived
+  const constrained =
+    maxConnections === undefined ? fdLimit < DEFAULT_MAX_CONNECTIONS + FD_RESERVE : maxConnections > derived
   return {connections, tenants, constrained}
 }
 /** A connection with no traffic for this long is closed (idle floods cannot hold slots forever). */
@@ -197,14 +206,16 @@ class HttpError extends Error {
 
 /** The client's message for a server-side OnlineError (SERVER_SIDE_CODES); the log keeps the error's own, which names server paths. */
 const SERVER_SIDE_MESSAGE: Record<string, string> = {
-  state_damaged: "the tenant's stored state does not read back as it was written: the operator must restore it (the server's log names the file)",
+  state_damaged:
+    "the tenant's stored state does not read back as it was written: the operator must restore it (the server's log names the file)",
   storage_failed: "the tenant's folder cannot be read or written on the server (the server's log says why)",
 }
 
 /** A profile the deploy gate refuses (POST /tenants): the request is well formed, its content is not accepted. */
 const GATE_REFUSED_STATUS = 422
 /** What a refused profile's answer says to do: the service does not force (see createTenant). */
-const SERVICE_GATE_HINT = 'the service does not force past the gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server\'s --dir>'
+const SERVICE_GATE_HINT =
+  'the service does not force past the gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server\'s --dir>'
 
 const ONLINE_STATUS: Record<string, number> = {
   bad_request: 400,
@@ -283,18 +294,39 @@ class RerankerHolder {
 /** The rows of a parsed `{features: [[...], ...]}` body copied into the kernel's input; null is a missing value (NaN goes right at every split, as in training). */
 function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): number {
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
-    for (const key of Object.keys(parsed)) if (key !== 'features') throw new HttpError(400, 'bad_request', `POST /rerank: ${key.slice(0, 40)}: expected only features, got an unknown field`)
+    for (const key of Object.keys(parsed))
+      if (key !== 'features')
+        throw new HttpError(
+          400,
+          'bad_request',
+          `POST /rerank: ${key.slice(0, 40)}: expected only features, got an unknown field`,
+        )
   const features = (parsed as {features?: unknown} | null)?.features
-  if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`)
+  if (!Array.isArray(features) || features.length === 0 || features.length > MAX_RERANK_CANDIDATES)
+    throw new HttpError(
+      400,
+      'bad_request',
+      `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`,
+    )
   const count = features.length
   const rows = wasm.input(count)
   for (let r = 0; r < count; r++) {
     const row = features[r]
-    if (!Array.isArray(row) || row.length !== width) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`)
+    if (!Array.isArray(row) || row.length !== width)
+      throw new HttpError(
+        400,
+        'bad_request',
+        `POST /rerank: features[${r}]: expected ${width} numbers (the model's feature_names), got ${describeValue(row)}`,
+      )
     for (let f = 0; f < width; f++) {
       const v = row[f]
       // JSON.parse reads 1e400 as Infinity; kt rerank train refuses it too
-      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) throw new HttpError(400, 'bad_request', `POST /rerank: features[${r}][${f}]: expected a finite number or null, got ${describeValue(v)}`)
+      if (v !== null && (typeof v !== 'number' || !Number.isFinite(v)))
+        throw new HttpError(
+          400,
+          'bad_request',
+          `POST /rerank: features[${r}][${f}]: expected a finite number or null, got ${describeValue(v)}`,
+        )
       rows[r * width + f] = v === null ? Number.NaN : v
     }
   }
@@ -309,7 +341,12 @@ function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): numbe
  */
 function finiteRows(count: number, width: number, wasm: WasmEnsemble): number {
   const at = wasm.firstInfinite(count)
-  if (at >= 0) throw new HttpError(400, 'bad_request', `POST /rerank: features[${Math.floor(at / width)}][${at % width}]: expected a finite number or NaN (a missing value, as null in JSON), got ${describeValue(wasm.input(count)[at])}`)
+  if (at >= 0)
+    throw new HttpError(
+      400,
+      'bad_request',
+      `POST /rerank: features[${Math.floor(at / width)}][${at % width}]: expected a finite number or NaN (a missing value, as null in JSON), got ${describeValue(wasm.input(count)[at])}`,
+    )
   return count
 }
 
@@ -320,27 +357,52 @@ function jsonError(code: string, message: string, retry: boolean): string {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1'
   const token = options.token
-  if (!isLoopback(host) && !token) throw new InputError('--host', `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`, 'no token')
-  if (token !== undefined && token.length < 16) throw new InputError('--token', 'at least 16 characters', `${token.length}`)
+  if (!isLoopback(host) && !token)
+    throw new InputError(
+      '--host',
+      `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`,
+      'no token',
+    )
+  if (token !== undefined && token.length < 16)
+    throw new InputError('--token', 'at least 16 characters', `${token.length}`)
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
   const fdLimit = options.fdLimit ?? openFileLimit()
   const budget = fdBudget(fdLimit, options.maxConnections)
   const maxConnections = budget.connections
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
   const metrics = new ServiceMetrics()
-  const logLine = (fields: Record<string, unknown>): void => log(JSON.stringify({t: new Date().toISOString(), ...fields}))
+  const logLine = (fields: Record<string, unknown>): void =>
+    log(JSON.stringify({t: new Date().toISOString(), ...fields}))
   if (budget.constrained)
-    logLine({level: 'warn', code: 'fd_limit', message: `the open-file limit is ${fdLimit}: at most ${maxConnections} open connections and ${budget.tenants} open tenants (raise it, e.g. ulimit -n ${DEFAULT_MAX_CONNECTIONS + FD_RESERVE}, for ${DEFAULT_MAX_CONNECTIONS} connections)`})
+    logLine({
+      level: 'warn',
+      code: 'fd_limit',
+      message: `the open-file limit is ${fdLimit}: at most ${maxConnections} open connections and ${budget.tenants} open tenants (raise it, e.g. ulimit -n ${DEFAULT_MAX_CONNECTIONS + FD_RESERVE}, for ${DEFAULT_MAX_CONNECTIONS} connections)`,
+    })
   // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
   const {journal, recovery} = openJournal(options.dir, {log})
   for (const o of recovery.orphaned)
-    logLine({level: 'warn', code: 'journal_records_orphaned', message: `${o.records} acknowledged journal record(s) of tenant ${o.tenant} not applied: its log no longer exists (the tenant's folder was removed)`})
-  if (recovery.segments > 0) logLine({level: 'info', code: 'journal_recovered', message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`})
+    logLine({
+      level: 'warn',
+      code: 'journal_records_orphaned',
+      message: `${o.records} acknowledged journal record(s) of tenant ${o.tenant} not applied: its log no longer exists (the tenant's folder was removed)`,
+    })
+  if (recovery.segments > 0)
+    logLine({
+      level: 'info',
+      code: 'journal_recovered',
+      message: `${recovery.segments} journal segment(s) of dead processes: ${recovery.appended} lines appended to ${recovery.tenants} tenant logs, ${recovery.torn} torn last batch(es) dropped (never acknowledged)${recovery.busy.length > 0 ? `; kept for busy tenants ${recovery.busy.join(', ')}` : ''}`,
+    })
   journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
   const reranker = new RerankerHolder(options.registry, (message, serving) => {
     metrics.registryErrors++
-    logLine({level: 'error', code: 'registry_damaged', message: `reranker registry: ${message}`.slice(0, 1000), serving})
+    logLine({
+      level: 'error',
+      code: 'registry_damaged',
+      message: `reranker registry: ${message}`.slice(0, 1000),
+      serving,
+    })
   })
   const expectedAuth = token === undefined ? undefined : Buffer.from(token)
   const allowOrigins = new Set(options.allowOrigins ?? [])
@@ -349,11 +411,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   /** Each open tenant holds its log's descriptor: past the budget, a clear 503 instead of EMFILE from deep in the store. */
   const checkTenantRoom = (id: string): void => {
     if (tenants.size >= budget.tenants)
-      throw new HttpError(503, 'too_many_tenants', `tenant ${id}: expected at most ${budget.tenants} tenants open in this server (open-file limit ${fdLimit}): raise ulimit -n, or spread tenants over servers with their own --dir`, false)
+      throw new HttpError(
+        503,
+        'too_many_tenants',
+        `tenant ${id}: expected at most ${budget.tenants} tenants open in this server (open-file limit ${fdLimit}): raise ulimit -n, or spread tenants over servers with their own --dir`,
+        false,
+      )
   }
 
   const tenantOf = (id: string): Tenant => {
-    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
+    if (journal.failed)
+      throw new OnlineError(
+        'not_durable',
+        "the server's journal",
+        'a journal that can be synced (restart the server: recovery reads the journal)',
+        journal.failed.message.split('\n')[0],
+      )
     let tenant = tenants.get(id)
     if (tenant?.failed) {
       tenant.abandon()
@@ -374,7 +447,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     chunks: Buffer[]
     size: number
   }
-  const joined = (body: BodyChunks): Buffer => (body.chunks.length === 1 ? body.chunks[0] : Buffer.concat(body.chunks, body.size))
+  const joined = (body: BodyChunks): Buffer =>
+    body.chunks.length === 1 ? body.chunks[0] : Buffer.concat(body.chunks, body.size)
   const readBody = async (req: IncomingMessage): Promise<Buffer> => joined(await readChunks(req))
   /** The body's chunks, each also handed to `onChunk` with its offset as it arrives (POST /rerank writes them straight into the model's memory). */
   const readChunks = (req: IncomingMessage, onChunk?: (chunk: Buffer, offset: number) => void): Promise<BodyChunks> =>
@@ -414,34 +488,85 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
 
   const createTenant = (body: unknown): {status: number; body: unknown} => {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'bad_request', `POST /tenants: expected an object {tenant, ...}, got ${describeValue(body)}`)
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new HttpError(
+        400,
+        'bad_request',
+        `POST /tenants: expected an object {tenant, ...}, got ${describeValue(body)}`,
+      )
     const {tenant: id, profile, config, ...rest} = body as Record<string, unknown>
-    if (typeof id !== 'string') throw new HttpError(400, 'bad_request', `POST /tenants: tenant: expected a tenant id, got ${describeValue(id)}`)
+    if (typeof id !== 'string')
+      throw new HttpError(400, 'bad_request', `POST /tenants: tenant: expected a tenant id, got ${describeValue(id)}`)
     validateTenantId(id)
-    if (profile !== undefined && config !== undefined) throw new HttpError(400, 'bad_request', 'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both')
+    if (profile !== undefined && config !== undefined)
+      throw new HttpError(
+        400,
+        'bad_request',
+        'POST /tenants: expected profile (a kt_profile document) or config (a configuration), not both',
+      )
     // Forcing past the deploy gate is an operator's decision at the CLI (kt online init --force --reason), never a client's: a force baked into a client would let every later refused profile through.
-    for (const key of ['force', 'reason']) if (key in rest) throw new HttpError(400, 'bad_request', `POST /tenants: ${key}: expected no ${key} (the service does not force past the deploy gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server's --dir>), got ${describeValue(rest[key])}`)
+    for (const key of ['force', 'reason'])
+      if (key in rest)
+        throw new HttpError(
+          400,
+          'bad_request',
+          `POST /tenants: ${key}: expected no ${key} (the service does not force past the deploy gate: an operator can, with kt online init --profile FILE --force --reason "why" --dir <the server's --dir>), got ${describeValue(rest[key])}`,
+        )
     const spec: TenantSpec = rest as TenantSpec
     if (config !== undefined) spec.profile = config as TenantSpec['profile']
-    if (journal.failed) throw new OnlineError('not_durable', 'the server\'s journal', 'a journal that can be synced (restart the server: recovery reads the journal)', journal.failed.message.split('\n')[0])
-    if (tenants.has(id)) throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
+    if (journal.failed)
+      throw new OnlineError(
+        'not_durable',
+        "the server's journal",
+        'a journal that can be synced (restart the server: recovery reads the journal)',
+        journal.failed.message.split('\n')[0],
+      )
+    if (tenants.has(id))
+      throw new OnlineError('tenant_exists', `tenant ${id}`, 'a new tenant id', 'a tenant with that id')
     checkTenantRoom(id)
     // a profile goes through THE profile loader and THE deploy gate in openTenant (refused: 422 gate_refused)
-    const fromProfile = profile === undefined ? undefined : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
+    const fromProfile =
+      profile === undefined
+        ? undefined
+        : {document: profile, file: 'POST /tenants: profile', hint: SERVICE_GATE_HINT, perTypeName: 'per_type: true'}
     // lockWaitMs 0 as in tenantOf: a busy-wait for a lock another process holds (the tenant's, the engine tables') would freeze every tenant's requests
-    const tenant = openTenant({dir: options.dir, tenant: id, create: spec, fromProfile, journal, snapshotEvery: options.snapshotEvery, lockWaitMs: 0})
+    const tenant = openTenant({
+      dir: options.dir,
+      tenant: id,
+      create: spec,
+      fromProfile,
+      journal,
+      snapshotEvery: options.snapshotEvery,
+      lockWaitMs: 0,
+    })
     tenants.set(id, tenant)
     const bandit = tenant.store.learner.bandit
     const origin = tenant.store.learner.init.origin
-    return {status: 201, body: {tenant: id, space: bandit.space.id, dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})), settings: snakeKeys(bandit.settings), ...(origin ? {prior: {...origin, overrides: tenant.store.learner.init.overrides ?? {}}} : {})}}
+    return {
+      status: 201,
+      body: {
+        tenant: id,
+        space: bandit.space.id,
+        dimensions: bandit.dims.map((d) => ({key: d.key, arms: d.values})),
+        settings: snakeKeys(bandit.settings),
+        ...(origin ? {prior: {...origin, overrides: tenant.store.learner.init.overrides ?? {}}} : {}),
+      },
+    }
   }
 
   const modelUnavailable = (what: string): HttpError =>
-    new HttpError(503, 'model_unavailable', `${what}: expected a readable reranker registry, got one the server cannot read (the server's log says why)`, true, `${what}: ${reranker.damaged}`)
+    new HttpError(
+      503,
+      'model_unavailable',
+      `${what}: expected a readable reranker registry, got one the server cannot read (the server's log says why)`,
+      true,
+      `${what}: ${reranker.damaged}`,
+    )
 
   let orderBuffer = new Int32Array(0)
   /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
-  const maxJsonRows = (bytes: number, width: number): number => Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
+  const maxJsonRows = (bytes: number, width: number): number =>
+    Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
   const isBinary = (req: IncomingMessage): boolean => mediaType(req) === 'application/octet-stream'
 
   /**
@@ -460,7 +585,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (model && LITTLE_ENDIAN && Number.isSafeInteger(declared) && declared > 0 && declared <= maxBody) {
       const width = model.packed.width
       if (!isBinary(req)) claim = model.wasm.claimBody(declared, maxJsonRows(declared, width))
-      else if (declared % (8 * width) === 0 && declared / (8 * width) <= MAX_RERANK_CANDIDATES) claim = model.wasm.claimRows(declared / (8 * width))
+      else if (declared % (8 * width) === 0 && declared / (8 * width) <= MAX_RERANK_CANDIDATES)
+        claim = model.wasm.claimRows(declared / (8 * width))
     }
     if (!model || !claim) return rerank(req, joined(await readChunks(req)), model)
     const wasm = model.wasm
@@ -480,9 +606,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
 
   /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays); `body`, or the claimed memory that holds it. */
-  const rerank = (req: IncomingMessage, body: Buffer | undefined, model: RerankerHolder['model'], claim?: MemoryClaim): string => {
+  const rerank = (
+    req: IncomingMessage,
+    body: Buffer | undefined,
+    model: RerankerHolder['model'],
+    claim?: MemoryClaim,
+  ): string => {
     if (!model && reranker.damaged !== undefined) throw modelUnavailable('POST /rerank')
-    if (!model) throw new HttpError(503, 'no_model', `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
+    if (!model)
+      throw new HttpError(
+        503,
+        'no_model',
+        `POST /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`,
+        true,
+      )
     const width = model.packed.width
     const wasm = model.wasm
     let count: number
@@ -490,13 +627,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     else if (claim) {
       count = wasm.readClaimedRows(claim)
       // the body as a Buffer only for the rare JSON.parse path (a copy out of the memory)
-      if (count === FALLBACK) count = rowsFromJson(parseJson(Buffer.from(wasm.claimedBytes(claim)), 'POST /rerank'), width, wasm)
+      if (count === FALLBACK)
+        count = rowsFromJson(parseJson(Buffer.from(wasm.claimedBytes(claim)), 'POST /rerank'), width, wasm)
     } else if (isBinary(req)) {
       body = body!
       // float64 little-endian rows, back to back: copied byte for byte into the kernel's input
-      if (body.length % (8 * width) !== 0 || body.length === 0) throw new HttpError(400, 'bad_request', `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`)
+      if (body.length % (8 * width) !== 0 || body.length === 0)
+        throw new HttpError(
+          400,
+          'bad_request',
+          `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`,
+        )
       count = body.length / (8 * width)
-      if (count > MAX_RERANK_CANDIDATES) throw new HttpError(400, 'bad_request', `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`)
+      if (count > MAX_RERANK_CANDIDATES)
+        throw new HttpError(
+          400,
+          'bad_request',
+          `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`,
+        )
       if (LITTLE_ENDIAN) wasm.inputBytes(count).set(body)
       else {
         const rows = wasm.input(count)
@@ -523,10 +671,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   /** A JSON endpoint's body type check: 415 for anything but application/json (see mediaType). */
   const expectJson = (req: IncomingMessage, what: string): void => {
     const type = mediaType(req)
-    if (type !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what}: expected Content-Type application/json, got ${type === '' ? 'none' : JSON.stringify(type.slice(0, 80))}`)
+    if (type !== 'application/json')
+      throw new HttpError(
+        415,
+        'unsupported_media_type',
+        `${what}: expected Content-Type application/json, got ${type === '' ? 'none' : JSON.stringify(type.slice(0, 80))}`,
+      )
   }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, route: {name: string}): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: {name: string},
+  ): Promise<{status: number; body: unknown; text?: string; type?: string}> => {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -534,11 +691,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Web pages on the operator's machine can reach a loopback server: a cross-site request carries
     // an Origin header, a DNS-rebound one a foreign Host (src/online/README.md, "Requests from browsers").
     const origin = req.headers.origin
-    if (origin !== undefined && !allowOrigins.has(origin)) throw new HttpError(403, 'origin_refused', `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`)
+    if (origin !== undefined && !allowOrigins.has(origin))
+      throw new HttpError(
+        403,
+        'origin_refused',
+        `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`,
+      )
     if (!expectedAuth) {
       const hostHeader = req.headers.host
       // no Host at all (HTTP/1.0) is refused too: the rule is "loopback names only", not "any name but a foreign one"
-      if (hostHeader === undefined || !isLoopbackHostHeader(hostHeader)) throw new HttpError(403, 'host_refused', `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${hostHeader === undefined ? 'no Host header' : JSON.stringify(hostHeader.slice(0, 100))}`)
+      if (hostHeader === undefined || !isLoopbackHostHeader(hostHeader))
+        throw new HttpError(
+          403,
+          'host_refused',
+          `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${hostHeader === undefined ? 'no Host header' : JSON.stringify(hostHeader.slice(0, 100))}`,
+        )
     }
     if (path === '/healthz') {
       route.name = 'healthz'
@@ -548,15 +715,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
       reranker.refresh()
       // liveness stays 200 while the reranker is stale: a restart would not mend the registry and would lose the good model
-      return {status: closing ? 503 : 200, body: {status: closing ? 'closing' : 'ok', tenants_open: tenants.size, reranker: reranker.state}}
+      return {
+        status: closing ? 503 : 200,
+        body: {status: closing ? 'closing' : 'ok', tenants_open: tenants.size, reranker: reranker.state},
+      }
     }
     if (expectedAuth) {
       // the scheme is case-insensitive (RFC 7235 2.1), the token is not
       const m = /^bearer +(.*)$/i.exec(req.headers.authorization ?? '')
       const given = Buffer.from(m ? m[1] : '')
-      if (!m || given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth)) throw new HttpError(401, 'unauthorized', 'Authorization: expected Bearer <the server\'s token>')
+      if (!m || given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth))
+        throw new HttpError(401, 'unauthorized', "Authorization: expected Bearer <the server's token>")
     }
-    if (closing) throw new HttpError(503, 'shutting_down', 'the server is shutting down: retry against its successor', true)
+    if (closing)
+      throw new HttpError(503, 'shutting_down', 'the server is shutting down: retry against its successor', true)
     const parts = path.split('/')
     const expect = (allowed: string): void => {
       if (method !== allowed) {
@@ -567,7 +739,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (path === '/metrics') {
       route.name = 'metrics'
       expect('GET')
-      return {status: 200, body: null, text: metrics.render({tenantsOpen: tenants.size, commit: journal.stats, modelVersion: reranker.model?.version ?? null, registryDamaged: reranker.damaged !== undefined})}
+      return {
+        status: 200,
+        body: null,
+        text: metrics.render({
+          tenantsOpen: tenants.size,
+          commit: journal.stats,
+          modelVersion: reranker.model?.version ?? null,
+          registryDamaged: reranker.damaged !== undefined,
+        }),
+      }
     }
     if (path === '/noop') {
       route.name = 'noop'
@@ -581,8 +762,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         reranker.refresh()
         const m = reranker.model
         if (!m && reranker.damaged !== undefined) throw modelUnavailable('GET /rerank')
-        if (!m) throw new HttpError(503, 'no_model', `GET /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`, true)
-        return {status: 200, body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length}}
+        if (!m)
+          throw new HttpError(
+            503,
+            'no_model',
+            `GET /rerank: expected a deployed reranker in ${options.registry ?? '(no --registry)'}, got none`,
+            true,
+          )
+        return {
+          status: 200,
+          body: {model: m.version, feature_names: m.featureNames, width: m.packed.width, trees: m.packed.roots.length},
+        }
       }
       expect('POST')
       // JSON rows, or float64 rows as application/octet-stream (a type a page can send across sites
@@ -617,73 +807,109 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         const body = parseJson(await readBody(req), `POST /tenants/${id}/${action}`)
         // Over HTTP the server owns the clock: a client's `now` could move a tenant's time to any year and expire its queries (the library and CLI take one, for simulations).
         if (typeof body === 'object' && body !== null && Object.prototype.hasOwnProperty.call(body, 'now'))
-          throw new HttpError(400, 'bad_request', `POST /tenants/${id}/${action}: now: expected no client clock (the server stamps each event with its own time), got ${describeValue((body as {now: unknown}).now)}`)
+          throw new HttpError(
+            400,
+            'bad_request',
+            `POST /tenants/${id}/${action}: now: expected no client clock (the server stamps each event with its own time), got ${describeValue((body as {now: unknown}).now)}`,
+          )
         const tenant = tenantOf(id)
         if (action === 'choose') return {status: 200, body: await tenant.choose(body as object)}
         const outcome = await tenant.feedback(body as {query_id: string})
         if (outcome.verdict !== 'applied')
-          throw new HttpError(409, 'already_settled', `feedback for query ${outcome.query_id}: expected a query awaiting this feedback, got ${outcome.verdict} (counted and ignored; after a retry, a duplicate means the first attempt was applied)`)
+          throw new HttpError(
+            409,
+            'already_settled',
+            `feedback for query ${outcome.query_id}: expected a query awaiting this feedback, got ${outcome.verdict} (counted and ignored; after a retry, a duplicate means the first attempt was applied)`,
+          )
         return {status: 200, body: outcome}
       }
     }
-    throw new HttpError(404, 'not_found', `${method} ${path}: expected one of POST /tenants, GET /tenants/{id}, POST /tenants/{id}/choose, POST /tenants/{id}/feedback, GET|POST /rerank, POST /noop, GET /healthz, GET /metrics`)
+    throw new HttpError(
+      404,
+      'not_found',
+      `${method} ${path}: expected one of POST /tenants, GET /tenants/{id}, POST /tenants/{id}/choose, POST /tenants/{id}/feedback, GET|POST /rerank, POST /noop, GET /healthz, GET /metrics`,
+    )
   }
 
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS
   const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS)
   /** Sockets whose request the timeout check cut (clientError answered 408 and logged it). */
   const timedOut = new WeakSet<Socket>()
-  const server = createServer({keepAliveTimeout: IDLE_TIMEOUT_MS, headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, Math.ceil(headersTimeout / 4))}, (req, res) => {
-    const started = performance.now()
-    const route = {name: 'other'}
-    const finish = (status: number, text: string, type: string, extra?: string[]): void => {
-      // a flat [name, value, ...] array: Node copies no object and checks each header once
-      const headers = ['content-type', type, 'content-length', String(Buffer.byteLength(text))]
-      if (extra) headers.push(...extra)
-      // shutting down: every answer ends its connection, so a client that keeps retrying cannot keep the server open
-      if (closing && !headers.includes('connection')) headers.push('connection', 'close')
-      res.writeHead(status, headers)
-      res.end(text)
-      metrics.request(route.name, status, (performance.now() - started) / 1000)
-    }
-    handle(req, res, route).then(
-      (out) => {
-        if (out.text !== undefined) finish(out.status, out.text, out.type ?? 'text/plain; version=0.0.4')
-        else finish(out.status, JSON.stringify(out.body), 'application/json')
-      },
-      (error: unknown) => {
-        if (timedOut.has(req.socket)) {
-          // answered 408 and logged by clientError; the body read then failed as aborted: count it once, as 408
-          metrics.request(route.name, 408, (performance.now() - started) / 1000)
-          return
-        }
-        let e: HttpError
-        if (error instanceof HttpError) e = error
-        else if (error instanceof OnlineError && SERVER_SIDE_CODES.has(error.code)) e = new HttpError(500, error.code, SERVER_SIDE_MESSAGE[error.code], error.retry, error.message)
-        else if (error instanceof OnlineError) e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
-        else if (error instanceof GateRefusedError) e = new HttpError(GATE_REFUSED_STATUS, error.code, error.message)
-        else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
-        else {
-          const message = (error as Error)?.message ?? String(error)
-          e = new HttpError(500, 'internal', "internal error (the server's log has the details)", false, message)
-        }
-        logLine({level: e.status >= 500 ? 'error' : 'warn', method: req.method, path: (req.url ?? '').slice(0, 200), status: e.status, code: e.code, message: e.logMessage.slice(0, 500)})
-        const headers = e.retry ? ['retry-after', String(RETRY_AFTER_S)] : []
-        // A refused oversized body is not read to its end: close the connection after answering.
-        if (e.status === 413) headers.push('connection', 'close')
-        finish(e.status, jsonError(e.code, e.message, e.retry), 'application/json', headers)
-        if (e.status === 413) res.on('finish', () => req.socket.destroy())
-      },
-    )
-  })
+  const server = createServer(
+    {
+      keepAliveTimeout: IDLE_TIMEOUT_MS,
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, Math.ceil(headersTimeout / 4)),
+    },
+    (req, res) => {
+      const started = performance.now()
+      const route = {name: 'other'}
+      const finish = (status: number, text: string, type: string, extra?: string[]): void => {
+        // a flat [name, value, ...] array: Node copies no object and checks each header once
+        const headers = ['content-type', type, 'content-length', String(Buffer.byteLength(text))]
+        if (extra) headers.push(...extra)
+        // shutting down: every answer ends its connection, so a client that keeps retrying cannot keep the server open
+        if (closing && !headers.includes('connection')) headers.push('connection', 'close')
+        res.writeHead(status, headers)
+        res.end(text)
+        metrics.request(route.name, status, (performance.now() - started) / 1000)
+      }
+      handle(req, res, route).then(
+        (out) => {
+          if (out.text !== undefined) finish(out.status, out.text, out.type ?? 'text/plain; version=0.0.4')
+          else finish(out.status, JSON.stringify(out.body), 'application/json')
+        },
+        (error: unknown) => {
+          if (timedOut.has(req.socket)) {
+            // answered 408 and logged by clientError; the body read then failed as aborted: count it once, as 408
+            metrics.request(route.name, 408, (performance.now() - started) / 1000)
+            return
+          }
+          let e: HttpError
+          if (error instanceof HttpError) e = error
+          else if (error instanceof OnlineError && SERVER_SIDE_CODES.has(error.code))
+            e = new HttpError(500, error.code, SERVER_SIDE_MESSAGE[error.code], error.retry, error.message)
+          else if (error instanceof OnlineError)
+            e = new HttpError(ONLINE_STATUS[error.code] ?? 400, error.code, error.message, error.retry)
+          else if (error instanceof GateRefusedError) e = new HttpError(GATE_REFUSED_STATUS, error.code, error.message)
+          else if (error instanceof InputError) e = new HttpError(400, 'bad_request', error.message)
+          else {
+            const message = (error as Error)?.message ?? String(error)
+            e = new HttpError(500, 'internal', "internal error (the server's log has the details)", false, message)
+          }
+          logLine({
+            level: e.status >= 500 ? 'error' : 'warn',
+            method: req.method,
+            path: (req.url ?? '').slice(0, 200),
+            status: e.status,
+            code: e.code,
+            message: e.logMessage.slice(0, 500),
+          })
+          const headers = e.retry ? ['retry-after', String(RETRY_AFTER_S)] : []
+          // A refused oversized body is not read to its end: close the connection after answering.
+          if (e.status === 413) headers.push('connection', 'close')
+          finish(e.status, jsonError(e.code, e.message, e.retry), 'application/json', headers)
+          if (e.status === 413) res.on('finish', () => req.socket.destroy())
+        },
+      )
+    },
+  )
   server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS
   const sockets = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
     if (sockets.size >= maxConnections) {
       metrics.connectionsRejected++
-      logLine({level: 'warn', status: 429, code: 'overloaded', message: `connection refused: ${sockets.size} open connections, the limit is ${maxConnections}`})
+      logLine({
+        level: 'warn',
+        status: 429,
+        code: 'overloaded',
+        message: `connection refused: ${sockets.size} open connections, the limit is ${maxConnections}`,
+      })
       const text = jsonError('overloaded', `expected at most ${maxConnections} open connections: retry later`, true)
-      socket.end(`HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nretry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n${text}`)
+      socket.end(
+        `HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nretry-after: ${RETRY_AFTER_S}\r\nconnection: close\r\n\r\n${text}`,
+      )
       socket.on('error', () => undefined)
       return
     }
@@ -703,9 +929,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     const code = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
     if (code === 408) timedOut.add(socket)
-    logLine({level: 'warn', status: code, code: 'bad_http', message: `${error.code ?? 'malformed request'}: ${error.message}`.slice(0, 300)})
+    logLine({
+      level: 'warn',
+      status: code,
+      code: 'bad_http',
+      message: `${error.code ?? 'malformed request'}: ${error.message}`.slice(0, 300),
+    })
     const text = jsonError('bad_http', `expected an HTTP/1.1 request, got ${error.code ?? 'something else'}`, false)
-    socket.end(`HTTP/1.1 ${code} ${code === 431 ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
+    socket.end(
+      `HTTP/1.1 ${code} ${code === 431 ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    )
   })
 
   try {
@@ -720,13 +953,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await journal.close()
     const code = (error as NodeJS.ErrnoException).code
     const at = `${host.includes(':') ? `[${host}]` : host}:${options.port ?? 0}`
-    if (code === 'EADDRINUSE') throw new InputError('--port', `a port free on ${host}`, `${at} already in use (EADDRINUSE: another process listens there)`)
-    if (code === 'EACCES') throw new InputError('--port', `a port this user may bind on ${host} (1024 or above without privileges)`, `${at} refused (EACCES)`)
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAFNOSUPPORT') throw new InputError('--host', 'an address of this machine', `${host} (${code})`)
+    if (code === 'EADDRINUSE')
+      throw new InputError(
+        '--port',
+        `a port free on ${host}`,
+        `${at} already in use (EADDRINUSE: another process listens there)`,
+      )
+    if (code === 'EACCES')
+      throw new InputError(
+        '--port',
+        `a port this user may bind on ${host} (1024 or above without privileges)`,
+        `${at} refused (EACCES)`,
+      )
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAFNOSUPPORT')
+      throw new InputError('--host', 'an address of this machine', `${host} (${code})`)
     throw error
   }
   const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : options.port ?? 0
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0)
   const shownHost = host.includes(':') ? `[${host}]` : host
 
   return {

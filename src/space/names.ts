@@ -7,7 +7,8 @@
 
 /** Profile, engine and space names: they become file names and comment text. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-export const NAME_MESSAGE = 'a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64)'
+export const NAME_MESSAGE =
+  'a name of letters, digits, dot, dash or underscore starting with a letter or digit (at most 64)'
 /** Space ids (`importance`, `retrieval`, `engine:<name>`). */
 export const SPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/
 /** Parameter names (`bm25.k1`, `decay`) and metric keys (`recall@10`, `spearman_on_uniform_50`). */

@@ -54,7 +54,10 @@ export interface EvalResult {
 export const TIMING_METRIC_PREFIX = 'measured_'
 
 /** Splits metrics into deterministic ones and wall-clock timings (names with TIMING_METRIC_PREFIX). */
-export function splitTimingMetrics(metrics: Readonly<Record<string, number>>): {deterministic: Record<string, number>; timings: Record<string, number>} {
+export function splitTimingMetrics(metrics: Readonly<Record<string, number>>): {
+  deterministic: Record<string, number>
+  timings: Record<string, number>
+} {
   const deterministic: Record<string, number> = {}
   const timings: Record<string, number> = {}
   for (const [k, v] of Object.entries(metrics)) (k.startsWith(TIMING_METRIC_PREFIX) ? timings : deterministic)[k] = v

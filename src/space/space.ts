@@ -1,6 +1,13 @@
 import {InputError, describeValue} from '../util/errors.js'
 import {checkEnvName} from './env.js'
-import {type Config, type ParamSpace, type ParamSpec, type SimplexGroup, type ScalarParam, SIMPLEX_SUM_TOLERANCE} from './types.js'
+import {
+  type Config,
+  type ParamSpace,
+  type ParamSpec,
+  type SimplexGroup,
+  type ScalarParam,
+  SIMPLEX_SUM_TOLERANCE,
+} from './types.js'
 
 /** Every name a configuration of this space carries, in table order. */
 export function configKeys(space: ParamSpace): string[] {
@@ -49,7 +56,8 @@ export function checkSpace(space: ParamSpace): void {
   const seen = new Set<string>()
   for (const p of space.params) {
     const where = `parameter space ${space.id}: ${p.name}`
-    if (p.online !== undefined && typeof p.online !== 'boolean') throw new InputError(`${where}: online`, 'true or false', describeValue(p.online))
+    if (p.online !== undefined && typeof p.online !== 'boolean')
+      throw new InputError(`${where}: online`, 'true or false', describeValue(p.online))
     for (const key of p.kind === 'simplex' ? p.members.map((m) => m.name) : [p.name]) {
       if (seen.has(key)) throw new InputError(where, 'unique parameter names', `duplicate ${key}`)
       seen.add(key)
@@ -60,7 +68,8 @@ export function checkSpace(space: ParamSpace): void {
     }
     if (p.kind === 'float' || p.kind === 'int') {
       if (!(p.low < p.high)) throw new InputError(where, 'a range with low < high', `[${p.low}, ${p.high}]`)
-      if (p.scale === 'log' && !(p.low > 0)) throw new InputError(where, 'a positive lower bound on a log scale', String(p.low))
+      if (p.scale === 'log' && !(p.low > 0))
+        throw new InputError(where, 'a positive lower bound on a log scale', String(p.low))
       if (p.kind === 'int' && (!Number.isInteger(p.low) || !Number.isInteger(p.high)))
         throw new InputError(where, 'integer bounds', `[${p.low}, ${p.high}]`)
     } else if (p.kind === 'categorical') {
@@ -78,7 +87,12 @@ export function checkSpace(space: ParamSpace): void {
  * Validates a full configuration against the space; `where` names the source (a file, env).
  * Unknown names are errors: a typo must not silently leave a parameter at its default.
  */
-export function validateConfig(space: ParamSpace, config: Config, where: string, label: (name: string) => string = (n) => n): void {
+export function validateConfig(
+  space: ParamSpace,
+  config: Config,
+  where: string,
+  label: (name: string) => string = (n) => n,
+): void {
   const known = new Set(configKeys(space))
   for (const key of Object.keys(config)) {
     if (!known.has(key)) throw new InputError(`${where}: ${key}`, `a parameter of space ${space.id}`, 'an unknown name')
@@ -107,13 +121,18 @@ function validateSimplex(p: SimplexGroup, config: Config, where: string, label: 
   for (const m of p.members) {
     const value = config[m.name]
     const field = `${where}: ${label(m.name)}`
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InputError(field, 'a finite number in [0, 1]', describeValue(value))
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new InputError(field, 'a finite number in [0, 1]', describeValue(value))
     if (value < p.floor - SIMPLEX_SUM_TOLERANCE || value > 1)
       throw new InputError(field, `a weight in [${p.floor}, 1]`, String(value))
     sum += value
   }
   if (Math.abs(sum - 1) > SIMPLEX_SUM_TOLERANCE)
-    throw new InputError(`${where}: ${p.members.map((m) => label(m.name)).join(' + ')}`, `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`, String(sum))
+    throw new InputError(
+      `${where}: ${p.members.map((m) => label(m.name)).join(' + ')}`,
+      `weights summing to 1 within ${SIMPLEX_SUM_TOLERANCE}`,
+      String(sum),
+    )
 }
 
 /** The env-var assignments that deploy a configuration, in table order. */
@@ -143,7 +162,12 @@ export function configFromEnv(space: ParamSpace, env: Record<string, string | un
       if (!anySet) continue
       for (const m of p.members) {
         const raw = env[m.env]
-        if (raw === undefined) throw new InputError(`environment: ${m.env}`, `all of ${p.members.map((x) => x.env).join(', ')} set together`, 'unset')
+        if (raw === undefined)
+          throw new InputError(
+            `environment: ${m.env}`,
+            `all of ${p.members.map((x) => x.env).join(', ')} set together`,
+            'unset',
+          )
         config[m.name] = parseNumberVar(m.env, raw)
       }
     } else {
@@ -163,7 +187,11 @@ function parseNumberVar(name: string, raw: string): number {
   return value
 }
 
-function parseChoice(name: string, raw: string, choices: readonly (string | number | boolean)[]): string | number | boolean {
+function parseChoice(
+  name: string,
+  raw: string,
+  choices: readonly (string | number | boolean)[],
+): string | number | boolean {
   for (const c of choices) if (String(c) === raw.trim()) return c
   throw new InputError(`environment: ${name}`, `one of ${choices.map(String).join(', ')}`, describeValue(raw))
 }

@@ -33,9 +33,11 @@ export class ResampleCounts {
     rng: Rng,
   ) {
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`ResampleCounts: expected n >= 1, got ${n}`)
-    if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError(`ResampleCounts: expected resamples >= 1, got ${resamples}`)
+    if (!Number.isInteger(resamples) || resamples < 1)
+      throw new RangeError(`ResampleCounts: expected resamples >= 1, got ${resamples}`)
     this.counts = new Int32Array(n * resamples)
-    for (let b = 0; b < resamples; b++) for (let k = 0; k < n; k++) this.counts[b * n + Math.floor((rng.nextU32() * n) / TWO_POW_32)]++
+    for (let b = 0; b < resamples; b++)
+      for (let k = 0; k < n; k++) this.counts[b * n + Math.floor((rng.nextU32() * n) / TWO_POW_32)]++
     this.scratch = new Float64Array(n)
   }
 
@@ -60,7 +62,7 @@ export class ResampleCounts {
     const counts = this.row(b)
     const order = this.sortedOrder(values)
     let cum = 0
-    for (let start = 0; start < order.length; ) {
+    for (let start = 0; start < order.length;) {
       let end = start + 1
       while (end < order.length && values[order[end]] === values[order[start]]) end++
       let weight = 0
@@ -76,7 +78,9 @@ export class ResampleCounts {
   private sortedOrder(values: ArrayLike<number>): Int32Array {
     let o = this.order.get(values as object)
     if (!o) {
-      o = Int32Array.from(Array.from({length: values.length}, (_, i) => i).sort((a, c) => values[a] - values[c] || a - c))
+      o = Int32Array.from(
+        Array.from({length: values.length}, (_, i) => i).sort((a, c) => values[a] - values[c] || a - c),
+      )
       this.order.set(values as object, o)
     }
     return o
@@ -101,7 +105,13 @@ function percentile(values: Float64Array, confidence: number): {low: number | nu
 }
 
 /** Percentile interval of corr(x, y) over the resamples. */
-export function correlationBootstrap(kind: CorrelationKind, x: ArrayLike<number>, y: ArrayLike<number>, set: ResampleCounts, confidence: number): BootstrapResult {
+export function correlationBootstrap(
+  kind: CorrelationKind,
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  set: ResampleCounts,
+  confidence: number,
+): BootstrapResult {
   checkConfidence(confidence, 'correlationBootstrap')
   const values = new Float64Array(set.resamples)
   let count = 0
@@ -110,11 +120,25 @@ export function correlationBootstrap(kind: CorrelationKind, x: ArrayLike<number>
     // NaN (a resample with infinite or NaN values) is undefined, as in bootstrapCI: left out and counted
     if (r !== null && !Number.isNaN(r)) values[count++] = r
   }
-  return {estimate: CORRELATIONS[kind](x, y), ...percentile(values.subarray(0, count), confidence), resamples: set.resamples, undefinedResamples: set.resamples - count, confidence, method: 'percentile'}
+  return {
+    estimate: CORRELATIONS[kind](x, y),
+    ...percentile(values.subarray(0, count), confidence),
+    resamples: set.resamples,
+    undefinedResamples: set.resamples - count,
+    confidence,
+    method: 'percentile',
+  }
 }
 
 /** Percentile interval of corr(b, y) - corr(a, y), both on each resample (absolute change). */
-export function correlationDeltaBootstrap(kind: CorrelationKind, a: ArrayLike<number>, b: ArrayLike<number>, y: ArrayLike<number>, set: ResampleCounts, confidence: number): PairedBootstrapResult {
+export function correlationDeltaBootstrap(
+  kind: CorrelationKind,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  y: ArrayLike<number>,
+  set: ResampleCounts,
+  confidence: number,
+): PairedBootstrapResult {
   checkConfidence(confidence, 'correlationDeltaBootstrap')
   const values = new Float64Array(set.resamples)
   let count = 0
@@ -123,18 +147,30 @@ export function correlationDeltaBootstrap(kind: CorrelationKind, a: ArrayLike<nu
     const rb = set.correlation(kind, b, y, k)
     if (ra !== null && rb !== null && !Number.isNaN(rb - ra)) values[count++] = rb - ra
   }
-  const estimateA = CORRELATIONS[kind](a, y), estimateB = CORRELATIONS[kind](b, y)
+  const estimateA = CORRELATIONS[kind](a, y),
+    estimateB = CORRELATIONS[kind](b, y)
   return {
     estimate: estimateA === null || estimateB === null ? null : estimateB - estimateA,
     ...percentile(values.subarray(0, count), confidence),
-    resamples: set.resamples, undefinedResamples: set.resamples - count, confidence, method: 'percentile', kind: 'absolute', estimateA, estimateB,
+    resamples: set.resamples,
+    undefinedResamples: set.resamples - count,
+    confidence,
+    method: 'percentile',
+    kind: 'absolute',
+    estimateA,
+    estimateB,
   }
 }
 
 /** Count-weighted Pearson correlation; null unless both sides vary among the picked rows (exact test). */
 export function weightedPearson(x: ArrayLike<number>, y: ArrayLike<number>, w: Int32Array): number | null {
-  let total = 0, sx = 0, sy = 0
-  let firstX = Number.NaN, firstY = Number.NaN, variesX = false, variesY = false
+  let total = 0,
+    sx = 0,
+    sy = 0
+  let firstX = Number.NaN,
+    firstY = Number.NaN,
+    variesX = false,
+    variesY = false
   for (let i = 0; i < w.length; i++) {
     if (w[i] === 0) continue
     if (total === 0) {
@@ -149,11 +185,15 @@ export function weightedPearson(x: ArrayLike<number>, y: ArrayLike<number>, w: I
     sy += w[i] * y[i]
   }
   if (total < 2 || !variesX || !variesY) return null
-  const mx = sx / total, my = sy / total
-  let sxx = 0, syy = 0, sxy = 0
+  const mx = sx / total,
+    my = sy / total
+  let sxx = 0,
+    syy = 0,
+    sxy = 0
   for (let i = 0; i < w.length; i++) {
     if (w[i] === 0) continue
-    const dx = x[i] - mx, dy = y[i] - my
+    const dx = x[i] - mx,
+      dy = y[i] - my
     sxx += w[i] * dx * dx
     syy += w[i] * dy * dy
     sxy += w[i] * dx * dy

@@ -33,12 +33,15 @@ export function pearson(x: ArrayLike<number>, y: ArrayLike<number>): number | nu
   const my = mean(y)
   // Scale the deviations to at most 1 so that their squares neither underflow (tiny data) nor
   // overflow (huge data); r is scale-free.
-  let ax = 0, ay = 0
+  let ax = 0,
+    ay = 0
   for (let i = 0; i < n; i++) {
     ax = Math.max(ax, Math.abs(x[i] - mx))
     ay = Math.max(ay, Math.abs(y[i] - my))
   }
-  let sxx = 0, syy = 0, sxy = 0
+  let sxx = 0,
+    syy = 0,
+    sxy = 0
   for (let i = 0; i < n; i++) {
     const dx = (x[i] - mx) / ax
     const dy = (y[i] - my) / ay

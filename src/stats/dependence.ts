@@ -32,7 +32,7 @@ export function functionalDependence(x: ArrayLike<number>, y: ArrayLike<number>)
 
   let successive = 0
   let previous: {mean: number; variance: number} | undefined
-  for (let start = 0; start < n; ) {
+  for (let start = 0; start < n;) {
     let end = start + 1
     while (end < n && x[order[end]] === x[order[start]]) end++
     let gm = 0
@@ -74,7 +74,11 @@ export const LOO_MIN_GROUP = 3
  * between label levels (its expectation over tie orders), so with few rows and levels an exact copy
  * of the label can score well below 1 (0.90 with 50 rows); this estimator has no such term.
  */
-export function looCorrelationRatio(x: ArrayLike<number>, y: ArrayLike<number>, minGroup = LOO_MIN_GROUP): number | null {
+export function looCorrelationRatio(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  minGroup = LOO_MIN_GROUP,
+): number | null {
   const n = x.length
   if (n !== y.length) throw new RangeError(`looCorrelationRatio: lengths differ (${n} vs ${y.length})`)
   if (!(minGroup >= 2)) throw new RangeError(`looCorrelationRatio: expected minGroup >= 2, got ${minGroup}`)
@@ -82,7 +86,7 @@ export function looCorrelationRatio(x: ArrayLike<number>, y: ArrayLike<number>, 
   const groups: {start: number; end: number; mean: number}[] = []
   let rows = 0
   let sum = 0
-  for (let start = 0; start < n; ) {
+  for (let start = 0; start < n;) {
     let end = start + 1
     while (end < n && x[order[end]] === x[order[start]]) end++
     if (end - start >= minGroup) {

@@ -29,7 +29,9 @@ interface Leaf {
 /** The leaves of a tree with their boxes in the unit cube. */
 export function treeLeaves(t: RegressionTree, d: number): Leaf[] {
   const leaves: Leaf[] = []
-  const stack: Array<{node: number; lo: Float64Array; hi: Float64Array}> = [{node: 0, lo: new Float64Array(d), hi: new Float64Array(d).fill(1)}]
+  const stack: Array<{node: number; lo: Float64Array; hi: Float64Array}> = [
+    {node: 0, lo: new Float64Array(d), hi: new Float64Array(d).fill(1)},
+  ]
   while (stack.length > 0) {
     const {node, lo, hi} = stack.pop()!
     const f = t.feature[node]
@@ -96,8 +98,17 @@ export function fanova(forest: readonly RegressionTree[], d: number): FanovaResu
     if (!(total > 0)) continue
     shares.push(main.map((v) => v / total))
   }
-  const mean = Array.from({length: d}, (_, j) => (shares.length ? shares.reduce((s, r) => s + r[j], 0) / shares.length : 0))
-  const sd = Array.from({length: d}, (_, j) => (shares.length > 1 ? Math.sqrt(shares.reduce((s, r) => s + (r[j] - mean[j]) ** 2, 0) / (shares.length - 1)) : 0))
+  const mean = Array.from({length: d}, (_, j) =>
+    shares.length ? shares.reduce((s, r) => s + r[j], 0) / shares.length : 0,
+  )
+  const sd = Array.from({length: d}, (_, j) =>
+    shares.length > 1 ? Math.sqrt(shares.reduce((s, r) => s + (r[j] - mean[j]) ** 2, 0) / (shares.length - 1)) : 0,
+  )
   const sum = mean.reduce((s, v) => s + v, 0)
-  return {main_effect_share: mean, main_effect_sd: sd, importance: mean.map((v) => (sum > 0 ? v / sum : 0)), trees_used: shares.length}
+  return {
+    main_effect_share: mean,
+    main_effect_sd: sd,
+    importance: mean.map((v) => (sum > 0 ? v / sum : 0)),
+    trees_used: shares.length,
+  }
 }

@@ -37,7 +37,13 @@ export interface RegressionTree {
  * feature's order is sorted once per tree and split stably at every node (the classic presorted
  * CART), so growing costs O(n d depth) instead of a sort per node and feature.
  */
-export function growTree(x: readonly Float64Array[], y: Float64Array, idx: Int32Array, o: Required<Omit<ForestOptions, 'seed' | 'trees'>>, rowOrder?: readonly Int32Array[]): RegressionTree {
+export function growTree(
+  x: readonly Float64Array[],
+  y: Float64Array,
+  idx: Int32Array,
+  o: Required<Omit<ForestOptions, 'seed' | 'trees'>>,
+  rowOrder?: readonly Int32Array[],
+): RegressionTree {
   const d = x[0]?.length ?? 0
   const n = idx.length
   const feature: number[] = []
@@ -56,11 +62,15 @@ export function growTree(x: readonly Float64Array[], y: Float64Array, idx: Int32
   // sample positions 0..n-1 (a bootstrap repeats rows); per feature, the positions in value order
   const xv = Array.from({length: d}, (_, f) => Float64Array.from(idx, (r) => x[r][f]))
   const yv = Float64Array.from(idx, (r) => y[r])
-  const sorted = rowOrder ? bootstrapOrder(idx, x.length, rowOrder) : xv.map((col) => Int32Array.from({length: n}, (_, i) => i).sort((a, b) => col[a] - col[b]))
+  const sorted = rowOrder
+    ? bootstrapOrder(idx, x.length, rowOrder)
+    : xv.map((col) => Int32Array.from({length: n}, (_, i) => i).sort((a, b) => col[a] - col[b]))
   const goesLeft = new Uint8Array(n)
   const scratch = new Int32Array(n)
   // a node owns the range [lo, hi) of every feature's sorted array
-  const stack: Array<{node: number; lo: number; hi: number; depth: number}> = [{node: newNode(), lo: 0, hi: n, depth: 0}]
+  const stack: Array<{node: number; lo: number; hi: number; depth: number}> = [
+    {node: newNode(), lo: 0, hi: n, depth: 0},
+  ]
   while (stack.length > 0) {
     const {node, lo, hi, depth} = stack.pop()!
     const m = hi - lo
@@ -125,9 +135,18 @@ export function growTree(x: readonly Float64Array[], y: Float64Array, idx: Int32
     const rn = newNode()
     left[node] = ln
     right[node] = rn
-    stack.push({node: ln, lo, hi: lo + bestCount, depth: depth + 1}, {node: rn, lo: lo + bestCount, hi, depth: depth + 1})
+    stack.push(
+      {node: ln, lo, hi: lo + bestCount, depth: depth + 1},
+      {node: rn, lo: lo + bestCount, hi, depth: depth + 1},
+    )
   }
-  return {feature: Int32Array.from(feature), threshold: Float64Array.from(threshold), left: Int32Array.from(left), right: Int32Array.from(right), value: Float64Array.from(value)}
+  return {
+    feature: Int32Array.from(feature),
+    threshold: Float64Array.from(threshold),
+    left: Int32Array.from(left),
+    right: Int32Array.from(right),
+    value: Float64Array.from(value),
+  }
 }
 
 /** Rows sorted by each feature, once for the whole forest. */
@@ -157,7 +176,8 @@ function bootstrapOrder(idx: Int32Array, rows: number, rowOrder: readonly Int32A
 
 /** Fits a forest: each tree on a bootstrap sample (n draws with replacement) of the rows. */
 export function fitForest(x: readonly Float64Array[], y: Float64Array, options: ForestOptions = {}): RegressionTree[] {
-  if (x.length !== y.length || x.length === 0) throw new Error('fitForest needs as many targets as rows, and at least one row')
+  if (x.length !== y.length || x.length === 0)
+    throw new Error('fitForest needs as many targets as rows, and at least one row')
   const o = {
     maxDepth: options.maxDepth ?? FOREST_MAX_DEPTH,
     minSamplesSplit: options.minSamplesSplit ?? FOREST_MIN_SAMPLES_SPLIT,

@@ -75,7 +75,7 @@ function paretoFront2d(points: ReadonlyArray<readonly number[]>, senses: Readonl
   const front: number[] = []
   let bestBefore = Infinity
   let seen = false
-  for (let k = 0; k < order.length; ) {
+  for (let k = 0; k < order.length;) {
     let end = k
     while (end < order.length && a[order[end]] === a[order[k]]) end++
     const groupMin = b[order[k]]

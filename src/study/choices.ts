@@ -10,10 +10,16 @@ import {OBJECTIVE_NAMES} from './objectives.js'
 import {OPTIMIZER_NAMES} from '../search/optimizers.js'
 
 function check(flag: string, value: string | undefined, choices: readonly string[]): void {
-  if (value !== undefined && !choices.includes(value)) throw new InputError(flag, `one of ${choices.join(', ')}`, JSON.stringify(value))
+  if (value !== undefined && !choices.includes(value))
+    throw new InputError(flag, `one of ${choices.join(', ')}`, JSON.stringify(value))
 }
 
-export function checkSearchChoices(c: {objective?: string; optimizer?: string; metric?: string; queryType?: string}): void {
+export function checkSearchChoices(c: {
+  objective?: string
+  optimizer?: string
+  metric?: string
+  queryType?: string
+}): void {
   check('--objective', c.objective, OBJECTIVE_NAMES)
   check('--optimizer', c.optimizer, OPTIMIZER_NAMES)
   check('--metric', c.metric, retrievalMetricNames())

@@ -18,13 +18,27 @@ export async function copyStudy(from: string, to: string, study: string, rename?
   const source = await openStorage(from, {readonly: true})
   try {
     const record = await source.getStudy(study)
-    if (!record) throw new InputError(`${source.label}: study ${study}`, `an existing study (${(await source.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+    if (!record)
+      throw new InputError(
+        `${source.label}: study ${study}`,
+        `an existing study (${(await source.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
+        'no such study',
+      )
     const trials = await source.trials(study)
     const target = await openStorage(to)
     try {
       const name = rename ?? study
-      await target.importStudy({...record, name}, trials.map((t) => ({...t, study: name})))
-      return {study: name, from: source.label, to: target.label, trials: trials.length, running: trials.filter((t) => t.status === 'running').length}
+      await target.importStudy(
+        {...record, name},
+        trials.map((t) => ({...t, study: name})),
+      )
+      return {
+        study: name,
+        from: source.label,
+        to: target.label,
+        trials: trials.length,
+        running: trials.filter((t) => t.status === 'running').length,
+      }
     } finally {
       await target.close()
     }

@@ -10,7 +10,12 @@ import type {EngineSpec} from '../engines/file.js'
 import {activeConfig, configKeys, defaultConfig, type Config} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {holdoutLines, type HoldoutReport} from '../search/holdout.js'
-import {holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, type HoldoutValidation} from '../eval/holdout-validation.js'
+import {
+  holdoutMetrics,
+  holdoutProfileValidation,
+  holdoutValidationLines,
+  type HoldoutValidation,
+} from '../eval/holdout-validation.js'
 import type {TrialRow} from './store.js'
 import {writeFrontChart} from './sweeps.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
@@ -51,7 +56,13 @@ export async function writeEngineStudyOutputs(
   const byTrial = new Map((holdout?.rows ?? []).map((r) => [r.trial, r]))
   const side = (trial: number | null) => {
     const r = trial === null ? undefined : byTrial.get(trial)
-    return r ? {tuning_quality: r.tuning.quality, holdout_quality: r.holdout?.quality ?? null, holdout_p99_ms: r.holdout?.p99_ms ?? null} : {}
+    return r
+      ? {
+          tuning_quality: r.tuning.quality,
+          holdout_quality: r.holdout?.quality ?? null,
+          holdout_p99_ms: r.holdout?.p99_ms ?? null,
+        }
+      : {}
   }
   const analysis: ObjectiveStudyAnalysis & {holdout?: HoldoutReport} = holdout
     ? {
@@ -76,15 +87,30 @@ export async function writeEngineStudyOutputs(
     return kept
   }
   const deployable = [
-    {name: DEFAULTS_PROFILE, config: defaultConfig(spec.space), metrics: {} as Record<string, number | null>, notes: [`the defaults of engine file ${spec.name}`]},
+    {
+      name: DEFAULTS_PROFILE,
+      config: defaultConfig(spec.space),
+      metrics: {} as Record<string, number | null>,
+      notes: [`the defaults of engine file ${spec.name}`],
+    },
     ...analysis.profiles
       .filter((p) => p.config !== null)
-      .map((p) => ({name: p.profile, config: p.config!, metrics: {...numbers(p.metrics), ...(p.trialId === null ? {} : {trial: p.trialId})}, notes: p.rationale})),
+      .map((p) => ({
+        name: p.profile,
+        config: p.config!,
+        metrics: {...numbers(p.metrics), ...(p.trialId === null ? {} : {trial: p.trialId})},
+        notes: p.rationale,
+      })),
   ]
   const warnings: string[] = []
   if (dropped.size > 0) {
-    const listed = [...dropped].sort().slice(0, MAX_DROPPED_LISTED).map((k) => JSON.stringify(commentText(k.length > 40 ? `${k.slice(0, 37)}...` : k)))
-    warnings.push(`metrics ${listed.join(', ')}${dropped.size > MAX_DROPPED_LISTED ? ` and ${dropped.size - MAX_DROPPED_LISTED} more` : ''} printed by engine ${spec.name} are left out of its profiles (a profile's metric keys are letters, digits and _ . @ : -, at most 64)`)
+    const listed = [...dropped]
+      .sort()
+      .slice(0, MAX_DROPPED_LISTED)
+      .map((k) => JSON.stringify(commentText(k.length > 40 ? `${k.slice(0, 37)}...` : k)))
+    warnings.push(
+      `metrics ${listed.join(', ')}${dropped.size > MAX_DROPPED_LISTED ? ` and ${dropped.size - MAX_DROPPED_LISTED} more` : ''} printed by engine ${spec.name} are left out of its profiles (a profile's metric keys are letters, digits and _ . @ : -, at most 64)`,
+    )
   }
   if (!out) return {...analysis, files, warnings}
   // everything is built and checked first, then written: a refusal leaves --out as it was
@@ -92,16 +118,36 @@ export async function writeEngineStudyOutputs(
   const write = (name: string, data: string | Uint8Array, mode?: number): void => {
     pending.push({path: name, text: data, mode})
   }
-  write('front.json', `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`)
-  write('profiles.json', `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`)
+  write(
+    'front.json',
+    `${JSON.stringify({engine: spec.name, objectives: spec.objectives, front: snakeKeysOfRecord(analysis.front), ...(holdout ? {holdout_split: holdout.split} : {})}, null, 2)}\n`,
+  )
+  write(
+    'profiles.json',
+    `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`,
+  )
   // without held-out data the study measured these on the data it tuned on: the deploy gate refuses them
-  const validationOf = (name: string) => (validation && holdoutProfileValidation(validation, name)) || notValidated(name === DEFAULTS_PROFILE
-    ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
-    : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`)
+  const validationOf = (name: string) =>
+    (validation && holdoutProfileValidation(validation, name)) ||
+    notValidated(
+      name === DEFAULTS_PROFILE
+        ? `engine ${spec.name}: its defaults, the reference the profiles are validated against`
+        : `engine ${spec.name}: the study's own measurements, not validated on held-out data (--split)`,
+    )
   const run = studySourceRun(study)
   for (const d of deployable) {
     const notes = d.name !== DEFAULTS_PROFILE && dropped.size > 0 ? [...d.notes, warnings[0]] : d.notes
-    const profile = makeProfile({kind: 'engine', space: spec.space, name: d.name, config: deployableConfig(spec, d.config), metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})}, notes, sourceRun: run, engine: {name: spec.name, file: spec.file}, validation: validationOf(d.name)})
+    const profile = makeProfile({
+      kind: 'engine',
+      space: spec.space,
+      name: d.name,
+      config: deployableConfig(spec, d.config),
+      metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})},
+      notes,
+      sourceRun: run,
+      engine: {name: spec.name, file: spec.file},
+      validation: validationOf(d.name),
+    })
     for (const f of profileFiles(`profiles/${d.name}`, profile)) write(f.path, f.text, f.mode)
   }
   if (analysis.chart) {

@@ -3,7 +3,13 @@ import {incumbent} from '../search/incumbent.js'
 import type {SearchOutcome} from './search.js'
 import type {StudyRecord, TrialRow} from './store.js'
 import {snakeKeys} from '../util/json-keys.js'
-import {DEFAULT_SIMPLEX_STEP, gridCoverage, gridCoverageLine, gridPointCount, type GridCoverage} from '../search/grid.js'
+import {
+  DEFAULT_SIMPLEX_STEP,
+  gridCoverage,
+  gridCoverageLine,
+  gridPointCount,
+  type GridCoverage,
+} from '../search/grid.js'
 import type {OptimizerSettings} from '../search/optimizers.js'
 import type {ParamSpace} from '../space/index.js'
 
@@ -19,12 +25,15 @@ export function configLines(config: Record<string, unknown>, indent = '    '): s
 }
 
 /** Counts of trials per budget and status. */
-export function budgetTable(trials: readonly TrialRow[]): Array<{budget: number; ok: number; failed: number; running: number; best_loss: number | null}> {
+export function budgetTable(
+  trials: readonly TrialRow[],
+): Array<{budget: number; ok: number; failed: number; running: number; best_loss: number | null}> {
   const byBudget = new Map<number, {ok: number; failed: number; running: number; best_loss: number | null}>()
   for (const t of trials) {
     const row = byBudget.get(t.budget) ?? {ok: 0, failed: 0, running: 0, best_loss: null}
     row[t.status]++
-    if (t.status === 'ok' && t.loss !== null && (row.best_loss === null || t.loss < row.best_loss)) row.best_loss = t.loss
+    if (t.status === 'ok' && t.loss !== null && (row.best_loss === null || t.loss < row.best_loss))
+      row.best_loss = t.loss
     byBudget.set(t.budget, row)
   }
   return [...byBudget.entries()].sort((a, b) => a[0] - b[0]).map(([budget, r]) => ({budget, ...r}))
@@ -81,11 +90,23 @@ function optionsJson(options: Record<string, unknown>): unknown {
  * grid study stopped at its limit or interrupted says "finished" or "interrupted", and this says
  * whether that is the whole grid.
  */
-export function studyGridCoverage(study: Pick<StudyRecord, 'optimizer' | 'space' | 'options'>, trials: readonly TrialRow[]): GridCoverage | undefined {
+export function studyGridCoverage(
+  study: Pick<StudyRecord, 'optimizer' | 'space' | 'options'>,
+  trials: readonly TrialRow[],
+): GridCoverage | undefined {
   const settings = (study.options as {settings?: OptimizerSettings}).settings
   if (study.optimizer !== 'grid' || settings?.gridPoints === undefined) return undefined
-  const points = gridPointCount(study.space as ParamSpace, settings.gridPoints, settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
-  return gridCoverage(points, settings.gridPoints, trials.filter((t) => t.status !== 'running').map((t) => t.configId), settings.gridSubset)
+  const points = gridPointCount(
+    study.space as ParamSpace,
+    settings.gridPoints,
+    settings.simplexStep ?? DEFAULT_SIMPLEX_STEP,
+  )
+  return gridCoverage(
+    points,
+    settings.gridPoints,
+    trials.filter((t) => t.status !== 'running').map((t) => t.configId),
+    settings.gridSubset,
+  )
 }
 
 export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Record<string, unknown> {
@@ -110,7 +131,10 @@ export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Reco
   }
 }
 
-export function formatSearchOutcome(outcome: SearchOutcome, storage: string): {text: string; json: Record<string, unknown>} {
+export function formatSearchOutcome(
+  outcome: SearchOutcome,
+  storage: string,
+): {text: string; json: Record<string, unknown>} {
   const {study, summary, trials, best} = outcome
   const lines = [
     `study ${study.name} (${study.optimizer}, seed ${study.seed}) in ${storage}`,
@@ -121,7 +145,11 @@ export function formatSearchOutcome(outcome: SearchOutcome, storage: string): {t
   ]
   const grid = studyGridCoverage(study, trials)
   if (grid) lines.push(`  ${gridCoverageLine(grid)}`)
-  if (best) lines.push(`  best (largest budget ${num(best.budget)}): trial ${best.id}, loss ${num(best.loss)}`, configLines(best.config))
+  if (best)
+    lines.push(
+      `  best (largest budget ${num(best.budget)}): trial ${best.id}, loss ${num(best.loss)}`,
+      configLines(best.config),
+    )
   else lines.push('  no successful trial yet')
   return {text: lines.join('\n'), json: {...studyJson(study, trials), run: snakeKeys(summary)}}
 }
@@ -139,7 +167,24 @@ export function trialsCsv(trials: readonly TrialRow[], valueNames: readonly stri
   const metrics = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))].sort()
   const nValues = Math.max(0, ...trials.map((t) => t.values?.length ?? 0))
   const valueCols = Array.from({length: nValues}, (_, i) => `value.${valueNames[i] ?? i}`)
-  const header = ['id', 'config_id', 'budget', 'status', 'loss', ...valueCols, ...metrics.map((m) => `metric.${m}`), ...params.map((p) => `param.${p}`), 'continues', 'started_at', 'finished_at', 'duration_ms', 'worker', 'thread', 'attempts', 'error']
+  const header = [
+    'id',
+    'config_id',
+    'budget',
+    'status',
+    'loss',
+    ...valueCols,
+    ...metrics.map((m) => `metric.${m}`),
+    ...params.map((p) => `param.${p}`),
+    'continues',
+    'started_at',
+    'finished_at',
+    'duration_ms',
+    'worker',
+    'thread',
+    'attempts',
+    'error',
+  ]
   const rows = trials.map((t) => [
     t.id,
     t.configId,

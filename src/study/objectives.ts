@@ -45,9 +45,12 @@ export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'retrieval'] as const
 export async function createObjective(spec: ObjectiveSpec, where = '--objective'): Promise<Objective> {
   let base: Objective
   if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
-  else if (spec.name === 'engine') base = await (await import('../engines/objective.js')).createEngineObjective(spec.options ?? {})
-  else if (spec.name === 'retrieval') base = await (await import('../eval/retrieval-objective.js')).createObjective(spec.options ?? {})
-  else if (spec.name === 'importance') base = (await import('../engines/kt-importance.js')).createObjective(spec.options as never)
+  else if (spec.name === 'engine')
+    base = await (await import('../engines/objective.js')).createEngineObjective(spec.options ?? {})
+  else if (spec.name === 'retrieval')
+    base = await (await import('../eval/retrieval-objective.js')).createObjective(spec.options ?? {})
+  else if (spec.name === 'importance')
+    base = (await import('../engines/kt-importance.js')).createObjective(spec.options as never)
   else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
   else throw new InputError(where, `one of ${OBJECTIVE_NAMES.join(', ')}`, spec.name)
   return withInstrumentation(base, spec)
@@ -64,9 +67,15 @@ async function loadModuleObjective(spec: ObjectiveSpec, where: string): Promise<
   }
   const name = spec.export ?? DEFAULT_FACTORY_EXPORT
   const factory = mod[name]
-  if (typeof factory !== 'function') throw new InputError(`${where} module ${path}`, `an exported function ${name}`, typeof factory)
+  if (typeof factory !== 'function')
+    throw new InputError(`${where} module ${path}`, `an exported function ${name}`, typeof factory)
   const objective = (await (factory as (o: unknown) => Objective | Promise<Objective>)(spec.options ?? {})) as Objective
-  if (!objective || typeof objective.evaluate !== 'function' || !objective.space) throw new InputError(`${where} module ${path}`, `${name}() returning an Objective {space, evaluate}`, 'something else')
+  if (!objective || typeof objective.evaluate !== 'function' || !objective.space)
+    throw new InputError(
+      `${where} module ${path}`,
+      `${name}() returning an Objective {space, evaluate}`,
+      'something else',
+    )
   return objective
 }
 

@@ -12,7 +12,14 @@ import {errorLine, type EvalJob, type Outcome} from './evaluate.js'
 
 interface Slot {
   worker: Worker
-  busy?: {job: EvalJob; resolve: (o: Outcome) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout; startedAt: string; t0: number}
+  busy?: {
+    job: EvalJob
+    resolve: (o: Outcome) => void
+    reject: (e: Error) => void
+    timer?: NodeJS.Timeout
+    startedAt: string
+    t0: number
+  }
 }
 
 /**
@@ -65,7 +72,9 @@ export class WorkerPool {
 
   private spawn(): Worker {
     const worker = startWorker({spec: this.spec})
-    worker.on('message', (message: {trialId: number; outcome?: Outcome; fatal?: string}) => this.onMessage(worker, message))
+    worker.on('message', (message: {trialId: number; outcome?: Outcome; fatal?: string}) =>
+      this.onMessage(worker, message),
+    )
     worker.on('error', (error) => this.onCrash(worker, error))
     worker.on('exit', (code) => {
       if (!this.closed && code !== 0) this.onCrash(worker, new Error(`worker exited with code ${code}`))
@@ -91,7 +100,8 @@ export class WorkerPool {
     const {resolve, reject, timer} = slot.busy
     if (timer) clearTimeout(timer)
     slot.busy = undefined
-    if (message.fatal !== undefined) reject(new InputError('objective (in a worker thread)', 'an objective that builds', message.fatal))
+    if (message.fatal !== undefined)
+      reject(new InputError('objective (in a worker thread)', 'an objective that builds', message.fatal))
     else resolve(message.outcome!)
   }
 
@@ -100,7 +110,13 @@ export class WorkerPool {
     if (!busy) return
     if (busy.timer) clearTimeout(busy.timer)
     slot.busy = undefined
-    busy.resolve({status: 'failed', error, startedAt: busy.startedAt, finishedAt: this.now(), durationMs: performance.now() - busy.t0})
+    busy.resolve({
+      status: 'failed',
+      error,
+      startedAt: busy.startedAt,
+      finishedAt: this.now(),
+      durationMs: performance.now() - busy.t0,
+    })
   }
 
   private onTimeout(slot: Slot): void {

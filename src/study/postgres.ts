@@ -18,8 +18,32 @@
 import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
-import {finishParams, hintJson, IMPORT_COLUMNS, importParams, studyFromRow, STUDY_FORMAT, STUDY_FORMAT_VERSION, trialColumnsOf, trialFromRow, TRIAL_COLUMNS_NO_CHECKPOINT} from './store.js'
-import type {CoordinationStats, FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, SessionCheck, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import {
+  finishParams,
+  hintJson,
+  IMPORT_COLUMNS,
+  importParams,
+  studyFromRow,
+  STUDY_FORMAT,
+  STUDY_FORMAT_VERSION,
+  trialColumnsOf,
+  trialFromRow,
+  TRIAL_COLUMNS_NO_CHECKPOINT,
+} from './store.js'
+import type {
+  CoordinationStats,
+  FinishedTrial,
+  Lease,
+  NewTrial,
+  OpenOptions,
+  SectionPrelude,
+  SessionCheck,
+  StudyRecord,
+  StudyStorage,
+  StudySummary,
+  StudyTx,
+  TrialRow,
+} from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
 export {StorageUnavailableError} from './storage.js'
@@ -168,14 +192,30 @@ function loadPg(): PgModule {
   return pgModule
 }
 
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', '57P01', '57P02', '57P03'])
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTCONN',
+  '57P01',
+  '57P02',
+  '57P03',
+])
 
 /** True for an error that means the connection (not the statement) failed. */
 export function isConnectionLoss(error: unknown): boolean {
   const e = error as {code?: unknown; message?: unknown}
   if (!e) return false
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true
-  return typeof e.message === 'string' && /Connection terminated|not queryable|Client was closed|Connection ended|timeout exceeded when trying to connect|the database system is (shutting down|starting up|in recovery)/i.test(e.message)
+  return (
+    typeof e.message === 'string' &&
+    /Connection terminated|not queryable|Client was closed|Connection ended|timeout exceeded when trying to connect|the database system is (shutting down|starting up|in recovery)/i.test(
+      e.message,
+    )
+  )
 }
 
 function firstLine(error: unknown): string {
@@ -194,16 +234,34 @@ function connectError(label: string, url: URL, error: unknown): InputError {
     case '28000':
       return new InputError(where, `a user the server lets in (${user})`, firstLine(error))
     case '3D000':
-      return new InputError(where, `an existing database ${db} (create it first, e.g. createdb ${db})`, `no database ${db}`)
+      return new InputError(
+        where,
+        `an existing database ${db} (create it first, e.g. createdb ${db})`,
+        `no database ${db}`,
+      )
     case 'ECONNREFUSED':
-      return new InputError(where, `a PostgreSQL server listening at ${url.hostname || 'localhost'}:${url.port || 5432}`, 'connection refused')
+      return new InputError(
+        where,
+        `a PostgreSQL server listening at ${url.hostname || 'localhost'}:${url.port || 5432}`,
+        'connection refused',
+      )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new InputError(where, 'a host name that resolves', `unknown host ${url.hostname}`)
   }
   // the server asked for a password and none was given (pg says "SASL: ...: client password must be a string")
-  if (/password must be a string/i.test(e?.message ?? '')) return new InputError(where, `a password for user ${user} (PGPASSWORD=..., or postgresql://${url.username || 'user'}:PASSWORD@${url.host}${url.pathname}): the server asks for one`, 'none')
-  if (/timeout/i.test(e?.message ?? '')) return new InputError(where, `a PostgreSQL server answering at ${url.hostname}:${url.port || 5432}`, `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)
+  if (/password must be a string/i.test(e?.message ?? ''))
+    return new InputError(
+      where,
+      `a password for user ${user} (PGPASSWORD=..., or postgresql://${url.username || 'user'}:PASSWORD@${url.host}${url.pathname}): the server asks for one`,
+      'none',
+    )
+  if (/timeout/i.test(e?.message ?? ''))
+    return new InputError(
+      where,
+      `a PostgreSQL server answering at ${url.hostname}:${url.port || 5432}`,
+      `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
+    )
   return new InputError(where, 'a reachable PostgreSQL server', firstLine(error))
 }
 
@@ -240,7 +298,11 @@ export class PostgresStorage implements StudyStorage {
     try {
       parsed = new URL(spec)
     } catch {
-      throw new InputError(redactStorage(spec), 'a URL postgresql://user[:password]@host:port/database', 'an unparseable URL')
+      throw new InputError(
+        redactStorage(spec),
+        'a URL postgresql://user[:password]@host:port/database',
+        'an unparseable URL',
+      )
     }
     const storage = new PostgresStorage(spec, parsed)
     try {
@@ -255,7 +317,12 @@ export class PostgresStorage implements StudyStorage {
       await storage.close()
       if (error instanceof InputError) throw error
       // connected, then lost (a server crash or restart while kt looked at the schema): not a bad database
-      if (isConnectionLoss(error)) throw new InputError(storage.label, 'a server that stays up while kt opens the study (start again once it is back)', `the server went away (${firstLine(error)})`)
+      if (isConnectionLoss(error))
+        throw new InputError(
+          storage.label,
+          'a server that stays up while kt opens the study (start again once it is back)',
+          `the server went away (${firstLine(error)})`,
+        )
       throw new InputError(storage.label, 'a usable kt study database', firstLine(error))
     }
     return storage
@@ -263,7 +330,11 @@ export class PostgresStorage implements StudyStorage {
 
   private async connect(): Promise<pg.Client> {
     const {Client} = loadPg()
-    const client = new Client({connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'kt'})
+    const client = new Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: 'kt',
+    })
     // every statement sent is one round trip (kt bench workers reports them per trial)
     const send = client.query.bind(client) as (...args: unknown[]) => unknown
     client.query = ((...args: unknown[]) => {
@@ -290,27 +361,63 @@ export class PostgresStorage implements StudyStorage {
     )
     const hasMeta = found.rows[0].meta !== null
     // kt_meta there but a table of it gone (dropped by hand, a partial restore): say which, before any query needs it
-    const missing = hasMeta ? (['studies', 'trials'] as const).filter((t) => found.rows[0][t] === null).map((t) => `kt_${t}`) : []
-    if (missing.length > 0) throw new InputError(this.label, "kt's study schema (kt_meta, kt_studies and kt_trials)", `no table ${missing.join(' and no table ')} (a damaged schema: restore it, or use another database)`)
+    const missing = hasMeta
+      ? (['studies', 'trials'] as const).filter((t) => found.rows[0][t] === null).map((t) => `kt_${t}`)
+      : []
+    if (missing.length > 0)
+      throw new InputError(
+        this.label,
+        "kt's study schema (kt_meta, kt_studies and kt_trials)",
+        `no table ${missing.join(' and no table ')} (a damaged schema: restore it, or use another database)`,
+      )
     if (!hasMeta) {
-      if (found.rows[0].studies !== null) throw new InputError(this.label, "kt's study schema (kt_meta with kt_studies)", 'kt_studies without kt_meta (a damaged or foreign schema)')
+      if (found.rows[0].studies !== null)
+        throw new InputError(
+          this.label,
+          "kt's study schema (kt_meta with kt_studies)",
+          'kt_studies without kt_meta (a damaged or foreign schema)',
+        )
       if (options.mustExist || options.readonly)
-        throw new InputError(this.label, `a database with kt's study schema (kt_meta, format ${STUDY_FORMAT} version ${STUDY_FORMAT_VERSION}; kt search creates it)`, 'a database without it')
+        throw new InputError(
+          this.label,
+          `a database with kt's study schema (kt_meta, format ${STUDY_FORMAT} version ${STUDY_FORMAT_VERSION}; kt search creates it)`,
+          'a database without it',
+        )
       await client.query('BEGIN')
       try {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK_KEY])
         await client.query(SCHEMA)
-        await client.query('INSERT INTO kt_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING', ['format', STUDY_FORMAT, 'version', STUDY_FORMAT_VERSION])
+        await client.query('INSERT INTO kt_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING', [
+          'format',
+          STUDY_FORMAT,
+          'version',
+          STUDY_FORMAT_VERSION,
+        ])
         await client.query('COMMIT')
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined)
         throw error
       }
     }
-    const meta = new Map((await client.query<{key: string; value: string}>('SELECT key, value FROM kt_meta')).rows.map((r) => [r.key, r.value]))
-    if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.label, `kt's study schema (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
+    const meta = new Map(
+      (await client.query<{key: string; value: string}>('SELECT key, value FROM kt_meta')).rows.map((r) => [
+        r.key,
+        r.value,
+      ]),
+    )
+    if (meta.get('format') !== STUDY_FORMAT)
+      throw new InputError(
+        this.label,
+        `kt's study schema (format ${STUDY_FORMAT})`,
+        `format ${meta.get('format') ?? 'none'}`,
+      )
     const version = meta.get('version') ?? 'none'
-    if (!READABLE_VERSIONS.includes(version)) throw new InputError(this.label, `kt's study schema version ${STUDY_FORMAT_VERSION}`, `version ${version} (another kt version's schema)`)
+    if (!READABLE_VERSIONS.includes(version))
+      throw new InputError(
+        this.label,
+        `kt's study schema version ${STUDY_FORMAT_VERSION}`,
+        `version ${version} (another kt version's schema)`,
+      )
     this.columns = trialColumnsOf(version)
     if (version === STUDY_FORMAT_VERSION || options.readonly) return
     await client.query('BEGIN')
@@ -352,7 +459,8 @@ export class PostgresStorage implements StudyStorage {
       if (session) {
         session.value ??= this.session
         // what the caller read on another connection may have been lost in a server crash since
-        if (session.value !== this.session) throw new StorageUnavailableError(this.label, 'reconnected since the last read')
+        if (session.value !== this.session)
+          throw new StorageUnavailableError(this.label, 'reconnected since the last read')
       }
       const client = this.client
       try {
@@ -369,17 +477,18 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async listStudies(): Promise<StudySummary[]> {
-    const rows = await this.use(async (c) =>
-      (
-        await c.query(
-          `SELECT s.*, COUNT(t.id) AS trials,
+    const rows = await this.use(
+      async (c) =>
+        (
+          await c.query(
+            `SELECT s.*, COUNT(t.id) AS trials,
              SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END) AS ok,
              SUM(CASE WHEN t.status = 'failed' THEN 1 ELSE 0 END) AS failed,
              SUM(CASE WHEN t.status = 'running' THEN 1 ELSE 0 END) AS running,
              MIN(CASE WHEN t.status = 'ok' THEN t.loss END) AS best_loss
            FROM kt_studies s LEFT JOIN kt_trials t ON t.study = s.name GROUP BY s.name ORDER BY s.created_at, s.name`,
-        )
-      ).rows,
+          )
+        ).rows,
     )
     return rows.map((r) => ({
       ...studyFromRow(this.label, r),
@@ -392,17 +501,27 @@ export class PostgresStorage implements StudyStorage {
   }
 
   /** Per study: state, update time, trial counts and the latest trial start/finish (the dashboard's change signature). */
-  async activity(): Promise<Array<{name: string; state: string; updatedAt: string; trials: number; finished: number; last: string | null}>> {
-    const rows = await this.use(async (c) =>
-      (
-        await c.query(
-          `SELECT s.name, s.state, s.updated_at, COUNT(t.id) AS trials, SUM(CASE WHEN t.status <> 'running' THEN 1 ELSE 0 END) AS finished,
+  async activity(): Promise<
+    Array<{name: string; state: string; updatedAt: string; trials: number; finished: number; last: string | null}>
+  > {
+    const rows = await this.use(
+      async (c) =>
+        (
+          await c.query(
+            `SELECT s.name, s.state, s.updated_at, COUNT(t.id) AS trials, SUM(CASE WHEN t.status <> 'running' THEN 1 ELSE 0 END) AS finished,
              MAX(GREATEST(COALESCE(t.finished_at, ''), COALESCE(t.started_at, ''))) AS last
            FROM kt_studies s LEFT JOIN kt_trials t ON t.study = s.name GROUP BY s.name`,
-        )
-      ).rows,
+          )
+        ).rows,
     )
-    return rows.map((r) => ({name: r.name, state: r.state, updatedAt: r.updated_at, trials: Number(r.trials ?? 0), finished: Number(r.finished ?? 0), last: r.last || null}))
+    return rows.map((r) => ({
+      name: r.name,
+      state: r.state,
+      updatedAt: r.updated_at,
+      trials: Number(r.trials ?? 0),
+      finished: Number(r.finished ?? 0),
+      last: r.last || null,
+    }))
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
@@ -411,16 +530,26 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async trials(study: string): Promise<TrialRow[]> {
-    const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_trials WHERE study = $1 ORDER BY id', [study])).rows)
+    const rows = await this.use(
+      async (c) => (await c.query('SELECT * FROM kt_trials WHERE study = $1 ORDER BY id', [study])).rows,
+    )
     return rows.map((r) => trialFromRow(this.label, r))
   }
 
-  async trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}> {
+  async trialsSince(
+    study: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{trials: TrialRow[]; total: number}> {
     return this.use(async (c) => {
       // the count first: a trial committed between the two reads then shows as a mismatch (a full reload), never as a miss
       const total = Number((await c.query('SELECT COUNT(*) AS n FROM kt_trials WHERE study = $1', [study])).rows[0].n)
       const rows = (
-        await c.query(`SELECT ${this.columns} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR id = ANY($4::integer[])) ORDER BY id`, [study, askCount, tellSeq, [...ids]])
+        await c.query(
+          `SELECT ${this.columns} FROM kt_trials WHERE study = $1 AND (id >= $2 OR tell_seq >= $3 OR id = ANY($4::integer[])) ORDER BY id`,
+          [study, askCount, tellSeq, [...ids]],
+        )
       ).rows
       return {trials: rows.map((r) => trialFromRow(this.label, r)), total}
     })
@@ -432,32 +561,64 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async trialCheckpoint(study: string, trialId: number): Promise<unknown> {
-    const rows = await this.use(async (c) => (await c.query("SELECT checkpoint FROM kt_trials WHERE study = $1 AND id = $2 AND status = 'ok'", [study, trialId])).rows)
+    const rows = await this.use(
+      async (c) =>
+        (
+          await c.query("SELECT checkpoint FROM kt_trials WHERE study = $1 AND id = $2 AND status = 'ok'", [
+            study,
+            trialId,
+          ])
+        ).rows,
+    )
     const text = rows[0]?.checkpoint as string | null | undefined
     return text ? JSON.parse(text) : undefined
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
     const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
-    const inserted = await this.use(async (c) =>
-      (
-        await c.query(
-          `INSERT INTO kt_studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    const inserted = await this.use(
+      async (c) =>
+        (
+          await c.query(
+            `INSERT INTO kt_studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (name) DO NOTHING`,
-          [full.name, JSON.stringify(full.objective), full.optimizer, JSON.stringify(full.options), full.seed, JSON.stringify(full.space), now, now, full.state],
-        )
-      ).rowCount,
+            [
+              full.name,
+              JSON.stringify(full.objective),
+              full.optimizer,
+              JSON.stringify(full.options),
+              full.seed,
+              JSON.stringify(full.space),
+              now,
+              now,
+              full.state,
+            ],
+          )
+        ).rowCount,
     )
-    if (inserted !== 1) throw new InputError(`${this.label}: study ${record.name}`, 'a new study name (use --resume to continue it)', 'an existing study')
+    if (inserted !== 1)
+      throw new InputError(
+        `${this.label}: study ${record.name}`,
+        'a new study name (use --resume to continue it)',
+        'an existing study',
+      )
     return full
   }
 
   async setStudyState(name: string, state: string, now: string): Promise<void> {
-    await this.use((c) => c.query('UPDATE kt_studies SET state = $1, updated_at = $2 WHERE name = $3', [state, now, name]))
+    await this.use((c) =>
+      c.query('UPDATE kt_studies SET state = $1, updated_at = $2 WHERE name = $3', [state, now, name]),
+    )
   }
 
   async setStudyOptions(name: string, options: Record<string, unknown>, now: string): Promise<void> {
-    await this.use((c) => c.query('UPDATE kt_studies SET options = $1, updated_at = $2 WHERE name = $3', [JSON.stringify(options), now, name]))
+    await this.use((c) =>
+      c.query('UPDATE kt_studies SET options = $1, updated_at = $2 WHERE name = $3', [
+        JSON.stringify(options),
+        now,
+        name,
+      ]),
+    )
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
@@ -467,9 +628,24 @@ export class PostgresStorage implements StudyStorage {
         const inserted = await c.query(
           `INSERT INTO kt_studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (name) DO NOTHING`,
-          [study.name, JSON.stringify(study.objective), study.optimizer, JSON.stringify(study.options), study.seed, JSON.stringify(study.space), study.createdAt, study.updatedAt, study.state],
+          [
+            study.name,
+            JSON.stringify(study.objective),
+            study.optimizer,
+            JSON.stringify(study.options),
+            study.seed,
+            JSON.stringify(study.space),
+            study.createdAt,
+            study.updatedAt,
+            study.state,
+          ],
         )
-        if (inserted.rowCount !== 1) throw new InputError(`${this.label}: study ${study.name}`, 'a study name not yet in the target storage', 'an existing study')
+        if (inserted.rowCount !== 1)
+          throw new InputError(
+            `${this.label}: study ${study.name}`,
+            'a study name not yet in the target storage',
+            'an existing study',
+          )
         const sql = `INSERT INTO kt_trials (${IMPORT_COLUMNS.join(', ')}) VALUES (${IMPORT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`
         for (const t of trials) await c.query(sql, importParams(study.name, t))
         await c.query('COMMIT')
@@ -491,7 +667,10 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async changes(study: string, askCount: number, tellSeq: number, session?: SessionCheck): Promise<TrialRow[]> {
-    const rows = await this.use(async (c) => (await c.query({name: 'kt_catch_up', text: CHANGES_SQL, values: [study, askCount, tellSeq]})).rows, session)
+    const rows = await this.use(
+      async (c) => (await c.query({name: 'kt_catch_up', text: CHANGES_SQL, values: [study, askCount, tellSeq]})).rows,
+      session,
+    )
     return rows.map((r) => trialFromRow(this.label, r))
   }
 
@@ -503,34 +682,49 @@ export class PostgresStorage implements StudyStorage {
    * trip each. Statements are SQL with escaped literals (client.escapeLiteral), since one message
    * cannot carry several parameterised statements.
    */
-  async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude, committing?: (value: T) => void): Promise<T> {
+  async withStudyLock<T>(
+    study: string,
+    fn: (tx: StudyTx) => Promise<T>,
+    prelude?: SectionPrelude,
+    committing?: (value: T) => void,
+  ): Promise<T> {
     let notify = false
     // A wait after this section must not miss a tell committed after it: it relies on LISTEN being
     // in effect from the section's start; if it is not, the wait looks again at once (and listens).
     const changeMark = this.listening ? this.wakeFor(study).generation : NOT_LISTENING
     if (this.listening && this.waiters === 0 && Date.now() - this.lastWaitMs > LISTEN_LINGER_MS) this.stopListening()
     const out = await this.use(async (c) => {
-      const lit = (v: unknown): string => (v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v)))
+      const lit = (v: unknown): string =>
+        v === null || v === undefined ? 'NULL' : typeof v === 'number' ? numberLiteral(v) : c.escapeLiteral(String(v))
       const studyLit = lit(study)
       if (!this.prepared.has(c)) {
         await c.query(SECTION_STATEMENTS)
         this.prepared.add(c)
       }
-      const changesSql = (askCount: number, tellSeq: number): string => `EXECUTE kt_changes(${studyLit}, ${lit(askCount)}, ${lit(tellSeq)})`
+      const changesSql = (askCount: number, tellSeq: number): string =>
+        `EXECUTE kt_changes(${studyLit}, ${lit(askCount)}, ${lit(tellSeq)})`
       if (prelude?.session) {
         prelude.session.value ??= this.session
-        if (prelude.session.value !== this.session) throw new StorageUnavailableError(this.label, 'reconnected since the last read')
+        if (prelude.session.value !== this.session)
+          throw new StorageUnavailableError(this.label, 'reconnected since the last read')
       }
       const statements = [`BEGIN; EXECUTE kt_lock(${studyLit}); EXECUTE kt_granted`]
       const finish = prelude?.finish
       if (finish) {
         // the next tell in the study's order, and every trial asked so far (ids 0, 1, 2, ... under the lock)
-        const [status, loss, values, metrics, checkpoint, error, , , startedAt, finishedAt, durationMs, worker] = finishParams({...finish.result, tellSeq: -1, asksBefore: -1})
-        statements.push(`EXECUTE kt_finish(${[study, finish.trialId, finish.owner, status, loss, values, metrics, checkpoint, error, startedAt, finishedAt, durationMs, worker].map(lit).join(', ')})`)
+        const [status, loss, values, metrics, checkpoint, error, , , startedAt, finishedAt, durationMs, worker] =
+          finishParams({...finish.result, tellSeq: -1, asksBefore: -1})
+        statements.push(
+          `EXECUTE kt_finish(${[study, finish.trialId, finish.owner, status, loss, values, metrics, checkpoint, error, startedAt, finishedAt, durationMs, worker].map(lit).join(', ')})`,
+        )
       }
-      if (prelude?.since) statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq), `EXECUTE kt_leases(${studyLit})`)
+      if (prelude?.since)
+        statements.push(changesSql(prelude.since.askCount, prelude.since.tellSeq), `EXECUTE kt_leases(${studyLit})`)
       const t0 = performance.now()
-      const results = (await c.query(statements.join('; '))) as unknown as Array<{rows: Array<Record<string, unknown>>; rowCount: number | null}>
+      const results = (await c.query(statements.join('; '))) as unknown as Array<{
+        rows: Array<Record<string, unknown>>
+        rowCount: number | null
+      }>
       const t1 = performance.now()
       this.counters.lockWaitMs += t1 - t0
       const pending: string[] = []
@@ -568,7 +762,10 @@ export class PostgresStorage implements StudyStorage {
           state: locked?.state ?? 'missing',
           changes: async (askCount, tellSeq) => {
             const since = prelude?.since
-            const rows = since && since.askCount === askCount && since.tellSeq === tellSeq ? prefetched! : (await c.query(changesSql(askCount, tellSeq))).rows
+            const rows =
+              since && since.askCount === askCount && since.tellSeq === tellSeq
+                ? prefetched!
+                : (await c.query(changesSql(askCount, tellSeq))).rows
             return rows.map((r) => trialFromRow(this.label, r))
           },
           leases: async (): Promise<Lease[]> => {
@@ -576,7 +773,19 @@ export class PostgresStorage implements StudyStorage {
             return running.filter((l) => !finished.has(l.id))
           },
           insertTrial: async (trial: NewTrial, owner, startedAt) => {
-            const args = [study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs, hintJson(trial.askHint)]
+            const args = [
+              study,
+              trial.id,
+              trial.configId,
+              JSON.stringify(trial.config),
+              trial.budget,
+              trial.continues?.trialId ?? null,
+              trial.info ? JSON.stringify(trial.info) : null,
+              startedAt,
+              owner,
+              nowMs,
+              hintJson(trial.askHint),
+            ]
             pending.push(`EXECUTE kt_insert(${args.map(lit).join(', ')})`)
             wrote = true
             stamp = trial.id
@@ -606,14 +815,18 @@ export class PostgresStorage implements StudyStorage {
           checkpointAfterCommit: (trialId) => {
             const read = new Promise<unknown>((resolve, reject) => {
               readAfter.push({index: pending.length, resolve, reject})
-              pending.push(`SELECT checkpoint FROM kt_trials WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'ok'`)
+              pending.push(
+                `SELECT checkpoint FROM kt_trials WHERE study = ${studyLit} AND id = ${lit(trialId)} AND status = 'ok'`,
+              )
             })
             // a section that fails rejects it; the caller then never sees it
             read.catch(() => undefined)
             return read
           },
           setState: async (state, now) => {
-            pending.push(`UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`)
+            pending.push(
+              `UPDATE kt_studies SET state = ${lit(state)}, updated_at = ${lit(now)} WHERE name = ${studyLit}`,
+            )
             wrote = true
           },
           notify: async () => {
@@ -631,16 +844,23 @@ export class PostgresStorage implements StudyStorage {
           // barrier that follows in the same message: see DURABILITY_BARRIER. Any other reads the
           // clock after its (synchronous) commit: the end of its hold.
           const barrier = wrote && stamp !== undefined
-          const tail = barrier ? ['SET LOCAL synchronous_commit = off', 'COMMIT', `EXECUTE kt_barrier(${studyLit}, ${lit(stamp)})`] : ['COMMIT', 'EXECUTE kt_granted']
+          const tail = barrier
+            ? ['SET LOCAL synchronous_commit = off', 'COMMIT', `EXECUTE kt_barrier(${studyLit}, ${lit(stamp)})`]
+            : ['COMMIT', 'EXECUTE kt_granted']
           const sent = performance.now()
           const commit = c.query([...pending, ...tail].join('; '))
           // the caller may go on (start the trial it was handed) while the server makes this durable
           committing?.(result)
           const done = await commit
           // one result per statement when several were sent
-          const parts = (Array.isArray(done) ? done : [done]) as Array<{rows: Array<{checkpoint?: string | null; now_ms?: number}>}>
+          const parts = (Array.isArray(done) ? done : [done]) as Array<{
+            rows: Array<{checkpoint?: string | null; now_ms?: number}>
+          }>
           // a barrier that changed no row wrote no WAL: the section would not be known durable
-          if (parts[parts.length - 1].rows.length !== 1) throw new Error(`${this.label}: study ${study}: trial ${stamp} vanished before its section was made durable`)
+          if (parts[parts.length - 1].rows.length !== 1)
+            throw new Error(
+              `${this.label}: study ${study}: trial ${stamp} vanished before its section was made durable`,
+            )
           this.counters.durableMs += performance.now() - sent
           // held from the grant to the commit's end, both on the server's clock
           this.counters.lockHeldMs += Math.max(0, Number(parts[parts.length - 1].rows[0].now_ms) - nowMs)
@@ -664,13 +884,19 @@ export class PostgresStorage implements StudyStorage {
 
   async heartbeat(study: string, owner: string): Promise<void> {
     await this.use((c) =>
-      c.query("UPDATE kt_trials SET heartbeat_ms = extract(epoch from clock_timestamp()) * 1000 WHERE study = $1 AND owner = $2 AND status = 'running'", [study, owner]),
+      c.query(
+        "UPDATE kt_trials SET heartbeat_ms = extract(epoch from clock_timestamp()) * 1000 WHERE study = $1 AND owner = $2 AND status = 'running'",
+        [study, owner],
+      ),
     )
   }
 
   async releaseLeases(study: string, owner: string): Promise<void> {
     await this.use(async (c) => {
-      const res = await c.query("UPDATE kt_trials SET owner = NULL, heartbeat_ms = NULL WHERE study = $1 AND owner = $2 AND status = 'running'", [study, owner])
+      const res = await c.query(
+        "UPDATE kt_trials SET owner = NULL, heartbeat_ms = NULL WHERE study = $1 AND owner = $2 AND status = 'running'",
+        [study, owner],
+      )
       if ((res.rowCount ?? 0) > 0) await c.query('SELECT pg_notify($1, $2)', [CHANNEL, study])
     })
   }

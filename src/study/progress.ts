@@ -19,16 +19,24 @@ export class SearchProgress {
 
   /** Notes a recorded trial and returns the line to show. */
   update(trial: Trial, outcome: Outcome, progress: StudyProgress): string {
-    if (outcome.status === 'ok' && outcome.loss !== undefined && (this.best === undefined || outcome.loss < this.best.loss)) this.best = {loss: outcome.loss, id: trial.id}
+    if (
+      outcome.status === 'ok' &&
+      outcome.loss !== undefined &&
+      (this.best === undefined || outcome.loss < this.best.loss)
+    )
+      this.best = {loss: outcome.loss, id: trial.id}
     const fraction = this.fraction(progress)
     const at = this.now()
     this.first ??= fraction === undefined ? undefined : {fraction, at}
     const parts: string[] = []
     if (this.limits.maxTrials !== undefined) parts.push(`trial ${progress.asked}/${this.limits.maxTrials}`)
-    else if (this.limits.maxBudget !== undefined) parts.push(`budget ${progress.budgetUsed.toFixed(2)}/${this.limits.maxBudget}`)
+    else if (this.limits.maxBudget !== undefined)
+      parts.push(`budget ${progress.budgetUsed.toFixed(2)}/${this.limits.maxBudget}`)
     else parts.push(`trial ${progress.asked}`)
     if (fraction !== undefined) parts[0] += ` (${Math.round(fraction * 100)}%)`
-    parts.push(this.best ? `best loss ${this.best.loss.toPrecision(5)} (trial ${this.best.id})` : 'no successful trial yet')
+    parts.push(
+      this.best ? `best loss ${this.best.loss.toPrecision(5)} (trial ${this.best.id})` : 'no successful trial yet',
+    )
     parts.push(`ETA ${this.eta(fraction, at)}`)
     return parts.join(', ')
   }
@@ -44,7 +52,7 @@ export class SearchProgress {
 
   private eta(fraction: number | undefined, at: number): string {
     if (fraction === undefined || this.first === undefined || fraction <= this.first.fraction) return '-'
-    const seconds = ((at - this.first.at) / (fraction - this.first.fraction)) * (1 - fraction) / 1000
+    const seconds = (((at - this.first.at) / (fraction - this.first.fraction)) * (1 - fraction)) / 1000
     return formatDuration(seconds)
   }
 }

@@ -33,7 +33,12 @@ export interface StudyReader {
    * ones the caller holds as running), without checkpoints, and the study's trial count: what a
    * cache that holds the study up to then needs to catch up (or to see that it cannot).
    */
-  getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined>
+  getStudySince(
+    name: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined>
   /**
    * A string that differs whenever anything was committed to the store since the last call
    * (SQLite's data_version), or undefined where the store has no such counter (PostgreSQL).
@@ -50,7 +55,15 @@ export interface StudyReader {
 }
 
 /** A study's change signature from its summary: the dashboard's caches build the same string from their trials. */
-export function studyVersion(s: {state: string; updatedAt: string; trials: number; ok: number; failed: number; running: number; bestLoss: number | null}): string {
+export function studyVersion(s: {
+  state: string
+  updatedAt: string
+  trials: number
+  ok: number
+  failed: number
+  running: number
+  bestLoss: number | null
+}): string {
   return [s.state, s.updatedAt, s.trials, s.ok, s.failed, s.running, s.bestLoss ?? ''].join('|')
 }
 
@@ -58,12 +71,24 @@ export class StorageStudyReader implements StudyReader {
   /** versions() as of the change counter it was read at: polls that find no commit cost no query. */
   private versionsAt: {counter: number; versions: Record<string, string>} | undefined
 
-  constructor(private readonly storage: StudyStorage, readonly location: string) {}
+  constructor(
+    private readonly storage: StudyStorage,
+    readonly location: string,
+  ) {}
 
   async listStudies(): Promise<StudySummary[]> {
     return (await this.storage.listStudies()).map((s) => ({
-      name: s.name, objective: s.objective, optimizer: s.optimizer, seed: s.seed, state: s.state,
-      trials: s.trials, ok: s.ok, failed: s.failed, running: s.running, createdAt: s.createdAt, updatedAt: s.updatedAt,
+      name: s.name,
+      objective: s.objective,
+      optimizer: s.optimizer,
+      seed: s.seed,
+      state: s.state,
+      trials: s.trials,
+      ok: s.ok,
+      failed: s.failed,
+      running: s.running,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
     }))
   }
 
@@ -72,7 +97,12 @@ export class StorageStudyReader implements StudyReader {
     return study ? {study, trials: await this.storage.trials(name)} : undefined
   }
 
-  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
+  async getStudySince(
+    name: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
     const study = await this.storage.getStudy(name)
     return study ? {study, ...(await this.storage.trialsSince(name, askCount, tellSeq, ids))} : undefined
   }
@@ -102,7 +132,10 @@ export class StorageStudyReader implements StudyReader {
  * A study name found in two stores is listed from the first only, so names stay unique.
  */
 export class CompositeStudyReader implements StudyReader {
-  constructor(private readonly readers: readonly StudyReader[], readonly location: string) {}
+  constructor(
+    private readonly readers: readonly StudyReader[],
+    readonly location: string,
+  ) {}
 
   /** Which store holds each study, as of the change counter it was read at (no commit since: no query). */
   private ownersAt: {counter: string; owner: Map<string, StudyReader>} | undefined
@@ -119,7 +152,8 @@ export class CompositeStudyReader implements StudyReader {
   async listStudies(): Promise<StudySummary[]> {
     const seen = new Set<string>()
     const out: StudySummary[] = []
-    for (const r of this.readers) for (const s of await r.listStudies()) if (!seen.has(s.name)) (seen.add(s.name), out.push(s))
+    for (const r of this.readers)
+      for (const s of await r.listStudies()) if (!seen.has(s.name)) (seen.add(s.name), out.push(s))
     return out
   }
 
@@ -127,7 +161,12 @@ export class CompositeStudyReader implements StudyReader {
     return (await this.owners()).get(name)?.getStudy(name)
   }
 
-  async getStudySince(name: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
+  async getStudySince(
+    name: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{study: StudyRecord; trials: TrialRow[]; total: number} | undefined> {
     return (await this.owners()).get(name)?.getStudySince(name, askCount, tellSeq, ids)
   }
 
@@ -162,8 +201,15 @@ const STUDY_FILE = /\.sqlite$/
  */
 export async function openStudyReader(spec: string): Promise<StudyReader> {
   if (!isPostgresUrl(spec) && existsSync(spec) && statSync(spec).isDirectory()) {
-    const files = readdirSync(spec).filter((f) => STUDY_FILE.test(f)).sort()
-    if (files.length === 0) throw new InputError(spec, 'a study file, a postgresql:// URL, or a folder holding *.sqlite study files', 'a folder without any')
+    const files = readdirSync(spec)
+      .filter((f) => STUDY_FILE.test(f))
+      .sort()
+    if (files.length === 0)
+      throw new InputError(
+        spec,
+        'a study file, a postgresql:// URL, or a folder holding *.sqlite study files',
+        'a folder without any',
+      )
     const readers: StudyReader[] = []
     try {
       for (const f of files) readers.push(await openStudyReader(join(spec, f)))

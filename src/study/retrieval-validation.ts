@@ -8,7 +8,14 @@ import {join} from 'node:path'
 import {loadMemoryDataset} from '../data/conversations/index.js'
 import {makeProfile, studySourceRun, writeProfileFiles} from '../deploy/profile.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
-import {DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines, validateOnHoldout, type HoldoutValidation} from '../eval/holdout-validation.js'
+import {
+  DEFAULT_HOLDOUT_SETTINGS,
+  holdoutMetrics,
+  holdoutProfileValidation,
+  holdoutValidationLines,
+  validateOnHoldout,
+  type HoldoutValidation,
+} from '../eval/holdout-validation.js'
 import {describeSplit, splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {StudyAnalysis} from '../eval/retrieval-analysis.js'
@@ -38,7 +45,12 @@ export function validateRetrievalStudy(options: {
   const chosen = options.analysis.profiles.filter((p) => p.config !== null)
   const validation = validateOnHoldout(
     splitDataset(loaded, options.split, 'holdout'),
-    chosen.map((p) => ({name: p.profile, trial: p.trialId, config: p.config!, tuning_quality: p.metrics?.quality ?? null})),
+    chosen.map((p) => ({
+      name: p.profile,
+      trial: p.trialId,
+      config: p.config!,
+      tuning_quality: p.metrics?.quality ?? null,
+    })),
     {...DEFAULT_HOLDOUT_SETTINGS, metric, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
     describeSplit(loaded, options.split),
   )
@@ -47,14 +59,31 @@ export function validateRetrievalStudy(options: {
     const defaults = defaultConfig(RETRIEVAL_SPACE)
     for (const p of chosen) {
       const profile = makeProfile({
-        kind: 'retrieval', space: RETRIEVAL_SPACE, name: p.profile, description: p.description, notes: p.rationale, sourceRun: studySourceRun(options.study),
+        kind: 'retrieval',
+        space: RETRIEVAL_SPACE,
+        name: p.profile,
+        description: p.description,
+        notes: p.rationale,
+        sourceRun: studySourceRun(options.study),
         config: Object.fromEntries(Object.entries({...defaults, ...p.config}).filter(([k]) => k in defaults)),
-        metrics: {trial: p.trialId, [`${metric}_tuning`]: p.metrics?.quality ?? null, p99_ms: p.metrics?.p99_ms ?? null, ...holdoutMetrics(validation, p.profile)},
+        metrics: {
+          trial: p.trialId,
+          [`${metric}_tuning`]: p.metrics?.quality ?? null,
+          p99_ms: p.metrics?.p99_ms ?? null,
+          ...holdoutMetrics(validation, p.profile),
+        },
         validation: holdoutProfileValidation(validation, p.profile)!,
       })
       files.push(...writeProfileFiles(options.out, `profiles/${p.profile}`, profile).map((f) => join(options.out!, f)))
     }
   }
-  const lines = [...holdoutValidationLines(validation), ...(files.length ? [`wrote ${files.length / 3} profiles to ${join(options.out!, 'profiles')} (kt deploy refuses those whose verdict is fail)`] : [])]
+  const lines = [
+    ...holdoutValidationLines(validation),
+    ...(files.length
+      ? [
+          `wrote ${files.length / 3} profiles to ${join(options.out!, 'profiles')} (kt deploy refuses those whose verdict is fail)`,
+        ]
+      : []),
+  ]
   return {validation, lines, files}
 }

@@ -53,7 +53,15 @@ import type {Objective, Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError, InterruptedError} from '../util/errors.js'
 import {evaluateHere, type EvalJob, type Outcome} from './evaluate.js'
 import {WorkerPool} from './pool.js'
-import {StorageUnavailableError, type CoordinationStats, type Lease, type SessionCheck, type StudyStorage, type StudyTx, type TrialRow} from './storage.js'
+import {
+  StorageUnavailableError,
+  type CoordinationStats,
+  type Lease,
+  type SessionCheck,
+  type StudyStorage,
+  type StudyTx,
+  type TrialRow,
+} from './storage.js'
 import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
@@ -196,7 +204,11 @@ const WARM_UP_LEAD_WEIGHT = 0.25
  * given this process's recent evaluation times at its budget (`past`, ms) and the warm-up's lead
  * (its own round trip, ms); undefined when it gets none (WARM-UP).
  */
-export function warmUpDelay(past: readonly number[] | undefined, leadMs: number, sinceBeginMs: number): number | undefined {
+export function warmUpDelay(
+  past: readonly number[] | undefined,
+  leadMs: number,
+  sinceBeginMs: number,
+): number | undefined {
   if (!past || past.length < WARM_UP_MIN_SAMPLES) return undefined
   const expected = Math.min(...past)
   if (expected < WARM_UP_MIN_TRIAL_MS) return undefined
@@ -223,7 +235,9 @@ function sameSearchedValues(config: Config, stored: Record<string, unknown>, fix
 }
 
 export function resultOf(row: TrialRow): TrialResult {
-  return row.status === 'ok' ? {status: 'ok', loss: row.loss ?? undefined, values: row.values ?? undefined} : {status: 'failed'}
+  return row.status === 'ok'
+    ? {status: 'ok', loss: row.loss ?? undefined, values: row.values ?? undefined}
+    : {status: 'failed'}
 }
 
 /** This worker's lease name: host/pid/token (KT_WORKER_HOST overrides the host name). */
@@ -289,24 +303,44 @@ class Replica {
   apply(rows: readonly TrialRow[]): number {
     const newAsks = rows.filter((r) => r.id >= this.askCount)
     newAsks.forEach((r, i) => {
-      if (r.id !== this.askCount + i) throw new InputError(this.where, 'trial ids 0, 1, 2, ... without gaps', `trial ${r.id} at position ${this.askCount + i}`)
+      if (r.id !== this.askCount + i)
+        throw new InputError(
+          this.where,
+          'trial ids 0, 1, 2, ... without gaps',
+          `trial ${r.id} at position ${this.askCount + i}`,
+        )
     })
     const end = this.askCount + newAsks.length
     const base = this.askCount
     const replayAsk = (): void => {
       const stored = newAsks[this.askCount - base]
       // the asker's hint lets this copy skip the ask's expensive part (BOHB: the KDE scoring); rows without one replay in full
-      const trial = stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk ? this.optimizer.replayAsk(stored.askHint, stored.config) : this.optimizer.ask()
-      if (typeof trial === 'string' || trial.id !== stored.id || trial.budget !== stored.budget || !sameSearchedValues(trial.config, stored.config, this.fixed)) {
+      const trial =
+        stored.askHint !== null && stored.askHint !== undefined && this.optimizer.replayAsk
+          ? this.optimizer.replayAsk(stored.askHint, stored.config)
+          : this.optimizer.ask()
+      if (
+        typeof trial === 'string' ||
+        trial.id !== stored.id ||
+        trial.budget !== stored.budget ||
+        !sameSearchedValues(trial.config, stored.config, this.fixed)
+      ) {
         const got = typeof trial === 'string' ? `'${trial}'` : `trial ${trial.id} at budget ${trial.budget}`
-        throw new InputError(`${this.where} trial ${stored.id}`, 'the trial this optimiser proposes on replay (same version, seed and options)', got)
+        throw new InputError(
+          `${this.where} trial ${stored.id}`,
+          'the trial this optimiser proposes on replay (same version, seed and options)',
+          got,
+        )
       }
       this.noteAsk(trial)
     }
-    const tells = rows.filter((r) => r.status !== 'running' && r.tellSeq !== null && r.tellSeq >= this.tellSeq).sort((a, b) => a.tellSeq! - b.tellSeq!)
+    const tells = rows
+      .filter((r) => r.status !== 'running' && r.tellSeq !== null && r.tellSeq >= this.tellSeq)
+      .sort((a, b) => a.tellSeq! - b.tellSeq!)
     for (const row of tells) {
       const before = row.asksBefore ?? row.id + 1
-      if (before > end || before <= row.id) throw new InputError(`${this.where} trial ${row.id}`, 'a consistent ask/tell history', `asks_before ${before}`)
+      if (before > end || before <= row.id)
+        throw new InputError(`${this.where} trial ${row.id}`, 'a consistent ask/tell history', `asks_before ${before}`)
       while (this.askCount < before) replayAsk()
       this.optimizer.tell(row.id, resultOf(row))
       this.tellSeq = row.tellSeq! + 1
@@ -369,7 +403,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   // ---- the locked section: catch up, record, take the next piece of work ----
   const takeable = (lease: Lease, nowMs: number): boolean =>
     !mine.has(lease.id) &&
-    (lease.owner === null || lease.owner === owner || (lease.heartbeatMs !== null && nowMs - lease.heartbeatMs > graceMs) || ownerIsDeadHere(lease.owner))
+    (lease.owner === null ||
+      lease.owner === owner ||
+      (lease.heartbeatMs !== null && nowMs - lease.heartbeatMs > graceMs) ||
+      ownerIsDeadHere(lease.owner))
 
   const timing = options.timing
   const timed = async <T>(fn: () => Promise<T>, add: (ms: number) => void): Promise<T> => {
@@ -393,8 +430,17 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 
   /** The checkpoint a continued trial starts from, when another process made it: read with the section's commit. */
   const checkpointFor = (tx: StudyTx, trial: Trial): Promise<unknown> | undefined =>
-    trial.continues && objective.continuation && !checkpoints.has(trial.continues.trialId) ? tx.checkpointAfterCommit(trial.continues.trialId) : undefined
-  const newReplica = (): Replica => new Replica(options.createOptimizer(), where, options.fixed, objective.continuation ?? false, objective.fidelity?.max ?? 1)
+    trial.continues && objective.continuation && !checkpoints.has(trial.continues.trialId)
+      ? tx.checkpointAfterCommit(trial.continues.trialId)
+      : undefined
+  const newReplica = (): Replica =>
+    new Replica(
+      options.createOptimizer(),
+      where,
+      options.fixed,
+      objective.continuation ?? false,
+      objective.fidelity?.max ?? 1,
+    )
   /** Other workers' tells this worker replayed between its last two sections (outside the lock and in it). */
   let othersTells = 0
 
@@ -443,7 +489,10 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     return () => clearTimeout(timer)
   }
 
-  const section = (done: {trial: Trial; outcome: Outcome} | undefined, committing: (step: Step) => void): Promise<Step> =>
+  const section = (
+    done: {trial: Trial; outcome: Outcome} | undefined,
+    committing: (step: Step) => void,
+  ): Promise<Step> =>
     sections.run(() =>
       retrying(async () => {
         // Catch up outside the lock (a consistent snapshot of the store), so that the locked
@@ -466,7 +515,8 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         return storage.withStudyLock(
           study,
           async (tx): Promise<Step> => {
-            if (tx.state === 'missing') throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
+            if (tx.state === 'missing')
+              throw new InputError(where, 'an existing study', 'no such study (deleted while running?)')
             // the unseen trials, this worker's own tell (recorded in the prelude) among them
             const rows = await tx.changes(since.askCount, since.tellSeq)
             const told = optimizerTime(() => synced.apply(rows))
@@ -480,15 +530,30 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
             const orphan = leases.find((l) => takeable(l, tx.nowMs))
             if (orphan) {
               const trial = synced.asked.get(orphan.id)
-              if (!trial) throw new InputError(`${where} trial ${orphan.id}`, 'a running trial the optimiser asked', 'a trial unknown on replay')
+              if (!trial)
+                throw new InputError(
+                  `${where} trial ${orphan.id}`,
+                  'a running trial the optimiser asked',
+                  'a trial unknown on replay',
+                )
               await tx.claim(orphan.id, owner, now())
               await markRunning()
-              return {kind: 'trial', trial, takeover: orphan.owner !== owner, recorded, checkpoint: checkpointFor(tx, trial)}
+              return {
+                kind: 'trial',
+                trial,
+                takeover: orphan.owner !== owner,
+                recorded,
+                checkpoint: checkpointFor(tx, trial),
+              }
             }
             const limit = synced.limit(options)
             const next = limit ? 'done' : optimizerTime(() => synced.ask())
             if (typeof next !== 'string') {
-              await tx.insertTrial({...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()}, owner, now())
+              await tx.insertTrial(
+                {...next, config: fullConfig(next.config), askHint: synced.optimizer.askHint?.()},
+                owner,
+                now(),
+              )
               await markRunning()
               return {kind: 'trial', trial: next, takeover: false, recorded, checkpoint: checkpointFor(tx, next)}
             }
@@ -502,7 +567,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
             }
             // others' trials are running: wait for a tell, or until the first lease could expire
             let wakeInMs = IDLE_RECHECK_MS
-            for (const l of leases) if (!mine.has(l.id) && l.heartbeatMs !== null) wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
+            for (const l of leases)
+              if (!mine.has(l.id) && l.heartbeatMs !== null)
+                wakeInMs = Math.min(wakeInMs, l.heartbeatMs + graceMs - tx.nowMs + 1)
             return {kind: 'wait', wakeInMs: Math.max(1, wakeInMs), changeMark: tx.changeMark, recorded}
           },
           {finish, since, session},
@@ -519,7 +586,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       try {
         const out = await fn()
         if (outageSince !== undefined) {
-          options.log?.(`kt: ${storage.label} is back after ${((Date.now() - outageSince) / 1000).toFixed(1)} s; carrying on`)
+          options.log?.(
+            `kt: ${storage.label} is back after ${((Date.now() - outageSince) / 1000).toFixed(1)} s; carrying on`,
+          )
           outageSince = undefined
         }
         return out
@@ -542,12 +611,18 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   // objectives that wait on other processes (external engines) run every slot in this thread
   // a brief objective's single slot runs here too: a thread would only add a hop to every trial
   const useThreads = !objective.concurrent && (slots > 1 || ((options.threads ?? false) && !objective.brief))
-  const pool = useThreads ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now) : undefined
+  const pool = useThreads
+    ? new WorkerPool(requireSpec(options.objectiveSpec), slots, options.timeoutMs, now)
+    : undefined
   const evaluate = async (trial: Trial, read: Promise<unknown> | undefined): Promise<Outcome> => {
     let checkpointState: unknown
     if (trial.continues && objective.continuation) {
       const id = trial.continues.trialId
-      checkpointState = checkpoints.has(id) ? checkpoints.get(id) : read ? await read : await retrying(() => storage.trialCheckpoint(study, id))
+      checkpointState = checkpoints.has(id)
+        ? checkpoints.get(id)
+        : read
+          ? await read
+          : await retrying(() => storage.trialCheckpoint(study, id))
     }
     const job: EvalJob = {
       trialId: trial.id,
@@ -558,21 +633,29 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         configId: trial.configId,
         seed: options.seed,
         ...(options.artifactsDir ? {artifactsDir: options.artifactsDir} : {}),
-        checkpoint: checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
+        checkpoint:
+          checkpointState !== undefined ? {budget: trial.continues!.budget, state: checkpointState} : undefined,
       },
     }
     return pool ? pool.evaluate(job) : evaluateHere(objective, job, options.timeoutMs, now)
   }
 
   // ---- heartbeats of the trials this process runs ----
-  const beat = setInterval(() => {
-    if (mine.size > 0) storage.heartbeat(study, owner).catch(() => undefined)
-  }, Math.max(10, Math.floor(graceMs / HEARTBEATS_PER_GRACE)))
+  const beat = setInterval(
+    () => {
+      if (mine.size > 0) storage.heartbeat(study, owner).catch(() => undefined)
+    },
+    Math.max(10, Math.floor(graceMs / HEARTBEATS_PER_GRACE)),
+  )
   beat.unref()
 
   /** Same trial, same work: an evaluation begun for `a` stands for one of `b`. */
   const sameTrial = (a: Trial, b: Trial): boolean =>
-    a.id === b.id && a.budget === b.budget && a.configId === b.configId && a.continues?.trialId === b.continues?.trialId && sameSearchedValues(a.config, b.config, undefined)
+    a.id === b.id &&
+    a.budget === b.budget &&
+    a.configId === b.configId &&
+    a.continues?.trialId === b.continues?.trialId &&
+    sameSearchedValues(a.config, b.config, undefined)
 
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
@@ -599,8 +682,12 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       if (done) {
         mine.delete(done.trial.id)
         if (step.recorded) {
-          if (done.outcome.status === 'ok' && done.outcome.checkpoint !== undefined) checkpoints.set(done.trial.id, done.outcome.checkpoint)
-          options.onTrial?.(done.trial, done.outcome, {asked: replica?.askCount ?? 0, budgetUsed: replica?.budgetUsed ?? 0})
+          if (done.outcome.status === 'ok' && done.outcome.checkpoint !== undefined)
+            checkpoints.set(done.trial.id, done.outcome.checkpoint)
+          options.onTrial?.(done.trial, done.outcome, {
+            asked: replica?.askCount ?? 0,
+            budgetUsed: replica?.budgetUsed ?? 0,
+          })
         }
         done = undefined
       }
@@ -618,12 +705,21 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
           )
           // ... and not when it continued a checkpoint that attempt read from the store: that may have
           // been another worker's section not yet durable, lost with it and since evaluated anew
-          if (settled && step.kind === 'trial' && sameTrial(early.step.trial, step.trial) && early.step.checkpoint === undefined) begun = Promise.resolve(settled)
+          if (
+            settled &&
+            step.kind === 'trial' &&
+            sameTrial(early.step.trial, step.trial) &&
+            early.step.checkpoint === undefined
+          )
+            begun = Promise.resolve(settled)
         }
       }
       if (step.kind === 'stop' || step.kind === 'complete') return step
       if (step.kind === 'wait') {
-        await timed(() => storage.waitForChange(study, step.wakeInMs, signal, step.changeMark), (ms) => (timing!.waitMs += ms))
+        await timed(
+          () => storage.waitForChange(study, step.wakeInMs, signal, step.changeMark),
+          (ms) => (timing!.waitMs += ms),
+        )
         continue
       }
       mine.add(step.trial.id)
@@ -650,7 +746,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
   /** Ctrl-C while the database is away: nothing can be released or read; one line, exit 130, instead of the lost connection's error. */
   const stoppedWhileLost = (error: unknown): unknown =>
     error instanceof StorageUnavailableError && options.signal?.aborted
-      ? new InterruptedError(`stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`)
+      ? new InterruptedError(
+          `stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`,
+        )
       : error
   let stoppedBy: RunSummary['stoppedBy'] = 'done'
   let cpu0: NodeJS.CpuUsage | undefined
@@ -672,7 +770,9 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
         return {kind: 'stop'}
       }),
     )
-    const stop = new Promise<'aborted'>((resolve) => (signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), {once: true})))
+    const stop = new Promise<'aborted'>((resolve) =>
+      signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), {once: true}),
+    )
     const first = await Promise.race([Promise.all(running), stop])
     if (first === 'aborted' || aborted()) {
       stoppedBy = 'aborted'
@@ -681,7 +781,13 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
       await retrying(() => storage.releaseLeases(study, owner)).catch(() => undefined)
       await storage
         .withStudyLock(study, async (tx) => {
-          const others = (await tx.leases()).filter((l) => l.owner !== null && l.owner !== owner && tx.nowMs - (l.heartbeatMs ?? 0) <= graceMs && !ownerIsDeadHere(l.owner))
+          const others = (await tx.leases()).filter(
+            (l) =>
+              l.owner !== null &&
+              l.owner !== owner &&
+              tx.nowMs - (l.heartbeatMs ?? 0) <= graceMs &&
+              !ownerIsDeadHere(l.owner),
+          )
           if (others.length === 0 && tx.state === 'running') await tx.setState('interrupted', now())
         })
         .catch(() => undefined)
@@ -729,6 +835,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
 }
 
 function requireSpec(spec: ObjectiveSpec | undefined): ObjectiveSpec {
-  if (!spec) throw new InputError('--workers', 'an objective that worker threads can rebuild (a benchmark name or a module)', 'an in-process objective')
+  if (!spec)
+    throw new InputError(
+      '--workers',
+      'an objective that worker threads can rebuild (a benchmark name or a module)',
+      'an in-process objective',
+    )
   return spec
 }

@@ -7,7 +7,13 @@
 import type {Config, ParamSpace} from '../space/index.js'
 import {dirname, join, resolve} from 'node:path'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
-import {checkOptimizerName, createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
+import {
+  checkOptimizerName,
+  createOptimizer,
+  resolveSettings,
+  type OptimizerName,
+  type OptimizerSettings,
+} from '../search/optimizers.js'
 import {checkGridLimit, DEFAULT_SIMPLEX_STEP, gridPointCount, gridTrialLimit} from '../search/grid.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
@@ -89,17 +95,30 @@ export interface StoredOptions {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
 }
 
 /** Flag names of the stored options a user sets on the command line. */
-const OPTION_FLAGS: Record<string, string> = {maxTrials: '--trials', maxBudget: '--budget', timeoutMs: '--timeout-ms', fixed: '--fix', settings: 'optimiser settings', graceMs: 'lease grace'}
+const OPTION_FLAGS: Record<string, string> = {
+  maxTrials: '--trials',
+  maxBudget: '--budget',
+  timeoutMs: '--timeout-ms',
+  fixed: '--fix',
+  settings: 'optimiser settings',
+  graceMs: 'lease grace',
+}
 
 /** What differs between a stored study and the one a command asks for, as `--seed 7 (stored: 42)`. */
-export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>, wanted: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>): string[] {
+export function studyDifferences(
+  stored: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>,
+  wanted: Pick<StudyRecord, 'objective' | 'optimizer' | 'seed' | 'options' | 'space'>,
+): string[] {
   const out: string[] = []
-  const show = (v: unknown): string => (v === undefined ? 'unset' : canonical(v).length > 60 ? `${canonical(v).slice(0, 57)}...` : canonical(v))
+  const show = (v: unknown): string =>
+    v === undefined ? 'unset' : canonical(v).length > 60 ? `${canonical(v).slice(0, 57)}...` : canonical(v)
   const compare = (label: string, a: unknown, b: unknown): void => {
     if (canonical(a) !== canonical(b)) out.push(`${label} ${show(b)} (stored: ${show(a)})`)
   }
@@ -115,7 +134,8 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
         const a = sOptions.fingerprint as Record<string, unknown>
         const b = wOptions.fingerprint as Record<string, unknown>
         const parts = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k])
-        if (parts.length) out.push(`engine file ${String(wOptions.file)} (changed ${parts.join(', ')} since the study was created)`)
+        if (parts.length)
+          out.push(`engine file ${String(wOptions.file)} (changed ${parts.join(', ')} since the study was created)`)
       }
       compare('objective options', {...sOptions, fingerprint: undefined}, {...wOptions, fingerprint: undefined})
       continue
@@ -126,15 +146,33 @@ export function studyDifferences(stored: Pick<StudyRecord, 'objective' | 'optimi
   compare('--seed', stored.seed, wanted.seed)
   const sOpts = stored.options as Record<string, unknown>
   const wOpts = wanted.options as Record<string, unknown>
-  for (const key of new Set([...Object.keys(sOpts), ...Object.keys(wOpts)])) compare(OPTION_FLAGS[key] ?? key, sOpts[key], wOpts[key])
+  for (const key of new Set([...Object.keys(sOpts), ...Object.keys(wOpts)]))
+    compare(OPTION_FLAGS[key] ?? key, sOpts[key], wOpts[key])
   if (canonical(stored.space) !== canonical(wanted.space)) out.push('searched space (--range/--floor/--fix)')
   return out
 }
 /** A grid study whose limits cannot reach every grid point is refused, before anything is stored (src/search/grid.ts). */
-function checkGridStudy(name: string, optimizer: string, space: ParamSpace, options: StoredOptions, resuming = false): void {
+function checkGridStudy(
+  name: string,
+  optimizer: string,
+  space: ParamSpace,
+  options: StoredOptions,
+  resuming = false,
+): void {
   if (optimizer !== 'grid' || options.settings.gridPoints === undefined) return
-  const points = gridPointCount(space, options.settings.gridPoints, options.settings.simplexStep ?? DEFAULT_SIMPLEX_STEP)
-  checkGridLimit(`study ${name}: --optimizer grid`, points, options.settings.gridPoints, gridTrialLimit(options.maxTrials, options.maxBudget), options.settings.gridSubset, resuming)
+  const points = gridPointCount(
+    space,
+    options.settings.gridPoints,
+    options.settings.simplexStep ?? DEFAULT_SIMPLEX_STEP,
+  )
+  checkGridLimit(
+    `study ${name}: --optimizer grid`,
+    points,
+    options.settings.gridPoints,
+    gridTrialLimit(options.maxTrials, options.maxBudget),
+    options.settings.gridSubset,
+    resuming,
+  )
 }
 
 /** Where trials of a study without a folder (PostgreSQL) keep their files. */
@@ -146,10 +184,17 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
 
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
   if (options.workers !== undefined && options.workers > MAX_WORKERS_PER_PROCESS)
-    throw new InputError('--workers', `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`, String(options.workers))
+    throw new InputError(
+      '--workers',
+      `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`,
+      String(options.workers),
+    )
   // A new study's objective (its engine file, its data) is built before the store is opened: bad
   // input is refused without leaving an empty study file behind.
-  let objective: Objective | undefined = !options.resume && options.objective && !options.objectiveInstance ? await createObjective(options.objective) : undefined
+  let objective: Objective | undefined =
+    !options.resume && options.objective && !options.objectiveInstance
+      ? await createObjective(options.objective)
+      : undefined
   let objectiveClosed = false
   const closeObjective = async (): Promise<void> => {
     if (objectiveClosed || options.objectiveInstance) return
@@ -170,9 +215,16 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const flag = options.studyFlag ?? '--resume'
       if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
       const found = await store.getStudy(options.study)
-      if (!found) throw new InputError(`${store.label}: ${flag} ${options.study}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      if (!found)
+        throw new InputError(
+          `${store.label}: ${flag} ${options.study}`,
+          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
+          'no such study',
+        )
       record = found
-      objective = options.objectiveInstance ?? (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
+      objective =
+        options.objectiveInstance ??
+        (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
       const stored = record.options as unknown as StoredOptions
       const updated: StoredOptions = {
         ...stored,
@@ -181,9 +233,11 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         timeoutMs: options.timeoutMs ?? stored.timeoutMs,
       }
       // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
-      if (options.maxTrials !== undefined || options.maxBudget !== undefined) checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated, true)
+      if (options.maxTrials !== undefined || options.maxBudget !== undefined)
+        checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated, true)
       // workers joining without new limits write nothing
-      if (JSON.stringify(updated) !== JSON.stringify(stored)) await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
+      if (JSON.stringify(updated) !== JSON.stringify(stored))
+        await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
       record = {...record, options: updated as unknown as Record<string, unknown>}
     } else {
       if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
@@ -200,7 +254,15 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
         graceMs: options.graceMs,
       }
       const wanted = {
-        name: options.study ?? defaultStudyName(options.objective.name === 'module' || options.objective.name === 'engine' ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-') : options.objective.name, optimizerName, seed),
+        name:
+          options.study ??
+          defaultStudyName(
+            options.objective.name === 'module' || options.objective.name === 'engine'
+              ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-')
+              : options.objective.name,
+            optimizerName,
+            seed,
+          ),
         objective: options.objective,
         optimizer: optimizerName,
         options: stored as unknown as Record<string, unknown>,
@@ -229,38 +291,54 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       const trials = await store.trials(record.name)
       const ok = trials.filter((t) => t.status === 'ok').length
       const failed = trials.filter((t) => t.status === 'failed').length
-      const summary: RunSummary = {asked: trials.length, finished: ok + failed, ok, failed, replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0, stoppedBy: 'done'}
+      const summary: RunSummary = {
+        asked: trials.length,
+        finished: ok + failed,
+        ok,
+        failed,
+        replayed: 0,
+        rerun: 0,
+        evaluated: 0,
+        budgetUsed: 0,
+        stoppedBy: 'done',
+      }
       await closeObjective()
       return {study: record, summary, trials, best: incumbent(trials)}
     }
     // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
     // ./kt-studies (a PostgreSQL study has no folder of its own)
     const artifactsDir =
-      options.storage === ':memory:' ? undefined : join(store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR), record.name, 'trials')
+      options.storage === ':memory:'
+        ? undefined
+        : join(
+            store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR),
+            record.name,
+            'trials',
+          )
     const live = objective
     let summary: RunSummary
     try {
       summary = await runStudy({
-      storage: store,
-      study: record.name,
-      seed: record.seed,
-      createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
-      objective: live,
-      objectiveSpec: record.objective as ObjectiveSpec,
-      fixed: stored.fixed,
-      workers: options.workers,
-      threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
-      timeoutMs: stored.timeoutMs,
-      graceMs: stored.graceMs,
-      maxTrials: stored.maxTrials,
-      maxBudget: stored.maxBudget,
-      signal: options.signal,
-      onTrial: options.onTrial,
-      log: options.log,
-      startAt: options.startAt,
-      timing: options.timing,
-      artifactsDir,
-    })
+        storage: store,
+        study: record.name,
+        seed: record.seed,
+        createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
+        objective: live,
+        objectiveSpec: record.objective as ObjectiveSpec,
+        fixed: stored.fixed,
+        workers: options.workers,
+        threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
+        timeoutMs: stored.timeoutMs,
+        graceMs: stored.graceMs,
+        maxTrials: stored.maxTrials,
+        maxBudget: stored.maxBudget,
+        signal: options.signal,
+        onTrial: options.onTrial,
+        log: options.log,
+        startAt: options.startAt,
+        timing: options.timing,
+        artifactsDir,
+      })
     } finally {
       // an interrupted study leaves no process or connection of its objective behind
       await closeObjective()

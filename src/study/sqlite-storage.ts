@@ -8,7 +8,18 @@
  */
 import {resolve} from 'node:path'
 import {StudyStore} from './store.js'
-import type {FinishedTrial, Lease, NewTrial, OpenOptions, SectionPrelude, StudyRecord, StudyStorage, StudySummary, StudyTx, TrialRow} from './storage.js'
+import type {
+  FinishedTrial,
+  Lease,
+  NewTrial,
+  OpenOptions,
+  SectionPrelude,
+  StudyRecord,
+  StudyStorage,
+  StudySummary,
+  StudyTx,
+  TrialRow,
+} from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
@@ -65,7 +76,12 @@ export class SqliteStorage implements StudyStorage {
     return this.store.trials(study)
   }
 
-  async trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}> {
+  async trialsSince(
+    study: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{trials: TrialRow[]; total: number}> {
     return this.store.trialsSince(study, askCount, tellSeq, ids)
   }
 
@@ -120,7 +136,8 @@ export class SqliteStorage implements StudyStorage {
           state: record?.state ?? 'missing',
           changes: async (askCount, tellSeq) => store.changes(study, askCount, tellSeq),
           leases: async (): Promise<Lease[]> => store.leases(study),
-          insertTrial: async (trial: NewTrial, owner, startedAt) => store.insertTrial(study, trial, owner, startedAt, nowMs),
+          insertTrial: async (trial: NewTrial, owner, startedAt) =>
+            store.insertTrial(study, trial, owner, startedAt, nowMs),
           claim: async (trialId, owner, startedAt) => store.claim(study, trialId, owner, startedAt, nowMs),
           finish: async (trialId, owner, result: FinishedTrial) => store.finish(study, trialId, owner, result),
           setState: async (state, now) => store.setStudyState(study, state, now),

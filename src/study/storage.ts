@@ -154,7 +154,12 @@ export interface StudyStorage {
    * (the trials the caller saw running: they can finish or be taken over), by id, without
    * checkpoints; and how many trials the study has (a caller whose count disagrees reads all).
    */
-  trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): Promise<{trials: TrialRow[]; total: number}>
+  trialsSince(
+    study: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): Promise<{trials: TrialRow[]; total: number}>
   /**
    * A value that differs whenever another connection has committed to the storage since the last
    * call (SQLite's `PRAGMA data_version`), or undefined where the backend has no such counter
@@ -185,7 +190,12 @@ export interface StudyStorage {
    * settles only once the section is durable (a rejection means it may not be: whatever was
    * started early must be taken back).
    */
-  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude, committing?: (value: T) => void): Promise<T>
+  withStudyLock<T>(
+    study: string,
+    fn: (tx: StudyTx) => Promise<T>,
+    prelude?: SectionPrelude,
+    committing?: (value: T) => void,
+  ): Promise<T>
   /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
   heartbeat(study: string, owner: string): Promise<void>
   /** Gives up `owner`'s running trials at once (clean stop), so another worker takes them without waiting. */

@@ -162,7 +162,12 @@ export class StudyStore {
     const exists = path !== ':memory:' && existsSync(path)
     // SQLite would say only "disk I/O error" (or "unable to open database file")
     if (exists && statSync(path).isDirectory()) throw new InputError(path, 'a study file (SQLite)', 'a folder')
-    if (!exists && (options.mustExist || options.readonly) && path !== ':memory:') throw new InputError(path, `an existing kt study file (run kt search --storage ${path} ... first: it creates one)`, 'no such file')
+    if (!exists && (options.mustExist || options.readonly) && path !== ':memory:')
+      throw new InputError(
+        path,
+        `an existing kt study file (run kt search --storage ${path} ... first: it creates one)`,
+        'no such file',
+      )
     if (!exists && path !== ':memory:') ensureDir(dirname(path))
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
     let db: Db
@@ -182,16 +187,42 @@ export class StudyStore {
   }
 
   private checkOrInit(readonly: boolean): void {
-    const tables = this.guard(() => this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {name: string}[])
+    const tables = this.guard(
+      () => this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {name: string}[],
+    )
     const names = new Set(tables.map((t) => t.name))
-    if (names.size > 0 && !names.has('kt_meta')) throw new InputError(this.path, 'a kt study file', `a SQLite database of another program (tables: ${[...names].slice(0, 3).join(', ')})`)
+    if (names.size > 0 && !names.has('kt_meta'))
+      throw new InputError(
+        this.path,
+        'a kt study file',
+        `a SQLite database of another program (tables: ${[...names].slice(0, 3).join(', ')})`,
+      )
     if (names.has('kt_meta')) {
-      const meta = new Map((this.guard(() => this.db.prepare('SELECT key, value FROM kt_meta').all()) as {key: string; value: string}[]).map((r) => [r.key, r.value]))
-      if (meta.get('format') !== STUDY_FORMAT) throw new InputError(this.path, `a kt study file (format ${STUDY_FORMAT})`, `format ${meta.get('format') ?? 'none'}`)
+      const meta = new Map(
+        (
+          this.guard(() => this.db.prepare('SELECT key, value FROM kt_meta').all()) as {key: string; value: string}[]
+        ).map((r) => [r.key, r.value]),
+      )
+      if (meta.get('format') !== STUDY_FORMAT)
+        throw new InputError(
+          this.path,
+          `a kt study file (format ${STUDY_FORMAT})`,
+          `format ${meta.get('format') ?? 'none'}`,
+        )
       const version = meta.get('version') ?? 'none'
-      if (!READABLE_FORMAT_VERSIONS.includes(version)) throw new InputError(this.path, `study format version ${STUDY_FORMAT_VERSION} (this kt reads ${READABLE_FORMAT_VERSIONS.join(', ')})`, `version ${version} (another kt version's schema)`)
+      if (!READABLE_FORMAT_VERSIONS.includes(version))
+        throw new InputError(
+          this.path,
+          `study format version ${STUDY_FORMAT_VERSION} (this kt reads ${READABLE_FORMAT_VERSIONS.join(', ')})`,
+          `version ${version} (another kt version's schema)`,
+        )
       const missing = ['studies', 'trials'].filter((t) => !names.has(t))
-      if (missing.length > 0) throw new InputError(this.path, 'a kt study file with studies and trials tables', `no table ${missing.join(' and no table ')} (a damaged study file)`)
+      if (missing.length > 0)
+        throw new InputError(
+          this.path,
+          'a kt study file with studies and trials tables',
+          `no table ${missing.join(' and no table ')} (a damaged study file)`,
+        )
       this.version = version
     }
     this.columns = trialColumnsOf(this.version)
@@ -202,22 +233,28 @@ export class StudyStore {
       this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
       this.db.pragma('foreign_keys = ON')
       if (names.size === 0) {
-        this.db.transaction(() => {
-          this.db.exec(SCHEMA)
-          // OR IGNORE: two processes may create the same new file at once
-          const put = this.db.prepare('INSERT OR IGNORE INTO kt_meta (key, value) VALUES (?, ?)')
-          put.run('format', STUDY_FORMAT)
-          put.run('version', STUDY_FORMAT_VERSION)
-        }).immediate()
+        this.db
+          .transaction(() => {
+            this.db.exec(SCHEMA)
+            // OR IGNORE: two processes may create the same new file at once
+            const put = this.db.prepare('INSERT OR IGNORE INTO kt_meta (key, value) VALUES (?, ?)')
+            put.run('format', STUDY_FORMAT)
+            put.run('version', STUDY_FORMAT_VERSION)
+          })
+          .immediate()
         this.version = STUDY_FORMAT_VERSION
       } else if (this.version !== STUDY_FORMAT_VERSION) {
-        this.db.transaction(() => {
-          // re-read under the write lock: another process may have upgraded it meanwhile
-          const now = (this.db.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get() as {value: string} | undefined)?.value
-          if (now === '1') this.db.exec(MIGRATE_1_TO_2)
-          if (now === '1' || now === '2') this.db.exec(MIGRATE_2_TO_3)
-          this.db.prepare("UPDATE kt_meta SET value = ? WHERE key = 'version'").run(STUDY_FORMAT_VERSION)
-        }).immediate()
+        this.db
+          .transaction(() => {
+            // re-read under the write lock: another process may have upgraded it meanwhile
+            const now = (
+              this.db.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get() as {value: string} | undefined
+            )?.value
+            if (now === '1') this.db.exec(MIGRATE_1_TO_2)
+            if (now === '1' || now === '2') this.db.exec(MIGRATE_2_TO_3)
+            this.db.prepare("UPDATE kt_meta SET value = ? WHERE key = 'version'").run(STUDY_FORMAT_VERSION)
+          })
+          .immediate()
         this.version = STUDY_FORMAT_VERSION
       }
     })
@@ -244,22 +281,42 @@ export class StudyStore {
   }
 
   createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): StudyRecord {
-    if (this.getStudy(record.name)) throw new InputError(`${this.path}: study ${record.name}`, 'a new study name (use --resume to continue it)', 'an existing study')
+    if (this.getStudy(record.name))
+      throw new InputError(
+        `${this.path}: study ${record.name}`,
+        'a new study name (use --resume to continue it)',
+        'an existing study',
+      )
     const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
     this.guard(() =>
       this.db
-        .prepare('INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(full.name, JSON.stringify(full.objective), full.optimizer, JSON.stringify(full.options), full.seed, JSON.stringify(full.space), now, now, full.state),
+        .prepare(
+          'INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          full.name,
+          JSON.stringify(full.objective),
+          full.optimizer,
+          JSON.stringify(full.options),
+          full.seed,
+          JSON.stringify(full.space),
+          now,
+          now,
+          full.state,
+        ),
     )
     return full
   }
 
   getStudy(name: string): StudyRecord | undefined {
-    const row = this.guard(() => this.db.prepare('SELECT * FROM studies WHERE name = ?').get(name)) as Record<string, unknown> | undefined
+    const row = this.guard(() => this.db.prepare('SELECT * FROM studies WHERE name = ?').get(name)) as
+      Record<string, unknown> | undefined
     return row ? this.studyFromRow(row) : undefined
   }
 
-  listStudies(): Array<StudyRecord & {trials: number; ok: number; failed: number; running: number; bestLoss: number | null}> {
+  listStudies(): Array<
+    StudyRecord & {trials: number; ok: number; failed: number; running: number; bestLoss: number | null}
+  > {
     const rows = this.guard(() =>
       this.db
         .prepare(
@@ -281,18 +338,31 @@ export class StudyStore {
   }
 
   setStudyState(name: string, state: string, now: string): void {
-    this.guard(() => this.db.prepare('UPDATE studies SET state = ?, updated_at = ? WHERE name = ?').run(state, now, name))
+    this.guard(() =>
+      this.db.prepare('UPDATE studies SET state = ?, updated_at = ? WHERE name = ?').run(state, now, name),
+    )
   }
 
   /** Updates the options a study continues with (e.g. a larger trial limit on resume). */
   setStudyOptions(name: string, options: Record<string, unknown>, now: string): void {
-    this.guard(() => this.db.prepare('UPDATE studies SET options = ?, updated_at = ? WHERE name = ?').run(JSON.stringify(options), now, name))
+    this.guard(() =>
+      this.db
+        .prepare('UPDATE studies SET options = ?, updated_at = ? WHERE name = ?')
+        .run(JSON.stringify(options), now, name),
+    )
   }
 
   /** Records an asked trial (status running) — or leaves an existing row of a resumed study alone. */
   recordAsk(
     study: string,
-    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>},
+    trial: {
+      id: number
+      configId: string
+      config: Record<string, unknown>
+      budget: number
+      continues?: {trialId: number}
+      info?: Record<string, unknown>
+    },
     startedAt: string,
   ): void {
     this.guard(() =>
@@ -302,7 +372,16 @@ export class StudyStore {
            VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)
            ON CONFLICT (study, id) DO UPDATE SET started_at = excluded.started_at WHERE trials.status = 'running'`,
         )
-        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt),
+        .run(
+          study,
+          trial.id,
+          trial.configId,
+          JSON.stringify(trial.config),
+          trial.budget,
+          trial.continues?.trialId ?? null,
+          trial.info ? JSON.stringify(trial.info) : null,
+          startedAt,
+        ),
     )
   }
 
@@ -331,7 +410,8 @@ export class StudyStore {
       this.db.exec('BEGIN IMMEDIATE')
     } catch (error) {
       // another process held the write lock for all of busy_timeout: the worker retries with backoff
-      if ((error as {code?: string}).code === 'SQLITE_BUSY') throw new StorageUnavailableError(this.path, 'the study file stayed locked by another process')
+      if ((error as {code?: string}).code === 'SQLITE_BUSY')
+        throw new StorageUnavailableError(this.path, 'the study file stayed locked by another process')
       throw storageError(this.path, error)
     }
   }
@@ -347,25 +427,48 @@ export class StudyStore {
   /** Trials a replica has not seen: id >= askCount or tell_seq >= tellSeq, by id, without checkpoints. */
   changes(study: string, askCount: number, tellSeq: number): TrialRow[] {
     const rows = this.guard(() =>
-      this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`).all(study, askCount, tellSeq),
+      this.db
+        .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`)
+        .all(study, askCount, tellSeq),
     ) as Record<string, unknown>[]
     return rows.map((r) => this.trialFromRow(r))
   }
 
   /** The next tell's place in the order: one past the last tell_seq, and every trial asked so far (ids are 0, 1, 2, ...). */
   nextTellPosition(study: string): {tellSeq: number; asksBefore: number} {
-    const row = this.guard(() => this.db.prepare('SELECT MAX(tell_seq) AS seq, MAX(id) AS id FROM trials WHERE study = ?').get(study)) as {seq: number | null; id: number | null}
+    const row = this.guard(() =>
+      this.db.prepare('SELECT MAX(tell_seq) AS seq, MAX(id) AS id FROM trials WHERE study = ?').get(study),
+    ) as {seq: number | null; id: number | null}
     return {tellSeq: row.seq === null ? 0 : Number(row.seq) + 1, asksBefore: row.id === null ? 0 : Number(row.id) + 1}
   }
 
   leases(study: string): Array<{id: number; owner: string | null; heartbeatMs: number | null; attempts: number}> {
-    const rows = this.guard(() => this.db.prepare("SELECT id, owner, heartbeat_ms, attempts FROM trials WHERE study = ? AND status = 'running' ORDER BY id").all(study)) as Record<string, unknown>[]
-    return rows.map((r) => ({id: Number(r.id), owner: r.owner === null ? null : String(r.owner), heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms), attempts: Number(r.attempts ?? 1)}))
+    const rows = this.guard(() =>
+      this.db
+        .prepare(
+          "SELECT id, owner, heartbeat_ms, attempts FROM trials WHERE study = ? AND status = 'running' ORDER BY id",
+        )
+        .all(study),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => ({
+      id: Number(r.id),
+      owner: r.owner === null ? null : String(r.owner),
+      heartbeatMs: r.heartbeat_ms === null ? null : Number(r.heartbeat_ms),
+      attempts: Number(r.attempts ?? 1),
+    }))
   }
 
   insertTrial(
     study: string,
-    trial: {id: number; configId: string; config: Record<string, unknown>; budget: number; continues?: {trialId: number}; info?: Record<string, unknown>; askHint?: unknown},
+    trial: {
+      id: number
+      configId: string
+      config: Record<string, unknown>
+      budget: number
+      continues?: {trialId: number}
+      info?: Record<string, unknown>
+      askHint?: unknown
+    },
     owner: string,
     startedAt: string,
     nowMs: number,
@@ -376,14 +479,28 @@ export class StudyStore {
           `INSERT INTO trials (study, id, config_id, config, budget, continues, info, status, started_at, owner, heartbeat_ms, attempts, ask_hint)
            VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, 1, ?)`,
         )
-        .run(study, trial.id, trial.configId, JSON.stringify(trial.config), trial.budget, trial.continues?.trialId ?? null, trial.info ? JSON.stringify(trial.info) : null, startedAt, owner, nowMs, hintJson(trial.askHint)),
+        .run(
+          study,
+          trial.id,
+          trial.configId,
+          JSON.stringify(trial.config),
+          trial.budget,
+          trial.continues?.trialId ?? null,
+          trial.info ? JSON.stringify(trial.info) : null,
+          startedAt,
+          owner,
+          nowMs,
+          hintJson(trial.askHint),
+        ),
     )
   }
 
   claim(study: string, trialId: number, owner: string, startedAt: string, nowMs: number): void {
     this.guard(() =>
       this.db
-        .prepare("UPDATE trials SET owner = ?, heartbeat_ms = ?, attempts = attempts + 1, started_at = ? WHERE study = ? AND id = ? AND status = 'running'")
+        .prepare(
+          "UPDATE trials SET owner = ?, heartbeat_ms = ?, attempts = attempts + 1, started_at = ? WHERE study = ? AND id = ? AND status = 'running'",
+        )
         .run(owner, nowMs, startedAt, study, trialId),
     )
   }
@@ -403,29 +520,62 @@ export class StudyStore {
   }
 
   heartbeat(study: string, owner: string, nowMs: number): void {
-    this.guard(() => this.db.prepare("UPDATE trials SET heartbeat_ms = ? WHERE study = ? AND owner = ? AND status = 'running'").run(nowMs, study, owner))
+    this.guard(() =>
+      this.db
+        .prepare("UPDATE trials SET heartbeat_ms = ? WHERE study = ? AND owner = ? AND status = 'running'")
+        .run(nowMs, study, owner),
+    )
   }
 
   releaseLeases(study: string, owner: string): void {
-    this.guard(() => this.db.prepare("UPDATE trials SET owner = NULL, heartbeat_ms = NULL WHERE study = ? AND owner = ? AND status = 'running'").run(study, owner))
+    this.guard(() =>
+      this.db
+        .prepare(
+          "UPDATE trials SET owner = NULL, heartbeat_ms = NULL WHERE study = ? AND owner = ? AND status = 'running'",
+        )
+        .run(study, owner),
+    )
   }
 
   /** Writes a whole study and its trials in one transaction (kt study copy); running trials arrive released. */
   importStudy(study: StudyRecord, trials: readonly TrialRow[]): void {
-    if (this.getStudy(study.name)) throw new InputError(`${this.path}: study ${study.name}`, 'a study name not yet in the target storage', 'an existing study')
+    if (this.getStudy(study.name))
+      throw new InputError(
+        `${this.path}: study ${study.name}`,
+        'a study name not yet in the target storage',
+        'an existing study',
+      )
     this.guard(() =>
-      this.db.transaction(() => {
-        this.db
-          .prepare('INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-          .run(study.name, JSON.stringify(study.objective), study.optimizer, JSON.stringify(study.options), study.seed, JSON.stringify(study.space), study.createdAt, study.updatedAt, study.state)
-        const put = this.db.prepare(`INSERT INTO trials (${IMPORT_COLUMNS.join(', ')}) VALUES (${IMPORT_COLUMNS.map(() => '?').join(', ')})`)
-        for (const t of trials) put.run(...importParams(study.name, t))
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          this.db
+            .prepare(
+              'INSERT INTO studies (name, objective, optimizer, options, seed, space, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            )
+            .run(
+              study.name,
+              JSON.stringify(study.objective),
+              study.optimizer,
+              JSON.stringify(study.options),
+              study.seed,
+              JSON.stringify(study.space),
+              study.createdAt,
+              study.updatedAt,
+              study.state,
+            )
+          const put = this.db.prepare(
+            `INSERT INTO trials (${IMPORT_COLUMNS.join(', ')}) VALUES (${IMPORT_COLUMNS.map(() => '?').join(', ')})`,
+          )
+          for (const t of trials) put.run(...importParams(study.name, t))
+        })
+        .immediate(),
     )
   }
 
   trials(study: string): TrialRow[] {
-    const rows = this.guard(() => this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study)) as Record<string, unknown>[]
+    const rows = this.guard(() =>
+      this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study),
+    ) as Record<string, unknown>[]
     return rows.map((r) => this.trialFromRow(r))
   }
 
@@ -434,18 +584,30 @@ export class StudyStore {
    * running), by id, without checkpoints, and the study's trial count (see StudyStorage.trialsSince).
    * Index lookups in one read transaction: one OR over the three scans every row of the study (its JSON too).
    */
-  trialsSince(study: string, askCount: number, tellSeq: number, ids: readonly number[]): {trials: TrialRow[]; total: number} {
+  trialsSince(
+    study: string,
+    askCount: number,
+    tellSeq: number,
+    ids: readonly number[],
+  ): {trials: TrialRow[]; total: number} {
     let total = 0
     const rows = this.guard(() =>
       this.db.transaction(() => {
-        total = Number((this.db.prepare('SELECT COUNT(*) AS n FROM trials WHERE study = ?').get(study) as {n: number}).n)
+        total = Number(
+          (this.db.prepare('SELECT COUNT(*) AS n FROM trials WHERE study = ?').get(study) as {n: number}).n,
+        )
         const byId = new Map<number, Record<string, unknown>>()
         const add = (list: unknown[]) => {
           for (const r of list as Record<string, unknown>[]) byId.set(Number(r.id), r)
         }
         add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id >= ?`).all(study, askCount))
         add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND tell_seq >= ?`).all(study, tellSeq))
-        if (ids.length > 0) add(this.db.prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id IN (SELECT value FROM json_each(?))`).all(study, JSON.stringify(ids)))
+        if (ids.length > 0)
+          add(
+            this.db
+              .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id IN (SELECT value FROM json_each(?))`)
+              .all(study, JSON.stringify(ids)),
+          )
         return [...byId.values()].sort((a, b) => Number(a.id) - Number(b.id))
       })(),
     )
@@ -458,7 +620,9 @@ export class StudyStore {
   }
 
   trialCheckpoint(study: string, trialId: number): unknown {
-    const row = this.guard(() => this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId)) as {checkpoint: string | null} | undefined
+    const row = this.guard(() =>
+      this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId),
+    ) as {checkpoint: string | null} | undefined
     return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
   }
 
@@ -503,7 +667,8 @@ export function studyFromRow(label: string, r: Record<string, unknown>): StudyRe
 /** A trials row (either backend) as a TrialRow. */
 export function trialFromRow(label: string, r: Record<string, unknown>): TrialRow {
   const where = `study ${String(r.study)} trial ${Number(r.id)}`
-  const json = (v: unknown, field: string): any => (v === null || v === undefined ? null : parseJsonField(label, String(v), `${where} ${field}`))
+  const json = (v: unknown, field: string): any =>
+    v === null || v === undefined ? null : parseJsonField(label, String(v), `${where} ${field}`)
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
   return {
     study: String(r.study),
@@ -578,23 +743,69 @@ export function finishParams(r: FinishedTrial): unknown[] {
 
 /** Columns kt study copy writes, in the order of importParams. */
 export const IMPORT_COLUMNS = [
-  'study', 'id', 'config_id', 'config', 'budget', 'continues', 'info', 'status', 'loss', 'objective_values', 'metrics', 'checkpoint', 'error',
-  'tell_seq', 'asks_before', 'started_at', 'finished_at', 'duration_ms', 'worker', 'owner', 'heartbeat_ms', 'attempts', 'ask_hint',
+  'study',
+  'id',
+  'config_id',
+  'config',
+  'budget',
+  'continues',
+  'info',
+  'status',
+  'loss',
+  'objective_values',
+  'metrics',
+  'checkpoint',
+  'error',
+  'tell_seq',
+  'asks_before',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'worker',
+  'owner',
+  'heartbeat_ms',
+  'attempts',
+  'ask_hint',
 ] as const
 
 export function importParams(study: string, t: TrialRow): unknown[] {
   const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v))
   return [
-    study, t.id, t.configId, JSON.stringify(t.config), t.budget, t.continues, json(t.info), t.status, t.loss, json(t.values), json(t.metrics), json(t.checkpoint), t.error,
+    study,
+    t.id,
+    t.configId,
+    JSON.stringify(t.config),
+    t.budget,
+    t.continues,
+    json(t.info),
+    t.status,
+    t.loss,
+    json(t.values),
+    json(t.metrics),
+    json(t.checkpoint),
+    t.error,
     // a finished trial keeps who finished it; a running one arrives released (no lease, no heartbeat)
-    t.tellSeq, t.asksBefore, t.startedAt, t.finishedAt, t.durationMs, t.worker, t.status === 'running' ? null : (t.owner ?? null), null, t.attempts ?? 1, hintJson(t.askHint),
+    t.tellSeq,
+    t.asksBefore,
+    t.startedAt,
+    t.finishedAt,
+    t.durationMs,
+    t.worker,
+    t.status === 'running' ? null : (t.owner ?? null),
+    null,
+    t.attempts ?? 1,
+    hintJson(t.askHint),
   ]
 }
 
 /** One-line error for a file SQLite cannot use. */
 function storageError(path: string, error: unknown): Error {
   const e = error as {code?: string; message?: string}
-  if (e && typeof e.code === 'string' && (CORRUPT_CODES.has(e.code) || e.code.startsWith('SQLITE_CORRUPT') || e.code.startsWith('SQLITE_NOTADB')))
+  if (
+    e &&
+    typeof e.code === 'string' &&
+    (CORRUPT_CODES.has(e.code) || e.code.startsWith('SQLITE_CORRUPT') || e.code.startsWith('SQLITE_NOTADB'))
+  )
     return new InputError(path, 'a kt study file (SQLite)', (e.message ?? e.code).split('\n')[0])
   if (e && typeof e.code === 'string' && e.code.startsWith('SQLITE_'))
     return new InputError(path, 'a usable kt study file', `${e.code}: ${(e.message ?? '').split('\n')[0]}`)

@@ -14,7 +14,14 @@ import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import {hashString} from '../util/rng.js'
 import {runSearch} from './search.js'
-import {makeProfile, notValidated, profileJson, RUN_ID_PATTERN, type Profile, type ProfileValidation} from '../deploy/profile.js'
+import {
+  makeProfile,
+  notValidated,
+  profileJson,
+  RUN_ID_PATTERN,
+  type Profile,
+  type ProfileValidation,
+} from '../deploy/profile.js'
 import {splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
@@ -38,7 +45,14 @@ export async function writeStudyAnalysis(
     const byTrial = new Map(report.rows.map((r) => [r.trial, r]))
     const side = (trial: number | null) => {
       const r = trial === null ? undefined : byTrial.get(trial)
-      return r ? {tuning_quality: r.tuning.quality, holdout_quality: r.holdout?.quality ?? null, holdout_p99_ms: r.holdout?.p99_ms ?? null, holdout_metrics: r.holdout?.metrics ?? null} : {}
+      return r
+        ? {
+            tuning_quality: r.tuning.quality,
+            holdout_quality: r.holdout?.quality ?? null,
+            holdout_p99_ms: r.holdout?.p99_ms ?? null,
+            holdout_metrics: r.holdout?.metrics ?? null,
+          }
+        : {}
     }
     analysis = {
       ...base,
@@ -54,7 +68,10 @@ export async function writeStudyAnalysis(
       writeFileAtomic(join(out, name), data)
       files.push(join(out, name))
     }
-    write('front.json', `${JSON.stringify(snakeKeysOfRecord(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front), null, 2)}\n`)
+    write(
+      'front.json',
+      `${JSON.stringify(snakeKeysOfRecord(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front), null, 2)}\n`,
+    )
     write('profiles.json', `${JSON.stringify(snakeKeysOfRecord(analysis.profiles), null, 2)}\n`)
     const note = await writeFrontChart(analysis.chart, out, write)
     if (note) analysis.lines.push(note)
@@ -66,7 +83,11 @@ export async function writeStudyAnalysis(
  * Writes a front's vega-lite spec and its SVG and PNG renderings as front.{vl.json,svg,png};
  * returns a line saying why the images are missing when rendering failed (the spec is kept).
  */
-export async function writeFrontChart(spec: unknown, out: string, write: (name: string, data: string | Uint8Array) => void): Promise<string | undefined> {
+export async function writeFrontChart(
+  spec: unknown,
+  out: string,
+  write: (name: string, data: string | Uint8Array) => void,
+): Promise<string | undefined> {
   write('front.vl.json', `${JSON.stringify(spec)}\n`)
   try {
     const {renderChart, withChartDefaults} = await import('../report/render.js')
@@ -143,43 +164,89 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
         })
         studies.push(name)
         if (name.endsWith('-all')) baseTrials = outcome.trials
-        options.log?.(`study ${name}: ${outcome.summary.finished} trials, incumbent ${outcome.best ? `#${outcome.best.id} loss ${outcome.best.loss?.toFixed(4)}` : 'none'}`)
+        options.log?.(
+          `study ${name}: ${outcome.summary.finished} trials, incumbent ${outcome.best ? `#${outcome.best.id} loss ${outcome.best.loss?.toFixed(4)}` : 'none'}`,
+        )
         return outcome.best ? {config: outcome.best.config} : undefined
       },
     })
     for (const t of routed.per_type) options.log?.(`  ${t.type}: ${t.reason}`)
-    const analysis = await writeStudyAnalysis(baseTrials, options.out, undefined, options.metric ?? DEFAULT_TUNING_METRIC)
+    const analysis = await writeStudyAnalysis(
+      baseTrials,
+      options.out,
+      undefined,
+      options.metric ?? DEFAULT_TUNING_METRIC,
+    )
     const files = analysis?.files ?? []
     let holdout: Parameters<typeof routedProfile>[5]
     if (options.split) {
       // tuned on part of the conversations: the routed profile and the base study's domain profiles
       // against the defaults on the others (the verdict kt deploy reads)
-      const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation, holdoutValidationLines} = await import('../eval/holdout-validation.js')
+      const {
+        validateOnHoldout,
+        DEFAULT_HOLDOUT_SETTINGS,
+        holdoutMetrics,
+        holdoutProfileValidation,
+        holdoutValidationLines,
+      } = await import('../eval/holdout-validation.js')
       const {describeSplit} = await import('../data/conversations/split.js')
       const {evalQuality} = await import('../eval/profile.js')
       const loaded = loadMemoryDataset(options.data)
       const m = options.metric ?? DEFAULT_TUNING_METRIC
       const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
-      const v = validateOnHoldout(splitDataset(loaded, options.split, 'holdout'), [
-        {name: 'routed', trial: null, config: base, overrides: routed.overrides, tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m)},
-      ], {...DEFAULT_HOLDOUT_SETTINGS, metric: m, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin}, describeSplit(loaded, options.split))
+      const v = validateOnHoldout(
+        splitDataset(loaded, options.split, 'holdout'),
+        [
+          {
+            name: 'routed',
+            trial: null,
+            config: base,
+            overrides: routed.overrides,
+            tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m),
+          },
+        ],
+        {...DEFAULT_HOLDOUT_SETTINGS, metric: m, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
+        describeSplit(loaded, options.split),
+      )
       for (const line of holdoutValidationLines(v)) options.log?.(line)
       holdout = {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
       if (analysis) {
         const {validateRetrievalStudy} = await import('./retrieval-validation.js')
-        const checked = validateRetrievalStudy({analysis, data: options.data, split: options.split, metric: options.metric, margin: options.margin, study: `${options.studyPrefix}-all`, out: options.out})
+        const checked = validateRetrievalStudy({
+          analysis,
+          data: options.data,
+          split: options.split,
+          metric: options.metric,
+          margin: options.margin,
+          study: `${options.studyPrefix}-all`,
+          out: options.out,
+        })
         for (const line of checked.lines) options.log?.(line)
         files.push(...checked.files)
       }
     }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
-      const profile = await routedProfile(routed, options.studyPrefix, options.data, options.metric, options.split, holdout)
+      const profile = await routedProfile(
+        routed,
+        options.studyPrefix,
+        options.data,
+        options.metric,
+        options.split,
+        holdout,
+      )
       writeFileAtomic(join(options.out, 'routed.json'), profileJson(profile))
       files.push(join(options.out, 'routed.json'))
     }
     if (analysis) for (const line of analysis.lines) options.log?.(line)
-    return {routed, studies, missing_types: objectives.missingTypes, analysis, files, objectiveFor: objectives.objectiveFor}
+    return {
+      routed,
+      studies,
+      missing_types: objectives.missingTypes,
+      analysis,
+      files,
+      objectiveFor: objectives.objectiveFor,
+    }
   } finally {
     await store.close()
   }
@@ -200,18 +267,34 @@ export async function routedProfile(
 ): Promise<Profile> {
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const base = Object.fromEntries(Object.entries({...defaults, ...routed.base}).filter(([k]) => k in defaults))
-  const sourceRun = RUN_ID_PATTERN.test(studyPrefix) ? studyPrefix : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
+  const sourceRun = RUN_ID_PATTERN.test(studyPrefix)
+    ? studyPrefix
+    : `study-${studyPrefix.replace(/[^A-Za-z0-9._:@+-]/g, '_')}`.slice(0, 128)
   const m = metric ?? 'recall@10'
   const {evalQuality} = await import('../eval/profile.js')
   return makeProfile({
-    kind: 'routed', space: RETRIEVAL_SPACE, name: 'routed', config: base, overrides: routed.overrides, sourceRun,
+    kind: 'routed',
+    space: RETRIEVAL_SPACE,
+    name: 'routed',
+    config: base,
+    overrides: routed.overrides,
+    sourceRun,
     routing: {min_gain: routed.min_gain, per_type: routed.per_type.map((t) => ({...t}))},
     // what kt eval --profile gives on the same data (base plus overrides, every scored question)
     metrics: {
-      [tuningMetricKey(m, data)]: await evalQuality(split ? splitDataset(loadMemoryDataset(data), split, 'train') : data, base, routed.overrides, m),
+      [tuningMetricKey(m, data)]: await evalQuality(
+        split ? splitDataset(loadMemoryDataset(data), split, 'train') : data,
+        base,
+        routed.overrides,
+        m,
+      ),
       ...holdout?.metrics,
     },
-    validation: holdout?.validation ?? notValidated('kt search measured it on the data it tuned on; validate it on held-out data (--split) before deploying'),
+    validation:
+      holdout?.validation ??
+      notValidated(
+        'kt search measured it on the data it tuned on; validate it on held-out data (--split) before deploying',
+      ),
   })
 }
 

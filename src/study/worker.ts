@@ -41,6 +41,16 @@ port.on('message', async (job: EvalJob | {close: true}) => {
     port.postMessage({trialId: job.trialId, outcome: {...outcome, worker: threadId}})
   } catch (error) {
     const t = now()
-    port.postMessage({trialId: job.trialId, outcome: {status: 'failed', error: errorLine(error), startedAt: t, finishedAt: t, durationMs: 0, worker: threadId}})
+    port.postMessage({
+      trialId: job.trialId,
+      outcome: {
+        status: 'failed',
+        error: errorLine(error),
+        startedAt: t,
+        finishedAt: t,
+        durationMs: 0,
+        worker: threadId,
+      },
+    })
   }
 })

@@ -37,7 +37,9 @@ export function useLogScale(values: ReadonlyArray<number | null | undefined>): b
 /** Pixels a log axis extends past the data at each end (instead of rounding out to whole decades, which can leave most of the axis empty). */
 export const LOG_AXIS_PADDING_PX = 14
 
-export function axisScale(values: ReadonlyArray<number | null | undefined>): {type: 'log'; nice: false; padding: number} | {type: 'linear'; zero: false} {
+export function axisScale(
+  values: ReadonlyArray<number | null | undefined>,
+): {type: 'log'; nice: false; padding: number} | {type: 'linear'; zero: false} {
   return useLogScale(values) ? {type: 'log', nice: false, padding: LOG_AXIS_PADDING_PX} : {type: 'linear', zero: false}
 }
 

@@ -12,7 +12,11 @@ export class InputError extends Error {
     readonly expected: string,
     readonly got?: string,
   ) {
-    super(escapeControls(`${where}: expected ${expected}${got === undefined ? '' : `, got ${got}${choiceSuggestion(expected, got)}`}`))
+    super(
+      escapeControls(
+        `${where}: expected ${expected}${got === undefined ? '' : `, got ${got}${choiceSuggestion(expected, got)}`}`,
+      ),
+    )
     this.name = 'InputError'
   }
 }
@@ -71,7 +75,14 @@ export function describeValue(value: unknown): string {
   } catch {
     text = undefined
   }
-  if (text === undefined) return typeof value === 'bigint' ? `${value}n` : typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : 'an object') : String(value)
+  if (text === undefined)
+    return typeof value === 'bigint'
+      ? `${value}n`
+      : typeof value === 'object' && value !== null
+        ? Array.isArray(value)
+          ? 'an array'
+          : 'an object'
+        : String(value)
   return text.length > DESCRIBE_CHARS ? `${text.slice(0, DESCRIBE_CHARS - 3)}...` : text
 }
 
@@ -86,7 +97,8 @@ function clipForJson(value: unknown, chars: number, depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return value
   if (depth >= chars) return null
   const withJson = value as {toJSON?: unknown}
-  if (typeof withJson.toJSON === 'function') return clipForJson((withJson.toJSON as () => unknown).call(value), chars, depth)
+  if (typeof withJson.toJSON === 'function')
+    return clipForJson((withJson.toJSON as () => unknown).call(value), chars, depth)
   if (Array.isArray(value)) {
     const out: unknown[] = []
     for (let i = 0; i < value.length && i < chars; i++) out.push(clipForJson(value[i], chars, depth + 1))

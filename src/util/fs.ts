@@ -1,4 +1,16 @@
-import {closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, rmSync, rmdirSync, readFileSync, existsSync, statSync} from 'node:fs'
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  writeFileSync,
+  rmSync,
+  rmdirSync,
+  readFileSync,
+  existsSync,
+  statSync,
+} from 'node:fs'
 import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
 import {parseJsonText, readJsonFile, stripBom} from './json.js'
@@ -12,7 +24,12 @@ import {parseJsonText, readJsonFile, stripBom} from './json.js'
  * keeps it atomic against a killed process but skips both flushes: for files that can be rebuilt
  * when a power loss damages them (a checksummed snapshot of a synced log).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number, options: {durable?: boolean} = {}): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode?: number,
+  options: {durable?: boolean} = {},
+): void {
   const durable = options.durable ?? true
   const dir = dirname(path)
   ensureDir(dir)
@@ -39,7 +56,8 @@ function fsyncDirIfSupported(dir: string): void {
     fsyncDir(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EACCES') throw new InputError(dir, 'a folder whose entries can be flushed to disk', code ?? 'an error')
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EACCES')
+      throw new InputError(dir, 'a folder whose entries can be flushed to disk', code ?? 'an error')
   }
 }
 

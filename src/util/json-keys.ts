@@ -31,7 +31,8 @@ export function snakeKeysOfRecord(value: unknown, verbatim: readonly string[] = 
   if (Array.isArray(value)) return value.map((v) => snakeKeysOfRecord(v, verbatim))
   if (value === null || typeof value !== 'object') return value
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[snakeCase(k)] = verbatim.includes(k) ? v : snakeKeysOfRecord(v, verbatim)
+  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+    out[snakeCase(k)] = verbatim.includes(k) ? v : snakeKeysOfRecord(v, verbatim)
   return out
 }
 

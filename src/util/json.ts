@@ -32,7 +32,8 @@ export function depthExceededAt(text: string, limit = MAX_JSON_DEPTH): number | 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++ // backslash: skip the escaped character
       else if (c === 0x22) inString = false
     } else if (c === 0x22) inString = true
     else if (c === 0x5b || c === 0x7b) {
@@ -73,7 +74,12 @@ export function parseJsonText(file: string, text: string, options: JsonReadOptio
     return `${file}:${line + (options.firstLine ?? 1) - 1}:${column}`
   }
   const deep = depthExceededAt(body)
-  if (deep !== undefined) throw new InputError(at(deep), `JSON nested at most ${MAX_JSON_DEPTH} levels deep`, `level ${MAX_JSON_DEPTH + 1} here`)
+  if (deep !== undefined)
+    throw new InputError(
+      at(deep),
+      `JSON nested at most ${MAX_JSON_DEPTH} levels deep`,
+      `level ${MAX_JSON_DEPTH + 1} here`,
+    )
   try {
     return JSON.parse(body)
   } catch (error) {
@@ -81,7 +87,11 @@ export function parseJsonText(file: string, text: string, options: JsonReadOptio
     const position = /at position (\d+)/.exec(message)
     const offset = position ? Number(position[1]) : firstBadOffset(body)
     const expected = `${options.expected ?? 'valid JSON'} (${reasonOf(message)})`
-    throw new InputError(at(offset), expected, offset >= body.length ? 'the end of the text' : describeChar(body, offset))
+    throw new InputError(
+      at(offset),
+      expected,
+      offset >= body.length ? 'the end of the text' : describeChar(body, offset),
+    )
   }
 }
 
@@ -112,7 +122,10 @@ function reasonOf(message: string): string {
 
 function describeChar(text: string, offset: number): string {
   const code = text.codePointAt(offset)!
-  return JSON.stringify(String.fromCodePoint(code)).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return JSON.stringify(String.fromCodePoint(code)).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
 }
 
 /**

@@ -13,7 +13,18 @@
  *
  * The API is synchronous (the stores are): waiting blocks the thread with Atomics.wait.
  */
-import {closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import {basename, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {InputError} from './errors.js'
@@ -112,7 +123,11 @@ function tryLink(temp: string, path: string): boolean {
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw new InputError(path, 'a lock file that can be created (a folder that supports hard links)', (error as Error).message.split('\n')[0])
+    throw new InputError(
+      path,
+      'a lock file that can be created (a folder that supports hard links)',
+      (error as Error).message.split('\n')[0],
+    )
   }
 }
 
@@ -209,11 +224,30 @@ function removeDeadTakeover(takeoverPath: string): boolean {
 }
 
 /** The one-line error for a lock that stayed held for the whole wait. */
-function heldError(lockPath: string, takeoverPath: string, options: DirLockOptions, owner: LockOwner | typeof LOCK_UNKNOWN, waitMs: number): InputError {
+function heldError(
+  lockPath: string,
+  takeoverPath: string,
+  options: DirLockOptions,
+  owner: LockOwner | typeof LOCK_UNKNOWN,
+  waitMs: number,
+): InputError {
   const expected = `${options.expected} (waited ${waitMs} ms)`
-  if (owner === LOCK_UNKNOWN) return new InputError(lockPath, expected, `held by an unknown owner (a lock file without a pid; if no process uses ${options.subject}, remove ${lockPath})`)
-  if (!ownerAlive(owner)) return new InputError(takeoverPath, expected, `a takeover of dead pid ${owner.pid}'s lock that never finished (if no process uses ${options.subject}, remove ${takeoverPath})`)
-  const unsure = owner.start === undefined ? ` (a lock without a start time: if pid ${owner.pid} is not a kt process, remove ${lockPath})` : ''
+  if (owner === LOCK_UNKNOWN)
+    return new InputError(
+      lockPath,
+      expected,
+      `held by an unknown owner (a lock file without a pid; if no process uses ${options.subject}, remove ${lockPath})`,
+    )
+  if (!ownerAlive(owner))
+    return new InputError(
+      takeoverPath,
+      expected,
+      `a takeover of dead pid ${owner.pid}'s lock that never finished (if no process uses ${options.subject}, remove ${takeoverPath})`,
+    )
+  const unsure =
+    owner.start === undefined
+      ? ` (a lock without a start time: if pid ${owner.pid} is not a kt process, remove ${lockPath})`
+      : ''
   return new InputError(lockPath, expected, `held by pid ${owner.pid}${unsure}`)
 }
 
@@ -241,7 +275,8 @@ export function acquireDirLock(dir: string, options: DirLockOptions): void {
       }
       const owner = lockOwner(lockPath)
       if (owner === LOCK_GONE) continue // released between our link and our read: try again at once
-      if (owner !== LOCK_UNKNOWN && owner.token !== undefined && heldTokens.has(owner.token)) throw new InputError(lockPath, options.expected, 'already open in this process')
+      if (owner !== LOCK_UNKNOWN && owner.token !== undefined && heldTokens.has(owner.token))
+        throw new InputError(lockPath, options.expected, 'already open in this process')
       if (owner !== LOCK_UNKNOWN && !ownerAlive(owner) && removeDeadLock(temp, lockPath, takeoverPath, owner)) continue
       if (Date.now() >= deadline) throw heldError(lockPath, takeoverPath, options, owner, waitMs)
       sleepSync(LOCK_POLL_MS)

@@ -29,7 +29,9 @@ function anyFreePort(host: string): Promise<number> {
     server.once('error', reject)
     server.listen(0, host, () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }

@@ -3,7 +3,12 @@ import {InputError, describeValue} from './errors.js'
 
 /** "a.b[2].c" for a zod issue path ("(top level)" for the root). */
 export function issuePath(issue: z.ZodIssue): string {
-  return issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') : '(top level)'
+  return issue.path.length
+    ? issue.path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
+        .join('')
+        .replace(/^\./, '')
+    : '(top level)'
 }
 
 /** What a zod issue expected, as the phrase after "expected" in a one-line error. */
@@ -19,10 +24,13 @@ export function describeExpected(issue: z.ZodIssue): string {
       return JSON.stringify(issue.expected)
     case 'too_small':
       if (issue.type === 'array') return `at least ${issue.minimum} items`
-      if (issue.type === 'string') return issue.minimum === 1 ? 'a non-empty string' : `at least ${issue.minimum} characters`
+      if (issue.type === 'string')
+        return issue.minimum === 1 ? 'a non-empty string' : `at least ${issue.minimum} characters`
       return `a number ${issue.inclusive ? '>=' : '>'} ${issue.minimum}`
     case 'too_big':
-      return issue.type === 'array' ? `at most ${issue.maximum} items` : `a number ${issue.inclusive ? '<=' : '<'} ${issue.maximum}`
+      return issue.type === 'array'
+        ? `at most ${issue.maximum} items`
+        : `a number ${issue.inclusive ? '<=' : '<'} ${issue.maximum}`
     case 'unrecognized_keys':
       return `no unknown fields (${issue.keys.join(', ')})`
     case 'not_finite':

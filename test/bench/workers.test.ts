@@ -10,7 +10,14 @@ const pg = postgresForTests()
 describe.skipIf(pg.skip)(`kt bench workers ${pg.label}`, () => {
   it('measures a repeated process count as a fresh study each time', async () => {
     const storage = await pg.database('kt_bench')
-    const r = await benchWorkers({storage, counts: [1, 1], trialMs: 5, trialsPerProcess: 3, noopTrials: 2, log: () => undefined})
+    const r = await benchWorkers({
+      storage,
+      counts: [1, 1],
+      trialMs: 5,
+      trialsPerProcess: 3,
+      noopTrials: 2,
+      log: () => undefined,
+    })
     expect(r.rows.map((row) => row.processes)).toEqual([1, 1])
     for (const row of r.rows) {
       expect(row.trials).toBe(3)

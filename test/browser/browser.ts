@@ -9,7 +9,15 @@ import type {Browser, Page} from 'playwright-core'
 
 export const CHROMIUM = process.env.KT_CHROMIUM ?? '/usr/bin/chromium'
 /** Exactly the issue's flags; Playwright adds a fresh profile folder (--user-data-dir) per launch. */
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 export const SCREENSHOT_DIR = join(process.cwd(), '.ci-out', 'screenshots')
 
 export interface BrowserHandle {
@@ -27,7 +35,12 @@ export async function startBrowser(): Promise<BrowserHandle | string> {
   try {
     const {chromium} = await import('playwright-core')
     // Playwright gives every launch a fresh --user-data-dir of its own (and refuses one in args)
-    const browser = await chromium.launch({executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 20_000})
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      timeout: 20_000,
+    })
     return {browser, close: () => browser.close()}
   } catch (error) {
     if (inCi) throw error
@@ -63,13 +76,24 @@ export function markCount(page: Page, id: string): Promise<number> {
 }
 
 /** Viewport coordinates of a datum in chart `id`: its x and y values through the chart's own scales, offset by the plot's origin. */
-export async function pointPosition(page: Page, id: string, xValue: number, yValue: number): Promise<{x: number; y: number}> {
-  return page.evaluate(({chart, xValue, yValue}) => {
-    const view = (globalThis as unknown as {ktCharts: Record<string, any>}).ktCharts[chart]
-    const el = view.container()
-    const box = el.querySelector('svg, canvas').getBoundingClientRect()
-    const [ox, oy] = view.origin() as [number, number]
-    const pad = view.padding() as {left: number; top: number}
-    return {x: box.left + pad.left + ox + view.scale('x')(xValue), y: box.top + pad.top + oy + view.scale('y')(yValue)}
-  }, {chart: id, xValue, yValue})
+export async function pointPosition(
+  page: Page,
+  id: string,
+  xValue: number,
+  yValue: number,
+): Promise<{x: number; y: number}> {
+  return page.evaluate(
+    ({chart, xValue, yValue}) => {
+      const view = (globalThis as unknown as {ktCharts: Record<string, any>}).ktCharts[chart]
+      const el = view.container()
+      const box = el.querySelector('svg, canvas').getBoundingClientRect()
+      const [ox, oy] = view.origin() as [number, number]
+      const pad = view.padding() as {left: number; top: number}
+      return {
+        x: box.left + pad.left + ox + view.scale('x')(xValue),
+        y: box.top + pad.top + oy + view.scale('y')(yValue),
+      }
+    },
+    {chart: id, xValue, yValue},
+  )
 }

@@ -51,10 +51,13 @@ describe('kt dashboard in Chromium', () => {
   it('study page: every chart drawn, hovering a front point shows its configuration, importance ranked', async (ctx) => {
     if (!handle) return ctx.skip(skipReason)
     const {page, problems} = await open('/study/retrieval-all')
-    await page.waitForFunction(() => (globalThis as any).ktCharts?.importance !== undefined, undefined, {timeout: 15_000})
-    for (const id of ['history', 'budget', 'front', 'parallel', 'per_type', 'importance']) expect(await markCount(page, id), id).toBeGreaterThan(0)
+    await page.waitForFunction(() => (globalThis as any).ktCharts?.importance !== undefined, undefined, {
+      timeout: 15_000,
+    })
+    for (const id of ['history', 'budget', 'front', 'parallel', 'per_type', 'importance'])
+      expect(await markCount(page, id), id).toBeGreaterThan(0)
     expect(await page.locator('#profiles > li').count()).toBe(3)
-    const data = await (await fetch(new URL('/api/studies/retrieval-all', dash!.url))).json() as any
+    const data = (await (await fetch(new URL('/api/studies/retrieval-all', dash!.url))).json()) as any
     const v = data.view
     const trial = v.front.points[0] as number
     const i = v.trials.id.indexOf(trial)
@@ -69,7 +72,9 @@ describe('kt dashboard in Chromium', () => {
     await screenshot(page, 'dashboard-front-hover', false)
     // the trials table filters and sorts over all trials
     await page.fill('#filter', 'set=dominated')
-    expect(await page.locator('#trial-count').innerText()).toBe(`${v.front.dominated.length} of ${v.trials.id.length} trials`)
+    expect(await page.locator('#trial-count').innerText()).toBe(
+      `${v.front.dominated.length} of ${v.trials.id.length} trials`,
+    )
     await page.fill('#filter', '')
     await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
     await screenshot(page, 'dashboard-study')
@@ -100,7 +105,11 @@ describe('kt dashboard in Chromium', () => {
     expect(await page.getAttribute('body', 'data-rendered')).toBe(drawn)
     const r = kt(['search', '--resume', 'branin-random', '--storage', storage, '--trials', '31'])
     expect(r.status, r.stderr).toBe(0)
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('#trial-count')?.textContent === '31 of 31 trials', undefined, {timeout: LIVE_WITHIN_MS})
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelector('#trial-count')?.textContent === '31 of 31 trials',
+      undefined,
+      {timeout: LIVE_WITHIN_MS},
+    )
     expect(await page.evaluate(() => (globalThis as any).ktNoReload)).toBe(true) // same document: no reload happened
     expect(problems).toEqual([])
     await page.close()

@@ -28,7 +28,7 @@ afterAll(async () => {
 })
 
 describe('kt report --format html in Chromium', () => {
-  it('loads from disk with no console error and no failed request, every chart drawn, hover shows a trial\'s configuration, tables sort', async (ctx) => {
+  it("loads from disk with no console error and no failed request, every chart drawn, hover shows a trial's configuration, tables sort", async (ctx) => {
     if (!handle) return ctx.skip(skipReason)
     const {page, problems} = await watchedPage(handle.browser)
     const requests: string[] = []

@@ -15,7 +15,12 @@ let runs: ExampleRun[]
 
 beforeAll(async () => {
   dir = freshClone()
-  runs = await runAllExamples(dir, {timeoutMs: EXAMPLE_TIMEOUT_MS, lanes: 3, servers: SERVERS, serverGraceMs: SERVER_GRACE_MS})
+  runs = await runAllExamples(dir, {
+    timeoutMs: EXAMPLE_TIMEOUT_MS,
+    lanes: 3,
+    servers: SERVERS,
+    serverGraceMs: SERVER_GRACE_MS,
+  })
 }, 600_000)
 
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -23,7 +28,13 @@ afterAll(() => rmSync(dir, {recursive: true, force: true}))
 describe('every --help example runs as written from a fresh clone', () => {
   it('finds the examples of every command in the manifest', () => {
     // the slowest examples, for whoever makes the suite slower
-    console.log([...runs].sort((a, b) => b.ms - a.ms).slice(0, 8).map((r) => `${r.ms} ms ${r.command}#${r.index}`).join('\n'))
+    console.log(
+      [...runs]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 8)
+        .map((r) => `${r.ms} ms ${r.command}#${r.index}`)
+        .join('\n'),
+    )
     const commands = new Set(manifestExamples().map((e) => e.command))
     expect(commands.size).toBeGreaterThan(30)
     expect(runs.length).toBe(manifestExamples().filter((e) => e.line.startsWith('node ')).length)
@@ -33,17 +44,30 @@ describe('every --help example runs as written from a fresh clone', () => {
     const problems: string[] = []
     for (const r of runs) {
       const key = `${r.command}#${r.index}`
-      if (r.status !== r.expectedStatus) problems.push(`${key} (${r.line.replace(/node "[^"]*kt\.js"/, 'kt')}) exit ${r.status} (expected ${r.expectedStatus}) after ${r.ms} ms: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`)
+      if (r.status !== r.expectedStatus)
+        problems.push(
+          `${key} (${r.line.replace(/node "[^"]*kt\.js"/, 'kt')}) exit ${r.status} (expected ${r.expectedStatus}) after ${r.ms} ms: ${r.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`,
+        )
       // an example whose description announces a refusal shows kt's one-line error, nothing else
-      else if (/\brefuse/i.test(r.description) && !/^kt: [^\n]+\n$/.test(r.stderr)) problems.push(`${key}: a refusal, but stderr is not one "kt: ..." line: ${JSON.stringify(r.stderr.slice(0, 300))}`)
+      else if (/\brefuse/i.test(r.description) && !/^kt: [^\n]+\n$/.test(r.stderr))
+        problems.push(
+          `${key}: a refusal, but stderr is not one "kt: ..." line: ${JSON.stringify(r.stderr.slice(0, 300))}`,
+        )
     }
     expect(problems).toEqual([])
     // the refusals the examples document are there and were checked
-    expect(runs.filter((r) => r.expectedStatus !== 0 && /\brefuse/i.test(r.description)).map((r) => `${r.command}#${r.index}`)).toEqual(expect.arrayContaining(['deploy#0', 'db:start#2']))
+    expect(
+      runs
+        .filter((r) => r.expectedStatus !== 0 && /\brefuse/i.test(r.description))
+        .map((r) => `${r.command}#${r.index}`),
+    ).toEqual(expect.arrayContaining(['deploy#0', 'db:start#2']))
   })
 
   it('no example names a file outside the clone (../shared, /tmp)', () => {
-    for (const e of manifestExamples()) expect(e.line.replace(/node "[^"]*kt\.js"/, 'kt'), `${e.command}#${e.index}`).not.toMatch(/\.\.\/shared|\s\/tmp\//)
+    for (const e of manifestExamples())
+      expect(e.line.replace(/node "[^"]*kt\.js"/, 'kt'), `${e.command}#${e.index}`).not.toMatch(
+        /\.\.\/shared|\s\/tmp\//,
+      )
   })
 
   it('every --json output and every JSON file the examples write has snake_case keys', () => {
@@ -51,8 +75,13 @@ describe('every --help example runs as written from a fresh clone', () => {
     for (const r of runs) {
       if (r.status !== 0 || !/\s--json\b/.test(r.line) || r.stdout.trim() === '') continue
       const text = r.stdout.trim()
-      const values = text.startsWith('{') && !text.includes('}\n{') ? [JSON.parse(text)] : text.split('\n').map((l) => JSON.parse(l) as unknown)
-      for (const v of values) for (const k of nonSnakeKeys(v)) if (!/\.(metrics|config)\./.test(k)) problems.push(`${r.command}#${r.index} --json: ${k}`)
+      const values =
+        text.startsWith('{') && !text.includes('}\n{')
+          ? [JSON.parse(text)]
+          : text.split('\n').map((l) => JSON.parse(l) as unknown)
+      for (const v of values)
+        for (const k of nonSnakeKeys(v))
+          if (!/\.(metrics|config)\./.test(k)) problems.push(`${r.command}#${r.index} --json: ${k}`)
     }
     const walk = (d: string): string[] =>
       readdirSync(d).flatMap((name) => {

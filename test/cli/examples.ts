@@ -41,9 +41,29 @@ const POSTGRES = '(postgres block)'
  * (INDEPENDENT).
  */
 export const PRODUCERS_FIRST = [
-  'data:generate', 'data:import', 'run', 'phase', 'search', 'study:list', 'study:show', 'study:export', POSTGRES,
-  'rerank:generate', 'rerank:log', 'rerank:train', 'rerank:deploy', 'rerank:list', 'rerank:rollback',
-  'online:init', 'online:choose', 'online:feedback', 'online:status', 'eval', 'deploy', 'rollback', 'report',
+  'data:generate',
+  'data:import',
+  'run',
+  'phase',
+  'search',
+  'study:list',
+  'study:show',
+  'study:export',
+  POSTGRES,
+  'rerank:generate',
+  'rerank:log',
+  'rerank:train',
+  'rerank:deploy',
+  'rerank:list',
+  'rerank:rollback',
+  'online:init',
+  'online:choose',
+  'online:feedback',
+  'online:status',
+  'eval',
+  'deploy',
+  'rollback',
+  'report',
 ]
 /** Prefixes of commands that read only what they make themselves, run beside the sequence (unless in POSTGRES_BLOCK). */
 export const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
@@ -55,7 +75,18 @@ export const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
  * runs, the server stops, and the other `kt db start` examples (a second data folder on the same
  * port, then a refusal) run last. Keys are `command#index`.
  */
-export const POSTGRES_BLOCK = ['db:start#0', 'worker#0', 'worker#1', 'study:copy#0', 'study:copy#1', 'bench:workers#2', 'db:stop#0', 'db:start#1', 'db:stop#1', 'db:start#2']
+export const POSTGRES_BLOCK = [
+  'db:start#0',
+  'worker#0',
+  'worker#1',
+  'study:copy#0',
+  'study:copy#1',
+  'bench:workers#2',
+  'db:stop#0',
+  'db:start#1',
+  'db:stop#1',
+  'db:start#2',
+]
 /** The data folders those examples start servers in (stopped again however the run ends). */
 const POSTGRES_DIRS = ['.kt/postgres', '.kt/pg']
 /**
@@ -68,7 +99,9 @@ const POSTGRES_LOCK_DIR = join(tmpdir(), `kt-examples-port-${DEFAULT_DB_PORT}`)
 const POSTGRES_LOCK_WAIT_MS = 300_000
 
 export function manifestExamples(): Example[] {
-  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {examples?: Array<string | {command: string; description?: string}>}>}
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {
+    commands: Record<string, {examples?: Array<string | {command: string; description?: string}>}>
+  }
   const bin = `node ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))}`
   const ids = Object.keys(manifest.commands)
   const rank = (id: string): number => {
@@ -85,7 +118,13 @@ export function manifestExamples(): Example[] {
       (manifest.commands[id].examples ?? []).map((e, index) => {
         const text = typeof e === 'string' ? e : e.command
         const announced = typeof e === 'string' ? null : /\(.*\bexit (\d+)\b.*\)/.exec(e.description ?? '')
-        return {command: id, index, description: typeof e === 'string' ? '' : e.description ?? '', line: text.replaceAll('<%= config.bin %>', bin), expectedStatus: announced ? Number(announced[1]) : 0}
+        return {
+          command: id,
+          index,
+          description: typeof e === 'string' ? '' : (e.description ?? ''),
+          line: text.replaceAll('<%= config.bin %>', bin),
+          expectedStatus: announced ? Number(announced[1]) : 0,
+        }
       }),
     )
     .sort((a, b) => {
@@ -100,7 +139,11 @@ async function takePostgresPort(): Promise<void> {
   const deadline = Date.now() + POSTGRES_LOCK_WAIT_MS
   for (;;) {
     try {
-      acquireDirLock(POSTGRES_LOCK_DIR, {waitMs: 0, expected: `port ${DEFAULT_DB_PORT} for this run's PostgreSQL examples`, subject: `port ${DEFAULT_DB_PORT}`})
+      acquireDirLock(POSTGRES_LOCK_DIR, {
+        waitMs: 0,
+        expected: `port ${DEFAULT_DB_PORT} for this run's PostgreSQL examples`,
+        subject: `port ${DEFAULT_DB_PORT}`,
+      })
       break
     } catch (error) {
       if (Date.now() >= deadline) throw error
@@ -114,13 +157,20 @@ async function takePostgresPort(): Promise<void> {
   })
   if (!free) {
     releaseDirLock(POSTGRES_LOCK_DIR)
-    throw new Error(`port ${DEFAULT_DB_PORT} is taken by a process outside this test (ss -ltnp 'sport = :${DEFAULT_DB_PORT}' names it): the kt db start examples need it`)
+    throw new Error(
+      `port ${DEFAULT_DB_PORT} is taken by a process outside this test (ss -ltnp 'sport = :${DEFAULT_DB_PORT}' names it): the kt db start examples need it`,
+    )
   }
 }
 
 /** Stops what the PostgreSQL examples may have left running (a failed or timed-out example) and gives the port back. */
 function releasePostgresPort(cwd: string): void {
-  for (const dir of POSTGRES_DIRS) spawnSync(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'db', 'stop', '--dir', dir], {cwd, stdio: 'ignore', env: exampleEnv()})
+  for (const dir of POSTGRES_DIRS)
+    spawnSync(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'db', 'stop', '--dir', dir], {
+      cwd,
+      stdio: 'ignore',
+      env: exampleEnv(),
+    })
   releaseDirLock(POSTGRES_LOCK_DIR)
 }
 
@@ -134,7 +184,9 @@ function exampleEnv(): NodeJS.ProcessEnv {
 /** A folder like a fresh clone: every tracked file outside src/ and test/ (git ls-files). */
 export function freshClone(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kt-examples-'))
-  const files = spawnSync('git', ['ls-files'], {cwd: packageRoot, encoding: 'utf8'}).stdout.split('\n').filter((f) => f && !/^(src|test)\//.test(f))
+  const files = spawnSync('git', ['ls-files'], {cwd: packageRoot, encoding: 'utf8'})
+    .stdout.split('\n')
+    .filter((f) => f && !/^(src|test)\//.test(f))
   for (const f of files) {
     mkdirSync(dirname(join(dir, f)), {recursive: true})
     try {
@@ -150,7 +202,12 @@ export function freshClone(): string {
  * Runs one example. A server example (serverGraceMs given) passes when it is still running
  * after that long: it is then stopped and its status reported as 0.
  */
-export function runExample(example: Example, cwd: string, timeoutMs: number, serverGraceMs?: number): Promise<ExampleRun> {
+export function runExample(
+  example: Example,
+  cwd: string,
+  timeoutMs: number,
+  serverGraceMs?: number,
+): Promise<ExampleRun> {
   const started = Date.now()
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', example.line], {cwd, env: exampleEnv(), detached: true})
@@ -159,18 +216,15 @@ export function runExample(example: Example, cwd: string, timeoutMs: number, ser
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
     let served = false
-    const timer = setTimeout(
-      () => {
-        if (serverGraceMs !== undefined) served = true
-        else stderr += `\n(killed after ${timeoutMs} ms)`
-        try {
-          process.kill(-child.pid!, serverGraceMs !== undefined ? 'SIGTERM' : 'SIGKILL') // the shell and kt under it
-        } catch {
-          // already gone
-        }
-      },
-      serverGraceMs ?? timeoutMs,
-    )
+    const timer = setTimeout(() => {
+      if (serverGraceMs !== undefined) served = true
+      else stderr += `\n(killed after ${timeoutMs} ms)`
+      try {
+        process.kill(-child.pid!, serverGraceMs !== undefined ? 'SIGTERM' : 'SIGKILL') // the shell and kt under it
+      } catch {
+        // already gone
+      }
+    }, serverGraceMs ?? timeoutMs)
     child.on('close', (status) => {
       clearTimeout(timer)
       resolve({...example, status: served ? 0 : status, stdout, stderr, ms: Date.now() - started})
@@ -179,7 +233,10 @@ export function runExample(example: Example, cwd: string, timeoutMs: number, ser
 }
 
 /** Runs the sequence in order and the independent examples beside it, `lanes` at a time in all. */
-export async function runAllExamples(cwd: string, options: {timeoutMs: number; lanes: number; servers?: readonly string[]; serverGraceMs?: number}): Promise<ExampleRun[]> {
+export async function runAllExamples(
+  cwd: string,
+  options: {timeoutMs: number; lanes: number; servers?: readonly string[]; serverGraceMs?: number},
+): Promise<ExampleRun[]> {
   // examples that are not kt commands (curl against a server an earlier example started) document, they do not run
   const all = manifestExamples().filter((e) => e.line.startsWith('node '))
   const inBlock = (e: Example): boolean => POSTGRES_BLOCK.includes(`${e.command}#${e.index}`)
@@ -193,7 +250,14 @@ export async function runAllExamples(cwd: string, options: {timeoutMs: number; l
         await takePostgresPort()
         portTaken = true
       }
-      results.push(await runExample(e, cwd, options.timeoutMs, options.servers?.includes(e.command) ? options.serverGraceMs : undefined))
+      results.push(
+        await runExample(
+          e,
+          cwd,
+          options.timeoutMs,
+          options.servers?.includes(e.command) ? options.serverGraceMs : undefined,
+        ),
+      )
       if (portTaken && `${e.command}#${e.index}` === POSTGRES_BLOCK.at(-1)) {
         releasePostgresPort(cwd)
         portTaken = false
@@ -202,7 +266,10 @@ export async function runAllExamples(cwd: string, options: {timeoutMs: number; l
   }
   const side = [...independent]
   try {
-    await Promise.all([runQueue([...sequence]), ...Array.from({length: Math.max(1, options.lanes - 1)}, () => runQueue(side))])
+    await Promise.all([
+      runQueue([...sequence]),
+      ...Array.from({length: Math.max(1, options.lanes - 1)}, () => runQueue(side)),
+    ])
   } finally {
     if (portTaken) releasePostgresPort(cwd)
   }

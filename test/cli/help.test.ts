@@ -16,7 +16,17 @@ describe('kt --help', () => {
   })
 
   it('has a description and an example for every command', () => {
-    const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {summary?: string; description?: string; examples?: unknown[]; flags: Record<string, {description?: string; name: string}>}>}
+    const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {
+      commands: Record<
+        string,
+        {
+          summary?: string
+          description?: string
+          examples?: unknown[]
+          flags: Record<string, {description?: string; name: string}>
+        }
+      >
+    }
     for (const [id, c] of Object.entries(manifest.commands)) {
       expect(c.summary ?? c.description, id).toBeTruthy()
       expect(c.examples?.length ?? 0, `${id} examples`).toBeGreaterThan(0)

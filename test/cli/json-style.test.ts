@@ -20,13 +20,34 @@ describe('one JSON style', () => {
         return JSON.parse(r.stdout) as unknown
       }
       const outputs: Record<string, unknown> = {
-        search: run(['search', '--objective', 'counting_ones', '--budget', '3', '--storage', 's.sqlite', '--study', 'co']),
+        search: run([
+          'search',
+          '--objective',
+          'counting_ones',
+          '--budget',
+          '3',
+          '--storage',
+          's.sqlite',
+          '--study',
+          'co',
+        ]),
         show: run(['study', 'show', 'co', '--storage', 's.sqlite']),
         export: run(['study', 'export', 'co', '--storage', 's.sqlite', '--format', 'json']),
         init: run(['online', 'init', '--tenant', 'acme', '--dir', 'on']),
         status: run(['online', 'status', '--tenant', 'acme', '--dir', 'on']),
         generate: run(['rerank', 'generate', '--out', 'ltr', '--queries', '6,3,3', '--docs', '4,6']),
-        train: run(['rerank', 'train', '--data', 'ltr/train.txt', '--valid', 'ltr/valid.txt', '--trees', '3', '--save', 'm.json']),
+        train: run([
+          'rerank',
+          'train',
+          '--data',
+          'ltr/train.txt',
+          '--valid',
+          'ltr/valid.txt',
+          '--trees',
+          '3',
+          '--save',
+          'm.json',
+        ]),
       }
       for (const [name, json] of Object.entries(outputs)) expect(nonSnakeKeys(json), name).toEqual([])
       expect(nonSnakeKeys(JSON.parse(readFileSync(join(dir, 'm.json'), 'utf8'))), 'model file').toEqual([])

@@ -4,5 +4,8 @@ import {isSnakeKey} from '../../src/util/json-keys.js'
 export function nonSnakeKeys(value: unknown, path = ''): string[] {
   if (Array.isArray(value)) return value.flatMap((v) => nonSnakeKeys(v, `${path}[]`))
   if (value === null || typeof value !== 'object') return []
-  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [...(isSnakeKey(k) ? [] : [`${path}.${k}`]), ...nonSnakeKeys(v, `${path}.${k}`)])
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => [
+    ...(isSnakeKey(k) ? [] : [`${path}.${k}`]),
+    ...nonSnakeKeys(v, `${path}.${k}`),
+  ])
 }

@@ -26,12 +26,15 @@ const ARGS: Record<string, string[]> = {
 }
 
 describe('--out is always a folder', () => {
-  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {flags: Record<string, {description?: string}>}>}
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'oclif.manifest.json'), 'utf8')) as {
+    commands: Record<string, {flags: Record<string, {description?: string}>}>
+  }
   const withOut = Object.entries(manifest.commands).filter(([, c]) => c.flags.out !== undefined)
 
   it('every command with --out uses the one shared flag (outFlag in src/cli/base.ts)', () => {
     expect(withOut.map(([id]) => id).sort()).toEqual(Object.keys(ARGS).sort())
-    for (const [id, c] of withOut) expect(c.flags.out.description, id).toMatch(new RegExp(`^${OUT_FLAG_PREFIX.replace(/[()]/g, '\\$&')}: \\S`))
+    for (const [id, c] of withOut)
+      expect(c.flags.out.description, id).toMatch(new RegExp(`^${OUT_FLAG_PREFIX.replace(/[()]/g, '\\$&')}: \\S`))
   })
 
   it('an --out that names an existing file is refused in one line, exit 2, before any work', () => {
@@ -39,17 +42,24 @@ describe('--out is always a folder', () => {
     for (const [id, args] of Object.entries(ARGS)) {
       const r = kt([...args, '--out', 'taken'], {cwd: dir})
       expect(r.status, `${id}: ${r.stderr}`).toBe(2)
-      expect(r.stderr, id).toBe('kt: --out taken: expected a folder (kt writes its files inside it), got an existing file\n')
+      expect(r.stderr, id).toBe(
+        'kt: --out taken: expected a folder (kt writes its files inside it), got an existing file\n',
+      )
       expect(readFileSync(join(dir, 'taken'), 'utf8')).toBe('not a folder\n')
     }
   })
 
   it('kt data import writes OUT/dataset.json, kt study export OUT/<study>.<format> (the name made file-safe)', () => {
-    let r = kt(['data', 'import', join(packageRoot, 'fixtures/import/turns.csv'), '--out', 'imported/mine', '--json'], {cwd: dir})
+    let r = kt(['data', 'import', join(packageRoot, 'fixtures/import/turns.csv'), '--out', 'imported/mine', '--json'], {
+      cwd: dir,
+    })
     expect(r.status, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout).file).toBe(join('imported/mine', 'dataset.json'))
     expect(JSON.parse(readFileSync(join(dir, 'imported/mine/dataset.json'), 'utf8')).turns).toHaveLength(12)
-    r = kt(['search', '--objective', 'branin', '--trials', '3', '--storage', 's.sqlite', '--study', '../a/b', '--json'], {cwd: dir})
+    r = kt(
+      ['search', '--objective', 'branin', '--trials', '3', '--storage', 's.sqlite', '--study', '../a/b', '--json'],
+      {cwd: dir},
+    )
     expect(r.status, r.stderr).toBe(0)
     r = kt(['study', 'export', '../a/b', '--storage', 's.sqlite', '--format', 'json', '--out', 'exports'], {cwd: dir})
     expect(r.status, r.stderr).toBe(0)

@@ -18,9 +18,14 @@ const folders = ['first/clone', 'elsewhere/deeper/second']
 /** A plan beside its data (data/), with small budgets so that the whole study takes seconds. */
 function writeProject(dir: string): void {
   mkdirSync(join(dir, 'data'), {recursive: true})
-  for (const f of ['realistic_100', 'recency_bias_75', 'uniform_50', 'memory_small']) cpSync(join(packageRoot, 'fixtures', `${f}.json`), join(dir, 'data', `${f}.json`))
+  for (const f of ['realistic_100', 'recency_bias_75', 'uniform_50', 'memory_small'])
+    cpSync(join(packageRoot, 'fixtures', `${f}.json`), join(dir, 'data', `${f}.json`))
   const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
-  plan.datasets = {tune: 'data/realistic_100.json', holdout: ['data/recency_bias_75.json', 'data/uniform_50.json'], imported: []}
+  plan.datasets = {
+    tune: 'data/realistic_100.json',
+    holdout: ['data/recency_bias_75.json', 'data/uniform_50.json'],
+    imported: [],
+  }
   plan.properties.runs = 20
   plan.bootstrap.resamples = 100
   plan.search = {...plan.search, random_samples: 100, bohb_budget: 10}
@@ -66,13 +71,23 @@ describe('a study run from two different folders', () => {
     for (const p of profiles) expect(read(folders[1], `profiles/${p}`), p).toBe(read(folders[0], `profiles/${p}`))
     // the default plan holds out half of the conversations: tuning and held-out figures, no folder in any key
     expect(Object.keys(JSON.parse(read(folders[0], 'profiles/retrieval-routed.json')).metrics)).toEqual([
-      'recall@10_tuning', 'recall@10_holdout', 'recall@10_holdout_defaults', 'recall@10_holdout_delta', 'recall@10_holdout_delta_ci_low', 'recall@10_holdout_delta_ci_high', 'holdout_queries',
+      'recall@10_tuning',
+      'recall@10_holdout',
+      'recall@10_holdout_defaults',
+      'recall@10_holdout_delta',
+      'recall@10_holdout_delta_ci_low',
+      'recall@10_holdout_delta_ci_high',
+      'holdout_queries',
     ])
   })
 
   it('names no absolute path of its folder in any report or profile', () => {
     for (const f of folders) {
-      const files = ['report.json', 'report.md', ...readdirSync(join(base, f, 'out', 'profiles')).map((p) => `profiles/${p}`)]
+      const files = [
+        'report.json',
+        'report.md',
+        ...readdirSync(join(base, f, 'out', 'profiles')).map((p) => `profiles/${p}`),
+      ]
       for (const file of files) expect(read(f, file), `${f}/out/${file}`).not.toContain(base)
     }
   })

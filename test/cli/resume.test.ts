@@ -25,23 +25,38 @@ describe('kt run --resume reuses a checkpoint only when everything it was comput
     const {dir, planFile, out} = setup()
     const first = await runStudy({planFile, seed: 42, outDir: out, phases: ['synthetic']})
     expect(first.report.phases.synthetic!.leaks_found).toBe(0)
-    expect((await runStudy({planFile, seed: 42, outDir: out, phases: ['synthetic'], resume: true})).reused).toEqual(['synthetic'])
+    expect((await runStudy({planFile, seed: 42, outDir: out, phases: ['synthetic'], resume: true})).reused).toEqual([
+      'synthetic',
+    ])
     // the reviewers' attack: surprise = truth on every turn, keeping id, n and reference_time
     const hold = JSON.parse(readFileSync(join(dir, 'hold.json'), 'utf8'))
     for (const t of hold.turns) t.surprise = t.truth
     writeFileSync(join(dir, 'hold.json'), JSON.stringify(hold, null, 2))
     const again = await runStudy({planFile, seed: 42, outDir: out, phases: ['synthetic'], resume: true})
     expect(again.reused).toEqual([])
-    expect(again.notReused[0].reason).toMatch(/^the inputs changed since its checkpoint: datasets\.holdout\[0\] hold\.json changed \(sha256 [0-9a-f]{12} -> [0-9a-f]{12}\)$/)
-    expect(again.report.phases.synthetic!.datasets.find((d) => d.role === 'holdout')!.leakage.find((a) => a.signal === 'surprise')!.verdict).toBe('leak')
+    expect(again.notReused[0].reason).toMatch(
+      /^the inputs changed since its checkpoint: datasets\.holdout\[0\] hold\.json changed \(sha256 [0-9a-f]{12} -> [0-9a-f]{12}\)$/,
+    )
+    expect(
+      again.report.phases
+        .synthetic!.datasets.find((d) => d.role === 'holdout')!
+        .leakage.find((a) => a.signal === 'surprise')!.verdict,
+    ).toBe('leak')
   })
 
   it('a changed plan, retrieval data or engine script (beside the engine file) invalidates the checkpoints too', async () => {
     const {dir, planFile, out} = setup((plan, d) => {
       mkdirSync(join(d, 'engine'))
-      for (const f of ['engine.service.json', 'service.py', 'memengine.py']) cpSync(join(packageRoot, 'examples', 'python-engine', f), join(d, 'engine', f))
+      for (const f of ['engine.service.json', 'service.py', 'memengine.py'])
+        cpSync(join(packageRoot, 'examples', 'python-engine', f), join(d, 'engine', f))
       cpSync(fixture('memory_small.json'), join(d, 'memory.json'))
-      plan.retrieval = {data: 'memory.json', engine: 'engine/engine.service.json', metric: 'recall@10', optimizer: 'random', budget: 1}
+      plan.retrieval = {
+        data: 'memory.json',
+        engine: 'engine/engine.service.json',
+        metric: 'recall@10',
+        optimizer: 'random',
+        budget: 1,
+      }
     })
     // Phase 1 alone: the retrieval study does not run, but its inputs are part of every checkpoint's key
     const run = () => runStudy({planFile, seed: 42, outDir: out, phases: ['properties'], resume: true})
@@ -55,7 +70,10 @@ describe('kt run --resume reuses a checkpoint only when everything it was comput
     ]
     for (const [file, reason] of edits) {
       const path = join(dir, file)
-      writeFileSync(path, file.endsWith('.py') ? `${readFileSync(path, 'utf8')}\n# edited\n` : `${readFileSync(path, 'utf8')}\n`)
+      writeFileSync(
+        path,
+        file.endsWith('.py') ? `${readFileSync(path, 'utf8')}\n# edited\n` : `${readFileSync(path, 'utf8')}\n`,
+      )
       const r = await run()
       expect(r.reused, file).toEqual([])
       expect(r.notReused[0].reason, file).toMatch(reason)
@@ -76,7 +94,9 @@ describe('kt run --resume reuses a checkpoint only when everything it was comput
     expect(r.notReused).toEqual([{phase: 'deploy', reason: 'its output profiles/baseline.env is missing'}])
     expect(readFileSync(env, 'utf8')).toBe(original)
     writeFileSync(env, 'IMPORTANCE_WEIGHT_DECAY=1\n')
-    expect((await resume()).notReused).toEqual([{phase: 'deploy', reason: 'its output profiles/optimum.env was changed'}])
+    expect((await resume()).notReused).toEqual([
+      {phase: 'deploy', reason: 'its output profiles/optimum.env was changed'},
+    ])
     expect(readFileSync(env, 'utf8')).toBe(original)
     // the search's study store gone: the search is recomputed, and validation and deploy with it
     rmSync(join(out, 'studies.sqlite'))
@@ -114,7 +134,13 @@ describe('kt run --resume reuses a checkpoint only when everything it was comput
   it('the code identity is the content of the code: the same in a fresh copy elsewhere (other times, other place), different after any edit', () => {
     const make = () => {
       const root = mkdtempSync(join(tmpdir(), 'kt-code-'))
-      for (const [f, text] of [['src/a.js', 'export const a = 1\n'], ['phases/lib/b.js', 'export const b = 2\n'], ['src/types.d.ts', 'x'], ['package.json', '{"name":"kt"}'], ['package-lock.json', '{}']]) {
+      for (const [f, text] of [
+        ['src/a.js', 'export const a = 1\n'],
+        ['phases/lib/b.js', 'export const b = 2\n'],
+        ['src/types.d.ts', 'x'],
+        ['package.json', '{"name":"kt"}'],
+        ['package-lock.json', '{}'],
+      ]) {
         mkdirSync(join(root, f, '..'), {recursive: true})
         writeFileSync(join(root, f), text)
       }

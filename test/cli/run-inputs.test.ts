@@ -10,7 +10,12 @@ const fixture = (name: string) => join(packageRoot, 'fixtures', name)
 const TUNE = fixture('realistic_100.json')
 
 /** Writes a plan into `dir` tuned on realistic_100, with the given held-out and imported files. */
-function planWith(dir: string, holdout: string[], imported: string[] = [], edit: (p: Record<string, unknown>) => void = () => {}): string {
+function planWith(
+  dir: string,
+  holdout: string[],
+  imported: string[] = [],
+  edit: (p: Record<string, unknown>) => void = () => {},
+): string {
   const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
   plan.datasets = {tune: TUNE, holdout, imported}
   delete plan.retrieval
@@ -34,15 +39,37 @@ describe('held-out data that is the tuning set in disguise is refused in one lin
   writeFileSync(join(dir, 'renamed.json'), JSON.stringify(renamed))
 
   const cases: Array<[string, string[], string[], RegExp]> = [
-    ['a byte copy', ['copy.json'], [], /: datasets\.holdout\[0\]: expected a dataset other than the tuning set \(validating on training data proves nothing\), got "copy\.json", a copy of datasets\.tune \(same sha256 [0-9a-f]{12}\)$/],
-    ['a symlink', [fixture('uniform_50.json'), 'link.json'], [], /: datasets\.holdout\[1\]: expected a dataset other than the tuning set .*, got "link\.json", the same file as datasets\.tune \(through a link\)$/],
-    ['an imported copy', [], ['copy.json'], /: datasets\.imported\[0\]: expected a dataset other than the tuning set .*a copy of datasets\.tune/],
-    ['the same turns under another id', ['renamed.json'], [], /: datasets\.holdout\[0\]: .*got "renamed\.json", whose 100 turns are all turns of datasets\.tune$/],
+    [
+      'a byte copy',
+      ['copy.json'],
+      [],
+      /: datasets\.holdout\[0\]: expected a dataset other than the tuning set \(validating on training data proves nothing\), got "copy\.json", a copy of datasets\.tune \(same sha256 [0-9a-f]{12}\)$/,
+    ],
+    [
+      'a symlink',
+      [fixture('uniform_50.json'), 'link.json'],
+      [],
+      /: datasets\.holdout\[1\]: expected a dataset other than the tuning set .*, got "link\.json", the same file as datasets\.tune \(through a link\)$/,
+    ],
+    [
+      'an imported copy',
+      [],
+      ['copy.json'],
+      /: datasets\.imported\[0\]: expected a dataset other than the tuning set .*a copy of datasets\.tune/,
+    ],
+    [
+      'the same turns under another id',
+      ['renamed.json'],
+      [],
+      /: datasets\.holdout\[0\]: .*got "renamed\.json", whose 100 turns are all turns of datasets\.tune$/,
+    ],
   ]
   for (const [what, holdout, imported, message] of cases)
     it(what, async () => {
       const out = join(dir, `out-${what.replace(/\W/g, '')}`)
-      await expect(runStudy({planFile: planWith(dir, holdout, imported), seed: 42, outDir: out, phases: ['properties']})).rejects.toThrow(message)
+      await expect(
+        runStudy({planFile: planWith(dir, holdout, imported), seed: 42, outDir: out, phases: ['properties']}),
+      ).rejects.toThrow(message)
       expect(existsSync(out)).toBe(false)
     })
 
@@ -61,8 +88,14 @@ describe('held-out data that is the tuning set in disguise is refused in one lin
     for (let i = 0; i < 7; i++) mixed.turns[i].text = tune.turns[i].text
     writeFileSync(join(dir, 'mixed.json'), JSON.stringify(mixed))
     const plan = planWith(dir, ['mixed.json'])
-    const expected = 'datasets.holdout[0] (mixed.json) shares 7 of 50 turn texts with the tuning set (datasets.tune): its validation is partly on data tuned on'
-    const {report, warnings} = await runStudy({planFile: plan, seed: 42, outDir: join(dir, 'mixed-out'), phases: ['synthetic']})
+    const expected =
+      'datasets.holdout[0] (mixed.json) shares 7 of 50 turn texts with the tuning set (datasets.tune): its validation is partly on data tuned on'
+    const {report, warnings} = await runStudy({
+      planFile: plan,
+      seed: 42,
+      outDir: join(dir, 'mixed-out'),
+      phases: ['synthetic'],
+    })
     expect(warnings).toEqual([expected])
     expect(report.run.warnings).toEqual([expected])
     expect(readFileSync(join(dir, 'mixed-out', 'report.md'), 'utf8')).toContain(`- **Warning**: ${expected}.`)
@@ -88,19 +121,45 @@ describe('bad input leaves no output folder behind (every input is checked befor
 
   const cases: Array<[string, string, RegExp]> = [
     ['a bad held-out dataset', planWith(dir, ['nan.json']), /nan\.json: turns\[3\]\.truth: expected number, got "NaN"/],
-    ['retrieval data that is not JSON', planWith(dir, [fixture('uniform_50.json')], [], (p) => {
-      p.retrieval = {data: 'notjson.json', metric: 'recall@10', optimizer: 'random', budget: 1}
-    }), /notjson\.json:1:\d+: expected valid JSON/],
-    ['a retrieval split naming no conversation of the data', planWith(dir, [fixture('uniform_50.json')], [], (p) => {
-      p.retrieval = {data: fixture('memory_small.json'), metric: 'recall@10', optimizer: 'random', budget: 1, split: {train: ['nope'], holdout: ['none']}}
-    }), /retrieval\.split\.train\[0\]: expected a conversation id of .*memory_small\.json, got "nope"/],
-    ['an invalid engine file', planWith(dir, [fixture('uniform_50.json')], [], (p) => {
-      p.retrieval = {data: fixture('memory_small.json'), engine: 'eng/engine.json', metric: 'recall@10', optimizer: 'random', budget: 1}
-    }), /eng\/engine\.json: parameters\[0\]/],
+    [
+      'retrieval data that is not JSON',
+      planWith(dir, [fixture('uniform_50.json')], [], (p) => {
+        p.retrieval = {data: 'notjson.json', metric: 'recall@10', optimizer: 'random', budget: 1}
+      }),
+      /notjson\.json:1:\d+: expected valid JSON/,
+    ],
+    [
+      'a retrieval split naming no conversation of the data',
+      planWith(dir, [fixture('uniform_50.json')], [], (p) => {
+        p.retrieval = {
+          data: fixture('memory_small.json'),
+          metric: 'recall@10',
+          optimizer: 'random',
+          budget: 1,
+          split: {train: ['nope'], holdout: ['none']},
+        }
+      }),
+      /retrieval\.split\.train\[0\]: expected a conversation id of .*memory_small\.json, got "nope"/,
+    ],
+    [
+      'an invalid engine file',
+      planWith(dir, [fixture('uniform_50.json')], [], (p) => {
+        p.retrieval = {
+          data: fixture('memory_small.json'),
+          engine: 'eng/engine.json',
+          metric: 'recall@10',
+          optimizer: 'random',
+          budget: 1,
+        }
+      }),
+      /eng\/engine\.json: parameters\[0\]/,
+    ],
   ]
   for (const [what, plan, message] of cases)
     it(what, async () => {
-      await expect(runStudy({planFile: plan, seed: 42, outDir: join(dir, 'out', what.replace(/\W/g, ''))})).rejects.toThrow(message)
+      await expect(
+        runStudy({planFile: plan, seed: 42, outDir: join(dir, 'out', what.replace(/\W/g, ''))}),
+      ).rejects.toThrow(message)
       expect(existsSync(join(dir, 'out'))).toBe(false)
     })
 

@@ -22,7 +22,15 @@ describe('kt run', () => {
     const summary = JSON.parse(first.stdout)
     expect(summary).toMatchObject({verdict: 'fail', validation_passed: false, validation_verdict: 'fail'})
     expect(summary.verdict_reasons).toEqual(['validation failed: token-budget on uniform_50'])
-    expect(summary.phases_run).toEqual(['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy', 'visualize'])
+    expect(summary.phases_run).toEqual([
+      'properties',
+      'synthetic',
+      'ablation',
+      'search',
+      'validation',
+      'deploy',
+      'visualize',
+    ])
     const report = JSON.parse(readFileSync(join(dir, 'a', 'report.json'), 'utf8'))
     expect(report.schema).toBe('kt.report')
     expect(report.phases.search.grid.points).toBe(1771)
@@ -31,7 +39,8 @@ describe('kt run', () => {
       for (const f of [c.spec, c.svg, c.png]) expect(existsSync(join(dir, 'a', f)), f).toBe(true)
       expect(statSync(join(dir, 'a', c.png)).size).toBeGreaterThan(5000)
     }
-    for (const f of ['optimum.env', 'optimum.sh', 'optimum.json', 'baseline.env']) expect(existsSync(join(dir, 'a', 'profiles', f))).toBe(true)
+    for (const f of ['optimum.env', 'optimum.sh', 'optimum.json', 'baseline.env'])
+      expect(existsSync(join(dir, 'a', 'profiles', f))).toBe(true)
     const md = readFileSync(join(dir, 'a', 'report.md'), 'utf8')
     expect(md).toContain('## Phase 7: charts')
     expect(md).toMatch(/\(absolute, spearman correlation\)/)
@@ -44,12 +53,18 @@ describe('kt run', () => {
     const a = readFileSync(join(dir, 'a', 'report.json'), 'utf8')
     const b = readFileSync(join(dir, 'b', 'report.json'), 'utf8')
     expect(withoutTiming(b)).toBe(withoutTiming(a))
-    expect(readFileSync(join(dir, 'b', 'profiles', 'optimum.env'), 'utf8')).toBe(readFileSync(join(dir, 'a', 'profiles', 'optimum.env'), 'utf8'))
+    expect(readFileSync(join(dir, 'b', 'profiles', 'optimum.env'), 'utf8')).toBe(
+      readFileSync(join(dir, 'a', 'profiles', 'optimum.env'), 'utf8'),
+    )
   })
 
   it('gives the same report with the system clock a month ahead', async () => {
     vi.useFakeTimers({toFake: ['Date'], now: Date.now() + 31 * 24 * 3_600_000})
-    const {report} = await runStudy({seed: 42, outDir: join(dir, 'c'), phases: ['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy']})
+    const {report} = await runStudy({
+      seed: 42,
+      outDir: join(dir, 'c'),
+      phases: ['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy'],
+    })
     vi.useRealTimers()
     const a = JSON.parse(withoutTiming(readFileSync(join(dir, 'a', 'report.json'), 'utf8')))
     const c = JSON.parse(JSON.stringify(report))
@@ -67,8 +82,12 @@ describe('kt run', () => {
     const a = JSON.parse(readFileSync(join(dir, 'a', 'report.json'), 'utf8'))
     const d = JSON.parse(readFileSync(join(dir, 'd', 'report.json'), 'utf8'))
     // same point estimates, different bootstrap intervals
-    expect(d.phases.ablation.datasets[0].configs[0].spearman.estimate).toBe(a.phases.ablation.datasets[0].configs[0].spearman.estimate)
-    expect(d.phases.ablation.datasets[0].configs[0].spearman.low).not.toBe(a.phases.ablation.datasets[0].configs[0].spearman.low)
+    expect(d.phases.ablation.datasets[0].configs[0].spearman.estimate).toBe(
+      a.phases.ablation.datasets[0].configs[0].spearman.estimate,
+    )
+    expect(d.phases.ablation.datasets[0].configs[0].spearman.low).not.toBe(
+      a.phases.ablation.datasets[0].configs[0].spearman.low,
+    )
   })
 
   it('re-renders report.md from report.json alone', () => {
@@ -87,11 +106,19 @@ describe('kt run', () => {
   it('never calls a partial run that did not validate a PASS: n/a, exit 0 when nothing that ran failed', () => {
     const r = kt(['phase', '3', '--out', join(dir, 'p3'), '--json'])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout)).toMatchObject({verdict: 'n/a', verdict_reasons: ['partial run: the validation (phase 5) did not run, so nothing was validated'], validation_verdict: null})
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      verdict: 'n/a',
+      verdict_reasons: ['partial run: the validation (phase 5) did not run, so nothing was validated'],
+      validation_verdict: null,
+    })
     const text = kt(['phase', '3', '--out', join(dir, 'p3')])
-    expect(text.stdout).toMatch(/verdict: N\/A \(partial run: the validation \(phase 5\) did not run, so nothing was validated\); exit 0/)
+    expect(text.stdout).toMatch(
+      /verdict: N\/A \(partial run: the validation \(phase 5\) did not run, so nothing was validated\); exit 0/,
+    )
     expect(text.stdout).not.toMatch(/PASS/)
-    expect(readFileSync(join(dir, 'p3', 'report.md'), 'utf8')).toMatch(/- Verdict: \*\*n\/a\*\*: the validation \(phase 5\) did not run/)
+    expect(readFileSync(join(dir, 'p3', 'report.md'), 'utf8')).toMatch(
+      /- Verdict: \*\*n\/a\*\*: the validation \(phase 5\) did not run/,
+    )
   })
 })
 
@@ -121,9 +148,13 @@ describe('bad input', () => {
   it('names the field of a NaN or negative weight and a missing field', () => {
     const plan = JSON.parse(readFileSync(join(__dirname, '../../phases/plan.default.json'), 'utf8'))
     plan.baseline.surprise = -0.3
-    expect(kt(['run', '--plan', bad('neg.json', JSON.stringify(plan))]).stderr).toMatch(/neg\.json: baseline\.surprise: expected a number >= 0, got -0\.3/)
+    expect(kt(['run', '--plan', bad('neg.json', JSON.stringify(plan))]).stderr).toMatch(
+      /neg\.json: baseline\.surprise: expected a number >= 0, got -0\.3/,
+    )
     delete plan.baseline.surprise
-    expect(kt(['run', '--plan', bad('missing.json', JSON.stringify(plan))]).stderr).toMatch(/missing\.json: baseline\.surprise: expected number \(the field is missing\), got nothing/)
+    expect(kt(['run', '--plan', bad('missing.json', JSON.stringify(plan))]).stderr).toMatch(
+      /missing\.json: baseline\.surprise: expected number \(the field is missing\), got nothing/,
+    )
   })
 
   it('rejects a dataset with a NaN-like truth, naming the turn', () => {
@@ -160,15 +191,24 @@ describe('kt run: the retrieval study in Phase 4', () => {
     expect(r.studies[0]).toBe('retrieval-all')
     expect(r.front.points.length).toBeGreaterThan(0)
     expect(r.front.hypervolume).toBeGreaterThan(0)
-    expect(r.profiles.map((p: {name: string}) => p.name)).toEqual(['financial-compliance', 'high-throughput', 'coding-assistant'])
+    expect(r.profiles.map((p: {name: string}) => p.name)).toEqual([
+      'financial-compliance',
+      'high-throughput',
+      'coding-assistant',
+    ])
     const d = report.phases.deploy.retrieval
     for (const p of d.domain) for (const f of p.files) expect(existsSync(join(dir, 'b', f)), f).toBe(true)
     const routed = JSON.parse(readFileSync(join(dir, 'b', d.routed), 'utf8'))
     expect(Object.keys(routed.overrides).sort()).toEqual([...d.overridden_types].sort())
     // the default plan holds out half of the conversations: every retrieval profile has a verdict the gate reads
     expect(r.validation.split).toMatch(/held out 1 \(synth-7-\d\)/)
-    for (const p of [...d.domain.map((x: {verdict: string}) => x.verdict), d.routed_verdict]) expect(['pass', 'fail']).toContain(p)
-    expect(routed.validation.criteria[0]).toMatchObject({id: 'holdout-noninferior', metric: 'recall@10_delta_ci_low', dataset: 'holdout'})
+    for (const p of [...d.domain.map((x: {verdict: string}) => x.verdict), d.routed_verdict])
+      expect(['pass', 'fail']).toContain(p)
+    expect(routed.validation.criteria[0]).toMatchObject({
+      id: 'holdout-noninferior',
+      metric: 'recall@10_delta_ci_low',
+      dataset: 'holdout',
+    })
     expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toContain('retrieval-front')
   })
 })
@@ -209,7 +249,9 @@ describe('plans and deploys that would mislead', () => {
     const r = kt(['deploy', file, '--target', join(dir, 'dep')])
     expect(r.status).toBe(1)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
-    expect(r.stderr).toMatch(/deploy refused: .*optimum\.json \(importance profile optimum\): its run failed validation: token-budget on uniform_50 \(token_budget_change_rel 0\.4343, needs < 0\.2\); to deploy it anyway: --force --reason "why"/)
+    expect(r.stderr).toMatch(
+      /deploy refused: .*optimum\.json \(importance profile optimum\): its run failed validation: token-budget on uniform_50 \(token_budget_change_rel 0\.4343, needs < 0\.2\); to deploy it anyway: --force --reason "why"/,
+    )
     expect(kt(['deploy', file, '--target', join(dir, 'dep'), '--force']).status).toBe(2)
     const forced = kt(['deploy', file, '--target', join(dir, 'dep'), '--force', '--reason', 'CI test', '--json'])
     expect(forced.status, forced.stderr).toBe(0)
@@ -221,7 +263,10 @@ describe('plans and deploys that would mislead', () => {
   it('deploys or refuses each retrieval profile by its held-out verdict, and refuses them all when the plan holds nothing out', () => {
     const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
     const d = report.phases.deploy.retrieval
-    for (const [name, verdict] of [...d.domain.map((x: {name: string; verdict: string}) => [x.name, x.verdict]), ['retrieval-routed', d.routed_verdict]]) {
+    for (const [name, verdict] of [
+      ...d.domain.map((x: {name: string; verdict: string}) => [x.name, x.verdict]),
+      ['retrieval-routed', d.routed_verdict],
+    ]) {
       const r = kt(['deploy', join(dir, 'b', 'profiles', `${name}.json`), '--target', join(dir, `dep-${name}`)])
       expect(r.status, `${name} ${verdict} ${r.stderr}`).toBe(verdict === 'pass' ? 0 : 1)
       if (verdict !== 'pass') expect(r.stderr).toMatch(/its run failed validation: holdout-noninferior/)
@@ -234,10 +279,22 @@ describe('plans and deploys that would mislead', () => {
     delete p.retrieval.split
     const run = kt(['run', '--plan', write('no-split.json', p), '--out', join(dir, 'no-split'), '--json'])
     expect([0, 1], run.stderr).toContain(run.status)
-    const r = kt(['deploy', join(dir, 'no-split', 'profiles', 'retrieval-high-throughput.json'), '--target', join(dir, 'dep-r')])
+    const r = kt([
+      'deploy',
+      join(dir, 'no-split', 'profiles', 'retrieval-high-throughput.json'),
+      '--target',
+      join(dir, 'dep-r'),
+    ])
     expect(r.status).toBe(1)
-    expect(r.stderr).toMatch(/deploy refused: .*\(retrieval profile retrieval-high-throughput\): it has no validation \(the retrieval study tuned on all of .*memory_small\.json and has no held-out conversations to validate on \(set retrieval\.split in the plan\)\)/)
-    const routed = kt(['deploy', join(dir, 'no-split', 'profiles', 'retrieval-routed.json'), '--target', join(dir, 'dep-r')])
+    expect(r.stderr).toMatch(
+      /deploy refused: .*\(retrieval profile retrieval-high-throughput\): it has no validation \(the retrieval study tuned on all of .*memory_small\.json and has no held-out conversations to validate on \(set retrieval\.split in the plan\)\)/,
+    )
+    const routed = kt([
+      'deploy',
+      join(dir, 'no-split', 'profiles', 'retrieval-routed.json'),
+      '--target',
+      join(dir, 'dep-r'),
+    ])
     expect(routed.status).toBe(1)
     expect(routed.stderr).toMatch(/\(routed profile retrieval-routed\): it has no validation/)
   })
@@ -246,7 +303,9 @@ describe('plans and deploys that would mislead', () => {
     const rows = ['id,time,text,truth,surprise,query']
     for (let i = 0; i < 60; i++) {
       const truth = ((i * 37) % 100) / 100
-      rows.push(`t${i},2024-01-01T${String(i % 24).padStart(2, '0')}:00:00Z,turn ${i} about topic ${i % 5},${truth},${truth},topic ${i % 5}`)
+      rows.push(
+        `t${i},2024-01-01T${String(i % 24).padStart(2, '0')}:00:00Z,turn ${i} about topic ${i % 5},${truth},${truth},topic ${i % 5}`,
+      )
     }
     const csv = join(dir, 'leak.csv')
     writeFileSync(csv, `${rows.join('\n')}\n`)
@@ -258,7 +317,9 @@ describe('plans and deploys that would mislead', () => {
     const small = ['id,time,text,truth,surprise,query']
     for (let i = 0; i < 25; i++) {
       const truth = i % 5 === 4 ? 0.7 + ((i * 7) % 30) / 100 : ((i * 13) % 30) / 100
-      small.push(`s${i},2024-01-01T${String(i % 24).padStart(2, '0')}:00:00Z,turn ${i} about topic ${i % 5},${truth},${truth},topic ${i % 5}`)
+      small.push(
+        `s${i},2024-01-01T${String(i % 24).padStart(2, '0')}:00:00Z,turn ${i} about topic ${i % 5},${truth},${truth},topic ${i % 5}`,
+      )
     }
     writeFileSync(join(dir, 'leak_small.csv'), `${small.join('\n')}\n`)
     const imSmall = kt(['data', 'import', join(dir, 'leak_small.csv'), '--out', join(dir, 'leak-small-data')])
@@ -285,7 +346,10 @@ describe('plans and deploys that would mislead', () => {
     const split = parseSplit('conversations:0.5', 42)
     const parts = {tuning: splitDataset(dataset, split, 'train'), holdout: splitDataset(dataset, split, 'holdout')}
     const report = JSON.parse(readFileSync(join(dir, 'b', 'report.json'), 'utf8'))
-    const files = [...report.phases.deploy.retrieval.domain.map((d: {files: string[]}) => d.files[2]), report.phases.deploy.retrieval.routed]
+    const files = [
+      ...report.phases.deploy.retrieval.domain.map((d: {files: string[]}) => d.files[2]),
+      report.phases.deploy.retrieval.routed,
+    ]
     expect(files).toHaveLength(4)
     for (const f of files) {
       const p = loadRetrievalProfile(join(dir, 'b', f))
@@ -293,14 +357,28 @@ describe('plans and deploys that would mislead', () => {
         const recorded = p.loaded.profile.metrics[`recall@10_${part}`]
         expect(recorded, `${f} ${part}`).toBeTypeOf('number')
         // what the eval command computes (src/commands/eval.ts)
-        expect(runEvaluation(ds, p.config, {engine: {overrides: p.overrides}}).engine.overall['recall@10'], `${f} ${part}`).toBe(recorded)
+        expect(
+          runEvaluation(ds, p.config, {engine: {overrides: p.overrides}}).engine.overall['recall@10'],
+          `${f} ${part}`,
+        ).toBe(recorded)
       }
     }
     // and through the CLI for the routed profile (once read as the defaults), on the held-out conversation
     const routed = join(dir, 'b', report.phases.deploy.retrieval.routed)
-    const r = kt(['eval', '--data', data, '--conversation', splitIds(dataset, split).holdout.join(','), '--profile', routed, '--json'])
+    const r = kt([
+      'eval',
+      '--data',
+      data,
+      '--conversation',
+      splitIds(dataset, split).holdout.join(','),
+      '--profile',
+      routed,
+      '--json',
+    ])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout).engine.overall['recall@10']).toBe(JSON.parse(readFileSync(routed, 'utf8')).metrics['recall@10_holdout'])
+    expect(JSON.parse(r.stdout).engine.overall['recall@10']).toBe(
+      JSON.parse(readFileSync(routed, 'utf8')).metrics['recall@10_holdout'],
+    )
   })
 
   it('keeps the optimum within the plan token-budget criterion on the tuning set', () => {

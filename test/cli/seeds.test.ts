@@ -6,14 +6,23 @@ import {runStudy} from '../../phases/runner.js'
 import {parseSeedList, seedsAgreeing} from '../../phases/lib/seeds.js'
 import {kt} from './helpers.js'
 
-describe('kt run --seeds: the optimum\'s spread and the verdict on each seed', () => {
+describe("kt run --seeds: the optimum's spread and the verdict on each seed", () => {
   it('re-runs search and validation per seed, deterministically, and reports the spread (the issue: relevance 0.35 to 0.48 over seeds)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-seeds-'))
-    const {report, outDir} = await runStudy({seed: 42, outDir: dir, phases: ['search', 'validation'], checkSeeds: [3, 42]})
+    const {report, outDir} = await runStudy({
+      seed: 42,
+      outDir: dir,
+      phases: ['search', 'validation'],
+      checkSeeds: [3, 42],
+    })
     const s = report.seeds!
     expect(s.seeds).toEqual([3, 42])
     // seed 42 is the run's own: its entry is the run's optimum and verdict
-    expect(s.per_seed[1]).toMatchObject({seed: 42, optimum: report.phases.search!.optimum.weights, validation_passed: report.phases.validation!.passed})
+    expect(s.per_seed[1]).toMatchObject({
+      seed: 42,
+      optimum: report.phases.search!.optimum.weights,
+      validation_passed: report.phases.validation!.passed,
+    })
     // measured with this plan: seed 3 moves relevance from 0.35 to 0.48
     expect(s.per_seed[0].optimum.relevance).toBeCloseTo(0.48, 2)
     expect(s.per_seed[1].optimum.relevance).toBeCloseTo(0.35, 2)
@@ -28,14 +37,14 @@ describe('kt run --seeds: the optimum\'s spread and the verdict on each seed', (
     expect(report.run.id).toMatch(/-seeds3\.42$/)
     const md = readFileSync(join(outDir, 'report.md'), 'utf8')
     expect(md).toMatch(/## Seed check/)
-    expect(md).toContain('The run\'s verdict (FAIL) holds on 2 of 2 seeds.')
+    expect(md).toContain("The run's verdict (FAIL) holds on 2 of 2 seeds.")
     expect(md).not.toMatch(/DEPENDS ON THE SEED/)
     expect(md).toMatch(/\| range \| .* \| 0\.35-0\.48 \|/)
     expect(JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8')).seeds).toEqual(JSON.parse(JSON.stringify(s)))
     expect(existsSync(join(outDir, '.seeds'))).toBe(false)
   })
 
-  it('a single seed has an undefined sd (null, n/a), not a spread of 0; a verdict that differs from the run\'s does not hold', async () => {
+  it("a single seed has an undefined sd (null, n/a), not a spread of 0; a verdict that differs from the run's does not hold", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-seeds-one-'))
     const {report, outDir} = await runStudy({seed: 42, outDir: dir, phases: ['search'], checkSeeds: [42]})
     const s = report.seeds!

@@ -21,10 +21,16 @@ function sh(line: string) {
 
 describe('kt study list|show|export examples from a fresh folder', () => {
   it('without a study file: one line saying how to make one, exit 2', () => {
-    for (const args of [['study', 'list'], ['study', 'show', 'branin-bohb-s42'], ['study', 'export', 'branin-bohb-s42', '--format', 'csv']]) {
+    for (const args of [
+      ['study', 'list'],
+      ['study', 'show', 'branin-bohb-s42'],
+      ['study', 'export', 'branin-bohb-s42', '--format', 'csv'],
+    ]) {
       const r = kt(args, {cwd: dir})
       expect(r.status, args.join(' ')).toBe(2)
-      expect(r.stderr).toBe('kt: kt-studies.sqlite: expected an existing kt study file (run kt search --storage kt-studies.sqlite ... first: it creates one), got no such file\n')
+      expect(r.stderr).toBe(
+        'kt: kt-studies.sqlite: expected an existing kt study file (run kt search --storage kt-studies.sqlite ... first: it creates one), got no such file\n',
+      )
     }
   })
 

@@ -53,14 +53,20 @@ describe('kt dashboard: the server', () => {
     expect(view.trials.config['bm25.k1']).toHaveLength(view.trials.id.length)
     expect(view.front.points.length).toBeGreaterThan(0)
     expect(view.front.latency_kind).toBe('estimated')
-    expect(view.profiles.map((p: {name: string}) => p.name)).toEqual(['financial-compliance', 'high-throughput', 'coding-assistant'])
+    expect(view.profiles.map((p: {name: string}) => p.name)).toEqual([
+      'financial-compliance',
+      'high-throughput',
+      'coding-assistant',
+    ])
     expect(view.per_type.some((t: {type_study: string | null}) => t.type_study?.startsWith('retrieval-'))).toBe(true)
     expect(Object.keys(charts).sort()).toEqual(['budget', 'front', 'history', 'parallel', 'per_type'])
     expect(JSON.stringify(charts.front)).toMatch(/P99 latency, ms \(estimated/)
   })
 
   it('ranks the parameters by fANOVA importance, and refuses a target the trials do not carry', async () => {
-    const r = JSON.parse((await get('/api/studies/branin-random/importance')).body) as {importance: {params: Array<{param: string; importance: number}>}}
+    const r = JSON.parse((await get('/api/studies/branin-random/importance')).body) as {
+      importance: {params: Array<{param: string; importance: number}>}
+    }
     expect(r.importance.params.map((p) => p.param).sort()).toEqual(['x1', 'x2'])
     expect(r.importance.params.reduce((s, p) => s + p.importance, 0)).toBeCloseTo(1, 9)
     const bad = await get('/api/studies/branin-random/importance?target=nope')
@@ -68,7 +74,7 @@ describe('kt dashboard: the server', () => {
     expect(bad.body).toMatch(/--target: expected loss or a metric/)
   })
 
-  it('changes a study\'s version when another process adds a trial, and only then', async () => {
+  it("changes a study's version when another process adds a trial, and only then", async () => {
     const v1 = (JSON.parse((await get('/api/version')).body) as {versions: Record<string, string>}).versions
     expect(JSON.parse((await get('/api/version')).body).versions).toEqual(v1)
     await runSearch({storage: store.storage, study: 'branin-random', resume: true, maxTrials: 31})
@@ -91,7 +97,9 @@ describe('kt dashboard: the server', () => {
     const plainDash = await startDashboard({reader: r2, port: 0})
     const zipped = await startDashboard({reader: r2, port: 0, warm: false, gzip: 'always'})
     try {
-      const plain = await fetch(new URL(`/api/studies/${study.name}`, plainDash.url), {headers: {'accept-encoding': 'gzip'}})
+      const plain = await fetch(new URL(`/api/studies/${study.name}`, plainDash.url), {
+        headers: {'accept-encoding': 'gzip'},
+      })
       expect(plain.headers.get('content-encoding')).toBeNull()
       const text = await plain.text()
       expect(Buffer.byteLength(text)).toBeGreaterThan(64 * 1024)
@@ -108,7 +116,10 @@ describe('kt dashboard: the server', () => {
   })
 
   it('compares studies on one chart', async () => {
-    const r = JSON.parse((await get('/api/compare?study=branin-random&study=branin-bohb')).body) as {views: unknown[]; charts: Record<string, unknown>}
+    const r = JSON.parse((await get('/api/compare?study=branin-random&study=branin-bohb')).body) as {
+      views: unknown[]
+      charts: Record<string, unknown>
+    }
     expect(r.views).toHaveLength(2)
     expect(Object.keys(r.charts)).toEqual(['trials', 'budget'])
   })
@@ -133,7 +144,9 @@ describe('kt dashboard and kt study importance: bad input is one line, exit 2', 
     const r = kt(['dashboard', '--storage', join(store.dir, 'missing.sqlite'), '--port', '0'])
     expect(r.status).toBe(2)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
-    expect(r.stderr).toMatch(/missing\.sqlite: expected an existing kt study file \(run kt search --storage \S*missing\.sqlite \.\.\. first: it creates one\), got no such file/)
+    expect(r.stderr).toMatch(
+      /missing\.sqlite: expected an existing kt study file \(run kt search --storage \S*missing\.sqlite \.\.\. first: it creates one\), got no such file/,
+    )
   })
 
   it('a file that is not a study store', () => {
@@ -167,7 +180,11 @@ describe('kt dashboard and kt study importance: bad input is one line, exit 2', 
   it('kt study importance --json prints the ranking', () => {
     const r = kt(['study', 'importance', 'retrieval-all', '--storage', store.storage, '--json'])
     expect(r.status).toBe(0)
-    const j = JSON.parse(r.stdout) as {method: string; params: Array<{param: string; importance: number}>; trials_used: number}
+    const j = JSON.parse(r.stdout) as {
+      method: string
+      params: Array<{param: string; importance: number}>
+      trials_used: number
+    }
     expect(j.method).toMatch(/fANOVA/)
     expect(j.trials_used).toBeGreaterThan(8)
     expect(j.params.map((p) => p.param)).toContain('budget (fidelity)')
@@ -180,7 +197,14 @@ describe('kt dashboard over a run folder', () => {
     const {runSearch: run} = await import('../../src/study/search.js')
     const folder = join(store.dir, 'run')
     mkdirSync(folder, {recursive: true})
-    await run({storage: join(folder, 'studies.sqlite'), study: 'importance-like', objective: {name: 'branin'}, optimizer: 'random', seed: 2, maxTrials: 9})
+    await run({
+      storage: join(folder, 'studies.sqlite'),
+      study: 'importance-like',
+      objective: {name: 'branin'},
+      optimizer: 'random',
+      seed: 2,
+      maxTrials: 9,
+    })
     copyFileSync(store.storage, join(folder, 'retrieval-studies.sqlite'))
     const r = await openStudyReader(folder)
     try {
@@ -196,6 +220,8 @@ describe('kt dashboard over a run folder', () => {
     mkdirSync(empty, {recursive: true})
     const bad = kt(['dashboard', '--storage', empty, '--port', '0'])
     expect(bad.status).toBe(2)
-    expect(bad.stderr.trim()).toMatch(/empty: expected a study file, a postgresql:\/\/ URL, or a folder holding \*\.sqlite study files, got a folder without any$/)
+    expect(bad.stderr.trim()).toMatch(
+      /empty: expected a study file, a postgresql:\/\/ URL, or a folder holding \*\.sqlite study files, got a folder without any$/,
+    )
   })
 })

@@ -14,24 +14,52 @@ import {packageRoot} from '../../src/util/paths.js'
 export async function makeStore(): Promise<{dir: string; storage: string}> {
   const dir = mkdtempSync(join(tmpdir(), 'kt-dash-'))
   const storage = join(dir, 'studies.sqlite')
-  await runRoutedSweeps({data: join(packageRoot, 'fixtures', 'memory_small.json'), storage, studyPrefix: 'retrieval', optimizer: 'bohb', seed: 1, maxBudget: 3})
-  await runSearch({storage, study: 'branin-random', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 30})
-  await runSearch({storage, study: 'branin-bohb', objective: {name: 'branin'}, optimizer: 'bohb', seed: 1, maxTrials: 30})
+  await runRoutedSweeps({
+    data: join(packageRoot, 'fixtures', 'memory_small.json'),
+    storage,
+    studyPrefix: 'retrieval',
+    optimizer: 'bohb',
+    seed: 1,
+    maxBudget: 3,
+  })
+  await runSearch({
+    storage,
+    study: 'branin-random',
+    objective: {name: 'branin'},
+    optimizer: 'random',
+    seed: 1,
+    maxTrials: 30,
+  })
+  await runSearch({
+    storage,
+    study: 'branin-bohb',
+    objective: {name: 'branin'},
+    optimizer: 'bohb',
+    seed: 1,
+    maxTrials: 30,
+  })
   return {dir, storage}
 }
 
 /** `kt dashboard` as a user starts it (the built CLI), on a free port; resolves with its URL. */
-export function startDashboardProcess(storage: string): Promise<{url: string; child: ChildProcess; stop(): Promise<void>}> {
+export function startDashboardProcess(
+  storage: string,
+): Promise<{url: string; child: ChildProcess; stop(): Promise<void>}> {
   const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1'}
   delete env.NODE_ENV
-  const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'dashboard', '--storage', storage, '--port', '0', '--json'], {env, stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot, 'bin', 'kt.js'), 'dashboard', '--storage', storage, '--port', '0', '--json'],
+    {env, stdio: ['ignore', 'pipe', 'pipe']},
+  )
   let out = ''
   let err = ''
-  const stop = (): Promise<void> => new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve()
+      child.once('exit', () => resolve())
+      child.kill('SIGTERM')
+    })
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString()

@@ -9,7 +9,14 @@ const pg = postgresForTests()
 describe.skipIf(pg.skip)(`kt dashboard over a PostgreSQL store ${pg.label}`.trim(), () => {
   it('lists and serves the studies, sees a new trial, and never shows the password', async () => {
     const url = await pg.database('kt_dash')
-    await runSearch({storage: url, study: 'branin-pg', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 12})
+    await runSearch({
+      storage: url,
+      study: 'branin-pg',
+      objective: {name: 'branin'},
+      optimizer: 'random',
+      seed: 1,
+      maxTrials: 12,
+    })
     const reader = await openStudyReader(url)
     const dash = await startDashboard({reader, port: 0})
     try {

@@ -51,36 +51,66 @@ async function fromScratch(): Promise<unknown> {
 
 function bodyOf(cache: StudyCache, blocks: ColumnBlocks): {bytes: Buffer; parsed: unknown} {
   const view = cache.view()
-  const bytes = studyBody({version: cache.version!, view, charts: studyCharts(view), pollMs: 1000}, blocks, cache.takeChangedFrom())
+  const bytes = studyBody(
+    {version: cache.version!, view, charts: studyCharts(view), pollMs: 1000},
+    blocks,
+    cache.takeChangedFrom(),
+  )
   return {bytes, parsed: JSON.parse(bytes.toString())}
 }
 
 let tell = TRIALS
 function ask(id: number, budget: number, config: Record<string, string | number | boolean> = template.config): void {
-  writer.insertTrial(name, {id, configId: `${id}`, config, budget}, OWNER, new Date(Date.UTC(2026, 1, 1, 0, 0, id % 60)).toISOString(), Date.now())
+  writer.insertTrial(
+    name,
+    {id, configId: `${id}`, config, budget},
+    OWNER,
+    new Date(Date.UTC(2026, 1, 1, 0, 0, id % 60)).toISOString(),
+    Date.now(),
+  )
 }
 function finish(id: number, quality: number, extra: Record<string, number> = {}, status: 'ok' | 'failed' = 'ok'): void {
   const metrics: Record<string, number> = {...(template.metrics as Record<string, number>), quality, ...extra}
   const at = new Date(Date.UTC(2026, 1, 1, 1, 0, id % 60)).toISOString()
   const ok = writer.finish(name, id, OWNER, {
-    status, loss: status === 'ok' ? -quality : undefined, values: status === 'ok' ? [-quality, metrics.p99_ms] : undefined, metrics: status === 'ok' ? metrics : undefined,
-    error: status === 'failed' ? 'engine crashed' : undefined, startedAt: at, finishedAt: at, durationMs: 10, tellSeq: tell++, asksBefore: id + 1,
+    status,
+    loss: status === 'ok' ? -quality : undefined,
+    values: status === 'ok' ? [-quality, metrics.p99_ms] : undefined,
+    metrics: status === 'ok' ? metrics : undefined,
+    error: status === 'failed' ? 'engine crashed' : undefined,
+    startedAt: at,
+    finishedAt: at,
+    durationMs: 10,
+    tellSeq: tell++,
+    asksBefore: id + 1,
   })
   expect(ok).toBe(true)
 }
 
-describe('the dashboard\'s study cache', () => {
+describe("the dashboard's study cache", () => {
   it('reads only what changed, and always equals a full recomputation from the store', async () => {
     const cache = new StudyCache(reader, name)
     const blocks = new ColumnBlocks()
-    const step = async (label: string, expectRead: 'full' | 'incremental' | 'none', expectResult?: 'changed' | 'unchanged') => {
+    const step = async (
+      label: string,
+      expectRead: 'full' | 'incremental' | 'none',
+      expectResult?: 'changed' | 'unchanged',
+    ) => {
       const result = await cache.refresh(await reader.changeCounter())
       if (expectResult) expect(result, label).toBe(expectResult)
       expect(cache.lastRefresh.read, label).toBe(expectRead)
       const {parsed, bytes} = bodyOf(cache, blocks)
       expect(parsed, label).toEqual(await fromScratch())
       // the blocks kept from earlier bodies give the same bytes as serialising everything afresh
-      expect(bytes.equals(studyBody({version: cache.version!, view: cache.view(), charts: studyCharts(cache.view()), pollMs: 1000}, new ColumnBlocks())), label).toBe(true)
+      expect(
+        bytes.equals(
+          studyBody(
+            {version: cache.version!, view: cache.view(), charts: studyCharts(cache.view()), pollMs: 1000},
+            new ColumnBlocks(),
+          ),
+        ),
+        label,
+      ).toBe(true)
       return result
     }
     await step('first load', 'full', 'changed')
@@ -149,7 +179,7 @@ describe('the dashboard\'s study cache', () => {
     expect(bodyOf(cache, warm).bytes.equals(bodyOf(cache, new ColumnBlocks()).bytes)).toBe(true)
   })
 
-  it('keeps the reader\'s change counter still without commits, and moves it on another connection\'s commit', async () => {
+  it("keeps the reader's change counter still without commits, and moves it on another connection's commit", async () => {
     const a = await reader.changeCounter()
     expect(a).toBeDefined()
     expect(await reader.changeCounter()).toBe(a)

@@ -18,7 +18,11 @@ const dir = mkdtempSync(join(tmpdir(), 'kt-data-'))
 
 describe('synthetic importance data', () => {
   it('regenerates the committed fixtures byte-identically', () => {
-    expect(generateImportanceFixtures(fixturesDir, true).map((f) => f.status)).toEqual(['identical', 'identical', 'identical'])
+    expect(generateImportanceFixtures(fixturesDir, true).map((f) => f.status)).toEqual([
+      'identical',
+      'identical',
+      'identical',
+    ])
   })
 
   it('follows the stated distributions: pareto has exactly 80% in [0, .3) and 20% in [.7, 1]', () => {
@@ -26,7 +30,9 @@ describe('synthetic importance data', () => {
     const t = d.turns.map((x) => x.truth)
     expect(t.filter((x) => x < 0.3).length).toBe(800)
     expect(t.filter((x) => x >= 0.7).length).toBe(200)
-    const b = generateImportanceDataset({...FIXTURE_SPECS[0], n: 1000, seed: 1, distribution: 'balanced'}).turns.map((x) => x.truth)
+    const b = generateImportanceDataset({...FIXTURE_SPECS[0], n: 1000, seed: 1, distribution: 'balanced'}).turns.map(
+      (x) => x.truth,
+    )
     expect(b.filter((x) => x >= 0.7).length).toBe(250)
     expect(b.filter((x) => x < 0.3).length).toBe(250)
   })
@@ -46,7 +52,9 @@ describe('synthetic importance data', () => {
   })
 
   it('differs by seed', () => {
-    expect(serializeDataset(generateImportanceDataset({...FIXTURE_SPECS[2], seed: 1}))).not.toBe(serializeDataset(generateImportanceDataset({...FIXTURE_SPECS[2], seed: 2})))
+    expect(serializeDataset(generateImportanceDataset({...FIXTURE_SPECS[2], seed: 1}))).not.toBe(
+      serializeDataset(generateImportanceDataset({...FIXTURE_SPECS[2], seed: 2})),
+    )
   })
 })
 
@@ -74,7 +82,12 @@ describe('leakage audit', () => {
 
   it('estimates functional dependence: 1 for a function, about 0 for noise', () => {
     const x = Float64Array.from({length: 200}, (_, i) => i / 200)
-    expect(functionalDependence(x, x.map((v) => Math.sin(6 * v)))).toBeGreaterThan(0.99)
+    expect(
+      functionalDependence(
+        x,
+        x.map((v) => Math.sin(6 * v)),
+      ),
+    ).toBeGreaterThan(0.99)
     const rng = new Rng(4)
     const noise = Float64Array.from({length: 200}, () => rng.next())
     expect(Math.abs(functionalDependence(x, noise)!)).toBeLessThan(0.3)
@@ -93,14 +106,36 @@ describe('leakage audit', () => {
 
   it('says too-few-rows, never constant or ok, when the rows cannot show a copy of the label', () => {
     const truth = Float64Array.from([0.9, 0.1])
-    const two = auditLeakage({n: 2, ageHours: new Float64Array(2), tokens: new Float64Array(2), decay: Float64Array.from([0.2, 0.8]), surprise: Float64Array.from([0.8, 0.2]), relevance: Float64Array.from([1, 0]), habituation: Float64Array.from([1, 1])}, truth)
+    const two = auditLeakage(
+      {
+        n: 2,
+        ageHours: new Float64Array(2),
+        tokens: new Float64Array(2),
+        decay: Float64Array.from([0.2, 0.8]),
+        surprise: Float64Array.from([0.8, 0.2]),
+        relevance: Float64Array.from([1, 0]),
+        habituation: Float64Array.from([1, 1]),
+      },
+      truth,
+    )
     expect(two.map((a) => a.verdict)).toEqual(['too-few-rows', 'too-few-rows', 'too-few-rows', 'constant'])
     expect(two[0].dependence).toBeNull()
     expect(two[0].reason).toMatch(/2 row\(s\): dependence on the label is undefined below 3 rows/)
     // 10 rows: a copy explains at most 1 - 6/110 = 94.5% on ranks; a shuffled signal is not "ok" either
     const label = Float64Array.from([0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.2, 0.25, 0.8, 1])
     const shuffled = Float64Array.from([0.5, 0.1, 0.9, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 0.05])
-    const ten = auditLeakage({n: 10, ageHours: new Float64Array(10), tokens: new Float64Array(10), decay: shuffled, surprise: label.map((v) => v * v), relevance: shuffled, habituation: shuffled}, label)
+    const ten = auditLeakage(
+      {
+        n: 10,
+        ageHours: new Float64Array(10),
+        tokens: new Float64Array(10),
+        decay: shuffled,
+        surprise: label.map((v) => v * v),
+        relevance: shuffled,
+        habituation: shuffled,
+      },
+      label,
+    )
     expect(ten.map((a) => a.verdict)).toEqual(['too-few-rows', 'too-few-rows', 'too-few-rows', 'too-few-rows'])
     expect(ten[1].reason).toMatch(/10 rows: even an exact copy of the label may explain only 94\.5% .*needs 11 rows/)
   })
@@ -110,7 +145,9 @@ describe('dataset files', () => {
   it('names the field of a bad turn', () => {
     const d = JSON.parse(serializeDataset(generateImportanceDataset(FIXTURE_SPECS[2])))
     d.turns[2].time = '2026-01-01T00:00:00Z'
-    expect(() => parseDataset(d, 'x.json')).toThrow(/x\.json: turns\[2\]\.time: expected a time at or before reference_time/)
+    expect(() => parseDataset(d, 'x.json')).toThrow(
+      /x\.json: turns\[2\]\.time: expected a time at or before reference_time/,
+    )
     d.turns[2].time = 'yesterday'
     expect(() => parseDataset(d, 'x.json')).toThrow(/x\.json: turns\[2\]\.time: expected an ISO-8601 UTC time/)
     d.turns[2].time = d.turns[1].time
@@ -122,8 +159,15 @@ describe('dataset files', () => {
 describe('import', () => {
   it('reads CSV with mapped columns and a data-derived reference time', () => {
     const file = join(dir, 'a.csv')
-    writeFileSync(file, 'key,when,content,label,s,q\nk1,2025-03-01T10:00:00Z,"Flight, booked",0.9,0.8,trip\nk2,1740823200,ok,0.1,0.2,trip\n')
-    const d = importLabelledTurns({file, id: 'a', columns: {id: 'key', time: 'when', text: 'content', truth: 'label', surprise: 's', query: 'q'}})
+    writeFileSync(
+      file,
+      'key,when,content,label,s,q\nk1,2025-03-01T10:00:00Z,"Flight, booked",0.9,0.8,trip\nk2,1740823200,ok,0.1,0.2,trip\n',
+    )
+    const d = importLabelledTurns({
+      file,
+      id: 'a',
+      columns: {id: 'key', time: 'when', text: 'content', truth: 'label', surprise: 's', query: 'q'},
+    })
     expect(d.reference_time).toBe('2025-03-01T10:00:00Z')
     expect(d.turns[0].text).toBe('Flight, booked')
     expect(d.turns[1].time).toBe('2025-03-01T10:00:00Z')
@@ -139,32 +183,62 @@ describe('import', () => {
 
   it('names file, line and column of bad values', () => {
     const file = join(dir, 'b.jsonl')
-    writeFileSync(file, '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T00:00:00Z","text":"b","truth":7,"surprise":0.1,"query":"q"}\n')
-    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(/b\.jsonl:2: truth: expected a number in \[0, 1\], got 7/)
+    writeFileSync(
+      file,
+      '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T00:00:00Z","text":"b","truth":7,"surprise":0.1,"query":"q"}\n',
+    )
+    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(
+      /b\.jsonl:2: truth: expected a number in \[0, 1\], got 7/,
+    )
     writeFileSync(file, '{"id":"1"}\nnot json\n')
-    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(/b\.jsonl:2:\d+: expected one JSON object per line/)
+    expect(() => importLabelledTurns({file, id: 'b', columns: DEFAULT_COLUMNS})).toThrow(
+      /b\.jsonl:2:\d+: expected one JSON object per line/,
+    )
     const csv = join(dir, 'c.csv')
-    writeFileSync(csv, 'id,time,text,truth,surprise,query\n1,2025-01-01,a,0.5,0.1,q\n2,2025-01-01T00:00:00Z,b,0.5,0.1,q\n')
-    expect(() => importLabelledTurns({file: csv, id: 'c', columns: DEFAULT_COLUMNS})).toThrow(/c\.csv:2: time: expected an ISO-8601 time with a zone/)
-    expect(() => importLabelledTurns({file: join(dir, 'x.txt'), id: 'x', columns: DEFAULT_COLUMNS})).toThrow(/expected an existing file/)
+    writeFileSync(
+      csv,
+      'id,time,text,truth,surprise,query\n1,2025-01-01,a,0.5,0.1,q\n2,2025-01-01T00:00:00Z,b,0.5,0.1,q\n',
+    )
+    expect(() => importLabelledTurns({file: csv, id: 'c', columns: DEFAULT_COLUMNS})).toThrow(
+      /c\.csv:2: time: expected an ISO-8601 time with a zone/,
+    )
+    expect(() => importLabelledTurns({file: join(dir, 'x.txt'), id: 'x', columns: DEFAULT_COLUMNS})).toThrow(
+      /expected an existing file/,
+    )
   })
 
   it('refuses a JSONL string where a number is expected, in one line naming file, line and field (review R#15)', () => {
     const file = join(dir, 'strtruth.jsonl')
     const ok = '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}'
-    writeFileSync(file, `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":"0.2","surprise":0.1,"query":"q"}\n`)
-    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(/^.*strtruth\.jsonl:2: truth: expected a JSON number in \[0, 1\] \(not a string\), got "0\.2"$/)
-    writeFileSync(file, `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":{"q":1}}\n`)
-    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(/strtruth\.jsonl:2: query: expected a string, got/)
+    writeFileSync(
+      file,
+      `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":"0.2","surprise":0.1,"query":"q"}\n`,
+    )
+    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(
+      /^.*strtruth\.jsonl:2: truth: expected a JSON number in \[0, 1\] \(not a string\), got "0\.2"$/,
+    )
+    writeFileSync(
+      file,
+      `${ok}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":{"q":1}}\n`,
+    )
+    expect(() => importLabelledTurns({file, id: 's', columns: DEFAULT_COLUMNS})).toThrow(
+      /strtruth\.jsonl:2: query: expected a string, got/,
+    )
     // CSV cells are text: numbers there are read from it
     const csv = join(dir, 'num.csv')
-    writeFileSync(csv, 'id,time,text,truth,surprise,query\n1,2025-01-01T00:00:00Z,a,0.5,0.1,q\n2,2025-01-01T01:00:00Z,b, 0.2 ,0.1,q\n')
+    writeFileSync(
+      csv,
+      'id,time,text,truth,surprise,query\n1,2025-01-01T00:00:00Z,a,0.5,0.1,q\n2,2025-01-01T01:00:00Z,b, 0.2 ,0.1,q\n',
+    )
     expect(importLabelledTurns({file: csv, id: 'n', columns: DEFAULT_COLUMNS}).turns[1].truth).toBe(0.2)
   })
 
   it('describes the dataset by the file name, not the path as typed, so its bytes do not depend on the current directory (review R#15)', () => {
     const file = join(dir, 'cwd.jsonl')
-    writeFileSync(file, '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":"q"}\n')
+    writeFileSync(
+      file,
+      '{"id":"1","time":"2025-01-01T00:00:00Z","text":"a","truth":0.5,"surprise":0.1,"query":"q"}\n{"id":"2","time":"2025-01-01T01:00:00Z","text":"b","truth":0.2,"surprise":0.1,"query":"q"}\n',
+    )
     const absolute = importLabelledTurns({file, id: 'c', columns: DEFAULT_COLUMNS})
     const relativePath = importLabelledTurns({file: relative(process.cwd(), file), id: 'c', columns: DEFAULT_COLUMNS})
     expect(absolute.description).toBe('Imported from cwd.jsonl (2 turns).')
@@ -187,15 +261,22 @@ describe('functional dependence with ties', () => {
   })
 
   it('equals the plain successive-difference formula without ties', () => {
-    const x = [3, 1, 2, 5, 4], y = [0.3, 0.9, 0.1, 0.7, 0.5]
+    const x = [3, 1, 2, 5, 4],
+      y = [0.3, 0.9, 0.1, 0.7, 0.5]
     // sorted by x: y = 0.9, 0.1, 0.3, 0.5, 0.7; diffs^2 = .64 + .04 + .04 + .04 = .76
-    const mean = 0.5, ss = [0.3, 0.9, 0.1, 0.7, 0.5].reduce((s, v) => s + (v - mean) ** 2, 0)
+    const mean = 0.5,
+      ss = [0.3, 0.9, 0.1, 0.7, 0.5].reduce((s, v) => s + (v - mean) ** 2, 0)
     expect(functionalDependence(x, y)).toBeCloseTo(1 - 0.76 / (2 * ss), 12)
   })
 
   it('is near 1 for a function of a discrete label', () => {
     const x = Float64Array.from({length: 100}, (_, i) => i % 4)
     // 1 - 35 / 2450: the three jumps between label groups are the only differences
-    expect(functionalDependence(x, x.map((v) => v * v))).toBeCloseTo(1 - 35 / 2450, 12)
+    expect(
+      functionalDependence(
+        x,
+        x.map((v) => v * v),
+      ),
+    ).toBeCloseTo(1 - 35 / 2450, 12)
   })
 })

@@ -3,7 +3,16 @@
 // with no server left running. Beyond loopback is 127.0.0.2 here: kt treats it as another address,
 // and the test stays on the loopback network.
 import {afterAll, describe, expect, it} from 'vitest'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -17,7 +26,9 @@ const NO_PASSWORD = {PGPASSWORD: '', KT_DB_PASSWORD: ''}
 
 afterAll(async () => {
   const bin = findBinaries()
-  if (bin) for (const d of ['a', 'b', 'c', 'd']) await new PgServer({dir: join(base, d), port: 0}, bin).stop('immediate').catch(() => undefined)
+  if (bin)
+    for (const d of ['a', 'b', 'c', 'd'])
+      await new PgServer({dir: join(base, d), port: 0}, bin).stop('immediate').catch(() => undefined)
   rmSync(base, {recursive: true, force: true})
 })
 
@@ -44,7 +55,9 @@ describe.skipIf(pg.skip)(`kt db start: host and password ${pg.label}`.trim(), ()
     expect(r.status, r.stderr).toBe(0)
     expect(await login(`postgresql://kt@127.0.0.1:${port}/kt`)).toBe(true)
     expect(kt(['db', 'stop', '--dir', dir]).status).toBe(0)
-    r = kt(['db', 'start', '--dir', dir, '--port', port, '--host', '127.0.0.2', '--password', 'secret'], {env: NO_PASSWORD})
+    r = kt(['db', 'start', '--dir', dir, '--port', port, '--host', '127.0.0.2', '--password', 'secret'], {
+      env: NO_PASSWORD,
+    })
     expect(r.status, r.stderr).toBe(0)
     const hba = readFileSync(join(dir, 'pg_hba.conf'), 'utf8')
     expect(hba).toMatch(/^host all all 0\.0\.0\.0\/0 scram-sha-256$/m)
@@ -56,23 +69,31 @@ describe.skipIf(pg.skip)(`kt db start: host and password ${pg.label}`.trim(), ()
     // a storage URL without the password says one is needed and how to give it
     r = kt(['study', 'list', '--storage', `postgresql://kt@127.0.0.2:${port}/kt`], {env: NO_PASSWORD})
     expect(r.status).toBe(2)
-    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt@127\.0\.0\.2:\d+\/kt: expected a password for user kt \(PGPASSWORD=\.\.\., or postgresql:\/\/kt:PASSWORD@127\.0\.0\.2:\d+\/kt\): the server asks for one, got none\n$/)
+    expect(r.stderr).toMatch(
+      /^kt: postgresql:\/\/kt@127\.0\.0\.2:\d+\/kt: expected a password for user kt \(PGPASSWORD=\.\.\., or postgresql:\/\/kt:PASSWORD@127\.0\.0\.2:\d+\/kt\): the server asks for one, got none\n$/,
+    )
     // running: other settings are refused, not silently ignored
     r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
     expect(r.status).toBe(2)
-    expect(r.stderr).toMatch(/^kt: .*: expected a stopped server to start with --host 127\.0\.0\.1 .*kt db stop --dir .*, got one running on 127\.0\.0\.2:\d+ with a password\n$/)
+    expect(r.stderr).toMatch(
+      /^kt: .*: expected a stopped server to start with --host 127\.0\.0\.1 .*kt db stop --dir .*, got one running on 127\.0\.0\.2:\d+ with a password\n$/,
+    )
     expect(kt(['db', 'stop', '--dir', dir]).status).toBe(0)
     // and it is not started again without the password
     r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
     expect(r.status).toBe(2)
-    expect(r.stderr).toMatch(/^kt: \S+: expected a password \(--password or PGPASSWORD\): its server was started with one, and its clients log in with it, got none\n$/)
+    expect(r.stderr).toMatch(
+      /^kt: \S+: expected a password \(--password or PGPASSWORD\): its server was started with one, and its clients log in with it, got none\n$/,
+    )
     expect(existsSync(join(dir, 'postmaster.pid'))).toBe(false)
   }, 120_000)
 
   it('a folder first started with --host and --password is not started without it: one line, exit 2, no server left running', async () => {
     const dir = join(base, 'a')
     const port = String(await freePort())
-    let r = kt(['db', 'start', '--dir', dir, '--port', port, '--host', '127.0.0.2', '--password', 'secret'], {env: NO_PASSWORD})
+    let r = kt(['db', 'start', '--dir', dir, '--port', port, '--host', '127.0.0.2', '--password', 'secret'], {
+      env: NO_PASSWORD,
+    })
     expect(r.status, r.stderr).toBe(0)
     expect(kt(['db', 'stop', '--dir', dir]).status).toBe(0)
     r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
@@ -95,13 +116,15 @@ async function crash(dir: string): Promise<number> {
   const real = realpathSync(dir)
   // its backends notice the postmaster's death and exit; a start before that would find their shared memory in use
   for (let i = 0; i < 100; i++) {
-    const left = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/cwd`) === real
-      } catch {
-        return false
-      }
-    })
+    const left = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .some((p) => {
+        try {
+          return readlinkSync(`/proc/${p}/cwd`) === real
+        } catch {
+          return false
+        }
+      })
     if (!left) break
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -118,7 +141,9 @@ describe.skipIf(pg.skip)(`kt db start/stop after a crash ${pg.label}`.trim(), ()
     expect(existsSync(join(dir, 'postmaster.pid'))).toBe(true)
     r = kt(['db', 'stop', '--dir', dir])
     expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^no server running in \S+ \(its last server did not shut down cleanly: kt db start recovers it\)\n$/)
+    expect(r.stdout).toMatch(
+      /^no server running in \S+ \(its last server did not shut down cleanly: kt db start recovers it\)\n$/,
+    )
     r = kt(['db', 'start', '--dir', dir, '--port', port], {env: NO_PASSWORD})
     expect(r.status, r.stderr + readFileSync(join(dir, 'server.log'), 'utf8').slice(-1500)).toBe(0)
     expect(r.stdout).not.toMatch(/already running/)
@@ -134,7 +159,9 @@ describe.skipIf(pg.skip)(`kt db start/stop after a crash ${pg.label}`.trim(), ()
     // another folder on the port this server holds: one line naming the port
     r = kt(['db', 'start', '--dir', join(base, 'd'), '--port', port], {env: NO_PASSWORD})
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe(`kt: --port: expected a free port (another program listens on 127.0.0.1:${port}; choose another --port, or stop it), got port ${port} in use\n`)
+    expect(r.stderr).toBe(
+      `kt: --port: expected a free port (another program listens on 127.0.0.1:${port}; choose another --port, or stop it), got port ${port} in use\n`,
+    )
     expect(existsSync(join(base, 'd', 'postmaster.pid'))).toBe(false)
     r = kt(['db', 'stop', '--dir', dir])
     expect(r.status, r.stderr).toBe(0)
@@ -147,9 +174,13 @@ describe('kt db start --database', () => {
     const dir = join(base, 'e')
     const r = kt(['db', 'start', '--dir', dir, '--port', '1', '--database', 'bad name; drop'], {env: NO_PASSWORD})
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe('kt: --database: expected a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters), got "bad name; drop"\n')
+    expect(r.stderr).toBe(
+      'kt: --database: expected a name of letters, digits, _ and - starting with a letter or _ (at most 63 characters), got "bad name; drop"\n',
+    )
     expect(existsSync(dir)).toBe(false)
-    const {parse} = createRequire(import.meta.url)('pg-connection-string') as {parse: (url: string) => {database?: string | null}}
+    const {parse} = createRequire(import.meta.url)('pg-connection-string') as {
+      parse: (url: string) => {database?: string | null}
+    }
     const bin = findBinaries() ?? {initdb: '', pgCtl: '', source: ''}
     const server = new PgServer({dir, port: 5433}, bin)
     // why: the driver reads the database with decodeURI, which keeps %3B
@@ -158,6 +189,7 @@ describe('kt db start --database', () => {
       expect(checkDatabaseName(name)).toBe(name)
       expect(parse(server.url(name)).database).toBe(name)
     }
-    for (const name of ['', '1kt', 'a/b', 'a%20b', 'K'.repeat(64)]) expect(() => checkDatabaseName(name)).toThrow(/^--database: expected a name of letters/)
+    for (const name of ['', '1kt', 'a/b', 'a%20b', 'K'.repeat(64)])
+      expect(() => checkDatabaseName(name)).toThrow(/^--database: expected a name of letters/)
   })
 })

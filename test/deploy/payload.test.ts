@@ -52,7 +52,10 @@ const FIELDS: Array<{name: string; kinds?: ProfileKind[]; set: (p: Json, v: stri
   {name: 'criteria id', set: (p, v) => (((p.validation as Json).criteria as Json[])[0].id = v)},
   {name: 'criteria description', set: (p, v) => (((p.validation as Json).criteria as Json[])[0].description = v)},
   {name: 'validation.data', set: (p, v) => ((p.validation as Json).data = [v])},
-  {name: 'leakage dataset', set: (p, v) => (p.leakage = [{dataset: v, signal: 'surprise', verdict: 'ok', dependence: 0.1, flagged: false}])},
+  {
+    name: 'leakage dataset',
+    set: (p, v) => (p.leakage = [{dataset: v, signal: 'surprise', verdict: 'ok', dependence: 0.1, flagged: false}]),
+  },
   {name: 'rollout gate', set: (p, v) => ((p.rollout as Json[])[0].gate = v)},
   {name: 'engine.name', kinds: ['engine'], set: (p, v) => ((p.engine as Json).name = v)},
   {name: 'engine.file', kinds: ['engine'], set: (p, v) => ((p.engine as Json).file = v)},
@@ -65,7 +68,8 @@ const KINDS: ProfileKind[] = ['importance', 'retrieval', 'routed', 'engine']
 
 /** A JS port of the line parser of the npm `dotenv` package (v16, lib/main.js; BSD-2-Clause): its `m` flag also ends lines at U+2028/U+2029. */
 function dotenvParse(src: string): Record<string, string> {
-  const LINE = /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:#.*)?(?:$|$)/gm
+  const LINE =
+    /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:#.*)?(?:$|$)/gm
   const obj: Record<string, string> = {}
   const lines = src.replace(/\r\n?/gm, '\n')
   let match
@@ -132,7 +136,11 @@ describe('hostile values in every field of every profile kind', () => {
             refused++
             return
           }
-          deployed.push({target, expected: Object.fromEntries(profileAssignments(p as unknown as Profile)), label: `${kind} ${field.name} ${JSON.stringify(payload)}`})
+          deployed.push({
+            target,
+            expected: Object.fromEntries(profileAssignments(p as unknown as Profile)),
+            label: `${kind} ${field.name} ${JSON.stringify(payload)}`,
+          })
         })
     // the free-text fields accept printable payloads ($(...), quotes, ;): those must still be inert
     expect(deployed.length).toBeGreaterThan(0)
@@ -143,7 +151,9 @@ describe('hostile values in every field of every profile kind', () => {
         const before = baseline(shell, mode)
         const envs = sourcedEnvs(shell, mode, targets)
         envs.forEach((env, k) => {
-          const changed = Object.fromEntries(Object.entries(env).filter(([name, v]) => before[name] !== v && name !== '_'))
+          const changed = Object.fromEntries(
+            Object.entries(env).filter(([name, v]) => before[name] !== v && name !== '_'),
+          )
           expect(changed, `${shell} ${mode}: ${deployed[k].label}`).toEqual(deployed[k].expected)
         })
       }
@@ -152,12 +162,13 @@ describe('hostile values in every field of every profile kind', () => {
       const text = readFileSync(join(d.target, 'active.env'), 'utf8')
       expect(dotenvParse(text), `dotenv: ${d.label}`).toEqual(d.expected)
       // every line: a comment of printable ASCII, or NAME=value
-      for (const line of text.split('\n').filter(Boolean)) expect(line, d.label).toMatch(/^(#[\x20-\x7e]*|[A-Z][A-Z0-9_]*=[A-Za-z0-9._:/+@%,-]*)$/)
+      for (const line of text.split('\n').filter(Boolean))
+        expect(line, d.label).toMatch(/^(#[\x20-\x7e]*|[A-Z][A-Z0-9_]*=[A-Za-z0-9._:/+@%,-]*)$/)
     }
     expect(existsSync(MARKER)).toBe(false)
   })
 
-  it('stays inert through rollback, and the issue\'s reproduction is refused outright', () => {
+  it("stays inert through rollback, and the issue's reproduction is refused outright", () => {
     const target = join(dir, 'rb')
     const clean = join(dir, 'clean.json')
     writeFileSync(clean, profileJson(sampleProfile('retrieval', 'clean')))
@@ -178,7 +189,9 @@ describe('hostile values in every field of every profile kind', () => {
     evil.source_run = `r1\ntouch ${MARKER}\nEVIL=1`
     const evilFile = join(dir, 'evil.json')
     writeFileSync(evilFile, JSON.stringify(evil))
-    expect(() => deployProfile(evilFile, join(dir, 'evil-target'), {force: true, reason: 'x'})).toThrow(/evil\.json: source_run: expected a run id/)
+    expect(() => deployProfile(evilFile, join(dir, 'evil-target'), {force: true, reason: 'x'})).toThrow(
+      /evil\.json: source_run: expected a run id/,
+    )
     rmSync(MARKER, {force: true})
   })
 })

@@ -13,7 +13,11 @@ describe('phase 6 writes no second, ungated rollback path', () => {
     const plan = JSON.parse(readFileSync(join(packageRoot, 'examples', 'python-engine', 'plan.json'), 'utf8'))
     delete plan.retrieval
     const fixtures = join(packageRoot, 'fixtures')
-    plan.datasets = {tune: join(fixtures, 'realistic_100.json'), holdout: [join(fixtures, 'recency_bias_75.json')], imported: []}
+    plan.datasets = {
+      tune: join(fixtures, 'realistic_100.json'),
+      holdout: [join(fixtures, 'recency_bias_75.json')],
+      imported: [],
+    }
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan))
     const out = join(dir, 'run')
     mkdirSync(join(out, 'profiles'), {recursive: true})
@@ -27,11 +31,16 @@ describe('phase 6 writes no second, ungated rollback path', () => {
     expect(report.phases.deploy).not.toHaveProperty('rollback_script')
     const md = readFileSync(join(out, 'report.md'), 'utf8')
     expect(md).not.toContain('rollback.sh')
-    expect(md).toContain("`kt rollback --target T` restores the profile the last deploy replaced, from T's locked history")
+    expect(md).toContain(
+      "`kt rollback --target T` restores the profile the last deploy replaced, from T's locked history",
+    )
 
     // the way back: deploy the optimum over the baseline, then kt rollback (recorded in the history)
     const target = join(dir, 'deployed')
-    expect(kt(['deploy', join(out, 'profiles', 'baseline.json'), '--target', target, '--force', '--reason', 'the reference']).status).toBe(0)
+    expect(
+      kt(['deploy', join(out, 'profiles', 'baseline.json'), '--target', target, '--force', '--reason', 'the reference'])
+        .status,
+    ).toBe(0)
     expect(kt(['deploy', join(out, 'profiles', 'optimum.json'), '--target', target]).status).toBe(0)
     expect(kt(['rollback', '--target', target]).status).toBe(0)
     const index = JSON.parse(readFileSync(join(target, 'index.json'), 'utf8'))

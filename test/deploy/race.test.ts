@@ -37,7 +37,9 @@ function child(op: 'deploy' | 'rollback', target: string, start: string, files: 
     p.stdout.on('data', (c: Buffer) => (out += c))
     p.stderr.on('data', (c: Buffer) => (err += c))
     p.on('error', reject)
-    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Outcome[]) : reject(new Error(`child ${op} exited ${code}: ${err}`))))
+    p.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Outcome[]) : reject(new Error(`child ${op} exited ${code}: ${err}`)),
+    )
   })
 }
 
@@ -89,7 +91,10 @@ describe('deploy and rollback races between processes (built dist)', () => {
     const [ra, rb] = await Promise.all(runs)
     expect([...ra, ...rb].filter((r) => !r.ok)).toEqual([])
     const index = checkConsistent(target)
-    const deployed = index.events.filter((e) => e.action === 'deploy').map((e) => e.name).sort()
+    const deployed = index.events
+      .filter((e) => e.action === 'deploy')
+      .map((e) => e.name)
+      .sort()
     expect(deployed).toEqual([...a, ...b].map((f) => f.slice(dir.length + 1, -5)).sort())
     // both writers really interleaved (the race happened), not one after the other
     const order = index.events.map((e) => e.name[0]).join('')
@@ -109,7 +114,8 @@ describe('deploy and rollback races between processes (built dist)', () => {
     const [deploys, rollbacks] = await Promise.all(runs)
     expect(deploys.filter((r) => !r.ok)).toEqual([])
     // a rollback may find nothing to roll back to (then it says so); nothing else may go wrong
-    for (const r of rollbacks.filter((x) => !x.ok)) expect(r.message).toMatch(/expected (a previous profile to roll back to|a deployment target folder)/)
+    for (const r of rollbacks.filter((x) => !x.ok))
+      expect(r.message).toMatch(/expected (a previous profile to roll back to|a deployment target folder)/)
     const index = checkConsistent(target)
     expect(index.events.filter((e) => e.action === 'deploy')).toHaveLength(RACES + seed.length)
     expect(index.events.filter((e) => e.action === 'rollback')).toHaveLength(rollbacks.filter((r) => r.ok).length)

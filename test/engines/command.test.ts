@@ -51,7 +51,9 @@ describe('command adapter', () => {
   })
 
   it('a crash fails the trial with its exit status and the last 20 stderr lines', async () => {
-    const f = await failureOf(Promise.resolve(objectiveOf(spec()).evaluate({x: 0.5, mode: 'crash'}, 1, {trialId: 1, configId: 'c', seed: 0})))
+    const f = await failureOf(
+      Promise.resolve(objectiveOf(spec()).evaluate({x: 0.5, mode: 'crash'}, 1, {trialId: 1, configId: 'c', seed: 0})),
+    )
     expect(f.message).toBe('exit status 3')
     const lines = f.detail!.split('\n')
     expect(lines).toHaveLength(20)
@@ -61,10 +63,14 @@ describe('command adapter', () => {
 
   it('garbage on stdout (no JSON object line) fails the trial; so does a missing objective metric', async () => {
     const o = objectiveOf(spec())
-    const g = await failureOf(Promise.resolve(o.evaluate({x: 0.5, mode: 'garbage'}, 1, {trialId: 1, configId: 'c', seed: 0})))
+    const g = await failureOf(
+      Promise.resolve(o.evaluate({x: 0.5, mode: 'garbage'}, 1, {trialId: 1, configId: 'c', seed: 0})),
+    )
     expect(g.message).toBe('no line of stdout parses as a JSON object (the metrics)')
     expect(g.detail).toContain('just noise')
-    const m = await failureOf(Promise.resolve(o.evaluate({x: 0.5, mode: 'nometric'}, 1, {trialId: 1, configId: 'c', seed: 0})))
+    const m = await failureOf(
+      Promise.resolve(o.evaluate({x: 0.5, mode: 'nometric'}, 1, {trialId: 1, configId: 'c', seed: 0})),
+    )
     expect(m.message).toBe('the metrics have no "score" (objective); got other')
   })
 
@@ -75,7 +81,9 @@ describe('command adapter', () => {
       const t0 = Date.now()
       // 2 s, not less: the trial (python3 starting a grandchild, then printing) must have printed
       // before the kill, and under a loaded machine (load 13-16 on 2 cores) 0.8 s was not enough
-      const f = await failureOf(Promise.resolve(objectiveOf(spec(2)).evaluate({x: 0.5, mode: 'hang'}, 1, {trialId: 3, configId: 'c', seed: 0})))
+      const f = await failureOf(
+        Promise.resolve(objectiveOf(spec(2)).evaluate({x: 0.5, mode: 'hang'}, 1, {trialId: 3, configId: 'c', seed: 0})),
+      )
       expect(f.message).toBe('timed out after 2 s (process group killed)')
       expect(f.detail).toContain('hanging')
       // killed at the timeout, not when the trial's 60 s sleep ends
@@ -105,7 +113,11 @@ describe('command adapter', () => {
     process.env.TEST_PID_DIR = pidDir
     try {
       const o = objectiveOf(spec())
-      const running = [0, 1].map((i) => Promise.resolve(o.evaluate({x: 0.5, mode: 'hang'}, 1, {trialId: i, configId: `c${i}`, seed: 0})).catch((e: Error) => e.message))
+      const running = [0, 1].map((i) =>
+        Promise.resolve(o.evaluate({x: 0.5, mode: 'hang'}, 1, {trialId: i, configId: `c${i}`, seed: 0})).catch(
+          (e: Error) => e.message,
+        ),
+      )
       await waitFor(() => pidsIn(pidDir).length === 2)
       await o.close!()
       expect(await Promise.all(running)).toEqual(['cancelled: kt was interrupted', 'cancelled: kt was interrupted'])
@@ -120,7 +132,24 @@ describe('kt search --engine (command)', () => {
   it('a study with crashing and garbage-printing trials goes on; failures keep their reason and stderr tail', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-engine-study-'))
     const storage = join(dir, 'studies.sqlite')
-    const r = kt(['search', '--engine', ENGINE, '--optimizer', 'random', '--trials', '12', '--workers', '3', '--storage', storage, '--study', 's', '--seed', '3', '--json'])
+    const r = kt([
+      'search',
+      '--engine',
+      ENGINE,
+      '--optimizer',
+      'random',
+      '--trials',
+      '12',
+      '--workers',
+      '3',
+      '--storage',
+      storage,
+      '--study',
+      's',
+      '--seed',
+      '3',
+      '--json',
+    ])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const store = StudyStore.open(storage, {mustExist: true})
@@ -153,7 +182,26 @@ describe('kt search --engine (command)', () => {
     writeFileSync(join(dir, 'engine.json'), JSON.stringify(file))
     const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', TEST_PID_DIR: pidDir}
     delete env.NODE_ENV
-    const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'search', '--engine', join(dir, 'engine.json'), '--optimizer', 'random', '--trials', '5', '--workers', '2', '--storage', join(dir, 's.sqlite'), '--study', 's'], {env, stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(
+      process.execPath,
+      [
+        join(packageRoot, 'bin', 'kt.js'),
+        'search',
+        '--engine',
+        join(dir, 'engine.json'),
+        '--optimizer',
+        'random',
+        '--trials',
+        '5',
+        '--workers',
+        '2',
+        '--storage',
+        join(dir, 's.sqlite'),
+        '--study',
+        's',
+      ],
+      {env, stdio: ['ignore', 'pipe', 'pipe']},
+    )
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
@@ -175,7 +223,9 @@ describe('kt search --engine (command)', () => {
     writeFileSync(join(dir, 'engine.json'), JSON.stringify(file))
     const r = kt(['search', '--engine', join(dir, 'engine.json'), '--storage', join(dir, 's.sqlite')])
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe(`kt: ${join(dir, 'engine.json')}: parameters[0].default: expected a number in [0, 1], got 2\n`)
+    expect(r.stderr).toBe(
+      `kt: ${join(dir, 'engine.json')}: parameters[0].default: expected a number in [0, 1], got 2\n`,
+    )
     expect(existsSync(join(dir, 's.sqlite'))).toBe(false)
   })
 })

@@ -34,7 +34,21 @@ describe('resuming a study of an engine file that changed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-engine-resume-'))
     const storage = join(dir, 's.sqlite')
     const engine = tinyEngine(dir)
-    const first = kt(['search', '--engine', engine, '--optimizer', 'random', '--trials', '2', '--storage', storage, '--study', 'r', '--out', join(dir, 'out')])
+    const first = kt([
+      'search',
+      '--engine',
+      engine,
+      '--optimizer',
+      'random',
+      '--trials',
+      '2',
+      '--storage',
+      storage,
+      '--study',
+      'r',
+      '--out',
+      join(dir, 'out'),
+    ])
     expect(first.status).toBe(0)
     const before = readFileSync(join(dir, 'out', 'profiles', 'best.env'), 'utf8')
 
@@ -47,7 +61,19 @@ describe('resuming a study of an engine file that changed', () => {
     expect(worker.stderr).toBe(expected(engine, 'parameters'))
     expect(worker.status).toBe(2)
     // the same command again names the change too
-    const again = kt(['search', '--engine', engine, '--optimizer', 'random', '--trials', '2', '--storage', storage, '--study', 'r'])
+    const again = kt([
+      'search',
+      '--engine',
+      engine,
+      '--optimizer',
+      'random',
+      '--trials',
+      '2',
+      '--storage',
+      storage,
+      '--study',
+      'r',
+    ])
     expect(again.status).toBe(2)
     expect(again.stderr).toContain(`engine file ${engine} (changed parameters since the study was created)`)
     // no trial ran, and the outputs of the first run are as they were
@@ -58,7 +84,10 @@ describe('resuming a study of an engine file that changed', () => {
     edit(engine, (e) => {
       Object.assign(e.parameters[0], {low: 0, high: 1, default: 0.5})
       e.evaluate.timeout_s = 30
-      e.tiers = [{name: 'low', budget: 1}, {name: 'high', budget: 3}]
+      e.tiers = [
+        {name: 'low', budget: 1},
+        {name: 'high', budget: 3},
+      ]
     })
     const r2 = kt(['search', '--resume', 'r', '--trials', '4', '--storage', storage, '--out', join(dir, 'out2')])
     expect(r2.stderr).toBe(expected(engine, 'evaluate, tiers'))

@@ -13,7 +13,11 @@ const NODE = join(packageRoot, 'examples', 'node-engine')
 describe('examples/python-engine', () => {
   it('eval.py speaks the command protocol: tiers are question subsets, metrics on the last line', () => {
     const run = (tier: string, env: Record<string, string> = {}) => {
-      const r = spawnSync('python3', ['eval.py'], {cwd: PY, encoding: 'utf8', env: {...process.env, KT_TIER: tier, ...env}})
+      const r = spawnSync('python3', ['eval.py'], {
+        cwd: PY,
+        encoding: 'utf8',
+        env: {...process.env, KT_TIER: tier, ...env},
+      })
       expect(r.status).toBe(0)
       return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, number>
     }
@@ -26,12 +30,31 @@ describe('examples/python-engine', () => {
     expect(recencyHeavy.mrr).toBeLessThan(full.mrr)
   })
 
-  it('BOHB over its three tiers writes the front and profiles; a profile deploys in the engine\'s own env names and the engine reads it back', () => {
+  it("BOHB over its three tiers writes the front and profiles; a profile deploys in the engine's own env names and the engine reads it back", () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-py-example-'))
-    const r = kt(['search', '--engine', join(PY, 'engine.json'), '--budget', '4', '--workers', '4', '--storage', join(dir, 'studies.sqlite'), '--study', 'py', '--out', dir, '--json'])
+    const r = kt([
+      'search',
+      '--engine',
+      join(PY, 'engine.json'),
+      '--budget',
+      '4',
+      '--workers',
+      '4',
+      '--storage',
+      join(dir, 'studies.sqlite'),
+      '--study',
+      'py',
+      '--out',
+      dir,
+      '--json',
+    ])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    const out = JSON.parse(r.stdout) as {engine: string; front: {front: unknown[]; hypervolume: number}; profiles: Array<{profile: string; trial_id: number | null}>}
+    const out = JSON.parse(r.stdout) as {
+      engine: string
+      front: {front: unknown[]; hypervolume: number}
+      profiles: Array<{profile: string; trial_id: number | null}>
+    }
     expect(out.engine).toBe('memengine-py')
     expect(out.front.front.length).toBeGreaterThan(0)
     expect(out.front.hypervolume).toBeGreaterThan(0)
@@ -51,21 +74,46 @@ describe('examples/python-engine', () => {
     expect(env).toMatch(/^MEMENGINE_W_BM25=/m)
     expect(env).not.toMatch(/^KT_/m)
     // conditional parameters: the inactive one is deployed at its default
-    const profile = JSON.parse(readFileSync(join(dir, 'profiles', 'best-quality.json'), 'utf8')) as {config: Record<string, unknown>}
+    const profile = JSON.parse(readFileSync(join(dir, 'profiles', 'best-quality.json'), 'utf8')) as {
+      config: Record<string, unknown>
+    }
     if (profile.config['recency.kind'] === 'exponential') expect(profile.config['recency.window_days']).toBe(14)
     else expect(profile.config['recency.half_life_days']).toBe(7)
 
     const target = join(dir, 'deployed')
     // the study's own measurements are not a validation: the deploy gate refuses the profile (exit 1) until forced with a reason
-    const refused = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--json'])
+    const refused = kt([
+      'deploy',
+      join(dir, 'profiles', 'best-quality.json'),
+      '--engine',
+      join(PY, 'engine.json'),
+      '--target',
+      target,
+      '--json',
+    ])
     expect(refused.status).toBe(1)
     expect(refused.stderr).toMatch(/deploy refused: .*\(engine profile best-quality\): it has no validation/)
-    const d = kt(['deploy', join(dir, 'profiles', 'best-quality.json'), '--engine', join(PY, 'engine.json'), '--target', target, '--force', '--reason', 'examples test', '--json'])
+    const d = kt([
+      'deploy',
+      join(dir, 'profiles', 'best-quality.json'),
+      '--engine',
+      join(PY, 'engine.json'),
+      '--target',
+      target,
+      '--force',
+      '--reason',
+      'examples test',
+      '--json',
+    ])
     expect(d.stderr).toMatch(/forced past the deploy gate/)
     expect(d.status).toBe(0)
     expect(readFileSync(join(target, 'active.env'), 'utf8')).toMatch(/^MEMENGINE_RECENCY_KIND=/m)
     // the engine itself runs with the deployed shell profile
-    const sh = spawnSync('sh', ['-c', `. ${join(target, 'active.sh')} && python3 eval.py`], {cwd: PY, encoding: 'utf8', env: {...process.env, KT_TIER: 'full'}})
+    const sh = spawnSync('sh', ['-c', `. ${join(target, 'active.sh')} && python3 eval.py`], {
+      cwd: PY,
+      encoding: 'utf8',
+      env: {...process.env, KT_TIER: 'full'},
+    })
     expect(sh.status).toBe(0)
     const best = trials.find((t) => t.id === out.profiles[0].trial_id)!
     expect(JSON.parse(sh.stdout.trim().split('\n').at(-1)!).mrr).toBeCloseTo(best.metrics!.mrr, 12)
@@ -73,11 +121,25 @@ describe('examples/python-engine', () => {
     // online bandits over the engine's space, its profile as the prior; a later command finds the space without the engine file
     const online = join(dir, 'online')
     // the profile is a prior on live traffic: the same gate as kt deploy refuses it until forced with a reason
-    const initArgs = ['online', 'init', '--tenant', 'py', '--engine', join(PY, 'engine.json'), '--profile', join(dir, 'profiles', 'best-quality.json'), '--dir', online, '--json']
+    const initArgs = [
+      'online',
+      'init',
+      '--tenant',
+      'py',
+      '--engine',
+      join(PY, 'engine.json'),
+      '--profile',
+      join(dir, 'profiles', 'best-quality.json'),
+      '--dir',
+      online,
+      '--json',
+    ]
     const initRefused = kt(initArgs)
     expect([initRefused.status, initRefused.stderr]).toEqual([1, refused.stderr])
     const init = kt([...initArgs, '--force', '--reason', 'examples test'])
-    expect(init.stderr).toMatch(/^kt: warning: forced past the deploy gate \(it has no validation.*reason recorded in the tenant's init record: examples test\n$/)
+    expect(init.stderr).toMatch(
+      /^kt: warning: forced past the deploy gate \(it has no validation.*reason recorded in the tenant's init record: examples test\n$/,
+    )
     expect(init.status).toBe(0)
     expect(JSON.parse(init.stdout).space).toBe('engine:memengine-py')
     const choose = kt(['online', 'choose', '--tenant', 'py', '--dir', online, '--json'])
@@ -93,7 +155,24 @@ describe('examples/python-engine', () => {
 describe('examples/node-engine', () => {
   it('a study of the Node engine runs its trials as processes, 2 in flight', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-node-example-'))
-    const r = kt(['search', '--engine', join(NODE, 'engine.json'), '--optimizer', 'random', '--trials', '4', '--workers', '2', '--storage', join(dir, 's.sqlite'), '--study', 'n', '--out', dir, '--json'])
+    const r = kt([
+      'search',
+      '--engine',
+      join(NODE, 'engine.json'),
+      '--optimizer',
+      'random',
+      '--trials',
+      '4',
+      '--workers',
+      '2',
+      '--storage',
+      join(dir, 's.sqlite'),
+      '--study',
+      'n',
+      '--out',
+      dir,
+      '--json',
+    ])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const store = StudyStore.open(join(dir, 's.sqlite'), {mustExist: true})

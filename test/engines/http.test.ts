@@ -9,14 +9,21 @@ type Handler = (req: http.IncomingMessage, body: string, res: http.ServerRespons
 
 const servers: http.Server[] = []
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => {
-    s.closeAllConnections()
-    s.close(r)
-  })))
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((r) => {
+          s.closeAllConnections()
+          s.close(r)
+        }),
+    ),
+  )
 })
 
 /** A loopback server counting requests and connections. */
-async function serve(handler: Handler): Promise<{url: string; requests: () => number; connections: () => number; bodies: unknown[]}> {
+async function serve(
+  handler: Handler,
+): Promise<{url: string; requests: () => number; connections: () => number; bodies: unknown[]}> {
   let requests = 0
   let connections = 0
   const bodies: unknown[] = []
@@ -43,8 +50,14 @@ function objective(url: string, extra: Record<string, unknown> = {}) {
       name: 'web',
       parameters: [{name: 'x', type: 'float', low: 0, high: 1, default: 0.5, env: 'WEB_X'}],
       evaluate: {kind: 'http', url, timeout_s: 2, retries: 2, ...extra},
-      tiers: [{name: 'small', budget: 1}, {name: 'big', budget: 3}],
-      objectives: [{metric: 'acc', direction: 'maximize'}, {metric: 'p99_ms', direction: 'minimize'}],
+      tiers: [
+        {name: 'small', budget: 1},
+        {name: 'big', budget: 3},
+      ],
+      objectives: [
+        {metric: 'acc', direction: 'maximize'},
+        {metric: 'p99_ms', direction: 'minimize'},
+      ],
     },
     'web.json',
   )
@@ -81,14 +94,20 @@ describe('http adapter', () => {
 
   it('a 4xx is never retried; a 5xx fails the trial with its status', async () => {
     const bad = await serve((_, __, res) => json(res, 422, {error: 'x out of range'}))
-    expect(await failure(Promise.resolve(objective(bad.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})))).toMatch(/^HTTP 422 from .* \(not retried\): \{"error":"x out of range"\}$/)
+    expect(
+      await failure(Promise.resolve(objective(bad.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0}))),
+    ).toMatch(/^HTTP 422 from .* \(not retried\): \{"error":"x out of range"\}$/)
     expect(bad.requests()).toBe(1)
     const down = await serve((_, __, res) => json(res, 503, {}))
-    expect(await failure(Promise.resolve(objective(down.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})))).toMatch(/^HTTP 503/)
+    expect(
+      await failure(Promise.resolve(objective(down.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0}))),
+    ).toMatch(/^HTTP 503/)
   })
 
   it('a dropped connection is retried with backoff and then succeeds; a refused one fails after the retries', async () => {
-    const flaky = await serve((req, _, res, n) => (n === 1 ? req.socket.destroy() : json(res, 200, {acc: 1, p99_ms: 1})))
+    const flaky = await serve((req, _, res, n) =>
+      n === 1 ? req.socket.destroy() : json(res, 200, {acc: 1, p99_ms: 1}),
+    )
     const r = await objective(flaky.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})
     expect(r.loss).toBe(-1)
     expect(flaky.requests()).toBe(2)
@@ -96,18 +115,30 @@ describe('http adapter', () => {
     const gone = await serve(() => undefined)
     servers.pop()!.close()
     const t0 = Date.now()
-    expect(await failure(Promise.resolve(objective(gone.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})))).toMatch(/^connection failed after 3 attempts: ECONNREFUSED/)
+    expect(
+      await failure(Promise.resolve(objective(gone.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0}))),
+    ).toMatch(/^connection failed after 3 attempts: ECONNREFUSED/)
     // backoff 100 ms then 200 ms
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300)
   })
 
   it('no answer within timeout_s fails the trial; a body that is not a JSON object fails it too', async () => {
     const silent = await serve(() => undefined)
-    expect(await failure(Promise.resolve(objective(silent.url, {timeout_s: 0.3}).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})))).toBe('timed out after 0.3 s (no complete response)')
+    expect(
+      await failure(
+        Promise.resolve(
+          objective(silent.url, {timeout_s: 0.3}).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0}),
+        ),
+      ),
+    ).toBe('timed out after 0.3 s (no complete response)')
     const garbage = await serve((_, __, res) => {
       res.writeHead(200)
       res.end('<html>oops</html>')
     })
-    expect(await failure(Promise.resolve(objective(garbage.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})))).toMatch(/^the response is not JSON .*<html>oops<\/html>$/)
+    expect(
+      await failure(
+        Promise.resolve(objective(garbage.url).evaluate({x: 0.5}, 1, {trialId: 0, configId: 'c', seed: 0})),
+      ),
+    ).toMatch(/^the response is not JSON .*<html>oops<\/html>$/)
   })
 })

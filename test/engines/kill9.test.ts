@@ -26,7 +26,26 @@ describe('kt search --engine killed with SIGKILL', () => {
     writeFileSync(join(dir, 'engine.json'), JSON.stringify(file))
     const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', TEST_PID_DIR: pidDir}
     delete env.NODE_ENV
-    const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'search', '--engine', join(dir, 'engine.json'), '--optimizer', 'random', '--trials', '4', '--workers', '2', '--storage', join(dir, 's.sqlite'), '--study', 's'], {env, stdio: 'ignore'})
+    const child = spawn(
+      process.execPath,
+      [
+        join(packageRoot, 'bin', 'kt.js'),
+        'search',
+        '--engine',
+        join(dir, 'engine.json'),
+        '--optimizer',
+        'random',
+        '--trials',
+        '4',
+        '--workers',
+        '2',
+        '--storage',
+        join(dir, 's.sqlite'),
+        '--study',
+        's',
+      ],
+      {env, stdio: 'ignore'},
+    )
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_, signal) => resolve(signal)))
     let trials: number[] = []
     let grandchildren: number[] = []

@@ -29,7 +29,12 @@ describe('examples/python-engine/service.py (python3, for real)', () => {
     expect(a.output.queries).toBe(52)
     expect(a.output.service).toEqual(b.output.service)
     expect(a.output.service.overall['recall@10']).toBeGreaterThan(0.3)
-    expect(Object.keys(a.output.service.by_category).sort()).toEqual(['multi-hop', 'open-domain', 'single-hop', 'temporal'])
+    expect(Object.keys(a.output.service.by_category).sort()).toEqual([
+      'multi-hop',
+      'open-domain',
+      'single-hop',
+      'temporal',
+    ])
     expect(a.output.latency_ms.p99).toBeGreaterThan(0)
   })
 
@@ -41,7 +46,10 @@ describe('examples/python-engine/service.py (python3, for real)', () => {
       console.log(t.pid)
       setInterval(() => {}, 1000)
     `
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     const pid = await new Promise<number>((res, rej) => {
       child.stdout.once('data', (d: Buffer) => res(Number(String(d).trim())))
       child.once('exit', (code) => rej(new Error(`child exited ${code}`)))

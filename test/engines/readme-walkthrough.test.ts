@@ -38,7 +38,15 @@ describe('README "Tune your own engine in five minutes"', () => {
     const commands = sectionCommands(readme, 'Tune your own engine in five minutes')
     // the walkthrough is these steps (a guard against the parser silently skipping some)
     expect(commands.map((c) => c.command.split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'npm ci', 'npx kt', 'cat /tmp/kt-py/profiles/high-throughput.env', 'npx kt', 'npx kt', 'npx kt', '(. /tmp/kt-plan/deployed/active.sh', 'npx kt', 'npx kt',
+      'npm ci',
+      'npx kt',
+      'cat /tmp/kt-py/profiles/high-throughput.env',
+      'npx kt',
+      'npx kt',
+      'npx kt',
+      '(. /tmp/kt-plan/deployed/active.sh',
+      'npx kt',
+      'npx kt',
     ])
     expect(commands.map((c) => c.exit)).toEqual([0, 0, 0, 1, 0, 0, 0, 0, 0])
     const scratch = mkdtempSync(join(tmpdir(), 'kt-readme-'))
@@ -48,7 +56,12 @@ describe('README "Tune your own engine in five minutes"', () => {
       // installing is the test run's own business; kt is the built CLI (what `npx kt` runs); /tmp/... is this test's scratch folder
       if (command.startsWith('npm ci')) continue
       // /tmp/ first: the repository itself may live under /tmp (a CI clone), and its path must stay as it is
-      const run = command.replaceAll('/tmp/', `${scratch}/`).replaceAll('npx kt ', `${JSON.stringify(process.execPath)} ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))} `)
+      const run = command
+        .replaceAll('/tmp/', `${scratch}/`)
+        .replaceAll(
+          'npx kt ',
+          `${JSON.stringify(process.execPath)} ${JSON.stringify(join(packageRoot, 'bin', 'kt.js'))} `,
+        )
       const r = spawnSync('bash', ['-c', run], {cwd: packageRoot, encoding: 'utf8', env})
       expect(r.status, `${command}\n${r.stderr}`).toBe(exit)
     }
@@ -64,7 +77,15 @@ describe('README "Tune your own engine in five minutes"', () => {
 function checkPlanRun(out: string): void {
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))
   expect(report.phases.validation.verdict).toBe('pass')
-  expect(report.run.phases_run).toEqual(['properties', 'synthetic', 'ablation', 'search', 'validation', 'deploy', 'visualize'])
+  expect(report.run.phases_run).toEqual([
+    'properties',
+    'synthetic',
+    'ablation',
+    'search',
+    'validation',
+    'deploy',
+    'visualize',
+  ])
   const retrieval = report.phases.search.retrieval
   // P99 from service.py's cost model: the front, the profiles and their verdicts repeat exactly
   expect(retrieval.engine).toEqual({name: 'memengine-py-service', file: 'engine.service.json', latency: 'cost_model'})
@@ -94,7 +115,10 @@ function checkPlanRun(out: string): void {
   expect(env).toContain('MEMENGINE_W_BM25=')
   expect(env).not.toContain('KT_')
   expect(report.phases.visualize.charts.some((c: {id: string}) => c.id === 'retrieval-front')).toBe(true)
-  expect(existsSync(join(out, 'charts', 'retrieval-front.png')) || report.phases.visualize.charts.some((c: {png: string}) => existsSync(join(out, c.png)))).toBe(true)
+  expect(
+    existsSync(join(out, 'charts', 'retrieval-front.png')) ||
+      report.phases.visualize.charts.some((c: {png: string}) => existsSync(join(out, c.png))),
+  ).toBe(true)
   const md = readFileSync(join(out, 'report.md'), 'utf8')
   expect(md).toContain('### Retrieval engine: memengine-py-service (external')
   expect(md).toMatch(/\| trial \| recall@10 \(tuning\) \| recall@10 \(held-out\) \|/)

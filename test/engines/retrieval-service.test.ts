@@ -27,8 +27,14 @@ function engineFile(evaluate: Record<string, unknown>): string {
         {name: 'boost', type: 'float', low: 0, high: 1, default: 0.5, env: 'TOY_BOOST'},
       ],
       evaluate: {kind: 'retrieval-service', ...evaluate},
-      tiers: [{name: 'smoke', budget: 1}, {name: 'full', budget: 3}],
-      objectives: [{metric: 'recall@10', direction: 'maximize'}, {metric: 'p99_ms', direction: 'minimize'}],
+      tiers: [
+        {name: 'smoke', budget: 1},
+        {name: 'full', budget: 3},
+      ],
+      objectives: [
+        {metric: 'recall@10', direction: 'maximize'},
+        {metric: 'p99_ms', direction: 'minimize'},
+      ],
     }),
   )
   return file
@@ -36,7 +42,13 @@ function engineFile(evaluate: Record<string, unknown>): string {
 
 function objectiveFor(evaluate: Record<string, unknown>) {
   const engine = loadEngineFile(engineFile(evaluate))
-  return {engine, objective: retrievalServiceObjective(serviceSpecOf(engine), dataset, {objectives: engine.objectives, minTimings: 1})}
+  return {
+    engine,
+    objective: retrievalServiceObjective(serviceSpecOf(engine), dataset, {
+      objectives: engine.objectives,
+      minTimings: 1,
+    }),
+  }
 }
 
 const ctx = {trialId: 0, configId: 'c', seed: 0}
@@ -94,10 +106,14 @@ describe('retrieval-service over stdio (python3)', () => {
     const garbage = objectiveFor({transport: 'stdio', command: ['python3', TOY, 'garbage'], timeout_s: 20}).objective
     try {
       const config = defaultConfig(bad.space)
-      await expect(bad.evaluate(config, 1, ctx)).rejects.toThrow(/returned id "no-such-turn", not a turn of conversation/)
+      await expect(bad.evaluate(config, 1, ctx)).rejects.toThrow(
+        /returned id "no-such-turn", not a turn of conversation/,
+      )
       // the same service answers the next trial
       expect((await bad.evaluate(config, 1, ctx)).metrics!['recall@10']).toBeGreaterThanOrEqual(0)
-      await expect(garbage.evaluate(config, 1, ctx)).rejects.toThrow(/search reply for question .* is not JSON at byte 0 \("GARBAGE"\)/)
+      await expect(garbage.evaluate(config, 1, ctx)).rejects.toThrow(
+        /search reply for question .* is not JSON at byte 0 \("GARBAGE"\)/,
+      )
       expect((await garbage.evaluate(config, 1, ctx)).metrics!['recall@10']).toBeGreaterThanOrEqual(0)
     } finally {
       await bad.close()
@@ -117,7 +133,13 @@ describe('retrieval-service over stdio (python3)', () => {
   it('a study goes on past a failed trial (the study store keeps the reason)', async () => {
     const file = engineFile({transport: 'stdio', command: ['python3', TOY, 'bad-id'], timeout_s: 20})
     const module = resolve(__dirname, '../../src/engines/retrieval-service.ts')
-    const outcome = await runSearch({storage: ':memory:', objective: {name: 'module', module, options: {engine: file, data: DATA}}, optimizer: 'random', seed: 1, maxTrials: 3})
+    const outcome = await runSearch({
+      storage: ':memory:',
+      objective: {name: 'module', module, options: {engine: file, data: DATA}},
+      optimizer: 'random',
+      seed: 1,
+      maxTrials: 3,
+    })
     const statuses = outcome.trials.map((t) => t.status)
     expect(statuses).toContain('failed')
     expect(statuses.filter((s) => s === 'ok').length).toBeGreaterThanOrEqual(2)
@@ -127,7 +149,12 @@ describe('retrieval-service over stdio (python3)', () => {
 
 describe('retrieval-service over keep-alive HTTP (python3 ThreadingHTTPServer started by kt)', () => {
   it('starts the server on a free port, scores it, and stops it', async () => {
-    const {objective} = objectiveFor({transport: 'http', url: 'http://127.0.0.1:{port}', command: ['python3', TOY, 'good', '--http', '{port}'], timeout_s: 20})
+    const {objective} = objectiveFor({
+      transport: 'http',
+      url: 'http://127.0.0.1:{port}',
+      command: ['python3', TOY, 'good', '--http', '{port}'],
+      timeout_s: 20,
+    })
     const r = await objective.evaluate(defaultConfig(objective.space), 3, ctx)
     expect(r.metrics!['recall@10']).toBeGreaterThan(0)
     const pid = objective.firstSession()!.pid!

@@ -33,19 +33,38 @@ describe('per-query metrics', () => {
   })
 
   it('average overall and by category', () => {
-    const q = (id: string, category: EvalQuery['category']): EvalQuery => ({id, conversation: 'c', text: id, category, evidence: ['x']})
-    const r = aggregate([q('1', 'single-hop'), q('2', 'single-hop'), q('3', 'temporal')], [{mrr: 1}, {mrr: 0}, {mrr: 0.5}])
+    const q = (id: string, category: EvalQuery['category']): EvalQuery => ({
+      id,
+      conversation: 'c',
+      text: id,
+      category,
+      evidence: ['x'],
+    })
+    const r = aggregate(
+      [q('1', 'single-hop'), q('2', 'single-hop'), q('3', 'temporal')],
+      [{mrr: 1}, {mrr: 0}, {mrr: 0.5}],
+    )
     expect(r.overall).toEqual({n: 3, mrr: 0.5})
     expect(r.by_category).toEqual({'single-hop': {n: 2, mrr: 0.5}, temporal: {n: 1, mrr: 0.5}})
   })
 })
 
 describe('fidelity tiers', () => {
-  const queries: EvalQuery[] = Array.from({length: 90}, (_, i) => ({id: `q${i}`, conversation: 'c', text: '', category: i % 3 === 0 ? 'temporal' : 'single-hop', evidence: ['x']}))
+  const queries: EvalQuery[] = Array.from({length: 90}, (_, i) => ({
+    id: `q${i}`,
+    conversation: 'c',
+    text: '',
+    category: i % 3 === 0 ? 'temporal' : 'single-hop',
+    evidence: ['x'],
+  }))
 
   it('are nested, stratified, seeded, with budgets 1, 3, 9', () => {
     const tiers = fidelityTiers(queries, 5)
-    expect(tiers.map((t) => [t.name, t.budget, t.queryIds.length])).toEqual([['low', 1, 4 + 7], ['medium', 3, 10 + 20], ['high', 9, 90]])
+    expect(tiers.map((t) => [t.name, t.budget, t.queryIds.length])).toEqual([
+      ['low', 1, 4 + 7],
+      ['medium', 3, 10 + 20],
+      ['high', 9, 90],
+    ])
     const [low, medium, high] = tiers.map((t) => new Set(t.queryIds))
     for (const id of low) expect(medium.has(id)).toBe(true)
     for (const id of medium) expect(high.has(id)).toBe(true)
@@ -63,7 +82,15 @@ describe('evaluation on a small LoCoMo-format fixture', () => {
     const out = runEvaluation(dataset, defaultRetrievalConfig(), {ks: [1, 5]})
     expect(out.queries).toBe(4)
     expect(out.skipped).toEqual({adversarial: 1, no_evidence: 1})
-    expect(Object.keys(out.engine.overall).sort()).toEqual(['hit@1', 'hit@5', 'mrr', 'n', 'ndcg@10', 'recall@1', 'recall@5'])
+    expect(Object.keys(out.engine.overall).sort()).toEqual([
+      'hit@1',
+      'hit@5',
+      'mrr',
+      'n',
+      'ndcg@10',
+      'recall@1',
+      'recall@5',
+    ])
     expect(Object.keys(out.engine.by_category).sort()).toEqual(['multi-hop', 'open-domain', 'single-hop', 'temporal'])
     expect(out.baselines.bm25.overall.n).toBe(4)
     // Five turns: the engine's top 5 holds every turn (text or graph reaches them all).

@@ -25,11 +25,29 @@ import {kt} from '../cli/helpers.js'
 const data = join(fixturesDir, 'memory_small.json')
 const names = layoutNames({queryFeatures: ['qrank'], engineScore: false})
 const swapHalves: SavedModel = {
-  format: MODEL_FORMAT, version: MODEL_VERSION, feature_names: names, params: {}, metrics: {}, data: {},
+  format: MODEL_FORMAT,
+  version: MODEL_VERSION,
+  feature_names: names,
+  params: {},
+  metrics: {},
+  data: {},
   // engine_score@qrank of ranks 0..19 is r / 19: <= 0.5 for the top 10, > 0.5 for the rest
-  trees: [{split_feature: [names.indexOf('engine_score@qrank')], threshold: [0.5], left: [~0], right: [~1], gain: [1], leaf_value: [0, 1]}],
+  trees: [
+    {
+      split_feature: [names.indexOf('engine_score@qrank')],
+      threshold: [0.5],
+      left: [~0],
+      right: [~1],
+      gain: [1],
+      leaf_value: [0, 1],
+    },
+  ],
 }
-const constant: SavedModel = {...swapHalves, feature_names: [...CANDIDATE_FEATURES], trees: [{split_feature: [], threshold: [], left: [], right: [], gain: [], leaf_value: [0.5]}]}
+const constant: SavedModel = {
+  ...swapHalves,
+  feature_names: [...CANDIDATE_FEATURES],
+  trees: [{split_feature: [], threshold: [], left: [], right: [], gain: [], leaf_value: [0.5]}],
+}
 const POOL = 20
 const ks = [1, 5, 10, 20]
 
@@ -57,7 +75,7 @@ describe('evaluating the engine followed by a reranker', () => {
   const prepared = prepareEvaluation(dataset)
   const config = defaultRetrievalConfig()
 
-  it('a model that swaps the halves of the pool: reranked top 10 = the engine\'s 11..20, same top 20', () => {
+  it("a model that swaps the halves of the pool: reranked top 10 = the engine's 11..20, same top 20", () => {
     const reranker = engineReranker(swapHalves, 'swap.json')
     const engine = evaluateSystem(prepared, 'engine', config, {ks})
     const reranked = evaluateReranked(prepared, config, {reranker, pool: POOL, ks})
@@ -65,7 +83,12 @@ describe('evaluating the engine followed by a reranker', () => {
     prepared.selection.queries.forEach((q, i) => {
       const rows = candidateFeatures(prepared.engines.get(q.conversation)!, q.text, config, POOL)
       expect(rows.map((r) => r.id)).toEqual(rankQuery(prepared, q, 'engine', config, POOL))
-      expect(rankReranked(prepared, q, config, POOL, {reranker, pool: POOL})).toEqual(swappedByHand(rows.map((r) => r.score), rows.map((r) => r.id)))
+      expect(rankReranked(prepared, q, config, POOL, {reranker, pool: POOL})).toEqual(
+        swappedByHand(
+          rows.map((r) => r.score),
+          rows.map((r) => r.id),
+        ),
+      )
       expect(reranked.rows[i]['recall@20']).toBe(engine.rows[i]['recall@20'])
       // a full pool with no tie across ranks 10 and 11: exactly the engine's 11..20 on top
       if (rows.length === POOL && rows[9].score > rows[10].score) {
@@ -77,7 +100,7 @@ describe('evaluating the engine followed by a reranker', () => {
     expect(reranked.report.overall['ndcg@10']).toBeLessThan(engine.report.overall['ndcg@10'])
   })
 
-  it('a constant model keeps the engine\'s order, at a pool deeper than the cut-offs too', () => {
+  it("a constant model keeps the engine's order, at a pool deeper than the cut-offs too", () => {
     const reranker = engineReranker(constant, 'constant.json')
     const engine = evaluateSystem(prepared, 'engine', config, {ks}).report
     for (const pool of [20, 50]) expect(evaluateReranked(prepared, config, {reranker, pool, ks}).report).toEqual(engine)
@@ -86,7 +109,12 @@ describe('evaluating the engine followed by a reranker', () => {
   it('reports the reranked system beside the others, with a paired comparison and its timing apart', () => {
     const reranker = engineReranker(swapHalves, 'swap.json')
     const one = restrictConversations(dataset, ['synth-7-2'], '--conversation')
-    const out = runRerankedEvaluation(one, config, {reranker, pool: POOL, ks, identity: {file: 'swap.json', trees: 1, featureNames: names}})
+    const out = runRerankedEvaluation(one, config, {
+      reranker,
+      pool: POOL,
+      ks,
+      identity: {file: 'swap.json', trees: 1, featureNames: names},
+    })
     expect(out.conversations).toBe(1)
     expect(out.reranked!.overall.n).toBe(out.engine.overall.n)
     expect(Object.keys(out.reranked!.by_category)).toEqual(Object.keys(out.engine.by_category))
@@ -95,8 +123,12 @@ describe('evaluating the engine followed by a reranker', () => {
     expect(ndcg.delta).toBeCloseTo(out.reranked!.overall['ndcg@10'] - out.engine.overall['ndcg@10'], 12)
     expect(ndcg.high!).toBeLessThan(0)
     expect(out.reranked!.latency_ms.model.p50).toBeGreaterThanOrEqual(0)
-    expect(() => restrictConversations(dataset, ['conv-9'], '--conversation')).toThrow(`--conversation: expected conversation ids of ${data} (synth-7-1, synth-7-2), got "conv-9"`)
-    expect(() => evaluateReranked(prepared, config, {reranker, pool: 10, ks})).toThrow('--rerank-pool: expected an integer >= the ranking depth the cut-offs need (20), got 10')
+    expect(() => restrictConversations(dataset, ['conv-9'], '--conversation')).toThrow(
+      `--conversation: expected conversation ids of ${data} (synth-7-1, synth-7-2), got "conv-9"`,
+    )
+    expect(() => evaluateReranked(prepared, config, {reranker, pool: 10, ks})).toThrow(
+      '--rerank-pool: expected an integer >= the ranking depth the cut-offs need (20), got 10',
+    )
   })
 })
 
@@ -104,10 +136,15 @@ describe('the pool a reranker is served with', () => {
   const qrank = {file: 'swap.json', reranker: engineReranker(swapHalves)}
   const raw = {file: 'raw.json', reranker: engineReranker(constant)}
 
-  it('defaults to the model\'s recorded pool and refuses another one for query-level columns', () => {
-    expect(resolveRerankPool(undefined, {...qrank, pool: 20})).toEqual({pool: 20, from: 'swap.json field pool (the default --rerank-pool)'})
+  it("defaults to the model's recorded pool and refuses another one for query-level columns", () => {
+    expect(resolveRerankPool(undefined, {...qrank, pool: 20})).toEqual({
+      pool: 20,
+      from: 'swap.json field pool (the default --rerank-pool)',
+    })
     expect(resolveRerankPool(20, {...qrank, pool: 20})).toEqual({pool: 20, from: '--rerank-pool'})
-    expect(() => resolveRerankPool(50, {...qrank, pool: 20})).toThrow('--rerank-pool: expected 20, the pool swap.json\'s query-level columns were computed over (omit the flag to use it), got 50')
+    expect(() => resolveRerankPool(50, {...qrank, pool: 20})).toThrow(
+      "--rerank-pool: expected 20, the pool swap.json's query-level columns were computed over (omit the flag to use it), got 50",
+    )
     // raw columns do not depend on the pool: any pool, the recorded one by default
     expect(resolveRerankPool(30, {...raw, pool: 20}).pool).toBe(30)
     expect(resolveRerankPool(undefined, {...raw, pool: 20}).pool).toBe(20)
@@ -115,7 +152,12 @@ describe('the pool a reranker is served with', () => {
   })
 
   it('warns when a query-level model records no pool', () => {
-    expect(resolveRerankPool(20, qrank)).toEqual({pool: 20, from: '--rerank-pool', warning: 'swap.json has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log\'s --pool'})
+    expect(resolveRerankPool(20, qrank)).toEqual({
+      pool: 20,
+      from: '--rerank-pool',
+      warning:
+        "swap.json has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log's --pool",
+    })
   })
 })
 
@@ -137,14 +179,19 @@ describe('kt eval --reranker (built CLI)', () => {
     expect(out.reranked.model).toBe(pooled)
     expect(out.reranked.pool).toBe(POOL)
     expect(out.reranked.overall['recall@20']).toBeCloseTo(out.engine.overall['recall@20'], 12)
-    expect(out.reranked.overall['recall@10']).toBeCloseTo(out.engine.overall['recall@20'] - out.engine.overall['recall@10'], 12)
+    expect(out.reranked.overall['recall@10']).toBeCloseTo(
+      out.engine.overall['recall@20'] - out.engine.overall['recall@10'],
+      12,
+    )
     const human = kt(['eval', '--data', data, '--reranker', model, '--rerank-pool', '20'])
     expect(human.status, human.stderr).toBe(0)
     expect(human.stdout).toMatch(/^overall +engine +52 /m)
     expect(human.stdout).toMatch(/^ +engine\+reranker +52 /m)
     expect(human.stdout).toMatch(/latency per query \(engine\+reranker, pool 20\): p50 [\d.]+ ms/)
     // a query-level model that records no pool: served as asked, with a one-line warning
-    expect(human.stderr).toBe(`kt: warning: ${model} has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log's --pool\n`)
+    expect(human.stderr).toBe(
+      `kt: warning: ${model} has query-level columns but records no candidate pool: serving with pool 20, which must equal its training log's --pool\n`,
+    )
   })
 
   it('a model whose feature_names the engine cannot supply is one line naming the file and field', () => {

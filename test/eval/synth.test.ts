@@ -3,7 +3,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {parseMemoryDataset} from '../../src/data/conversations/index.js'
-import {MEMORY_FIXTURES, generateMemoryDataset, generateMemoryFixtures, memoryDatasetJson} from '../../src/data/memory-synth/index.js'
+import {
+  MEMORY_FIXTURES,
+  generateMemoryDataset,
+  generateMemoryFixtures,
+  memoryDatasetJson,
+} from '../../src/data/memory-synth/index.js'
 import {fixturesDir} from '../../src/util/paths.js'
 
 describe('synthetic memory conversations', () => {
@@ -11,7 +16,9 @@ describe('synthetic memory conversations', () => {
 
   it('are a function of the options (same seed, same bytes; another seed, other bytes)', () => {
     expect(memoryDatasetJson(generateMemoryDataset(options))).toBe(memoryDatasetJson(generateMemoryDataset(options)))
-    expect(memoryDatasetJson(generateMemoryDataset({...options, seed: 4}))).not.toBe(memoryDatasetJson(generateMemoryDataset(options)))
+    expect(memoryDatasetJson(generateMemoryDataset({...options, seed: 4}))).not.toBe(
+      memoryDatasetJson(generateMemoryDataset(options)),
+    )
   })
 
   it('load as LoCoMo with every evidence id resolved and every category present', () => {
@@ -31,7 +38,10 @@ describe('synthetic memory conversations', () => {
   it('move a speaker to a new city after mentioning the first one (a changing attribute)', () => {
     const [sample] = generateMemoryDataset({...options, conversations: 1})
     const q = sample.qa.find((x) => x.question.startsWith('Where does')) as {answer: string; evidence: string[]}
-    const turns = Object.values(sample.conversation).filter(Array.isArray).flat() as Array<{dia_id: string; text: string}>
+    const turns = Object.values(sample.conversation).filter(Array.isArray).flat() as Array<{
+      dia_id: string
+      text: string
+    }>
     const evidence = turns.find((t) => t.dia_id === q.evidence[0]) as {text: string}
     expect(evidence.text).toContain(`moved to ${q.answer}`)
     expect(turns.some((t) => t.text.includes('I have been living in'))).toBe(true)

@@ -17,13 +17,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const base = mkdtempSync(join(tmpdir(), 'kt-pg-test-'))
   let server: PgServer | undefined
   try {
-    server = await startServer({dir: join(base, 'data'), port: await freePort(), password: TEST_PASSWORD, noFsync: true})
+    server = await startServer({
+      dir: join(base, 'data'),
+      port: await freePort(),
+      password: TEST_PASSWORD,
+      noFsync: true,
+    })
     project.provide('ktPostgres', {adminUrl: server.url('postgres'), password: TEST_PASSWORD, skip: null})
   } catch (error) {
     const reason = String((error as Error).message ?? error).split('\n')[0]
     rmSync(base, {recursive: true, force: true})
-    if (process.env.CI === 'true') throw new Error(`PostgreSQL tests must run in CI, but no server could start: ${reason}`)
-    project.provide('ktPostgres', {adminUrl: null, password: null, skip: `no PostgreSQL server could start here (${reason})`})
+    if (process.env.CI === 'true')
+      throw new Error(`PostgreSQL tests must run in CI, but no server could start: ${reason}`)
+    project.provide('ktPostgres', {
+      adminUrl: null,
+      password: null,
+      skip: `no PostgreSQL server could start here (${reason})`,
+    })
   }
   return async () => {
     await server?.stop('fast').catch(() => server?.stop('immediate'))

@@ -12,7 +12,9 @@ describe('bins', () => {
   it('cuts a linear range into ten equal bins played at their centres', () => {
     const d = byKey.lin
     expect(d.values).toHaveLength(ARMS_PER_PARAM)
-    expect((d.values as number[]).map((v) => +v.toFixed(12))).toEqual([0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95])
+    expect((d.values as number[]).map((v) => +v.toFixed(12))).toEqual([
+      0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95,
+    ])
     expect([d.binOf(0), d.binOf(0.5), d.binOf(0.55), d.binOf(1)]).toEqual([0, 5, 5, 9])
   })
 
@@ -59,7 +61,11 @@ describe('bins', () => {
 
   it('handles the real retrieval space', () => {
     const rdims = dimensionsOf(RETRIEVAL_SPACE)
-    const config = configFromArms(defaultConfig(RETRIEVAL_SPACE), rdims, rdims.map((d) => d.values.length - 1))
+    const config = configFromArms(
+      defaultConfig(RETRIEVAL_SPACE),
+      rdims,
+      rdims.map((d) => d.values.length - 1),
+    )
     expect(() => validateConfig(RETRIEVAL_SPACE, config, 'test')).not.toThrow()
   })
 })
@@ -76,7 +82,7 @@ describe('profile prior', () => {
     for (let arm = 0; arm < 10; arm++) expect(prior[arm * 2]).toBe(1) // the low level keeps the flat prior
   })
 
-  it('scales with a tenant\'s prior strength', () => {
+  it("scales with a tenant's prior strength", () => {
     const prior = profilePrior(dims[0], 0.55, 2, 10)
     expect(prior[5 * 2 + 1]).toBe(11)
     expect(prior[4 * 2 + 1]).toBeCloseTo(1 + 10 * Math.exp(-0.5), 12)

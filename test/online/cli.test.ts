@@ -25,7 +25,9 @@ describe('kt online (built CLI)', () => {
     const unknown = t(['online', 'feedback', '--tenant', 'acme', '--query', '7', '--used', '--time', '3000'])
     expect(unknown.status).toBe(2)
     expect(unknown.stderr.trim().split('\n')).toHaveLength(1)
-    expect(unknown.stderr).toMatch(/query 7: expected a query id issued to tenant acme \(1\.\.1 or your own ids\), got an unknown id \(counted as rejected\)/)
+    expect(unknown.stderr).toMatch(
+      /query 7: expected a query id issued to tenant acme \(1\.\.1 or your own ids\), got an unknown id \(counted as rejected\)/,
+    )
 
     const badLabel = t(['online', 'feedback', '--tenant', 'acme', '--query', '1', '--label', '4', '--time', '3000'])
     expect(badLabel.status).toBe(2)
@@ -52,14 +54,31 @@ describe('kt online (built CLI)', () => {
     const wrongKind = t(['online', 'init', '--tenant', 'bad2', '--forgetting', 'adaptive', '--decay-every', '100'])
     expect(wrongKind.status).toBe(2)
     expect(wrongKind.stderr.trim().split('\n')).toHaveLength(1)
-    const custom = t(['online', 'init', '--tenant', 'custom', '--decay-every', '100', '--decay-fraction', '0.2', '--implicit-window-ms', '60000', '--json'])
+    const custom = t([
+      'online',
+      'init',
+      '--tenant',
+      'custom',
+      '--decay-every',
+      '100',
+      '--decay-fraction',
+      '0.2',
+      '--implicit-window-ms',
+      '60000',
+      '--json',
+    ])
     expect(custom.status, custom.stderr).toBe(0)
-    expect(JSON.parse(custom.stdout).settings).toMatchObject({forgetting: {kind: 'periodic', every: 100, fraction: 0.2}, implicit_window_ms: 60000})
+    expect(JSON.parse(custom.stdout).settings).toMatchObject({
+      forgetting: {kind: 'periodic', every: 100, fraction: 0.2},
+      implicit_window_ms: 60000,
+    })
     const init = t(['online', 'init', '--tenant', 'graded', '--feedback', 'labels', '--prior-strength', '10', '--json'])
     expect(init.status, init.stderr).toBe(0)
     expect(JSON.parse(init.stdout).settings).toMatchObject({feedback: 'labels', prior_strength: 10})
     expect(t(['online', 'choose', '--tenant', 'graded', '--time', '1000']).status).toBe(0)
-    expect(t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--label', '3', '--time', '2000']).status).toBe(0)
+    expect(
+      t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--label', '3', '--time', '2000']).status,
+    ).toBe(0)
     const used = t(['online', 'feedback', '--tenant', 'graded', '--query', '1', '--used', '--time', '3000'])
     expect(used.status).toBe(2)
     expect(used.stderr.trim().split('\n')).toHaveLength(1)
@@ -74,7 +93,16 @@ describe('kt online (built CLI)', () => {
   it('rejects --time on status, leaves no folder after a failed init and reports a duplicate query in the log, each with one line and exit code 2', async () => {
     const d = tempDir()
     const space = spaceById('retrieval')
-    const store = TenantStore.open({dir: d, tenant: 'dup', create: {space, profile: defaultConfig(space), settings: {levels: 4, sampler: 'logit', forgetting: forgettingDefaults('periodic')}, seed: 1}})
+    const store = TenantStore.open({
+      dir: d,
+      tenant: 'dup',
+      create: {
+        space,
+        profile: defaultConfig(space),
+        settings: {levels: 4, sampler: 'logit', forgetting: forgettingDefaults('periodic')},
+        seed: 1,
+      },
+    })
     store.choose(1000)
     store.choose(2000)
     store.close()
@@ -104,11 +132,12 @@ describe('kt online (built CLI)', () => {
     expect(duplicate.stderr).toMatch(/got 1 \(a duplicate or out-of-order query event\)$/m)
   })
 
-  it('prints the simulator\'s table', () => {
+  it("prints the simulator's table", () => {
     const r = kt(['online', 'simulate', '--env', 'switch-reverse', '--runs', '2', '--steps', '400'])
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^env switch-reverse: 10 arms, 2 runs x 400 steps/)
-    for (const name of ['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy']) expect(r.stdout).toMatch(new RegExp(`^${name} `, 'm'))
+    for (const name of ['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
+      expect(r.stdout).toMatch(new RegExp(`^${name} `, 'm'))
     expect(r.stdout).toMatch(/recovered = trailing 100-step share of optimal pulls stays >= 0.5/)
     expect(r.stdout).toMatch(/^cumulative regret \(mean\) at step\nstep +ts +ts-decay/m)
     expect(r.stdout).toMatch(/^ts - eps-greedy +[-+]\d+\.\d +\[[-+]\d+\.\d, [-+]\d+\.\d\] +[-+]\d+\.\d%/m)

@@ -22,7 +22,10 @@ describe('crash safety', () => {
     let acked = 0
     let runs = 0
     // Kills at different moments (snapshots every 3 events, so some land mid-snapshot).
-    for (const [acks, extraMs] of [[40, 0], [40, 5]]) {
+    for (const [acks, extraMs] of [
+      [40, 0],
+      [40, 5],
+    ]) {
       const ids = await runCrashChild(dir, 'acme', acks, extraMs)
       acked += ids.length
       runs++

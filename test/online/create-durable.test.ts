@@ -8,7 +8,9 @@ import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
 
 // every fsync, with the path its fd was opened on (test/helpers/fs-calls.ts)
-vi.mock('node:fs', async (importOriginal) => (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()))
+vi.mock('node:fs', async (importOriginal) =>
+  (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()),
+)
 
 const {fsCalls} = await import('../helpers/fs-calls.js')
 const {openTenant} = await import('../../src/online/library.js')

@@ -4,7 +4,13 @@ import {loadMemoryDataset, parseMemoryDataset} from '../../src/data/conversation
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {prepareEvaluation} from '../../src/eval/harness.js'
 import {configFromArms, dimensionsOf} from '../../src/online/bins.js'
-import {EngineHits, engineEnvironment, simulateEngineWorkload, workloadQuestions, type EngineWorkloadOptions} from '../../src/online/engine-workload.js'
+import {
+  EngineHits,
+  engineEnvironment,
+  simulateEngineWorkload,
+  workloadQuestions,
+  type EngineWorkloadOptions,
+} from '../../src/online/engine-workload.js'
 import {mixAt} from '../../src/online/workload.js'
 import {defaultConfig, onlineTuned} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
@@ -28,13 +34,18 @@ describe('engine-backed workload', () => {
     expect(report.reward_model).toBe('engine')
     expect(report.synthetic_reward_model).toBe(false)
     expect(report.k).toBe(5)
-    expect(report.pools).toEqual({entity_lookup: {category: 'single-hop', questions: 16}, temporal: {category: 'temporal', questions: 16}})
+    expect(report.pools).toEqual({
+      entity_lookup: {category: 'single-hop', questions: 16},
+      temporal: {category: 'temporal', questions: 16},
+    })
     expect(report.tuned_reference.in_sample).toBe(true)
     expect(report.tuned_reference.note).toMatch(/in-sample/)
     expect(report.policies.tuned.regret_after_shift_mean).toBe(0)
     expect(report.policies.tuned.final_best).toEqual(report.tuned_reference.after.values)
     // quality is a hit rate
-    for (const p of Object.values(report.policies)) for (const w of [p.before_shift, ...p.after_shift]) expect(w.quality_mean).toBeGreaterThanOrEqual(0), expect(w.quality_mean).toBeLessThanOrEqual(1)
+    for (const p of Object.values(report.policies))
+      for (const w of [p.before_shift, ...p.after_shift])
+        (expect(w.quality_mean).toBeGreaterThanOrEqual(0), expect(w.quality_mean).toBeLessThanOrEqual(1))
   })
 
   it('is deterministic: the same seed gives the same report (timings aside)', () => {
@@ -46,7 +57,7 @@ describe('engine-backed workload', () => {
     expect(other.policies.ts.regret_after_shift_mean).not.toBe(report.policies.ts.regret_after_shift_mean)
   })
 
-  it('tunes a reference at least as good as the profile on each phase\'s pool', () => {
+  it("tunes a reference at least as good as the profile on each phase's pool", () => {
     expect(report.tuned_reference.before.hit_rate).toBeGreaterThanOrEqual(report.profile_hit_rate.before)
     expect(report.tuned_reference.after.hit_rate).toBeGreaterThanOrEqual(report.profile_hit_rate.after)
     // the mix-weighted value is 0.9 / 0.1 of the per-type rates
@@ -60,7 +71,11 @@ describe('engine-backed workload', () => {
 
   it('computes hits as engine.search does, once per question and configuration', () => {
     const hits = new EngineHits(questions, dims, 5)
-    const other = configFromArms(profile, dims, dims.map((d) => d.values.length - 1))
+    const other = configFromArms(
+      profile,
+      dims,
+      dims.map((d) => d.values.length - 1),
+    )
     const byId = new Map(dataset.questions.map((q) => [q.id, q]))
     const picked = [hits.pools[0][0], hits.pools[0][3], hits.pools[1][0], hits.pools[1][5]]
     let expectedHits = 0
@@ -84,13 +99,23 @@ describe('engine-backed workload', () => {
     const hits = new EngineHits(questions, dims, 5)
     const drawn = (config: typeof profile): number[] => {
       const seen: number[] = []
-      const spy = Object.assign(Object.create(Object.getPrototypeOf(hits)) as EngineHits, hits, {hit: (q: number) => (seen.push(q), 0)})
+      const spy = Object.assign(Object.create(Object.getPrototypeOf(hits)) as EngineHits, hits, {
+        hit: (q: number) => (seen.push(q), 0),
+      })
       const episode = engineEnvironment(spy, profile, [profile, profile], 9).episode(1)
       for (let t = 0; t < 200; t++) episode.serve(t, config, mixAt(t, 100), episode.type(t, mixAt(t, 100)), false)
       return seen
     }
     const a = drawn(profile)
-    expect(drawn(configFromArms(profile, dims, dims.map(() => 0)))).toEqual(a)
+    expect(
+      drawn(
+        configFromArms(
+          profile,
+          dims,
+          dims.map(() => 0),
+        ),
+      ),
+    ).toEqual(a)
     // 90% entity lookups (indices 0..15) before the shift, 90% temporal after
     expect(a.slice(0, 100).filter((q) => q < 16).length).toBeGreaterThan(80)
     expect(a.slice(100).filter((q) => q >= 16).length).toBeGreaterThan(80)
@@ -102,15 +127,31 @@ describe('engine-backed workload', () => {
       {conversation: 'c', id: 't2', session: 's1', speaker: 'B', text: 'Lovely, I went hiking.'},
       {question: 'What is the name of the cat?', evidence: ['t1'], category: 'single-hop', conversation: 'c'},
     ]
-    const noTemporal = parseMemoryDataset('tiny.jsonl', lines.map((l) => JSON.stringify(l)).join('\n'), {format: 'jsonl'})
+    const noTemporal = parseMemoryDataset('tiny.jsonl', lines.map((l) => JSON.stringify(l)).join('\n'), {
+      format: 'jsonl',
+    })
     expect(() => simulateEngineWorkload(noTemporal, OPTIONS)).toThrow(InputError)
-    expect(() => simulateEngineWorkload(noTemporal, OPTIONS)).toThrow(/^tiny\.jsonl: expected scored questions of both workload types .*temporal.*, got 1 single-hop, 0 temporal$/)
+    expect(() => simulateEngineWorkload(noTemporal, OPTIONS)).toThrow(
+      /^tiny\.jsonl: expected scored questions of both workload types .*temporal.*, got 1 single-hop, 0 temporal$/,
+    )
   })
 })
 
 describe('kt online workload --data (built CLI)', () => {
   it('runs the engine on a dataset and rejects bad input with one line and exit code 2', () => {
-    const ok = kt(['online', 'workload', '--data', FIXTURE, '--steps', '200', '--runs', '1', '--window', '50', '--json'])
+    const ok = kt([
+      'online',
+      'workload',
+      '--data',
+      FIXTURE,
+      '--steps',
+      '200',
+      '--runs',
+      '1',
+      '--window',
+      '50',
+      '--json',
+    ])
     expect(ok.status, ok.stderr).toBe(0)
     const r = JSON.parse(ok.stdout)
     expect(r.reward_model).toBe('engine')

@@ -12,27 +12,74 @@ import {TenantStore, chainChecksum} from '../../src/online/store.js'
 export const TEST_SPACE: ParamSpace = {
   id: 'online-test',
   params: [
-    {kind: 'float', name: 'lin', env: 'T_LIN', low: 0, high: 1, scale: 'linear', default: 0.55, description: 'linear float'},
-    {kind: 'float', name: 'logf', env: 'T_LOGF', low: 1, high: 8760, scale: 'log', default: 168, description: 'log float'},
-    {kind: 'int', name: 'small', env: 'T_SMALL', low: 1, high: 6, scale: 'linear', default: 2, description: 'six integers'},
+    {
+      kind: 'float',
+      name: 'lin',
+      env: 'T_LIN',
+      low: 0,
+      high: 1,
+      scale: 'linear',
+      default: 0.55,
+      description: 'linear float',
+    },
+    {
+      kind: 'float',
+      name: 'logf',
+      env: 'T_LOGF',
+      low: 1,
+      high: 8760,
+      scale: 'log',
+      default: 168,
+      description: 'log float',
+    },
+    {
+      kind: 'int',
+      name: 'small',
+      env: 'T_SMALL',
+      low: 1,
+      high: 6,
+      scale: 'linear',
+      default: 2,
+      description: 'six integers',
+    },
     {kind: 'int', name: 'logi', env: 'T_LOGI', low: 1, high: 20, scale: 'log', default: 8, description: 'log int'},
     {kind: 'categorical', name: 'cat', env: 'T_CAT', choices: ['a', 'b', 'c'], default: 'b', description: 'choice'},
-    {kind: 'simplex', name: 'w', description: 'weights', floor: 0.05, members: [
-      {name: 'w.x', env: 'T_WX', default: 0.5, description: 'x'},
-      {name: 'w.y', env: 'T_WY', default: 0.3, description: 'y'},
-      {name: 'w.z', env: 'T_WZ', default: 0.2, description: 'z'},
-    ]},
+    {
+      kind: 'simplex',
+      name: 'w',
+      description: 'weights',
+      floor: 0.05,
+      members: [
+        {name: 'w.x', env: 'T_WX', default: 0.5, description: 'x'},
+        {name: 'w.y', env: 'T_WY', default: 0.3, description: 'y'},
+        {name: 'w.z', env: 'T_WZ', default: 0.2, description: 'z'},
+      ],
+    },
   ],
 }
 
-export const TEST_SETTINGS: BanditSettings = {levels: 4, sampler: 'gaussian', forgetting: {kind: 'periodic', every: 5, fraction: 0.5}}
+export const TEST_SETTINGS: BanditSettings = {
+  levels: 4,
+  sampler: 'gaussian',
+  forgetting: {kind: 'periodic', every: 5, fraction: 0.5},
+}
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'kt-online-'))
 }
 
-export function createTenant(dir: string, tenant: string, settings: BanditSettings = TEST_SETTINGS, snapshotEvery?: number): TenantStore {
-  return TenantStore.open({dir, tenant, create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 7}, snapshotEvery})
+export function createTenant(
+  dir: string,
+  tenant: string,
+  settings: BanditSettings = TEST_SETTINGS,
+  snapshotEvery?: number,
+): TenantStore {
+  return TenantStore.open({
+    dir,
+    tenant,
+    create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 7},
+    snapshotEvery,
+  })
 }
 
 export function openTenant(dir: string, tenant: string, snapshotEvery?: number): TenantStore {
@@ -59,7 +106,10 @@ export function kt(args: string[]): {status: number | null; stdout: string; stde
 /** Starts the built kt CLI without waiting (for concurrent runs); resolves when it exits. */
 export function ktAsync(args: string[]): Promise<{status: number | null; stdout: string; stderr: string}> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), ...args], {env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), ...args], {
+      env: cliEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -104,6 +154,8 @@ export function runAndKill(script: string, args: readonly string[], acks: number
       }
     })
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`child ended without being killed: ${stderr}`))))
+    child.on('exit', (_code, signal) =>
+      signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`child ended without being killed: ${stderr}`)),
+    )
   })
 }

@@ -39,7 +39,12 @@ function tenantWithSnapshot(): {dir: string; logPath: string; covered: number; t
   store.close()
   writeFileSync(statePath, snapshot) // the snapshot of event 20, so that the log goes on after it
   const logPath = join(dir, 'acme', 'log.jsonl')
-  return {dir, logPath, covered: JSON.parse(snapshot.split('\n')[0]).logLines, total: readFileSync(logPath, 'utf8').trim().split('\n').length}
+  return {
+    dir,
+    logPath,
+    covered: JSON.parse(snapshot.split('\n')[0]).logLines,
+    total: readFileSync(logPath, 'utf8').trim().split('\n').length,
+  }
 }
 
 describe('online state integrity', () => {
@@ -50,13 +55,17 @@ describe('online state integrity', () => {
     flipByte(logPath, 5)
     const error = openError(dir)
     expect(error).toBeInstanceOf(InputError)
-    expect(error.message).toBe(`${logPath}:5: expected a log line matching its chained checksum, got a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)`)
+    expect(error.message).toBe(
+      `${logPath}:5: expected a log line matching its chained checksum, got a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)`,
+    )
   })
 
   it('notices a byte flipped after the snapshot, and a covered line removed whole', () => {
     const a = tenantWithSnapshot()
     flipByte(a.logPath, a.total - 1)
-    expect(openError(a.dir).message).toMatch(new RegExp(`log\\.jsonl:${a.total - 1}: expected a log line matching its chained checksum`))
+    expect(openError(a.dir).message).toMatch(
+      new RegExp(`log\\.jsonl:${a.total - 1}: expected a log line matching its chained checksum`),
+    )
     const b = tenantWithSnapshot()
     const lines = readFileSync(b.logPath, 'utf8').split('\n')
     lines.splice(3, 1)
@@ -73,7 +82,9 @@ describe('online state integrity', () => {
     const state = JSON.stringify(live.learner.save())
     live.close()
     // the same log as kt 0.1 wrote it: no checksums, init v 1
-    const old = lines.map((l) => l.replace(/,"c":"[0-9a-f]+"}$/, '}')).map((l, i) => (i === 0 ? l.replace('"v":2', '"v":1') : l))
+    const old = lines
+      .map((l) => l.replace(/,"c":"[0-9a-f]+"}$/, '}'))
+      .map((l, i) => (i === 0 ? l.replace('"v":2', '"v":1') : l))
     writeFileSync(logPath, `${old.join('\n')}\n`)
     rmSync(join(dir, 'acme', 'state.json'))
     const reopened = openTenant(dir, 'acme')
@@ -98,7 +109,9 @@ describe('online state integrity', () => {
     mkdirSync(statePath)
     const error = openError(dir, (id) => spaceById(id))
     expect(error).toBeInstanceOf(InputError)
-    expect(error.message).toBe(`${statePath}: expected a state file (a regular file kt writes; remove what is there), got a folder or other non-file`)
+    expect(error.message).toBe(
+      `${statePath}: expected a state file (a regular file kt writes; remove what is there), got a folder or other non-file`,
+    )
     const cli = kt(['online', 'choose', '--tenant', 'acme', '--dir', dir, '--time', '5'])
     expect(cli.status).toBe(2)
     expect(cli.stderr.trim().split('\n')).toHaveLength(1)

@@ -20,7 +20,8 @@ function runJournalChild(dir: string, acks: number, extraMs: number): Promise<st
 
 /** A pid no process has now (a child that has exited). */
 function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}).stdout as unknown as number
+  return spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'})
+    .stdout as unknown as number
 }
 
 /** Journals `n` queries with feedback for tenant `id` in `dir`, then leaves the journal as a dead process would: its segment renamed to a dead pid's, the tenant's log without the journaled lines. */
@@ -35,7 +36,9 @@ async function deadJournal(dir: string, id: string, n: number): Promise<{segment
   }
   // a crash: the tenant's log never got the journaled lines (close would write them back)
   const journalDir = join(dir, JOURNAL_DIR)
-  const live = readdirSync(journalDir).filter((f) => f.endsWith('.wal')).map((f) => join(journalDir, f))
+  const live = readdirSync(journalDir)
+    .filter((f) => f.endsWith('.wal'))
+    .map((f) => join(journalDir, f))
   const withFrames = live.find((f) => readSegment(f).frames > 0)!
   const dead = join(journalDir, `${deadPid()}-1-000001.wal`)
   renameSync(withFrames, dead)
@@ -53,11 +56,16 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
     const dir = tempDir()
     try {
       const {journal} = openJournal(dir)
-      for (const id of ['a', 'b', 'c']) await openTenant({dir, tenant: id, create: {forgetting: 'none', seed: 5}, journal}).close()
+      for (const id of ['a', 'b', 'c'])
+        await openTenant({dir, tenant: id, create: {forgetting: 'none', seed: 5}, journal}).close()
       await journal.close()
       const acked: string[] = []
       let journaled = 0
-      for (const [acks, extraMs] of [[150, 0], [150, 3], [300, 1]]) {
+      for (const [acks, extraMs] of [
+        [150, 0],
+        [150, 3],
+        [300, 1],
+      ]) {
         acked.push(...(await runJournalChild(dir, acks, extraMs)))
         // a dead journal is there, unless the kill landed between retirements
         const before = readdirSync(join(dir, JOURNAL_DIR)).filter((f) => f.endsWith('.wal'))
@@ -112,7 +120,13 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
       const {segment} = await deadJournal(dir, 'acme', 20)
       rmSync(join(dir, 'acme'), {recursive: true, force: true})
       const report = recoverJournals(dir)
-      expect(report).toMatchObject({segments: 1, appended: 0, tenants: 0, removed: 1, orphaned: [{tenant: 'acme', records: 40}]})
+      expect(report).toMatchObject({
+        segments: 1,
+        appended: 0,
+        tenants: 0,
+        removed: 1,
+        orphaned: [{tenant: 'acme', records: 40}],
+      })
       expect(existsSync(segment)).toBe(false)
     } finally {
       rmSync(dir, {recursive: true, force: true})
@@ -199,13 +213,19 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
     const dir = tempDir()
     try {
       let fail = false
-      const journal = new Journal(dir, {sync: async () => {
-        if (fail) throw Object.assign(new Error('EIO: i/o error, fdatasync'), {code: 'EIO'})
-      }, log: () => undefined})
+      const journal = new Journal(dir, {
+        sync: async () => {
+          if (fail) throw Object.assign(new Error('EIO: i/o error, fdatasync'), {code: 'EIO'})
+        },
+        log: () => undefined,
+      })
       const t = openTenant({dir, tenant: 'acme', create: {}, journal})
       const ok = await t.choose({})
       fail = true
-      await expect(t.feedback({query_id: ok.query_id, used: true})).rejects.toMatchObject({code: 'not_durable', retry: true})
+      await expect(t.feedback({query_id: ok.query_id, used: true})).rejects.toMatchObject({
+        code: 'not_durable',
+        retry: true,
+      })
       fail = false
       expect(journal.failed).toBeDefined()
       // the tenant refuses further work as kt's own error (a JSON 5xx from the server), not a crash
@@ -224,7 +244,9 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
     const dir = tempDir()
     try {
       const journal = new Journal(dir, {segmentBytes: 8 * 1024, log: () => undefined})
-      const tenants = ['a', 'b'].map((id) => openTenant({dir, tenant: id, create: {}, journal, snapshotEvery: 1_000_000}))
+      const tenants = ['a', 'b'].map((id) =>
+        openTenant({dir, tenant: id, create: {}, journal, snapshotEvery: 1_000_000}),
+      )
       for (let i = 0; i < 200; i++) {
         const t = tenants[i % 2]
         const c = await t.choose({})
@@ -234,7 +256,8 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
       await new Promise((r) => setTimeout(r, 50))
       expect(journal.stats.checkpoints).toBeGreaterThan(3)
       // logs hold at least every line of the retired segments
-      for (const id of ['a', 'b']) expect(readFileSync(join(dir, id, 'log.jsonl'), 'utf8').split('\n').length).toBeGreaterThan(100)
+      for (const id of ['a', 'b'])
+        expect(readFileSync(join(dir, id, 'log.jsonl'), 'utf8').split('\n').length).toBeGreaterThan(100)
       for (const t of tenants) await t.close()
       await journal.close()
       expect(readdirSync(join(dir, JOURNAL_DIR))).toEqual([])

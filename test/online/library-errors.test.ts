@@ -67,10 +67,16 @@ describe('kt/online library: every refusal is an OnlineError with a code (README
       const spec = (s: TenantSpec) => refusal(() => openTenant({dir, tenant: 'a', create: s}))
       const huge = await spec({prior_strength: 1e308})
       expect(huge.code).toBe('bad_request')
-      expect(huge.message).toMatch(new RegExp(`prior_strength: expected an integer in 0\\.\\.${MAX_PRIOR_STRENGTH} .*, got 1e\\+308`))
+      expect(huge.message).toMatch(
+        new RegExp(`prior_strength: expected an integer in 0\\.\\.${MAX_PRIOR_STRENGTH} .*, got 1e\\+308`),
+      )
       expect((await spec({prior_strength: MAX_PRIOR_STRENGTH + 1})).message).toMatch(/prior_strength/)
-      expect((await spec({tuned: []})).message).toMatch(/tuned: expected a non-empty array of parameter names, got \[\]/)
-      expect((await spec({seed: JSON.parse('1e400') as number})).message).toMatch(/seed: expected an integer in 0\.\.2\^32-1, got Infinity \(a number beyond float64's range\)/)
+      expect((await spec({tuned: []})).message).toMatch(
+        /tuned: expected a non-empty array of parameter names, got \[\]/,
+      )
+      expect((await spec({seed: JSON.parse('1e400') as number})).message).toMatch(
+        /seed: expected an integer in 0\.\.2\^32-1, got Infinity \(a number beyond float64's range\)/,
+      )
       // the bound itself is accepted
       const strong = openTenant({dir, tenant: 'b', create: {prior_strength: MAX_PRIOR_STRENGTH}})
       expect(strong.status().settings.prior_strength).toBe(MAX_PRIOR_STRENGTH)

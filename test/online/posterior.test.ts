@@ -1,6 +1,12 @@
 import {describe, expect, it} from 'vitest'
 import {ArmPosteriors} from '../../src/online/posterior.js'
-import {ADAPTIVE_DISCOUNT_EVERY_QUERIES, SUSPICION_TIMEOUT_QUERIES, type ForgettingSettings, PageHinkley, makeForgetting} from '../../src/online/forgetting.js'
+import {
+  ADAPTIVE_DISCOUNT_EVERY_QUERIES,
+  SUSPICION_TIMEOUT_QUERIES,
+  type ForgettingSettings,
+  PageHinkley,
+  makeForgetting,
+} from '../../src/online/forgetting.js'
 import {CHANGE_ACCEPT_PROB, CHANGE_SETTLE_PROB} from '../../src/online/posterior.js'
 import {DrawStream} from '../../src/online/sampling.js'
 import {Rng} from '../../src/util/rng.js'
@@ -105,7 +111,15 @@ describe('forgetting', () => {
   })
 
   it('adaptive: an alarm resets each incumbent and shrinks the other arms; the half-life halves evidence', () => {
-    const f = makeForgetting({kind: 'adaptive', halfLife: 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES, delta: 0.1, lambda: 1.5, minSamples: 1, referenceWindow: 100, keepOthers: 0.5})
+    const f = makeForgetting({
+      kind: 'adaptive',
+      halfLife: 2 * ADAPTIVE_DISCOUNT_EVERY_QUERIES,
+      delta: 0.1,
+      lambda: 1.5,
+      minSamples: 1,
+      referenceWindow: 100,
+      keepOthers: 0.5,
+    })
     const p = new ArmPosteriors(2, 2)
     p.observe(0, 1, 10) // arm 0 (incumbent): [1, 11]
     p.observe(1, 0, 4) // arm 1: [5, 1]
@@ -123,7 +137,18 @@ describe('forgetting', () => {
 
 /** Adaptive settings with Page-Hinkley effectively off (only the mechanism under test acts). */
 function quietAdaptive(extra: Partial<Extract<ForgettingSettings, {kind: 'adaptive'}>>): ForgettingSettings {
-  return {kind: 'adaptive', halfLife: null, changeHalfLife: null, staleHalfLife: null, delta: 0.1, lambda: 1e9, minSamples: 1, referenceWindow: 100, keepOthers: 0.3, ...extra}
+  return {
+    kind: 'adaptive',
+    halfLife: null,
+    changeHalfLife: null,
+    staleHalfLife: null,
+    delta: 0.1,
+    lambda: 1e9,
+    minSamples: 1,
+    referenceWindow: 100,
+    keepOthers: 0.3,
+    ...extra,
+  }
 }
 
 /** One step of K = ADAPTIVE_DISCOUNT_EVERY_QUERIES queries (from..from+K-1) that play `played` in every dimension. */

@@ -25,10 +25,11 @@ function routed(): Profile {
 }
 
 const doc = (p: Profile): unknown => JSON.parse(JSON.stringify(p))
-const firstLine = (file: string): Record<string, unknown> => JSON.parse(readFileSync(file, 'utf8').split('\n')[0]) as Record<string, unknown>
+const firstLine = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(file, 'utf8').split('\n')[0]) as Record<string, unknown>
 
 describe('tenants from a profile pass the deploy gate (library)', () => {
-  it('refuses a refused profile with kt deploy\'s message and creates nothing; --force needs a reason, which the init record keeps', async () => {
+  it("refuses a refused profile with kt deploy's message and creates nothing; --force needs a reason, which the init record keeps", async () => {
     const dir = tempDir()
     const file = writeProfile(dir, 'bad.json', sampleProfile('retrieval', 'bad', FAILED))
     let deployMessage = ''
@@ -37,7 +38,9 @@ describe('tenants from a profile pass the deploy gate (library)', () => {
     } catch (error) {
       deployMessage = (error as Error).message
     }
-    expect(deployMessage).toMatch(/^deploy refused: .*bad\.json \(retrieval profile bad\): its run failed validation: no-loss on heldout/)
+    expect(deployMessage).toMatch(
+      /^deploy refused: .*bad\.json \(retrieval profile bad\): its run failed validation: no-loss on heldout/,
+    )
     const online = join(dir, 'online')
     const document = doc(sampleProfile('retrieval', 'bad', FAILED))
     const refused = (() => {
@@ -53,16 +56,37 @@ describe('tenants from a profile pass the deploy gate (library)', () => {
     expect(existsSync(online)).toBe(false)
     // forced without a reason, or with one that is not a safe line: bad_request, still nothing
     for (const reason of [undefined, '  ', 'two\nlines'])
-      expect(() => openTenant({dir: online, tenant: 'a', create: {}, fromProfile: {document, file, force: true, reason}})).toThrow(expect.objectContaining({code: 'bad_request', message: expect.stringMatching(/^--reason: expected /)}))
+      expect(() =>
+        openTenant({dir: online, tenant: 'a', create: {}, fromProfile: {document, file, force: true, reason}}),
+      ).toThrow(expect.objectContaining({code: 'bad_request', message: expect.stringMatching(/^--reason: expected /)}))
     expect(existsSync(online)).toBe(false)
-    const tenant = openTenant({dir: online, tenant: 'a', create: {}, fromProfile: {document, file, force: true, reason: 'staging trial'}})
+    const tenant = openTenant({
+      dir: online,
+      tenant: 'a',
+      create: {},
+      fromProfile: {document, file, force: true, reason: 'staging trial'},
+    })
     const status = tenant.status()
     await tenant.close()
-    const origin = {file, name: 'bad', kind: 'retrieval', verdict: 'fail', forced: true, reason: 'staging trial', gate: expect.stringMatching(/^its run failed validation: no-loss on heldout/), sha256: expect.stringMatching(/^[0-9a-f]{64}$/)}
+    const origin = {
+      file,
+      name: 'bad',
+      kind: 'retrieval',
+      verdict: 'fail',
+      forced: true,
+      reason: 'staging trial',
+      gate: expect.stringMatching(/^its run failed validation: no-loss on heldout/),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    }
     expect(firstLine(join(online, 'a', 'log.jsonl')).origin).toEqual(origin)
     expect(status.prior).toEqual({...origin, overrides: {}})
     // a profile that passes goes through unforced, on record as such
-    const ok = openTenant({dir: online, tenant: 'b', create: {}, fromProfile: {document: doc(sampleProfile('retrieval', 'good')), file: 'good.json'}})
+    const ok = openTenant({
+      dir: online,
+      tenant: 'b',
+      create: {},
+      fromProfile: {document: doc(sampleProfile('retrieval', 'good')), file: 'good.json'},
+    })
     expect(ok.status().prior).toMatchObject({name: 'good', verdict: 'pass', forced: false, reason: null, gate: null})
     await ok.close()
     // a configuration given as such is no profile: no record claims one
@@ -71,7 +95,7 @@ describe('tenants from a profile pass the deploy gate (library)', () => {
     await plain.close()
   })
 
-  it('seeds each type\'s bandits from a routed profile\'s overrides (per_type), and refuses them in one line without per_type', async () => {
+  it("seeds each type's bandits from a routed profile's overrides (per_type), and refuses them in one line without per_type", async () => {
     const dir = tempDir()
     const document = doc(routed())
     const refused = (() => {
@@ -82,10 +106,17 @@ describe('tenants from a profile pass the deploy gate (library)', () => {
       }
     })()
     expect(refused?.code).toBe('bad_request')
-    expect(refused?.message).toBe('routed.json: overrides: expected a tenant with one set of bandits per query type (--per-type), whose types start from their overrides, or a profile without overrides, got a routed profile overriding temporal (bm25.k1), which one set of bandits would drop')
+    expect(refused?.message).toBe(
+      'routed.json: overrides: expected a tenant with one set of bandits per query type (--per-type), whose types start from their overrides, or a profile without overrides, got a routed profile overriding temporal (bm25.k1), which one set of bandits would drop',
+    )
     expect(existsSync(join(dir, 'one'))).toBe(false)
     // bm25.k1 tuned: the temporal bandits' prior peaks at 2.9's bin, the others' at the base's
-    const tenant = openTenant({dir, tenant: 'typed', create: {per_type: true}, fromProfile: {document, file: 'routed.json'}})
+    const tenant = openTenant({
+      dir,
+      tenant: 'typed',
+      create: {per_type: true},
+      fromProfile: {document, file: 'routed.json'},
+    })
     const learner = tenant.store.learner
     const k1 = learner.bandit.dims.findIndex((d) => d.key === 'bm25.k1')
     const dim = learner.bandit.dims[k1]
@@ -94,7 +125,12 @@ describe('tenants from a profile pass the deploy gate (library)', () => {
     expect(learner.bandit.bestArms()[k1]).toBe(dim.binOf(BASE_K1))
     await tenant.close()
     // bm25.k1 not tuned: temporal queries play the override itself, others the base; also after reopening (the overrides live in the init record)
-    const untuned = openTenant({dir, tenant: 'untuned', create: {per_type: true, tuned: ['bm25.b']}, fromProfile: {document, file: 'routed.json'}})
+    const untuned = openTenant({
+      dir,
+      tenant: 'untuned',
+      create: {per_type: true, tuned: ['bm25.b']},
+      fromProfile: {document, file: 'routed.json'},
+    })
     expect((await untuned.choose({type: 'temporal'})).config['bm25.k1']).toBe(2.9)
     expect((await untuned.choose({type: 'entity_lookup'})).config['bm25.k1']).toBe(BASE_K1)
     expect((await untuned.choose({})).config['bm25.k1']).toBe(BASE_K1)
@@ -119,24 +155,65 @@ describe('kt online init --profile (CLI)', () => {
     expect(init.stderr).toBe(deploy.stderr)
     expect(init.stderr.trim().split('\n')).toHaveLength(1)
     expect(existsSync(join(dir, 'online'))).toBe(false)
-    const forced = kt(['online', 'init', '--tenant', 'a', '--profile', file, '--dir', join(dir, 'online'), '--force', '--reason', 'staging trial', '--json'])
+    const forced = kt([
+      'online',
+      'init',
+      '--tenant',
+      'a',
+      '--profile',
+      file,
+      '--dir',
+      join(dir, 'online'),
+      '--force',
+      '--reason',
+      'staging trial',
+      '--json',
+    ])
     expect(forced.status).toBe(0)
-    expect(forced.stderr).toMatch(/^kt: warning: forced past the deploy gate \(its run failed validation: .*\); reason recorded in the tenant's init record: staging trial\n$/)
-    expect(JSON.parse(forced.stdout).prior).toMatchObject({name: 'bad', verdict: 'fail', forced: true, reason: 'staging trial'})
+    expect(forced.stderr).toMatch(
+      /^kt: warning: forced past the deploy gate \(its run failed validation: .*\); reason recorded in the tenant's init record: staging trial\n$/,
+    )
+    expect(JSON.parse(forced.stdout).prior).toMatchObject({
+      name: 'bad',
+      verdict: 'fail',
+      forced: true,
+      reason: 'staging trial',
+    })
     const status = kt(['online', 'status', '--tenant', 'a', '--dir', join(dir, 'online')])
-    expect(status.stdout).toMatch(/prior: retrieval profile bad from .*bad\.json \(validation fail; forced past the deploy gate \(its run failed validation: .*\), reason: staging trial\)/)
+    expect(status.stdout).toMatch(
+      /prior: retrieval profile bad from .*bad\.json \(validation fail; forced past the deploy gate \(its run failed validation: .*\), reason: staging trial\)/,
+    )
   })
 
-  it('seeds the temporal bandits from a routed profile\'s override with --per-type, and refuses the profile without it', () => {
+  it("seeds the temporal bandits from a routed profile's override with --per-type, and refuses the profile without it", () => {
     const dir = tempDir()
     const file = writeProfile(dir, 'routed.json', routed())
     const online = join(dir, 'online')
     const refused = kt(['online', 'init', '--tenant', 'r', '--profile', file, '--dir', online])
     expect(refused.status).toBe(2)
-    expect(refused.stderr).toBe(`kt: ${file}: overrides: expected a tenant with one set of bandits per query type (--per-type), whose types start from their overrides, or a profile without overrides, got a routed profile overriding temporal (bm25.k1), which one set of bandits would drop\n`)
-    expect(kt(['online', 'init', '--tenant', 'r', '--profile', file, '--dir', online, '--per-type', '--prior-strength', '100000']).status).toBe(0)
+    expect(refused.stderr).toBe(
+      `kt: ${file}: overrides: expected a tenant with one set of bandits per query type (--per-type), whose types start from their overrides, or a profile without overrides, got a routed profile overriding temporal (bm25.k1), which one set of bandits would drop\n`,
+    )
+    expect(
+      kt([
+        'online',
+        'init',
+        '--tenant',
+        'r',
+        '--profile',
+        file,
+        '--dir',
+        online,
+        '--per-type',
+        '--prior-strength',
+        '100000',
+      ]).status,
+    ).toBe(0)
     // the review's repro: temporal choices stayed near the base (bins ..., 1.46, 1.74, 2.02, 2.3, 2.58, 2.86): now within two bins of 2.9's; the base 1.61 sits between 1.46 and 1.74
-    const k1 = (args: string[]): number => JSON.parse(kt(['online', 'choose', '--tenant', 'r', '--dir', online, '--json', ...args]).stdout).config['bm25.k1'] as number
+    const k1 = (args: string[]): number =>
+      JSON.parse(kt(['online', 'choose', '--tenant', 'r', '--dir', online, '--json', ...args]).stdout).config[
+        'bm25.k1'
+      ] as number
     const temporal = Array.from({length: 4}, () => k1(['--type', 'temporal']))
     expect(Math.min(...temporal)).toBeGreaterThanOrEqual(2.3)
     expect(k1([])).toBeLessThanOrEqual(2.02)

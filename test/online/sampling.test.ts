@@ -1,10 +1,19 @@
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../src/util/rng.js'
-import {DrawStream, fastBeta, fastGamma, fastNormal, gammaMT, sampleMeanExact, sampleMeanGaussian} from '../../src/online/sampling.js'
+import {
+  DrawStream,
+  fastBeta,
+  fastGamma,
+  fastNormal,
+  gammaMT,
+  sampleMeanExact,
+  sampleMeanGaussian,
+} from '../../src/online/sampling.js'
 
 /** Sample mean and variance of n draws. */
 function moments(n: number, draw: () => number): {mean: number; variance: number} {
-  let s = 0, s2 = 0
+  let s = 0,
+    s2 = 0
   for (let i = 0; i < n; i++) {
     const x = draw()
     s += x
@@ -23,7 +32,8 @@ describe('ziggurat normal', () => {
   it('has mean 0, variance 1 and normal tail shares', () => {
     const rng = new Rng(11)
     const n = 200_000
-    let beyond2 = 0, beyond3 = 0
+    let beyond2 = 0,
+      beyond3 = 0
     const m = moments(n, () => {
       const z = fastNormal(rng)
       if (Math.abs(z) > 2) beyond2++

@@ -1,13 +1,24 @@
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../src/util/rng.js'
 import {
-  EpsilonGreedyPolicy, Ucb1Policy, compareRegrets, makeEnvironment, playRun, recoveryMedian, recoverySteps, regretCheckpoints, simulate, summarize,
+  EpsilonGreedyPolicy,
+  Ucb1Policy,
+  compareRegrets,
+  makeEnvironment,
+  playRun,
+  recoveryMedian,
+  recoverySteps,
+  regretCheckpoints,
+  simulate,
+  summarize,
 } from '../../src/online/simulate.js'
 
 describe('environments', () => {
   it('defines lin, hard and the switches as in the issue', () => {
     const lin = makeEnvironment('lin', 100, new Rng(1))
-    expect(Array.from(lin.means[0]).map((m) => +m.toFixed(12))).toEqual([0.1, 0.18, 0.26, 0.34, 0.42, 0.5, 0.58, 0.66, 0.74, 0.82])
+    expect(Array.from(lin.means[0]).map((m) => +m.toFixed(12))).toEqual([
+      0.1, 0.18, 0.26, 0.34, 0.42, 0.5, 0.58, 0.66, 0.74, 0.82,
+    ])
     expect(lin.switchAt).toBe(Infinity)
     const hard = makeEnvironment('hard', 100, new Rng(1))
     expect(Array.from(hard.means[0]).filter((m) => m === 0.5)).toHaveLength(1)
@@ -76,13 +87,20 @@ describe('baselines', () => {
 })
 
 describe('simulate', () => {
-  it('is deterministic in the seed and reports the issue\'s JSON shape', () => {
+  it("is deterministic in the seed and reports the issue's JSON shape", () => {
     const a = simulate({env: 'switch-drop', runs: 3, steps: 400, seed: 9, sampler: 'logit'})
     const b = simulate({env: 'switch-drop', runs: 3, steps: 400, seed: 9, sampler: 'logit'})
     expect(a).toEqual(b)
     expect(Object.keys(a)).toEqual(['env', 'runs', 'steps', 'algorithms', 'comparisons'])
     expect(Object.keys(a.algorithms)).toEqual(['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
-    expect(Object.keys(a.algorithms.ts)).toEqual(['regret_mean', 'regret_se', 'optimal_share_last10', 'recovery_steps_median', 'never_recovered_share', 'regret_at'])
+    expect(Object.keys(a.algorithms.ts)).toEqual([
+      'regret_mean',
+      'regret_se',
+      'optimal_share_last10',
+      'recovery_steps_median',
+      'never_recovered_share',
+      'regret_at',
+    ])
     expect(a.algorithms.ts.regret_at.map((c) => c.step)).toEqual([100, 200, 400])
     expect(a.algorithms.ts.regret_at[2].mean).toBe(a.algorithms.ts.regret_mean)
     expect(a.comparisons.map((c) => c.baseline)).toEqual(['ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'])
@@ -130,19 +148,40 @@ describe('simulate', () => {
   })
 
   it('Thompson sampling beats UCB1 and epsilon-greedy on lin (20 runs x 2000 steps)', () => {
-    const r = simulate({env: 'lin', runs: 20, steps: 2000, seed: 1, sampler: 'logit', algorithms: ['ts', 'ucb1', 'eps-greedy']})
+    const r = simulate({
+      env: 'lin',
+      runs: 20,
+      steps: 2000,
+      seed: 1,
+      sampler: 'logit',
+      algorithms: ['ts', 'ucb1', 'eps-greedy'],
+    })
     expect(r.algorithms.ts.regret_mean).toBeLessThan(0.5 * r.algorithms.ucb1.regret_mean)
     expect(r.algorithms.ts.regret_mean).toBeLessThan(0.7 * r.algorithms['eps-greedy'].regret_mean)
   })
 
   it('adaptive forgetting recovers from a drop faster than no forgetting (20 runs x 3000 steps)', () => {
-    const r = simulate({env: 'switch-drop', runs: 20, steps: 3000, seed: 1, sampler: 'logit', algorithms: ['ts', 'ts-adaptive']})
+    const r = simulate({
+      env: 'switch-drop',
+      runs: 20,
+      steps: 3000,
+      seed: 1,
+      sampler: 'logit',
+      algorithms: ['ts', 'ts-adaptive'],
+    })
     expect(r.algorithms['ts-adaptive'].regret_mean).toBeLessThan(r.algorithms.ts.regret_mean)
     expect(r.algorithms['ts-adaptive'].recovery_steps_median!).toBeLessThan(500)
   })
 
   it('the change model recovers from a rise of an ignored arm, where no forgetting does not (20 runs x 3000 steps)', () => {
-    const r = simulate({env: 'switch-rise', runs: 20, steps: 3000, seed: 1, sampler: 'logit', algorithms: ['ts', 'ts-adaptive']})
+    const r = simulate({
+      env: 'switch-rise',
+      runs: 20,
+      steps: 3000,
+      seed: 1,
+      sampler: 'logit',
+      algorithms: ['ts', 'ts-adaptive'],
+    })
     expect(r.algorithms.ts.recovery_steps_median).toBeNull()
     expect(r.algorithms['ts-adaptive'].recovery_steps_median!).toBeLessThan(500)
     expect(r.algorithms['ts-adaptive'].never_recovered_share!).toBeLessThanOrEqual(0.1)

@@ -2,7 +2,13 @@ import {describe, expect, it} from 'vitest'
 import {appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {createHash} from 'node:crypto'
-import {TenantStore, validateTenantId, MAX_TENANT_ID_LENGTH, processStartTime, StateDamagedError} from '../../src/online/store.js'
+import {
+  TenantStore,
+  validateTenantId,
+  MAX_TENANT_ID_LENGTH,
+  processStartTime,
+  StateDamagedError,
+} from '../../src/online/store.js'
 import {InputError} from '../../src/util/errors.js'
 import {forgettingDefaults} from '../../src/online/forgetting.js'
 import {createTenant, openTenant, rechain, tempDir, TEST_SETTINGS, TEST_SPACE} from './helpers.js'
@@ -165,7 +171,9 @@ describe('tenant store', () => {
       error = e as Error
     }
     expect(error).toBeInstanceOf(StateDamagedError)
-    expect(error!.message).toBe(`${logPath}: expected at least ${covers} bytes (${statePath} covers ${state.logLines} lines of it), got ${size} bytes: ${covers - size} bytes of acknowledged events are missing from the log (restore it from a backup)`)
+    expect(error!.message).toBe(
+      `${logPath}: expected at least ${covers} bytes (${statePath} covers ${state.logLines} lines of it), got ${size} bytes: ${covers - size} bytes of acknowledged events are missing from the log (restore it from a backup)`,
+    )
     expect(error!.message).not.toContain('\n')
     expect(readFileSync(logPath).length).toBe(size) // nothing rewritten
   })
@@ -253,8 +261,17 @@ describe('tenant store', () => {
     const cwd = process.cwd()
     process.chdir(join(dir, '..'))
     try {
-      expect(() => TenantStore.open({dir: relative(process.cwd(), dir), tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/already open in this process/)
-      expect(() => TenantStore.open({dir: `${dir}//.`, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/already open in this process/)
+      expect(() =>
+        TenantStore.open({
+          dir: relative(process.cwd(), dir),
+          tenant: 'acme',
+          resolveSpace: () => TEST_SPACE,
+          lockWaitMs: 0,
+        }),
+      ).toThrow(/already open in this process/)
+      expect(() =>
+        TenantStore.open({dir: `${dir}//.`, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0}),
+      ).toThrow(/already open in this process/)
     } finally {
       process.chdir(cwd)
     }
@@ -282,7 +299,9 @@ describe('tenant store', () => {
   it('writes the lock with its pid in one step and leaves no temp file behind', () => {
     const dir = tempDir()
     const a = createTenant(dir, 'acme')
-    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toMatch(new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`))
+    expect(readFileSync(join(dir, 'acme', 'lock'), 'utf8')).toMatch(
+      new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`),
+    )
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl'])
     a.close()
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['log.jsonl', 'state.json'])
@@ -315,7 +334,9 @@ describe('tenant store', () => {
     expect(readFileSync(lockPath, 'utf8')).toBe(line)
     // an older kt's lock (pid only) cannot be told from a reused pid: held, and the error says what to check
     writeFileSync(lockPath, `${process.ppid}\n`)
-    expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(/held by pid \d+ \(a lock without a start time: if pid \d+ is not a kt process, remove .*lock\)$/)
+    expect(() => TenantStore.open({dir, tenant: 'acme', resolveSpace: () => TEST_SPACE, lockWaitMs: 0})).toThrow(
+      /held by pid \d+ \(a lock without a start time: if pid \d+ is not a kt process, remove .*lock\)$/,
+    )
     expect(readdirSync(join(dir, 'acme')).sort()).toEqual(['lock', 'log.jsonl', 'state.json'])
   })
 
@@ -348,13 +369,20 @@ describe('tenant store', () => {
       error = e
     }
     expect(error).toBeInstanceOf(InputError)
-    expect((error as Error).message).toBe(`${logPath}:${lines.length + 1}: id: expected query id 4 (query events number the queries 1, 2, 3, ... in log order), got 1 (a duplicate or out-of-order query event)`)
+    expect((error as Error).message).toBe(
+      `${logPath}:${lines.length + 1}: id: expected query id 4 (query events number the queries 1, 2, 3, ... in log order), got 1 (a duplicate or out-of-order query event)`,
+    )
     expect(existsSync(join(dir, 'acme', 'lock'))).toBe(false)
   })
 
   it('creates nothing when the settings are rejected', () => {
     const dir = tempDir()
-    const create = (settings: typeof TEST_SETTINGS) => TenantStore.open({dir, tenant: 'acme', create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 1}})
+    const create = (settings: typeof TEST_SETTINGS) =>
+      TenantStore.open({
+        dir,
+        tenant: 'acme',
+        create: {space: TEST_SPACE, profile: defaultConfig(TEST_SPACE), settings, seed: 1},
+      })
     expect(() => create({...TEST_SETTINGS, levels: 1})).toThrow(/levels: expected an integer in 2\.\.11, got 1/)
     expect(() => create({...TEST_SETTINGS, levels: 12})).toThrow(/levels: expected an integer in 2\.\.11, got 12/)
     expect(() => create({...TEST_SETTINGS, tuned: ['foo']})).toThrow(/foo/)

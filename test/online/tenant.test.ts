@@ -7,7 +7,16 @@ import type {BanditSettings} from '../../src/online/bandit.js'
 import {Rng} from '../../src/util/rng.js'
 
 function learner(levels = 4, settings: Partial<BanditSettings> = {}): TenantLearner {
-  const init: TenantInit = {e: 'init', v: 1, tenant: 't', space: TEST_SPACE.id, dims: '', profile: defaultConfig(TEST_SPACE), settings: {levels, sampler: 'exact', forgetting: {kind: 'none'}, ...settings}, seed: 3}
+  const init: TenantInit = {
+    e: 'init',
+    v: 1,
+    tenant: 't',
+    space: TEST_SPACE.id,
+    dims: '',
+    profile: defaultConfig(TEST_SPACE),
+    settings: {levels, sampler: 'exact', forgetting: {kind: 'none'}, ...settings},
+    seed: 3,
+  }
   return new TenantLearner(init, TEST_SPACE)
 }
 
@@ -81,11 +90,12 @@ describe('feedback join', () => {
   })
 
   it('samples the same arms for the same seed and query number', () => {
-    const a = learner(), b = learner()
+    const a = learner(),
+      b = learner()
     for (let i = 0; i < 5; i++) expect(query(a, i).arms).toEqual(query(b, i).arms)
   })
 
-  it('a tenant\'s own implicit window: a use on its last millisecond counts, one after it is late', () => {
+  it("a tenant's own implicit window: a use on its last millisecond counts, one after it is late", () => {
     const l = learner(4, {implicitWindowMs: 1000})
     const a = query(l, 0)
     expect(l.apply({e: 'used', id: String(a.id), t: 1000})).toBe('applied')
@@ -112,11 +122,21 @@ describe('feedback join', () => {
 })
 
 describe('profile prior', () => {
-  it('a stronger prior keeps a new tenant\'s first draws nearer its profile', () => {
+  it("a stronger prior keeps a new tenant's first draws nearer its profile", () => {
     const nearShare = (strength: number): number => {
-      let near = 0, total = 0
+      let near = 0,
+        total = 0
       for (let seed = 0; seed < 300; seed++) {
-        const init: TenantInit = {e: 'init', v: 1, tenant: 't', space: TEST_SPACE.id, dims: '', profile: defaultConfig(TEST_SPACE), settings: {levels: 2, sampler: 'logit', forgetting: {kind: 'none'}, priorStrength: strength}, seed}
+        const init: TenantInit = {
+          e: 'init',
+          v: 1,
+          tenant: 't',
+          space: TEST_SPACE.id,
+          dims: '',
+          profile: defaultConfig(TEST_SPACE),
+          settings: {levels: 2, sampler: 'logit', forgetting: {kind: 'none'}, priorStrength: strength},
+          seed,
+        }
         const l = new TenantLearner(init, TEST_SPACE)
         const {arms} = l.sampleNext()
         l.bandit.dims.forEach((d, i) => {

@@ -2,7 +2,15 @@ import {describe, expect, it} from 'vitest'
 import {defaultConfig, onlineTuned} from '../../src/space/space.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {configFromArms, dimensionsOf} from '../../src/online/bins.js'
-import {IDEALS, QUALITY_FLOOR, QUALITY_PEAK, QualityModel, mixAt, oracleArms, simulateWorkload} from '../../src/online/workload.js'
+import {
+  IDEALS,
+  QUALITY_FLOOR,
+  QUALITY_PEAK,
+  QualityModel,
+  mixAt,
+  oracleArms,
+  simulateWorkload,
+} from '../../src/online/workload.js'
 import {TenantLearner, IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'
 import {ADAPTIVE_DEFAULTS} from '../../src/online/forgetting.js'
 
@@ -11,7 +19,7 @@ describe('workload simulation', () => {
   const model = new QualityModel(dims)
   const profile = defaultConfig(RETRIEVAL_SPACE)
 
-  it('scores a type\'s preferred configuration at the peak and moves toward the floor away from it', () => {
+  it("scores a type's preferred configuration at the peak and moves toward the floor away from it", () => {
     const ideal = {...profile}
     for (const [key, {value}] of Object.entries(IDEALS.temporal)) ideal[key] = value
     expect(model.quality(ideal, 1)).toBeCloseTo(QUALITY_PEAK, 12)
@@ -45,7 +53,19 @@ describe('workload simulation', () => {
 describe('change detection in a tenant', () => {
   it('sees settled outcomes in query order and raises an alarm when the reward falls', () => {
     const settings = {levels: 2, sampler: 'logit' as const, forgetting: ADAPTIVE_DEFAULTS, tuned: ['bm25.k1']}
-    const l = new TenantLearner({e: 'init', v: 1, tenant: 't', space: 'retrieval', dims: '', profile: defaultConfig(RETRIEVAL_SPACE), settings, seed: 1}, RETRIEVAL_SPACE)
+    const l = new TenantLearner(
+      {
+        e: 'init',
+        v: 1,
+        tenant: 't',
+        space: 'retrieval',
+        dims: '',
+        profile: defaultConfig(RETRIEVAL_SPACE),
+        settings,
+        seed: 1,
+      },
+      RETRIEVAL_SPACE,
+    )
     const step = 1000
     // 400 queries all used, then 400 never used: the fall is detected once the unused windows close
     for (let i = 0; i < 800; i++) {

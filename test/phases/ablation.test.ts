@@ -27,18 +27,52 @@ describe('phase 3 ablation', () => {
     const decay = r.datasets[0].configs.find((c) => c.id === 'without decay')!.spearman_change!
     expect(decay.low!).toBeLessThan(0)
     expect(r.headline).not.toMatch(/removing decay helps/)
-    expect(r.headline).toMatch(/removing decay has no clear effect, its interval includes 0: \+0\.112 \[-0\.\d{3}, \+0\.\d{3}\] \(absolute, spearman correlation; paired bootstrap 95%\)/)
-    expect(r.headline).toMatch(/Removing surprise costs the most \(Spearman [\d.]+ \[[\d.]+, [\d.]+\]\): a change of -0\.288 \[-0\.\d{3}, -0\.\d{3}\] \(absolute, spearman correlation; paired bootstrap 95%\)/)
+    expect(r.headline).toMatch(
+      /removing decay has no clear effect, its interval includes 0: \+0\.112 \[-0\.\d{3}, \+0\.\d{3}\] \(absolute, spearman correlation; paired bootstrap 95%\)/,
+    )
+    expect(r.headline).toMatch(
+      /Removing surprise costs the most \(Spearman [\d.]+ \[[\d.]+, [\d.]+\]\): a change of -0\.288 \[-0\.\d{3}, -0\.\d{3}\] \(absolute, spearman correlation; paired bootstrap 95%\)/,
+    )
   })
 
   it('says "helps" when the interval of the change is above 0', () => {
-    const iv = (estimate: number) => ({estimate, low: estimate - 0.05, high: estimate + 0.05, confidence: 0.95, resamples: 100, undefined_resamples: 0})
-    const change = (estimate: number, low: number, high: number) => ({kind: 'absolute' as const, unit: 'spearman correlation', estimate, low, high, confidence: 0.95, resamples: 100, undefined_resamples: 0})
+    const iv = (estimate: number) => ({
+      estimate,
+      low: estimate - 0.05,
+      high: estimate + 0.05,
+      confidence: 0.95,
+      resamples: 100,
+      undefined_resamples: 0,
+    })
+    const change = (estimate: number, low: number, high: number) => ({
+      kind: 'absolute' as const,
+      unit: 'spearman correlation',
+      estimate,
+      low,
+      high,
+      confidence: 0.95,
+      resamples: 100,
+      undefined_resamples: 0,
+    })
     const w = {decay: 0.25, surprise: 0.25, relevance: 0.25, habituation: 0.25}
     const configs: AblationConfig[] = [
       {id: 'baseline', kind: 'baseline', weights: w, pearson: iv(0.5), spearman: iv(0.5)},
-      {id: 'without decay', kind: 'without', weights: w, pearson: iv(0.6), spearman: iv(0.6), spearman_change: change(0.1, 0.02, 0.18)},
-      {id: 'without surprise', kind: 'without', weights: w, pearson: iv(0.3), spearman: iv(0.3), spearman_change: change(-0.2, -0.3, -0.1)},
+      {
+        id: 'without decay',
+        kind: 'without',
+        weights: w,
+        pearson: iv(0.6),
+        spearman: iv(0.6),
+        spearman_change: change(0.1, 0.02, 0.18),
+      },
+      {
+        id: 'without surprise',
+        kind: 'without',
+        weights: w,
+        pearson: iv(0.3),
+        spearman: iv(0.3),
+        spearman_change: change(-0.2, -0.3, -0.1),
+      },
     ]
     expect(ablationHeadline('d', configs)).toMatch(/removing decay helps: \+0\.100 \[\+0\.020, \+0\.180\]/)
   })

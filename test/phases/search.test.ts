@@ -9,7 +9,10 @@ describe('phase 4 gradient at the optimum', () => {
   it('is the central difference along each weight, with its norm', () => {
     const g = gradientAt(at, (w) => ({weights: w, objective: linear(w), token_budget: 0}), 0.05)
     for (const v of Object.values(g.gradient)) expect(v).not.toBeNull()
-    expect(g.gradient_norm!).toBeCloseTo(Math.sqrt(Object.values(g.gradient).reduce((t: number, v) => t + v! ** 2, 0)), 12)
+    expect(g.gradient_norm!).toBeCloseTo(
+      Math.sqrt(Object.values(g.gradient).reduce((t: number, v) => t + v! ** 2, 0)),
+      12,
+    )
     expect(g.undefined_because).toBeUndefined()
   })
 

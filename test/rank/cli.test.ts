@@ -9,9 +9,16 @@ describe('kt rerank (built CLI)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kt-rank-cli-'))
   const registry = join(dir, 'registry')
   const model = join(dir, 'model.json')
-  const data = ['--data', 'fixtures/ltr/train.txt', '--valid', 'fixtures/ltr/valid.txt', '--test', 'fixtures/ltr/test.txt']
+  const data = [
+    '--data',
+    'fixtures/ltr/train.txt',
+    '--valid',
+    'fixtures/ltr/valid.txt',
+    '--test',
+    'fixtures/ltr/test.txt',
+  ]
 
-  it('trains, prints its tables, and returns the issue\'s JSON shape with --json', () => {
+  it("trains, prints its tables, and returns the issue's JSON shape with --json", () => {
     const human = kt(['rerank', 'train', ...data, '--trees', '5'])
     expect(human.status, human.stderr).toBe(0)
     expect(human.stdout).toMatch(/LambdaMART \(5 trees\)/)
@@ -41,8 +48,12 @@ describe('kt rerank (built CLI)', () => {
     writeFileSync(worse, JSON.stringify(saved))
     const rejected = kt(['rerank', 'deploy', worse, '--registry', registry, '--engine-order', 'file'])
     expect(rejected.status).toBe(1)
-    expect(rejected.stdout).toMatch(/^held-out data: fixtures\/ltr\/test\.txt \(the test file the model records \(data\.test\)\)/m)
-    expect(rejected.stdout).toMatch(/^rejected on held-out fixtures\/ltr\/test\.txt: .*; not shown non-inferior to current v1: ndcg@10 /m)
+    expect(rejected.stdout).toMatch(
+      /^held-out data: fixtures\/ltr\/test\.txt \(the test file the model records \(data\.test\)\)/m,
+    )
+    expect(rejected.stdout).toMatch(
+      /^rejected on held-out fixtures\/ltr\/test\.txt: .*; not shown non-inferior to current v1: ndcg@10 /m,
+    )
     // list checks every kept file: a truncated one is marked, named in one line on stderr, exit 1
     const file = join(registry, 'v1.json')
     const text = readFileSync(file, 'utf8')
@@ -63,15 +74,53 @@ describe('kt rerank (built CLI)', () => {
 
   it('tune --save records the files and their sha256, so the gate refuses the validation split it tuned on and judges on its test split', () => {
     const tuned = join(dir, 'tuned.json')
-    const r = kt(['rerank', 'tune', ...data, '--trials', '3', '--trees', '5', '--optimizer', 'random', '--save', tuned, '--json'])
+    const r = kt([
+      'rerank',
+      'tune',
+      ...data,
+      '--trials',
+      '3',
+      '--trees',
+      '5',
+      '--optimizer',
+      'random',
+      '--save',
+      tuned,
+      '--json',
+    ])
     expect(r.status, r.stderr).toBe(0)
     const saved = JSON.parse(readFileSync(tuned, 'utf8'))
-    expect(saved.data).toEqual({train: 'fixtures/ltr/train.txt', valid: 'fixtures/ltr/valid.txt', test: 'fixtures/ltr/test.txt'})
+    expect(saved.data).toEqual({
+      train: 'fixtures/ltr/train.txt',
+      valid: 'fixtures/ltr/valid.txt',
+      test: 'fixtures/ltr/test.txt',
+    })
     expect(Object.keys(saved.data_sha256)).toEqual(['train', 'valid', 'test'])
-    const own = kt(['rerank', 'deploy', tuned, '--registry', join(dir, 'tuned-registry'), '--holdout', 'fixtures/ltr/valid.txt', '--engine-order', 'file'])
+    const own = kt([
+      'rerank',
+      'deploy',
+      tuned,
+      '--registry',
+      join(dir, 'tuned-registry'),
+      '--holdout',
+      'fixtures/ltr/valid.txt',
+      '--engine-order',
+      'file',
+    ])
     expect(own.status).toBe(2)
-    expect(own.stderr).toMatch(/^kt: fixtures\/ltr\/valid\.txt: expected held-out data the model was neither trained nor selected on, .*got its validation file/)
-    const held = kt(['rerank', 'deploy', tuned, '--registry', join(dir, 'tuned-registry'), '--engine-order', 'file', '--json'])
+    expect(own.stderr).toMatch(
+      /^kt: fixtures\/ltr\/valid\.txt: expected held-out data the model was neither trained nor selected on, .*got its validation file/,
+    )
+    const held = kt([
+      'rerank',
+      'deploy',
+      tuned,
+      '--registry',
+      join(dir, 'tuned-registry'),
+      '--engine-order',
+      'file',
+      '--json',
+    ])
     expect(JSON.parse(held.stdout).gate.file).toBe('fixtures/ltr/test.txt')
   })
 
@@ -89,12 +138,19 @@ describe('kt rerank (built CLI)', () => {
     const r = kt(['rerank', 'train', '--data', two, '--json'])
     expect(r.status, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout).trees).toBe(0)
-    expect(r.stderr).toBe('kt: warning: LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally\n')
+    expect(r.stderr).toBe(
+      'kt: warning: LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally\n',
+    )
   })
 
   it('verifies the committed fixture against its generator', () => {
     const r = kt(['rerank', 'generate', '--check'])
     expect(r.status, r.stdout + r.stderr).toBe(0)
-    expect(r.stdout.trim().split('\n').every((line) => line.startsWith('identical'))).toBe(true)
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .every((line) => line.startsWith('identical')),
+    ).toBe(true)
   })
 })

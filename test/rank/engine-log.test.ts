@@ -56,7 +56,7 @@ describe('engine feature logs', () => {
   const logs = engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c2']})
   const parsed = Object.fromEntries(logs.splits.map((s) => [s.split, parseFeatureLog(s.text, `${s.split}.jsonl`)]))
 
-  it('writes kt feature logs with the engine\'s twelve features and its fused score', () => {
+  it("writes kt feature logs with the engine's twelve features and its fused score", () => {
     for (const split of ['train', 'valid', 'test']) {
       expect(parsed[split].featureNames).toEqual([...CANDIDATE_FEATURES])
       expect(parsed[split].engineScores?.length).toBe(parsed[split].labels.length)
@@ -99,14 +99,22 @@ describe('engine feature logs', () => {
     expect(Object.keys(stacked.baseline_models.linear.weights)).toEqual([...CANDIDATE_FEATURES, 'engine_score'])
     const letor = join(dir, 'plain.txt')
     writeFileSync(letor, '1 qid:1 1:1\n0 qid:1 1:0\n')
-    expect(() => runTrainReport({files: {train: letor}, params: DEFAULT_LAMBDAMART, seed: 1, engineScoreFeature: true})).toThrow(/plain.txt: expected a kt feature log with engine_score on every line/)
+    expect(() =>
+      runTrainReport({files: {train: letor}, params: DEFAULT_LAMBDAMART, seed: 1, engineScoreFeature: true}),
+    ).toThrow(/plain.txt: expected a kt feature log with engine_score on every line/)
   })
 
-  it('a saved model reranks the engine\'s candidate rows by its packed scores', () => {
+  it("a saved model reranks the engine's candidate rows by its packed scores", () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-rank-apply-'))
     for (const s of logs.splits) writeFileSync(join(dir, `${s.split}.jsonl`), s.text)
     const modelPath = join(dir, 'model.json')
-    runTrainReport({files: {train: join(dir, 'train.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    runTrainReport({
+      files: {train: join(dir, 'train.jsonl')},
+      params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2},
+      seed: 1,
+      save: modelPath,
+      engineScoreFeature: true,
+    })
     const reranker = engineReranker(readModel(modelPath), modelPath)
     expect(reranker.usesEngineScore).toBe(true)
     const engine = new RetrievalEngine(dataset.conversations[0])
@@ -118,22 +126,37 @@ describe('engine feature logs', () => {
     const row = Float64Array.from([...rows[0].features, rows[0].score])
     expect(reranker.scoreAll(rows)[0]).toBe(predictRow(fromSavedModel(readModel(modelPath)), row, 0))
     const letorModel = {...readModel(modelPath), feature_names: ['1', '2']}
-    expect(() => engineReranker(letorModel, 'm.json')).toThrow(/m.json field feature_names: expected the engine's features/)
+    expect(() => engineReranker(letorModel, 'm.json')).toThrow(
+      /m.json field feature_names: expected the engine's features/,
+    )
   })
 
   it('logs query-level columns with the code the reranker runs at query time: logged rows score like served ones', () => {
-    const withQuery = engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c2'], queryFeatures: ['qmax', 'qrank']})
+    const withQuery = engineFeatureLogs(dataset, defaultRetrievalConfig(), {
+      pool: 5,
+      seed: 3,
+      testConversations: ['c2'],
+      queryFeatures: ['qmax', 'qrank'],
+    })
     const dir = mkdtempSync(join(tmpdir(), 'kt-rank-qf-'))
     for (const s of withQuery.splits) writeFileSync(join(dir, `${s.split}.jsonl`), s.text)
     const train = parseFeatureLog(withQuery.splits[0].text, 'train.jsonl')
     expect(train.featureNames).toEqual(layoutNames({queryFeatures: ['qmax', 'qrank'], engineScore: false}))
     const modelPath = join(dir, 'model.json')
-    runTrainReport({files: {train: join(dir, 'train.jsonl'), valid: join(dir, 'valid.jsonl'), test: join(dir, 'test.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2}, seed: 1, save: modelPath, engineScoreFeature: true})
+    runTrainReport({
+      files: {train: join(dir, 'train.jsonl'), valid: join(dir, 'valid.jsonl'), test: join(dir, 'test.jsonl')},
+      params: {...DEFAULT_LAMBDAMART, trees: 5, minDataInLeaf: 2},
+      seed: 1,
+      save: modelPath,
+      engineScoreFeature: true,
+    })
     const saved = readModel(modelPath)
     // the deploy gate re-scores on the held-out log (the recorded test file): engine score appended, columns by name, the same number as training
     expect(deploy(join(dir, 'registry'), modelPath).candidate_ndcg10).toBe(saved.metrics.test['ndcg@10'])
     const heldOut = parseFeatureLog(withQuery.splits[2].text, join(dir, 'test.jsonl'))
-    expect(() => deploy(join(dir, 'registry2'), modelPath, {holdout: {...heldOut, pool: 9}})).toThrow(`${join(dir, 'test.jsonl')} field pool: expected 5, the pool ${modelPath}'s query-level columns were computed over, got 9`)
+    expect(() => deploy(join(dir, 'registry2'), modelPath, {holdout: {...heldOut, pool: 9}})).toThrow(
+      `${join(dir, 'test.jsonl')} field pool: expected 5, the pool ${modelPath}'s query-level columns were computed over, got 9`,
+    )
     // the log's pool, which the rank and max columns were computed over, is saved with the model
     expect(saved.pool).toBe(5)
     const reranker = engineReranker(saved, modelPath)
@@ -148,7 +171,9 @@ describe('engine feature logs', () => {
     questions.forEach((q, i) => {
       const rows = candidateFeatures(engine, q.text, defaultRetrievalConfig(), 5)
       const loggedRows = test.features.subarray(test.queryOffsets[i] * width, test.queryOffsets[i + 1] * width)
-      expect(Array.from(rerankerInputs(rows, {queryFeatures: ['qmax', 'qrank'], engineScore: false}))).toEqual(Array.from(loggedRows))
+      expect(Array.from(rerankerInputs(rows, {queryFeatures: ['qmax', 'qrank'], engineScore: false}))).toEqual(
+        Array.from(loggedRows),
+      )
       const served = reranker.scoreAll(rows)
       for (let d = test.queryOffsets[i]; d < test.queryOffsets[i + 1]; d++) {
         const logged = Float64Array.from([...test.features.subarray(d * width, (d + 1) * width), test.engineScores![d]])
@@ -158,6 +183,8 @@ describe('engine feature logs', () => {
   })
 
   it('rejects an unknown held-out conversation', () => {
-    expect(() => engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c9']})).toThrow(/--test-conversations: expected conversations with scored questions \(c1, c2, c3\), got c9/)
+    expect(() =>
+      engineFeatureLogs(dataset, defaultRetrievalConfig(), {pool: 5, seed: 3, testConversations: ['c9']}),
+    ).toThrow(/--test-conversations: expected conversations with scored questions \(c1, c2, c3\), got c9/)
   })
 })

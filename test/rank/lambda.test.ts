@@ -51,7 +51,17 @@ describe('queryLambdas', () => {
   it('drops pairs below the truncation level', () => {
     const grad = new Float64Array(3)
     const hess = new Float64Array(3)
-    queryLambdas(scores, labels, 0, 3, idealDcg(labels, 0, 3, 1), {truncation: 1, sigma: 1}, new Int32Array(3), grad, hess)
+    queryLambdas(
+      scores,
+      labels,
+      0,
+      3,
+      idealDcg(labels, 0, 3, 1),
+      {truncation: 1, sigma: 1},
+      new Int32Array(3),
+      grad,
+      hess,
+    )
     expect(grad[0]).toBeCloseTo(-0.6224593312, 9)
     expect(grad[1]).toBeCloseTo(0.8661455241, 9)
     expect(grad[2]).toBeCloseTo(-0.2436861929, 9)
@@ -63,7 +73,17 @@ describe('queryLambdas', () => {
     const grad = Float64Array.from([9, 9, 9, 9])
     const hess = Float64Array.from([9, 9, 9, 9])
     const zeros = Float64Array.from([0, 0, 0, 0])
-    queryLambdas(Float64Array.from([1, 2, 3, 4]), zeros, 1, 3, 0, {truncation: 10, sigma: 1}, new Int32Array(4), grad, hess)
+    queryLambdas(
+      Float64Array.from([1, 2, 3, 4]),
+      zeros,
+      1,
+      3,
+      0,
+      {truncation: 10, sigma: 1},
+      new Int32Array(4),
+      grad,
+      hess,
+    )
     expect(Array.from(grad)).toEqual([9, 0, 0, 9])
     expect(Array.from(hess)).toEqual([9, 0, 0, 9])
   })

@@ -25,7 +25,10 @@ describe('NDCG', () => {
         const begin = data.queryOffsets[q]
         const end = data.queryOffsets[q + 1]
         const labels = Array.from(data.labels.subarray(begin, end))
-        const ranked = labels.map((l, i) => ({l, s: scores[begin + i]})).sort((a, b) => b.s - a.s).map((x) => x.l)
+        const ranked = labels
+          .map((l, i) => ({l, s: scores[begin + i]}))
+          .sort((a, b) => b.s - a.s)
+          .map((x) => x.l)
         const reference = ndcgAtK(ranked, labels, k, 'exp2')
         if (reference === null) continue // convention: skipped
         sum += reference

@@ -25,7 +25,10 @@ describe('PackedEnsemble', () => {
   it('scores exactly like the trainer (bit for bit) on the training rows', () => {
     const packed = new PackedEnsemble(model)
     expect(model.trees.length).toBe(10)
-    expectIdentical(packed.scoreAll(data.features, numDocs(data), new Float64Array(numDocs(data))), scoreDataset(model, data))
+    expectIdentical(
+      packed.scoreAll(data.features, numDocs(data), new Float64Array(numDocs(data))),
+      scoreDataset(model, data),
+    )
   })
 
   it('keeps exact equality through save and load, on unseen rows with NaN and extreme values', () => {
@@ -35,14 +38,19 @@ describe('PackedEnsemble', () => {
     const packed = new PackedEnsemble(loaded)
     const rng = new Rng(4)
     const width = numFeatures(data)
-    const rows = Float64Array.from({length: 500 * width}, (_, i) => (i % 37 === 0 ? Number.NaN : i % 41 === 0 ? 1e300 : rng.uniform(-0.5, 1.5)))
+    const rows = Float64Array.from({length: 500 * width}, (_, i) =>
+      i % 37 === 0 ? Number.NaN : i % 41 === 0 ? 1e300 : rng.uniform(-0.5, 1.5),
+    )
     const trainer = Float64Array.from({length: 500}, (_, d) => predictRow(model, rows, d * width))
     expectIdentical(packed.scoreAll(rows, 500, new Float64Array(500)), trainer)
   })
 
   it('lays children side by side and walks 100 complete depth-6 trees exactly', () => {
     const rng = new Rng(2)
-    const big = {featureNames: Array.from({length: 12}, (_, i) => String(i)), trees: Array.from({length: 100}, () => randomCompleteTree(6, 12, rng))}
+    const big = {
+      featureNames: Array.from({length: 12}, (_, i) => String(i)),
+      trees: Array.from({length: 100}, () => randomCompleteTree(6, 12, rng)),
+    }
     const packed = new PackedEnsemble(big)
     expect(Math.max(...packed.depth)).toBe(6)
     expect(packed.left.filter((l, n) => packed.right[n] !== l + 1).length).toBe(0)
@@ -57,11 +65,26 @@ describe('PackedEnsemble', () => {
     const count = 301
     const one = Float64Array.from({length: count}, (_, d) => packed.score(data.features, d * width))
     expectIdentical(packed.scoreAll(data.features, count, new Float64Array(count)), one)
-    expectIdentical(one, Float64Array.from({length: count}, (_, d) => predictRow(model, data.features, d * width)))
+    expectIdentical(
+      one,
+      Float64Array.from({length: count}, (_, d) => predictRow(model, data.features, d * width)),
+    )
   })
 
   it('handles a model with a split-free tree and an empty model', () => {
-    const stump = {featureNames: ['a'], trees: [{splitFeature: new Int32Array(0), threshold: new Float64Array(0), left: new Int32Array(0), right: new Int32Array(0), gain: new Float64Array(0), leafValue: Float64Array.of(0.25)}]}
+    const stump = {
+      featureNames: ['a'],
+      trees: [
+        {
+          splitFeature: new Int32Array(0),
+          threshold: new Float64Array(0),
+          left: new Int32Array(0),
+          right: new Int32Array(0),
+          gain: new Float64Array(0),
+          leafValue: Float64Array.of(0.25),
+        },
+      ],
+    }
     expect(new PackedEnsemble(stump).score(Float64Array.of(3), 0)).toBe(0.25)
     expect(new PackedEnsemble({featureNames: ['a'], trees: []}).score(Float64Array.of(3), 0)).toBe(0)
   })

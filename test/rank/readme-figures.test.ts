@@ -52,13 +52,35 @@ const train = (j: Json, baseline: 'engine' | 'linear'): number[] => {
   const c = j.comparisons.test.find((x: Json) => x.baseline === baseline)
   return [j.baselines[baseline].test['ndcg@10'], c.delta, c.low, c.high]
 }
-const trainVsEngineAndLinear = (j: Json): number[] => [j.splits.test['ndcg@10'], ...train(j, 'engine'), ...train(j, 'linear')]
+const trainVsEngineAndLinear = (j: Json): number[] => [
+  j.splits.test['ndcg@10'],
+  ...train(j, 'engine'),
+  ...train(j, 'linear'),
+]
 const peer = (j: Json): number[] => {
   const p = j.peer_comparison
   const t = p.splits.test
-  return [t.kt.judged, t.peer.judged, t.delta.delta, t.delta.low, t.delta.high, t.kt.all_unjudged_as_1, t.peer.all_unjudged_as_1, p.one_thread.judged, p.one_thread.all_unjudged_as_1]
+  return [
+    t.kt.judged,
+    t.peer.judged,
+    t.delta.delta,
+    t.delta.low,
+    t.delta.high,
+    t.kt.all_unjudged_as_1,
+    t.peer.all_unjudged_as_1,
+    p.one_thread.judged,
+    p.one_thread.all_unjudged_as_1,
+  ]
 }
-const tune = (j: Json): number[] => [j.best.valid_ndcg10, j.defaults.valid_ndcg10, j.test.tuned, j.test.defaults, j.test.delta.estimate, j.test.delta.low, j.test.delta.high]
+const tune = (j: Json): number[] => [
+  j.best.valid_ndcg10,
+  j.defaults.valid_ndcg10,
+  j.test.tuned,
+  j.test.defaults,
+  j.test.delta.estimate,
+  j.test.delta.low,
+  j.test.delta.high,
+]
 const gate = (j: Json): number[] => {
   const c = j.comparisons.find((x: Json) => x.baseline === 'engine')
   return [j.candidate_ndcg10, j.engine_ndcg10, c.delta, c.low, c.high]
@@ -67,29 +89,61 @@ const gate = (j: Json): number[] => {
 const MQ = '../shared/ltr/mq2008-fold1-partial'
 const PEER = `--depth 6 --leaves 64 --min-data 1 --min-hessian 1 --l2 1`
 const LOG = '--data /tmp/locomo-log/train.jsonl --valid /tmp/locomo-log/valid.jsonl --test /tmp/locomo-log/test.jsonl'
-const QRANK = '--data /tmp/locomo-qrank/train.jsonl --valid /tmp/locomo-qrank/valid.jsonl --test /tmp/locomo-qrank/test.jsonl'
+const QRANK =
+  '--data /tmp/locomo-qrank/train.jsonl --valid /tmp/locomo-qrank/valid.jsonl --test /tmp/locomo-qrank/test.jsonl'
 
 /** In README order where a row needs an earlier one's model (the gates). */
 const ROWS: {command: string; slow?: boolean; numbers: (json: Json) => number[]; exit?: number}[] = [
-  {command: `rerank train --data ${MQ}/vali.txt --test ${MQ}/test.txt ${PEER} --truncation 0 --peer xgboost`, numbers: (j) => peer(j).slice(0, 9)},
-  {command: `rerank train --data ${MQ}/vali.txt --test ${MQ}/test.txt ${PEER} --peer xgboost`, slow: true, numbers: (j) => peer(j).slice(0, 5)},
+  {
+    command: `rerank train --data ${MQ}/vali.txt --test ${MQ}/test.txt ${PEER} --truncation 0 --peer xgboost`,
+    numbers: (j) => peer(j).slice(0, 9),
+  },
+  {
+    command: `rerank train --data ${MQ}/vali.txt --test ${MQ}/test.txt ${PEER} --peer xgboost`,
+    slow: true,
+    numbers: (j) => peer(j).slice(0, 5),
+  },
   {command: `rerank tune --data ${MQ}/vali.txt --test ${MQ}/test.txt --trials 60`, slow: true, numbers: tune},
-  {command: `rerank tune ${LOG} --engine-score-feature --boost-from engine_score --trials 40 --save /tmp/locomo-log/tuned.json`, slow: true, numbers: tune},
-  {command: 'rerank deploy /tmp/locomo-log/tuned.json --registry /tmp/locomo-registry-tuned', slow: true, numbers: gate},
+  {
+    command: `rerank tune ${LOG} --engine-score-feature --boost-from engine_score --trials 40 --save /tmp/locomo-log/tuned.json`,
+    slow: true,
+    numbers: tune,
+  },
+  {
+    command: 'rerank deploy /tmp/locomo-log/tuned.json --registry /tmp/locomo-registry-tuned',
+    slow: true,
+    numbers: gate,
+  },
   {command: `rerank train ${LOG} --save /tmp/locomo-log/plain.json`, numbers: trainVsEngineAndLinear},
   {command: 'rerank deploy /tmp/locomo-log/plain.json --registry /tmp/locomo-registry-plain', numbers: gate, exit: 1},
   {command: `rerank train ${LOG} --engine-score-feature`, numbers: trainVsEngineAndLinear},
-  {command: `rerank train ${LOG} --engine-score-feature --leaves 7 --min-data 50 --learning-rate 0.05 --early-stop 30 --save /tmp/locomo-log/stacked.json`, numbers: trainVsEngineAndLinear},
-  {command: `rerank train ${QRANK} --engine-score-feature --leaves 3 --min-data 50 --learning-rate 0.1 --early-stop 30 --trees 300 --save /tmp/locomo-qrank/model.json`, slow: true, numbers: trainVsEngineAndLinear},
+  {
+    command: `rerank train ${LOG} --engine-score-feature --leaves 7 --min-data 50 --learning-rate 0.05 --early-stop 30 --save /tmp/locomo-log/stacked.json`,
+    numbers: trainVsEngineAndLinear,
+  },
+  {
+    command: `rerank train ${QRANK} --engine-score-feature --leaves 3 --min-data 50 --learning-rate 0.1 --early-stop 30 --trees 300 --save /tmp/locomo-qrank/model.json`,
+    slow: true,
+    numbers: trainVsEngineAndLinear,
+  },
 ]
 
 describe.skipIf(!present)('README reranker figures = what their commands print', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kt-readme-figures-'))
-  const local = (command: string): string[] =>
-    command.replaceAll('/tmp/locomo-', `${dir}/locomo-`).split(' ')
+  const local = (command: string): string[] => command.replaceAll('/tmp/locomo-', `${dir}/locomo-`).split(' ')
   const rows = present ? readmeRows() : new Map<string, string>()
   const log = (out: string, extra: string[] = []): void => {
-    const r = kt(['rerank', 'log', '--data', '../shared/locomo/locomo-dev.json', '--out', join(dir, out), '--test-conversations', 'conv-41', ...extra])
+    const r = kt([
+      'rerank',
+      'log',
+      '--data',
+      '../shared/locomo/locomo-dev.json',
+      '--out',
+      join(dir, out),
+      '--test-conversations',
+      'conv-41',
+      ...extra,
+    ])
     expect(r.status, r.stderr).toBe(0)
   }
 
@@ -103,17 +157,24 @@ describe.skipIf(!present)('README reranker figures = what their commands print',
 
   let logged = false
   for (const row of ROWS) {
-    it.skipIf(row.slow === true && !all)(`kt ${row.command}`, () => {
-      if (!logged && row.command.includes('/tmp/locomo-log/')) {
-        log('locomo-log')
-        logged = true
-      }
-      if (row.command.includes('/tmp/locomo-qrank/')) log('locomo-qrank', ['--query-features', 'qrank'])
-      const r = kt([...local(row.command), '--json'])
-      expect(r.status, r.stderr).toBe(row.exit ?? 0)
-      const cell = rows.get(row.command)!
-      expect(quoted(cell), `README.md: the result of \`kt ${row.command}\``).toEqual(row.numbers(JSON.parse(r.stdout)).map(at4))
-      if (row.command.startsWith('rerank deploy')) expect(JSON.parse(r.stdout).deployed).toBe(cell.startsWith('deployed'))
-    }, 600_000)
+    it.skipIf(row.slow === true && !all)(
+      `kt ${row.command}`,
+      () => {
+        if (!logged && row.command.includes('/tmp/locomo-log/')) {
+          log('locomo-log')
+          logged = true
+        }
+        if (row.command.includes('/tmp/locomo-qrank/')) log('locomo-qrank', ['--query-features', 'qrank'])
+        const r = kt([...local(row.command), '--json'])
+        expect(r.status, r.stderr).toBe(row.exit ?? 0)
+        const cell = rows.get(row.command)!
+        expect(quoted(cell), `README.md: the result of \`kt ${row.command}\``).toEqual(
+          row.numbers(JSON.parse(r.stdout)).map(at4),
+        )
+        if (row.command.startsWith('rerank deploy'))
+          expect(JSON.parse(r.stdout).deployed).toBe(cell.startsWith('deployed'))
+      },
+      600_000,
+    )
   }
 })

@@ -11,7 +11,10 @@ const lines = createInterface({input: process.stdin})
 lines.on('line', (line) => {
   const [op, registry, model] = line.split('\t')
   try {
-    const outcome = op === 'deploy' ? deploy(registry, model, {lockWaitMs: 30_000, force: 'race test (the models have no validation data)'}) : rollback(registry, {lockWaitMs: 30_000})
+    const outcome =
+      op === 'deploy'
+        ? deploy(registry, model, {lockWaitMs: 30_000, force: 'race test (the models have no validation data)'})
+        : rollback(registry, {lockWaitMs: 30_000})
     process.stdout.write(`${JSON.stringify({ok: outcome})}\n`)
   } catch (error) {
     process.stdout.write(`${JSON.stringify({error: (error as Error).message})}\n`)

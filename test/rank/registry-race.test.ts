@@ -6,7 +6,13 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {DEFAULT_LAMBDAMART, trainLambdaMart} from '../../src/rank/lambdamart.js'
 import {toSavedModel, writeModel, type SavedModel} from '../../src/rank/model.js'
-import {deploy, readRegistry, versionProblem, type DeployOutcome, type RollbackOutcome} from '../../src/rank/registry.js'
+import {
+  deploy,
+  readRegistry,
+  versionProblem,
+  type DeployOutcome,
+  type RollbackOutcome,
+} from '../../src/rank/registry.js'
 import {generateSynthetic} from '../../src/rank/synthetic.js'
 import {kt} from '../cli/helpers.js'
 
@@ -15,14 +21,21 @@ const CHILD = fileURLToPath(new URL('./registry-child.ts', import.meta.url))
 const RACES = 50
 
 const data = generateSynthetic({queries: 20, minDocs: 6, maxDocs: 10, seed: 5})
-const base: SavedModel = toSavedModel(trainLambdaMart(data, {...DEFAULT_LAMBDAMART, trees: 2, minDataInLeaf: 5}).model, {trees: 2}, {}, {})
+const base: SavedModel = toSavedModel(
+  trainLambdaMart(data, {...DEFAULT_LAMBDAMART, trees: 2, minDataInLeaf: 5}).model,
+  {trees: 2},
+  {},
+  {},
+)
 const scratch = mkdtempSync(join(tmpdir(), 'kt-rank-race-'))
 let counter = 0
 
 /** A distinct model file (its first leaf moved a little); the racers deploy with --force and a reason (these models have no held-out data), so every deploy passes. */
 function modelFile(): string {
   const path = join(scratch, `m${++counter}.json`)
-  const trees = base.trees.map((tree, t) => (t === 0 ? {...tree, leaf_value: tree.leaf_value.map((v, l) => (l === 0 ? v + counter * 1e-9 : v))} : tree))
+  const trees = base.trees.map((tree, t) =>
+    t === 0 ? {...tree, leaf_value: tree.leaf_value.map((v, l) => (l === 0 ? v + counter * 1e-9 : v))} : tree,
+  )
   writeModel(path, {...base, trees, metrics: {valid: {'ndcg@10': 0.7}}})
   return path
 }
@@ -69,7 +82,11 @@ function expectConsistent(dir: string): void {
   expect(index.current).toBe(index.versions.at(-1)?.id ?? null)
   expect(readdirSync(dir).filter((name) => !/^(registry\.json|v\d+\.json)$/.test(name))).toEqual([])
   // no orphan model file either: every file is one the index names
-  expect(readdirSync(dir).filter((name) => name !== 'registry.json').sort()).toEqual(index.versions.map((v) => v.file).sort())
+  expect(
+    readdirSync(dir)
+      .filter((name) => name !== 'registry.json')
+      .sort(),
+  ).toEqual(index.versions.map((v) => v.file).sort())
 }
 
 const racers = [new Racer(), new Racer()]

@@ -1,7 +1,13 @@
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {carveValidation, numQueries} from '../../src/rank/dataset.js'
-import {DEFAULT_LAMBDAMART, featureMask, scoreDataset, trainLambdaMart, type CurvePoint} from '../../src/rank/lambdamart.js'
+import {
+  DEFAULT_LAMBDAMART,
+  featureMask,
+  scoreDataset,
+  trainLambdaMart,
+  type CurvePoint,
+} from '../../src/rank/lambdamart.js'
 import {readLtrFile} from '../../src/rank/parse.js'
 import {meanUnjudgedAsOne, MEMORISING_GAP, trainingAdvice} from '../../src/rank/report.js'
 import {tuneLambdaMart} from '../../src/rank/tune.js'
@@ -21,7 +27,13 @@ describe('LambdaMART regularisation', () => {
   })
 
   it('splits only on the columns a tree drew (feature fraction), and fraction 1 gives the model it gave before', () => {
-    const sub = trainLambdaMart(train, {...DEFAULT_LAMBDAMART, trees: 8, minDataInLeaf: 5, featureFraction: 0.2, featureSeed: 3}).model
+    const sub = trainLambdaMart(train, {
+      ...DEFAULT_LAMBDAMART,
+      trees: 8,
+      minDataInLeaf: 5,
+      featureFraction: 0.2,
+      featureSeed: 3,
+    }).model
     const rng = new Rng(3)
     const width = train.featureNames.length
     for (const tree of sub.trees) {
@@ -29,7 +41,13 @@ describe('LambdaMART regularisation', () => {
       for (const f of tree.splitFeature) expect(mask[f]).toBe(1)
     }
     const full = trainLambdaMart(train, {...DEFAULT_LAMBDAMART, trees: 8, minDataInLeaf: 5}).model
-    const same = trainLambdaMart(train, {...DEFAULT_LAMBDAMART, trees: 8, minDataInLeaf: 5, featureFraction: 1, featureSeed: 99}).model
+    const same = trainLambdaMart(train, {
+      ...DEFAULT_LAMBDAMART,
+      trees: 8,
+      minDataInLeaf: 5,
+      featureFraction: 1,
+      featureSeed: 99,
+    }).model
     expect(scoreDataset(same, train)).toEqual(scoreDataset(full, train))
   })
 
@@ -59,8 +77,13 @@ describe('LambdaMART regularisation', () => {
   })
 
   it('advises from the validation curve: still rising, fits fast, memorises, no validation', () => {
-    const curve = (valid: number[], train: number[]): CurvePoint[] => valid.map((v, i) => ({trees: i + 1, ndcg10: {train: train[i], valid: v}}))
-    const rising = trainingAdvice(curve([0.5, 0.6, 0.7, 0.8], [0.6, 0.7, 0.8, 0.9]), {...DEFAULT_LAMBDAMART, trees: 4}, 4)
+    const curve = (valid: number[], train: number[]): CurvePoint[] =>
+      valid.map((v, i) => ({trees: i + 1, ndcg10: {train: train[i], valid: v}}))
+    const rising = trainingAdvice(
+      curve([0.5, 0.6, 0.7, 0.8], [0.6, 0.7, 0.8, 0.9]),
+      {...DEFAULT_LAMBDAMART, trees: 4},
+      4,
+    )
     expect(rising.join(' ')).toMatch(/still rising at tree 4 of 4/)
     const fast = trainingAdvice(curve([0.7, 0.6, 0.6], [0.8, 0.9, 1]), {...DEFAULT_LAMBDAMART, trees: 3}, 1)
     expect(fast.join(' ')).toMatch(/after 1 trees/)
@@ -75,7 +98,16 @@ describe('kt rerank tune', () => {
   it('searches on validation only, keeps the defaults unless a configuration beats them there, and is reproducible', () => {
     const {train: rest, valid} = carveValidation(train, 0.3, 1)
     const test = readLtrFile(join(ltr, 'test.txt'))
-    const run = () => tuneLambdaMart({train: rest, valid, test, base: {...DEFAULT_LAMBDAMART, trees: 9}, optimizer: 'random', trials: 6, seed: 4})
+    const run = () =>
+      tuneLambdaMart({
+        train: rest,
+        valid,
+        test,
+        base: {...DEFAULT_LAMBDAMART, trees: 9},
+        optimizer: 'random',
+        trials: 6,
+        seed: 4,
+      })
     const a = run()
     expect(a.trials).toHaveLength(6)
     for (const t of a.trials) expect(t.trees_budget).toBe(9)

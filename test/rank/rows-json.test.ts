@@ -24,8 +24,10 @@ function check(text: string, width: number, capacity = 10_000): void {
   expect(wasmRows * width).toBe(expected!.length)
   const wasmOut = wasm.input(wasmRows)
   for (let i = 0; i < expected!.length; i++) {
-    if (!Object.is(wasmOut[i], expected![i])) expect({i, text: text.slice(0, 300), wasm: wasmOut[i]}).toEqual({i, text: text.slice(0, 300), wasm: expected![i]})
-    if (rows !== FALLBACK && !Object.is(out[i], expected![i])) expect({i, text: text.slice(0, 300), js: out[i]}).toEqual({i, text: text.slice(0, 300), js: expected![i]})
+    if (!Object.is(wasmOut[i], expected![i]))
+      expect({i, text: text.slice(0, 300), wasm: wasmOut[i]}).toEqual({i, text: text.slice(0, 300), wasm: expected![i]})
+    if (rows !== FALLBACK && !Object.is(out[i], expected![i]))
+      expect({i, text: text.slice(0, 300), js: out[i]}).toEqual({i, text: text.slice(0, 300), js: expected![i]})
   }
   if (rows === FALLBACK) acceptedWasmOnly++
   else accepted++
@@ -37,19 +39,51 @@ const numberText = fc.oneof(
   {arbitrary: fc.integer({min: -1000, max: 1000}).map((k) => String(k / 64)), weight: 6},
   fc.double().map((v) => (Number.isFinite(v) ? String(v) : 'null')),
   fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.integer({min: 0, max: 12})).map(([v, d]) => v.toFixed(d)),
-  fc.tuple(fc.integer({min: -999999, max: 999999}), fc.integer({min: -30, max: 30}), fc.constantFrom('e', 'E', 'e+', 'E-')).map(([m, e, x]) => `${m}${x}${x.endsWith('-') ? Math.abs(e) : e}`),
+  fc
+    .tuple(
+      fc.integer({min: -999999, max: 999999}),
+      fc.integer({min: -30, max: 30}),
+      fc.constantFrom('e', 'E', 'e+', 'E-'),
+    )
+    .map(([m, e, x]) => `${m}${x}${x.endsWith('-') ? Math.abs(e) : e}`),
   fc.stringMatching(/^-?(0|[1-9]\d{0,20})(\.\d{1,20})?([eE][+-]?\d{1,3})?$/),
-  fc.constantFrom('0', '-0', '-0.0', '0.0000', '1e22', '1e23', '123456789012345', '1234567890123456', '0.1', '9007199254740993', '1e-22', '4.9e-324', 'null'),
+  fc.constantFrom(
+    '0',
+    '-0',
+    '-0.0',
+    '0.0000',
+    '1e22',
+    '1e23',
+    '123456789012345',
+    '1234567890123456',
+    '0.1',
+    '9007199254740993',
+    '1e-22',
+    '4.9e-324',
+    'null',
+  ),
 )
 
 describe('readFeatureRows', () => {
   it('reads exactly what JSON.parse reads, or falls back (random bodies of client-printed numbers)', () => {
     accepted = 0
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 5}), fc.integer({min: 1, max: 6}), fc.array(numberText, {minLength: 30, maxLength: 30}), ws, ws, ws, (width, count, numbers, w1, w2, w3) => {
-        const rows = Array.from({length: count}, (_, r) => `[${w1}${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(`${w2},${w3}`)}${w2}]`)
-        check(`${w1}{${w2}"features"${w3}:${w1}[${rows.join(`${w3},${w1}`)}]${w2}}${w3}`, width)
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 5}),
+        fc.integer({min: 1, max: 6}),
+        fc.array(numberText, {minLength: 30, maxLength: 30}),
+        ws,
+        ws,
+        ws,
+        (width, count, numbers, w1, w2, w3) => {
+          const rows = Array.from(
+            {length: count},
+            (_, r) =>
+              `[${w1}${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(`${w2},${w3}`)}${w2}]`,
+          )
+          check(`${w1}{${w2}"features"${w3}:${w1}[${rows.join(`${w3},${w1}`)}]${w2}}${w3}`, width)
+        },
+      ),
       {numRuns: 1500, seed: 42},
     )
     // the property must exercise the fast paths, not only the fallback
@@ -61,9 +95,33 @@ describe('readFeatureRows', () => {
     accepted = 0
     const base = '{"features": [[1.5, -0, null], [2e3, 0.125, -7]]}'
     fc.assert(
-      fc.property(fc.integer({min: 0, max: base.length - 1}), fc.constantFrom('', '0', '-', '.', 'e', ',', ']', '[', '"', '}', ' ', 'x', 'nul', '01', '+1', '1.', '.5', 'true'), fc.integer({min: 0, max: 2}), (at, insert, drop) => {
-        check(base.slice(0, at) + insert + base.slice(at + drop), 3)
-      }),
+      fc.property(
+        fc.integer({min: 0, max: base.length - 1}),
+        fc.constantFrom(
+          '',
+          '0',
+          '-',
+          '.',
+          'e',
+          ',',
+          ']',
+          '[',
+          '"',
+          '}',
+          ' ',
+          'x',
+          'nul',
+          '01',
+          '+1',
+          '1.',
+          '.5',
+          'true',
+        ),
+        fc.integer({min: 0, max: 2}),
+        (at, insert, drop) => {
+          check(base.slice(0, at) + insert + base.slice(at + drop), 3)
+        },
+      ),
       {numRuns: 2000, seed: 42},
     )
     expect(accepted).toBeGreaterThan(100)
@@ -72,11 +130,34 @@ describe('readFeatureRows', () => {
   it('reads full-precision doubles (shortest round-trip, up to 17 digits, any exponent) exactly like JSON.parse in the WebAssembly reader', () => {
     acceptedWasmOnly = 0
     const anyDouble = fc.double({noNaN: true, noDefaultInfinity: true}).map((v) => String(v))
-    const digitString = fc.tuple(fc.stringMatching(/^[1-9]\d{0,18}$/), fc.integer({min: -360, max: 330})).map(([d, e]) => `${d}e${e}`)
+    const digitString = fc
+      .tuple(fc.stringMatching(/^[1-9]\d{0,18}$/), fc.integer({min: -360, max: 330}))
+      .map(([d, e]) => `${d}e${e}`)
     fc.assert(
-      fc.property(fc.array(fc.oneof(anyDouble, digitString, fc.constantFrom('9007199254740993', '2.2250738585072014e-308', '1.7976931348623157e308', '4.9e-324', '1e23', '0.30000000000000004', '4503599627370496.5')), {minLength: 12, maxLength: 12}), (numbers) => {
-        check(`{"features":[[${numbers.slice(0, 4).join(',')}],[${numbers.slice(4, 8).join(',')}],[${numbers.slice(8).join(',')}]]}`, 4)
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            anyDouble,
+            digitString,
+            fc.constantFrom(
+              '9007199254740993',
+              '2.2250738585072014e-308',
+              '1.7976931348623157e308',
+              '4.9e-324',
+              '1e23',
+              '0.30000000000000004',
+              '4503599627370496.5',
+            ),
+          ),
+          {minLength: 12, maxLength: 12},
+        ),
+        (numbers) => {
+          check(
+            `{"features":[[${numbers.slice(0, 4).join(',')}],[${numbers.slice(4, 8).join(',')}],[${numbers.slice(8).join(',')}]]}`,
+            4,
+          )
+        },
+      ),
       {numRuns: 3000, seed: 42},
     )
     expect(acceptedWasmOnly).toBeGreaterThan(300)
@@ -97,7 +178,8 @@ describe('readFeatureRows', () => {
       '{"features":[[1,2,true]]}',
       '{"features":[[1,2,3]]} x',
       '\ufeff{"features":[[1,2,3]]}',
-    ]) expect(readFeatureRows(Buffer.from(text), 3, out), text).toBe(FALLBACK)
+    ])
+      expect(readFeatureRows(Buffer.from(text), 3, out), text).toBe(FALLBACK)
     expect(readFeatureRows(Buffer.from('{"features":[[1,2,3],[4,5,6]]}'), 3, new Float64Array(5))).toBe(FALLBACK) // rows beyond the buffer
   })
 })
@@ -105,25 +187,48 @@ describe('readFeatureRows', () => {
 describe('the /rerank answer', () => {
   it('orders best first (ties by index, NaN last) like a comparator sort, by insertion for small counts and by sort for large ones', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constantFrom(0, -0, 1, 1, -1, Number.NaN, Number.POSITIVE_INFINITY), fc.double()), {maxLength: 150}), (values) => {
-        const scores = Float64Array.from(values)
-        const expected = Array.from({length: values.length}, (_, i) => i)
-        const key = (i: number): number => (Number.isNaN(scores[i]) ? Number.NEGATIVE_INFINITY : scores[i])
-        // reference: an explicit stable sort on (NaN-last score, index)
-        expected.sort((a, b) => (Number.isNaN(scores[a]) !== Number.isNaN(scores[b]) ? (Number.isNaN(scores[a]) ? 1 : -1) : key(b) > key(a) ? 1 : key(b) < key(a) ? -1 : a - b))
-        expect(Array.from(bestFirst(scores, new Int32Array(values.length)))).toEqual(expected)
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(0, -0, 1, 1, -1, Number.NaN, Number.POSITIVE_INFINITY), fc.double()), {
+          maxLength: 150,
+        }),
+        (values) => {
+          const scores = Float64Array.from(values)
+          const expected = Array.from({length: values.length}, (_, i) => i)
+          const key = (i: number): number => (Number.isNaN(scores[i]) ? Number.NEGATIVE_INFINITY : scores[i])
+          // reference: an explicit stable sort on (NaN-last score, index)
+          expected.sort((a, b) =>
+            Number.isNaN(scores[a]) !== Number.isNaN(scores[b])
+              ? Number.isNaN(scores[a])
+                ? 1
+                : -1
+              : key(b) > key(a)
+                ? 1
+                : key(b) < key(a)
+                  ? -1
+                  : a - b,
+          )
+          expect(Array.from(bestFirst(scores, new Int32Array(values.length)))).toEqual(expected)
+        },
+      ),
       {numRuns: 500, seed: 42},
     )
   })
 
   it('prints exactly what JSON.stringify prints', () => {
     fc.assert(
-      fc.property(fc.string(), fc.array(fc.oneof(fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7), fc.double()), {maxLength: 60}), (version, values) => {
-        const scores = Float64Array.from(values)
-        const order = bestFirst(scores, new Int32Array(values.length))
-        expect(rerankAnswerJson(version, scores, order)).toBe(JSON.stringify({model: version, scores: Array.from(scores), order: Array.from(order)}))
-      }),
+      fc.property(
+        fc.string(),
+        fc.array(fc.oneof(fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7), fc.double()), {
+          maxLength: 60,
+        }),
+        (version, values) => {
+          const scores = Float64Array.from(values)
+          const order = bestFirst(scores, new Int32Array(values.length))
+          expect(rerankAnswerJson(version, scores, order)).toBe(
+            JSON.stringify({model: version, scores: Array.from(scores), order: Array.from(order)}),
+          )
+        },
+      ),
       {numRuns: 300, seed: 42},
     )
   })
@@ -133,21 +238,58 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   const checkWasm = readChecked
   /** Numbers as JSON.stringify prints them, 1 to 17 digits, signs, leading zeros of a fraction, exponents (which the compact reader leaves to the general one). */
   const compactNumber = fc.oneof(
-    {arbitrary: fc.tuple(fc.integer({min: -99999999, max: 99999999}), fc.integer({min: 0, max: 9})).map(([m, d]) => String(m / 10 ** d)), weight: 12},
-    {arbitrary: fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.integer({min: 0, max: 10})).map(([v, d]) => String(Number(v.toFixed(d)))), weight: 12},
+    {
+      arbitrary: fc
+        .tuple(fc.integer({min: -99999999, max: 99999999}), fc.integer({min: 0, max: 9}))
+        .map(([m, d]) => String(m / 10 ** d)),
+      weight: 12,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.integer({min: 0, max: 10}))
+        .map(([v, d]) => String(Number(v.toFixed(d)))),
+      weight: 12,
+    },
     {arbitrary: fc.stringMatching(/^-?(0|[1-9]\d{0,15})(\.\d{1,15})?$/), weight: 1},
     {arbitrary: fc.double({noNaN: true, noDefaultInfinity: true}).map(String), weight: 1},
-    {arbitrary: fc.constantFrom('0', '-0', '0.5', '-0.5', '1', '123456789012345', '1234567890123456', '0.00000001', '12345678.9', '1234567.8', '9.99999999', '-99999999', '0.12345678901234', '-0.1234567890123'), weight: 2},
+    {
+      arbitrary: fc.constantFrom(
+        '0',
+        '-0',
+        '0.5',
+        '-0.5',
+        '1',
+        '123456789012345',
+        '1234567890123456',
+        '0.00000001',
+        '12345678.9',
+        '1234567.8',
+        '9.99999999',
+        '-99999999',
+        '0.12345678901234',
+        '-0.1234567890123',
+      ),
+      weight: 2,
+    },
   )
 
   it('reads compact bodies exactly like JSON.parse at every alignment, width and length (1 to 17 digits, signs, block boundaries, the body end)', () => {
     const seen = {compact: 0, long: 0, general: 0, fallback: 0}
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 9}), fc.integer({min: 1, max: 7}), fc.array(compactNumber, {minLength: 1, maxLength: 63}), fc.integer({min: 0, max: 70}), (width, count, numbers, pad) => {
-        const rows = Array.from({length: count}, (_, r) => `[${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(',')}]`)
-        // whitespace before the rows moves them against the reader's 16- and 64-byte blocks
-        seen[checkWasm(`{"features":${' '.repeat(pad)}[${rows.join(',')}]}`, width)]++
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 9}),
+        fc.integer({min: 1, max: 7}),
+        fc.array(compactNumber, {minLength: 1, maxLength: 63}),
+        fc.integer({min: 0, max: 70}),
+        (width, count, numbers, pad) => {
+          const rows = Array.from(
+            {length: count},
+            (_, r) => `[${Array.from({length: width}, (_, f) => numbers[(r * width + f) % numbers.length]).join(',')}]`,
+          )
+          // whitespace before the rows moves them against the reader's 16- and 64-byte blocks
+          seen[checkWasm(`{"features":${' '.repeat(pad)}[${rows.join(',')}]}`, width)]++
+        },
+      ),
       {numRuns: 2500, seed: 42},
     )
     expect(seen.compact).toBeGreaterThan(500)
@@ -175,10 +317,44 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
     const base = '{"features":[[1.5,-0,0.25,7],[20,0.125,-7.5,-0.001],[3,4,5,6]]}'
     const long = `{"features":[${Array.from({length: 40}, () => '[1,2,3,4]').join(',')}]}`
     fc.assert(
-      fc.property(fc.integer({min: 0, max: base.length - 1}), fc.constantFrom('', '0', '-', '.', 'e', 'E1', ',', ']', '[', '"', '}', ' ', '\u0000', 'x', 'nul', '01', '-01', '00', '+1', '1.', '.5', '1.2.3', '--1', '9999999999999999', '0.', 'true', '[1,2,3,4]', '],['), fc.integer({min: 0, max: 3}), (at, insert, drop) => {
-        checkWasm(long, 4)
-        seen[checkWasm(base.slice(0, at) + insert + base.slice(at + drop), 4)]++
-      }),
+      fc.property(
+        fc.integer({min: 0, max: base.length - 1}),
+        fc.constantFrom(
+          '',
+          '0',
+          '-',
+          '.',
+          'e',
+          'E1',
+          ',',
+          ']',
+          '[',
+          '"',
+          '}',
+          ' ',
+          '\u0000',
+          'x',
+          'nul',
+          '01',
+          '-01',
+          '00',
+          '+1',
+          '1.',
+          '.5',
+          '1.2.3',
+          '--1',
+          '9999999999999999',
+          '0.',
+          'true',
+          '[1,2,3,4]',
+          '],[',
+        ),
+        fc.integer({min: 0, max: 3}),
+        (at, insert, drop) => {
+          checkWasm(long, 4)
+          seen[checkWasm(base.slice(0, at) + insert + base.slice(at + drop), 4)]++
+        },
+      ),
       {numRuns: 3000, seed: 42},
     )
     expect(seen.compact).toBeGreaterThan(100)
@@ -188,17 +364,42 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   it('reads whitespace before values and rows (", " as Python prints, newlines, up to 16 bytes and more) exactly like JSON.parse', () => {
     const seen = {compact: 0, long: 0, general: 0, fallback: 0}
     let withWhitespace = 0
-    const gap = fc.constantFrom('', '', ' ', ' ', '\n', '\t', '\r\n', ' '.repeat(15), ' '.repeat(16), ' '.repeat(17), '\u000b', '\u0000', '\u00a0')
+    const gap = fc.constantFrom(
+      '',
+      '',
+      ' ',
+      ' ',
+      '\n',
+      '\t',
+      '\r\n',
+      ' '.repeat(15),
+      ' '.repeat(16),
+      ' '.repeat(17),
+      '\u000b',
+      '\u0000',
+      '\u00a0',
+    )
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 6}), fc.integer({min: 1, max: 5}), fc.array(compactNumber, {minLength: 1, maxLength: 30}), fc.array(gap, {minLength: 1, maxLength: 40}), fc.integer({min: 0, max: 64}), (width, count, numbers, gaps, pad) => {
-        let g = 0
-        const ws = (): string => gaps[g++ % gaps.length]
-        const rows = Array.from({length: count}, (_, r) => `${ws()}[${Array.from({length: width}, (_, f) => ws() + numbers[(r * width + f) % numbers.length]).join(',')}]`)
-        const text = `{"features": ${' '.repeat(pad)}[${rows.join(',')}]}`
-        const reader = checkWasm(text, width)
-        seen[reader]++
-        if (reader === 'compact' && /\[\s|,\s/.test(text)) withWhitespace++
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 6}),
+        fc.integer({min: 1, max: 5}),
+        fc.array(compactNumber, {minLength: 1, maxLength: 30}),
+        fc.array(gap, {minLength: 1, maxLength: 40}),
+        fc.integer({min: 0, max: 64}),
+        (width, count, numbers, gaps, pad) => {
+          let g = 0
+          const ws = (): string => gaps[g++ % gaps.length]
+          const rows = Array.from(
+            {length: count},
+            (_, r) =>
+              `${ws()}[${Array.from({length: width}, (_, f) => ws() + numbers[(r * width + f) % numbers.length]).join(',')}]`,
+          )
+          const text = `{"features": ${' '.repeat(pad)}[${rows.join(',')}]}`
+          const reader = checkWasm(text, width)
+          seen[reader]++
+          if (reader === 'compact' && /\[\s|,\s/.test(text)) withWhitespace++
+        },
+      ),
       {numRuns: 2500, seed: 42},
     )
     expect(withWhitespace).toBeGreaterThan(150)
@@ -209,10 +410,24 @@ describe('the compact rows reader (WebAssembly SIMD, the form JSON.stringify pri
   })
 
   it('answers rows beyond maxRows, a short or long row, and no rows as the general reader does', () => {
-    const body = JSON.stringify({features: [[1, 2], [3, 4], [5, 6]]})
+    const body = JSON.stringify({
+      features: [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+    })
     expect(checkWasm(body, 2, 3)).toBe('compact')
     expect(checkWasm(body, 2, 2)).toBe('fallback')
-    for (const text of ['{"features":[[1,2],[3]]}', '{"features":[[1,2],[3,4,5]]}', '{"features":[]}', '{"features":[[]]}', '{"features":[[1,2]],"x":1}', '{"features":[[1,2]]]}', '{"features":[[1,2],]}'])
+    for (const text of [
+      '{"features":[[1,2],[3]]}',
+      '{"features":[[1,2],[3,4,5]]}',
+      '{"features":[]}',
+      '{"features":[[]]}',
+      '{"features":[[1,2]],"x":1}',
+      '{"features":[[1,2]]]}',
+      '{"features":[[1,2],]}',
+    ])
       expect(checkWasm(text, 2), text).toBe('fallback')
   })
 })

@@ -33,7 +33,13 @@ const readers = new Map<number, WasmEnsemble>()
 /** The WebAssembly rows readers of a model with `width` columns (no trees: only its readers are used). */
 export function wasmReader(width: number): WasmEnsemble {
   let r = readers.get(width)
-  if (!r) readers.set(width, (r = new WasmEnsemble(new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}))))
+  if (!r)
+    readers.set(
+      width,
+      (r = new WasmEnsemble(
+        new PackedEnsemble({featureNames: Array.from({length: width}, (_, i) => `f${i}`), trees: []}),
+      )),
+    )
   return r
 }
 
@@ -50,7 +56,13 @@ export function readChecked(text: string, width: number, maxRows = 64): Reader {
   expect(rows * width, text.slice(0, 200)).toBe(expected!.length)
   const got = wasm.input(rows)
   for (let i = 0; i < expected!.length; i++) {
-    if (!Object.is(got[i], expected![i])) expect({i, text: text.slice(0, 300), reader: wasm.lastReader, got: got[i]}).toEqual({i, text: text.slice(0, 300), reader: wasm.lastReader, got: expected![i]})
+    if (!Object.is(got[i], expected![i]))
+      expect({i, text: text.slice(0, 300), reader: wasm.lastReader, got: got[i]}).toEqual({
+        i,
+        text: text.slice(0, 300),
+        reader: wasm.lastReader,
+        got: expected![i],
+      })
   }
   return wasm.lastReader!
 }

@@ -16,12 +16,16 @@ const ltr = join(fixturesDir, 'ltr')
 const ndcgKeys = ['ndcg@1', 'ndcg@3', 'ndcg@5', 'ndcg@10']
 
 describe('kt rerank train report', () => {
-  it('has the issue\'s JSON shape; a split not given is absent', () => {
-    const report = JSON.parse(JSON.stringify(runTrainReport({
-      files: {train: join(ltr, 'train.txt'), test: join(ltr, 'test.txt')},
-      params: {...DEFAULT_LAMBDAMART, trees: 20},
-      seed: 1,
-    })))
+  it("has the issue's JSON shape; a split not given is absent", () => {
+    const report = JSON.parse(
+      JSON.stringify(
+        runTrainReport({
+          files: {train: join(ltr, 'train.txt'), test: join(ltr, 'test.txt')},
+          params: {...DEFAULT_LAMBDAMART, trees: 20},
+          seed: 1,
+        }),
+      ),
+    )
     expect(Object.keys(report.splits)).toEqual(['train', 'test'])
     for (const split of ['train', 'test']) {
       expect(Object.keys(report.splits[split])).toEqual(ndcgKeys)
@@ -48,13 +52,25 @@ describe('kt rerank train report', () => {
 
   it('compares two scorers paired by query: a constant shift gives a zero-width interval', () => {
     const model = Float64Array.from([0.9, 0.5, 0.7, 0.3, 1])
-    const c = compareScorers('linear', model, model.map((x) => x - 0.1), 3, 200)
+    const c = compareScorers(
+      'linear',
+      model,
+      model.map((x) => x - 0.1),
+      3,
+      200,
+    )
     expect(c.delta).toBeCloseTo(0.1, 12)
     expect(c.low).toBeCloseTo(0.1, 12)
     expect(c.high).toBeCloseTo(0.1, 12)
     expect(c.queries).toBe(5)
     // below COMPARISON_MIN_QUERIES no interval is claimed
-    const few = compareScorers('linear', model.subarray(0, 4), model.subarray(0, 4).map((x) => x - 0.1), 3, 200)
+    const few = compareScorers(
+      'linear',
+      model.subarray(0, 4),
+      model.subarray(0, 4).map((x) => x - 0.1),
+      3,
+      200,
+    )
     expect(few.delta).toBeCloseTo(0.1, 12)
     expect(few.low).toBeNull()
     expect(few.high).toBeNull()
@@ -73,7 +89,11 @@ describe('kt rerank train report', () => {
   it('early stopping keeps the prefix with the best validation NDCG@10', () => {
     const all = generateSynthetic({queries: 90, minDocs: 8, maxDocs: 16, seed: 5})
     const [train, valid] = splitByQueries(all, [60, 30])
-    const outcome = trainLambdaMart(train, {...DEFAULT_LAMBDAMART, trees: 200, earlyStoppingRounds: 10, minDataInLeaf: 5}, {valid})
+    const outcome = trainLambdaMart(
+      train,
+      {...DEFAULT_LAMBDAMART, trees: 200, earlyStoppingRounds: 10, minDataInLeaf: 5},
+      {valid},
+    )
     const validCurve = outcome.curve.map((p) => p.ndcg10.valid)
     const best = Math.max(...validCurve)
     expect(outcome.treesGrown).toBeLessThan(200)
@@ -95,16 +115,34 @@ describe('a training run that grows no tree', () => {
   }
 
   it('says why: too few documents for min-data, no gradient, or no split with gain', () => {
-    expect(trainLambdaMart(build([[1, 0]])).noTreeReason).toBe('2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data)')
+    expect(trainLambdaMart(build([[1, 0]])).noTreeReason).toBe(
+      '2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data)',
+    )
     const minData1 = {...DEFAULT_LAMBDAMART, minDataInLeaf: 1}
-    expect(trainLambdaMart(build([[0, 0], [2, 2, 2]]), minData1).noTreeReason).toBe('every gradient is 0 (no training query has documents of different labels)')
+    expect(
+      trainLambdaMart(
+        build([
+          [0, 0],
+          [2, 2, 2],
+        ]),
+        minData1,
+      ).noTreeReason,
+    ).toBe('every gradient is 0 (no training query has documents of different labels)')
     // both columns constant across documents: a single bin each, so no split exists at all
     const b = new DatasetBuilder()
     b.beginQuery('1')
     for (const label of [1, 0, 0]) b.addRow(label, Float64Array.from([0.3, 0.3]))
-    expect(trainLambdaMart(b.build('flat'), minData1).noTreeReason).toMatch(/^no split had positive gain with at least min-data 1 documents/)
+    expect(trainLambdaMart(b.build('flat'), minData1).noTreeReason).toMatch(
+      /^no split had positive gain with at least min-data 1 documents/,
+    )
     // a split exists: trees, no reason
-    const grown = trainLambdaMart(build([[1, 0, 0], [0, 2, 1]]), {...minData1, trees: 3})
+    const grown = trainLambdaMart(
+      build([
+        [1, 0, 0],
+        [0, 2, 1],
+      ]),
+      {...minData1, trees: 3},
+    )
     expect(grown.model.trees.length).toBe(3)
     expect(grown.noTreeReason).toBeUndefined()
   })
@@ -113,9 +151,16 @@ describe('a training run that grows no tree', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-rank-zero-'))
     const data = join(dir, 'two.txt')
     writeFileSync(data, '1 qid:1 1:0.5\n0 qid:1 1:0.2\n')
-    const report = runTrainReport({files: {train: data}, params: DEFAULT_LAMBDAMART, seed: 1, save: join(dir, 'zero.json')})
+    const report = runTrainReport({
+      files: {train: data},
+      params: DEFAULT_LAMBDAMART,
+      seed: 1,
+      save: join(dir, 'zero.json'),
+    })
     expect(report.trees).toBe(0)
-    expect(report.warnings).toEqual(['LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally'])
+    expect(report.warnings).toEqual([
+      'LambdaMART grew 0 trees: 2 training documents cannot fill two leaves of min-data 20 (lower --min-data, or add data); the model scores every document equally',
+    ])
     expect(readModel(join(dir, 'zero.json')).trees).toEqual([])
   })
 })

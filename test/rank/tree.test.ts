@@ -3,7 +3,14 @@ import {applyBinning, binBounds, binOf, fitBinning, MAX_BINS} from '../../src/ra
 import {DatasetBuilder} from '../../src/rank/dataset.js'
 import {growTree, predictTree, type TreeParams} from '../../src/rank/tree.js'
 
-const params: TreeParams = {maxLeaves: 2, maxDepth: 0, minDataInLeaf: 1, minSumHessianInLeaf: 1e-3, l2: 0, learningRate: 0.1}
+const params: TreeParams = {
+  maxLeaves: 2,
+  maxDepth: 0,
+  minDataInLeaf: 1,
+  minSumHessianInLeaf: 1e-3,
+  l2: 0,
+  learningRate: 0.1,
+}
 
 /** One query whose documents have the given feature rows. */
 function dataset(rows: number[][]) {
@@ -25,7 +32,13 @@ function dataset(rows: number[][]) {
  *   1/4 + 0 - 1/6 = 0.0833, far worse.
  */
 describe('growTree', () => {
-  const data = dataset([[1, 1], [2, 2], [3, 1], [4, 2], [5, 1]])
+  const data = dataset([
+    [1, 1],
+    [2, 2],
+    [3, 1],
+    [4, 2],
+    [5, 1],
+  ])
   const grad = Float64Array.from([-2, -1, 0, 1, 3])
   const hess = Float64Array.from([1, 1, 1, 1, 2])
 

@@ -51,9 +51,19 @@ describe('the engine on a tiny conversation', () => {
     // Graph-dominated fusion, spreading along semantic edges only, from the single best text match.
     const semantic = {
       ...config,
-      'fusion.bm25': 0.05, 'fusion.vector': 0.05, 'fusion.graph': 0.9, 'speaker.boost': 0, 'seeds.count': 1, 'seeds.entity': 0,
-      'spread.inhibition': 0, 'actr.alpha': 1,
-      'edge.episodic': 0, 'edge.semantic': 1, 'edge.temporal': 0, 'edge.hierarchical': 0, 'edge.associative': 0,
+      'fusion.bm25': 0.05,
+      'fusion.vector': 0.05,
+      'fusion.graph': 0.9,
+      'speaker.boost': 0,
+      'seeds.count': 1,
+      'seeds.entity': 0,
+      'spread.inhibition': 0,
+      'actr.alpha': 1,
+      'edge.episodic': 0,
+      'edge.semantic': 1,
+      'edge.temporal': 0,
+      'edge.hierarchical': 0,
+      'edge.associative': 0,
     }
     const rows = candidateFeatures(engine, q, semantic, 3)
     expect(rows[0].id).toBe('D2:2')
@@ -67,7 +77,10 @@ describe('the engine on a tiny conversation', () => {
     expect(engine.namedSpeakers('What did Ann say?')).toBe(1)
     expect(engine.namedSpeakers('What did Bo say?')).toBe(0) // "Bo" is shorter than a name prefix may be
     expect(engine.namedSpeakers('Did An say it?')).toBe(0)
-    const both = new RetrievalEngine({...conversation, turns: conversation.turns.map((t) => (t.speaker === 'Bo' ? {...t, speaker: 'Bonita'} : t))})
+    const both = new RetrievalEngine({
+      ...conversation,
+      turns: conversation.turns.map((t) => (t.speaker === 'Bo' ? {...t, speaker: 'Bonita'} : t)),
+    })
     expect(both.namedSpeakers('Did Ann and Bon talk?')).toBe(3)
   })
 
@@ -84,7 +97,9 @@ describe('the engine on a tiny conversation', () => {
     expect(f('access_count')).toBe(0)
     expect(f('last_access_days')).toBe(0)
     expect(f('content_tier')).toBe(1)
-    const chitChat = candidateFeatures(engine, 'thanks so much', config, 6).find((r) => r.id === 'D1:3') as {features: Float64Array}
+    const chitChat = candidateFeatures(engine, 'thanks so much', config, 6).find((r) => r.id === 'D1:3') as {
+      features: Float64Array
+    }
     expect(chitChat.features[CANDIDATE_FEATURES.indexOf('content_tier')]).toBe(0)
     for (const r of rows) expect(r.features).toHaveLength(12)
   })
@@ -98,7 +113,9 @@ describe('the engine on a tiny conversation', () => {
 
   it('rejects an invalid configuration with a one-line error', () => {
     expect(() => engine.search('x', {...config, 'fusion.graph': 0.5}, 3)).toThrow(InputError)
-    expect(() => engine.search('x', {...config, 'spread.max_depth': 9}, 3)).toThrow(/spread\.max_depth: expected a number in \[1, 6\], got 9/)
+    expect(() => engine.search('x', {...config, 'spread.max_depth': 9}, 3)).toThrow(
+      /spread\.max_depth: expected a number in \[1, 6\], got 9/,
+    )
   })
 })
 
@@ -136,7 +153,9 @@ describe('query classifier and routing', () => {
     expect(routedConfig(base, 'temporal')).toEqual({...base, ...DEFAULT_OVERRIDES.temporal})
     const engine = new RetrievalEngine(conversation)
     const routed = {...base, 'router.enabled': true}
-    expect(engine.paramsFor('When did Cleo get hired?', routed).edgeWeights[2]).toBe(DEFAULT_OVERRIDES.temporal?.['edge.temporal'])
+    expect(engine.paramsFor('When did Cleo get hired?', routed).edgeWeights[2]).toBe(
+      DEFAULT_OVERRIDES.temporal?.['edge.temporal'],
+    )
     expect(engine.paramsFor('When did Cleo get hired?', base).edgeWeights[2]).toBe(base['edge.temporal'])
   })
 })

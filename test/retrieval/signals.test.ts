@@ -43,7 +43,12 @@ describe('BM25', () => {
 
 describe('spreading activation on a three-turn session', () => {
   // Turns 0-1-2 in one session (node 3): episodic 0-1, 1-2; hierarchical 3-0, 3-1, 3-2; all weight 1.
-  const graph = buildMemoryGraph({turnSession: Int32Array.from([0, 0, 0]), sessionTimes: [0], entitiesOf: [[], [], []], similarity: () => 0})
+  const graph = buildMemoryGraph({
+    turnSession: Int32Array.from([0, 0, 0]),
+    sessionTimes: [0],
+    entitiesOf: [[], [], []],
+    similarity: () => 0,
+  })
   const edgeWeights = [0.6, 0, 0, 0.3, 0] // episodic .6, hierarchical .3
   const params = {retention: 0.5, maxDepth: 2, fanOut: 16, threshold: 0.01, edgeWeights}
 
@@ -162,7 +167,12 @@ describe('personalized PageRank on a three-node path a - b - c', () => {
 
   it('sends the mass of a node without usable edges back to the seeds', () => {
     const state = new PprState(3)
-    state.compute(graph, [{node: 0, activation: 1}], {teleport: 0.5, iterations: 5, fanOut: 8, edgeWeights: ZERO_EDGE_WEIGHTS})
+    state.compute(graph, [{node: 0, activation: 1}], {
+      teleport: 0.5,
+      iterations: 5,
+      fanOut: 8,
+      edgeWeights: ZERO_EDGE_WEIGHTS,
+    })
     expect(state.rank[0]).toBeCloseTo(1, 12)
     expect(state.rank[1]).toBe(0)
   })
@@ -218,7 +228,8 @@ describe('graph construction', () => {
     expect(neighbours(0, 1)).toEqual([2])
     // Temporal: the two sessions, 14 days (one half-life) apart, weight .5.
     const s0 = 3
-    for (let e = graph.start[s0]; e < graph.start[s0 + 1]; e++) if (graph.type[e] === 2) expect(graph.weight[e]).toBeCloseTo(0.5, 6)
+    for (let e = graph.start[s0]; e < graph.start[s0 + 1]; e++)
+      if (graph.type[e] === 2) expect(graph.weight[e]).toBeCloseTo(0.5, 6)
     expect(graph.edgeCounts.temporal).toBe(2)
   })
 })

@@ -15,7 +15,13 @@ export const conversation: Conversation = {
     {id: 'D1:2', session: '1', speaker: 'Bo', time: T0, text: 'Porto sounds lovely, I want to visit.'},
     {id: 'D1:3', session: '1', speaker: 'Ann', time: T0, text: 'Thanks so much!'},
     {id: 'D2:1', session: '2', speaker: 'Bo', time: T0 + 10 * DAY, text: 'How is the pottery class going?'},
-    {id: 'D2:2', session: '2', speaker: 'Ann', time: T0 + 10 * DAY, text: 'Cleo got hired as a chemist at a water lab.'},
+    {
+      id: 'D2:2',
+      session: '2',
+      speaker: 'Ann',
+      time: T0 + 10 * DAY,
+      text: 'Cleo got hired as a chemist at a water lab.',
+    },
     {id: 'D2:3', session: '2', speaker: 'Bo', time: T0 + 10 * DAY, text: 'I bought a chemist kit for my nephew.'},
   ],
 }

@@ -1,7 +1,13 @@
 import {describe, expect, it} from 'vitest'
 import {ActivationState} from '../../src/engine/retrieval/activation.js'
 import {Bm25Index} from '../../src/engine/retrieval/bm25.js'
-import {FIXED_QUERY_OVERHEAD_MS, NS_PER_WORK_UNIT, estimatedLatencyMs, fitLatencyModel, totalWork} from '../../src/engine/retrieval/cost.js'
+import {
+  FIXED_QUERY_OVERHEAD_MS,
+  NS_PER_WORK_UNIT,
+  estimatedLatencyMs,
+  fitLatencyModel,
+  totalWork,
+} from '../../src/engine/retrieval/cost.js'
 import {DenseEmbedder, HashedTfidfEmbedder} from '../../src/engine/retrieval/embedder.js'
 import {RetrievalEngine, defaultRetrievalConfig} from '../../src/engine/retrieval/engine.js'
 import {EPISODIC, buildMemoryGraph, graphFromEdges} from '../../src/engine/retrieval/graph.js'
@@ -38,7 +44,12 @@ describe('work counts of each signal, by hand', () => {
   })
 
   it('a dense (brute-force) index counts the documents it compares', () => {
-    const index = new DenseEmbedder('ones', (texts) => texts.map(() => Float32Array.from([1, 1]))).fit(['a', 'b', 'c', 'd'])
+    const index = new DenseEmbedder('ones', (texts) => texts.map(() => Float32Array.from([1, 1]))).fit([
+      'a',
+      'b',
+      'c',
+      'd',
+    ])
     index.similarities('x', new Float32Array(4), new Int32Array(4), 0)
     expect(index.lastWork).toBe(4)
   })
@@ -46,7 +57,12 @@ describe('work counts of each signal, by hand', () => {
   describe('spreading activation on a three-turn session', () => {
     // Turns 0-1-2 in one session (node 3): episodic 0-1, 1-2; hierarchical 3-0, 3-1, 3-2.
     // Degrees: node 0: 2, node 1: 3, node 2: 2, node 3: 3.
-    const graph = buildMemoryGraph({turnSession: Int32Array.from([0, 0, 0]), sessionTimes: [0], entitiesOf: [[], [], []], similarity: () => 0})
+    const graph = buildMemoryGraph({
+      turnSession: Int32Array.from([0, 0, 0]),
+      sessionTimes: [0],
+      entitiesOf: [[], [], []],
+      similarity: () => 0,
+    })
     const params = {retention: 0.5, maxDepth: 2, fanOut: 16, threshold: 0.01, edgeWeights: [0.6, 0, 0, 0.3, 0]}
     const spread = (p: Partial<typeof params>): number => {
       const state = new ActivationState(graph.nodeCount)
@@ -76,14 +92,24 @@ describe('work counts of each signal, by hand', () => {
 
     it('counts two passes over the edges of every node holding mass, over all iterations', () => {
       const state = new PprState(3)
-      state.compute(graph, [{node: 0, activation: 1}], {teleport: 0.5, iterations: 2, fanOut: 8, edgeWeights: [1, 0, 0, 0, 0]})
+      state.compute(graph, [{node: 0, activation: 1}], {
+        teleport: 0.5,
+        iterations: 2,
+        fanOut: 8,
+        edgeWeights: [1, 0, 0, 0, 0],
+      })
       // Iteration 1: node 0 (1 edge, twice) = 2; iteration 2: node 1 (2 edges, twice) + node 0 = 6.
       expect(state.lastEdges).toBe(8)
     })
 
     it('counts one pass when a node has no usable edge, and nothing without seeds', () => {
       const state = new PprState(3)
-      state.compute(graph, [{node: 0, activation: 1}], {teleport: 0.5, iterations: 5, fanOut: 8, edgeWeights: ZERO_EDGE_WEIGHTS})
+      state.compute(graph, [{node: 0, activation: 1}], {
+        teleport: 0.5,
+        iterations: 5,
+        fanOut: 8,
+        edgeWeights: ZERO_EDGE_WEIGHTS,
+      })
       expect(state.lastEdges).toBe(5)
       state.reset()
       state.compute(graph, [], {teleport: 0.5, iterations: 5, fanOut: 8, edgeWeights: ZERO_EDGE_WEIGHTS})
@@ -93,12 +119,23 @@ describe('work counts of each signal, by hand', () => {
 })
 
 describe("the engine's work per query", () => {
-
   // Every document gets the same positive vector, so the vector signal touches all six turns.
-  const engine = new RetrievalEngine(conversation, {embedder: new DenseEmbedder('flat', (texts) => texts.map(() => Float32Array.from([1, 0])))})
+  const engine = new RetrievalEngine(conversation, {
+    embedder: new DenseEmbedder('flat', (texts) => texts.map(() => Float32Array.from([1, 0]))),
+  })
   // One seed, no entity seeds, edges that pass nothing: activation scans only the seed's fan-out.
-  const quiet: Config = {...defaultRetrievalConfig(), 'seeds.count': 1, 'seeds.entity': 0, 'edge.episodic': 0, 'edge.semantic': 0, 'edge.temporal': 0, 'edge.hierarchical': 0, 'edge.associative': 0}
-  const fanOutOf = (node: number, fanOut: number): number => Math.min(engine.graph.start[node + 1] - engine.graph.start[node], fanOut)
+  const quiet: Config = {
+    ...defaultRetrievalConfig(),
+    'seeds.count': 1,
+    'seeds.entity': 0,
+    'edge.episodic': 0,
+    'edge.semantic': 0,
+    'edge.temporal': 0,
+    'edge.hierarchical': 0,
+    'edge.associative': 0,
+  }
+  const fanOutOf = (node: number, fanOut: number): number =>
+    Math.min(engine.graph.start[node + 1] - engine.graph.start[node], fanOut)
 
   it('sums BM25 postings, documents compared, seed fan-out and candidates fused', () => {
     const ranked = engine.search('Porto harbor', quiet, 3)
@@ -135,7 +172,13 @@ describe("the engine's work per query", () => {
     expect(engine.lastWork).toBe(first)
     engine.searchBm25('Porto harbor', 3)
     expect(engine.lastWork).toBe(3)
-    expect(engine.lastWorkBreakdown()).toEqual({bm25Postings: 3, vectorPostings: 0, activationEdges: 0, pprEdges: 0, candidatesFused: 0})
+    expect(engine.lastWorkBreakdown()).toEqual({
+      bm25Postings: 3,
+      vectorPostings: 0,
+      activationEdges: 0,
+      pprEdges: 0,
+      candidatesFused: 0,
+    })
     engine.searchVector('Porto harbor', 3)
     expect(engine.lastWork).toBe(6)
   })

@@ -4,7 +4,7 @@ import {parseSeeds} from '../../src/search/bench-report.js'
 import {incumbentTrace} from '../../src/search/incumbent.js'
 
 describe('benchmark protocol', () => {
-  it('follows hpbandster\'s incumbent rule: larger budget wins, equal budget needs a lower loss, smaller never', () => {
+  it("follows hpbandster's incumbent rule: larger budget wins, equal budget needs a lower loss, smaller never", () => {
     const evals = [
       {budget: 9, loss: 5, status: 'ok' as const},
       {budget: 9, loss: 3, status: 'ok' as const},
@@ -39,12 +39,24 @@ describe('benchmark protocol', () => {
 
   it('writes the contract fields; single-fidelity runs spend one b_max per evaluation', () => {
     const run = runBenchmark('branin', 'random', 3, {maxEvals: 30, maxBudget: 30})
-    for (const key of ['function', 'optimizer', 'seed', 'curve_regret', 'curve_budget', 'regret_at_evals', 'regret_at_budget', 'wall_s', 'suggest_ms']) expect(run).toHaveProperty(key)
+    for (const key of [
+      'function',
+      'optimizer',
+      'seed',
+      'curve_regret',
+      'curve_budget',
+      'regret_at_evals',
+      'regret_at_budget',
+      'wall_s',
+      'suggest_ms',
+    ])
+      expect(run).toHaveProperty(key)
     expect(run.curve_budget[29]).toBe(30)
     expect(run.regret_at_evals['25']).toBe(run.curve_regret[24])
     expect(run.regret_at_budget['25']).toBe(run.curve_regret[24])
     // regret never increases for a single-fidelity run (same budget, lower loss only)
-    for (let i = 1; i < run.curve_regret.length; i++) expect(run.curve_regret[i]).toBeLessThanOrEqual(run.curve_regret[i - 1])
+    for (let i = 1; i < run.curve_regret.length; i++)
+      expect(run.curve_regret[i]).toBeLessThanOrEqual(run.curve_regret[i - 1])
   })
 
   it('finds the budget at which a median curve reaches a target', () => {

@@ -46,12 +46,16 @@ describe('benchmark functions reach their known optima', () => {
     expect((obj.evaluate(ones, 9, {trialId: 0, configId: 'a', seed: 1}) as {loss: number}).loss).toBe(-16)
   })
 
-  it('counting ones: continuing from b to b\' reuses the first b samples (same estimate as from scratch)', () => {
+  it("counting ones: continuing from b to b' reuses the first b samples (same estimate as from scratch)", () => {
     const obj = countingOnesObjective()
-    const config = Object.fromEntries(obj.space.params.map((p, i) => [p.name, p.kind === 'categorical' ? i % 2 : 0.1 * (i % 9)]))
+    const config = Object.fromEntries(
+      obj.space.params.map((p, i) => [p.name, p.kind === 'categorical' ? i % 2 : 0.1 * (i % 9)]),
+    )
     const ctx = {trialId: 0, configId: 'c7', seed: 3}
     const at9 = obj.evaluate(config, 9, ctx) as {loss: number; checkpoint: unknown}
-    const continued = obj.evaluate(config, 81, {...ctx, checkpoint: {budget: 9, state: at9.checkpoint}}) as {loss: number}
+    const continued = obj.evaluate(config, 81, {...ctx, checkpoint: {budget: 9, state: at9.checkpoint}}) as {
+      loss: number
+    }
     const scratch = obj.evaluate(config, 81, ctx) as {loss: number}
     expect(continued.loss).toBe(scratch.loss)
     // and the noise is real: a different configuration id draws other samples
@@ -62,7 +66,8 @@ describe('benchmark functions reach their known optima', () => {
     expect(SIMPLEX_BEST_ACCURACY).toBeCloseTo(0.9910925401654753, 15)
     expect(simplexAccuracy(SIMPLEX_ARGMAX)).toBeCloseTo(SIMPLEX_BEST_ACCURACY, 14)
     const group = simplexSpace.params[0] as never
-    for (const p of simplexLattice(group, 0.02)) expect(simplexAccuracy(Object.values(p) as number[])).toBeLessThanOrEqual(SIMPLEX_BEST_ACCURACY + 1e-12)
+    for (const p of simplexLattice(group, 0.02))
+      expect(simplexAccuracy(Object.values(p) as number[])).toBeLessThanOrEqual(SIMPLEX_BEST_ACCURACY + 1e-12)
   })
 
   it('simplex: the floor is active (the unconstrained optimum has w4 = 0)', () => {
@@ -73,7 +78,9 @@ describe('benchmark functions reach their known optima', () => {
   it('simplex: uniform sampling of the floored simplex gives a median A of about 0.47', () => {
     const enc = new Encoding(simplexSpace)
     const rng = new Rng(11)
-    const values = Array.from({length: 20000}, () => simplexAccuracy(Object.values(enc.decode(enc.sampleUniform(rng))) as number[]))
+    const values = Array.from({length: 20000}, () =>
+      simplexAccuracy(Object.values(enc.decode(enc.sampleUniform(rng))) as number[]),
+    )
     expect(median(values)).toBeGreaterThan(0.45)
     expect(median(values)).toBeLessThan(0.49)
   })

@@ -31,7 +31,8 @@ function overheadObjective(): Objective {
     evaluate(config) {
       const v = encoding.encode(config)
       let s = 0
-      for (let j = 0; j < v.length; j++) s += encoding.vartypes[j] > 0 ? (v[j] === 0 ? 0 : 0.2) : (v[j] - target[j]) ** 2
+      for (let j = 0; j < v.length; j++)
+        s += encoding.vartypes[j] > 0 ? (v[j] === 0 ? 0 : 0.2) : (v[j] - target[j]) ** 2
       return {loss: s}
     },
   }
@@ -80,9 +81,16 @@ function transcript(run: Run, seed: number): {text: string; hints: number; fullH
     if (run.fails?.(t)) result = {status: 'failed'}
     else {
       const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
-      const r = o.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+      const r = o.evaluate(t.config, t.budget, {
+        trialId: t.id,
+        configId: t.configId,
+        seed,
+        checkpoint: state ? {budget: t.continues!.budget, state} : undefined,
+      }) as {loss: number; checkpoint?: unknown}
       checkpoints.set(t.id, r.checkpoint)
-      result = run.vector ? {status: 'ok', loss: r.loss, values: [r.loss, Math.cos(t.id) * (t.budget % 7)]} : {status: 'ok', loss: r.loss}
+      result = run.vector
+        ? {status: 'ok', loss: r.loss, values: [r.loss, Math.cos(t.id) * (t.budget % 7)]}
+        : {status: 'ok', loss: r.loss}
     }
     pending.push({id: t.id, result})
     if (pending.length > run.lag) tellOne()
@@ -91,15 +99,26 @@ function transcript(run: Run, seed: number): {text: string; hints: number; fullH
   const replayed: unknown[] = []
   for (const e of log) {
     if ('tell' in e) copy.tell(e.tell, e.result)
-    else replayed.push(e.hint === null ? copy.ask() : copy.replayAsk(JSON.parse(JSON.stringify(e.hint)), JSON.parse(JSON.stringify(e.ask.config))))
+    else
+      replayed.push(
+        e.hint === null
+          ? copy.ask()
+          : copy.replayAsk(JSON.parse(JSON.stringify(e.hint)), JSON.parse(JSON.stringify(e.ask.config))),
+      )
   }
   // every model-based ask replayed from its hint's state, none drawn or re-scored
   expect(copy.replayCounts.rejected).toBe(0)
   expect(copy.replayCounts.drawn).toBe(0)
-  const picks = log.map((e) => ('ask' in e ? {ask: e.ask, hint: e.hint === null ? null : {pick: (e.hint as {pick: number}).pick}} : e))
+  const picks = log.map((e) =>
+    'ask' in e ? {ask: e.ask, hint: e.hint === null ? null : {pick: (e.hint as {pick: number}).pick}} : e,
+  )
   const text = JSON.stringify({log: picks, replayed})
-  expect(JSON.stringify(replayed)).toBe(JSON.stringify(log.filter((e) => 'ask' in e).map((e) => (e as {ask: Trial}).ask)))
-  const fullHints = JSON.stringify(log.filter((e) => 'ask' in e && e.hint !== null).map((e) => (e as {hint: unknown}).hint))
+  expect(JSON.stringify(replayed)).toBe(
+    JSON.stringify(log.filter((e) => 'ask' in e).map((e) => (e as {ask: Trial}).ask)),
+  )
+  const fullHints = JSON.stringify(
+    log.filter((e) => 'ask' in e && e.hint !== null).map((e) => (e as {hint: unknown}).hint),
+  )
   return {text, hints: copy.replayCounts.restored, fullHints}
 }
 
@@ -113,7 +132,14 @@ const GROUPS: Record<string, Run> = {
   counting_ones_parallel: {objective: counting, options: {}, asks: 140, lag: 7},
   counting_ones_reference: {objective: counting, options: {reference: true}, asks: 110, lag: 3},
   counting_ones_prior: {objective: counting, options: {priorWeight: 1, topNPercent: 30}, asks: 110, lag: 1},
-  counting_ones_failures_vectors: {objective: counting, options: {}, asks: 110, lag: 2, fails: (t) => t.id % 9 === 4, vector: true},
+  counting_ones_failures_vectors: {
+    objective: counting,
+    options: {},
+    asks: 110,
+    lag: 2,
+    fails: (t) => t.id % 9 === 4,
+    vector: true,
+  },
   simplex_project_near: {objective: simplex, options: {}, asks: 70, lag: 0},
   simplex_project: {objective: simplex, options: {simplexSampling: 'project'}, asks: 70, lag: 2},
   simplex_reject: {objective: simplex, options: {simplexSampling: 'reject'}, asks: 70, lag: 1},
@@ -171,10 +197,19 @@ describe('BOHB golden sequences (120 seeded runs, bit for bit)', () => {
   it('hints whose generator states changed come with a new BOHB_HINT_FORMAT', (ctx) => {
     // needs every group's hints (a run filtered to some groups cannot tell)
     if (Object.keys(hintDigests).length !== Object.keys(GROUPS).length) return ctx.skip()
-    const digest = createHash('sha256').update(Object.keys(GROUPS).map((name) => hintDigests[name]).join('')).digest('hex')
+    const digest = createHash('sha256')
+      .update(
+        Object.keys(GROUPS)
+          .map((name) => hintDigests[name])
+          .join(''),
+      )
+      .digest('hex')
     if (process.env.KT_PRINT_GOLDEN) console.log(`  hints (format ${BOHB_HINT_FORMAT}): '${digest}'`)
     // both pinned: changed hints must come with a bumped format AND a new pin taken with it
     const message = `hints (format ${BOHB_HINT_FORMAT}) differ from the pinned format ${HINTS_GOLDEN.format}: if the hints changed, bump BOHB_HINT_FORMAT, then re-pin the digest and format together`
-    expect({digest, format: BOHB_HINT_FORMAT}, message).toEqual({digest: HINTS_GOLDEN.digest, format: HINTS_GOLDEN.format})
+    expect({digest, format: BOHB_HINT_FORMAT}, message).toEqual({
+      digest: HINTS_GOLDEN.digest,
+      format: HINTS_GOLDEN.format,
+    })
   })
 })

@@ -5,7 +5,13 @@ import {RandomOptimizer} from '../../src/search/random.js'
 import type {Objective, Optimizer, Trial, TrialResult} from '../../src/search/types.js'
 
 /** Runs ask/tell sequentially; returns every trial with its loss. */
-function drive(opt: Optimizer, obj: Objective, n: number, seed: number, fails: (t: Trial) => boolean = () => false): Array<Trial & {loss?: number}> {
+function drive(
+  opt: Optimizer,
+  obj: Objective,
+  n: number,
+  seed: number,
+  fails: (t: Trial) => boolean = () => false,
+): Array<Trial & {loss?: number}> {
   const out: Array<Trial & {loss?: number}> = []
   const checkpoints = new Map<number, unknown>()
   for (let i = 0; i < n; i++) {
@@ -17,7 +23,12 @@ function drive(opt: Optimizer, obj: Objective, n: number, seed: number, fails: (
       continue
     }
     const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
-    const r = obj.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+    const r = obj.evaluate(t.config, t.budget, {
+      trialId: t.id,
+      configId: t.configId,
+      seed,
+      checkpoint: state ? {budget: t.continues!.budget, state} : undefined,
+    }) as {loss: number; checkpoint?: unknown}
     checkpoints.set(t.id, r.checkpoint)
     opt.tell(t.id, {status: 'ok', loss: r.loss})
     out.push({...t, loss: r.loss})
@@ -29,7 +40,8 @@ describe('BOHB', () => {
   const obj = countingOnesObjective()
 
   it('is deterministic: the same seed gives the same trials, another seed other trials', () => {
-    const run = (seed: number): string => JSON.stringify(drive(new BohbOptimizer(obj.space, {seed, fidelity: obj.fidelity}), obj, 200, seed))
+    const run = (seed: number): string =>
+      JSON.stringify(drive(new BohbOptimizer(obj.space, {seed, fidelity: obj.fidelity}), obj, 200, seed))
     expect(run(3)).toBe(run(3))
     expect(run(3)).not.toBe(run(4))
   })
@@ -39,7 +51,10 @@ describe('BOHB', () => {
     expect(trials.slice(0, 81).every((t) => t.budget === 9)).toBe(true)
     const rung1 = trials.slice(81, 108)
     expect(rung1.every((t) => t.budget === 27)).toBe(true)
-    const best27 = [...trials.slice(0, 81)].sort((a, b) => a.loss! - b.loss! || a.id - b.id).slice(0, 27).map((t) => t.configId)
+    const best27 = [...trials.slice(0, 81)]
+      .sort((a, b) => a.loss! - b.loss! || a.id - b.id)
+      .slice(0, 27)
+      .map((t) => t.configId)
     expect(new Set(rung1.map((t) => t.configId))).toEqual(new Set(best27))
     for (const t of rung1) {
       const previous = trials.find((p) => p.id === t.continues!.trialId)!
@@ -63,7 +78,12 @@ describe('BOHB', () => {
   it('never promotes a failed trial', () => {
     const failing = (t: Trial): boolean => t.budget === 9 && t.id % 10 !== 0 // only 9 of 81 succeed
     const trials = drive(new BohbOptimizer(obj.space, {seed: 5, fidelity: obj.fidelity}), obj, 81 + 9, 5, failing)
-    const okAt9 = new Set(trials.slice(0, 81).filter((t) => t.id % 10 === 0).map((t) => t.configId))
+    const okAt9 = new Set(
+      trials
+        .slice(0, 81)
+        .filter((t) => t.id % 10 === 0)
+        .map((t) => t.configId),
+    )
     const rung1 = trials.slice(81, 90)
     expect(rung1.every((t) => t.budget === 27 && okAt9.has(t.configId))).toBe(true)
   })
@@ -93,7 +113,9 @@ describe('BOHB', () => {
     const simplex = simplexObjective()
     const atFloor = (options: {simplexSampling?: 'project-near' | 'reject'; reference?: boolean}): number => {
       const trials = drive(new BohbOptimizer(simplex.space, {seed: 3, ...options}), simplex, 200, 3)
-      return trials.filter((t) => t.info?.model_based && Math.abs((Object.values(t.config) as number[])[3] - 0.05) < 1e-12).length
+      return trials.filter(
+        (t) => t.info?.model_based && Math.abs((Object.values(t.config) as number[])[3] - 0.05) < 1e-12,
+      ).length
     }
     expect(atFloor({})).toBeGreaterThan(10)
     expect(atFloor({simplexSampling: 'reject'})).toBe(0)
@@ -103,14 +125,22 @@ describe('BOHB', () => {
   it('beats random search on the simplex after 100 evaluations for this seed (model-based picks help)', () => {
     const simplex = simplexObjective()
     const best = (opt: Optimizer): number => Math.min(...drive(opt, simplex, 100, 0).map((t) => t.loss!))
-    expect(best(new BohbOptimizer(simplex.space, {seed: 0}))).toBeLessThan(best(new RandomOptimizer(simplex.space, {seed: 0})))
+    expect(best(new BohbOptimizer(simplex.space, {seed: 0}))).toBeLessThan(
+      best(new RandomOptimizer(simplex.space, {seed: 0})),
+    )
   })
   /**
    * An asker that keeps `lag` results outstanding (as parallel workers do), logging every ask with
    * its hint (as the store keeps it, JSON) and every tell in order: the history a replica replays
    * from a study store. Trials with `fails` are told as failed (never promoted, last in the KDE).
    */
-  function history(make: () => BohbOptimizer, o: Objective, steps: number, lag: number, fails: (t: Trial) => boolean = () => false) {
+  function history(
+    make: () => BohbOptimizer,
+    o: Objective,
+    steps: number,
+    lag: number,
+    fails: (t: Trial) => boolean = () => false,
+  ) {
     const asker = make()
     const log: Array<{ask: Trial; hint: unknown} | {tell: number; result: TrialResult}> = []
     const checkpoints = new Map<number, unknown>()
@@ -133,7 +163,12 @@ describe('BOHB', () => {
         pending.push({id: t.id, result: {status: 'failed'}})
       } else {
         const state = t.continues ? checkpoints.get(t.continues.trialId) : undefined
-        const r = o.evaluate(t.config, t.budget, {trialId: t.id, configId: t.configId, seed: 1, checkpoint: state ? {budget: t.continues!.budget, state} : undefined}) as {loss: number; checkpoint?: unknown}
+        const r = o.evaluate(t.config, t.budget, {
+          trialId: t.id,
+          configId: t.configId,
+          seed: 1,
+          checkpoint: state ? {budget: t.continues!.budget, state} : undefined,
+        }) as {loss: number; checkpoint?: unknown}
         checkpoints.set(t.id, r.checkpoint)
         pending.push({id: t.id, result: {status: 'ok', loss: r.loss}})
       }
@@ -161,7 +196,11 @@ describe('BOHB', () => {
 
   type Hint = Record<string, unknown> & {pick: number}
   /** Replays `log` on a fresh copy, each hint passed through `hintFor` (null: a plain ask); every replayed trial must be the asker's. */
-  function replicate(make: () => BohbOptimizer, log: ReturnType<typeof history>['log'], hintFor: (hint: Hint, i: number) => unknown): BohbOptimizer {
+  function replicate(
+    make: () => BohbOptimizer,
+    log: ReturnType<typeof history>['log'],
+    hintFor: (hint: Hint, i: number) => unknown,
+  ): BohbOptimizer {
     const copy = make()
     let i = 0
     for (const e of log) {
@@ -177,7 +216,10 @@ describe('BOHB', () => {
   }
   const rngState = (b: BohbOptimizer): unknown => (b as unknown as {rng: {snapshot(): unknown}}).rng.snapshot()
 
-  for (const [name, o] of [['counting_ones', obj], ['simplex', simplexObjective()]] as const) {
+  for (const [name, o] of [
+    ['counting_ones', obj],
+    ['simplex', simplexObjective()],
+  ] as const) {
     it(`replays model-based asks from their hints' generator states without drawing, bit-identically to the asker (${name})`, () => {
       const make = (): BohbOptimizer => new BohbOptimizer(o.space, {seed: 11, fidelity: o.fidelity})
       const {asker, log} = history(make, o, 130, 3, (t) => t.id % 9 === 4)
@@ -186,7 +228,9 @@ describe('BOHB', () => {
       // model-based, random-fraction and promoted (continuing) asks, in several brackets
       expect(hints.length).toBeGreaterThan(20)
       expect(hints.every((e) => e.hint!.v === BOHB_HINT_FORMAT && e.ask.info?.model_based === true)).toBe(true)
-      expect(asks.filter((e) => e.hint === null && e.ask.info?.model_based === false && e.ask.info?.rung === 0).length).toBeGreaterThan(5)
+      expect(
+        asks.filter((e) => e.hint === null && e.ask.info?.model_based === false && e.ask.info?.rung === 0).length,
+      ).toBeGreaterThan(5)
       if (o.fidelity) {
         expect(asks.filter((e) => e.ask.continues).length).toBeGreaterThan(5)
         expect(new Set(asks.map((e) => e.ask.info?.iteration)).size).toBeGreaterThanOrEqual(2)
@@ -212,7 +256,13 @@ describe('BOHB', () => {
       const wrongPick = replicate(make, log, (h) => ({pick: (h.pick + 1) % 64}))
       const damaged = replicate(make, log, (h, i) => {
         const variants: unknown[] = [
-          {pick: -1}, {pick: 'x'}, {pick: 1.5}, {pick: 64}, 'garbage', {}, [h.pick],
+          {pick: -1},
+          {pick: 'x'},
+          {pick: 1.5},
+          {pick: 64},
+          'garbage',
+          {},
+          [h.pick],
           {...h, v: BOHB_HINT_FORMAT + 1}, // an unknown format: its state is not trusted
           {...h, v: String(BOHB_HINT_FORMAT)},
           {...h, h: (h.h as number) + 1}, // any field changed fails the check
@@ -237,7 +287,9 @@ describe('BOHB', () => {
       // a mix, as a study written by two kt versions has: each ask by the way its hint allows
       const mixed = replicate(make, log, (h, i) => (i % 3 === 0 ? {pick: h.pick} : i % 3 === 1 ? h : {...h, h: 0}))
       expect(mixed.replayCounts.restored + mixed.replayCounts.drawn + mixed.replayCounts.rejected).toBe(n)
-      expect(Math.min(mixed.replayCounts.restored, mixed.replayCounts.drawn, mixed.replayCounts.rejected)).toBeGreaterThan(0)
+      expect(
+        Math.min(mixed.replayCounts.restored, mixed.replayCounts.drawn, mixed.replayCounts.rejected),
+      ).toBeGreaterThan(0)
       const copies = [rescored, old, unbound, wrongPick, damaged, mixed]
       for (const copy of copies) expect(rngState(copy)).toEqual(rngState(asker))
       const future = continuation(asker, 100)
@@ -248,7 +300,11 @@ describe('BOHB', () => {
   /** The log up to its first hinted ask (`first` of them), that ask, and a fresh copy told `tellFor` of each tell and asked every earlier ask. */
   const log60 = history(() => new BohbOptimizer(obj.space, {seed: 11, fidelity: obj.fidelity}), obj, 60, 1).log
   const hintedAsks = log60.flatMap((e, i) => ('ask' in e && e.hint !== null ? [i] : []))
-  function upTo(copy: BohbOptimizer, k: number, tellFor: (tell: number, result: TrialResult) => TrialResult = (_, r) => r): {ask: Trial; hint: Hint} {
+  function upTo(
+    copy: BohbOptimizer,
+    k: number,
+    tellFor: (tell: number, result: TrialResult) => TrialResult = (_, r) => r,
+  ): {ask: Trial; hint: Hint} {
     for (let i = 0; i < k; i++) {
       const e = log60[i]
       if ('tell' in e) copy.tell(e.tell, tellFor(e.tell, e.result))
@@ -256,8 +312,10 @@ describe('BOHB', () => {
     }
     return log60[k] as {ask: Trial; hint: Hint}
   }
-  const seed11 = (options: {bandwidthFactor?: number} = {}): BohbOptimizer => new BohbOptimizer(obj.space, {seed: 11, fidelity: obj.fidelity, ...options})
-  const internals = (b: BohbOptimizer) => b as unknown as {rng: {next(): number; snapshot(): unknown; restore(s: unknown): void}; nextTrialId: number}
+  const seed11 = (options: {bandwidthFactor?: number} = {}): BohbOptimizer =>
+    new BohbOptimizer(obj.space, {seed: 11, fidelity: obj.fidelity, ...options})
+  const internals = (b: BohbOptimizer) =>
+    b as unknown as {rng: {next(): number; snapshot(): unknown; restore(s: unknown): void}; nextTrialId: number}
 
   it("does not take a hint's state from a study with other options or another seed", () => {
     expect(hintedAsks.length).toBeGreaterThan(5)
@@ -305,7 +363,7 @@ describe('BOHB', () => {
     expect(shifted.replayCounts).toEqual({restored: 0, drawn: 0, rejected: 1})
   })
 
-  it('does not take a hint\'s state from a copy told other results (results draw nothing; the check binds them)', () => {
+  it("does not take a hint's state from a copy told other results (results draw nothing; the check binds them)", () => {
     // the first hinted ask after a few tells; the result altered is the last told before it
     const k = hintedAsks.find((i) => log60.slice(0, i).filter((e) => 'tell' in e).length >= 3)!
     const tells = log60.slice(0, k).filter((e) => 'tell' in e) as Array<{tell: number; result: TrialResult}>
@@ -347,14 +405,21 @@ describe('BOHB', () => {
       }
       if (pending.length === 2 || typeof t === 'string') {
         for (const p of pending.splice(0)) {
-          const result: TrialResult = {status: 'ok', loss: (obj.evaluate(p.config, p.budget, {trialId: p.id, configId: p.configId, seed: 1}) as {loss: number}).loss}
+          const result: TrialResult = {
+            status: 'ok',
+            loss: (obj.evaluate(p.config, p.budget, {trialId: p.id, configId: p.configId, seed: 1}) as {loss: number})
+              .loss,
+          }
           asker.tell(p.id, result)
           log.push({tell: p.id, result})
         }
       }
     }
     const k2 = log.findIndex((e, j) => j > 10 && 'ask' in e && e.hint !== null)
-    const i = k2 - 1 - [...log.slice(0, k2)].reverse().findIndex((e, j, r) => 'tell' in e && j + 1 < r.length && 'tell' in r[j + 1])
+    const i =
+      k2 -
+      1 -
+      [...log.slice(0, k2)].reverse().findIndex((e, j, r) => 'tell' in e && j + 1 < r.length && 'tell' in r[j + 1])
     expect(k2 > 0 && 'tell' in log[i] && 'tell' in log[i - 1]).toBe(true)
     const swapped = seed11()
     const inOrder = seed11()

@@ -78,37 +78,61 @@ describe('unit-cube encoding', () => {
         ...space.params,
         {kind: 'categorical', name: 'dup', choices: [1, 2, 1, 3], default: 1, env: 'DUP', description: ''},
         {kind: 'float', name: 'tiny', low: 1e-9, high: 1e9, scale: 'log', default: 1, env: 'TINY', description: ''},
-        {kind: 'simplex', name: 's', floor: 0.25, description: '', members: ['s.a', 's.b', 's.c', 's.d'].map((name) => ({name, env: name.replace('.', '_').toUpperCase(), default: 0.25, description: ''}))},
+        {
+          kind: 'simplex',
+          name: 's',
+          floor: 0.25,
+          description: '',
+          members: ['s.a', 's.b', 's.c', 's.d'].map((name) => ({
+            name,
+            env: name.replace('.', '_').toUpperCase(),
+            default: 0.25,
+            description: '',
+          })),
+        },
       ],
     }
     const e = new Encoding(odd)
     const rng = new Rng(5)
     for (let i = 0; i < 2000; i++) {
-      const v = Float64Array.from({length: e.size}, (_, j) => (e.vartypes[j] > 0 ? rng.uniform(-1, e.vartypes[j] + 1) : rng.uniform(-0.3, 1.3)))
+      const v = Float64Array.from({length: e.size}, (_, j) =>
+        e.vartypes[j] > 0 ? rng.uniform(-1, e.vartypes[j] + 1) : rng.uniform(-0.3, 1.3),
+      )
       expect(Array.from(e.canonical(v))).toEqual(Array.from(e.encode(e.decode(v))))
     }
   })
 
   it('names an unknown parameter in a one-line error', () => {
-    expect(() => enc.encode({lr: 0.01, nope: 1} as never)).toThrow(/configuration: nope: expected a parameter of space mixed, got an unknown name/)
+    expect(() => enc.encode({lr: 0.01, nope: 1} as never)).toThrow(
+      /configuration: nope: expected a parameter of space mixed, got an unknown name/,
+    )
   })
 })
 
 describe('bad spaces and overrides are one-line errors', () => {
   it('empty range', () => {
-    const bad: ParamSpace = {id: 's', params: [{kind: 'float', name: 'x', low: 1, high: 1, scale: 'linear', default: 1, env: 'X', description: ''}]}
+    const bad: ParamSpace = {
+      id: 's',
+      params: [{kind: 'float', name: 'x', low: 1, high: 1, scale: 'linear', default: 1, env: 'X', description: ''}],
+    }
     expect(() => new Encoding(bad)).toThrow(/parameter space s: x: expected a range with low < high, got \[1, 1\]/)
-    expect(() => applyOverrides(space, {range: ['b=0.5:0.5']})).toThrow(/--range b: expected a non-empty range with LOW < HIGH, got 0.5:0.5/)
+    expect(() => applyOverrides(space, {range: ['b=0.5:0.5']})).toThrow(
+      /--range b: expected a non-empty range with LOW < HIGH, got 0.5:0.5/,
+    )
   })
 
   it('simplex floors summing past 1', () => {
-    expect(() => applyOverrides(space, {floor: ['w=0.4']})).toThrow(/--floor w: expected floors that sum to at most 1 \(3 x 0.4 = 1.2/)
+    expect(() => applyOverrides(space, {floor: ['w=0.4']})).toThrow(
+      /--floor w: expected floors that sum to at most 1 \(3 x 0.4 = 1.2/,
+    )
     const bad: ParamSpace = {...space, params: [{...(space.params[5] as SimplexGroup), floor: 0.5}]}
     expect(() => new Encoding(bad)).toThrow(/expected floors that sum to at most 1/)
   })
 
   it('unknown parameter', () => {
-    expect(() => applyOverrides(space, {fix: ['nope=1']})).toThrow(/^--fix nope: expected a parameter of space mixed \(lr, b, k/)
+    expect(() => applyOverrides(space, {fix: ['nope=1']})).toThrow(
+      /^--fix nope: expected a parameter of space mixed \(lr, b, k/,
+    )
     expect(() => applyOverrides(space, {range: ['zz=0:1']})).toThrow(/--range zz: expected a parameter of space mixed/)
   })
 

@@ -1,12 +1,23 @@
 import {describe, expect, it} from 'vitest'
-import {defaultReference, frontReport, objectiveReference, roundUpTwoDigits, type FrontPoint} from '../../src/search/front.js'
+import {
+  defaultReference,
+  frontReport,
+  objectiveReference,
+  roundUpTwoDigits,
+  type FrontPoint,
+} from '../../src/search/front.js'
 import {chooseDomainProfiles as choose, type Candidate} from '../../src/search/profiles.js'
 import {domainRules, RETRIEVAL_METRIC_NAMES} from '../../src/eval/retrieval-profiles.js'
 
 const chooseDomainProfiles = (c: Candidate[]) => choose(c, RETRIEVAL_METRIC_NAMES, domainRules())
 import {rankOrder} from '../../src/search/ranking.js'
 
-const pt = (trialId: number, quality: number, latencyMs: number): FrontPoint => ({trialId, quality, latencyMs, config: {}})
+const pt = (trialId: number, quality: number, latencyMs: number): FrontPoint => ({
+  trialId,
+  quality,
+  latencyMs,
+  config: {},
+})
 
 describe('quality / P99 Pareto front', () => {
   const points = [pt(0, 0.9, 40), pt(1, 0.8, 10), pt(2, 0.85, 30), pt(3, 0.7, 20), pt(4, 0.9, 60), pt(5, 0.6, 5)]
@@ -55,15 +66,26 @@ describe('quality / P99 Pareto front', () => {
 
 describe("an engine objective's default reference", () => {
   it('is the worst value pushed out by 0.1 x the observed range, and the rule says so', () => {
-    expect(objectiveReference({metric: 'mrr', direction: 'maximize'}, [0.2, 0.7, 0.5])).toEqual({value: 0.15, rule: "the worst trial's mrr (0.2) minus 0.1 x the observed range"})
-    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [10, 30])).toEqual({value: 32, rule: "the worst trial's p99_ms (30) plus 0.1 x the observed range"})
+    expect(objectiveReference({metric: 'mrr', direction: 'maximize'}, [0.2, 0.7, 0.5])).toEqual({
+      value: 0.15,
+      rule: "the worst trial's mrr (0.2) minus 0.1 x the observed range",
+    })
+    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [10, 30])).toEqual({
+      value: 32,
+      rule: "the worst trial's p99_ms (30) plus 0.1 x the observed range",
+    })
   })
 
   it('when every trial reached the same value, the rule names the margin really used (its magnitude, or 1 at 0)', () => {
-    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [20, 20])).toEqual({value: 22, rule: "the worst trial's p99_ms (20) plus 0.1 x its magnitude (every trial reached the same value: no range)"})
+    expect(objectiveReference({metric: 'p99_ms', direction: 'minimize'}, [20, 20])).toEqual({
+      value: 22,
+      rule: "the worst trial's p99_ms (20) plus 0.1 x its magnitude (every trial reached the same value: no range)",
+    })
     const zero = objectiveReference({metric: 'mrr', direction: 'maximize'}, [0, 0, 0])
     expect(zero.value).toBe(-1)
-    expect(zero.rule).toBe("the worst trial's mrr (0) minus 1 (every trial reached 0: no range or magnitude to scale by)")
+    expect(zero.rule).toBe(
+      "the worst trial's mrr (0) minus 1 (every trial reached 0: no range or magnitude to scale by)",
+    )
     expect(zero.rule).not.toContain('observed range')
   })
 })
@@ -74,15 +96,26 @@ describe('domain profiles', () => {
     config: {'edge.temporal': temporal},
     metrics: {quality, p99_ms: p99, 'quality.entity_lookup': entity},
   })
-  const candidates = [c(0, 0.9, 60, 0.7, 0.2), c(1, 0.88, 45, 0.95, 0.3), c(2, 0.878, 30, 0.8, 0.9), c(3, 0.75, 8, 0.85, 0.1), c(4, 0.7, 5, 0.6, 0.5), c(5, 0.6, 2, 0.9, 0.4)]
+  const candidates = [
+    c(0, 0.9, 60, 0.7, 0.2),
+    c(1, 0.88, 45, 0.95, 0.3),
+    c(2, 0.878, 30, 0.8, 0.9),
+    c(3, 0.75, 8, 0.85, 0.1),
+    c(4, 0.7, 5, 0.6, 0.5),
+    c(5, 0.6, 2, 0.9, 0.4),
+  ]
   const [financial, throughput, coding] = chooseDomainProfiles(candidates)
 
   it('financial-compliance: P99 <= 50 ms binds, the temporal weight breaks the near-tie', () => {
     expect(financial.trialId).toBe(2)
     expect(financial.constraints[0]).toMatchObject({binds: true, excluded: 1, threshold: 50})
     expect(financial.cost!.given_up).toBeCloseTo(0.022, 12)
-    expect(financial.rationale.join('\n')).toMatch(/P99 <= 50 ms binds: the best by accuracy overall \(#0: accuracy 0.900, p99 60.00 ms\) violates it/)
-    expect(financial.rationale.join('\n')).toMatch(/#2 has the highest edge.temporal \(0.900 vs 0.300\), costing 0.00200 accuracy/)
+    expect(financial.rationale.join('\n')).toMatch(
+      /P99 <= 50 ms binds: the best by accuracy overall \(#0: accuracy 0.900, p99 60.00 ms\) violates it/,
+    )
+    expect(financial.rationale.join('\n')).toMatch(
+      /#2 has the highest edge.temporal \(0.900 vs 0.300\), costing 0.00200 accuracy/,
+    )
     expect(financial.onFront).toBe(true)
   })
 

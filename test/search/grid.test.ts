@@ -3,7 +3,13 @@ import type {ParamSpace, SimplexGroup} from '../../src/space/index.js'
 import {GridOptimizer, autoPointsPerDim, simplexLattice} from '../../src/search/grid.js'
 
 function simplex(k: number, floor: number): SimplexGroup {
-  return {kind: 'simplex', name: 'w', floor, description: '', members: Array.from({length: k}, (_, i) => ({name: `w${i}`, env: `W${i}`, default: 1 / k, description: ''}))}
+  return {
+    kind: 'simplex',
+    name: 'w',
+    floor,
+    description: '',
+    members: Array.from({length: k}, (_, i) => ({name: `w${i}`, env: `W${i}`, default: 1 / k, description: ''})),
+  }
 }
 
 describe('grid search', () => {
@@ -11,7 +17,8 @@ describe('grid search', () => {
     const points = simplexLattice(simplex(4, 0), 0.05)
     expect(points).toHaveLength(1771)
     expect(new Set(points.map((p) => JSON.stringify(p))).size).toBe(1771)
-    for (const p of points) expect(Math.abs(Object.values(p).reduce((s: number, v) => s + (v as number), 0) - 1)).toBeLessThan(1e-9)
+    for (const p of points)
+      expect(Math.abs(Object.values(p).reduce((s: number, v) => s + (v as number), 0) - 1)).toBeLessThan(1e-9)
   })
 
   it('with floor 0.05 keeps the 969 = C(19, 3) lattice points whose weights are all >= 0.05', () => {
@@ -21,7 +28,9 @@ describe('grid search', () => {
   })
 
   it('rejects a lattice step that does not divide the free weight', () => {
-    expect(() => simplexLattice(simplex(4, 0.05), 0.07)).toThrow(/grid: simplex w: expected a step that divides 1 - 4 x 0.05 = 0.8, got 0.07/)
+    expect(() => simplexLattice(simplex(4, 0.05), 0.07)).toThrow(
+      /grid: simplex w: expected a step that divides 1 - 4 x 0.05 = 0.8, got 0.07/,
+    )
   })
 
   const space: ParamSpace = {

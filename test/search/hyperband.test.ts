@@ -9,7 +9,7 @@ describe('Hyperband budgets and brackets', () => {
     expect(budgetLevels(f)).toEqual([9, 27, 81, 243, 729])
   })
 
-  it('schedules hpbandster\'s brackets (n_i = floor(n0 / eta^i)) in order s = 4, 3, 2, 1, 0', () => {
+  it("schedules hpbandster's brackets (n_i = floor(n0 / eta^i)) in order s = 4, 3, 2, 1, 0", () => {
     const expected = [
       {s: 4, counts: [81, 27, 9, 3, 1], budgets: [9, 27, 81, 243, 729]},
       {s: 3, counts: [27, 9, 3, 1], budgets: [27, 81, 243, 729]},

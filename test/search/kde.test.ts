@@ -85,7 +85,11 @@ describe("BOHB's good/bad split", () => {
   it('puts the best 15% (at least min_points) on the good side, the next 85% on the bad side', () => {
     const losses = [5, 1, 4, 2, 3, 0, 9, 8, 7, 6]
     // n = 10, min points 2: n_good = max(2, floor(1.5)) = 2, n_bad = max(2, floor(8.5)) = 8.
-    const split = goodBadSplit(losses.map((loss) => ({loss})), 15, 2)
+    const split = goodBadSplit(
+      losses.map((loss) => ({loss})),
+      15,
+      2,
+    )
     expect(split.good).toEqual([5, 1])
     expect(split.bad).toEqual([3, 4, 2, 0, 9, 8, 7, 6])
   })
@@ -93,7 +97,11 @@ describe("BOHB's good/bad split", () => {
   it('takes floor(15% of n) once that exceeds min_points, and failures (Infinity) go last', () => {
     const losses = Array.from({length: 20}, (_, i) => (i === 0 ? Infinity : 20 - i))
     // n = 20: n_good = max(2, 3) = 3: losses 1, 2, 3 at indices 19, 18, 17.
-    const split = goodBadSplit(losses.map((loss) => ({loss})), 15, 2)
+    const split = goodBadSplit(
+      losses.map((loss) => ({loss})),
+      15,
+      2,
+    )
     expect(split.good).toEqual([19, 18, 17])
     expect(split.bad).toHaveLength(17)
     expect(split.bad[split.bad.length - 1]).toBe(0)

@@ -11,7 +11,18 @@ const data = fileURLToPath(new URL('./fixtures/mini-memory.jsonl', import.meta.u
 
 /** What must repeat: everything but the timings (durations, start times, measured_* metrics). */
 function repeatable(t: TrialRow): unknown {
-  return {id: t.id, configId: t.configId, config: t.config, budget: t.budget, continues: t.continues, info: t.info, status: t.status, loss: t.loss, values: t.values, metrics: t.metrics && splitTimingMetrics(t.metrics).deterministic}
+  return {
+    id: t.id,
+    configId: t.configId,
+    config: t.config,
+    budget: t.budget,
+    continues: t.continues,
+    info: t.info,
+    status: t.status,
+    loss: t.loss,
+    values: t.values,
+    metrics: t.metrics && splitTimingMetrics(t.metrics).deterministic,
+  }
 }
 
 describe('the retrieval objective is deterministic', () => {
@@ -30,7 +41,14 @@ describe('the retrieval objective is deterministic', () => {
   })
 
   it('two BOHB studies with the same seed give the same trials, losses, values, front and profiles', async () => {
-    const run = () => runSearch({storage: ':memory:', objective: {name: 'retrieval', options: {data}}, optimizer: 'bohb', seed: 1, maxBudget: 6})
+    const run = () =>
+      runSearch({
+        storage: ':memory:',
+        objective: {name: 'retrieval', options: {data}},
+        optimizer: 'bohb',
+        seed: 1,
+        maxBudget: 6,
+      })
     const a = await run()
     const b = await run()
     expect(a.trials.length).toBeGreaterThan(10)

@@ -30,10 +30,15 @@ describe('routed profile from per-type sweeps', () => {
   })
 
   it('runs one sweep over all types and one per type, and re-scores base and type bests on each type', async () => {
-    const space: ParamSpace = {id: 'typed', params: [{kind: 'float', name: 'x', low: 0, high: 1, scale: 'linear', default: 0.5, env: 'X', description: ''}]}
+    const space: ParamSpace = {
+      id: 'typed',
+      params: [{kind: 'float', name: 'x', low: 0, high: 1, scale: 'linear', default: 0.5, env: 'X', description: ''}],
+    }
     const centres: Record<string, number> = {A: 0.2, B: 0.8, C: 0.5}
     const quality = (x: number, type: string | undefined): number =>
-      type ? 1 - (x - centres[type]) ** 2 : (['A', 'B', 'C'] as const).reduce((s, t) => s + 1 - (x - centres[t]) ** 2, 0) / 3
+      type
+        ? 1 - (x - centres[type]) ** 2
+        : (['A', 'B', 'C'] as const).reduce((s, t) => s + 1 - (x - centres[t]) ** 2, 0) / 3
     const objectiveFor = (type: string | undefined): {spec: {name: string}; instance: Objective} => ({
       spec: {name: 'branin'},
       instance: {id: `typed-${type ?? 'all'}`, space, evaluate: (c) => ({loss: -quality(c.x as number, type)})},
@@ -45,7 +50,16 @@ describe('routed profile from per-type sweeps', () => {
       seed: 1,
       minGain: 0.01,
       runStudy: async (name, objective) => {
-        const out = await runSearch({storage: ':memory:', study: name, objective: objective.spec, objectiveInstance: objective.instance, optimizer: 'grid', settings: {gridPoints: 11}, seed: 1, maxTrials: 11})
+        const out = await runSearch({
+          storage: ':memory:',
+          study: name,
+          objective: objective.spec,
+          objectiveInstance: objective.instance,
+          optimizer: 'grid',
+          settings: {gridPoints: 11},
+          seed: 1,
+          maxTrials: 11,
+        })
         return out.best ? {config: out.best.config} : undefined
       },
     })
@@ -82,16 +96,27 @@ describe('retrieval engine as a bi-objective objective', () => {
     const one = objectiveFor(types[0]).instance
     const result = one.evaluate({}, 9, {trialId: 0, configId: 'a', seed: 0}) as {metrics: Record<string, number>}
     expect(Object.keys(result.metrics).filter((k) => k.startsWith('quality.'))).toEqual([`quality.${types[0]}`])
-    if (missingTypes.length > 0) expect(() => objectiveFor(missingTypes[0])).toThrow(/expected at least one scored query of that type/)
+    if (missingTypes.length > 0)
+      expect(() => objectiveFor(missingTypes[0])).toThrow(/expected at least one scored query of that type/)
   })
 
   it('a BOHB study on it yields a front and the three domain profiles', async () => {
-    const out = await runSearch({storage: ':memory:', objective: {name: 'retrieval', options: {data}}, optimizer: 'bohb', seed: 2, maxBudget: 8})
+    const out = await runSearch({
+      storage: ':memory:',
+      objective: {name: 'retrieval', options: {data}},
+      optimizer: 'bohb',
+      seed: 2,
+      maxBudget: 8,
+    })
     expect(isBiObjective(out.trials)).toBe(true)
     const analysis = analyzeStudy(out.trials)
     expect(analysis.front.front.length).toBeGreaterThan(0)
     expect(analysis.front.hypervolume).toBeGreaterThan(0)
-    expect(analysis.profiles.map((p) => p.profile)).toEqual(['financial-compliance', 'high-throughput', 'coding-assistant'])
+    expect(analysis.profiles.map((p) => p.profile)).toEqual([
+      'financial-compliance',
+      'high-throughput',
+      'coding-assistant',
+    ])
     expect(analysis.profiles[1].trialId).not.toBeNull()
   })
 })

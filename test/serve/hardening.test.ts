@@ -44,7 +44,15 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'kt-serve-hard-'))
   const rng = new Rng(5)
   for (const name of ['a', 'b']) {
-    const saved = toSavedModel({featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`), trees: Array.from({length: 3}, () => randomCompleteTree(2, WIDTH, rng))}, {}, {valid: {'ndcg@10': 0}}, {})
+    const saved = toSavedModel(
+      {
+        featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`),
+        trees: Array.from({length: 3}, () => randomCompleteTree(2, WIDTH, rng)),
+      },
+      {},
+      {valid: {'ndcg@10': 0}},
+      {},
+    )
     writeModel(join(root, `model-${name}.json`), saved)
   }
   deploy(join(root, 'registry'), join(root, 'model-a.json'), {force: 'test: random trees'})
@@ -67,7 +75,10 @@ describe('kt online serve: server-side damage is a 5xx without server paths; cli
     s = await serve(lines, {dir})
     try {
       const before = lines.length
-      for (const [method, path] of [['POST', '/tenants/t/choose'], ['GET', '/tenants/t']]) {
+      for (const [method, path] of [
+        ['POST', '/tenants/t/choose'],
+        ['GET', '/tenants/t'],
+      ]) {
         const r = await call(s, method, path, method === 'POST' ? {} : undefined)
         expect(r.status, JSON.stringify(r.json)).toBe(500)
         expect(r.json.error.code).toBe('state_damaged')
@@ -160,7 +171,13 @@ describe('kt online serve: requests the server refuses', () => {
   let s: RunningServer
   const lines: string[] = []
   beforeAll(async () => {
-    s = await serve(lines, {dir: join(root, 'tenants'), registry: join(root, 'registry'), token: 'a-token-of-16-chars!', headersTimeoutMs: 300, requestTimeoutMs: 600})
+    s = await serve(lines, {
+      dir: join(root, 'tenants'),
+      registry: join(root, 'registry'),
+      token: 'a-token-of-16-chars!',
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 600,
+    })
   })
   afterAll(async () => {
     await s?.close()
@@ -174,7 +191,13 @@ describe('kt online serve: requests the server refuses', () => {
     expect(choose.json.error.message).toMatch(/^POST \/tenants\/clock\/choose: now: expected no client clock/)
     const chosen = await call(s, 'POST', '/tenants/clock/choose', {}, auth)
     expect(chosen.status).toBe(200)
-    const feedback = await call(s, 'POST', '/tenants/clock/feedback', {query_id: chosen.json.query_id, used: true, now: 0}, auth)
+    const feedback = await call(
+      s,
+      'POST',
+      '/tenants/clock/feedback',
+      {query_id: chosen.json.query_id, used: true, now: 0},
+      auth,
+    )
     expect(feedback.status).toBe(400)
     expect(feedback.json.error.message).toMatch(/feedback: now: expected no client clock/)
     const status = await call(s, 'GET', '/tenants/clock', undefined, auth)
@@ -204,10 +227,18 @@ describe('kt online serve: requests the server refuses', () => {
   })
 
   it('takes the Bearer scheme in any case (RFC 7235), the token exactly', async () => {
-    expect((await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'bearer a-token-of-16-chars!'})).status).toBe(200)
-    expect((await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'BEARER a-token-of-16-chars!'})).status).toBe(200)
-    expect((await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'bearer A-TOKEN-OF-16-CHARS!'})).status).toBe(401)
-    expect((await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'Basic a-token-of-16-chars!'})).status).toBe(401)
+    expect(
+      (await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'bearer a-token-of-16-chars!'})).status,
+    ).toBe(200)
+    expect(
+      (await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'BEARER a-token-of-16-chars!'})).status,
+    ).toBe(200)
+    expect(
+      (await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'bearer A-TOKEN-OF-16-CHARS!'})).status,
+    ).toBe(401)
+    expect(
+      (await call(s, 'GET', '/tenants/clock', undefined, {authorization: 'Basic a-token-of-16-chars!'})).status,
+    ).toBe(401)
   })
 
   it('POST /healthz is 405 with Allow', async () => {
@@ -219,7 +250,11 @@ describe('kt online serve: requests the server refuses', () => {
 
   it('a body slower than the request timeout: one 408 line, counted as 408', async () => {
     const before = lines.length
-    const r = await raw(s, `POST /noop HTTP/1.1\r\nhost: x\r\nauthorization: ${auth.authorization}\r\ncontent-length: 10\r\n\r\n{`, 5000)
+    const r = await raw(
+      s,
+      `POST /noop HTTP/1.1\r\nhost: x\r\nauthorization: ${auth.authorization}\r\ncontent-length: 10\r\n\r\n{`,
+      5000,
+    )
     expect(r.answer).toMatch(/^HTTP\/1\.1 408/)
     await sleep(100)
     const logged = lines.slice(before).map((l) => JSON.parse(l))
@@ -230,7 +265,7 @@ describe('kt online serve: requests the server refuses', () => {
     expect(metrics).not.toMatch(/route="noop",code="400"/)
   })
 
-  it('headers slower than the headers timeout are cut within a check interval of it (not Node\'s 30 s check)', async () => {
+  it("headers slower than the headers timeout are cut within a check interval of it (not Node's 30 s check)", async () => {
     const r = await raw(s, 'GET /healthz HTTP/1.1\r\nhost: x\r\n', 5000)
     expect(r.answer).toMatch(/^HTTP\/1\.1 408/)
     expect(r.ms).toBeLessThan(300 + 1000)
@@ -242,9 +277,25 @@ describe('kt online serve: a busy port', () => {
     const lines: string[] = []
     const busy = await serve(lines, {dir: join(root, 'busy')})
     try {
-      await expect(startServer({dir: join(root, 'busy2'), port: busy.port, log: () => undefined})).rejects.toThrow(InputError)
-      await expect(startServer({dir: join(root, 'busy2'), port: busy.port, log: () => undefined})).rejects.toThrow(`--port: expected a port free on 127.0.0.1, got 127.0.0.1:${busy.port} already in use`)
-      const cli = spawnSync(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'online', 'serve', '--port', String(busy.port), '--dir', join(root, 'busy3')], {encoding: 'utf8', timeout: 20_000})
+      await expect(startServer({dir: join(root, 'busy2'), port: busy.port, log: () => undefined})).rejects.toThrow(
+        InputError,
+      )
+      await expect(startServer({dir: join(root, 'busy2'), port: busy.port, log: () => undefined})).rejects.toThrow(
+        `--port: expected a port free on 127.0.0.1, got 127.0.0.1:${busy.port} already in use`,
+      )
+      const cli = spawnSync(
+        process.execPath,
+        [
+          join(packageRoot, 'bin', 'kt.js'),
+          'online',
+          'serve',
+          '--port',
+          String(busy.port),
+          '--dir',
+          join(root, 'busy3'),
+        ],
+        {encoding: 'utf8', timeout: 20_000},
+      )
       expect(cli.status, cli.stderr).toBe(2)
       expect(cli.stderr.trim().split('\n')).toHaveLength(1)
       expect(cli.stderr).toContain(`127.0.0.1:${busy.port} already in use`)

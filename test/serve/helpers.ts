@@ -8,9 +8,19 @@ export interface Answer {
 }
 
 /** One request; a body is sent as JSON (Content-Type application/json) unless it is already a string. */
-export async function call(s: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function call(
+  s: RunningServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const typed = body === undefined ? headers : {'content-type': 'application/json', ...headers}
-  const r = await fetch(`${s.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), headers: typed})
+  const r = await fetch(`${s.url}${path}`, {
+    method,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    headers: typed,
+  })
   const text = await r.text()
   return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
 }

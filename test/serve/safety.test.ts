@@ -8,7 +8,14 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect} from 'node:net'
-import {DEFAULT_MAX_CONNECTIONS, FD_HEADROOM, SHUTDOWN_GRACE_MS, fdBudget, startServer, type RunningServer} from '../../src/serve/server.js'
+import {
+  DEFAULT_MAX_CONNECTIONS,
+  FD_HEADROOM,
+  SHUTDOWN_GRACE_MS,
+  fdBudget,
+  startServer,
+  type RunningServer,
+} from '../../src/serve/server.js'
 import {call, serve} from './helpers.js'
 import {startServerProcess, stopServerProcess} from '../../src/serve/process.js'
 import {RawClient} from '../../src/serve/client.js'
@@ -44,7 +51,10 @@ describe('kt online serve: creating a tenant whose folder lock another process h
     const s = await serve(lines, {dir})
     try {
       const started = performance.now()
-      const [create, health] = await Promise.all([call(s, 'POST', '/tenants', {tenant: 'x'}), call(s, 'GET', '/healthz')])
+      const [create, health] = await Promise.all([
+        call(s, 'POST', '/tenants', {tenant: 'x'}),
+        call(s, 'GET', '/healthz'),
+      ])
       const ms = performance.now() - started
       expect(create.status, JSON.stringify(create.json)).toBe(503)
       expect(create.json.error).toMatchObject({code: 'tenant_busy', retry: true})
@@ -64,7 +74,11 @@ describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
     try {
       for (const [body, field, bound] of [
         ['{"tenant":"w","implicit_window_ms":1e300}', 'implicit_window_ms', `1..${MAX_IMPLICIT_WINDOW_MS}`],
-        [`{"tenant":"w","implicit_window_ms":${MAX_IMPLICIT_WINDOW_MS + 1}}`, 'implicit_window_ms', `1..${MAX_IMPLICIT_WINDOW_MS}`],
+        [
+          `{"tenant":"w","implicit_window_ms":${MAX_IMPLICIT_WINDOW_MS + 1}}`,
+          'implicit_window_ms',
+          `1..${MAX_IMPLICIT_WINDOW_MS}`,
+        ],
         ['{"tenant":"d","decay_every":1e300}', 'decay_every', `1..${MAX_DECAY_EVERY_QUERIES}`],
         [`{"tenant":"d","decay_every":${MAX_DECAY_EVERY_QUERIES + 1}}`, 'decay_every', `1..${MAX_DECAY_EVERY_QUERIES}`],
       ]) {
@@ -73,7 +87,9 @@ describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
         expect(r.json.error.message).toContain(`${field}: expected`)
         expect(r.json.error.message).toContain(bound)
       }
-      expect((await call(s, 'POST', '/tenants', {tenant: 'w', implicit_window_ms: MAX_IMPLICIT_WINDOW_MS})).status).toBe(201)
+      expect(
+        (await call(s, 'POST', '/tenants', {tenant: 'w', implicit_window_ms: MAX_IMPLICIT_WINDOW_MS})).status,
+      ).toBe(201)
       expect((await call(s, 'POST', '/tenants', {tenant: 'd', decay_every: MAX_DECAY_EVERY_QUERIES})).status).toBe(201)
     } finally {
       await s.close()
@@ -82,11 +98,25 @@ describe('kt online serve: tenant spec numbers have upper bounds (S#7)', () => {
 })
 
 /** One raw HTTP/1.1 request (exact headers, as a browser or curl would send them); resolves with the status and the JSON body. */
-function rawRequest(s: RunningServer, method: string, path: string, headers: Record<string, string>, body = '', version = '1.1'): Promise<{status: number; json: any}> {
+function rawRequest(
+  s: RunningServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+  version = '1.1',
+): Promise<{status: number; json: any}> {
   return new Promise((resolve, reject) => {
     const socket = connect({port: s.port, host: '127.0.0.1'})
     let answer = ''
-    const lines = [`${method} ${path} HTTP/${version}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body]
+    const lines = [
+      `${method} ${path} HTTP/${version}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      `content-length: ${Buffer.byteLength(body)}`,
+      'connection: close',
+      '',
+      body,
+    ]
     socket.on('data', (d) => (answer += d.toString()))
     socket.on('error', reject)
     socket.on('close', () => {
@@ -109,7 +139,13 @@ describe('kt online serve: requests from web pages are refused (S#3)', () => {
   const host = (): string => `127.0.0.1:${s.port}`
 
   it('refuses bodies that are not application/json with 415 (text/plain, forms, octet-stream JSON, none): no tenant is created, no feedback taken', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', undefined]) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/octet-stream',
+      undefined,
+    ]) {
       const headers: Record<string, string> = {host: host()}
       if (type) headers['content-type'] = type
       const r = await rawRequest(s, 'POST', '/tenants', headers, '{"tenant":"csrf1"}')
@@ -117,34 +153,95 @@ describe('kt online serve: requests from web pages are refused (S#3)', () => {
       expect(r.json.error.code).toBe('unsupported_media_type')
     }
     expect((await rawRequest(s, 'GET', '/tenants/csrf1', {host: host()})).status).toBe(404)
-    const ok = await rawRequest(s, 'POST', '/tenants', {host: host(), 'content-type': 'application/json; charset=utf-8'}, '{"tenant":"web"}')
+    const ok = await rawRequest(
+      s,
+      'POST',
+      '/tenants',
+      {host: host(), 'content-type': 'application/json; charset=utf-8'},
+      '{"tenant":"web"}',
+    )
     expect(ok.status).toBe(201)
-    const chosen = await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), 'content-type': 'Application/JSON'}, '{}')
+    const chosen = await rawRequest(
+      s,
+      'POST',
+      '/tenants/web/choose',
+      {host: host(), 'content-type': 'Application/JSON'},
+      '{}',
+    )
     expect(chosen.status).toBe(200)
-    const fed = await rawRequest(s, 'POST', '/tenants/web/feedback', {host: host(), 'content-type': 'text/plain'}, `{"query_id":"${chosen.json.query_id}","used":true}`)
+    const fed = await rawRequest(
+      s,
+      'POST',
+      '/tenants/web/feedback',
+      {host: host(), 'content-type': 'text/plain'},
+      `{"query_id":"${chosen.json.query_id}","used":true}`,
+    )
     expect(fed.status).toBe(415)
-    expect((await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), 'content-type': 'text/plain;charset=UTF-8'}, '{}')).status).toBe(415)
-    expect((await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'text/plain'}, '{"features":[[1]]}')).status).toBe(415)
+    expect(
+      (
+        await rawRequest(
+          s,
+          'POST',
+          '/tenants/web/choose',
+          {host: host(), 'content-type': 'text/plain;charset=UTF-8'},
+          '{}',
+        )
+      ).status,
+    ).toBe(415)
+    expect(
+      (await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'text/plain'}, '{"features":[[1]]}'))
+        .status,
+    ).toBe(415)
     // octet-stream stays /rerank's float64 form (no model here: 503, past the type check)
-    expect((await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'application/octet-stream'}, '')).json.error.code).toBe('no_model')
+    expect(
+      (await rawRequest(s, 'POST', '/rerank', {host: host(), 'content-type': 'application/octet-stream'}, '')).json
+        .error.code,
+    ).toBe('no_model')
     expect((await rawRequest(s, 'GET', '/tenants/web', {host: host()})).json.counters.used).toBe(0)
   })
 
   it('refuses a request carrying an Origin header not allowed (403), whatever its type; an allowed one is served', async () => {
-    const cross = await rawRequest(s, 'POST', '/tenants/web/choose', {host: host(), origin: 'http://evil.example', 'content-type': 'application/json'}, '{}')
+    const cross = await rawRequest(
+      s,
+      'POST',
+      '/tenants/web/choose',
+      {host: host(), origin: 'http://evil.example', 'content-type': 'application/json'},
+      '{}',
+    )
     expect(cross.status).toBe(403)
     expect(cross.json.error.code).toBe('origin_refused')
     expect((await rawRequest(s, 'GET', '/tenants/web', {host: host(), origin: 'null'})).status).toBe(403)
-    expect((await rawRequest(s, 'GET', '/tenants/web', {host: host(), origin: 'http://dashboard.local:3000'})).status).toBe(200)
+    expect(
+      (await rawRequest(s, 'GET', '/tenants/web', {host: host(), origin: 'http://dashboard.local:3000'})).status,
+    ).toBe(200)
     expect((await rawRequest(s, 'GET', '/tenants/web', {host: host()})).json.queries).toBe(1)
   })
 
   it('without a token serves only loopback Host names (a DNS-rebound page sends its own): 403 host_refused', async () => {
-    for (const h of [`evil.example:${s.port}`, 'evil.example', `127.0.0.1.evil.example:${s.port}`, `localhost.evil:${s.port}`])
-      expect((await rawRequest(s, 'POST', '/tenants', {host: h, 'content-type': 'application/json'}, '{"tenant":"rebound"}')).json.error?.code, h).toBe('host_refused')
-    for (const h of [`localhost:${s.port}`, 'LOCALHOST', `127.0.0.1:${s.port}`, `127.1.2.3:${s.port}`, `[::1]:${s.port}`]) expect((await rawRequest(s, 'GET', '/healthz', {host: h})).status, h).toBe(200)
+    for (const h of [
+      `evil.example:${s.port}`,
+      'evil.example',
+      `127.0.0.1.evil.example:${s.port}`,
+      `localhost.evil:${s.port}`,
+    ])
+      expect(
+        (await rawRequest(s, 'POST', '/tenants', {host: h, 'content-type': 'application/json'}, '{"tenant":"rebound"}'))
+          .json.error?.code,
+        h,
+      ).toBe('host_refused')
+    for (const h of [
+      `localhost:${s.port}`,
+      'LOCALHOST',
+      `127.0.0.1:${s.port}`,
+      `127.1.2.3:${s.port}`,
+      `[::1]:${s.port}`,
+    ])
+      expect((await rawRequest(s, 'GET', '/healthz', {host: h})).status, h).toBe(200)
     // HTTP/1.0 may omit Host altogether: refused too (loopback names only)
-    expect((await rawRequest(s, 'POST', '/tenants', {'content-type': 'application/json'}, '{"tenant":"hostless"}', '1.0')).json.error?.code).toBe('host_refused')
+    expect(
+      (await rawRequest(s, 'POST', '/tenants', {'content-type': 'application/json'}, '{"tenant":"hostless"}', '1.0'))
+        .json.error?.code,
+    ).toBe('host_refused')
     expect((await rawRequest(s, 'GET', '/tenants/rebound', {host: host()})).status).toBe(404)
   })
 
@@ -153,8 +250,20 @@ describe('kt online serve: requests from web pages are refused (S#3)', () => {
     const guarded = await serve([], {dir: join(root, 'csrf-token'), token})
     try {
       const auth = {authorization: `Bearer ${token}`, 'content-type': 'application/json'}
-      expect((await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', ...auth}, '{"tenant":"a"}')).status).toBe(201)
-      expect((await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', origin: 'http://evil.example', ...auth}, '{"tenant":"b"}')).status).toBe(403)
+      expect(
+        (await rawRequest(guarded, 'POST', '/tenants', {host: 'kt.internal:8080', ...auth}, '{"tenant":"a"}')).status,
+      ).toBe(201)
+      expect(
+        (
+          await rawRequest(
+            guarded,
+            'POST',
+            '/tenants',
+            {host: 'kt.internal:8080', origin: 'http://evil.example', ...auth},
+            '{"tenant":"b"}',
+          )
+        ).status,
+      ).toBe(403)
     } finally {
       await guarded.close()
     }
@@ -193,7 +302,10 @@ describe('kt online serve: SIGTERM with a keep-alive client that keeps retrying 
         else if (!socket.destroyed && socket.writable) socket.write(`${head}{}`)
       }, 20)
       // (without the fix the server never exits while the client goes on: give up after CLIENT_MS and a second)
-      const exit = await Promise.race([server.exited, new Promise<{code: string}>((res) => setTimeout(() => res({code: 'still running'}), CLIENT_MS + 1000))])
+      const exit = await Promise.race([
+        server.exited,
+        new Promise<{code: string}>((res) => setTimeout(() => res({code: 'still running'}), CLIENT_MS + 1000)),
+      ])
       const ms = Date.now() - signalled
       await Promise.race([closed, new Promise((res) => setTimeout(res, 1000))])
       const statuses = [...answers.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])
@@ -214,10 +326,18 @@ describe('kt online serve: SIGTERM with a keep-alive client that keeps retrying 
 describe('the descriptor budget (review S#5)', () => {
   it('a limit of 1024 leaves half for connections, not 1, and the rest for tenants; large limits keep 10,000 connections', () => {
     expect(fdBudget(1024)).toEqual({connections: 512, tenants: 512 - FD_HEADROOM, constrained: true})
-    expect(fdBudget(1_048_576)).toEqual({connections: DEFAULT_MAX_CONNECTIONS, tenants: 1_048_576 - DEFAULT_MAX_CONNECTIONS - FD_HEADROOM, constrained: false})
+    expect(fdBudget(1_048_576)).toEqual({
+      connections: DEFAULT_MAX_CONNECTIONS,
+      tenants: 1_048_576 - DEFAULT_MAX_CONNECTIONS - FD_HEADROOM,
+      constrained: false,
+    })
     expect(fdBudget(undefined).constrained).toBe(false)
     // an explicit --max-connections above what the limit allows keeps the tenants' reserve (and is warned about); one that fits is not
-    expect(fdBudget(4096, 10_000)).toEqual({connections: 10_000, tenants: 4096 - (4096 - 1024) - FD_HEADROOM, constrained: true})
+    expect(fdBudget(4096, 10_000)).toEqual({
+      connections: 10_000,
+      tenants: 4096 - (4096 - 1024) - FD_HEADROOM,
+      constrained: true,
+    })
     expect(fdBudget(4096, 100).constrained).toBe(false)
   })
 

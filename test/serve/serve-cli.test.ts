@@ -13,7 +13,22 @@ describe('kt online serve --json (built CLI)', () => {
     const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1'}
     // under vitest, NODE_ENV=test makes oclif load src/ through tsx: run the built CLI as users do
     delete env.NODE_ENV
-    const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'online', 'serve', '--port', '0', '--dir', join(dir, 'tenants'), '--registry', join(dir, 'registry'), '--json'], {stdio: ['ignore', 'pipe', 'pipe'], env})
+    const child = spawn(
+      process.execPath,
+      [
+        join(packageRoot, 'bin', 'kt.js'),
+        'online',
+        'serve',
+        '--port',
+        '0',
+        '--dir',
+        join(dir, 'tenants'),
+        '--registry',
+        join(dir, 'registry'),
+        '--json',
+      ],
+      {stdio: ['ignore', 'pipe', 'pipe'], env},
+    )
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))

@@ -21,10 +21,25 @@ let server: RunningServer
 const logLines: string[] = []
 let packed: PackedEnsemble
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{status: number; json: any; headers: Headers}> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{status: number; json: any; headers: Headers}> {
   // JSON bodies declare their type (the server answers anything else 415); octet-stream callers pass their own
-  const typed = body === undefined || body instanceof Uint8Array ? headers : {'content-type': 'application/json', ...headers}
-  const r = await fetch(`${server.url}${path}`, {method, body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), headers: typed})
+  const typed =
+    body === undefined || body instanceof Uint8Array ? headers : {'content-type': 'application/json', ...headers}
+  const r = await fetch(`${server.url}${path}`, {
+    method,
+    body:
+      body === undefined
+        ? undefined
+        : typeof body === 'string' || body instanceof Uint8Array
+          ? body
+          : JSON.stringify(body),
+    headers: typed,
+  })
   const text = await r.text()
   return {status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers}
 }
@@ -39,11 +54,25 @@ async function logged<T>(fn: () => Promise<T>): Promise<{out: T; lines: string[]
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kt-serve-'))
   const rng = new Rng(3)
-  const saved = toSavedModel({featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`), trees: Array.from({length: 8}, () => randomCompleteTree(3, WIDTH, rng))}, {}, {valid: {'ndcg@10': 0}}, {})
+  const saved = toSavedModel(
+    {
+      featureNames: Array.from({length: WIDTH}, (_, i) => `f${i}`),
+      trees: Array.from({length: 8}, () => randomCompleteTree(3, WIDTH, rng)),
+    },
+    {},
+    {valid: {'ndcg@10': 0}},
+    {},
+  )
   writeModel(join(dir, 'model.json'), saved)
   deploy(join(dir, 'registry'), join(dir, 'model.json'), {force: 'test: random trees'})
   packed = new PackedEnsemble(fromSavedModel(saved))
-  server = await startServer({dir: join(dir, 'tenants'), port: 0, registry: join(dir, 'registry'), maxConnections: 40, log: (line) => logLines.push(line)})
+  server = await startServer({
+    dir: join(dir, 'tenants'),
+    port: 0,
+    registry: join(dir, 'registry'),
+    maxConnections: 40,
+    log: (line) => logLines.push(line),
+  })
 })
 
 afterAll(async () => {
@@ -60,7 +89,10 @@ describe('kt online serve', () => {
     expect(chosen.status).toBe(200)
     expect(chosen.json).toMatchObject({query_id: '1', kt_query_id: 1, type: 'temporal'})
     expect(Object.keys(chosen.json.config)).toContain('bm25.k1')
-    expect((await call('POST', '/tenants/acme/feedback', {query_id: '1', used: true})).json).toEqual({query_id: '1', verdict: 'applied'})
+    expect((await call('POST', '/tenants/acme/feedback', {query_id: '1', used: true})).json).toEqual({
+      query_id: '1',
+      verdict: 'applied',
+    })
     const status = await call('GET', '/tenants/acme')
     expect(status.json).toMatchObject({tenant: 'acme', queries: 1, counters: {used: 1}})
     expect(Object.keys(status.json.types)).toEqual(['temporal'])
@@ -76,8 +108,15 @@ describe('kt online serve', () => {
     const first = await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'multi_hop'})
     const again = await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'multi_hop'})
     expect(first.json.query_id).toBe('req-77')
-    expect(again.json).toMatchObject({query_id: 'req-77', kt_query_id: first.json.kt_query_id, arms: first.json.arms, repeated: true})
-    expect((await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'temporal'})).json.error.code).toBe('duplicate_query_id')
+    expect(again.json).toMatchObject({
+      query_id: 'req-77',
+      kt_query_id: first.json.kt_query_id,
+      arms: first.json.arms,
+      repeated: true,
+    })
+    expect((await call('POST', '/tenants/acme/choose', {query_id: 'req-77', type: 'temporal'})).json.error.code).toBe(
+      'duplicate_query_id',
+    )
     expect((await call('POST', '/tenants/acme/feedback', {query_id: 'req-77', used: true})).status).toBe(200)
   })
 
@@ -117,7 +156,12 @@ describe('kt online serve', () => {
 
   it('answers a body nested 100,000 deep (which JSON.parse reads and JSON.stringify overflows on) with a JSON 400 and one log line', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
-    for (const [path, body] of [['/tenants/acme/choose', deep], ['/tenants', deep], ['/tenants/acme/feedback', `{"query_id":${deep}}`], ['/rerank', `{"features":${deep}}`]]) {
+    for (const [path, body] of [
+      ['/tenants/acme/choose', deep],
+      ['/tenants', deep],
+      ['/tenants/acme/feedback', `{"query_id":${deep}}`],
+      ['/rerank', `{"features":${deep}}`],
+    ]) {
       const {out, lines} = await logged(() => call('POST', path, body))
       expect([path, out.status, out.json.error?.code]).toEqual([path, 400, 'bad_request'])
       expect(out.json.error.message).toMatch(/expected JSON nested at most 256 levels deep/)
@@ -129,7 +173,9 @@ describe('kt online serve', () => {
   it('creates a tenant in an engine space kept by kt online init --engine (and refuses one that is not kept)', async () => {
     const unknown = await call('POST', '/tenants', {tenant: 'e1', space: 'engine:memengine-py'})
     expect([unknown.status, unknown.json.error.code]).toEqual([400, 'bad_request'])
-    expect(unknown.json.error.message).toMatch(/space: expected one of retrieval, importance, or an engine space kept by kt online init --engine/)
+    expect(unknown.json.error.message).toMatch(
+      /space: expected one of retrieval, importance, or an engine space kept by kt online init --engine/,
+    )
     // what kt online init --engine keeps beside the tenants
     const space = loadEngineFile(join(packageRoot, 'examples', 'python-engine', 'engine.json')).space
     saveEngineSpace(join(dir, 'tenants'), space)
@@ -156,7 +202,9 @@ describe('kt online serve', () => {
       socket.on('data', (d) => (text += d.toString()))
       socket.on('close', () => resolve(text))
       socket.on('error', () => resolve(text))
-      socket.write('POST /tenants/acme/choose HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n')
+      socket.write(
+        'POST /tenants/acme/choose HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+      )
       const chunk = 'y'.repeat(64 * 1024)
       for (let i = 0; i < 20; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
     })
@@ -186,13 +234,14 @@ describe('kt online serve', () => {
     const viaJson = await call('POST', '/rerank', {features: rows})
     expect(viaJson.json.scores).toEqual(Array.from(expected))
     expect(viaJson.json.order).toHaveLength(50)
-    for (let i = 1; i < 50; i++) expect(expected[viaJson.json.order[i - 1]]).toBeGreaterThanOrEqual(expected[viaJson.json.order[i]])
+    for (let i = 1; i < 50; i++)
+      expect(expected[viaJson.json.order[i - 1]]).toBeGreaterThanOrEqual(expected[viaJson.json.order[i]])
     const bytes = new Uint8Array(Float64Array.from(rows.flat()).buffer)
     const viaRows = await call('POST', '/rerank', bytes, {'content-type': 'application/octet-stream'})
     expect(viaRows.json.scores).toEqual(Array.from(expected))
   })
 
-  it('refuses float64 rows holding +-Infinity (400 naming the value, one log line) with or without a declared length, and reads NaN as a missing value (JSON\'s null)', async () => {
+  it("refuses float64 rows holding +-Infinity (400 naming the value, one log line) with or without a declared length, and reads NaN as a missing value (JSON's null)", async () => {
     const rng = new Rng(12)
     const count = 7 // 35 values: the module's 64-byte loop, then a tail of 3 one by one
     const rows = Array.from({length: count}, () => Array.from({length: WIDTH}, () => rng.next()))
@@ -201,16 +250,28 @@ describe('kt online serve', () => {
       const bytes = new Uint8Array(values.buffer.slice(0))
       if (declared) return call('POST', '/rerank', bytes, {'content-type': 'application/octet-stream'})
       const stream = new ReadableStream({start: (c) => (c.enqueue(bytes), c.close())})
-      return fetch(`${server.url}/rerank`, {method: 'POST', body: stream, headers: {'content-type': 'application/octet-stream'}, duplex: 'half'} as RequestInit).then(async (r) => ({status: r.status, json: JSON.parse(await r.text())}))
+      return fetch(`${server.url}/rerank`, {
+        method: 'POST',
+        body: stream,
+        headers: {'content-type': 'application/octet-stream'},
+        duplex: 'half',
+      } as RequestInit).then(async (r) => ({status: r.status, json: JSON.parse(await r.text())}))
     }
     for (const declared of [true, false]) {
-      for (const [at, value] of [[0, Infinity], [17, -Infinity], [34, Infinity], [33, -Infinity]] as const) {
+      for (const [at, value] of [
+        [0, Infinity],
+        [17, -Infinity],
+        [34, Infinity],
+        [33, -Infinity],
+      ] as const) {
         const values = Float64Array.from(rows.flat())
         values[at] = value
         if (at === 33) values[34] = Infinity
         const {out, lines} = await logged(() => send(values, declared))
         expect([out.status, out.json.error?.code], `${at} ${declared}`).toEqual([400, 'bad_request'])
-        expect(out.json.error.message).toBe(`POST /rerank: features[${Math.floor(at / WIDTH)}][${at % WIDTH}]: expected a finite number or NaN (a missing value, as null in JSON), got ${value} (a number beyond float64's range)`)
+        expect(out.json.error.message).toBe(
+          `POST /rerank: features[${Math.floor(at / WIDTH)}][${at % WIDTH}]: expected a finite number or NaN (a missing value, as null in JSON), got ${value} (a number beyond float64's range)`,
+        )
         expect(lines).toHaveLength(1)
       }
       // NaN (any payload, either sign) is the missing value null is in JSON: the same answer
@@ -224,13 +285,21 @@ describe('kt online serve', () => {
       expect(viaRows.status).toBe(200)
       expect(viaRows.json).toEqual((await call('POST', '/rerank', {features: withNull})).json)
     }
-    expect((await call('POST', '/rerank', new Uint8Array(Float64Array.from(rows.flat()).buffer), {'content-type': 'application/octet-stream'})).status).toBe(200)
+    expect(
+      (
+        await call('POST', '/rerank', new Uint8Array(Float64Array.from(rows.flat()).buffer), {
+          'content-type': 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200)
   })
 
   it('reads short-decimal JSON bodies (the fast path), with null, whitespace and a grown buffer, exactly as JSON.parse would', async () => {
     const rng = new Rng(10)
     for (const count of [1, 7, 300, 3]) {
-      const rows: Array<Array<number | null>> = Array.from({length: count}, () => Array.from({length: WIDTH}, () => Number(rng.uniform(-2, 2).toFixed(4))))
+      const rows: Array<Array<number | null>> = Array.from({length: count}, () =>
+        Array.from({length: WIDTH}, () => Number(rng.uniform(-2, 2).toFixed(4))),
+      )
       rows[0][1] = null
       const flat = Float64Array.from(rows.flat().map((v) => (v === null ? Number.NaN : v)))
       const expected = packed.scoreAll(flat, count, new Float64Array(count))
@@ -243,18 +312,27 @@ describe('kt online serve', () => {
     // outside the fast form: the JSON.parse path answers as before
     const short = await call('POST', '/rerank', '{"features": [[1, 2, 3, 4, 5], [1, 2]]}')
     expect(short.status).toBe(400)
-    expect(short.json.error.message).toBe('POST /rerank: features[1]: expected 5 numbers (the model\'s feature_names), got [1,2]')
+    expect(short.json.error.message).toBe(
+      "POST /rerank: features[1]: expected 5 numbers (the model's feature_names), got [1,2]",
+    )
     // another field: refused, like every other endpoint's unknown fields (test/serve/hardening.test.ts)
     const extra = await call('POST', '/rerank', '{"features": [[1, 2, 3, 4, 5]], "trace": true}')
     expect(extra.status).toBe(400)
   })
 
-  it('writes /rerank bodies into the model\'s memory as they arrive, and answers exactly when requests interleave (a half-sent body while others are scored, bodies in many small chunks)', async () => {
+  it("writes /rerank bodies into the model's memory as they arrive, and answers exactly when requests interleave (a half-sent body while others are scored, bodies in many small chunks)", async () => {
     const rng = new Rng(11)
-    const candidates = (count: number): number[][] => Array.from({length: count}, () => Array.from({length: WIDTH}, () => rng.next()))
-    const scoresOf = (rows: number[][]): number[] => Array.from(packed.scoreAll(Float64Array.from(rows.flat()), rows.length, new Float64Array(rows.length)))
+    const candidates = (count: number): number[][] =>
+      Array.from({length: count}, () => Array.from({length: WIDTH}, () => rng.next()))
+    const scoresOf = (rows: number[][]): number[] =>
+      Array.from(packed.scoreAll(Float64Array.from(rows.flat()), rows.length, new Float64Array(rows.length)))
     /** POST /rerank over a raw socket, the body in `parts`, `between(k)` awaited after part k; the parsed answer. */
-    const raw = (body: Buffer, type: string, parts: number[], between: (k: number) => Promise<void>): Promise<{status: number; json: any}> =>
+    const raw = (
+      body: Buffer,
+      type: string,
+      parts: number[],
+      between: (k: number) => Promise<void>,
+    ): Promise<{status: number; json: any}> =>
       new Promise((resolve, reject) => {
         const socket = connect({port: server.port, host: '127.0.0.1'})
         let text = Buffer.alloc(0)
@@ -264,13 +342,18 @@ describe('kt online serve', () => {
           const length = Number(/content-length: (\d+)/i.exec(text.toString('latin1', 0, end))?.[1] ?? -1)
           if (end >= 0 && text.length >= end + 4 + length) {
             socket.destroy()
-            resolve({status: Number(text.toString('latin1', 9, 12)), json: JSON.parse(text.toString('utf8', end + 4, end + 4 + length))})
+            resolve({
+              status: Number(text.toString('latin1', 9, 12)),
+              json: JSON.parse(text.toString('utf8', end + 4, end + 4 + length)),
+            })
           }
         })
         socket.on('error', reject)
         socket.setNoDelay(true)
         socket.on('connect', async () => {
-          socket.write(`POST /rerank HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\n\r\n`)
+          socket.write(
+            `POST /rerank HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\n\r\n`,
+          )
           let at = 0
           for (let k = 0; k < parts.length && at < body.length; k++) {
             const to = k === parts.length - 1 ? body.length : Math.min(body.length, at + parts[k])
@@ -285,12 +368,21 @@ describe('kt online serve', () => {
     const aJson = Buffer.from(JSON.stringify({features: a}))
     const aRows = Buffer.from(Float64Array.from(a.flat()).buffer)
     const asRows = (rows: number[][]): Uint8Array => new Uint8Array(Float64Array.from(rows.flat()).buffer)
-    for (const [body, type] of [[aJson, 'application/json'], [aRows, 'application/octet-stream']] as const) {
+    for (const [body, type] of [
+      [aJson, 'application/json'],
+      [aRows, 'application/octet-stream'],
+    ] as const) {
       // half of A in; then B, of A's form and size (the same memory layout), is scored meanwhile; or
       // C (the other form), or D (more rows: the memory laid out again); then the rest of A
       for (const other of [
-        () => (type === 'application/json' ? call('POST', '/rerank', {features: candidates(40)}) : call('POST', '/rerank', asRows(candidates(40)), {'content-type': type})),
-        () => (type === 'application/json' ? call('POST', '/rerank', asRows(candidates(3)), {'content-type': 'application/octet-stream'}) : call('POST', '/rerank', {features: candidates(3)})),
+        () =>
+          type === 'application/json'
+            ? call('POST', '/rerank', {features: candidates(40)})
+            : call('POST', '/rerank', asRows(candidates(40)), {'content-type': type}),
+        () =>
+          type === 'application/json'
+            ? call('POST', '/rerank', asRows(candidates(3)), {'content-type': 'application/octet-stream'})
+            : call('POST', '/rerank', {features: candidates(3)}),
         () => call('POST', '/rerank', {features: candidates(300)}),
       ]) {
         const answerA = raw(body, type, [body.length >> 1, body.length], async (k) => {
@@ -302,7 +394,9 @@ describe('kt online serve', () => {
       }
       // the body in chunks of 1 to 700 bytes, each sent on its own
       const sizes = Array.from({length: 200}, () => 1 + Math.floor(rng.next() * 700))
-      expect((await raw(body, type, sizes, () => new Promise((resolve) => setImmediate(resolve)))).json.scores).toEqual(scoresOf(a))
+      expect((await raw(body, type, sizes, () => new Promise((resolve) => setImmediate(resolve)))).json.scores).toEqual(
+        scoresOf(a),
+      )
     }
     // afterwards, whole bodies are read in place again and answer exactly
     const e = candidates(50)
@@ -315,16 +409,27 @@ describe('kt online serve', () => {
     const open = server.metrics.connections // this client and fetch's kept-alive connections
     const flood: Socket[] = []
     let refused = 0
-    await Promise.all(Array.from({length: 60}, () => new Promise<void>((resolve) => {
-      const s = connect({port: server.port, host: '127.0.0.1'})
-      s.on('data', (d) => {
-        const text = d.toString()
-        if (text.startsWith('HTTP/1.1 429') && /\r\nretry-after: 1\r\n/.test(text) && /"code":"overloaded"/.test(text)) refused++
-      })
-      s.on('connect', () => resolve())
-      s.on('error', () => resolve())
-      flood.push(s)
-    })))
+    await Promise.all(
+      Array.from(
+        {length: 60},
+        () =>
+          new Promise<void>((resolve) => {
+            const s = connect({port: server.port, host: '127.0.0.1'})
+            s.on('data', (d) => {
+              const text = d.toString()
+              if (
+                text.startsWith('HTTP/1.1 429') &&
+                /\r\nretry-after: 1\r\n/.test(text) &&
+                /"code":"overloaded"/.test(text)
+              )
+                refused++
+            })
+            s.on('connect', () => resolve())
+            s.on('error', () => resolve())
+            flood.push(s)
+          }),
+      ),
+    )
     // limit 40: the connections already open and 40 - open of the flood fit, the rest is refused
     // (the answers may take a while on a loaded machine: wait for them, a few seconds at most)
     const expected = 60 - (40 - open)
@@ -342,13 +447,26 @@ describe('kt online serve', () => {
 
   it('refuses to bind off loopback without a token, and checks the token when it has one', async () => {
     await expect(startServer({dir, host: '0.0.0.0', port: 0})).rejects.toThrow(InputError)
-    const guarded = await startServer({dir: join(dir, 'tenants2'), port: 0, token: 'a-token-of-16-chars!', log: () => undefined})
+    const guarded = await startServer({
+      dir: join(dir, 'tenants2'),
+      port: 0,
+      token: 'a-token-of-16-chars!',
+      log: () => undefined,
+    })
     try {
       const none = await fetch(`${guarded.url}/tenants/acme`)
       expect(none.status).toBe(401)
-      const wrong = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars?', 'content-type': 'application/json'}})
+      const wrong = await fetch(`${guarded.url}/tenants`, {
+        method: 'POST',
+        body: '{"tenant":"a"}',
+        headers: {authorization: 'Bearer a-token-of-16-chars?', 'content-type': 'application/json'},
+      })
       expect(wrong.status).toBe(401)
-      const right = await fetch(`${guarded.url}/tenants`, {method: 'POST', body: '{"tenant":"a"}', headers: {authorization: 'Bearer a-token-of-16-chars!', 'content-type': 'application/json'}})
+      const right = await fetch(`${guarded.url}/tenants`, {
+        method: 'POST',
+        body: '{"tenant":"a"}',
+        headers: {authorization: 'Bearer a-token-of-16-chars!', 'content-type': 'application/json'},
+      })
       expect(right.status).toBe(201)
       expect((await fetch(`${guarded.url}/healthz`)).status).toBe(200)
     } finally {

@@ -13,7 +13,19 @@ import {InputError} from '../../src/util/errors.js'
  * The list src/online/spaces.ts kept beside the table (RETRIEVAL_TUNED) before the `online` column
  * replaced it, copied here as it was: tenants created since must tune exactly these, in this order.
  */
-const FORMER_RETRIEVAL_TUNED = ['bm25.k1', 'bm25.b', 'seeds.count', 'seeds.entity', 'spread.retention', 'spread.max_depth', 'spread.inhibition', 'edge.temporal', 'actr.decay', 'actr.alpha', 'fusion']
+const FORMER_RETRIEVAL_TUNED = [
+  'bm25.k1',
+  'bm25.b',
+  'seeds.count',
+  'seeds.entity',
+  'spread.retention',
+  'spread.max_depth',
+  'spread.inhibition',
+  'edge.temporal',
+  'actr.decay',
+  'actr.alpha',
+  'fusion',
+]
 
 describe('the online column of a parameter table', () => {
   it('gives the retrieval space the set the former list named, in the same order, and the same 13 bandit dimensions', () => {

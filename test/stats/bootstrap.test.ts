@@ -1,15 +1,22 @@
 import {describe, expect, it} from 'vitest'
 import {
-  bootstrapCI, DEFAULT_BOOTSTRAP_RESAMPLES, identityIndices, meanStatistic, pairedBootstrapDelta, resampleIndices,
+  bootstrapCI,
+  DEFAULT_BOOTSTRAP_RESAMPLES,
+  identityIndices,
+  meanStatistic,
+  pairedBootstrapDelta,
+  resampleIndices,
 } from '../../src/stats/bootstrap.js'
 import {Rng} from '../../src/util/rng.js'
 
 /** Mean of the picked rows. */
-const meanOf = (values: ArrayLike<number>) => (indices: Int32Array): number => {
-  let s = 0
-  for (let i = 0; i < indices.length; i++) s += values[indices[i]]
-  return s / indices.length
-}
+const meanOf =
+  (values: ArrayLike<number>) =>
+  (indices: Int32Array): number => {
+    let s = 0
+    for (let i = 0; i < indices.length; i++) s += values[indices[i]]
+    return s / indices.length
+  }
 
 describe('resampling helpers', () => {
   it('draws indices in range, reproducibly from the seed', () => {
@@ -125,7 +132,12 @@ describe('pairedBootstrapDelta', () => {
     expect(d.high! - d.low!).toBeLessThan((single.high! - single.low!) / 5)
   })
   it('excludes resamples where either side is undefined', () => {
-    const d = pairedBootstrapDelta(4, () => 1, (idx) => (idx[0] === 0 ? null : 2), {rng: new Rng(2), resamples: 100})
+    const d = pairedBootstrapDelta(
+      4,
+      () => 1,
+      (idx) => (idx[0] === 0 ? null : 2),
+      {rng: new Rng(2), resamples: 100},
+    )
     expect(d.estimate).toBeNull() // identity starts at 0
     expect(d.undefinedResamples).toBeGreaterThan(10) // P(first index 0) = 1/4
     expect(d.undefinedResamples).toBeLessThan(45)

@@ -27,9 +27,14 @@ describe('ResampleCounts', () => {
       const y = Float64Array.from({length: n}, (_, i) => (rng.next() < 0.5 ? x[i] : rng.int(4)))
       const set = new ResampleCounts(n, 5, rng)
       for (let b = 0; b < 5; b++) {
-        const xs = materialise(set, b, x), ys = materialise(set, b, y)
-        for (const [kind, f] of [['pearson', pearson], ['spearman', spearman]] as const) {
-          const expected = f(xs, ys), got = set.correlation(kind, x, y, b)
+        const xs = materialise(set, b, x),
+          ys = materialise(set, b, y)
+        for (const [kind, f] of [
+          ['pearson', pearson],
+          ['spearman', spearman],
+        ] as const) {
+          const expected = f(xs, ys),
+            got = set.correlation(kind, x, y, b)
           if (expected === null) expect(got).toBeNull()
           else expect(got).toBeCloseTo(expected, 12)
         }
@@ -43,7 +48,9 @@ describe('ResampleCounts', () => {
     const y = x.map((v) => v + rng.normal(0, 0.3))
     const set = new ResampleCounts(30, 200, new Rng(9))
     const r = correlationBootstrap('spearman', x, y, set, 0.9)
-    const values = Float64Array.from({length: 200}, (_, b) => spearman(materialise(set, b, x), materialise(set, b, y))!).sort()
+    const values = Float64Array.from({length: 200}, (_, b) =>
+      spearman(materialise(set, b, x), materialise(set, b, y))!,
+    ).sort()
     expect(r.low).toBeCloseTo(quantileSorted(values, 0.05), 12)
     expect(r.high).toBeCloseTo(quantileSorted(values, 0.95), 12)
     expect(r.estimate).toBe(spearman(x, y))
@@ -52,7 +59,8 @@ describe('ResampleCounts', () => {
   it('pairs the delta on the same resamples and calls it absolute', () => {
     const rng = new Rng(6)
     const y = Float64Array.from({length: 40}, () => rng.next())
-    const good = y.map((v) => v + rng.normal(0, 0.1)), bad = y.map((v) => v + rng.normal(0, 1))
+    const good = y.map((v) => v + rng.normal(0, 0.1)),
+      bad = y.map((v) => v + rng.normal(0, 1))
     const d = correlationDeltaBootstrap('pearson', bad, good, y, new ResampleCounts(40, 300, new Rng(2)), 0.95)
     expect(d.kind).toBe('absolute')
     expect(d.estimate).toBeCloseTo(pearson(good, y)! - pearson(bad, y)!, 12)
@@ -76,7 +84,13 @@ describe('ResampleCounts', () => {
   })
 
   it('reports a constant vector as undefined, never 0', () => {
-    const r = correlationBootstrap('spearman', new Float64Array(10).fill(0.5), Float64Array.from({length: 10}, (_, i) => i), new ResampleCounts(10, 50, new Rng(1)), 0.95)
+    const r = correlationBootstrap(
+      'spearman',
+      new Float64Array(10).fill(0.5),
+      Float64Array.from({length: 10}, (_, i) => i),
+      new ResampleCounts(10, 50, new Rng(1)),
+      0.95,
+    )
     expect(r.estimate).toBeNull()
     expect(r.low).toBeNull()
     expect(r.undefinedResamples).toBe(50)

@@ -1,7 +1,12 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {
-  adjustedCorrelationRatio, averageRanks, correlationRatio, groupCount, pearson, spearman,
+  adjustedCorrelationRatio,
+  averageRanks,
+  correlationRatio,
+  groupCount,
+  pearson,
+  spearman,
 } from '../../src/stats/correlation.js'
 import {Rng} from '../../src/util/rng.js'
 
@@ -32,10 +37,13 @@ describe('pearson', () => {
   it('lies in [-1, 1] and is symmetric (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.double({min: -1e6, max: 1e6, noNaN: true})), {
-          minLength: 2,
-          maxLength: 30,
-        }),
+        fc.array(
+          fc.tuple(fc.double({min: -1e6, max: 1e6, noNaN: true}), fc.double({min: -1e6, max: 1e6, noNaN: true})),
+          {
+            minLength: 2,
+            maxLength: 30,
+          },
+        ),
         (pairs) => {
           const x = pairs.map((p) => p[0])
           const y = pairs.map((p) => p[1])
@@ -79,12 +87,18 @@ describe('spearman', () => {
   it('is invariant under strictly increasing transforms (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({min: -50, max: 50}), fc.integer({min: -50, max: 50})), {minLength: 2, maxLength: 25}),
+        fc.array(fc.tuple(fc.integer({min: -50, max: 50}), fc.integer({min: -50, max: 50})), {
+          minLength: 2,
+          maxLength: 25,
+        }),
         (pairs) => {
           const x = pairs.map((p) => p[0])
           const y = pairs.map((p) => p[1])
           const r = spearman(x, y)
-          const transformed = spearman(x.map((v) => Math.exp(v / 10)), y.map((v) => v * v * v + 3))
+          const transformed = spearman(
+            x.map((v) => Math.exp(v / 10)),
+            y.map((v) => v * v * v + 3),
+          )
           if (r === null) expect(transformed).toBeNull()
           else expect(transformed).toBeCloseTo(r, 12)
         },
@@ -100,7 +114,10 @@ describe('correlationRatio', () => {
     // SS_total = 9 + 1 + 1 + 9 = 20, eta^2 = 0.8.
     expect(correlationRatio(['a', 'a', 'b', 'b'], [1, 3, 5, 7])).toBeCloseTo(0.8, 14)
     // Three groups: 1,2,3 | 4,5,6 | 7,8,9: SS_between = 3*(9+0+9) = 54, SS_total = 60, eta^2 = 0.9
-    expect(correlationRatio([0, 0, 0, 1, 1, 1, 2, 2, 2], new Float64Array([1, 2, 3, 4, 5, 6, 7, 8, 9]))).toBeCloseTo(0.9, 14)
+    expect(correlationRatio([0, 0, 0, 1, 1, 1, 2, 2, 2], new Float64Array([1, 2, 3, 4, 5, 6, 7, 8, 9]))).toBeCloseTo(
+      0.9,
+      14,
+    )
   })
   it('is 0 when group means agree and 1 when the category determines the value', () => {
     expect(correlationRatio(['a', 'b', 'a', 'b'], [1, 1, 3, 3])).toBe(0)

@@ -7,8 +7,11 @@ describe('random forest + fANOVA', () => {
   it('a hand-built tree decomposes exactly: f = 1 on x0 > .5 (and x1 > .5), else 0', () => {
     // root splits x0 at .5; its right child splits x1 at .5; leaves 0, 0, 1
     const tree = {
-      feature: Int32Array.from([0, -1, 1, -1, -1]), threshold: Float64Array.from([0.5, 0, 0.5, 0, 0]),
-      left: Int32Array.from([1, -1, 3, -1, -1]), right: Int32Array.from([2, -1, 4, -1, -1]), value: Float64Array.from([0, 0, 0, 0, 1]),
+      feature: Int32Array.from([0, -1, 1, -1, -1]),
+      threshold: Float64Array.from([0.5, 0, 0.5, 0, 0]),
+      left: Int32Array.from([1, -1, 3, -1, -1]),
+      right: Int32Array.from([2, -1, 4, -1, -1]),
+      value: Float64Array.from([0, 0, 0, 0, 1]),
     }
     // f = 1 on a quarter of the square: mean 1/4, variance 3/16; each marginal is 1/2 on half its axis: variance 1/16
     const {total, main} = treeVariances(tree, 2)

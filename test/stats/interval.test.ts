@@ -25,7 +25,7 @@ describe('normalQuantile', () => {
     }
     expect(normalQuantile(0.975)).toBeCloseTo(1.959963985, 9)
   })
-  it('keeps Acklam\'s stated relative error (1.15e-9) before refinement', () => {
+  it("keeps Acklam's stated relative error (1.15e-9) before refinement", () => {
     for (const [p, z] of reference) {
       expect(Math.abs(acklamQuantile(p) - z)).toBeLessThanOrEqual(1.15e-9 * Math.abs(z) + 1e-15)
     }

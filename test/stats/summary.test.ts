@@ -1,8 +1,20 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {
-  definedValues, iqr, max, mean, median, min, quantile, quantiles, quantileSorted, sd, standardError, sum,
-  sumSquaredDeviations, variance,
+  definedValues,
+  iqr,
+  max,
+  mean,
+  median,
+  min,
+  quantile,
+  quantiles,
+  quantileSorted,
+  sd,
+  standardError,
+  sum,
+  sumSquaredDeviations,
+  variance,
 } from '../../src/stats/summary.js'
 
 // A classic worked example: 2,4,4,4,5,5,7,9 has mean 5 and sum of squared deviations 32 (hand).

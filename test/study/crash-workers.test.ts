@@ -32,9 +32,17 @@ interface Worker {
 function startWorker(url: string, study: string, host: string): Worker {
   const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1', KT_WORKER_HOST: host}
   delete env.NODE_ENV
-  const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']})
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study],
+    {cwd: packageRoot, env, stdio: ['ignore', 'ignore', 'pipe']},
+  )
   children.add(child)
-  const worker: Worker = {child, stderr: '', exited: new Promise((resolve) => child.on('exit', (code) => resolve(code)))}
+  const worker: Worker = {
+    child,
+    stderr: '',
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  }
   child.stderr!.on('data', (d) => (worker.stderr += d))
   void worker.exited.then(() => children.delete(child))
   return worker
@@ -59,7 +67,16 @@ function expectExactlyOnce(trials: readonly TrialRow[], n: number): void {
 
 async function createStudy(url: string, study: string, trials: number, delayMs: number): Promise<void> {
   // 1 s grace: a killed worker's trial is taken over a second after its last heartbeat
-  await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs}, optimizer: 'bohb', seed: 7, maxTrials: trials, graceMs: 1000, createOnly: true})
+  await runSearch({
+    storage: url,
+    study,
+    objective: {name: 'counting_ones', delayMs},
+    optimizer: 'bohb',
+    seed: 7,
+    maxTrials: trials,
+    graceMs: 1000,
+    createOnly: true,
+  })
 }
 
 afterAll(() => {
@@ -78,7 +95,7 @@ describe.skipIf(pg.skip)(`workers on PostgreSQL under kill -9 ${pg.label}`.trim(
     let kills = 0
     // a kill every 5 finished trials, at a random worker: adapts to the machine's speed
     let seed = 12345
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+    const random = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
     const deadline = Date.now() + 90_000
     while (kills < 20 && Date.now() < deadline) {
       if ((await finishedCount(url, study)) >= 5 * (kills + 1)) {
@@ -133,7 +150,9 @@ describe.skipIf(pg.skip)(`workers across a PostgreSQL restart ${pg.label}`.trim(
     for (const w of workers) {
       const lost = w.stderr.split('\n').filter((l) => l.includes('lost the database'))
       expect(lost.length).toBe(1)
-      expect(lost[0]).toMatch(/^kt: lost the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt \(.*\); retrying with backoff$/)
+      expect(lost[0]).toMatch(
+        /^kt: lost the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt \(.*\); retrying with backoff$/,
+      )
     }
     const storage = await openStorage(url)
     const trials = await storage.trials(study)
@@ -172,7 +191,16 @@ describe.skipIf(pg.skip)(`sections committed asynchronously across PostgreSQL cr
     }
     const study = 'async'
     const total = 150
-    await runSearch({storage: url, study, objective: {name: 'counting_ones', delayMs: 2}, optimizer: 'bohb', seed: 11, maxTrials: total, graceMs: 600, createOnly: true})
+    await runSearch({
+      storage: url,
+      study,
+      objective: {name: 'counting_ones', delayMs: 2},
+      optimizer: 'bohb',
+      seed: 11,
+      maxTrials: total,
+      graceMs: 600,
+      createOnly: true,
+    })
     const reported: Array<{id: number; loss: number | undefined}> = []
     const onTrial = (trial: Trial, outcome: Outcome): void => {
       reported.push({id: trial.id, loss: outcome.status === 'ok' ? outcome.loss : undefined})
@@ -190,8 +218,17 @@ describe.skipIf(pg.skip)(`sections committed asynchronously across PostgreSQL cr
       const s = await openStorage(url, {mustExist: true})
       const byId = new Map((await s.trials(study)).map((t) => [t.id, t]))
       await s.close()
-      if (process.env.KT_DEBUG) console.error(JSON.stringify(before.slice(0, 3)), JSON.stringify([...byId.values()].slice(0, 3).map((t) => [t.id, t.status, t.loss])))
-      crashes.push({before: before.length, missing: before.filter((r) => byId.get(r.id)?.status !== 'ok' || byId.get(r.id)?.loss !== r.loss).map((r) => r.id)})
+      if (process.env.KT_DEBUG)
+        console.error(
+          JSON.stringify(before.slice(0, 3)),
+          JSON.stringify([...byId.values()].slice(0, 3).map((t) => [t.id, t.status, t.loss])),
+        )
+      crashes.push({
+        before: before.length,
+        missing: before
+          .filter((r) => byId.get(r.id)?.status !== 'ok' || byId.get(r.id)?.loss !== r.loss)
+          .map((r) => r.id),
+      })
     }
     const outs = await Promise.all(workers)
     expect(crashes.map((c) => c.before).every((n, i) => n >= [30, 70, 110][i])).toBe(true)

@@ -41,20 +41,39 @@ describe.skipIf(pg.skip)(`evaluation begun before the commit is acknowledged ${p
     const url = await pg.database('kt_early')
     const evalLog = join(dir, 'evals.log')
     const total = 30
-    await runSearch({storage: url, study: 'e', objective: {name: 'counting_ones', delayMs: 2, evalLog}, optimizer: 'bohb', seed: 2, maxTrials: total, createOnly: true})
+    await runSearch({
+      storage: url,
+      study: 'e',
+      objective: {name: 'counting_ones', delayMs: 2, evalLog},
+      optimizer: 'bohb',
+      seed: 2,
+      maxTrials: total,
+      createOnly: true,
+    })
     const store = await openStorage(url, {mustExist: true})
     const {storage, lost} = losingAcks(store, new Set([2, 9, 17]))
     const out = await runSearch({storage: url, store: storage, study: 'e', resume: true, log: () => undefined})
     await store.close()
     expect(lost()).toBe(3)
-    const ids = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+    const ids = readFileSync(evalLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split(' ')[0]))
     expect(ids.slice().sort((a, b) => a - b)).toEqual([...Array(total).keys()])
     expect(out.study.state).toBe('finished')
     expect(out.trials.every((t) => t.status === 'ok')).toBe(true)
     // the trials whose hand-out was acknowledged late were claimed again by the same worker
     expect(out.trials.filter((t) => t.attempts === 2)).toHaveLength(3)
-    const reference = await runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 2, maxTrials: total})
-    const essence = (trials: typeof out.trials): unknown[] => trials.map((t) => [t.id, t.configId, t.budget, t.loss, t.continues, t.tellSeq, t.asksBefore])
+    const reference = await runSearch({
+      storage: ':memory:',
+      study: 'ref',
+      objective: {name: 'counting_ones'},
+      optimizer: 'bohb',
+      seed: 2,
+      maxTrials: total,
+    })
+    const essence = (trials: typeof out.trials): unknown[] =>
+      trials.map((t) => [t.id, t.configId, t.budget, t.loss, t.continues, t.tellSeq, t.asksBefore])
     expect(essence(out.trials)).toEqual(essence(reference.trials))
   })
 })
@@ -74,7 +93,9 @@ describe.skipIf(pg.skip)(`reads tied to one connection ${pg.label}`.trim(), () =
       const pgm = createRequire(import.meta.url)('pg') as typeof import('pg')
       const admin = new pgm.Client({connectionString: url})
       await admin.connect()
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'kt'")
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'kt'",
+      )
       await admin.end()
       // a heartbeat reconnects (or first meets the lost connection, which the runner ignores)
       await store.heartbeat('s', 'nobody').catch(() => undefined)
@@ -94,7 +115,9 @@ describe.skipIf(pg.skip)(`reads tied to one connection ${pg.label}`.trim(), () =
       // a replica rebuilt from the store carries on
       const fresh = {}
       expect((await store.changes('s', 0, 0, fresh)).length).toBe(2)
-      expect(await store.withStudyLock('s', async (tx) => tx.state, {session: fresh, since: {askCount: 2, tellSeq: 2}})).toBe('finished')
+      expect(
+        await store.withStudyLock('s', async (tx) => tx.state, {session: fresh, since: {askCount: 2, tellSeq: 2}}),
+      ).toBe('finished')
     } finally {
       await store.close()
     }

@@ -17,10 +17,17 @@ const dir = mkdtempSync(join(tmpdir(), 'kt-outage-'))
 const children = new Set<ChildProcess>()
 let server: PgServer | undefined
 
-function startWorker(url: string, study: string): {child: ChildProcess; stderr: () => string; exited: Promise<number | null>} {
+function startWorker(
+  url: string,
+  study: string,
+): {child: ChildProcess; stderr: () => string; exited: Promise<number | null>} {
   const env: NodeJS.ProcessEnv = {...process.env, KT_NO_PROGRESS: '1'}
   delete env.NODE_ENV
-  const child = spawn(process.execPath, [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study], {cwd: packageRoot, env, stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot, 'bin', 'kt.js'), 'worker', '--storage', url, '--study', study],
+    {cwd: packageRoot, env, stdio: ['ignore', 'pipe', 'pipe']},
+  )
   children.add(child)
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += d))
@@ -51,7 +58,15 @@ describe.skipIf(pg.skip)(`a worker and database outages ${pg.label}`.trim(), () 
 
   it('Ctrl-C while the database is down: one line, exit 130, no internal error', async () => {
     const url = server!.url('kt')
-    await runSearch({storage: url, study: 'ctrl-c', objective: {name: 'counting_ones', delayMs: 100}, optimizer: 'bohb', seed: 7, maxTrials: 500, createOnly: true})
+    await runSearch({
+      storage: url,
+      study: 'ctrl-c',
+      objective: {name: 'counting_ones', delayMs: 100},
+      optimizer: 'bohb',
+      seed: 7,
+      maxTrials: 500,
+      createOnly: true,
+    })
     const w = startWorker(url, 'ctrl-c')
     // let it record a few trials, then crash the server under it
     const {Client} = createRequire(import.meta.url)('pg') as typeof import('pg')
@@ -70,8 +85,12 @@ describe.skipIf(pg.skip)(`a worker and database outages ${pg.label}`.trim(), () 
     expect(await w.exited).toBe(130)
     const lines = w.stderr().trim().split('\n')
     expect(lines).toHaveLength(2)
-    expect(lines[0]).toMatch(/^kt: lost the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt \(.*\); retrying with backoff$/)
-    expect(lines[1]).toMatch(/^kt: stopped while the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt is unreachable \(.*\): this process's running trials are taken over by other workers after the grace period \(60 s\)$/)
+    expect(lines[0]).toMatch(
+      /^kt: lost the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt \(.*\); retrying with backoff$/,
+    )
+    expect(lines[1]).toMatch(
+      /^kt: stopped while the database postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt is unreachable \(.*\): this process's running trials are taken over by other workers after the grace period \(60 s\)$/,
+    )
     await server!.start()
   }, 60_000)
 
@@ -84,11 +103,23 @@ describe.skipIf(pg.skip)(`a worker and database outages ${pg.label}`.trim(), () 
     await holder.connect()
     await holder.query('BEGIN; LOCK TABLE kt_meta IN ACCESS EXCLUSIVE MODE')
     const w = startWorker(url, 'ctrl-c')
-    await until(async () => Number((await holder.query("SELECT COUNT(*) AS n FROM pg_locks WHERE NOT granted AND relation = 'kt_meta'::regclass")).rows[0].n) > 0, 'the worker to wait on the lock')
+    await until(
+      async () =>
+        Number(
+          (
+            await holder.query(
+              "SELECT COUNT(*) AS n FROM pg_locks WHERE NOT granted AND relation = 'kt_meta'::regclass",
+            )
+          ).rows[0].n,
+        ) > 0,
+      'the worker to wait on the lock',
+    )
     await server!.stop('immediate')
     await holder.end().catch(() => undefined)
     expect(await w.exited).toBe(2)
-    expect(w.stderr()).toMatch(/^kt: postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt: expected a server that stays up while kt opens the study \(start again once it is back\), got the server went away \(.*\)\n$/)
+    expect(w.stderr()).toMatch(
+      /^kt: postgresql:\/\/kt@127\.0\.0\.1:\d+\/kt: expected a server that stays up while kt opens the study \(start again once it is back\), got the server went away \(.*\)\n$/,
+    )
     await server!.start()
   }, 60_000)
 })

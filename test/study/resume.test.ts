@@ -16,7 +16,16 @@ function essence(trials: readonly TrialRow[]): unknown[] {
 }
 
 async function reference(trials: number): Promise<TrialRow[]> {
-  return (await runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 4, maxTrials: trials})).trials
+  return (
+    await runSearch({
+      storage: ':memory:',
+      study: 'ref',
+      objective: {name: 'counting_ones'},
+      optimizer: 'bohb',
+      seed: 4,
+      maxTrials: trials,
+    })
+  ).trials
 }
 
 function finishedIds(storage: string, study: string): Set<number> | undefined {
@@ -25,7 +34,12 @@ function finishedIds(storage: string, study: string): Set<number> | undefined {
     const store = StudyStore.open(storage, {readonly: true})
     try {
       if (!store.getStudy(study)) return undefined
-      return new Set(store.trials(study).filter((t) => t.status !== 'running').map((t) => t.id))
+      return new Set(
+        store
+          .trials(study)
+          .filter((t) => t.status !== 'running')
+          .map((t) => t.id),
+      )
     } finally {
       store.close()
     }
@@ -64,7 +78,11 @@ describe('resume', () => {
     const storage = join(dir, 'kill.sqlite')
     const evalLog = join(dir, 'kill-evals.log')
     const total = 100
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/study/fixtures/run-search.ts'), storage, 'k', evalLog, String(total), '12'], {cwd: root, stdio: 'ignore'})
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'test/study/fixtures/run-search.ts'), storage, 'k', evalLog, String(total), '12'],
+      {cwd: root, stdio: 'ignore'},
+    )
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)))
     // Kill it once it is past the first rung (81 trials at budget 9) and into promotions.
     const deadline = Date.now() + 30_000
@@ -86,7 +104,10 @@ describe('resume', () => {
     expect(trials.map((t) => t.id)).toEqual([...Array(total).keys()])
     expect(trials.every((t) => t.status === 'ok')).toBe(true)
     // Nothing finished before the kill was evaluated again by the resumed run (this process).
-    const lines = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => l.split(' '))
+    const lines = readFileSync(evalLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
     const again = lines.filter(([, , pid]) => Number(pid) === process.pid).map(([id]) => Number(id))
     expect(again.filter((id) => before!.has(id))).toEqual([])
     expect(new Set(again).size).toBe(again.length)
@@ -101,7 +122,14 @@ describe('resume', () => {
     const outcomes: string[] = []
     for (const hints of ['kept', 'dropped']) {
       const storage = join(dir, `altered-${hints}.sqlite`)
-      const first = await runSearch({storage, study: 's', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 4, maxTrials: 60})
+      const first = await runSearch({
+        storage,
+        study: 's',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 4,
+        maxTrials: 60,
+      })
       // the first rung's 81 configurations (no promotion yet): hinted asks after the altered results are what the replay rests on
       expect(first.trials.every((t) => t.budget === 9)).toBe(true)
       expect(first.trials.filter((t) => t.id >= 30 && t.askHint !== null).length).toBeGreaterThan(10)
@@ -110,7 +138,12 @@ describe('resume', () => {
       sql.prepare('UPDATE trials SET loss = -loss WHERE id < 30').run()
       if (hints === 'dropped') sql.prepare('UPDATE trials SET ask_hint = NULL').run()
       sql.close()
-      outcomes.push(await runSearch({storage, study: 's', resume: true, maxTrials: 70}).then(() => 'resumed', (e: Error) => e.message.replace(storage, 'STORE')))
+      outcomes.push(
+        await runSearch({storage, study: 's', resume: true, maxTrials: 70}).then(
+          () => 'resumed',
+          (e: Error) => e.message.replace(storage, 'STORE'),
+        ),
+      )
     }
     // the same trial fails the same check: the hints' check sees the results, as re-scoring does
     expect(outcomes[0]).toMatch(/^STORE: study s trial \d+: expected the trial this optimiser proposes on replay/)
@@ -123,8 +156,12 @@ describe('resume', () => {
     const store = StudyStore.open(storage)
     const record = store.getStudy('m')!
     // Pretend the study was created with another seed.
-    ;(store as unknown as {db: {prepare(s: string): {run(...a: unknown[]): void}}}).db.prepare('UPDATE studies SET seed = 2 WHERE name = ?').run(record.name)
+    ;(store as unknown as {db: {prepare(s: string): {run(...a: unknown[]): void}}}).db
+      .prepare('UPDATE studies SET seed = 2 WHERE name = ?')
+      .run(record.name)
     store.close()
-    await expect(runSearch({storage, study: 'm', resume: true, maxTrials: 10})).rejects.toThrow(/study m trial 0: expected the trial this optimiser proposes on replay/)
+    await expect(runSearch({storage, study: 'm', resume: true, maxTrials: 10})).rejects.toThrow(
+      /study m trial 0: expected the trial this optimiser proposes on replay/,
+    )
   })
 })

@@ -27,7 +27,18 @@ const backends: Backend[] = [
 
 /** What must match between two storages holding the same study. */
 function essence(trials: readonly TrialRow[]): unknown[] {
-  return trials.map((t) => [t.id, t.configId, t.budget, t.status, t.loss, t.continues, JSON.stringify(t.config), t.tellSeq, t.asksBefore, JSON.stringify(t.checkpoint)])
+  return trials.map((t) => [
+    t.id,
+    t.configId,
+    t.budget,
+    t.status,
+    t.loss,
+    t.continues,
+    JSON.stringify(t.config),
+    t.tellSeq,
+    t.asksBefore,
+    JSON.stringify(t.checkpoint),
+  ])
 }
 
 async function withStorage<T>(spec: string, fn: (s: StudyStorage) => Promise<T>, mustExist = false): Promise<T> {
@@ -63,26 +74,45 @@ async function rawSql(spec: string, sql: (trials: string) => string): Promise<vo
 
 const hints = (trials: readonly TrialRow[]): unknown[] => trials.map((t) => t.askHint ?? null)
 
-const reference = (trials: number) => runSearch({storage: ':memory:', study: 'ref', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: trials})
+const reference = (trials: number) =>
+  runSearch({
+    storage: ':memory:',
+    study: 'ref',
+    objective: {name: 'counting_ones'},
+    optimizer: 'bohb',
+    seed: 3,
+    maxTrials: trials,
+  })
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`study storage contract: ${backend.name}`, () => {
     it('creates, lists and reads studies; refuses a duplicate name; runs a BOHB study identical to the in-memory one', async () => {
       const spec = await backend.fresh()
-      const out = await runSearch({storage: spec, study: 'a', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
+      const out = await runSearch({
+        storage: spec,
+        study: 'a',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 3,
+        maxTrials: 60,
+      })
       expect(out.summary.stoppedBy).toBe('trials')
       expect(out.study.state).toBe('finished')
       expect(essence(out.trials)).toEqual(essence((await reference(60)).trials))
       await withStorage(spec, async (s) => {
         const list = await s.listStudies()
-        expect(list.map((x) => [x.name, x.trials, x.ok, x.failed, x.running, x.state])).toEqual([['a', 60, 60, 0, 0, 'finished']])
+        expect(list.map((x) => [x.name, x.trials, x.ok, x.failed, x.running, x.state])).toEqual([
+          ['a', 60, 60, 0, 0, 'finished'],
+        ])
         expect(list[0].bestLoss).toBe(Math.min(...out.trials.map((t) => t.loss!)))
         expect((await s.getStudy('a'))?.optimizer).toBe('bohb')
         expect(await s.getStudy('nope')).toBeUndefined()
         const trials = await s.trials('a')
         expect(trials.map((t) => t.id)).toEqual([...Array(60).keys()])
         // each finished trial keeps who finished it (this process) and was started once
-        expect(new Set(trials.map((t) => `${t.owner?.replace(/\/[0-9a-f]+$/, '')} ${t.attempts}`))).toEqual(new Set([`${hostname().replace(/\//g, '_')}/${process.pid} 1`]))
+        expect(new Set(trials.map((t) => `${t.owner?.replace(/\/[0-9a-f]+$/, '')} ${t.attempts}`))).toEqual(
+          new Set([`${hostname().replace(/\//g, '_')}/${process.pid} 1`]),
+        )
       })
       // the dashboard's read-only view reads the same study from either storage
       const {openStudyReader} = await import('../../src/study/reader.js')
@@ -94,22 +124,38 @@ for (const backend of backends) {
       } finally {
         await reader.close()
       }
-      await expect(runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2})).rejects.toThrow(/study a: expected the arguments it was created with .*got --objective "branin" \(stored: "counting_ones"\); --optimizer "random" \(stored: "bohb"\)/)
+      await expect(
+        runSearch({storage: spec, study: 'a', objective: {name: 'branin'}, optimizer: 'random', maxTrials: 2}),
+      ).rejects.toThrow(
+        /study a: expected the arguments it was created with .*got --objective "branin" \(stored: "counting_ones"\); --optimizer "random" \(stored: "bohb"\)/,
+      )
     })
 
     it("stores each model-based ask's replay hint; old, wrong and damaged hints replay by scoring, and the study ends the same", async () => {
       const spec = await backend.fresh()
-      const first = await runSearch({storage: spec, study: 'h', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
+      const first = await runSearch({
+        storage: spec,
+        study: 'h',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 3,
+        maxTrials: 60,
+      })
       const ref = (await reference(100)).trials
       // the hints survive the storage's text round trip exactly as the asker made them
       expect(hints(first.trials)).toEqual(hints(ref.slice(0, 60)))
       const hinted = first.trials.filter((t) => t.askHint !== null)
       expect(hinted.length).toBeGreaterThan(10)
-      expect(hinted.every((t) => t.info?.model_based === true && Number.isInteger((t.askHint as {pick: number}).pick))).toBe(true)
+      expect(
+        hinted.every((t) => t.info?.model_based === true && Number.isInteger((t.askHint as {pick: number}).pick)),
+      ).toBe(true)
       // rows as an older kt left them (no hint), a wrong pick, unreadable text: the resumed replica re-scores those asks
-      await rawSql(spec, (trials) => `UPDATE ${trials} SET ask_hint = NULL WHERE id % 3 = 0;
+      await rawSql(
+        spec,
+        (trials) => `UPDATE ${trials} SET ask_hint = NULL WHERE id % 3 = 0;
         UPDATE ${trials} SET ask_hint = '{"pick":63}' WHERE id % 3 = 1 AND ask_hint IS NOT NULL;
-        UPDATE ${trials} SET ask_hint = '{pick' WHERE id = ${hinted[hinted.length - 1].id}`)
+        UPDATE ${trials} SET ask_hint = '{pick' WHERE id = ${hinted[hinted.length - 1].id}`,
+      )
       const resumed = await runSearch({storage: spec, study: 'h', resume: true, maxTrials: 100})
       expect(resumed.summary.replayed).toBe(60)
       expect(essence(resumed.trials)).toEqual(essence(ref))
@@ -118,11 +164,24 @@ for (const backend of backends) {
 
     it('upgrades a version 2 store in place: a viewer reads it as it is, the first writer adds ask_hint, and its trials replay by scoring', async () => {
       const spec = await backend.fresh()
-      await runSearch({storage: spec, study: 'v2', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 60})
-      await rawSql(spec, (trials) => `ALTER TABLE ${trials} DROP COLUMN ask_hint; UPDATE kt_meta SET value = '2' WHERE key = 'version'`)
+      await runSearch({
+        storage: spec,
+        study: 'v2',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 3,
+        maxTrials: 60,
+      })
+      await rawSql(
+        spec,
+        (trials) => `ALTER TABLE ${trials} DROP COLUMN ask_hint; UPDATE kt_meta SET value = '2' WHERE key = 'version'`,
+      )
       const viewer = await openStorage(spec, {readonly: true})
       try {
-        expect((await viewer.trialsSince('v2', 58, 58, [])).trials.map((t) => [t.id, t.askHint])).toEqual([[58, null], [59, null]])
+        expect((await viewer.trialsSince('v2', 58, 58, [])).trials.map((t) => [t.id, t.askHint])).toEqual([
+          [58, null],
+          [59, null],
+        ])
         expect(hints(await viewer.trials('v2'))).toEqual(Array(60).fill(null))
       } finally {
         await viewer.close()
@@ -136,10 +195,25 @@ for (const backend of backends) {
 
     it('finishes a trial only while it is leased to the finisher, and only once', async () => {
       const spec = await backend.fresh()
-      await runSearch({storage: spec, study: 'l', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      await runSearch({
+        storage: spec,
+        study: 'l',
+        objective: {name: 'branin'},
+        optimizer: 'random',
+        seed: 1,
+        maxTrials: 1,
+      })
       await withStorage(spec, async (s) => {
         const t = new Date().toISOString()
-        const result = {status: 'ok' as const, loss: 1.5, startedAt: t, finishedAt: t, durationMs: 1, tellSeq: 1, asksBefore: 2}
+        const result = {
+          status: 'ok' as const,
+          loss: 1.5,
+          startedAt: t,
+          finishedAt: t,
+          durationMs: 1,
+          tellSeq: 1,
+          asksBefore: 2,
+        }
         await s.withStudyLock('l', async (tx) => {
           expect(tx.state).toBe('finished')
           await tx.insertTrial({id: 1, configId: 'x', config: {x1: 0, x2: 0}, budget: 1}, 'host-a/1/aa', t)
@@ -166,7 +240,14 @@ for (const backend of backends) {
 
     it('records a prelude tell as the next in the order, with every ask before it, and returns it with the unseen trials and the leases', async () => {
       const spec = await backend.fresh()
-      await runSearch({storage: spec, study: 'p', objective: {name: 'counting_ones'}, optimizer: 'random', seed: 1, maxTrials: 2})
+      await runSearch({
+        storage: spec,
+        study: 'p',
+        objective: {name: 'counting_ones'},
+        optimizer: 'random',
+        seed: 1,
+        maxTrials: 2,
+      })
       await withStorage(spec, async (s) => {
         const t = new Date().toISOString()
         const config = (await s.trials('p'))[0].config
@@ -176,8 +257,19 @@ for (const backend of backends) {
           await tx.insertTrial({id: 3, configId: 'c3', config, budget: 9}, 'host-b/2/bb', t)
         })
         // a catch-up read outside the lock sees the same unseen trials
-        expect((await s.changes('p', 2, 2)).map((r) => [r.id, r.status])).toEqual([[2, 'running'], [3, 'running']])
-        const result = {status: 'ok' as const, loss: -3.25, values: [-3.25], startedAt: t, finishedAt: t, durationMs: 5, checkpoint: {counts: [1, 2]}}
+        expect((await s.changes('p', 2, 2)).map((r) => [r.id, r.status])).toEqual([
+          [2, 'running'],
+          [3, 'running'],
+        ])
+        const result = {
+          status: 'ok' as const,
+          loss: -3.25,
+          values: [-3.25],
+          startedAt: t,
+          finishedAt: t,
+          durationMs: 5,
+          checkpoint: {counts: [1, 2]},
+        }
         // b's late prelude for a trial it does not hold is refused; a's is the next tell (2) after 4 asks
         const seen = await s.withStudyLock(
           'p',
@@ -185,23 +277,48 @@ for (const backend of backends) {
             expect(tx.recorded).toBe(true)
             const rows = await tx.changes(2, 2)
             const leases = await tx.leases()
-            return {rows: rows.map((r) => [r.id, r.status, r.tellSeq, r.asksBefore, r.loss]), leases: leases.map((l) => [l.id, l.owner])}
+            return {
+              rows: rows.map((r) => [r.id, r.status, r.tellSeq, r.asksBefore, r.loss]),
+              leases: leases.map((l) => [l.id, l.owner]),
+            }
           },
           {finish: {trialId: 2, owner: 'host-a/1/aa', result}, since: {askCount: 2, tellSeq: 2}},
         )
-        expect(seen).toEqual({rows: [[2, 'ok', 2, 4, -3.25], [3, 'running', null, null, null]], leases: [[3, 'host-b/2/bb']]})
-        const stale = await s.withStudyLock('p', async (tx) => tx.recorded, {finish: {trialId: 2, owner: 'host-b/2/bb', result}, since: {askCount: 4, tellSeq: 3}})
+        expect(seen).toEqual({
+          rows: [
+            [2, 'ok', 2, 4, -3.25],
+            [3, 'running', null, null, null],
+          ],
+          leases: [[3, 'host-b/2/bb']],
+        })
+        const stale = await s.withStudyLock('p', async (tx) => tx.recorded, {
+          finish: {trialId: 2, owner: 'host-b/2/bb', result},
+          since: {askCount: 4, tellSeq: 3},
+        })
         expect(stale).toBe(false)
         // a continued trial's checkpoint, read with the section's commit
         const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpointAfterCommit(2)}))
         expect(await checkpoint.read).toEqual({counts: [1, 2]})
-        expect((await s.trials('p'))[2]).toMatchObject({status: 'ok', tellSeq: 2, asksBefore: 4, owner: 'host-a/1/aa', values: [-3.25]})
+        expect((await s.trials('p'))[2]).toMatchObject({
+          status: 'ok',
+          tellSeq: 2,
+          asksBefore: 4,
+          owner: 'host-a/1/aa',
+          values: [-3.25],
+        })
       })
     })
 
     it("wakes a waiting worker at another process's tell", async () => {
       const spec = await backend.fresh()
-      await runSearch({storage: spec, study: 'w', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      await runSearch({
+        storage: spec,
+        study: 'w',
+        objective: {name: 'branin'},
+        optimizer: 'random',
+        seed: 1,
+        maxTrials: 1,
+      })
       // longer than the test's timeout: only a notification (or SQLite's short backoff) ends the wait in time
       const longWaitMs = 120_000
       await withStorage(spec, (a) =>
@@ -219,7 +336,14 @@ for (const backend of backends) {
 
     it('rolls back a locked section that throws', async () => {
       const spec = await backend.fresh()
-      await runSearch({storage: spec, study: 'r', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 1})
+      await runSearch({
+        storage: spec,
+        study: 'r',
+        objective: {name: 'branin'},
+        optimizer: 'random',
+        seed: 1,
+        maxTrials: 1,
+      })
       await withStorage(spec, async (s) => {
         await expect(
           s.withStudyLock('r', async (tx) => {
@@ -236,7 +360,17 @@ for (const backend of backends) {
       const controller = new AbortController()
       let n = 0
       // 200 ms grace: a remote worker silent for longer is taken for dead
-      await runSearch({storage: spec, study: 'h', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 40, graceMs: 200, signal: controller.signal, onTrial: () => ++n === 10 && controller.abort()})
+      await runSearch({
+        storage: spec,
+        study: 'h',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 3,
+        maxTrials: 40,
+        graceMs: 200,
+        signal: controller.signal,
+        onTrial: () => ++n === 10 && controller.abort(),
+      })
       await withStorage(spec, async (s) => {
         // trial 10 was handed out when the run stopped; pretend a worker on another machine holds it and went silent
         await s.withStudyLock('h', async (tx) => tx.claim(10, 'elsewhere/4242/dead', 't'))
@@ -256,10 +390,24 @@ for (const backend of backends) {
     it('shares one study between two concurrent runners: every trial evaluated once', async () => {
       const spec = await backend.fresh()
       const evalLog = join(dir, `shared-${backend.name.split(' ')[0]}-${fileCount++}.log`)
-      await runSearch({storage: spec, study: 'c', objective: {name: 'counting_ones', delayMs: 3, evalLog}, optimizer: 'bohb', seed: 2, maxTrials: 1})
-      const [a, b] = await Promise.all([runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90}), runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90})])
+      await runSearch({
+        storage: spec,
+        study: 'c',
+        objective: {name: 'counting_ones', delayMs: 3, evalLog},
+        optimizer: 'bohb',
+        seed: 2,
+        maxTrials: 1,
+      })
+      const [a, b] = await Promise.all([
+        runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90}),
+        runSearch({storage: spec, study: 'c', resume: true, maxTrials: 90}),
+      ])
       expect(a.summary.evaluated + b.summary.evaluated).toBe(89)
-      const ids = (await import('node:fs')).readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+      const ids = (await import('node:fs'))
+        .readFileSync(evalLog, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(' ')[0]))
       expect(ids.sort((x, y) => x - y)).toEqual([...Array(90).keys()])
       const again = await runSearch({storage: spec, study: 'c', resume: true})
       expect(again.summary.evaluated).toBe(0)
@@ -270,18 +418,31 @@ for (const backend of backends) {
       const spec = await backend.fresh()
       const controller = new AbortController()
       let n = 0
-      await runSearch({storage: spec, study: 'cp', objective: {name: 'counting_ones'}, optimizer: 'bohb', seed: 3, maxTrials: 100, signal: controller.signal, onTrial: () => ++n === 85 && controller.abort()})
+      await runSearch({
+        storage: spec,
+        study: 'cp',
+        objective: {name: 'counting_ones'},
+        optimizer: 'bohb',
+        seed: 3,
+        maxTrials: 100,
+        signal: controller.signal,
+        onTrial: () => ++n === 85 && controller.abort(),
+      })
       const other = backends.find((b) => b !== backend && !b.skip) ?? backend
       const target = await other.fresh()
       const {copyStudy} = await import('../../src/study/copy.js')
       const copied = await copyStudy(spec, target, 'cp')
       expect(copied.trials).toBe(86)
-      await expect(copyStudy(spec, target, 'cp')).rejects.toThrow(/study cp: expected a study name not yet in the target storage, got an existing study/)
+      await expect(copyStudy(spec, target, 'cp')).rejects.toThrow(
+        /study cp: expected a study name not yet in the target storage, got an existing study/,
+      )
       // the replay hints travel with the trials, and so do who finished each and its attempts (a running trial arrives released)
       const copiedRows = await withStorage(target, (s) => s.trials('cp'))
       const sourceRows = await withStorage(spec, (s) => s.trials('cp'))
       expect(hints(copiedRows)).toEqual(hints(sourceRows))
-      expect(copiedRows.map((t) => [t.owner ?? null, t.attempts])).toEqual(sourceRows.map((t) => [t.status === 'running' ? null : t.owner, t.attempts]))
+      expect(copiedRows.map((t) => [t.owner ?? null, t.attempts])).toEqual(
+        sourceRows.map((t) => [t.status === 'running' ? null : t.owner, t.attempts]),
+      )
       expect(copiedRows.filter((t) => t.owner !== null && t.owner !== undefined)).toHaveLength(85)
       const resumed = await runSearch({storage: target, study: 'cp', resume: true})
       expect(resumed.summary.replayed).toBe(85)
@@ -302,21 +463,29 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     const {freePort} = await import('../../src/db/server.js')
     const port = await freePort()
     const refused = await openStorage(`postgresql://kt:topsecret@127.0.0.1:${port}/kt`).catch(oneLine)
-    expect(refused).toBe(`postgresql://kt:***@127.0.0.1:${port}/kt: expected a PostgreSQL server listening at 127.0.0.1:${port}, got connection refused`)
+    expect(refused).toBe(
+      `postgresql://kt:***@127.0.0.1:${port}/kt: expected a PostgreSQL server listening at 127.0.0.1:${port}, got connection refused`,
+    )
 
     const admin = new URL(pg.adminUrl!)
     const wrong = new URL(admin)
     wrong.password = 'not-the-password'
     const denied = await openStorage(wrong.toString()).catch(oneLine)
-    expect(denied).toMatch(/^postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/postgres: expected the right password for user kt, got password authentication failed$/)
+    expect(denied).toMatch(
+      /^postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/postgres: expected the right password for user kt, got password authentication failed$/,
+    )
     expect(denied).not.toContain('not-the-password')
 
     const missing = new URL(admin)
     missing.pathname = '/no_such_db'
-    expect(await openStorage(missing.toString()).catch(oneLine)).toMatch(/\/no_such_db: expected an existing database no_such_db \(create it first, e\.g\. createdb no_such_db\), got no database no_such_db$/)
+    expect(await openStorage(missing.toString()).catch(oneLine)).toMatch(
+      /\/no_such_db: expected an existing database no_such_db \(create it first, e\.g\. createdb no_such_db\), got no database no_such_db$/,
+    )
 
     const empty = await pg.database('kt_empty')
-    expect(await openStorage(empty, {readonly: true}).catch(oneLine)).toMatch(/kt_empty_\w+: expected a database with kt's study schema \(kt_meta, format kt-study version 3; kt search creates it\), got a database without it$/)
+    expect(await openStorage(empty, {readonly: true}).catch(oneLine)).toMatch(
+      /kt_empty_\w+: expected a database with kt's study schema \(kt_meta, format kt-study version 3; kt search creates it\), got a database without it$/,
+    )
     expect(await openStorage(empty, {mustExist: true}).catch(oneLine)).toMatch(/got a database without it$/)
 
     const future = await pg.database('kt_future')
@@ -326,7 +495,9 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await client.connect()
     await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
     await client.end()
-    expect(await openStorage(future).catch(oneLine)).toMatch(/kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/)
+    expect(await openStorage(future).catch(oneLine)).toMatch(
+      /kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/,
+    )
 
     // a valid kt_meta whose tables are gone: which one, exit 2, for writers and readers alike
     const half = await pg.database('kt_half')
@@ -336,18 +507,29 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await halfClient.query('DROP TABLE kt_trials; DROP TABLE kt_studies')
     await halfClient.end()
     for (const options of [{}, {readonly: true}, {mustExist: true}])
-      expect(await openStorage(half, options).catch(oneLine)).toMatch(/kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(a damaged schema: restore it, or use another database\)$/)
+      expect(await openStorage(half, options).catch(oneLine)).toMatch(
+        /kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(a damaged schema: restore it, or use another database\)$/,
+      )
     const {kt} = await import('../cli/helpers.js')
     const r = kt(['study', 'list', '--storage', half])
     expect(r.status).toBe(2)
-    expect(r.stderr).toMatch(/^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(.*\)\n$/)
+    expect(r.stderr).toMatch(
+      /^kt: postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_half_\w+: expected kt's study schema \(kt_meta, kt_studies and kt_trials\), got no table kt_studies and no table kt_trials \(.*\)\n$/,
+    )
   })
 })
 
 describe('SQLite schema versions', () => {
   it("upgrades a version 1 file in place and refuses another kt version's schema", async () => {
     const path = join(dir, 'versions.sqlite')
-    await runSearch({storage: path, study: 'v', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 3})
+    await runSearch({
+      storage: path,
+      study: 'v',
+      objective: {name: 'branin'},
+      optimizer: 'random',
+      seed: 1,
+      maxTrials: 3,
+    })
     const Database = (await import('better-sqlite3')).default
     const db = new Database(path)
     // the version 1 layout: no lease columns, no replay hints
@@ -360,6 +542,8 @@ describe('SQLite schema versions', () => {
     expect(db2.prepare("SELECT value FROM kt_meta WHERE key = 'version'").get()).toEqual({value: '3'})
     db2.exec("UPDATE kt_meta SET value = '7' WHERE key = 'version'")
     db2.close()
-    await expect(openStorage(path)).rejects.toThrow(/versions\.sqlite: expected study format version 3 \(this kt reads 1, 2, 3\), got version 7 \(another kt version's schema\)/)
+    await expect(openStorage(path)).rejects.toThrow(
+      /versions\.sqlite: expected study format version 3 \(this kt reads 1, 2, 3\), got version 7 \(another kt version's schema\)/,
+    )
   })
 })

@@ -4,7 +4,8 @@ import {studyDifferences} from '../../src/study/search.js'
 
 const base = {optimizer: 'random', seed: 42, options: {}, space: undefined}
 const fp = {parameters: 'p1', evaluate: 'e1', tiers: 't1', objectives: 'o1'}
-const study = (options: Record<string, unknown>) => ({...base, objective: {name: 'engine', options: {file: '/x/engine.json', ...options}}}) as never
+const study = (options: Record<string, unknown>) =>
+  ({...base, objective: {name: 'engine', options: {file: '/x/engine.json', ...options}}}) as never
 
 describe('studyDifferences and engine fingerprints', () => {
   it('a study made before kt stored a fingerprint continues with the same command (nothing to compare it on)', () => {

@@ -13,7 +13,11 @@ const dir = mkdtempSync(join(tmpdir(), 'kt-two-'))
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
 function resumeInChild(storage: string, study: string): Promise<{code: number | null; out: string; err: string}> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/study/fixtures/resume-search.ts'), storage, study], {cwd: root, stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'test/study/fixtures/resume-search.ts'), storage, study],
+    {cwd: root, stdio: ['ignore', 'pipe', 'pipe']},
+  )
   let out = ''
   let err = ''
   child.stdout.on('data', (d) => (out += d))
@@ -30,7 +34,13 @@ describe('two processes on one SQLite study', () => {
     const controller = new AbortController()
     let seen = 0
     await runSearch({
-      storage, study: 'two', objective: {name: 'counting_ones', delayMs: 8, evalLog}, optimizer: 'bohb', seed: 5, maxTrials: total, signal: controller.signal,
+      storage,
+      study: 'two',
+      objective: {name: 'counting_ones', delayMs: 8, evalLog},
+      optimizer: 'bohb',
+      seed: 5,
+      maxTrials: total,
+      signal: controller.signal,
       onTrial: () => {
         if (++seen === 20) controller.abort()
       },
@@ -38,7 +48,10 @@ describe('two processes on one SQLite study', () => {
     const [a, b] = await Promise.all([resumeInChild(storage, 'two'), resumeInChild(storage, 'two')])
     expect(a.err + b.err).toBe('')
     expect([a.code, b.code]).toEqual([0, 0])
-    const lines = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => l.split(' ').map(Number))
+    const lines = readFileSync(evalLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').map(Number))
     const ids = lines.map(([id]) => id)
     // every trial evaluated exactly once across the three processes
     expect(ids.slice().sort((x, y) => x - y)).toEqual([...Array(total).keys()])

@@ -37,9 +37,21 @@ describe('warm-up reads on a shared study', () => {
   it('two runners warm up while the other tells; every trial is finished once and a resume replays every ask', async () => {
     const storage = join(dir, 'warm.sqlite')
     const total = 24
-    await runSearch({storage, study: 'w', objective: {name: 'counting_ones', delayMs: 60}, optimizer: 'bohb', seed: 11, maxTrials: total, createOnly: true})
+    await runSearch({
+      storage,
+      study: 'w',
+      objective: {name: 'counting_ones', delayMs: 60},
+      optimizer: 'bohb',
+      seed: 11,
+      maxTrials: total,
+      createOnly: true,
+    })
     const timings = [newWorkerTiming(), newWorkerTiming()]
-    await Promise.all(timings.map((timing) => runSearch({storage, study: 'w', resume: true, threads: false, timing, log: () => undefined})))
+    await Promise.all(
+      timings.map((timing) =>
+        runSearch({storage, study: 'w', resume: true, threads: false, timing, log: () => undefined}),
+      ),
+    )
     // about ten trials each are long enough and have two durations before them
     expect(timings[0].warmUps! + timings[1].warmUps!).toBeGreaterThan(0)
     expect(timings[0].evaluated + timings[1].evaluated).toBe(total)

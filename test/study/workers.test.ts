@@ -13,8 +13,18 @@ const fixture = fileURLToPath(new URL('./fixtures/slow-objective.ts', import.met
 describe('parallel workers', () => {
   it('evaluates every trial exactly once on worker threads', async () => {
     const evalLog = join(dir, 'evals.log')
-    const out = await runSearch({storage: ':memory:', objective: {name: 'counting_ones', delayMs: 5, evalLog}, optimizer: 'bohb', seed: 2, maxTrials: 120, workers: 2})
-    const ids = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+    const out = await runSearch({
+      storage: ':memory:',
+      objective: {name: 'counting_ones', delayMs: 5, evalLog},
+      optimizer: 'bohb',
+      seed: 2,
+      maxTrials: 120,
+      workers: 2,
+    })
+    const ids = readFileSync(evalLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split(' ')[0]))
     expect(ids).toHaveLength(120)
     expect(new Set(ids).size).toBe(120)
     expect(out.trials.every((t) => t.status === 'ok')).toBe(true)
@@ -57,7 +67,15 @@ describe('failures in this thread', () => {
         return base.evaluate(config, budget, ctx)
       },
     }
-    const out = await runSearch({storage: ':memory:', objective: {name: 'branin'}, objectiveInstance: flaky, optimizer: 'bohb', seed: 3, maxTrials: 14, timeoutMs: 100})
+    const out = await runSearch({
+      storage: ':memory:',
+      objective: {name: 'branin'},
+      objectiveInstance: flaky,
+      optimizer: 'bohb',
+      seed: 3,
+      maxTrials: 14,
+      timeoutMs: 100,
+    })
     const rung0 = out.trials.slice(0, 9)
     expect(rung0.every((t) => t.budget === 1)).toBe(true)
     expect(rung0.filter((t) => t.status === 'failed').map((t) => t.id)).toEqual([0, 1, 3, 6])
@@ -74,8 +92,17 @@ describe('failures in this thread', () => {
 describe('an objective that cannot be built in a worker', () => {
   it('stops the study with a one-line error instead of failing every trial', async () => {
     await expect(
-      runSearch({storage: ':memory:', objective: {name: 'module', module: join(dir, 'no-such-module.ts')}, objectiveInstance: braninObjective(), optimizer: 'random', maxTrials: 5, workers: 2}),
-    ).rejects.toThrow(/objective \(in a worker thread\): expected an objective that builds, got .*no-such-module\.ts: expected an importable ES module/)
+      runSearch({
+        storage: ':memory:',
+        objective: {name: 'module', module: join(dir, 'no-such-module.ts')},
+        objectiveInstance: braninObjective(),
+        optimizer: 'random',
+        maxTrials: 5,
+        workers: 2,
+      }),
+    ).rejects.toThrow(
+      /objective \(in a worker thread\): expected an objective that builds, got .*no-such-module\.ts: expected an importable ES module/,
+    )
   })
 })
 
@@ -104,7 +131,10 @@ describe('resume with parallel workers', () => {
     expect(resumed.summary.replayed).toBe(60)
     expect(resumed.trials.map((t) => t.id)).toEqual([...Array(100).keys()])
     expect(resumed.trials.every((t) => t.status === 'ok')).toBe(true)
-    const ids = readFileSync(evalLog, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]))
+    const ids = readFileSync(evalLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split(' ')[0]))
     for (const id of done) expect(ids.filter((x) => x === id)).toHaveLength(1)
   })
 })
@@ -112,11 +142,24 @@ describe('resume with parallel workers', () => {
 describe('worker threads are bounded and started as trials arrive', () => {
   it('starts no thread before a trial, one per trial in flight, and reuses idle ones', async () => {
     const {WorkerPool} = await import('../../src/study/pool.js')
-    const first = (await runSearch({storage: ':memory:', objective: {name: 'counting_ones'}, optimizer: 'random', seed: 1, maxTrials: 1})).trials[0]
+    const first = (
+      await runSearch({
+        storage: ':memory:',
+        objective: {name: 'counting_ones'},
+        optimizer: 'random',
+        seed: 1,
+        maxTrials: 1,
+      })
+    ).trials[0]
     const pool = new WorkerPool({name: 'counting_ones', delayMs: 20}, 8, undefined, () => new Date().toISOString())
     try {
       expect(pool.started).toBe(0)
-      const job = (trialId: number) => ({trialId, config: first.config, budget: first.budget, ctx: {trialId, configId: first.configId, seed: 1}})
+      const job = (trialId: number) => ({
+        trialId,
+        config: first.config,
+        budget: first.budget,
+        ctx: {trialId, configId: first.configId, seed: 1},
+      })
       const outcomes = await Promise.all([pool.evaluate(job(0)), pool.evaluate(job(1))])
       expect(outcomes.map((o) => o.status)).toEqual(['ok', 'ok'])
       expect(pool.started).toBe(2)
@@ -133,11 +176,39 @@ describe('worker threads are bounded and started as trials arrive', () => {
     const file = join(dir, 'bounded.sqlite')
     let r = kt(['worker', '--storage', file, '--study', 'x', '--workers', String(MAX_WORKERS_PER_PROCESS + 1)])
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe(`kt: --workers: expected at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes), got ${MAX_WORKERS_PER_PROCESS + 1}\n`)
-    r = kt(['search', '--objective', 'counting_ones', '--optimizer', 'random', '--trials', '3', '--study', 'x', '--storage', file, '--workers', '1000'])
+    expect(r.stderr).toBe(
+      `kt: --workers: expected at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes), got ${MAX_WORKERS_PER_PROCESS + 1}\n`,
+    )
+    r = kt([
+      'search',
+      '--objective',
+      'counting_ones',
+      '--optimizer',
+      'random',
+      '--trials',
+      '3',
+      '--study',
+      'x',
+      '--storage',
+      file,
+      '--workers',
+      '1000',
+    ])
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/^kt: --workers: expected at most \d+ trials in flight per process .*, got 1000\n$/)
-    r = kt(['search', '--objective', 'counting_ones', '--optimizer', 'random', '--trials', '3', '--study', 'x', '--storage', file])
+    r = kt([
+      'search',
+      '--objective',
+      'counting_ones',
+      '--optimizer',
+      'random',
+      '--trials',
+      '3',
+      '--study',
+      'x',
+      '--storage',
+      file,
+    ])
     expect(r.status, r.stderr).toBe(0)
     r = kt(['worker', '--storage', file, '--study', 'x', '--workers', String(MAX_WORKERS_PER_PROCESS), '--json'])
     expect(r.status, r.stderr).toBe(0)

@@ -4,7 +4,9 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 
 // every fsync and rename writeFileAtomic makes, in order (test/helpers/fs-calls.ts)
-vi.mock('node:fs', async (importOriginal) => (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()))
+vi.mock('node:fs', async (importOriginal) =>
+  (await import('../helpers/fs-calls.js')).recordingFs(await importOriginal()),
+)
 
 const {fsCalls: calls} = await import('../helpers/fs-calls.js')
 const {writeFileAtomic} = await import('../../src/util/fs.js')

@@ -3,7 +3,23 @@ import {describeValue} from '../../src/util/errors.js'
 
 describe('describeValue', () => {
   it('shows a value as its JSON text, cut at 40 characters, as before', () => {
-    const values: unknown[] = [1, 'abc', null, true, [1, 2], {a: 1, b: [null, 'x']}, [Infinity], [undefined, () => 1], {u: undefined, f: () => 1, k: 2}, new Date(0), 'x'.repeat(100), Array.from({length: 500}, (_, i) => i), Object.fromEntries(Array.from({length: 300}, (_, i) => [`key${i}`, i])), {s: 'é\u0000\ud83d\ude00'.repeat(30)}, new Float64Array([1.5, 2])]
+    const values: unknown[] = [
+      1,
+      'abc',
+      null,
+      true,
+      [1, 2],
+      {a: 1, b: [null, 'x']},
+      [Infinity],
+      [undefined, () => 1],
+      {u: undefined, f: () => 1, k: 2},
+      new Date(0),
+      'x'.repeat(100),
+      Array.from({length: 500}, (_, i) => i),
+      Object.fromEntries(Array.from({length: 300}, (_, i) => [`key${i}`, i])),
+      {s: 'é\u0000\ud83d\ude00'.repeat(30)},
+      new Float64Array([1.5, 2]),
+    ]
     for (const v of values) {
       const full = JSON.stringify(v)
       expect(describeValue(v), full).toBe(full.length > 40 ? `${full.slice(0, 37)}...` : full)

@@ -36,7 +36,10 @@ function anchors(markdown: string): Set<string> {
     const m = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line)
     if (!m) continue
     const text = m[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '').replace(/ /g, '-')
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
+      .replace(/ /g, '-')
     const n = seen.get(base) ?? 0
     seen.set(base, n + 1)
     out.add(n === 0 ? base : `${base}-${n}`)
@@ -46,7 +49,9 @@ function anchors(markdown: string): Set<string> {
 
 describe('Markdown links', () => {
   it('makes GitHub anchors', () => {
-    const a = anchors('# kt\n## Measured (this machine: 2 cores, shared)\n## Online learning (`src/online`, `src/rank`)\n## kt\n```\n# not a heading\n```\n')
+    const a = anchors(
+      '# kt\n## Measured (this machine: 2 cores, shared)\n## Online learning (`src/online`, `src/rank`)\n## kt\n```\n# not a heading\n```\n',
+    )
     expect([...a]).toEqual(['kt', 'measured-this-machine-2-cores-shared', 'online-learning-srconline-srcrank', 'kt-1'])
   })
 

@@ -33,7 +33,8 @@ import {kt} from '../cli/helpers.js'
 const SEED = 20261201
 const CASES_PER_KIND = 40
 /** What a JavaScript runtime error looks like when it is passed off as a clean message. */
-const RUNTIME_ERROR = /is not a function|Cannot read propert|Cannot convert|is not iterable|is not defined|Maximum call stack|Invalid time value|Invalid array length|of undefined|of null/
+const RUNTIME_ERROR =
+  /is not a function|Cannot read propert|Cannot convert|is not iterable|is not defined|Maximum call stack|Invalid time value|Invalid array length|of undefined|of null/
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 interface Kind {
@@ -53,18 +54,78 @@ beforeAll(() => {
   const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
   writeFileSync(join(seeds, 'plan.json'), JSON.stringify(plan, null, 2))
   cpSync(join(packageRoot, 'fixtures', 'uniform_50.json'), join(seeds, 'dataset.json'))
-  const turns = (JSON.parse(readFileSync(join(packageRoot, 'fixtures', 'uniform_50.json'), 'utf8')) as {turns: Array<Record<string, unknown>>}).turns.slice(0, 6)
-  const rows = turns.map((t, i) => ({id: t.id, time: 1_700_000_000 + i * 3600, text: t.text, truth: t.truth, surprise: t.surprise, query: 'what happened'}))
-  writeFileSync(join(seeds, 'turns.csv'), `id,time,text,truth,surprise,query\n${rows.map((r) => [r.id, r.time, JSON.stringify(r.text), r.truth, r.surprise, r.query].join(',')).join('\n')}\n`)
+  const turns = (
+    JSON.parse(readFileSync(join(packageRoot, 'fixtures', 'uniform_50.json'), 'utf8')) as {
+      turns: Array<Record<string, unknown>>
+    }
+  ).turns.slice(0, 6)
+  const rows = turns.map((t, i) => ({
+    id: t.id,
+    time: 1_700_000_000 + i * 3600,
+    text: t.text,
+    truth: t.truth,
+    surprise: t.surprise,
+    query: 'what happened',
+  }))
+  writeFileSync(
+    join(seeds, 'turns.csv'),
+    `id,time,text,truth,surprise,query\n${rows.map((r) => [r.id, r.time, JSON.stringify(r.text), r.truth, r.surprise, r.query].join(',')).join('\n')}\n`,
+  )
   writeFileSync(join(seeds, 'turns.jsonl'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`)
   const locomo = JSON.parse(readFileSync(join(packageRoot, 'fixtures', 'memory_small.json'), 'utf8')) as unknown[]
   writeFileSync(join(seeds, 'locomo.json'), JSON.stringify(locomo.slice(0, 1), null, 1))
-  writeFileSync(join(seeds, 'profile.json'), JSON.stringify(makeProfile({kind: 'importance', space: IMPORTANCE_SPACE, name: 'optimum', config: defaultConfig(IMPORTANCE_SPACE), metrics: {spearman: 0.5}, sourceRun: 'seed42-planx'}), null, 2))
-  writeFileSync(join(seeds, 'retrieval-profile.json'), JSON.stringify(makeProfile({kind: 'retrieval', space: RETRIEVAL_SPACE, name: 'fast', config: defaultConfig(RETRIEVAL_SPACE), metrics: {'recall@10': 0.7}, sourceRun: 'seed42-planx'}), null, 2))
-  writeFileSync(join(seeds, 'routed.json'), JSON.stringify({config: {'bm25.k1': 1.2}, overrides: {temporal: {'bm25.b': 0.5}, entity_lookup: {'seeds.count': 4}}}, null, 2))
+  writeFileSync(
+    join(seeds, 'profile.json'),
+    JSON.stringify(
+      makeProfile({
+        kind: 'importance',
+        space: IMPORTANCE_SPACE,
+        name: 'optimum',
+        config: defaultConfig(IMPORTANCE_SPACE),
+        metrics: {spearman: 0.5},
+        sourceRun: 'seed42-planx',
+      }),
+      null,
+      2,
+    ),
+  )
+  writeFileSync(
+    join(seeds, 'retrieval-profile.json'),
+    JSON.stringify(
+      makeProfile({
+        kind: 'retrieval',
+        space: RETRIEVAL_SPACE,
+        name: 'fast',
+        config: defaultConfig(RETRIEVAL_SPACE),
+        metrics: {'recall@10': 0.7},
+        sourceRun: 'seed42-planx',
+      }),
+      null,
+      2,
+    ),
+  )
+  writeFileSync(
+    join(seeds, 'routed.json'),
+    JSON.stringify(
+      {config: {'bm25.k1': 1.2}, overrides: {temporal: {'bm25.b': 0.5}, entity_lookup: {'seeds.count': 4}}},
+      null,
+      2,
+    ),
+  )
   cpSync(join(packageRoot, 'fixtures', 'ltr', 'test-small.jsonl'), join(seeds, 'log.jsonl'))
-  writeFileSync(join(seeds, 'letor.txt'), readFileSync(join(packageRoot, 'fixtures', 'ltr', 'test.txt'), 'utf8').split('\n').slice(0, 30).join('\n'))
-  runTrainReport({files: {train: join(seeds, 'log.jsonl')}, params: {...DEFAULT_LAMBDAMART, trees: 2, minDataInLeaf: 2}, seed: 1, save: join(seeds, 'model.json')})
+  writeFileSync(
+    join(seeds, 'letor.txt'),
+    readFileSync(join(packageRoot, 'fixtures', 'ltr', 'test.txt'), 'utf8')
+      .split('\n')
+      .slice(0, 30)
+      .join('\n'),
+  )
+  runTrainReport({
+    files: {train: join(seeds, 'log.jsonl')},
+    params: {...DEFAULT_LAMBDAMART, trees: 2, minDataInLeaf: 2},
+    seed: 1,
+    save: join(seeds, 'model.json'),
+  })
   const report = kt(['phase', '3', '--out', join(dir, 'report-seed')], {cwd: dir})
   expect(report.status, report.stderr).toBe(0)
   cpSync(join(dir, 'report-seed', 'report.json'), join(seeds, 'report.json'))
@@ -78,8 +139,16 @@ beforeAll(() => {
   kinds.push(
     {name: 'plan', file: 'plan.json', load: (p) => loadPlan(p)},
     {name: 'importance dataset', file: 'dataset.json', load: (p) => loadDataset(p)},
-    {name: 'CSV import', file: 'turns.csv', load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS})},
-    {name: 'JSONL import', file: 'turns.jsonl', load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS})},
+    {
+      name: 'CSV import',
+      file: 'turns.csv',
+      load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS}),
+    },
+    {
+      name: 'JSONL import',
+      file: 'turns.jsonl',
+      load: (p) => importLabelledTurns({file: p, id: 'x', columns: DEFAULT_COLUMNS}),
+    },
     {name: 'LoCoMo', file: 'locomo.json', load: (p) => loadMemoryDataset(p, {format: 'locomo'})},
     {name: 'profile', file: 'profile.json', load: (p) => parseProfile(readJsonFile(p), p)},
     {name: 'retrieval profile', file: 'retrieval-profile.json', load: (p) => loadRetrievalProfile(p)},
@@ -93,10 +162,47 @@ beforeAll(() => {
 
 /** Values that have broken loaders: wrong types, huge and special numbers, control characters, deep nesting. */
 const HOSTILE_VALUES: unknown[] = [
-  null, true, 0, -1, 1e308, 99999999999999999, -99999999999999999, 0.5, '', 'x', '\u001b[2J\u001b[31mred', 'a\nb\r\nc', '\u2028', '\u0000',
-  [], [1, 2], {}, {a: 1}, '2025-13-45T99:99:99Z', 'NaN', '1e400', '__proto__',
+  null,
+  true,
+  0,
+  -1,
+  1e308,
+  99999999999999999,
+  -99999999999999999,
+  0.5,
+  '',
+  'x',
+  '\u001b[2J\u001b[31mred',
+  'a\nb\r\nc',
+  '\u2028',
+  '\u0000',
+  [],
+  [1, 2],
+  {},
+  {a: 1},
+  '2025-13-45T99:99:99Z',
+  'NaN',
+  '1e400',
+  '__proto__',
 ]
-const HOSTILE_TEXT = ['\u001b[2J', '\n', '\r', '\u0000', '\u2028', '\uFEFF', '"', ',', '{', ']', '99999999999999999', '1e400', '-', '\\', '\u00ff', '\t']
+const HOSTILE_TEXT = [
+  '\u001b[2J',
+  '\n',
+  '\r',
+  '\u0000',
+  '\u2028',
+  '\uFEFF',
+  '"',
+  ',',
+  '{',
+  ']',
+  '99999999999999999',
+  '1e400',
+  '-',
+  '\\',
+  '\u00ff',
+  '\t',
+]
 
 const DEEP_MARK = '\u0001deep\u0001'
 
@@ -141,14 +247,19 @@ function mutate(text: string, isJson: boolean, rng: Rng): string {
       return text.slice(0, at) + String.fromCharCode(rng.int(0x100)) + text.slice(at + 1) // a byte replaced
     case 4:
       // 100,000 levels: around the whole document (still valid JSON) or anywhere in it
-      return rng.next() < 0.5 ? `${'['.repeat(100_000)}${text}${']'.repeat(100_000)}` : text.slice(0, at) + deep(100_000) + text.slice(at)
+      return rng.next() < 0.5
+        ? `${'['.repeat(100_000)}${text}${']'.repeat(100_000)}`
+        : text.slice(0, at) + deep(100_000) + text.slice(at)
     case 5:
       return `\uFEFF${text}` // a byte-order mark: must load like the original
     case 6:
       return text.replace(/\d{2,}/, '99999999999999999') // an absurd number (an epoch in CSV)
     default:
       try {
-        return (JSON.stringify(mutateJsonValue(JSON.parse(text), rng), null, 1) ?? '').replace(JSON.stringify(DEEP_MARK), deep(100_000))
+        return (JSON.stringify(mutateJsonValue(JSON.parse(text), rng), null, 1) ?? '').replace(
+          JSON.stringify(DEEP_MARK),
+          deep(100_000),
+        )
       } catch {
         return text
       }
@@ -164,7 +275,10 @@ function check(kind: Kind, path: string, label: string): 'loaded' | 'refused' {
     error = e
   }
   const message = (error as Error)?.message ?? String(error)
-  expect(error, `${label}: not an InputError: ${String((error as Error)?.stack ?? error).slice(0, 400)}`).toBeInstanceOf(InputError)
+  expect(
+    error,
+    `${label}: not an InputError: ${String((error as Error)?.stack ?? error).slice(0, 400)}`,
+  ).toBeInstanceOf(InputError)
   expect(message, `${label}: control characters`).not.toMatch(CONTROL)
   expect(message, `${label}: a runtime error passed off as bad input`).not.toMatch(RUNTIME_ERROR)
   return 'refused'
@@ -189,7 +303,8 @@ describe('fuzz: every mutated input loads or fails with one clean line', () => {
       }
     }
     // the campaign must actually exercise the error paths of every kind
-    for (const [name, t] of Object.entries(tally)) expect(t.refused, `${name}: ${JSON.stringify(t)}`).toBeGreaterThan(CASES_PER_KIND / 6)
+    for (const [name, t] of Object.entries(tally))
+      expect(t.refused, `${name}: ${JSON.stringify(t)}`).toBeGreaterThan(CASES_PER_KIND / 6)
   }, 60_000)
 
   it('a UTF-8 byte-order mark is accepted in JSON as in CSV', () => {
@@ -202,19 +317,34 @@ describe('fuzz: every mutated input loads or fails with one clean line', () => {
 
   it('JSON nested 100,000 deep, an epoch beyond the Date range, control bytes in a JSONL line: one line each, exit 2 (built CLI)', () => {
     writeFileSync(join(dir, 'deep.json'), deep(100_000))
-    writeFileSync(join(dir, 'epoch.csv'), 'id,time,text,truth,surprise,query\na,99999999999999999,hi,0.5,0.5,q\nb,1700000000,ho,0.5,0.5,q\n')
-    writeFileSync(join(dir, 'esc.jsonl'), '{"id":"a","time":1700000000,"text":"x","truth":0.5,"surprise":0.5,"query":"q"}\n{"id": \u001b[2J\u0007 oops\r}\n')
+    writeFileSync(
+      join(dir, 'epoch.csv'),
+      'id,time,text,truth,surprise,query\na,99999999999999999,hi,0.5,0.5,q\nb,1700000000,ho,0.5,0.5,q\n',
+    )
+    writeFileSync(
+      join(dir, 'esc.jsonl'),
+      '{"id":"a","time":1700000000,"text":"x","truth":0.5,"surprise":0.5,"query":"q"}\n{"id": \u001b[2J\u0007 oops\r}\n',
+    )
     const cases: Array<[string[], RegExp]> = [
-      [['run', '--plan', 'deep.json'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep, got level 257 here$/],
+      [
+        ['run', '--plan', 'deep.json'],
+        /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep, got level 257 here$/,
+      ],
       [['eval', '--data', 'deep.json'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep/],
       [['deploy', 'deep.json', '--target', 't'], /^kt: deep\.json:1:257: expected JSON nested at most 256 levels deep/],
       [['data', 'import', 'epoch.csv', '--out', 'o'], /^kt: epoch\.csv:2: time: expected a time a date can hold/],
-      [['data', 'import', 'esc.jsonl', '--out', 'o'], /^kt: esc\.jsonl:2:\d+: expected one JSON object per line .*got "\\u001b"$/],
+      [
+        ['data', 'import', 'esc.jsonl', '--out', 'o'],
+        /^kt: esc\.jsonl:2:\d+: expected one JSON object per line .*got "\\u001b"$/,
+      ],
     ]
     for (const [args, pattern] of cases) {
       const r = kt(args, {cwd: dir})
       expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2)
-      expect(r.stderr.endsWith('\n') && r.stderr.split('\n').length === 2, `${args.join(' ')}: one line: ${JSON.stringify(r.stderr)}`).toBe(true)
+      expect(
+        r.stderr.endsWith('\n') && r.stderr.split('\n').length === 2,
+        `${args.join(' ')}: one line: ${JSON.stringify(r.stderr)}`,
+      ).toBe(true)
       expect(r.stderr.slice(0, -1)).not.toMatch(CONTROL)
       expect(r.stderr.trim()).toMatch(pattern)
     }

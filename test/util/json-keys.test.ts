@@ -12,7 +12,11 @@ describe('snake_case JSON keys', () => {
   })
 
   it('converts at every depth, arrays included, without touching values', () => {
-    expect(snakeKeys({stoppedBy: 'budgetUsed', run: [{tornBytes: 1}], n: null})).toEqual({stopped_by: 'budgetUsed', run: [{torn_bytes: 1}], n: null})
+    expect(snakeKeys({stoppedBy: 'budgetUsed', run: [{tornBytes: 1}], n: null})).toEqual({
+      stopped_by: 'budgetUsed',
+      run: [{torn_bytes: 1}],
+      n: null,
+    })
     expect(isSnakeKey('best_loss')).toBe(true)
     expect(isSnakeKey('budgetUsed')).toBe(false)
   })

@@ -59,14 +59,18 @@ function upwardImports(files: ReadonlyArray<{file: string; text: string}>, root:
       const target = relative(root, resolve(dirname(file), spec))
       const to = folderOf(target)
       if (to === from || !layerOf.has(to) || !layerOf.has(from)) continue
-      if (layerOf.get(to)! < layerOf.get(from)!) problems.push(`${relative(root, file)} -> ${spec} (${from} is below ${to})`)
+      if (layerOf.get(to)! < layerOf.get(from)!)
+        problems.push(`${relative(root, file)} -> ${spec} (${from} is below ${to})`)
     }
   }
   return problems
 }
 
 /** Folder -> folder edges of these files, each with the first import that makes it. */
-function folderEdges(files: ReadonlyArray<{file: string; text: string}>, root: string): Map<string, Map<string, string>> {
+function folderEdges(
+  files: ReadonlyArray<{file: string; text: string}>,
+  root: string,
+): Map<string, Map<string, string>> {
   const edges = new Map<string, Map<string, string>>()
   for (const {file, text} of files) {
     const from = folderOf(relative(root, file))
@@ -112,41 +116,81 @@ function folderCycles(edges: ReadonlyMap<string, ReadonlyMap<string, string>>): 
   }
   for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v)
   return groups.sort().map((group) => {
-    const inside = group.flatMap((from) => [...(edges.get(from) ?? [])].filter(([to]) => group.includes(to)).sort().map(([to, why]) => `${from} -> ${to} (${why})`))
+    const inside = group.flatMap((from) =>
+      [...(edges.get(from) ?? [])]
+        .filter(([to]) => group.includes(to))
+        .sort()
+        .map(([to, why]) => `${from} -> ${to} (${why})`),
+    )
     return `cycle among ${group.join(', ')}: ${inside.join('; ')}`
   })
 }
 
 describe('layers point down only', () => {
-  const files = [...sources(join(packageRoot, 'src')), ...sources(join(packageRoot, 'phases'))].map((file) => ({file, text: readFileSync(file, 'utf8')}))
+  const files = [...sources(join(packageRoot, 'src')), ...sources(join(packageRoot, 'phases'))].map((file) => ({
+    file,
+    text: readFileSync(file, 'utf8'),
+  }))
 
   it('places every folder of src/ in the layer order', () => {
-    const folders = readdirSync(join(packageRoot, 'src')).filter((f) => statSync(join(packageRoot, 'src', f)).isDirectory())
+    const folders = readdirSync(join(packageRoot, 'src')).filter((f) =>
+      statSync(join(packageRoot, 'src', f)).isDirectory(),
+    )
     expect(folders.filter((f) => !layerOf.has(f))).toEqual([])
   })
 
   it('finds the imports it checks (static, type-only, export-from and dynamic)', () => {
-    const text = "import {a} from '../eval/metrics.js'\nimport type {B} from \"./b.js\"\nexport {c} from '../../c.js'\nconst d = await import('../d/index.js')\nimport './side-effect.js'\nimport {e} from 'node:fs'\n"
-    expect(importSpecifiers(text)).toEqual(['../eval/metrics.js', './b.js', '../../c.js', '../d/index.js', './side-effect.js'])
+    const text =
+      "import {a} from '../eval/metrics.js'\nimport type {B} from \"./b.js\"\nexport {c} from '../../c.js'\nconst d = await import('../d/index.js')\nimport './side-effect.js'\nimport {e} from 'node:fs'\n"
+    expect(importSpecifiers(text)).toEqual([
+      '../eval/metrics.js',
+      './b.js',
+      '../../c.js',
+      '../d/index.js',
+      './side-effect.js',
+    ])
     // an adapter reaching up into eval (how src/engines/retrieval-service.ts once imported its metrics) fails; down and sideways pass
     const at = (file: string, text: string) => upwardImports([{file: join(packageRoot, file), text}], packageRoot)
-    expect(at('src/engines/x.ts', "import {queryMetrics} from '../eval/metrics.js'")).toEqual(['src/engines/x.ts -> ../eval/metrics.js (engines is below eval)'])
-    expect(at('src/report/x.ts', "import type {Report} from '../../phases/report-types.js'")).toEqual(['src/report/x.ts -> ../../phases/report-types.js (report is below phases)'])
+    expect(at('src/engines/x.ts', "import {queryMetrics} from '../eval/metrics.js'")).toEqual([
+      'src/engines/x.ts -> ../eval/metrics.js (engines is below eval)',
+    ])
+    expect(at('src/report/x.ts', "import type {Report} from '../../phases/report-types.js'")).toEqual([
+      'src/report/x.ts -> ../../phases/report-types.js (report is below phases)',
+    ])
     expect(at('src/data/x.ts', "const m = await import('../engine/y.js')")).toHaveLength(1)
-    expect(at('src/eval/x.ts', "import {a} from '../engines/a.js'\nimport {b} from '../search/b.js'\nimport {c} from '../util/c.js'\nimport {d} from './d.js'")).toEqual([])
+    expect(
+      at(
+        'src/eval/x.ts',
+        "import {a} from '../engines/a.js'\nimport {b} from '../search/b.js'\nimport {c} from '../util/c.js'\nimport {d} from './d.js'",
+      ),
+    ).toEqual([])
   })
 
   it('finds folder-level cycles, sideways ones included, with the imports behind them', () => {
-    const graph = (lines: string[]) => folderEdges(lines.map((l) => {
-      const [file, spec] = l.split(' ')
-      return {file: join(packageRoot, file), text: `import {x} from '${spec}'`}
-    }), packageRoot)
-    expect(folderCycles(graph(['src/search/a.ts ../eval/b.js', 'src/eval/b.ts ../search/c.js', 'src/search/c.ts ./a.js']))).toEqual([
+    const graph = (lines: string[]) =>
+      folderEdges(
+        lines.map((l) => {
+          const [file, spec] = l.split(' ')
+          return {file: join(packageRoot, file), text: `import {x} from '${spec}'`}
+        }),
+        packageRoot,
+      )
+    expect(
+      folderCycles(graph(['src/search/a.ts ../eval/b.js', 'src/eval/b.ts ../search/c.js', 'src/search/c.ts ./a.js'])),
+    ).toEqual([
       'cycle among eval, search: eval -> search (src/eval/b.ts -> ../search/c.js); search -> eval (src/search/a.ts -> ../eval/b.js)',
     ])
     // a longer loop, inside one layer (engines and engine may import each other, but not both ways)
-    expect(folderCycles(graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/data/c.ts ../engines/d.js']))).toHaveLength(1)
-    expect(folderCycles(graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/eval/c.ts ../engines/d.js']))).toEqual([])
+    expect(
+      folderCycles(
+        graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/data/c.ts ../engines/d.js']),
+      ),
+    ).toHaveLength(1)
+    expect(
+      folderCycles(
+        graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/eval/c.ts ../engines/d.js']),
+      ),
+    ).toEqual([])
   })
 
   it('no two folders of src/ and phases/ import each other, directly or round a loop', () => {

@@ -16,6 +16,7 @@ const bump = (): void => {
   writeFileAtomic(counter, String(n + 1))
 }
 for (let i = 0; i < Number(increments); i++) {
-  if (useLock === 'lock') withDirLock(dir, {expected: 'a counter nobody else is changing', subject: `counter ${dir}`, waitMs: 30_000}, bump)
+  if (useLock === 'lock')
+    withDirLock(dir, {expected: 'a counter nobody else is changing', subject: `counter ${dir}`, waitMs: 30_000}, bump)
   else bump()
 }

@@ -16,7 +16,9 @@ function tempDir(): string {
 
 function runChild(dir: string, increments: number, mode: 'lock' | 'none'): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(increments), mode], {stdio: ['ignore', 'ignore', 'pipe']})
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, String(increments), mode], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exit ${code}: ${stderr}`))))
@@ -36,19 +38,25 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
   it('writes "pid start-time token" in one step, is refused a second time in this process, and releases on a throw', () => {
     const dir = tempDir()
     acquireDirLock(dir, OPTIONS)
-    expect(readFileSync(join(dir, 'lock'), 'utf8')).toMatch(new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`))
-    expect(() => acquireDirLock(`${dir}//.`, {...OPTIONS, waitMs: 0})).toThrow(/lock: expected a thing nobody else has open, got already open in this process$/)
+    expect(readFileSync(join(dir, 'lock'), 'utf8')).toMatch(
+      new RegExp(`^${process.pid} ${processStartTime(process.pid)} [0-9a-f]{16}\n$`),
+    )
+    expect(() => acquireDirLock(`${dir}//.`, {...OPTIONS, waitMs: 0})).toThrow(
+      /lock: expected a thing nobody else has open, got already open in this process$/,
+    )
     releaseDirLock(dir)
     releaseDirLock(dir) // a second release is a no-op
     expect(existsSync(join(dir, 'lock'))).toBe(false)
-    expect(() => withDirLock(dir, OPTIONS, () => {
-      throw new Error('boom')
-    })).toThrow('boom')
+    expect(() =>
+      withDirLock(dir, OPTIONS, () => {
+        throw new Error('boom')
+      }),
+    ).toThrow('boom')
     expect(readdirSync(dir)).toEqual([])
     expect(withDirLock(dir, OPTIONS, () => 7)).toBe(7)
   })
 
-  it('takes over a dead process\'s lock but waits for, then names, a live holder (one line, InputError)', () => {
+  it("takes over a dead process's lock but waits for, then names, a live holder (one line, InputError)", () => {
     const dir = tempDir()
     writeFileSync(join(dir, 'lock'), '999999999\n')
     withDirLock(dir, OPTIONS, () => undefined)
@@ -62,7 +70,9 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
       error = e
     }
     expect(error).toBeInstanceOf(InputError)
-    expect((error as Error).message).toBe(`${join(dir, 'lock')}: expected a thing nobody else has open (waited 20 ms), got held by pid ${process.ppid}`)
+    expect((error as Error).message).toBe(
+      `${join(dir, 'lock')}: expected a thing nobody else has open (waited 20 ms), got held by pid ${process.ppid}`,
+    )
     expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(line)
   })
 
@@ -83,10 +93,22 @@ describe('the shared folder lock (src/util/lock.ts)', () => {
 
   it('removes the stale temp files a killed atomic write left for the files it guards, and nothing else', () => {
     const dir = tempDir()
-    const names = ['.state.json.4242.tmp', '.state.json.1.tmp', '.v3.json.77.tmp', '.registry.json.9.tmp', '.lock.123.1.tmp', 'state.json', '.state.json.x.tmp', 'v3.json']
+    const names = [
+      '.state.json.4242.tmp',
+      '.state.json.1.tmp',
+      '.v3.json.77.tmp',
+      '.registry.json.9.tmp',
+      '.lock.123.1.tmp',
+      'state.json',
+      '.state.json.x.tmp',
+      'v3.json',
+    ]
     for (const name of names) writeFileSync(join(dir, name), '')
     expect(removeStaleTemps(dir, 'state.json').sort()).toEqual(['.state.json.1.tmp', '.state.json.4242.tmp'])
-    expect(removeStaleTemps(dir, /^(registry\.json|v\d+\.json)$/).sort()).toEqual(['.registry.json.9.tmp', '.v3.json.77.tmp'])
+    expect(removeStaleTemps(dir, /^(registry\.json|v\d+\.json)$/).sort()).toEqual([
+      '.registry.json.9.tmp',
+      '.v3.json.77.tmp',
+    ])
     expect(readdirSync(dir).sort()).toEqual(['.lock.123.1.tmp', '.state.json.x.tmp', 'state.json', 'v3.json'])
   })
 })

@@ -11,8 +11,10 @@ const sources = (dir: string): string[] =>
   })
 
 describe('free ports', () => {
-  it('every server kt starts on a port the OS picks goes through freePort (src/util/net.ts), which keeps kt db start\'s port', async () => {
-    const pickers = sources(join(packageRoot, 'src')).filter((f) => /\.listen\(0\b/.test(readFileSync(f, 'utf8'))).map((f) => relative(packageRoot, f))
+  it("every server kt starts on a port the OS picks goes through freePort (src/util/net.ts), which keeps kt db start's port", async () => {
+    const pickers = sources(join(packageRoot, 'src'))
+      .filter((f) => /\.listen\(0\b/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(packageRoot, f))
     expect(pickers).toEqual(['src/util/net.ts'])
     const ports = await Promise.all(Array.from({length: 20}, () => freePort()))
     for (const p of ports) expect(p > 0 && p < 65536 && p !== DEFAULT_DB_PORT).toBe(true)

@@ -10,18 +10,33 @@ describe('Rng', () => {
     for (const seed of [0, 1, 42, -7, 123456789, 2 ** 31 + 5]) {
       const r = new Rng(seed)
       for (let i = 0; i < 100_000; i++) h = (Math.imul(h, 31) + r.nextU32()) | 0
-      tail.push(r.nextU32(), r.next(), r.normal(), r.gamma(0.5), r.gamma(3), r.beta(2, 5), r.int(1000), r.fork('x').nextU32())
+      tail.push(
+        r.nextU32(),
+        r.next(),
+        r.normal(),
+        r.gamma(0.5),
+        r.gamma(3),
+        r.beta(2, 5),
+        r.int(1000),
+        r.fork('x').nextU32(),
+      )
     }
     expect(h).toBe(293576612)
     expect(tail.slice(0, 16)).toEqual([
-      2241169631, 0.6234633696099867, 0.7895140666718861, 0.4291727808294455, 6.606191535669137, 0.36096746286621884, 505, 1773584873,
-      3452550177, 0.35979919405260186, 1.2619350396026983, 3.633823017920539, 5.022189381502063, 0.04351128372921843, 100, 1203556939,
+      2241169631, 0.6234633696099867, 0.7895140666718861, 0.4291727808294455, 6.606191535669137, 0.36096746286621884,
+      505, 1773584873, 3452550177, 0.35979919405260186, 1.2619350396026983, 3.633823017920539, 5.022189381502063,
+      0.04351128372921843, 100, 1203556939,
     ])
-    expect(tail.slice(40)).toEqual([3439804598, 0.30675724050879716, 1.882194224502977, 0.5720295368215669, 2.4643029154579645, 0.20872409428383742, 303, 4204115662])
+    expect(tail.slice(40)).toEqual([
+      3439804598, 0.30675724050879716, 1.882194224502977, 0.5720295368215669, 2.4643029154579645, 0.20872409428383742,
+      303, 4204115662,
+    ])
   })
 
   it('repeats its stream for the same seed and differs across seeds', () => {
-    const a = new Rng(7), b = new Rng(7), c = new Rng(8)
+    const a = new Rng(7),
+      b = new Rng(7),
+      c = new Rng(8)
     const xs = Array.from({length: 5}, () => a.next())
     expect(Array.from({length: 5}, () => b.next())).toEqual(xs)
     expect(Array.from({length: 5}, () => c.next())).not.toEqual(xs)
@@ -44,8 +59,13 @@ describe('Rng', () => {
     const r = new Rng(3)
     const n = 50_000
     const moments = (f: () => number) => {
-      let s = 0, s2 = 0
-      for (let i = 0; i < n; i++) { const x = f(); s += x; s2 += x * x }
+      let s = 0,
+        s2 = 0
+      for (let i = 0; i < n; i++) {
+        const x = f()
+        s += x
+        s2 += x * x
+      }
       const m = s / n
       return {mean: m, variance: s2 / n - m * m}
     }

@@ -21,7 +21,9 @@ describe('did you mean', () => {
   })
 
   it('an InputError about a choice names the closest one', () => {
-    expect(new InputError('--objective', 'one of branin, retrieval', '"retreival"').message).toBe('--objective: expected one of branin, retrieval, got "retreival" (did you mean "retrieval"?)')
+    expect(new InputError('--objective', 'one of branin, retrieval', '"retreival"').message).toBe(
+      '--objective: expected one of branin, retrieval, got "retreival" (did you mean "retrieval"?)',
+    )
   })
 })
 
@@ -35,7 +37,9 @@ describe('one clean line', () => {
   it('any other error is an internal error, exit 3, one line', () => {
     const {line, exitCode} = failureLine(new TypeError('x.toFixed is not a function\n    at foo'))
     expect(exitCode).toBe(3)
-    expect(line).toBe('internal error (a bug in kt; KT_DEBUG=1 prints the stack): TypeError: x.toFixed is not a function at foo')
+    expect(line).toBe(
+      'internal error (a bug in kt; KT_DEBUG=1 prints the stack): TypeError: x.toFixed is not a function at foo',
+    )
     expect(failureLine(new InputError('a', 'b')).exitCode).toBe(2)
   })
 })
@@ -50,8 +54,12 @@ describe('the JSON reader', () => {
 
   it('drops a byte-order mark; names line and column of a syntax error', () => {
     expect(parseJsonText('f.json', '\uFEFF{"a": 1}')).toEqual({a: 1})
-    expect(() => parseJsonText('f.json', '{\n  "a": 1,\n  oops\n}')).toThrow(/^f\.json:3:3: expected valid JSON \(.*\), got "o"$/)
-    expect(() => parseJsonText('f.json', '{"a": ')).toThrow(/^f\.json:1:7: expected valid JSON \(.*\), got the end of the text$/)
+    expect(() => parseJsonText('f.json', '{\n  "a": 1,\n  oops\n}')).toThrow(
+      /^f\.json:3:3: expected valid JSON \(.*\), got "o"$/,
+    )
+    expect(() => parseJsonText('f.json', '{"a": ')).toThrow(
+      /^f\.json:1:7: expected valid JSON \(.*\), got the end of the text$/,
+    )
     expect(lineColumn('ab\ncd', 4)).toEqual({line: 2, column: 2})
   })
 })

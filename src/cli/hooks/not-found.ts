@@ -8,10 +8,19 @@ import {closest} from '../../util/suggest.js'
  */
 const hook: Hook.CommandNotFound = async function (options) {
   const typed = options.id.replaceAll(':', ' ')
-  const known = [...options.config.commandIDs, ...options.config.topics.map((t) => t.name)].map((id) => id.replaceAll(':', ' '))
+  const known = [...options.config.commandIDs, ...options.config.topics.map((t) => t.name)].map((id) =>
+    id.replaceAll(':', ' '),
+  )
   // the whole id first ("study lst" -> "study list"), then its first word alone ("serch" -> "search")
-  const near = closest(typed, known) ?? closest(typed.split(' ')[0], known.filter((k) => !k.includes(' ')))
-  process.stderr.write(`kt: ${oneLine(`unknown command "${typed}"${near ? ` (did you mean "kt ${near}"?)` : ''}; kt --help lists the commands`)}\n`)
+  const near =
+    closest(typed, known) ??
+    closest(
+      typed.split(' ')[0],
+      known.filter((k) => !k.includes(' ')),
+    )
+  process.stderr.write(
+    `kt: ${oneLine(`unknown command "${typed}"${near ? ` (did you mean "kt ${near}"?)` : ''}; kt --help lists the commands`)}\n`,
+  )
   this.exit(EXIT_INPUT)
 }
 

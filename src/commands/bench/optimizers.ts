@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class BenchOptimizers extends KtCommand {
-  static override summary = 'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
+  static override summary =
+    'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
   static override description =
     'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random and against the medians of Optuna 3.1 on the same contract (TPE, with Hyperband on the multi-fidelity functions), and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
   static override examples = [
@@ -10,12 +11,26 @@ export default class BenchOptimizers extends KtCommand {
     '<%= config.bin %> bench optimizers --function counting_ones --optimizer random,bohb --seeds 0-1 --json',
   ]
   static override flags = {
-    function: Flags.string({description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.', default: 'branin,hartmann6,counting_ones,simplex,simplex_mf'}),
-    optimizer: Flags.string({description: 'Optimisers, comma-separated: random, grid, bohb.', default: 'random,grid,bohb'}),
+    function: Flags.string({
+      description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.',
+      default: 'branin,hartmann6,counting_ones,simplex,simplex_mf',
+    }),
+    optimizer: Flags.string({
+      description: 'Optimisers, comma-separated: random, grid, bohb.',
+      default: 'random,grid,bohb',
+    }),
     seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
-    out: outFlag('runs.jsonl, summary.json and the chart (regret-vs-budget.vl.json, .svg, .png).', {default: 'reports/bench-optimizers'}),
-    'no-chart': Flags.boolean({description: 'Skip rendering the chart (the vega-lite spec is still written).', default: false}),
-    'bohb-reference': Flags.boolean({description: "Run BOHB exactly as hpbandster (no magic-clip bandwidth floor), for comparison.", default: false}),
+    out: outFlag('runs.jsonl, summary.json and the chart (regret-vs-budget.vl.json, .svg, .png).', {
+      default: 'reports/bench-optimizers',
+    }),
+    'no-chart': Flags.boolean({
+      description: 'Skip rendering the chart (the vega-lite spec is still written).',
+      default: false,
+    }),
+    'bohb-reference': Flags.boolean({
+      description: 'Run BOHB exactly as hpbandster (no magic-clip bandwidth floor), for comparison.',
+      default: false,
+    }),
   }
 
   async run(): Promise<unknown> {
@@ -26,7 +41,10 @@ export default class BenchOptimizers extends KtCommand {
     const {checkOptimizerName} = await import('../../search/optimizers.js')
     const {runBenchmark, summarizeRuns} = await import('../../search/bench.js')
     const report = await import('../../search/bench-report.js')
-    const functions = flags.function.split(',').map((f) => f.trim()).filter(Boolean)
+    const functions = flags.function
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean)
     for (const f of functions) benchmarkObjective(f)
     const optimizers = flags.optimizer.split(',').map((o) => checkOptimizerName(o.trim()))
     const seeds = report.parseSeeds(flags.seeds)
@@ -39,7 +57,9 @@ export default class BenchOptimizers extends KtCommand {
         const runs: ReturnType<typeof runBenchmark>[] = []
         for (const seed of seeds) {
           await spinner.update(`bench optimizers: ${fn} ${opt} seed ${seed}`)
-          const run = runBenchmark(fn as never, opt, seed, {settings: flags['bohb-reference'] ? {bohb: {reference: true}} : undefined})
+          const run = runBenchmark(fn as never, opt, seed, {
+            settings: flags['bohb-reference'] ? {bohb: {reference: true}} : undefined,
+          })
           runs.push(run)
           const line = JSON.stringify(run, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
           lines.push(line)
@@ -52,9 +72,16 @@ export default class BenchOptimizers extends KtCommand {
     const summaries = [...groups.values()].map((runs) => summarizeRuns(runs))
     const {compareWithOptuna, peerLines} = await import('../../search/peer-optuna.js')
     const peers = summaries.filter((s) => s.optimizer === 'bohb').flatMap((s) => compareWithOptuna(s) ?? [])
-    const checks = functions.flatMap((fn) => (groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`) ? [report.checkTargets(groups.get(`${fn}/bohb`)!, groups.get(`${fn}/random`)!)] : []))
+    const checks = functions.flatMap((fn) =>
+      groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`)
+        ? [report.checkTargets(groups.get(`${fn}/bohb`)!, groups.get(`${fn}/random`)!)]
+        : [],
+    )
     writeFileAtomic(join(flags.out, 'runs.jsonl'), `${lines.join('\n')}\n`)
-    writeFileAtomic(join(flags.out, 'summary.json'), `${JSON.stringify({seeds, summaries, targets: checks, peer_optuna: peers}, null, 2)}\n`)
+    writeFileAtomic(
+      join(flags.out, 'summary.json'),
+      `${JSON.stringify({seeds, summaries, targets: checks, peer_optuna: peers}, null, 2)}\n`,
+    )
     const spec = report.regretChartSpec(groups)
     const specPath = join(flags.out, 'regret-vs-budget.vl.json')
     writeFileAtomic(specPath, `${JSON.stringify(spec)}\n`)
@@ -77,7 +104,10 @@ export default class BenchOptimizers extends KtCommand {
     this.log(`median regret [IQR] over seeds ${flags.seeds} (budget checkpoints in b_max, continuation accounting)`)
     this.log(report.summaryTable(summaries))
     if (checks.length > 0) this.log(`\n${report.targetLines(checks)}`)
-    if (peers.length > 0) this.log(`\nagainst the peer (../shared/benchmarks/optuna-results.md, seeds 0-9; compare with --seeds 0-9):\n${peerLines(peers)}`)
+    if (peers.length > 0)
+      this.log(
+        `\nagainst the peer (../shared/benchmarks/optuna-results.md, seeds 0-9; compare with --seeds 0-9):\n${peerLines(peers)}`,
+      )
     this.log(`\nruns: ${join(flags.out, 'runs.jsonl')}\n${chartNote}`)
     return undefined
   }

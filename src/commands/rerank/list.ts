@@ -4,8 +4,12 @@ import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
 
 export default class RerankList extends KtCommand {
   static override summary = 'List the reranker versions kept in the model registry and which one is current.'
-  static override description = 'Every kept model file is read and checked (JSON, model structure, the number of trees the index lists); a broken file is marked in the table, reported in one line on stderr, and makes the exit code 1.'
-  static override examples = ['<%= config.bin %> rerank list', '<%= config.bin %> rerank list --registry reports/reranker-small --json']
+  static override description =
+    'Every kept model file is read and checked (JSON, model structure, the number of trees the index lists); a broken file is marked in the table, reported in one line on stderr, and makes the exit code 1.'
+  static override examples = [
+    '<%= config.bin %> rerank list',
+    '<%= config.bin %> rerank list --registry reports/reranker-small --json',
+  ]
   static override flags = {
     registry: Flags.string({description: 'Model registry folder.', default: DEFAULT_REGISTRY}),
   }
@@ -25,16 +29,24 @@ export default class RerankList extends KtCommand {
     if (!this.jsonEnabled()) {
       if (versions.length === 0) this.log(`no reranker deployed in ${flags.registry}`)
       else {
-        const rows = [...versions].reverse().map((v) => [
-          v.id === index.current ? `${v.id} *` : v.id,
-          fmt(v.metrics.valid?.['ndcg@10']),
-          fmt(v.metrics.test?.['ndcg@10']),
-          String(v.trees),
-          v.file_ok ? 'ok' : 'BROKEN',
-          v.deployed_at,
-          v.source,
-        ])
-        this.log(table(['version', 'valid NDCG@10', 'test NDCG@10', 'trees', 'file', 'deployed at', 'from'], rows, [0, 4, 5, 6]))
+        const rows = [...versions]
+          .reverse()
+          .map((v) => [
+            v.id === index.current ? `${v.id} *` : v.id,
+            fmt(v.metrics.valid?.['ndcg@10']),
+            fmt(v.metrics.test?.['ndcg@10']),
+            String(v.trees),
+            v.file_ok ? 'ok' : 'BROKEN',
+            v.deployed_at,
+            v.source,
+          ])
+        this.log(
+          table(
+            ['version', 'valid NDCG@10', 'test NDCG@10', 'trees', 'file', 'deployed at', 'from'],
+            rows,
+            [0, 4, 5, 6],
+          ),
+        )
         this.log('* current')
       }
     }

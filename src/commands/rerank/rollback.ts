@@ -4,7 +4,8 @@ import {DEFAULT_REGISTRY} from '../../rank/defaults.js'
 
 export default class RerankRollback extends KtCommand {
   static override summary = 'Roll the reranker back to the previous kept version.'
-  static override description = 'The version deployed before the current one becomes current again; the rolled-back version is removed from the registry. Fails (exit 2) when there is no earlier version.'
+  static override description =
+    'The version deployed before the current one becomes current again; the rolled-back version is removed from the registry. Fails (exit 2) when there is no earlier version.'
   static override examples = ['<%= config.bin %> rerank rollback --registry reports/reranker-small']
   static override flags = {
     registry: Flags.string({description: 'Model registry folder.', default: DEFAULT_REGISTRY}),

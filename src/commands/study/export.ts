@@ -3,16 +3,28 @@ import {KtCommand, outFlag} from '../../cli/base.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
-  static override description = 'Without --out the trials go to stdout; with --out DIR they are written (atomically) to DIR/<study>.csv or DIR/<study>.json, where <study> is the study name with every character other than a letter, digit, ".", "_" or "-" replaced by "_".'
+  static override description =
+    'Without --out the trials go to stdout; with --out DIR they are written (atomically) to DIR/<study>.csv or DIR/<study>.json, where <study> is the study name with every character other than a letter, digit, ".", "_" or "-" replaced by "_".'
   static override examples = [
-    {description: 'After `kt search --objective branin --optimizer bohb --trials 100` (it stores study branin-bohb-s42 in kt-studies.sqlite, the default --storage): every trial as CSV.', command: '<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv'},
-    {description: 'After `kt search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1`: every trial as JSON, written to a folder.', command: '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out reports/trials'},
+    {
+      description:
+        'After `kt search --objective branin --optimizer bohb --trials 100` (it stores study branin-bohb-s42 in kt-studies.sqlite, the default --storage): every trial as CSV.',
+      command: '<%= config.bin %> study export branin-bohb-s42 --format csv > trials.csv',
+    },
+    {
+      description:
+        'After `kt search --objective counting_ones --budget 50 --storage studies.sqlite --study co-1`: every trial as JSON, written to a folder.',
+      command: '<%= config.bin %> study export co-1 --storage studies.sqlite --format json --out reports/trials',
+    },
   ]
   static override args = {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.', default: 'kt-studies.sqlite'}),
+    storage: Flags.string({
+      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
+      default: 'kt-studies.sqlite',
+    }),
     format: Flags.string({description: 'csv or json.', options: ['csv', 'json'], default: 'csv'}),
     out: outFlag('<study>.csv or <study>.json (instead of stdout).'),
   }
@@ -27,16 +39,26 @@ export default class StudyExport extends KtCommand {
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const study = await store.getStudy(args.name)
-      if (!study) throw new InputError(`${store.label}: study ${args.name}`, `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      if (!study)
+        throw new InputError(
+          `${store.label}: study ${args.name}`,
+          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
+          'no such study',
+        )
       const trials = await store.trials(study.name)
-      const text = flags.format === 'csv' ? trialsCsv(trials) : `${JSON.stringify({study: studyJson(study, trials), trials: trials.map(trialJson)}, null, 2)}\n`
+      const text =
+        flags.format === 'csv'
+          ? trialsCsv(trials)
+          : `${JSON.stringify({study: studyJson(study, trials), trials: trials.map(trialJson)}, null, 2)}\n`
       let file: string | undefined
       if (flags.out) {
         file = join(outFolder(flags.out), `${exportFileStem(study.name)}.${flags.format}`)
         writeFileAtomic(file, text)
         if (!this.jsonEnabled()) this.log(`wrote ${trials.length} trials to ${file}`)
       } else if (!this.jsonEnabled()) process.stdout.write(text)
-      return this.jsonEnabled() ? {study: studyJson(study, trials), trials: trials.map(trialJson), ...(file ? {file} : {})} : undefined
+      return this.jsonEnabled()
+        ? {study: studyJson(study, trials), trials: trials.map(trialJson), ...(file ? {file} : {})}
+        : undefined
     } finally {
       await store.close()
     }

@@ -2,17 +2,32 @@ import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
 
 export default class StudyImportance extends KtCommand {
-  static override summary = 'Which parameters explain a study\'s objective: fANOVA over a random forest.'
+  static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
   static override description =
-    'Fits a random forest (64 trees, Optuna\'s FanovaImportanceEvaluator settings) to the successful trials and reports each parameter\'s share of the fitted objective\'s variance (its main effect, Hutter et al. 2014), averaged over the trees, with the shares rescaled to sum to 1 as Optuna reports them. Multi-fidelity studies add the budget as one more feature, shown as "budget (fidelity)". --target picks a stored metric instead of the loss (e.g. p99_ms).'
+    "Fits a random forest (64 trees, Optuna's FanovaImportanceEvaluator settings) to the successful trials and reports each parameter's share of the fitted objective's variance (its main effect, Hutter et al. 2014), averaged over the trees, with the shares rescaled to sum to 1 as Optuna reports them. Multi-fidelity studies add the budget as one more feature, shown as \"budget (fidelity)\". --target picks a stored metric instead of the loss (e.g. p99_ms)."
   static override examples = [
-    {description: 'After `kt run` (its studies go to reports/seed42-plan226273690f7b): what explains the retrieval study\'s objective.', command: '<%= config.bin %> study importance retrieval-all --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite'},
-    {description: 'After `kt run`: the importance engine\'s BOHB study, for scripts.', command: '<%= config.bin %> study importance importance-bohb --storage reports/seed42-plan226273690f7b/studies.sqlite --json'},
+    {
+      description:
+        "After `kt run` (its studies go to reports/seed42-plan226273690f7b): what explains the retrieval study's objective.",
+      command:
+        '<%= config.bin %> study importance retrieval-all --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite',
+    },
+    {
+      description: "After `kt run`: the importance engine's BOHB study, for scripts.",
+      command:
+        '<%= config.bin %> study importance importance-bohb --storage reports/seed42-plan226273690f7b/studies.sqlite --json',
+    },
   ]
   static override args = {name: Args.string({description: 'Study name.', required: true})}
   static override flags = {
-    storage: Flags.string({description: 'Study store: a SQLite file or a postgresql:// URL.', default: 'kt-studies.sqlite'}),
-    target: Flags.string({description: 'What to explain: loss (what the optimiser minimised) or a metric name.', default: 'loss'}),
+    storage: Flags.string({
+      description: 'Study store: a SQLite file or a postgresql:// URL.',
+      default: 'kt-studies.sqlite',
+    }),
+    target: Flags.string({
+      description: 'What to explain: loss (what the optimiser minimised) or a metric name.',
+      default: 'loss',
+    }),
     seed: Flags.integer({description: 'Seed of the forest.', default: 42}),
   }
 
@@ -24,7 +39,12 @@ export default class StudyImportance extends KtCommand {
     const reader = await openStudyReader(flags.storage)
     try {
       const got = await reader.getStudy(args.name)
-      if (!got) throw new InputError(`${flags.storage}: study ${args.name}`, `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`, 'no such study')
+      if (!got)
+        throw new InputError(
+          `${flags.storage}: study ${args.name}`,
+          `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
+          'no such study',
+        )
       const r = studyImportance(got.study.space as never, got.trials, {target: flags.target, seed: flags.seed})
       if (!this.jsonEnabled()) {
         this.log(`study ${args.name}: importance for ${r.target}, ${r.method}`)
@@ -32,7 +52,10 @@ export default class StudyImportance extends KtCommand {
         if (r.note) this.log(`  ${r.note}`)
         const width = Math.max(9, ...r.params.map((p) => p.param.length))
         if (r.params.length) this.log(`  ${'parameter'.padEnd(width)}  importance  variance share (sd over trees)`)
-        for (const p of r.params) this.log(`  ${p.param.padEnd(width)}  ${(100 * p.importance).toFixed(1).padStart(9)}%  ${p.variance_share.toFixed(3)} (${p.variance_share_sd.toFixed(3)})`)
+        for (const p of r.params)
+          this.log(
+            `  ${p.param.padEnd(width)}  ${(100 * p.importance).toFixed(1).padStart(9)}%  ${p.variance_share.toFixed(3)} (${p.variance_share_sd.toFixed(3)})`,
+          )
       }
       return {study: args.name, storage: flags.storage, ...r}
     } finally {

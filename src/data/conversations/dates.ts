@@ -4,16 +4,38 @@
  */
 
 const MONTHS: Record<string, number> = {
-  january: 0, february: 1, march: 2, april: 3, may: 4, june: 5,
-  july: 6, august: 7, september: 8, october: 9, november: 10, december: 11,
-  jan: 0, feb: 1, mar: 2, apr: 3, jun: 5, jul: 6, aug: 7, sep: 8, sept: 8, oct: 9, nov: 10, dec: 11,
+  january: 0,
+  february: 1,
+  march: 2,
+  april: 3,
+  may: 4,
+  june: 5,
+  july: 6,
+  august: 7,
+  september: 8,
+  october: 9,
+  november: 10,
+  december: 11,
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  sept: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
 }
 
 /** "1:56 pm on 8 May, 2023" (comma optional, month names full or abbreviated, any case). */
 const LOCOMO_DATE = /^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$/i
 
 /** ISO 8601 date or date-time; without a zone it is read as UTC. */
-const ISO_DATE = /^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?\s*$/
+const ISO_DATE =
+  /^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?\s*$/
 
 const HOURS_PER_HALF_DAY = 12
 export const MS_PER_DAY = 86_400_000
@@ -93,7 +115,15 @@ export function parseTime(value: unknown): number | undefined {
 }
 
 /** Date.UTC, but undefined when the fields do not name a real calendar date (e.g. 31 June). */
-function utcChecked(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number | undefined {
+function utcChecked(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  ms: number,
+): number | undefined {
   const t = Date.UTC(year, month, day, hour, minute, second, ms)
   const d = new Date(t)
   if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month || d.getUTCDate() !== day) return undefined
@@ -110,4 +140,17 @@ export function formatLocomoDate(time: number): string {
   return `${h12}:${minute} ${h24 < HOURS_PER_HALF_DAY ? 'am' : 'pm'} on ${d.getUTCDate()} ${month}, ${d.getUTCFullYear()}`
 }
 
-export const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+export const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+]

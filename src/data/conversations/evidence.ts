@@ -32,7 +32,8 @@ export function canonicalDiaId(piece: string): string | undefined {
 /** Normalises one evidence string into zero or more canonical ids. */
 export function normaliseEvidence(raw: string): NormalisedEvidence {
   const trimmed = raw.trim()
-  if (CANONICAL.test(trimmed) && canonicalDiaId(trimmed) === trimmed) return {ids: [trimmed], repaired: false, unreadable: []}
+  if (CANONICAL.test(trimmed) && canonicalDiaId(trimmed) === trimmed)
+    return {ids: [trimmed], repaired: false, unreadable: []}
   const ids: string[] = []
   const unreadable: string[] = []
   for (const piece of trimmed.split(MULTI_SEPARATOR)) {

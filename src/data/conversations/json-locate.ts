@@ -31,7 +31,10 @@ export function locate(file: string, text: string, path: JsonPath): string {
 
 /** A field path in the usual notation: `[0].conversation.session_1[3].text`. */
 export function formatJsonPath(path: JsonPath): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '')
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
+    .join('')
+    .replace(/^\./, '')
 }
 
 class Scanner {

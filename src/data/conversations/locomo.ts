@@ -2,7 +2,16 @@ import {InputError, describeValue} from '../../util/errors.js'
 import {parseLocomoDate, parseTime} from './dates.js'
 import {normaliseEvidence} from './evidence.js'
 import {formatJsonPath, locate, type JsonPath} from './json-locate.js'
-import {categoryFromCode, countWarning, type Conversation, type LoadWarnings, type MemoryDataset, type Question, type Session, type Turn} from './types.js'
+import {
+  categoryFromCode,
+  countWarning,
+  type Conversation,
+  type LoadWarnings,
+  type MemoryDataset,
+  type Question,
+  type Session,
+  type Turn,
+} from './types.js'
 
 /** `session_<N>` keys of a LoCoMo conversation object. */
 const SESSION_KEY = /^session_(\d+)$/
@@ -18,9 +27,17 @@ const MAX_WARNING_EXAMPLES = 10
  */
 export function parseLocomo(file: string, text: string, data: unknown): MemoryDataset {
   const fail = (path: JsonPath, expected: string, got: unknown): never => {
-    throw new InputError(`${locate(file, text, path)}: ${formatJsonPath(path) || '(top level)'}`, expected, describeValue(got))
+    throw new InputError(
+      `${locate(file, text, path)}: ${formatJsonPath(path) || '(top level)'}`,
+      expected,
+      describeValue(got),
+    )
   }
-  const samples = Array.isArray(data) ? data : isObject(data) && 'conversation' in data ? [data] : fail([], 'a LoCoMo list of samples', data)
+  const samples = Array.isArray(data)
+    ? data
+    : isObject(data) && 'conversation' in data
+      ? [data]
+      : fail([], 'a LoCoMo list of samples', data)
   const warnings: LoadWarnings = {}
   const examples: string[] = []
   const conversations: Conversation[] = []
@@ -57,7 +74,8 @@ function readConversation(id: string, raw: unknown, path: JsonPath, fail: Fail, 
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b)
   for (const key of Object.keys(obj)) {
-    if (key.endsWith(SESSION_DATE_SUFFIX) && !(key.slice(0, -SESSION_DATE_SUFFIX.length) in obj)) countWarning(warnings, 'session dates without a session')
+    if (key.endsWith(SESSION_DATE_SUFFIX) && !(key.slice(0, -SESSION_DATE_SUFFIX.length) in obj))
+      countWarning(warnings, 'session dates without a session')
   }
   const sessions: Session[] = []
   const turns: Turn[] = []
@@ -71,7 +89,7 @@ function readConversation(id: string, raw: unknown, path: JsonPath, fail: Fail, 
     let time: number | null = null
     if (rawDate === undefined) countWarning(warnings, 'sessions without a date')
     else {
-      const parsed = typeof rawDate === 'string' ? parseLocomoDate(rawDate) ?? parseTime(rawDate) : undefined
+      const parsed = typeof rawDate === 'string' ? (parseLocomoDate(rawDate) ?? parseTime(rawDate)) : undefined
       if (parsed === undefined) fail([...path, dateKey], 'a date like "1:56 pm on 8 May, 2023"', rawDate)
       time = parsed as number
     }
@@ -91,8 +109,16 @@ function readConversation(id: string, raw: unknown, path: JsonPath, fail: Fail, 
       seen.add(idText)
       if (typeof turn.text !== 'string') fail([...turnPath, 'text'], 'a string', turn.text)
       if (typeof turn.speaker !== 'string') fail([...turnPath, 'speaker'], 'a string', turn.speaker)
-      const caption = typeof turn.blip_caption === 'string' && turn.blip_caption.trim() !== '' ? turn.blip_caption : undefined
-      turns.push({id: idText, session: String(n), speaker: turn.speaker as string, time, text: turn.text as string, ...(caption ? {caption} : {})})
+      const caption =
+        typeof turn.blip_caption === 'string' && turn.blip_caption.trim() !== '' ? turn.blip_caption : undefined
+      turns.push({
+        id: idText,
+        session: String(n),
+        speaker: turn.speaker as string,
+        time,
+        text: turn.text as string,
+        ...(caption ? {caption} : {}),
+      })
     })
   }
   if (turns.length === 0) fail(path, 'at least one session with turns', 'none')
@@ -111,7 +137,8 @@ function readQuestion(
 ): Question {
   if (!isObject(raw)) fail(path, 'a question object', raw)
   const q = raw as Record<string, unknown>
-  if (typeof q.question !== 'string' || q.question.trim() === '') fail([...path, 'question'], 'a non-empty string', q.question)
+  if (typeof q.question !== 'string' || q.question.trim() === '')
+    fail([...path, 'question'], 'a non-empty string', q.question)
   const category = typeof q.category === 'number' ? categoryFromCode(q.category) : undefined
   if (category === undefined) fail([...path, 'category'], 'a LoCoMo category 1..5', q.category)
   const rawEvidence = q.evidence ?? []
@@ -123,12 +150,14 @@ function readQuestion(
     if (norm.repaired) countWarning(warnings, 'evidence ids repaired')
     for (const bad of norm.unreadable) {
       countWarning(warnings, 'evidence ids unreadable')
-      if (examples.length < MAX_WARNING_EXAMPLES) examples.push(`${conversation} q${index}: unreadable evidence ${JSON.stringify(bad)}`)
+      if (examples.length < MAX_WARNING_EXAMPLES)
+        examples.push(`${conversation} q${index}: unreadable evidence ${JSON.stringify(bad)}`)
     }
     for (const id of norm.ids) {
       if (!turnIds.has(id)) {
         countWarning(warnings, 'evidence ids naming no turn')
-        if (examples.length < MAX_WARNING_EXAMPLES) examples.push(`${conversation} q${index}: evidence ${id} names no turn`)
+        if (examples.length < MAX_WARNING_EXAMPLES)
+          examples.push(`${conversation} q${index}: evidence ${id} names no turn`)
       } else if (!evidence.includes(id)) evidence.push(id)
     }
   })

@@ -28,7 +28,11 @@ export function retrievalMetricNames(ks: readonly number[] = DEFAULT_KS): string
  * each k, NDCG@10 with binary relevance, and the reciprocal rank within the ranking's depth (MRR
  * once averaged; a query whose evidence is not in the ranking contributes 0).
  */
-export function queryMetrics(ranked: readonly string[], evidence: readonly string[], ks: readonly number[]): MetricValues {
+export function queryMetrics(
+  ranked: readonly string[],
+  evidence: readonly string[],
+  ks: readonly number[],
+): MetricValues {
   const out: MetricValues = {}
   const relevant = new Set(evidence)
   for (const k of ks) {
@@ -43,7 +47,12 @@ export function queryMetrics(ranked: readonly string[], evidence: readonly strin
     seen.add(id)
     return gain
   })
-  out[`ndcg@${NDCG_K}`] = ndcgAtK(labels, [...relevant].map(() => 1), NDCG_K, 'linear') as number
+  out[`ndcg@${NDCG_K}`] = ndcgAtK(
+    labels,
+    [...relevant].map(() => 1),
+    NDCG_K,
+    'linear',
+  ) as number
   out.mrr = reciprocalRank(labels)
   return out
 }

@@ -27,7 +27,8 @@ export function selectScoredQueries(dataset: MemoryDataset): QuerySelection {
   for (const q of dataset.questions) {
     if (q.category === 'adversarial') adversarial++
     else if (q.evidence.length === 0) noEvidence++
-    else queries.push({id: q.id, conversation: q.conversation, text: q.text, category: q.category, evidence: q.evidence})
+    else
+      queries.push({id: q.id, conversation: q.conversation, text: q.text, category: q.category, evidence: q.evidence})
   }
   return {queries, skipped: {adversarial, no_evidence: noEvidence}}
 }
@@ -42,7 +43,9 @@ const MAX_LISTED_IDS = 10
 export function restrictConversations(dataset: MemoryDataset, ids: readonly string[], where: string): MemoryDataset {
   const known = dataset.conversations.map((c) => c.id)
   const listed = known.length > MAX_LISTED_IDS ? `${known.slice(0, MAX_LISTED_IDS).join(', ')}, ...` : known.join(', ')
-  for (const id of ids) if (!known.includes(id)) throw new InputError(where, `conversation ids of ${dataset.source} (${listed})`, JSON.stringify(id))
+  for (const id of ids)
+    if (!known.includes(id))
+      throw new InputError(where, `conversation ids of ${dataset.source} (${listed})`, JSON.stringify(id))
   const wanted = new Set(ids)
   return {
     ...dataset,

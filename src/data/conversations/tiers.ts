@@ -43,7 +43,11 @@ export interface TierSpec {
  * tiers, with fraction = budget / largest budget). Within each category the queries are shuffled
  * once and every tier takes a prefix (at least one query per category).
  */
-export function questionTiers(queries: readonly EvalQuery[], seed: number, specs: readonly TierSpec[]): Array<{name: string; budget: number; queryIds: string[]}> {
+export function questionTiers(
+  queries: readonly EvalQuery[],
+  seed: number,
+  specs: readonly TierSpec[],
+): Array<{name: string; budget: number; queryIds: string[]}> {
   const rng = new Rng(seed)
   const byCategory = new Map<string, string[]>()
   for (const q of queries) {

@@ -40,7 +40,9 @@ export const SCORED_CATEGORIES: readonly QuestionCategory[] = ['single-hop', 'mu
 
 /** LoCoMo's numeric category code (1..5) to its name. */
 export function categoryFromCode(code: number): QuestionCategory | undefined {
-  return Number.isInteger(code) && code >= 1 && code <= QUESTION_CATEGORIES.length ? QUESTION_CATEGORIES[code - 1] : undefined
+  return Number.isInteger(code) && code >= 1 && code <= QUESTION_CATEGORIES.length
+    ? QUESTION_CATEGORIES[code - 1]
+    : undefined
 }
 
 export interface Question {

@@ -13,24 +13,28 @@ const isoTime = z.string().refine((s) => ISO_UTC.test(s) && Number.isFinite(Date
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 const unit = z.number().finite().min(0).max(1)
 
-const TurnSchema = z.object({
-  id: z.string().min(1),
-  time: isoTime,
-  text: z.string(),
-  surprise: unit,
-  query: z.string().min(1),
-  truth: unit,
-}).strict()
+const TurnSchema = z
+  .object({
+    id: z.string().min(1),
+    time: isoTime,
+    text: z.string(),
+    surprise: unit,
+    query: z.string().min(1),
+    truth: unit,
+  })
+  .strict()
 
-const DatasetSchema = z.object({
-  kt_dataset: z.literal(DATASET_FORMAT_VERSION),
-  id: z.string().min(1),
-  description: z.string(),
-  reference_time: isoTime,
-  generator: z.record(z.union([z.string(), z.number()])).nullable(),
-  queries: z.array(z.object({id: z.string().min(1), text: z.string().min(1)}).strict()),
-  turns: z.array(TurnSchema).min(2),
-}).strict()
+const DatasetSchema = z
+  .object({
+    kt_dataset: z.literal(DATASET_FORMAT_VERSION),
+    id: z.string().min(1),
+    description: z.string(),
+    reference_time: isoTime,
+    generator: z.record(z.union([z.string(), z.number()])).nullable(),
+    queries: z.array(z.object({id: z.string().min(1), text: z.string().min(1)}).strict()),
+    turns: z.array(TurnSchema).min(2),
+  })
+  .strict()
 
 /**
  * A labelled importance dataset: turns with a ground-truth importance in [0, 1], a surprise
@@ -51,10 +55,17 @@ function checkConsistency(d: Dataset, file: string): void {
   const ids = new Set<string>()
   const queries = new Set(d.queries.map((q) => q.id))
   d.turns.forEach((t, i) => {
-    if (ids.has(t.id)) throw new InputError(`${file}: turns[${i}].id`, 'a unique id', `duplicate ${JSON.stringify(t.id)}`)
+    if (ids.has(t.id))
+      throw new InputError(`${file}: turns[${i}].id`, 'a unique id', `duplicate ${JSON.stringify(t.id)}`)
     ids.add(t.id)
-    if (Date.parse(t.time) > ref) throw new InputError(`${file}: turns[${i}].time`, `a time at or before reference_time ${d.reference_time}`, t.time)
-    if (!queries.has(t.query)) throw new InputError(`${file}: turns[${i}].query`, 'the id of an entry in queries', JSON.stringify(t.query))
+    if (Date.parse(t.time) > ref)
+      throw new InputError(
+        `${file}: turns[${i}].time`,
+        `a time at or before reference_time ${d.reference_time}`,
+        t.time,
+      )
+    if (!queries.has(t.query))
+      throw new InputError(`${file}: turns[${i}].query`, 'the id of an entry in queries', JSON.stringify(t.query))
   })
 }
 
@@ -67,7 +78,12 @@ export function toImportanceInput(d: Dataset): ImportanceInput {
   const queryText = new Map(d.queries.map((q) => [q.id, q.text]))
   return {
     referenceTimeMs: Date.parse(d.reference_time),
-    turns: d.turns.map((t) => ({timeMs: Date.parse(t.time), text: t.text, surprise: t.surprise, query: queryText.get(t.query)!})),
+    turns: d.turns.map((t) => ({
+      timeMs: Date.parse(t.time),
+      text: t.text,
+      surprise: t.surprise,
+      query: queryText.get(t.query)!,
+    })),
   }
 }
 
@@ -84,7 +100,14 @@ export function serializeDataset(d: Dataset): string {
     reference_time: d.reference_time,
     generator: d.generator,
     queries: d.queries.map((q) => ({id: q.id, text: q.text})),
-    turns: d.turns.map((t) => ({id: t.id, time: t.time, text: t.text, surprise: t.surprise, query: t.query, truth: t.truth})),
+    turns: d.turns.map((t) => ({
+      id: t.id,
+      time: t.time,
+      text: t.text,
+      surprise: t.surprise,
+      query: t.query,
+      truth: t.truth,
+    })),
   }
   return `${JSON.stringify(ordered, null, 2)}\n`
 }

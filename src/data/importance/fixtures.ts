@@ -16,7 +16,12 @@ export function generateImportanceFixtures(dir: string, check: boolean): Fixture
     const text = serializeDataset(generateImportanceDataset(spec))
     const file = join(dir, `${spec.id}.json`)
     const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined
-    if (check) return {id: spec.id, turns: spec.n, status: current === undefined ? 'missing' : current === text ? 'identical' : 'differs'}
+    if (check)
+      return {
+        id: spec.id,
+        turns: spec.n,
+        status: current === undefined ? 'missing' : current === text ? 'identical' : 'differs',
+      }
     if (current === text) return {id: spec.id, turns: spec.n, status: 'unchanged'}
     writeFileAtomic(file, text)
     return {id: spec.id, turns: spec.n, status: 'written'}

@@ -50,8 +50,11 @@ export interface SignalAudit {
  * or fewer than 3 rows).
  */
 export function labelDependence(truth: ArrayLike<number>, values: ArrayLike<number>): number | null {
-  const estimates = [functionalDependence(truth, values), rankDependence(truth, values), looCorrelationRatio(truth, values)]
-    .filter((e): e is number => e !== null)
+  const estimates = [
+    functionalDependence(truth, values),
+    rankDependence(truth, values),
+    looCorrelationRatio(truth, values),
+  ].filter((e): e is number => e !== null)
   return estimates.length === 0 ? null : Math.max(...estimates)
 }
 
@@ -62,17 +65,40 @@ export function auditLeakage(columns: SignalColumns, truth: ArrayLike<number>): 
     const n = values.length
     const rho = spearman(values, truth)
     if (isConstant(values))
-      return {signal, verdict: 'constant', dependence: null, spearman: rho, reason: 'constant signal: it cannot rank turns, and its correlation is undefined'}
+      return {
+        signal,
+        verdict: 'constant',
+        dependence: null,
+        spearman: rho,
+        reason: 'constant signal: it cannot rank turns, and its correlation is undefined',
+      }
     const dependence = labelDependence(truth, values)
     if (dependence !== null && dependence >= LEAKAGE_DEPENDENCE_THRESHOLD)
-      return {signal, verdict: 'leak', dependence, spearman: rho,
-        reason: `${fmt(dependence)} of its variance is a function of the label (threshold ${LEAKAGE_DEPENDENCE_THRESHOLD}): it is probably computed from the label`}
+      return {
+        signal,
+        verdict: 'leak',
+        dependence,
+        spearman: rho,
+        reason: `${fmt(dependence)} of its variance is a function of the label (threshold ${LEAKAGE_DEPENDENCE_THRESHOLD}): it is probably computed from the label`,
+      }
     if (n < LEAKAGE_MIN_ROWS)
-      return {signal, verdict: 'too-few-rows', dependence, spearman: rho,
-        reason: n < DEPENDENCE_MIN_ROWS
-          ? `${n} row(s): dependence on the label is undefined below ${DEPENDENCE_MIN_ROWS} rows, so the audit cannot tell whether this signal is computed from the label`
-          : `${n} rows: even an exact copy of the label may explain only ${fmt(rankCopyDependence(n))} on ranks (1 - 6/(n(n+1))), below the threshold ${LEAKAGE_DEPENDENCE_THRESHOLD}; the audit needs ${LEAKAGE_MIN_ROWS} rows to tell whether this signal is computed from the label`}
-    return {signal, verdict: 'ok', dependence, spearman: rho, reason: `${fmt(dependence ?? 0)} of its variance is explained by the label`}
+      return {
+        signal,
+        verdict: 'too-few-rows',
+        dependence,
+        spearman: rho,
+        reason:
+          n < DEPENDENCE_MIN_ROWS
+            ? `${n} row(s): dependence on the label is undefined below ${DEPENDENCE_MIN_ROWS} rows, so the audit cannot tell whether this signal is computed from the label`
+            : `${n} rows: even an exact copy of the label may explain only ${fmt(rankCopyDependence(n))} on ranks (1 - 6/(n(n+1))), below the threshold ${LEAKAGE_DEPENDENCE_THRESHOLD}; the audit needs ${LEAKAGE_MIN_ROWS} rows to tell whether this signal is computed from the label`,
+      }
+    return {
+      signal,
+      verdict: 'ok',
+      dependence,
+      spearman: rho,
+      reason: `${fmt(dependence ?? 0)} of its variance is explained by the label`,
+    }
   })
 }
 

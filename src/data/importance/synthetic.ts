@@ -32,15 +32,46 @@ export const DEFAULT_WINDOW_HOURS = 720
 
 /** The committed fixtures: id, size, distribution, time pattern and seed. */
 export const FIXTURE_SPECS: readonly SyntheticOptions[] = [
-  {id: 'realistic_100', n: 100, seed: 100, distribution: 'pareto', timestamps: 'burst', referenceTime: FIXTURE_REFERENCE_TIME, windowHours: DEFAULT_WINDOW_HOURS},
-  {id: 'recency_bias_75', n: 75, seed: 75, distribution: 'pareto', timestamps: 'recency', referenceTime: FIXTURE_REFERENCE_TIME, windowHours: DEFAULT_WINDOW_HOURS},
-  {id: 'uniform_50', n: 50, seed: 50, distribution: 'uniform', timestamps: 'uniform', referenceTime: FIXTURE_REFERENCE_TIME, windowHours: DEFAULT_WINDOW_HOURS},
+  {
+    id: 'realistic_100',
+    n: 100,
+    seed: 100,
+    distribution: 'pareto',
+    timestamps: 'burst',
+    referenceTime: FIXTURE_REFERENCE_TIME,
+    windowHours: DEFAULT_WINDOW_HOURS,
+  },
+  {
+    id: 'recency_bias_75',
+    n: 75,
+    seed: 75,
+    distribution: 'pareto',
+    timestamps: 'recency',
+    referenceTime: FIXTURE_REFERENCE_TIME,
+    windowHours: DEFAULT_WINDOW_HOURS,
+  },
+  {
+    id: 'uniform_50',
+    n: 50,
+    seed: 50,
+    distribution: 'uniform',
+    timestamps: 'uniform',
+    referenceTime: FIXTURE_REFERENCE_TIME,
+    windowHours: DEFAULT_WINDOW_HOURS,
+  },
 ]
 
 /** Shares and ranges of each importance distribution (the Ada study's definitions). */
 const DISTRIBUTION_BANDS: Record<ImportanceDistribution, ReadonlyArray<{share: number; low: number; high: number}>> = {
-  pareto: [{share: 0.8, low: 0, high: 0.3}, {share: 0.2, low: 0.7, high: 1}],
-  balanced: [{share: 0.25, low: 0.7, high: 1}, {share: 0.5, low: 0.3, high: 0.7}, {share: 0.25, low: 0, high: 0.3}],
+  pareto: [
+    {share: 0.8, low: 0, high: 0.3},
+    {share: 0.2, low: 0.7, high: 1},
+  ],
+  balanced: [
+    {share: 0.25, low: 0.7, high: 1},
+    {share: 0.5, low: 0.3, high: 0.7},
+    {share: 0.25, low: 0, high: 0.3},
+  ],
   uniform: [{share: 1, low: 0, high: 1}],
 }
 
@@ -65,22 +96,68 @@ const TOPICS: readonly (readonly string[])[] = [
   ['flight', 'passport', 'hotel', 'booking', 'airport', 'visa', 'itinerary', 'luggage', 'layover', 'boarding'],
   ['budget', 'invoice', 'payment', 'refund', 'account', 'balance', 'transfer', 'receipt', 'expense', 'salary'],
   ['deploy', 'server', 'database', 'migration', 'outage', 'latency', 'cluster', 'rollback', 'pipeline', 'monitoring'],
-  ['doctor', 'appointment', 'prescription', 'allergy', 'therapy', 'symptoms', 'clinic', 'dosage', 'insurance', 'checkup'],
+  [
+    'doctor',
+    'appointment',
+    'prescription',
+    'allergy',
+    'therapy',
+    'symptoms',
+    'clinic',
+    'dosage',
+    'insurance',
+    'checkup',
+  ],
   ['birthday', 'gift', 'party', 'cake', 'invitation', 'venue', 'guests', 'celebration', 'surprise', 'anniversary'],
-  ['contract', 'deadline', 'client', 'proposal', 'meeting', 'negotiation', 'signature', 'milestone', 'deliverable', 'review'],
+  [
+    'contract',
+    'deadline',
+    'client',
+    'proposal',
+    'meeting',
+    'negotiation',
+    'signature',
+    'milestone',
+    'deliverable',
+    'review',
+  ],
   ['garden', 'tomatoes', 'compost', 'seedlings', 'watering', 'pruning', 'greenhouse', 'soil', 'harvest', 'fertilizer'],
   ['marathon', 'training', 'injury', 'stretching', 'pace', 'sneakers', 'recovery', 'interval', 'hydration', 'coach'],
 ]
 const FILLER = [
-  'sounds good to me', 'thanks for letting me know', 'let me think about it', 'sure thing', 'haha that is funny',
-  'talk to you later', 'got it', 'okay see you then', 'nice, thanks', 'no worries at all', 'good morning', 'have a nice evening',
+  'sounds good to me',
+  'thanks for letting me know',
+  'let me think about it',
+  'sure thing',
+  'haha that is funny',
+  'talk to you later',
+  'got it',
+  'okay see you then',
+  'nice, thanks',
+  'no worries at all',
+  'good morning',
+  'have a nice evening',
 ]
-const CONNECTIVES = ['remember', 'note', 'important', 'we', 'should', 'check', 'the', 'next', 'plan', 'about', 'update', 'on']
+const CONNECTIVES = [
+  'remember',
+  'note',
+  'important',
+  'we',
+  'should',
+  'check',
+  'the',
+  'next',
+  'plan',
+  'about',
+  'update',
+  'on',
+]
 
 export function generateImportanceDataset(o: SyntheticOptions): Dataset {
   if (!Number.isInteger(o.n) || o.n < 2) throw new InputError('synthetic options: n', 'an integer >= 2', String(o.n))
   const refMs = Date.parse(o.referenceTime)
-  if (!Number.isFinite(refMs)) throw new InputError('synthetic options: referenceTime', 'an ISO-8601 UTC time', o.referenceTime)
+  if (!Number.isFinite(refMs))
+    throw new InputError('synthetic options: referenceTime', 'an ISO-8601 UTC time', o.referenceTime)
   const rng = new Rng(o.seed)
   const truths = rng.fork('truth').shuffle(drawTruths(o.distribution, o.n, rng.fork('truth-values')))
   const ages = drawAges(o.timestamps, o.n, o.windowHours, rng.fork('time'))
@@ -90,7 +167,10 @@ export function generateImportanceDataset(o: SyntheticOptions): Dataset {
   // Topic drift: the conversation moves through a sequence of topics over the window.
   const topicRng = rng.fork('topics')
   const topicSequence = topicRng.shuffle(TOPICS.map((_, i) => i)).slice(0, 3)
-  const queries = topicSequence.map((topic, k) => ({id: `q${k + 1}`, text: `What matters about the ${TOPICS[topic].slice(0, 3).join(', ')}?`}))
+  const queries = topicSequence.map((topic, k) => ({
+    id: `q${k + 1}`,
+    text: `What matters about the ${TOPICS[topic].slice(0, 3).join(', ')}?`,
+  }))
   const textRng = rng.fork('text')
   const surpriseRng = rng.fork('surprise')
   const lowTexts: string[] = []
@@ -113,7 +193,14 @@ export function generateImportanceDataset(o: SyntheticOptions): Dataset {
     id: o.id,
     description: `Synthetic: ${o.n} turns, ${o.distribution} importance, ${o.timestamps} timestamps, topic drift over ${topicSequence.length} topics, seed ${o.seed}.`,
     reference_time: o.referenceTime,
-    generator: {kind: 'importance', n: o.n, seed: o.seed, distribution: o.distribution, timestamps: o.timestamps, window_hours: o.windowHours},
+    generator: {
+      kind: 'importance',
+      n: o.n,
+      seed: o.seed,
+      distribution: o.distribution,
+      timestamps: o.timestamps,
+      window_hours: o.windowHours,
+    },
     queries,
     turns,
   }
@@ -133,13 +220,15 @@ function drawTruths(distribution: ImportanceDistribution, n: number, rng: Rng): 
 function drawAges(pattern: TimePattern, n: number, window: number, rng: Rng): number[] {
   const clamp = (h: number) => Math.min(window, Math.max(0, h))
   if (pattern === 'uniform') return Array.from({length: n}, () => rng.uniform(0, window))
-  if (pattern === 'recency') return Array.from({length: n}, () => clamp(-Math.log(1 - rng.next()) * (window / RECENCY_MEAN_DIVISOR)))
+  if (pattern === 'recency')
+    return Array.from({length: n}, () => clamp(-Math.log(1 - rng.next()) * (window / RECENCY_MEAN_DIVISOR)))
   const centers = Array.from({length: BURSTS}, () => rng.uniform(0, window))
   return Array.from({length: n}, () => clamp(centers[rng.int(BURSTS)] + rng.normal(0, BURST_SD_HOURS)))
 }
 
 function turnText(truth: number, topic: readonly string[], lowTexts: string[], rng: Rng): string {
-  if (truth < LOW_IMPORTANCE && lowTexts.length > 0 && rng.next() < REPEAT_PROBABILITY) return lowTexts[rng.int(lowTexts.length)]
+  if (truth < LOW_IMPORTANCE && lowTexts.length > 0 && rng.next() < REPEAT_PROBABILITY)
+    return lowTexts[rng.int(lowTexts.length)]
   const topicWords = Math.round(truth * MAX_TOPIC_WORDS + rng.uniform(-1, 1))
   const words: string[] = []
   for (let k = 0; k < topicWords; k++) words.push(topic[rng.int(topic.length)])

@@ -20,7 +20,14 @@ export function generateMemoryFixtures(dir: string, check: boolean): MemoryFixtu
   return MEMORY_FIXTURES.map(({id, options}) => {
     const samples = generateMemoryDataset(options)
     const text = memoryDatasetJson(samples)
-    const turns = samples.reduce((n, s) => n + Object.values(s.conversation).filter(Array.isArray).reduce((m, list) => m + list.length, 0), 0)
+    const turns = samples.reduce(
+      (n, s) =>
+        n +
+        Object.values(s.conversation)
+          .filter(Array.isArray)
+          .reduce((m, list) => m + list.length, 0),
+      0,
+    )
     const questions = samples.reduce((n, s) => n + s.qa.length, 0)
     const file = join(dir, `${id}.json`)
     const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined

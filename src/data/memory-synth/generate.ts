@@ -1,6 +1,19 @@
 import {Rng} from '../../util/rng.js'
 import {MS_PER_DAY, formatLocomoDate} from '../conversations/dates.js'
-import {CITIES, CLOSERS, FILLERS, FIRST_NAMES, HOBBIES, JOBS, OPENER_REPLIES, OPENERS, PET_KINDS, PET_NAMES, RELATIONS, REPLIES} from './vocabulary.js'
+import {
+  CITIES,
+  CLOSERS,
+  FILLERS,
+  FIRST_NAMES,
+  HOBBIES,
+  JOBS,
+  OPENER_REPLIES,
+  OPENERS,
+  PET_KINDS,
+  PET_NAMES,
+  RELATIONS,
+  REPLIES,
+} from './vocabulary.js'
 
 /**
  * A seeded synthetic multi-session conversation generator with gold evidence: two speakers,
@@ -26,7 +39,13 @@ export interface MemorySynthOptions {
   readonly noiseWords?: number
 }
 
-export const MEMORY_SYNTH_DEFAULTS = {conversations: 2, sessions: 12, turnsPerSession: 14, startDate: '2023-01-09', noiseWords: 0} as const
+export const MEMORY_SYNTH_DEFAULTS = {
+  conversations: 2,
+  sessions: 12,
+  turnsPerSession: 14,
+  startDate: '2023-01-09',
+  noiseWords: 0,
+} as const
 /** Facts are spread over the sessions, so there must be enough of them. */
 export const MIN_SESSIONS = 6
 /** Days between consecutive sessions: uniform integer in [MIN, MAX]. */
@@ -81,25 +100,41 @@ interface Person {
 
 export function generateMemoryDataset(options: MemorySynthOptions): LocomoSample[] {
   const o = {...MEMORY_SYNTH_DEFAULTS, ...options}
-  if (!Number.isInteger(o.sessions) || o.sessions < MIN_SESSIONS) throw new RangeError(`memory synth: sessions must be an integer >= ${MIN_SESSIONS}, got ${o.sessions}`)
+  if (!Number.isInteger(o.sessions) || o.sessions < MIN_SESSIONS)
+    throw new RangeError(`memory synth: sessions must be an integer >= ${MIN_SESSIONS}, got ${o.sessions}`)
   const root = new Rng(o.seed)
   const lexicon = o.noiseWords > 0 ? new NoiseLexicon(root.fork('lexicon')) : undefined
-  return Array.from({length: o.conversations}, (_, c) => generateConversation(`synth-${o.seed}-${c + 1}`, root.fork(`conversation ${c}`), o, lexicon))
+  return Array.from({length: o.conversations}, (_, c) =>
+    generateConversation(`synth-${o.seed}-${c + 1}`, root.fork(`conversation ${c}`), o, lexicon),
+  )
 }
 
-function generateConversation(id: string, rng: Rng, o: Required<MemorySynthOptions>, lexicon: NoiseLexicon | undefined): LocomoSample {
+function generateConversation(
+  id: string,
+  rng: Rng,
+  o: Required<MemorySynthOptions>,
+  lexicon: NoiseLexicon | undefined,
+): LocomoSample {
   const names = rng.fork('names').shuffle([...FIRST_NAMES])
-  const people: [Person, Person] = [makePerson(rng.fork('a'), names[0], names[2]), makePerson(rng.fork('b'), names[1], names[3])]
+  const people: [Person, Person] = [
+    makePerson(rng.fork('a'), names[0], names[2]),
+    makePerson(rng.fork('b'), names[1], names[3]),
+  ]
   const times = sessionTimes(rng.fork('times'), o.sessions, o.startDate)
   const facts: PlannedFact[] = []
   const qa: LocomoQa[] = []
   const dateOf = (diaId: string): string => formatDay(times[Number(diaId.slice(1, diaId.indexOf(':'))) - 1])
-  people.forEach((p, who) => planFacts(rng.fork(`facts ${who}`), p, people[1 - who], who as 0 | 1, o.sessions, facts, qa, dateOf))
+  people.forEach((p, who) =>
+    planFacts(rng.fork(`facts ${who}`), p, people[1 - who], who as 0 | 1, o.sessions, facts, qa, dateOf),
+  )
   const conversation: Record<string, string | LocomoTurn[]> = {speaker_a: people[0].name, speaker_b: people[1].name}
   const fill = rng.fork('fill')
   for (let s = 0; s < o.sessions; s++) {
     const sessionFacts = facts.filter((f) => f.session === s)
-    const target = Math.max(sessionFacts.length * 2 + 4, Math.round(o.turnsPerSession * (1 + TURN_COUNT_JITTER * (2 * fill.next() - 1))))
+    const target = Math.max(
+      sessionFacts.length * 2 + 4,
+      Math.round(o.turnsPerSession * (1 + TURN_COUNT_JITTER * (2 * fill.next() - 1))),
+    )
     conversation[`session_${s + 1}_date_time`] = formatLocomoDate(times[s])
     conversation[`session_${s + 1}`] = renderSession(fill, s, people, sessionFacts, target, lexicon, o.noiseWords)
   }
@@ -126,7 +161,8 @@ function makePerson(rng: Rng, name: string, relative: string): Person {
 /** A question with LoCoMo's key order and its evidence in conversation order. */
 function ordered(q: LocomoQa): LocomoQa {
   const evidence = [...q.evidence].sort((a, b) => compareDiaIds(a, b))
-  if (q.category === CATEGORY.adversarial) return {question: q.question, evidence, category: q.category, adversarial_answer: q.adversarial_answer}
+  if (q.category === CATEGORY.adversarial)
+    return {question: q.question, evidence, category: q.category, adversarial_answer: q.adversarial_answer}
   return {question: q.question, answer: q.answer, evidence, category: q.category}
 }
 
@@ -145,19 +181,36 @@ function article(word: string): string {
 function pickSessions(rng: Rng, count: number, low: number, high: number): number[] {
   const pool: number[] = []
   for (let s = low; s < high; s++) pool.push(s)
-  return rng.shuffle(pool).slice(0, count).sort((a, b) => a - b)
+  return rng
+    .shuffle(pool)
+    .slice(0, count)
+    .sort((a, b) => a - b)
 }
 
 /**
  * Plans one person's facts over the sessions and the questions about them. Each question's
  * evidence is filled in when its facts are rendered (their dia_ids are known only then).
  */
-function planFacts(rng: Rng, p: Person, other: Person, who: 0 | 1, sessions: number, facts: PlannedFact[], qa: LocomoQa[], dateOf: (diaId: string) => string): void {
+function planFacts(
+  rng: Rng,
+  p: Person,
+  other: Person,
+  who: 0 | 1,
+  sessions: number,
+  facts: PlannedFact[],
+  qa: LocomoQa[],
+  dateOf: (diaId: string) => string,
+): void {
   const say = (session: number, text: string, ...refs: Array<(id: string) => void>): void => {
     facts.push({session, speaker: who, text, onTurn: (id) => refs.forEach((r) => r(id))})
   }
   /** A question whose evidence slots are filled as facts render. */
-  const ask = (question: string, category: LocomoQa['category'], slots: number, answer: (ids: string[]) => string): Array<(id: string) => void> => {
+  const ask = (
+    question: string,
+    category: LocomoQa['category'],
+    slots: number,
+    answer: (ids: string[]) => string,
+  ): Array<(id: string) => void> => {
     const q: LocomoQa = {question, evidence: new Array<string>(slots).fill(''), category}
     qa.push(q)
     let filled = 0
@@ -180,29 +233,68 @@ function planFacts(rng: Rng, p: Person, other: Person, who: 0 | 1, sessions: num
   // Job: one job, then a change.
   const [jobStart, jobChange] = pickSessions(rng, 2, 0, sessions)
   const [jobNow] = ask(`What does ${p.name} do for work now?`, CATEGORY.singleHop, 1, () => p.jobs[1][0])
-  const [jobWhen] = ask(`When did ${p.name} start working as ${article(p.jobs[1][0])}?`, CATEGORY.temporal, 1, (ids) => dateOf(ids[0]))
+  const [jobWhen] = ask(`When did ${p.name} start working as ${article(p.jobs[1][0])}?`, CATEGORY.temporal, 1, (ids) =>
+    dateOf(ids[0]),
+  )
   say(jobStart, `These days I work as ${article(p.jobs[0][0])} ${p.jobs[0][1]}.`)
-  say(jobChange, `I quit my old job and started as ${article(p.jobs[1][0])} ${p.jobs[1][1]} this week.`, jobNow, jobWhen)
+  say(
+    jobChange,
+    `I quit my old job and started as ${article(p.jobs[1][0])} ${p.jobs[1][1]} this week.`,
+    jobNow,
+    jobWhen,
+  )
   // Pet: adopted, then an anecdote naming only the pet (a two-hop chain).
   const [adopt, anecdote] = pickSessions(rng, 2, 0, sessions)
   const [petName] = ask(`What is the name of ${p.name}'s ${p.pet.kind}?`, CATEGORY.singleHop, 1, () => p.pet.name)
-  const [petChain1, petChain2] = ask(`What did ${p.name}'s ${p.pet.kind} chew up?`, CATEGORY.multiHop, 2, () => 'a pair of sneakers')
+  const [petChain1, petChain2] = ask(
+    `What did ${p.name}'s ${p.pet.kind} chew up?`,
+    CATEGORY.multiHop,
+    2,
+    () => 'a pair of sneakers',
+  )
   say(adopt, `I adopted a ${p.pet.kind} from the shelter, we named it ${p.pet.name}.`, petName, petChain1)
   say(anecdote, `${p.pet.name} chewed up my new sneakers while I was out, unbelievable.`, petChain2)
   // Relative: where they live, later their new job without the relation word (multi-hop).
   const [relIntro, relJob] = pickSessions(rng, 2, 0, sessions)
-  const [relCity] = ask(`In which city does ${p.name}'s ${p.relation} live?`, CATEGORY.singleHop, 1, () => p.relativeCity)
-  const [relChain1, relChain2] = ask(`What job did ${p.name}'s ${p.relation} get?`, CATEGORY.multiHop, 2, () => p.relativeJob[0])
-  say(relIntro, `My ${p.relation} ${p.relative} lives in ${p.relativeCity}, we visit each other every summer.`, relCity, relChain1)
+  const [relCity] = ask(
+    `In which city does ${p.name}'s ${p.relation} live?`,
+    CATEGORY.singleHop,
+    1,
+    () => p.relativeCity,
+  )
+  const [relChain1, relChain2] = ask(
+    `What job did ${p.name}'s ${p.relation} get?`,
+    CATEGORY.multiHop,
+    2,
+    () => p.relativeJob[0],
+  )
+  say(
+    relIntro,
+    `My ${p.relation} ${p.relative} lives in ${p.relativeCity}, we visit each other every summer.`,
+    relCity,
+    relChain1,
+  )
   say(relJob, `${p.relative} got hired as ${article(p.relativeJob[0])} ${p.relativeJob[1]}, so proud.`, relChain2)
   // Hobbies: each started in one session, with an achievement later that does not name it.
-  const gather = ask(`What hobbies has ${p.name} picked up?`, CATEGORY.multiHop, p.hobbies.length, () => p.hobbies.map((h) => h.activity).join(', '))
+  const gather = ask(`What hobbies has ${p.name} picked up?`, CATEGORY.multiHop, p.hobbies.length, () =>
+    p.hobbies.map((h) => h.activity).join(', '),
+  )
   // Adversarial: this person's first hobby attributed to the other speaker (LoCoMo category 5).
-  const [adversarial] = ask(`When did ${other.name} start ${p.hobbies[0].activity}?`, CATEGORY.adversarial, 1, () => `${other.name} did not; ${p.name} did`)
+  const [adversarial] = ask(
+    `When did ${other.name} start ${p.hobbies[0].activity}?`,
+    CATEGORY.adversarial,
+    1,
+    () => `${other.name} did not; ${p.name} did`,
+  )
   p.hobbies.forEach((h, i) => {
     const [start, made] = pickSessions(rng, 2, 0, sessions)
     const [when] = ask(`When did ${p.name} start ${h.activity}?`, CATEGORY.temporal, 1, (ids) => dateOf(ids[0]))
-    const [infer1, infer2] = ask(`Would ${p.name} enjoy ${h.related}?`, CATEGORY.openDomain, 2, () => `Likely yes; ${p.name} does ${h.activity}`)
+    const [infer1, infer2] = ask(
+      `Would ${p.name} enjoy ${h.related}?`,
+      CATEGORY.openDomain,
+      2,
+      () => `Likely yes; ${p.name} does ${h.activity}`,
+    )
     const refs = i === 0 ? [when, infer1, gather[i], adversarial] : [when, infer1, gather[i]]
     say(start, `Guess what, I ${h.start}.`, ...refs)
     say(made, `I ${h.made} yesterday!`, infer2)
@@ -231,7 +323,15 @@ function formatDay(time: number): string {
  * One session: an opener and its reply, the planned facts each followed by the other speaker's
  * reply, small talk in between, and a closer; speakers alternate where the plan allows.
  */
-function renderSession(rng: Rng, s: number, people: [Person, Person], facts: PlannedFact[], target: number, lexicon: NoiseLexicon | undefined, noiseWords: number): LocomoTurn[] {
+function renderSession(
+  rng: Rng,
+  s: number,
+  people: [Person, Person],
+  facts: PlannedFact[],
+  target: number,
+  lexicon: NoiseLexicon | undefined,
+  noiseWords: number,
+): LocomoTurn[] {
   const turns: LocomoTurn[] = []
   const push = (who: 0 | 1, text: string): string => {
     const id = `D${s + 1}:${turns.length + 1}`
@@ -242,12 +342,18 @@ function renderSession(rng: Rng, s: number, people: [Person, Person], facts: Pla
   push(opener, pick(rng, OPENERS).replace('{other}', people[1 - opener].name))
   push((1 - opener) as 0 | 1, pick(rng, OPENER_REPLIES))
   const fillerSlots = Math.max(0, target - 3 - facts.length * 2)
-  const order = rng.shuffle([...facts.map((f) => ({fact: f as PlannedFact | undefined})), ...Array.from({length: Math.ceil(fillerSlots / 2)}, () => ({fact: undefined}))])
+  const order = rng.shuffle([
+    ...facts.map((f) => ({fact: f as PlannedFact | undefined})),
+    ...Array.from({length: Math.ceil(fillerSlots / 2)}, () => ({fact: undefined})),
+  ])
   for (const {fact} of order) {
     if (fact) {
       fact.onTurn(push(fact.speaker, fact.text))
       const reply = pick(rng, REPLIES)
-      push((1 - fact.speaker) as 0 | 1, rng.next() < 0.3 ? `${reply} ${people[fact.speaker].name}, you deserve it.` : reply)
+      push(
+        (1 - fact.speaker) as 0 | 1,
+        rng.next() < 0.3 ? `${reply} ${people[fact.speaker].name}, you deserve it.` : reply,
+      )
     } else {
       const who = rng.int(2) as 0 | 1
       const noise = lexicon ? ` ${lexicon.words(rng, noiseWords)}` : ''
@@ -269,7 +375,28 @@ class NoiseLexicon {
   private readonly cumulative: Float64Array
 
   constructor(rng: Rng) {
-    const syllables = ['ka', 'lo', 'mi', 'ren', 'to', 'sa', 'vu', 'del', 'pi', 'nor', 'ga', 'shi', 'bre', 'tam', 'qui', 'fen', 'ju', 'zo', 'lat', 'mer']
+    const syllables = [
+      'ka',
+      'lo',
+      'mi',
+      'ren',
+      'to',
+      'sa',
+      'vu',
+      'del',
+      'pi',
+      'nor',
+      'ga',
+      'shi',
+      'bre',
+      'tam',
+      'qui',
+      'fen',
+      'ju',
+      'zo',
+      'lat',
+      'mer',
+    ]
     const seen = new Set<string>()
     this.words_ = []
     while (this.words_.length < NOISE_LEXICON) {

@@ -3,13 +3,56 @@
  * taken from LoCoMo or any other dataset.
  */
 export const FIRST_NAMES = [
-  'Ada', 'Bruno', 'Carmen', 'Dario', 'Elena', 'Felix', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Kira', 'Luca', 'Maya', 'Nico', 'Olga',
-  'Pavel', 'Rosa', 'Samir', 'Tessa', 'Umar', 'Vera', 'Wes', 'Yara', 'Zane', 'Lena', 'Omar', 'Priya', 'Theo', 'Nadia', 'Emil',
+  'Ada',
+  'Bruno',
+  'Carmen',
+  'Dario',
+  'Elena',
+  'Felix',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kira',
+  'Luca',
+  'Maya',
+  'Nico',
+  'Olga',
+  'Pavel',
+  'Rosa',
+  'Samir',
+  'Tessa',
+  'Umar',
+  'Vera',
+  'Wes',
+  'Yara',
+  'Zane',
+  'Lena',
+  'Omar',
+  'Priya',
+  'Theo',
+  'Nadia',
+  'Emil',
 ]
 
 export const RELATIONS = ['sister', 'brother', 'cousin', 'neighbor', 'colleague', 'roommate', 'aunt', 'uncle'] as const
 
-export const CITIES = ['Porto', 'Lisbon', 'Denver', 'Austin', 'Leeds', 'Glasgow', 'Osaka', 'Quebec', 'Tucson', 'Bergen', 'Valencia', 'Krakow', 'Halifax', 'Adelaide']
+export const CITIES = [
+  'Porto',
+  'Lisbon',
+  'Denver',
+  'Austin',
+  'Leeds',
+  'Glasgow',
+  'Osaka',
+  'Quebec',
+  'Tucson',
+  'Bergen',
+  'Valencia',
+  'Krakow',
+  'Halifax',
+  'Adelaide',
+]
 
 /** Jobs with a workplace phrase. */
 export const JOBS: ReadonlyArray<readonly [string, string]> = [
@@ -29,23 +72,84 @@ export const JOBS: ReadonlyArray<readonly [string, string]> = [
 
 /** Pets: kind and names. */
 export const PET_KINDS = ['dog', 'cat', 'parrot', 'rabbit', 'turtle', 'hamster']
-export const PET_NAMES = ['Biscuit', 'Pepper', 'Mochi', 'Rocket', 'Juniper', 'Waffles', 'Nova', 'Pickles', 'Ziggy', 'Clover']
+export const PET_NAMES = [
+  'Biscuit',
+  'Pepper',
+  'Mochi',
+  'Rocket',
+  'Juniper',
+  'Waffles',
+  'Nova',
+  'Pickles',
+  'Ziggy',
+  'Clover',
+]
 
 /**
  * Hobbies: the activity as a speaker mentions it, an object they made or did, and an inference
  * topic (a related interest a question can ask about without repeating the activity's words).
  */
 export const HOBBIES: ReadonlyArray<{activity: string; start: string; made: string; related: string}> = [
-  {activity: 'pottery', start: 'signed up for a pottery class', made: 'threw a lopsided clay mug on the wheel', related: 'a ceramics museum'},
-  {activity: 'rock climbing', start: 'joined a rock climbing gym', made: 'finally topped out on the overhang route', related: 'a bouldering trip'},
-  {activity: 'birdwatching', start: 'bought binoculars for birdwatching', made: 'spotted a kingfisher by the river', related: 'a nature reserve tour'},
-  {activity: 'baking sourdough', start: 'started baking sourdough', made: 'pulled a loaf with a perfect crust out of the oven', related: 'a bread festival'},
-  {activity: 'chess', start: 'joined a chess club', made: 'won three games in the club tournament', related: 'a strategy board game night'},
-  {activity: 'salsa dancing', start: 'took my first salsa dancing lesson', made: 'danced a whole song without stepping on toes', related: 'a Latin music concert'},
-  {activity: 'woodworking', start: 'set up a woodworking bench in the garage', made: 'built a walnut bookshelf', related: 'a furniture design fair'},
-  {activity: 'photography', start: 'got a secondhand film camera for photography', made: 'developed a roll of harbor shots', related: 'a gallery opening'},
-  {activity: 'gardening', start: 'planted a vegetable patch', made: 'harvested the first tomatoes', related: 'a seed swap market'},
-  {activity: 'running', start: 'started training for a 10k run', made: 'ran the river loop in under an hour', related: 'a marathon'},
+  {
+    activity: 'pottery',
+    start: 'signed up for a pottery class',
+    made: 'threw a lopsided clay mug on the wheel',
+    related: 'a ceramics museum',
+  },
+  {
+    activity: 'rock climbing',
+    start: 'joined a rock climbing gym',
+    made: 'finally topped out on the overhang route',
+    related: 'a bouldering trip',
+  },
+  {
+    activity: 'birdwatching',
+    start: 'bought binoculars for birdwatching',
+    made: 'spotted a kingfisher by the river',
+    related: 'a nature reserve tour',
+  },
+  {
+    activity: 'baking sourdough',
+    start: 'started baking sourdough',
+    made: 'pulled a loaf with a perfect crust out of the oven',
+    related: 'a bread festival',
+  },
+  {
+    activity: 'chess',
+    start: 'joined a chess club',
+    made: 'won three games in the club tournament',
+    related: 'a strategy board game night',
+  },
+  {
+    activity: 'salsa dancing',
+    start: 'took my first salsa dancing lesson',
+    made: 'danced a whole song without stepping on toes',
+    related: 'a Latin music concert',
+  },
+  {
+    activity: 'woodworking',
+    start: 'set up a woodworking bench in the garage',
+    made: 'built a walnut bookshelf',
+    related: 'a furniture design fair',
+  },
+  {
+    activity: 'photography',
+    start: 'got a secondhand film camera for photography',
+    made: 'developed a roll of harbor shots',
+    related: 'a gallery opening',
+  },
+  {
+    activity: 'gardening',
+    start: 'planted a vegetable patch',
+    made: 'harvested the first tomatoes',
+    related: 'a seed swap market',
+  },
+  {
+    activity: 'running',
+    start: 'started training for a 10k run',
+    made: 'ran the river loop in under an hour',
+    related: 'a marathon',
+  },
 ]
 
 /** Everyday small talk: openers, replies and fillers with varied vocabulary (the distractors). */
@@ -101,4 +205,9 @@ export const FILLERS = [
   'I am trying to go to bed earlier, with mixed results.',
 ]
 
-export const CLOSERS = ['Talk soon, take care!', 'Let us catch up again next week.', 'I have to run, bye for now!', 'Great chatting, see you!']
+export const CLOSERS = [
+  'Talk soon, take care!',
+  'Let us catch up again next week.',
+  'I have to run, bye for now!',
+  'Great chatting, see you!',
+]

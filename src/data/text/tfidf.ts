@@ -55,7 +55,9 @@ export class TfIdfModel {
 
 /** Cosine similarity of two normalised sparse vectors (merge of sorted term ids); 0 if either is empty. */
 export function cosine(a: SparseVector, b: SparseVector): number {
-  let i = 0, j = 0, dot = 0
+  let i = 0,
+    j = 0,
+    dot = 0
   while (i < a.terms.length && j < b.terms.length) {
     if (a.terms[i] === b.terms[j]) dot += a.weights[i++] * b.weights[j++]
     else if (a.terms[i] < b.terms[j]) i++

@@ -6,9 +6,11 @@ const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
 
 /** Common English function words (a short subset of the SMART stop list, Salton 1971). */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
-  ('a an and are as at be but by do does for from had has have he her his i if in into is it its me my no not of on or ' +
+  (
+    'a an and are as at be but by do does for from had has have he her his i if in into is it its me my no not of on or ' +
     'our she so that the their them then there these they this to was we were what when where which who will with you your ' +
-    'ok okay yes yeah just also about can could would should did been being am').split(' '),
+    'ok okay yes yeah just also about can could would should did been being am'
+  ).split(' '),
 )
 
 export function tokenize(text: string): string[] {

@@ -6,7 +6,11 @@ import type {SignalColumns} from './signals.js'
  *                      + w_habituation * habituation)
  */
 export function importanceOf(signals: Readonly<Record<(typeof SIGNALS)[number], number>>, w: Weights): number {
-  const s = w.decay * signals.decay + w.surprise * signals.surprise + w.relevance * signals.relevance + w.habituation * signals.habituation
+  const s =
+    w.decay * signals.decay +
+    w.surprise * signals.surprise +
+    w.relevance * signals.relevance +
+    w.habituation * signals.habituation
   return s < 0 ? 0 : s > 1 ? 1 : s
 }
 
@@ -20,7 +24,10 @@ export function scoreColumns(
   out: Float64Array = new Float64Array(cols.n),
 ): Float64Array {
   const {decay, surprise, relevance, habituation} = cols
-  const wd = w.decay, ws = w.surprise, wr = w.relevance, wh = w.habituation
+  const wd = w.decay,
+    ws = w.surprise,
+    wr = w.relevance,
+    wh = w.habituation
   const n = cols.n
   for (let i = 0; i < n; i++) {
     const s = wd * decay[i] + ws * surprise[i] + wr * relevance[i] + wh * habituation[i]

@@ -56,7 +56,10 @@ export function computeSignals(input: ImportanceInput, timeScaleHours: number): 
     n,
     decay: ageHours.map((a) => decaySignal(a, timeScaleHours)),
     surprise: Float64Array.from(input.turns, (t) => t.surprise),
-    relevance: relevanceSignal(texts, input.turns.map((t) => t.query)),
+    relevance: relevanceSignal(
+      texts,
+      input.turns.map((t) => t.query),
+    ),
     habituation: habituationSignal(texts, times),
     ageHours,
     tokens: Float64Array.from(texts, estimateTokens),

@@ -14,10 +14,30 @@ export const IMPORTANCE_SPACE: ParamSpace = {
       description: 'Weights of the four importance signals; they sum to 1.',
       floor: 0,
       members: [
-        {name: 'decay', env: 'IMPORTANCE_WEIGHT_DECAY', default: 0.4, description: 'Weight of recency decay exp(-age/time_scale).'},
-        {name: 'surprise', env: 'IMPORTANCE_WEIGHT_SURPRISE', default: 0.3, description: "Weight of surprise (the turn's prediction error)."},
-        {name: 'relevance', env: 'IMPORTANCE_WEIGHT_RELEVANCE', default: 0.2, description: "Weight of relevance (TF-IDF cosine of the turn's text to its query)."},
-        {name: 'habituation', env: 'IMPORTANCE_WEIGHT_HABITUATION', default: 0.1, description: 'Weight of novelty after habituation 1/(1 + earlier repeats).'},
+        {
+          name: 'decay',
+          env: 'IMPORTANCE_WEIGHT_DECAY',
+          default: 0.4,
+          description: 'Weight of recency decay exp(-age/time_scale).',
+        },
+        {
+          name: 'surprise',
+          env: 'IMPORTANCE_WEIGHT_SURPRISE',
+          default: 0.3,
+          description: "Weight of surprise (the turn's prediction error).",
+        },
+        {
+          name: 'relevance',
+          env: 'IMPORTANCE_WEIGHT_RELEVANCE',
+          default: 0.2,
+          description: "Weight of relevance (TF-IDF cosine of the turn's text to its query).",
+        },
+        {
+          name: 'habituation',
+          env: 'IMPORTANCE_WEIGHT_HABITUATION',
+          default: 0.1,
+          description: 'Weight of novelty after habituation 1/(1 + earlier repeats).',
+        },
       ],
     },
     {
@@ -45,17 +65,33 @@ export function weightsVector(w: Weights): Float64Array {
 
 /** The weights of an importance configuration. */
 export function weightsFromConfig(config: Readonly<Record<string, unknown>>): Weights {
-  return {decay: config.decay as number, surprise: config.surprise as number, relevance: config.relevance as number, habituation: config.habituation as number}
+  return {
+    decay: config.decay as number,
+    surprise: config.surprise as number,
+    relevance: config.relevance as number,
+    habituation: config.habituation as number,
+  }
 }
 
 /** A full importance configuration from weights and the decay time scale. */
 export function importanceConfig(w: Weights, timeScaleHours: number): Record<string, number> {
-  return {decay: w.decay, surprise: w.surprise, relevance: w.relevance, habituation: w.habituation, time_scale_hours: timeScaleHours}
+  return {
+    decay: w.decay,
+    surprise: w.surprise,
+    relevance: w.relevance,
+    habituation: w.habituation,
+    time_scale_hours: timeScaleHours,
+  }
 }
 
 /** Weights scaled to sum to 1 (the simplex); all-zero weights have no normalisation. */
 export function normalizeWeights(w: Weights): Weights {
   const total = w.decay + w.surprise + w.relevance + w.habituation
   if (!(total > 0)) throw new RangeError('weights must have a positive sum to be normalised')
-  return {decay: w.decay / total, surprise: w.surprise / total, relevance: w.relevance / total, habituation: w.habituation / total}
+  return {
+    decay: w.decay / total,
+    surprise: w.surprise / total,
+    relevance: w.relevance / total,
+    habituation: w.habituation / total,
+  }
 }

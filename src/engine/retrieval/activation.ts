@@ -153,7 +153,13 @@ export function pathTypes(mask: number): string[] {
  * Weakly activated turns fade; the leaders are untouched. Writes penalties into `penalty` for
  * the given turns and returns the mean it used.
  */
-export function lateralInhibition(activation: Float64Array, turns: readonly number[], strength: number, winners: number, penalty: Float64Array): number {
+export function lateralInhibition(
+  activation: Float64Array,
+  turns: readonly number[],
+  strength: number,
+  winners: number,
+  penalty: Float64Array,
+): number {
   if (turns.length === 0 || strength <= 0) {
     for (const t of turns) penalty[t] = 0
     return 0

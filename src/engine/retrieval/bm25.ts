@@ -63,7 +63,14 @@ export class Bm25Index {
    * Adds each document's BM25 score for the query into `out` (which must be zero where it is
    * untouched) and appends newly touched documents to `touched`; returns the new touched count.
    */
-  score(queryTermIds: readonly number[], k1: number, b: number, out: Float32Array, touched: Int32Array, touchedCount: number): number {
+  score(
+    queryTermIds: readonly number[],
+    k1: number,
+    b: number,
+    out: Float32Array,
+    touched: Int32Array,
+    touchedCount: number,
+  ): number {
     const {start, cols, values} = this.postings
     const avg = this.averageLength > 0 ? this.averageLength : 1
     let count = touchedCount

@@ -18,13 +18,58 @@ export const QUERY_TYPES = ['entity_lookup', 'temporal', 'multi_hop', 'simple_fa
 export type QueryType = (typeof QUERY_TYPES)[number]
 
 const TEMPORAL_FIRST = new Set(['when'])
-const TEMPORAL_PHRASES = ['what year', 'which year', 'what month', 'which month', 'what date', 'what day', 'what time of', 'how long ago', 'how many years ago', 'since when', 'what week']
-const MULTI_HOP_WORDS = new Set(['both', 'common', 'compare', 'similar', 'why', 'would', 'likely', 'might', 'because', 'reason'])
+const TEMPORAL_PHRASES = [
+  'what year',
+  'which year',
+  'what month',
+  'which month',
+  'what date',
+  'what day',
+  'what time of',
+  'how long ago',
+  'how many years ago',
+  'since when',
+  'what week',
+]
+const MULTI_HOP_WORDS = new Set([
+  'both',
+  'common',
+  'compare',
+  'similar',
+  'why',
+  'would',
+  'likely',
+  'might',
+  'because',
+  'reason',
+])
 const MULTI_HOP_PHRASES = ['relationship between', 'in common']
 const ENTITY_FIRST = new Set(['who', 'whom', 'whose', 'which'])
 const ENTITY_WORDS = new Set(['name', 'named', 'called', 'who'])
-const EXPLORATORY_PHRASES = ['what kind', 'what kinds', 'what type', 'what types', 'what sort', 'tell me about', 'what are some', 'what else']
-const EXPLORATORY_WORDS = new Set(['describe', 'activities', 'hobbies', 'interests', 'things', 'ways', 'events', 'plans', 'kinds', 'types', 'feel', 'feelings'])
+const EXPLORATORY_PHRASES = [
+  'what kind',
+  'what kinds',
+  'what type',
+  'what types',
+  'what sort',
+  'tell me about',
+  'what are some',
+  'what else',
+]
+const EXPLORATORY_WORDS = new Set([
+  'describe',
+  'activities',
+  'hobbies',
+  'interests',
+  'things',
+  'ways',
+  'events',
+  'plans',
+  'kinds',
+  'types',
+  'feel',
+  'feelings',
+])
 /** Words after "what" that end in s but are not plural nouns. */
 const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'his', 'its', 'as', 'us'])
 /** Present perfect after a wh-word ("what has", "where have"): asks about every occasion. */
@@ -54,7 +99,8 @@ export function classifyQuery(query: string, entities: EntityLookup): QueryType 
   if (ENTITY_FIRST.has(ws[0]) || hasAny(ws, ENTITY_WORDS)) return 'entity_lookup'
   if (hasPhrase(lower, EXPLORATORY_PHRASES) || hasAny(ws, EXPLORATORY_WORDS)) return 'exploratory'
   const afterWhat = ws[0] === 'what' && ws.length > 1 ? ws[1] : ''
-  if (afterWhat.length > 3 && afterWhat.endsWith('s') && !afterWhat.endsWith('ss') && !NOT_PLURAL.has(afterWhat)) return 'exploratory'
+  if (afterWhat.length > 3 && afterWhat.endsWith('s') && !afterWhat.endsWith('ss') && !NOT_PLURAL.has(afterWhat))
+    return 'exploratory'
   if (WH_WORDS.has(ws[0]) && ws.length > 1 && PERFECT.has(ws[1])) return 'exploratory'
   return 'simple_factual'
 }

@@ -55,7 +55,15 @@ export interface HashedTfidfOptions {
  * al. 2017 use 3..6); 2^20 buckets keep collisions rare for corpora of this size. The family
  * weights balance the many character features of a word against its one stem feature.
  */
-export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {wordWeight: 1, bigramWeight: 0.5, charWeight: 0.25, charMin: 3, charMax: 5, hashBits: 20, maxDfFraction: 0.1}
+export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {
+  wordWeight: 1,
+  bigramWeight: 0.5,
+  charWeight: 0.25,
+  charMin: 3,
+  charMax: 5,
+  hashBits: 20,
+  maxDfFraction: 0.1,
+}
 
 /** Features are never pruned from the index below this document frequency (small corpora keep all). */
 export const MIN_PRUNED_DF = 50
@@ -123,7 +131,10 @@ export function hashedFeatures(text: string, options: HashedTfidfOptions): Hashe
     }
     const s = stem(w)
     keys.push(((fnvString(WORD_PREFIX, s) & mask) << FAMILY_BITS) | FAMILY_WORD)
-    if (previous !== undefined) keys.push(((fnvString(fnvStep(fnvString(BIGRAM_PREFIX, previous), SPACE), s) & mask) << FAMILY_BITS) | FAMILY_BIGRAM)
+    if (previous !== undefined)
+      keys.push(
+        ((fnvString(fnvStep(fnvString(BIGRAM_PREFIX, previous), SPACE), s) & mask) << FAMILY_BITS) | FAMILY_BIGRAM,
+      )
     previous = s
     // Padded word "<w>": position 0 is '<', position length + 1 is '>'.
     const padded = w.length + 2
@@ -179,7 +190,10 @@ class HashedTfidfIndex implements VectorIndex {
   private queryFeatures = new Int32Array(256)
   private queryWeights = new Float64Array(256)
 
-  constructor(texts: readonly string[], private readonly options: HashedTfidfOptions) {
+  constructor(
+    texts: readonly string[],
+    private readonly options: HashedTfidfOptions,
+  ) {
     this.size = texts.length
     const perDoc = texts.map((t) => hashedFeatures(t, options))
     const df: number[] = []
@@ -310,7 +324,10 @@ function sortPairs(ids: Int32Array, values: Float64Array, n: number): void {
  * document vectors. `embed` must return one vector per text, all of the same length.
  */
 export class DenseEmbedder implements Embedder {
-  constructor(readonly name: string, private readonly embed: (texts: readonly string[]) => Float32Array[]) {}
+  constructor(
+    readonly name: string,
+    private readonly embed: (texts: readonly string[]) => Float32Array[],
+  ) {}
 
   fit(texts: readonly string[]): VectorIndex {
     const vectors = this.embed(texts).map(normalised)

@@ -143,7 +143,9 @@ export class RetrievalEngine {
     this.referenceTime = options.referenceTime ?? (times.length > 0 ? Math.max(...times) : 0)
     const oldest = times.length > 0 ? Math.min(...times) : this.referenceTime
     // An undated turn is treated as the oldest dated one: no evidence that it is recent.
-    this.ageDays = Float64Array.from(turns.map((t) => Math.max(0, this.referenceTime - (t.time ?? oldest)) / MS_PER_DAY))
+    this.ageDays = Float64Array.from(
+      turns.map((t) => Math.max(0, this.referenceTime - (t.time ?? oldest)) / MS_PER_DAY),
+    )
     this.contentTier = Uint8Array.from(entitiesOf.map((ents, i) => tierOf(ents, termsOf[i].length, turns[i].speaker)))
     this.accessLog = options.accessLog
     this.overrides = options.overrides ?? DEFAULT_OVERRIDES
@@ -257,7 +259,15 @@ export class RetrievalEngine {
 
   /** Fused score of a turn after run(): weighted max-normalised BM25, vector and graph scores. */
   fused(t: number, p: RetrievalParams): number {
-    return fuse(this.bm25Score[t], this.vecScore[t], this.graphScore[t], this.maxBm25, this.maxVec, this.maxGraph, p.fusion)
+    return fuse(
+      this.bm25Score[t],
+      this.vecScore[t],
+      this.graphScore[t],
+      this.maxBm25,
+      this.maxVec,
+      this.maxGraph,
+      p.fusion,
+    )
   }
 
   /**
@@ -279,7 +289,13 @@ export class RetrievalEngine {
     for (let i = 0; i < this.bm25Count; i++) this.addCandidate(this.bm25Touched[i])
     for (let i = 0; i < this.vecCount; i++) this.addCandidate(this.vecTouched[i])
     const seeds = this.seeds(query, p)
-    this.activation.spread(this.graph, seeds, {retention: p.retention, maxDepth: p.maxDepth, fanOut: p.fanOut, threshold: p.threshold, edgeWeights: p.edgeWeights})
+    this.activation.spread(this.graph, seeds, {
+      retention: p.retention,
+      maxDepth: p.maxDepth,
+      fanOut: p.fanOut,
+      threshold: p.threshold,
+      edgeWeights: p.edgeWeights,
+    })
     this.workActivation = this.activation.lastEdges
     const act = this.activation.activation
     const activated: number[] = []
@@ -314,12 +330,22 @@ export class RetrievalEngine {
 
   /** The last query's work by stage; its total is `lastWork`. */
   lastWorkBreakdown(): QueryWork {
-    return {bm25Postings: this.workBm25, vectorPostings: this.workVector, activationEdges: this.workActivation, pprEdges: this.workPpr, candidatesFused: this.workFused}
+    return {
+      bm25Postings: this.workBm25,
+      vectorPostings: this.workVector,
+      activationEdges: this.workActivation,
+      pprEdges: this.workPpr,
+      candidatesFused: this.workFused,
+    }
   }
 
   /** Seeds: the top text matches (by the fusion's text weights) and the entities the query names. */
   private seeds(query: string, p: RetrievalParams): Seed[] {
-    const textWeights = {bm25: p.fusion.bm25 / (p.fusion.bm25 + p.fusion.vector), vector: p.fusion.vector / (p.fusion.bm25 + p.fusion.vector), graph: 0}
+    const textWeights = {
+      bm25: p.fusion.bm25 / (p.fusion.bm25 + p.fusion.vector),
+      vector: p.fusion.vector / (p.fusion.bm25 + p.fusion.vector),
+      graph: 0,
+    }
     const fb = this.maxBm25 > 0 ? textWeights.bm25 / this.maxBm25 : 0
     const fv = this.maxVec > 0 ? textWeights.vector / this.maxVec : 0
     const text = this.scratch
@@ -341,7 +367,12 @@ export class RetrievalEngine {
 
   private addPageRank(seeds: readonly Seed[], p: RetrievalParams, reached: number[]): void {
     this.ppr.reset()
-    this.ppr.compute(this.graph, seeds, {teleport: p.teleport, iterations: p.pprIterations, fanOut: p.fanOut, edgeWeights: p.edgeWeights})
+    this.ppr.compute(this.graph, seeds, {
+      teleport: p.teleport,
+      iterations: p.pprIterations,
+      fanOut: p.fanOut,
+      edgeWeights: p.edgeWeights,
+    })
     this.workPpr = this.ppr.lastEdges
     const T = this.turnCount
     let maxRank = 0
@@ -452,7 +483,9 @@ export function defaultRetrievalConfig(): Config {
 function tierOf(entities: readonly string[], termCount: number, speaker: string): number {
   if (termCount < CHIT_CHAT_MAX_TERMS) return CONTENT_TIER.chitChat
   const own = `name:${speaker.toLowerCase()}`
-  const fact = entities.some((e) => (e.startsWith('date:') || e.startsWith('num:') || e.startsWith('name:')) && e !== own)
+  const fact = entities.some(
+    (e) => (e.startsWith('date:') || e.startsWith('num:') || e.startsWith('name:')) && e !== own,
+  )
   return fact ? CONTENT_TIER.factBearing : CONTENT_TIER.ordinary
 }
 
@@ -493,7 +526,9 @@ export class TopK {
   }
 
   sorted(): Ranked {
-    const order = this.items.map((_, i) => i).sort((x, y) => this.scores[y] - this.scores[x] || this.items[x] - this.items[y])
+    const order = this.items
+      .map((_, i) => i)
+      .sort((x, y) => this.scores[y] - this.scores[x] || this.items[x] - this.items[y])
     return {turns: order.map((i) => this.items[i]), scores: order.map((i) => this.scores[i])}
   }
 

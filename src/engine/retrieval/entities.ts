@@ -21,7 +21,9 @@ export const KEYWORD_MAX_DF_FRACTION = 0.05
 export const MONTH_WORDS: ReadonlySet<string> = new Set(
   'january february march april may june july august september october november december'.split(' '),
 )
-export const WEEKDAY_WORDS: ReadonlySet<string> = new Set('monday tuesday wednesday thursday friday saturday sunday'.split(' '))
+export const WEEKDAY_WORDS: ReadonlySet<string> = new Set(
+  'monday tuesday wednesday thursday friday saturday sunday'.split(' '),
+)
 const YEAR = /^(19|20)\d\d$/
 const DIGITS = /^\d+$/
 /** A capitalised word with its position; possessives removed. */
@@ -56,7 +58,11 @@ function capitalisedWords(text: string): Array<{word: string; initial: boolean; 
   for (const m of text.matchAll(CAPITALISED_WORD)) {
     const raw = m[0].replace(/['\u2019]s$/, '').replace(/['\u2019]/g, '')
     const before = text.slice(Math.max(0, m.index - 3), m.index)
-    out.push({word: raw.toLowerCase(), initial: m.index === 0 || SENTENCE_END.test(before), capital: raw[0] >= 'A' && raw[0] <= 'Z'})
+    out.push({
+      word: raw.toLowerCase(),
+      initial: m.index === 0 || SENTENCE_END.test(before),
+      capital: raw[0] >= 'A' && raw[0] <= 'Z',
+    })
   }
   return out
 }
@@ -94,7 +100,11 @@ export function nameEntities(text: string, names: ReadonlySet<string>): string[]
  * Entities of every turn: names, dates, numbers and salient keywords. `termsOf[i]` are the
  * turn's content stems (shared with BM25 so the corpus is tokenised once).
  */
-export function extractEntities(texts: readonly string[], termsOf: readonly (readonly string[])[], speakers: readonly string[]): string[][] {
+export function extractEntities(
+  texts: readonly string[],
+  termsOf: readonly (readonly string[])[],
+  speakers: readonly string[],
+): string[][] {
   const names = nameVocabulary(texts, speakers)
   const df = new Map<string, number>()
   for (const terms of termsOf) for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1)

@@ -24,7 +24,12 @@ export interface CandidateRow {
  * 2 fact-bearing), path_edge_types (bit mask over EDGE_TYPES of the strongest activation path)
  * and fan_in (number of contributions received).
  */
-export function candidateFeatures(engine: RetrievalEngine, query: string, config: Config, pool: number = DEFAULT_CANDIDATE_POOL): CandidateRow[] {
+export function candidateFeatures(
+  engine: RetrievalEngine,
+  query: string,
+  config: Config,
+  pool: number = DEFAULT_CANDIDATE_POOL,
+): CandidateRow[] {
   const ranked = engine.search(query, config, pool)
   const state = engine.activationState
   return ranked.turns.map((t, i) => {

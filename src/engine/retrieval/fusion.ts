@@ -12,8 +12,20 @@ export interface FusionWeights {
 }
 
 /** w_b * b / max_b + w_v * v / max_v + w_g * g / max_g, a zero maximum contributing nothing. */
-export function fuse(bm25: number, vector: number, graph: number, maxBm25: number, maxVector: number, maxGraph: number, w: FusionWeights): number {
-  return w.bm25 * (maxBm25 > 0 ? bm25 / maxBm25 : 0) + w.vector * (maxVector > 0 ? vector / maxVector : 0) + w.graph * (maxGraph > 0 ? graph / maxGraph : 0)
+export function fuse(
+  bm25: number,
+  vector: number,
+  graph: number,
+  maxBm25: number,
+  maxVector: number,
+  maxGraph: number,
+  w: FusionWeights,
+): number {
+  return (
+    w.bm25 * (maxBm25 > 0 ? bm25 / maxBm25 : 0) +
+    w.vector * (maxVector > 0 ? vector / maxVector : 0) +
+    w.graph * (maxGraph > 0 ? graph / maxGraph : 0)
+  )
 }
 
 /** Fusion weights are projected with the shared floored-simplex projection. */

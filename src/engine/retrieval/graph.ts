@@ -122,11 +122,19 @@ export function buildMemoryGraph(input: GraphInput): MemoryGraph {
 
 /** Episodic: each turn to the next turn of its session. */
 function addEpisodic(edges: EdgeBuilder, turnSession: Int32Array): void {
-  for (let t = 0; t + 1 < turnSession.length; t++) if (turnSession[t] === turnSession[t + 1]) edges.both(t, t + 1, EPISODIC, 1)
+  for (let t = 0; t + 1 < turnSession.length; t++)
+    if (turnSession[t] === turnSession[t + 1]) edges.both(t, t + 1, EPISODIC, 1)
 }
 
 /** Hierarchical: session to each of its turns (weight 1); entity to each turn mentioning it (weight = its idf). */
-function addHierarchical(edges: EdgeBuilder, turnSession: Int32Array, T: number, mentions: number[][], entityIdf: Float32Array, entityBase: number): void {
+function addHierarchical(
+  edges: EdgeBuilder,
+  turnSession: Int32Array,
+  T: number,
+  mentions: number[][],
+  entityIdf: Float32Array,
+  entityBase: number,
+): void {
   for (let t = 0; t < turnSession.length; t++) edges.both(T + turnSession[t], t, HIERARCHICAL, 1)
   mentions.forEach((turns, e) => {
     for (const t of turns) edges.both(entityBase + e, t, HIERARCHICAL, entityIdf[e])
@@ -175,14 +183,19 @@ function addTemporal(edges: EdgeBuilder, sessionTimes: readonly (number | null)[
   const C = GRAPH_CONSTANTS
   // Sessions in time order; undated sessions keep their conversation position (stable sort, compared as equal).
   const order = sessionTimes.map((_, i) => i)
-  const dated = order.filter((i) => sessionTimes[i] !== null).sort((a, b) => (sessionTimes[a] as number) - (sessionTimes[b] as number) || a - b)
+  const dated = order
+    .filter((i) => sessionTimes[i] !== null)
+    .sort((a, b) => (sessionTimes[a] as number) - (sessionTimes[b] as number) || a - b)
   let k = 0
   const sorted = order.map((i) => (sessionTimes[i] === null ? i : dated[k++]))
   for (let i = 0; i < sorted.length; i++) {
     for (let j = i + 1; j <= i + C.temporalNeighbours && j < sorted.length; j++) {
       const a = sessionTimes[sorted[i]]
       const b = sessionTimes[sorted[j]]
-      const weight = a === null || b === null ? C.temporalUnknownWeight : Math.pow(2, -Math.abs(b - a) / MS_PER_DAY / C.temporalHalfLifeDays)
+      const weight =
+        a === null || b === null
+          ? C.temporalUnknownWeight
+          : Math.pow(2, -Math.abs(b - a) / MS_PER_DAY / C.temporalHalfLifeDays)
       edges.both(T + sorted[i], T + sorted[j], TEMPORAL, weight)
     }
   }
@@ -192,15 +205,22 @@ function addTemporal(edges: EdgeBuilder, sessionTimes: readonly (number | null)[
  * Associative: entities that co-occur in turns, weight = co-occurrences / sqrt(df_a df_b) (the
  * cosine of their mention sets), each entity keeping its strongest few.
  */
-function addAssociative(edges: EdgeBuilder, entitiesOf: readonly (readonly string[])[], entityNode: ReadonlyMap<string, number>, mentions: number[][], base: number): void {
+function addAssociative(
+  edges: EdgeBuilder,
+  entitiesOf: readonly (readonly string[])[],
+  entityNode: ReadonlyMap<string, number>,
+  mentions: number[][],
+  base: number,
+): void {
   const cooc = new Map<number, number>()
   const E = mentions.length
   for (const keys of entitiesOf) {
     const ids = [...new Set(keys.map((k) => (entityNode.get(k) as number) - base))].sort((a, b) => a - b)
-    for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) {
-      const key = ids[i] * E + ids[j]
-      cooc.set(key, (cooc.get(key) ?? 0) + 1)
-    }
+    for (let i = 0; i < ids.length; i++)
+      for (let j = i + 1; j < ids.length; j++) {
+        const key = ids[i] * E + ids[j]
+        cooc.set(key, (cooc.get(key) ?? 0) + 1)
+      }
   }
   const best: Array<Array<{other: number; w: number}>> = mentions.map(() => [])
   for (const [key, count] of cooc) {
@@ -238,13 +258,26 @@ function entityIdfs(mentions: number[][], T: number): Float32Array {
  * A graph from an explicit edge list (each edge stored in both directions), for tests and for
  * callers that build their own memory structure. Entity maps are left empty.
  */
-export function graphFromEdges(turns: number, sessions: number, entities: number, list: ReadonlyArray<readonly [number, number, number, number]>): MemoryGraph {
+export function graphFromEdges(
+  turns: number,
+  sessions: number,
+  entities: number,
+  list: ReadonlyArray<readonly [number, number, number, number]>,
+): MemoryGraph {
   const edges = new EdgeBuilder()
   for (const [u, v, kind, w] of list) edges.both(u, v, kind, w)
   return pack(edges, turns, sessions, entities, new Map(), [], new Float32Array(entities).fill(1))
 }
 
-function pack(edges: EdgeBuilder, T: number, S: number, E: number, entityNode: Map<string, number>, entityKeys: string[], entityIdf: Float32Array): MemoryGraph {
+function pack(
+  edges: EdgeBuilder,
+  T: number,
+  S: number,
+  E: number,
+  entityNode: Map<string, number>,
+  entityKeys: string[],
+  entityIdf: Float32Array,
+): MemoryGraph {
   const N = T + S + E
   const from = edges.from.view()
   const to = edges.to.view()
@@ -271,5 +304,18 @@ function pack(edges: EdgeBuilder, T: number, S: number, E: number, entityNode: M
       counts[EDGE_TYPES[kind[e]]]++
     })
   }
-  return {turnCount: T, sessionCount: S, entityCount: E, nodeCount: N, start, target, type, weight, entityNode, entityKeys, entityIdf, edgeCounts: counts}
+  return {
+    turnCount: T,
+    sessionCount: S,
+    entityCount: E,
+    nodeCount: N,
+    start,
+    target,
+    type,
+    weight,
+    entityNode,
+    entityKeys,
+    entityIdf,
+    edgeCounts: counts,
+  }
 }

@@ -35,7 +35,12 @@ export interface Csr {
 }
 
 /** Builds CSR from triples; within a row, entries keep the order they were given in. */
-export function buildCsr(rows: number, rowOf: ArrayLike<number>, colOf: ArrayLike<number>, valueOf: ArrayLike<number>): Csr {
+export function buildCsr(
+  rows: number,
+  rowOf: ArrayLike<number>,
+  colOf: ArrayLike<number>,
+  valueOf: ArrayLike<number>,
+): Csr {
   const nnz = rowOf.length
   const start = new Int32Array(rows + 1)
   for (let i = 0; i < nnz; i++) start[rowOf[i] + 1]++

@@ -27,5 +27,11 @@ export const braninSpace: ParamSpace = {
 
 export function braninObjective(): Objective {
   const f = (c: Record<string, unknown>): number => branin(num(c as never, 'x1'), num(c as never, 'x2'))
-  return {id: 'branin', space: braninSpace, optimum: BRANIN_OPTIMUM, trueLoss: f, evaluate: (config) => ({loss: f(config)})}
+  return {
+    id: 'branin',
+    space: braninSpace,
+    optimum: BRANIN_OPTIMUM,
+    trueLoss: f,
+    evaluate: (config) => ({loss: f(config)}),
+  }
 }

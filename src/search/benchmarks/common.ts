@@ -9,7 +9,16 @@ export const BENCH_FIDELITY: Fidelity = {min: 9, max: 729, eta: DEFAULT_ETA}
 
 /** A float parameter of a benchmark space (benchmarks are not deployed: env names are nominal). */
 export function benchFloat(name: string, low: number, high: number, description: string): FloatParam {
-  return {kind: 'float', name, low, high, scale: 'linear', default: (low + high) / 2, env: `KT_BENCH_${name.toUpperCase()}`, description}
+  return {
+    kind: 'float',
+    name,
+    low,
+    high,
+    scale: 'linear',
+    default: (low + high) / 2,
+    env: `KT_BENCH_${name.toUpperCase()}`,
+    description,
+  }
 }
 
 export function benchBinary(name: string, description: string): CategoricalParam {
@@ -47,5 +56,7 @@ export interface CountState {
 
 export function readCountState(state: unknown, channels: number): number[] | undefined {
   const counts = (state as CountState | undefined)?.counts
-  return Array.isArray(counts) && counts.length === channels && counts.every((c) => Number.isInteger(c)) ? [...counts] : undefined
+  return Array.isArray(counts) && counts.length === channels && counts.every((c) => Number.isInteger(c))
+    ? [...counts]
+    : undefined
 }

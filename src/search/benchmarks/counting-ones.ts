@@ -40,7 +40,10 @@ export function countingOnesObjective(): Objective {
     optimum: COUNTING_ONES_OPTIMUM,
     trueLoss: countingOnesTrue,
     evaluate(config, budget, ctx) {
-      const previous = ctx.checkpoint && ctx.checkpoint.budget <= budget ? readCountState(ctx.checkpoint.state, CONTINUOUS.length) : undefined
+      const previous =
+        ctx.checkpoint && ctx.checkpoint.budget <= budget
+          ? readCountState(ctx.checkpoint.state, CONTINUOUS.length)
+          : undefined
       const from = previous ? ctx.checkpoint!.budget : 0
       const counts = CONTINUOUS.map((name, j) => {
         const p = num(config, name)

@@ -43,5 +43,11 @@ export const hartmann6Space: ParamSpace = {
 
 export function hartmann6Objective(): Objective {
   const f = (c: Config): number => hartmann6(NAMES.map((n) => num(c, n)))
-  return {id: 'hartmann6', space: hartmann6Space, optimum: HARTMANN6_OPTIMUM, trueLoss: f, evaluate: (config) => ({loss: f(config)})}
+  return {
+    id: 'hartmann6',
+    space: hartmann6Space,
+    optimum: HARTMANN6_OPTIMUM,
+    trueLoss: f,
+    evaluate: (config) => ({loss: f(config)}),
+  }
 }

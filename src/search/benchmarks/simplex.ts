@@ -31,7 +31,12 @@ export const simplexSpace: ParamSpace = {
       name: 'w',
       floor: SIMPLEX_FLOOR,
       description: 'Fusion weights',
-      members: MEMBERS.map((name) => ({name, env: `KT_BENCH_${name.toUpperCase()}`, description: `weight ${name}`, default: 0.25})),
+      members: MEMBERS.map((name) => ({
+        name,
+        env: `KT_BENCH_${name.toUpperCase()}`,
+        description: `weight ${name}`,
+        default: 0.25,
+      })),
     },
   ],
 }
@@ -48,7 +53,13 @@ function weights(config: Config): number[] {
 
 export function simplexObjective(): Objective {
   const f = (c: Config): number => -simplexAccuracy(weights(c))
-  return {id: 'simplex', space: simplexSpace, optimum: -SIMPLEX_BEST_ACCURACY, trueLoss: f, evaluate: (config) => ({loss: f(config)})}
+  return {
+    id: 'simplex',
+    space: simplexSpace,
+    optimum: -SIMPLEX_BEST_ACCURACY,
+    trueLoss: f,
+    evaluate: (config) => ({loss: f(config)}),
+  }
 }
 
 export function simplexMfObjective(): Objective {
@@ -61,9 +72,12 @@ export function simplexMfObjective(): Objective {
     optimum: -SIMPLEX_BEST_ACCURACY,
     trueLoss: f,
     evaluate(config, budget, ctx) {
-      const previous = ctx.checkpoint && ctx.checkpoint.budget <= budget ? readCountState(ctx.checkpoint.state, 1) : undefined
+      const previous =
+        ctx.checkpoint && ctx.checkpoint.budget <= budget ? readCountState(ctx.checkpoint.state, 1) : undefined
       const from = previous ? ctx.checkpoint!.budget : 0
-      const correct = (previous ? previous[0] : 0) + countSuccesses(noiseStream(ctx.seed, ctx.configId, 'queries'), from, budget, -f(config))
+      const correct =
+        (previous ? previous[0] : 0) +
+        countSuccesses(noiseStream(ctx.seed, ctx.configId, 'queries'), from, budget, -f(config))
       return {loss: -correct / budget, metrics: {accuracy: correct / budget}, checkpoint: {counts: [correct]}}
     },
   }
