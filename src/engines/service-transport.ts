@@ -12,6 +12,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {connect as netConnect, type Socket} from 'node:net'
 import {freePort} from '../util/net.js'
 import {unwatchGroup, watchGroup} from './watchdog.js'
+import {inheritedEnv} from './inherited-env.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
 
@@ -72,7 +73,7 @@ export class ManagedProcess {
     installExitHook()
     this.child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: options.env ?? inheritedEnv(),
       detached: true,
       stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     })
@@ -285,7 +286,7 @@ export class HttpTransport implements ServiceTransport {
     const close = /\r\nconnection:\s*close/i.test(head) || head.startsWith('HTTP/1.0')
     const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
     let body: Buffer | undefined
-    let used = 0
+    let used: number
     if (length) {
       const n = Number(length[1])
       if (this.buffer.length < end + 4 + n) return
@@ -421,7 +422,7 @@ export interface TransportSpec {
 
 /** Opens the transport an engine file describes, starting its process if it names one. */
 export async function openTransport(spec: TransportSpec): Promise<ServiceTransport> {
-  const env = {...process.env, ...(spec.env ?? {})}
+  const env = {...inheritedEnv(), ...(spec.env ?? {})}
   if (spec.transport === 'stdio') {
     if (!spec.command || spec.command.length === 0) throw new ServiceError('a stdio retrieval service needs a command')
     const proc = new ManagedProcess(spec.command, {cwd: spec.cwd, env, stdin: true})

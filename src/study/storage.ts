@@ -25,6 +25,7 @@
  *     backoff) instead of spinning on the database.
  */
 import type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
+import {redactPasswords} from '../util/redact.js'
 
 export type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
 
@@ -242,16 +243,9 @@ export function isPostgresUrl(spec: string): boolean {
   return /^postgres(ql)?:\/\//i.test(spec)
 }
 
-/** A storage spec safe to print: the password of a URL replaced by ***. */
+/** A storage spec safe to print: the password of a URL replaced by *** (redactPasswords, the one rule). */
 export function redactStorage(spec: string): string {
-  if (!isPostgresUrl(spec)) return spec
-  try {
-    const url = new URL(spec)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return spec.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@')
-  }
+  return isPostgresUrl(spec) ? redactPasswords(spec) : spec
 }
 
 /**
