@@ -28,6 +28,7 @@ import type {StudyReader, StudySummary} from '../study/reader.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
 import {studyListEntry, type StudyView} from './views.js'
 import {StudyCache} from './study-cache.js'
+import {checkStudyName} from '../study/name.js'
 import {ColumnBlocks, studyBodyChunks} from './body.js'
 import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
 
@@ -334,9 +335,9 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       if (fronts) charts.front = fronts
       return json(200, {views, charts, versions: await reader.versions(), poll_ms: POLL_MS})
     }
-    const m = /^\/api\/studies\/(.+?)(\/importance)?$/.exec(path)
+    const m = /^\/api\/studies\/(.+?)(\/importance)?$/s.exec(path)
     if (m) {
-      const name = m[1]
+      const name = checkStudyName(m[1], `${reader.location}: study`)
       if (!m[2]) {
         const entry = await studyBody(name)
         if (entry === undefined) return json(404, {error: `no study ${name} in ${reader.location}`})

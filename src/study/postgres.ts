@@ -48,6 +48,7 @@ import {redactStorage, StorageUnavailableError} from './storage.js'
 
 export {StorageUnavailableError} from './storage.js'
 import {LocalWake, Mutex, sleep} from './sync.js'
+import {checkStudyName} from './name.js'
 
 /** Give up connecting after this long (ms): an unreachable server is reported, not waited for. */
 const CONNECT_TIMEOUT_MS = 5000
@@ -525,6 +526,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
+    checkStudyName(name, `${this.label}: study`)
     const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_studies WHERE name = $1', [name])).rows)
     return rows[0] ? studyFromRow(this.label, rows[0]) : undefined
   }
@@ -575,6 +577,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    checkStudyName(record.name, `${this.label}: study`)
     const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
     const inserted = await this.use(
       async (c) =>
@@ -622,6 +625,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    checkStudyName(study.name, `${this.label}: study`)
     await this.use(async (c) => {
       await c.query('BEGIN')
       try {

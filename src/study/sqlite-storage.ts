@@ -21,6 +21,7 @@ import type {
   TrialRow,
 } from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
+import {checkStudyName} from './name.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
 const BACKOFF_START_MS = 2
@@ -69,7 +70,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
-    return this.store.getStudy(name)
+    return this.store.getStudy(checkStudyName(name, `${this.label}: study`))
   }
 
   async trials(study: string): Promise<TrialRow[]> {
@@ -94,6 +95,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    checkStudyName(record.name, `${this.label}: study`)
     return this.mutex.run(async () => this.store.createStudy(record, now))
   }
 
@@ -106,6 +108,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    checkStudyName(study.name, `${this.label}: study`)
     await this.mutex.run(async () => this.store.importStudy(study, trials))
   }
 
