@@ -31,6 +31,14 @@ export interface ServiceTransport {
 /** A failure of the transport itself (not of the engine's answer). */
 export class ServiceError extends Error {
   override name = 'ServiceError'
+
+  constructor(
+    message: string,
+    /** The program's last stderr line when it is a program kt started that stopped or went silent. */
+    readonly lastStderrLine?: string,
+  ) {
+    super(message)
+  }
 }
 
 /** Milliseconds between SIGTERM and SIGKILL when a child process group is stopped. */
@@ -110,6 +118,13 @@ export class ManagedProcess {
 
   stderr(): string {
     return this.stderrTail.join('\n')
+  }
+
+  /** The last non-blank line the program wrote to stderr (what an error message quotes), or undefined. */
+  lastStderrLine(): string | undefined {
+    for (let i = this.stderrTail.length - 1; i >= 0; i--)
+      if (this.stderrTail[i].trim()) return this.stderrTail[i].trim()
+    return undefined
   }
 
   /** SIGTERM to the group, SIGKILL after KILL_GRACE_MS; resolves when the leader has exited. */
@@ -368,10 +383,15 @@ export class StdioTransport implements ServiceTransport {
   }
 
   private async exchange(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
-    if (!this.proc.running || this.ended) throw new ServiceError(`${this.label} is not running${this.tail()}`)
+    if (!this.proc.running || this.ended)
+      throw new ServiceError(`${this.label} is not running${this.tail()}`, this.proc.lastStderrLine())
     this.proc.child.stdin!.write(`${JSON.stringify({op, ...body})}\n`)
     const line = this.lines.length > 0 ? this.lines.shift()! : await this.nextLine()
-    if (line === null) throw new ServiceError(`${this.label} closed its output before answering ${op}${this.tail()}`)
+    if (line === null)
+      throw new ServiceError(
+        `${this.label} closed its output before answering ${op}${this.tail()}`,
+        this.proc.lastStderrLine(),
+      )
     return line
   }
 
@@ -458,6 +478,7 @@ async function waitForServer(url: string, proc: ManagedProcess, timeoutMs: numbe
     if (!proc.running)
       throw new ServiceError(
         `the service command exited before listening on ${url}${proc.stderr() ? `; stderr: ${proc.stderr().split('\n').slice(-3).join(' | ')}` : ''}`,
+        proc.lastStderrLine(),
       )
     const up = await new Promise<boolean>((resolve) => {
       const socket = connect({host: hostname, port: Number(port) || 80})
