@@ -16,7 +16,7 @@ import {
   holdoutValidationLines,
   type HoldoutValidation,
 } from '../eval/holdout-validation.js'
-import type {TrialRow} from './store.js'
+import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {KEY_PATTERN, commentText, makeProfile, notValidated, profileFiles, studySourceRun} from '../deploy/profile.js'
