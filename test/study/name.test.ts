@@ -6,7 +6,7 @@ import {kt} from '../cli/helpers.js'
 import {isStudyName, checkStudyName, STUDY_NAME_MAX} from '../../src/study/name.js'
 import {runSearch} from '../../src/study/search.js'
 import {openStorage} from '../../src/study/storage.js'
-import {StudyStore} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
 import {openStudyReader} from '../../src/study/reader.js'
 import {startDashboard} from '../../src/dashboard/server.js'
 import {InputError} from '../../src/util/errors.js'
@@ -85,7 +85,7 @@ describe('the study-name alphabet (src/study/name.ts)', () => {
       maxTrials: 2,
     })
     // what an older kt let through, written below the storage interface
-    const raw = StudyStore.open(storage)
+    const raw = SqliteStudyFile.open(storage)
     const {createdAt: _c, updatedAt: _u, state: _s, ...rest} = good.study
     raw.createStudy({...rest, name: 'legacy\nrow'}, new Date().toISOString())
     raw.close()

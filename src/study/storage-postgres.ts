@@ -29,24 +29,23 @@ import {
   trialColumnsOf,
   trialFromRow,
   TRIAL_COLUMNS_NO_CHECKPOINT,
-} from './store.js'
+  type FinishedTrial,
+  type StudyRecord,
+  type TrialRow,
+} from './model.js'
 import type {
   CoordinationStats,
-  FinishedTrial,
   Lease,
   NewTrial,
   OpenOptions,
   SectionPrelude,
   SessionCheck,
-  StudyRecord,
   StudyStorage,
   StudySummary,
   StudyTx,
-  TrialRow,
 } from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
-export {StorageUnavailableError} from './storage.js'
 import {LocalWake, Mutex, sleep} from './sync.js'
 import {checkStudyName} from './name.js'
 
@@ -534,6 +533,20 @@ export class PostgresStorage implements StudyStorage {
   async trials(study: string): Promise<TrialRow[]> {
     const rows = await this.use(
       async (c) => (await c.query('SELECT * FROM kt_trials WHERE study = $1 ORDER BY id', [study])).rows,
+    )
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
+  async trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]> {
+    const rows = await this.use(
+      async (c) =>
+        (
+          await c.query(`SELECT ${this.columns} FROM kt_trials WHERE study = $1 AND id > $2 ORDER BY id LIMIT $3`, [
+            study,
+            afterId,
+            limit,
+          ])
+        ).rows,
     )
     return rows.map((r) => trialFromRow(this.label, r))
   }
