@@ -1,5 +1,5 @@
 /** Human and JSON views of studies and search outcomes, shared by `kt search` and `kt study`. */
-import {incumbent} from '../search/incumbent.js'
+import {TrialTally, type BudgetRow} from './pages.js'
 import type {SearchOutcome} from './search.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {snakeKeys} from '../util/json-keys.js'
@@ -25,18 +25,8 @@ export function configLines(config: Record<string, unknown>, indent = '    '): s
 }
 
 /** Counts of trials per budget and status. */
-export function budgetTable(
-  trials: readonly TrialRow[],
-): Array<{budget: number; ok: number; failed: number; running: number; best_loss: number | null}> {
-  const byBudget = new Map<number, {ok: number; failed: number; running: number; best_loss: number | null}>()
-  for (const t of trials) {
-    const row = byBudget.get(t.budget) ?? {ok: 0, failed: 0, running: 0, best_loss: null}
-    row[t.status]++
-    if (t.status === 'ok' && t.loss !== null && (row.best_loss === null || t.loss < row.best_loss))
-      row.best_loss = t.loss
-    byBudget.set(t.budget, row)
-  }
-  return [...byBudget.entries()].sort((a, b) => a[0] - b[0]).map(([budget, r]) => ({budget, ...r}))
+export function budgetTable(trials: readonly TrialRow[]): BudgetRow[] {
+  return new TrialTally().addAll(trials).budgets()
 }
 
 export function trialJson(t: TrialRow): Record<string, unknown> {
@@ -94,24 +84,41 @@ export function studyGridCoverage(
   study: Pick<StudyRecord, 'optimizer' | 'space' | 'options'>,
   trials: readonly TrialRow[],
 ): GridCoverage | undefined {
+  if (!isGridStudy(study)) return undefined
+  return gridCoverageOf(
+    study,
+    trials.filter((t) => t.status !== 'running').map((t) => t.configId),
+  )
+}
+
+/** Whether a study is a grid study that states its coverage (its settings name the grid). */
+export function isGridStudy(study: Pick<StudyRecord, 'optimizer' | 'options'>): boolean {
   const settings = (study.options as {settings?: OptimizerSettings}).settings
-  if (study.optimizer !== 'grid' || settings?.gridPoints === undefined) return undefined
+  return study.optimizer === 'grid' && settings?.gridPoints !== undefined
+}
+
+/** A grid study's coverage from its finished trials' configuration ids (undefined for other studies). */
+export function gridCoverageOf(
+  study: Pick<StudyRecord, 'optimizer' | 'space' | 'options'>,
+  finishedConfigIds: readonly string[],
+): GridCoverage | undefined {
+  const settings = (study.options as {settings?: OptimizerSettings}).settings
+  if (!isGridStudy(study) || settings?.gridPoints === undefined) return undefined
   const points = gridPointCount(
     study.space as ParamSpace,
     settings.gridPoints,
     settings.simplexStep ?? DEFAULT_SIMPLEX_STEP,
   )
-  return gridCoverage(
-    points,
-    settings.gridPoints,
-    trials.filter((t) => t.status !== 'running').map((t) => t.configId),
-    settings.gridSubset,
-  )
+  return gridCoverage(points, settings.gridPoints, finishedConfigIds, settings.gridSubset)
 }
 
 export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Record<string, unknown> {
-  const best = incumbent(trials)
-  const grid = studyGridCoverage(study, trials)
+  return studyJsonOf(study, new TrialTally({keepConfigIds: isGridStudy(study)}).addAll(trials))
+}
+
+/** The study's JSON view from a tally of its trials (streamed in pages or from a list). */
+export function studyJsonOf(study: StudyRecord, tally: TrialTally): Record<string, unknown> {
+  const grid = gridCoverageOf(study, tally.configIds())
   return {
     name: study.name,
     objective: objectiveJson(study.objective),
@@ -121,12 +128,12 @@ export function studyJson(study: StudyRecord, trials: readonly TrialRow[]): Reco
     options: optionsJson(study.options),
     created_at: study.createdAt,
     updated_at: study.updatedAt,
-    trials: trials.length,
-    ok: trials.filter((t) => t.status === 'ok').length,
-    failed: trials.filter((t) => t.status === 'failed').length,
-    running: trials.filter((t) => t.status === 'running').length,
-    by_budget: budgetTable(trials),
-    best: best ? trialJson(best) : null,
+    trials: tally.trials,
+    ok: tally.ok,
+    failed: tally.failed,
+    running: tally.running,
+    by_budget: tally.budgets(),
+    best: tally.best ? trialJson(tally.best) : null,
     ...(grid ? {grid: snakeKeys(grid)} : {}),
   }
 }
@@ -163,45 +170,74 @@ function csvField(value: unknown): string {
 
 /** Trials as CSV: fixed columns, then one column per parameter, objective value and metric. */
 export function trialsCsv(trials: readonly TrialRow[], valueNames: readonly string[] = []): string {
-  const params = [...new Set(trials.flatMap((t) => Object.keys(t.config)))]
-  const metrics = [...new Set(trials.flatMap((t) => Object.keys(t.metrics ?? {})))].sort()
-  const nValues = Math.max(0, ...trials.map((t) => t.values?.length ?? 0))
-  const valueCols = Array.from({length: nValues}, (_, i) => `value.${valueNames[i] ?? i}`)
-  const header = [
-    'id',
-    'config_id',
-    'budget',
-    'status',
-    'loss',
-    ...valueCols,
-    ...metrics.map((m) => `metric.${m}`),
-    ...params.map((p) => `param.${p}`),
-    'continues',
-    'started_at',
-    'finished_at',
-    'duration_ms',
-    'worker',
-    'thread',
-    'attempts',
-    'error',
-  ]
-  const rows = trials.map((t) => [
-    t.id,
-    t.configId,
-    t.budget,
-    t.status,
-    t.loss,
-    ...valueCols.map((_, i) => t.values?.[i]),
-    ...metrics.map((m) => t.metrics?.[m]),
-    ...params.map((p) => t.config[p]),
-    t.continues,
-    t.startedAt,
-    t.finishedAt,
-    t.durationMs,
-    workerName(t),
-    t.worker,
-    t.attempts ?? 1,
-    t.error,
-  ])
-  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\n') + '\n'
+  const columns = new CsvColumns()
+  for (const t of trials) columns.add(t)
+  return columns.headerLine(valueNames) + trials.map((t) => columns.rowLine(t)).join('')
+}
+
+/**
+ * The CSV's columns, learnt from every trial first (a pass over the study's pages), then one line
+ * per trial: the same file whether the trials come as one list or stream in pages.
+ */
+export class CsvColumns {
+  private readonly params = new Set<string>()
+  private readonly metricSet = new Set<string>()
+  private metrics: string[] = []
+  private paramList: string[] = []
+  private nValues = 0
+
+  add(t: TrialRow): void {
+    for (const p of Object.keys(t.config)) this.params.add(p)
+    for (const m of Object.keys(t.metrics ?? {})) this.metricSet.add(m)
+    this.nValues = Math.max(this.nValues, t.values?.length ?? 0)
+  }
+
+  /** The header line (with its newline); call after every add. */
+  headerLine(valueNames: readonly string[] = []): string {
+    this.metrics = [...this.metricSet].sort()
+    this.paramList = [...this.params]
+    const valueCols = Array.from({length: this.nValues}, (_, i) => `value.${valueNames[i] ?? i}`)
+    const header = [
+      'id',
+      'config_id',
+      'budget',
+      'status',
+      'loss',
+      ...valueCols,
+      ...this.metrics.map((m) => `metric.${m}`),
+      ...this.paramList.map((p) => `param.${p}`),
+      'continues',
+      'started_at',
+      'finished_at',
+      'duration_ms',
+      'worker',
+      'thread',
+      'attempts',
+      'error',
+    ]
+    return `${header.map(csvField).join(',')}\n`
+  }
+
+  /** One trial's line (with its newline). */
+  rowLine(t: TrialRow): string {
+    const row = [
+      t.id,
+      t.configId,
+      t.budget,
+      t.status,
+      t.loss,
+      ...Array.from({length: this.nValues}, (_, i) => t.values?.[i]),
+      ...this.metrics.map((m) => t.metrics?.[m]),
+      ...this.paramList.map((p) => t.config[p]),
+      t.continues,
+      t.startedAt,
+      t.finishedAt,
+      t.durationMs,
+      workerName(t),
+      t.worker,
+      t.attempts ?? 1,
+      t.error,
+    ]
+    return `${row.map(csvField).join(',')}\n`
+  }
 }

@@ -31,9 +31,7 @@ export function writeFileAtomic(
   options: {durable?: boolean} = {},
 ): void {
   const durable = options.durable ?? true
-  const dir = dirname(path)
-  ensureDir(dir)
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`)
+  const {dir, tmp} = atomicTemp(path)
   try {
     const fd = openSync(tmp, 'w', mode)
     try {
@@ -44,10 +42,44 @@ export function writeFileAtomic(
     }
     renameSync(tmp, path)
   } catch (error) {
-    rmSync(tmp, {force: true})
-    throw new InputError(path, 'a writable location', (error as Error).message.split('\n')[0])
+    throw atomicFailure(path, tmp, error)
   }
   if (durable) fsyncDirIfSupported(dir)
+}
+
+/**
+ * writeFileAtomic for text made piece by piece (a study exported page by page): the same temporary
+ * file, flush and rename, so memory holds one piece at a time and a failure leaves no half file.
+ */
+export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<string>): Promise<void> {
+  const {dir, tmp} = atomicTemp(path)
+  try {
+    const fd = openSync(tmp, 'w')
+    try {
+      for await (const chunk of chunks) writeFileSync(fd, chunk)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(tmp, path)
+  } catch (error) {
+    throw atomicFailure(path, tmp, error)
+  }
+  fsyncDirIfSupported(dir)
+}
+
+/** The folder of `path` (created) and the temporary file an atomic write goes through. */
+function atomicTemp(path: string): {dir: string; tmp: string} {
+  const dir = dirname(path)
+  ensureDir(dir)
+  return {dir, tmp: join(dir, `.${basename(path)}.${process.pid}.tmp`)}
+}
+
+/** Removes the temporary file; a user's error passes through, any other becomes one naming the path. */
+function atomicFailure(path: string, tmp: string, error: unknown): Error {
+  rmSync(tmp, {force: true})
+  if (error instanceof InputError) return error
+  return new InputError(path, 'a writable location', (error as Error).message.split('\n')[0])
 }
 
 /** fsyncDir, except on file systems that cannot flush a folder (the rename is then as durable as they make it). */
@@ -90,7 +122,7 @@ export function ensureDir(dir: string): void {
  * every `--out` is a folder, never a file (README "Output folders").
  */
 export function refuseNonFolder(path: string, flag = '--out'): void {
-  let isFolder = true
+  let isFolder: boolean
   try {
     isFolder = statSync(path).isDirectory()
   } catch {

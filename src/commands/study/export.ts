@@ -1,5 +1,7 @@
 import {Args, Flags} from '@oclif/core'
+import {once} from 'node:events'
 import {KtCommand, outFlag} from '../../cli/base.js'
+import type {ExportFormat} from '../../study/export.js'
 import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyExport extends KtCommand {
@@ -35,8 +37,9 @@ export default class StudyExport extends KtCommand {
     const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
     const {join} = await import('node:path')
-    const {outFolder, writeFileAtomic} = await import('../../util/fs.js')
+    const {outFolder, writeFileAtomic, writeFileAtomicFrom} = await import('../../util/fs.js')
     const {studyJson, trialJson, trialsCsv} = await import('../../study/format.js')
+    const {exportStudy} = await import('../../study/export.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const study = await store.getStudy(args.name)
@@ -46,20 +49,27 @@ export default class StudyExport extends KtCommand {
           `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
           'no such study',
         )
-      const trials = await store.trials(study.name)
-      const text =
-        flags.format === 'csv'
-          ? trialsCsv(trials)
-          : `${JSON.stringify({study: studyJson(study, trials), trials: trials.map(trialJson)}, null, 2)}\n`
-      let file: string | undefined
+      if (this.jsonEnabled()) {
+        // --json prints one document: the whole study in memory (use --format json without --json to stream)
+        const trials = await store.trials(study.name)
+        let file: string | undefined
+        if (flags.out) {
+          file = join(outFolder(flags.out), `${exportFileStem(study.name)}.${flags.format}`)
+          const text =
+            flags.format === 'csv'
+              ? trialsCsv(trials)
+              : `${JSON.stringify({study: studyJson(study, trials), trials: trials.map(trialJson)}, null, 2)}\n`
+          writeFileAtomic(file, text)
+        }
+        return {study: studyJson(study, trials), trials: trials.map(trialJson), ...(file ? {file} : {})}
+      }
+      const streamed = exportStudy(store, study, flags.format as ExportFormat)
       if (flags.out) {
-        file = join(outFolder(flags.out), `${exportFileStem(study.name)}.${flags.format}`)
-        writeFileAtomic(file, text)
-        if (!this.jsonEnabled()) this.log(`wrote ${trials.length} trials to ${file}`)
-      } else if (!this.jsonEnabled()) process.stdout.write(text)
-      return this.jsonEnabled()
-        ? {study: studyJson(study, trials), trials: trials.map(trialJson), ...(file ? {file} : {})}
-        : undefined
+        const file = join(outFolder(flags.out), `${exportFileStem(study.name)}.${flags.format}`)
+        await writeFileAtomicFrom(file, streamed.chunks)
+        this.log(`wrote ${streamed.trials()} trials to ${file}`)
+      } else await writeToStdout(streamed.chunks)
+      return undefined
     } finally {
       await store.close()
     }
@@ -70,4 +80,9 @@ export default class StudyExport extends KtCommand {
 export function exportFileStem(name: string): string {
   const stem = name.replace(/[^A-Za-z0-9._-]/g, '_')
   return /^\.*$/.test(stem) ? stem.replace(/\./g, '_') : stem
+}
+
+/** Writes the pieces to stdout, waiting while its buffer is full (a pipe to a slow reader holds one piece, not the study). */
+async function writeToStdout(chunks: AsyncIterable<string>): Promise<void> {
+  for await (const chunk of chunks) if (!process.stdout.write(chunk)) await once(process.stdout, 'drain')
 }

@@ -35,7 +35,9 @@ export default class StudyShow extends KtCommand {
     const {args, flags} = await this.parse(StudyShow)
     const {openStorage} = await import('../../study/storage.js')
     const {InputError} = await import('../../util/errors.js')
-    const {studyJson, configLines, trialJson, studyGridCoverage} = await import('../../study/format.js')
+    const {studyJsonOf, configLines, trialJson, gridCoverageOf, isGridStudy} = await import('../../study/format.js')
+    const {TrialTally, trialPages} = await import('../../study/pages.js')
+    const {isBiObjective} = await import('../../eval/retrieval-analysis.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const study = await store.getStudy(args.name)
@@ -45,15 +47,18 @@ export default class StudyShow extends KtCommand {
           `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
           'no such study',
         )
-      const trials = await store.trials(study.name)
-      const view = studyJson(study, trials)
-      const maxBudget = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
-      const top = trials
-        .filter((t) => t.status === 'ok' && t.budget === maxBudget)
-        .sort((a, b) => (a.loss ?? Infinity) - (b.loss ?? Infinity) || a.id - b.id)
-        .slice(0, flags.top)
+      // one pass over the trials in pages: memory flat in the trial count (src/study/pages.ts)
+      const tally = new TrialTally({top: flags.top, keepConfigIds: isGridStudy(study)})
+      let front = false
+      for await (const page of trialPages(store, study.name)) {
+        for (const t of page) tally.add(t)
+        front ||= isBiObjective(page)
+      }
+      const view = studyJsonOf(study, tally)
+      const maxBudget = tally.maxBudget
+      const top = tally.top()
       if (!this.jsonEnabled()) {
-        const grid = studyGridCoverage(study, trials)
+        const grid = gridCoverageOf(study, tally.configIds())
         this.log(
           `study ${study.name}: ${study.optimizer} on ${(study.objective as {name?: string}).name}, seed ${study.seed}, ${study.state}${grid && !grid.complete ? ' (partial grid)' : ''}`,
         )
@@ -74,13 +79,14 @@ export default class StudyShow extends KtCommand {
           )
       }
       const {analyzeObjectiveStudy} = await import('../../search/analysis.js')
-      const {analyzeStudy, isBiObjective} = await import('../../eval/retrieval-analysis.js')
+      const {analyzeStudy} = await import('../../eval/retrieval-analysis.js')
       const spec = study.objective as {name?: string; options?: {file?: unknown}}
       const {existsSync} = await import('node:fs')
       if (spec.name === 'engine' && typeof spec.options?.file === 'string' && existsSync(spec.options.file)) {
         // an engine file's study: the front over its objectives and its own profile rules
         const engine = (await import('../../engines/file.js')).loadEngineFile(spec.options.file)
-        const analysis = analyzeObjectiveStudy(trials, engine.objectives, engine.profiles)
+        // the front and profiles need every trial's values: the one case that holds the study in memory
+        const analysis = analyzeObjectiveStudy(await store.trials(study.name), engine.objectives, engine.profiles)
         if (!this.jsonEnabled() && analysis.lines.length) this.log(analysis.lines.join('\n'))
         // the same snake_case record kt search prints
         const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
@@ -93,8 +99,8 @@ export default class StudyShow extends KtCommand {
           >),
         }
       }
-      if (isBiObjective(trials)) {
-        const analysis = analyzeStudy(trials)
+      if (front) {
+        const analysis = analyzeStudy(await store.trials(study.name))
         if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
         const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
         return {
