@@ -1,5 +1,5 @@
 import {z} from 'zod'
-import {InputError} from '../../util/errors.js'
+import {InputError, describeValue} from '../../util/errors.js'
 import {parseWith} from '../../util/zod.js'
 import {readJson} from '../../util/fs.js'
 import type {ImportanceInput} from './input.js'
@@ -50,7 +50,31 @@ export function parseDataset(value: unknown, file: string): Dataset {
   return dataset
 }
 
+/**
+ * Longest synthetic time window a generator record may name, hours: a century. Far beyond any
+ * conversation, and every turn time it yields stays a valid date (1e300 made phase 2's
+ * regeneration throw a RangeError).
+ */
+export const MAX_WINDOW_HOURS = 100 * 365.25 * 24
+
+/**
+ * The options an importance generator record must hold to be regenerated (phase 2 checks that the
+ * file regenerates byte-identically): checked when the dataset is read, naming the key.
+ */
+export function checkImportanceGenerator(g: Record<string, unknown>, where: string): void {
+  if (!Number.isInteger(g.n) || (g.n as number) < 2)
+    throw new InputError(`${where}.n`, 'an integer >= 2 (the number of turns generated)', describeValue(g.n))
+  const w = g.window_hours
+  if (typeof w !== 'number' || !(w > 0) || w > MAX_WINDOW_HOURS)
+    throw new InputError(
+      `${where}.window_hours`,
+      `a number of hours > 0 and at most ${MAX_WINDOW_HOURS} (a century)`,
+      describeValue(w),
+    )
+}
+
 function checkConsistency(d: Dataset, file: string): void {
+  if (d.generator?.kind === 'importance') checkImportanceGenerator(d.generator, `${file}: generator`)
   const ref = Date.parse(d.reference_time)
   const ids = new Set<string>()
   const queries = new Set(d.queries.map((q) => q.id))

@@ -1,7 +1,6 @@
 import {Rng} from '../../util/rng.js'
 import {InputError} from '../../util/errors.js'
-import {DATASET_FORMAT_VERSION, type Dataset, type DatasetTurn} from './dataset.js'
-import {MS_PER_HOUR} from './input.js'
+import {DATASET_FORMAT_VERSION, checkImportanceGenerator, type Dataset, type DatasetTurn} from './dataset.js'
 
 /**
  * Seeded synthetic importance data with known ground truth. Every value is a function of the
@@ -154,7 +153,7 @@ const CONNECTIVES = [
 ]
 
 export function generateImportanceDataset(o: SyntheticOptions): Dataset {
-  if (!Number.isInteger(o.n) || o.n < 2) throw new InputError('synthetic options: n', 'an integer >= 2', String(o.n))
+  checkImportanceGenerator({n: o.n, window_hours: o.windowHours}, 'synthetic options')
   const refMs = Date.parse(o.referenceTime)
   if (!Number.isFinite(refMs))
     throw new InputError('synthetic options: referenceTime', 'an ISO-8601 UTC time', o.referenceTime)
