@@ -6,6 +6,7 @@ import {parseWith} from '../src/util/zod.js'
 import {readText, parseJson} from '../src/util/fs.js'
 import {phasesDir} from '../src/util/paths.js'
 import {SIMPLEX_SUM_TOLERANCE} from '../src/space/types.js'
+import {NAME_MESSAGE, NAME_PATTERN} from '../src/space/names.js'
 
 /** Version of the study-plan format (`kt_plan` field). */
 export const PLAN_FORMAT_VERSION = 1
@@ -16,7 +17,8 @@ const positive = z.number().finite().positive()
 
 const AcceptanceSchema = z
   .object({
-    id: z.string().min(1),
+    // the id names the criterion in the deployed profiles (phase 6): the profiles' name rule, checked when the plan is read
+    id: z.string().regex(NAME_PATTERN, NAME_MESSAGE),
     description: z.string(),
     metric: z.enum([
       'token_budget_change_rel',

@@ -10,6 +10,8 @@ import type {LoadedPlan} from '../plan.js'
 import type {PhaseResults, RetrievalSearchResult} from '../../src/report/types.js'
 import type {ChartRenderer} from '../../src/report/chart-pool.js'
 import {renderChart} from '../../src/report/render.js'
+import {NAME_MESSAGE, NAME_PATTERN} from '../../src/space/names.js'
+import {InputError, describeValue} from '../../src/util/errors.js'
 
 /** A dataset as the phases use it: the file, its signals (from the plan's time scale) and labels. */
 export interface StudyDataset {
@@ -85,6 +87,8 @@ export function loadStudyDatasets(plan: LoadedPlan): StudyDataset[] {
     const abs = plan.resolvePath(path)
     const text = readText(abs)
     const dataset = parseDataset(parseJson(abs, text), abs)
+    // the id names the dataset in the deployed profiles (phase 6): checked here, before --out exists
+    if (!NAME_PATTERN.test(dataset.id)) throw new InputError(`${abs}: id`, NAME_MESSAGE, describeValue(dataset.id))
     return {
       // of the bytes, as Phase 2 reports it
       id: dataset.id,
