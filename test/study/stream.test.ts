@@ -32,6 +32,12 @@ function pagedOnly(store: StudyStorage): Pick<StudyStorage, 'trialPage'> & {larg
   return wrapper
 }
 
+/** A BOHB study on counting_ones (several budgets: every column and count has something to show), opened. */
+async function multiFidelityStudy(storage: string, study: string, seed: number, maxBudget: number) {
+  await runSearch({storage, study, objective: {name: 'counting_ones'}, optimizer: 'bohb', seed, maxBudget})
+  return openStorage(storage)
+}
+
 async function collect(chunks: AsyncIterable<string>): Promise<string> {
   let text = ''
   for await (const c of chunks) text += c
@@ -45,16 +51,7 @@ for (const backend of [
   describe.skipIf(backend.skip)(`a study read in pages (${backend.name})`, () => {
     it('pages hold every trial once, in id order; export text is byte-identical to the whole-list format', async () => {
       const storage = await backend.spec()
-      // multi-fidelity (several budgets): every column and count has something to show
-      await runSearch({
-        storage,
-        study: 'mf',
-        objective: {name: 'counting_ones'},
-        optimizer: 'bohb',
-        seed: 3,
-        maxBudget: 60,
-      })
-      const store = await openStorage(storage)
+      const store = await multiFidelityStudy(storage, 'mf', 3, 60)
       try {
         const study = (await store.getStudy('mf'))!
         const all = await store.trials('mf')
@@ -82,15 +79,7 @@ for (const backend of [
 describe('the tally kt study show prints from', () => {
   it('counts, budgets, the incumbent and the top trials at the largest budget, as the whole list gives them', async () => {
     const storage = join(dir, 'tally.sqlite')
-    await runSearch({
-      storage,
-      study: 't',
-      objective: {name: 'counting_ones'},
-      optimizer: 'bohb',
-      seed: 5,
-      maxBudget: 80,
-    })
-    const store = await openStorage(storage)
+    const store = await multiFidelityStudy(storage, 't', 5, 80)
     try {
       const all = await store.trials('t')
       const tally = new TrialTally({top: 4})
