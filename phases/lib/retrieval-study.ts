@@ -5,7 +5,8 @@ import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {analyzeStudy, frontTrialRecords, type StudyAnalysis} from '../../src/eval/retrieval-analysis.js'
 import {checkFrontLatency} from '../../src/eval/latency-check.js'
-import {StudyStore, type TrialRow} from '../../src/study/store.js'
+import type {TrialRow} from '../../src/study/model.js'
+import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
@@ -68,9 +69,8 @@ export async function retrievalStudy(
   const budget = overall.fidelity?.max ?? 1
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const measured = await overall.evaluate(defaults, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
-  const store = StudyStore.open(input.storage, {mustExist: true})
-  const trials = store.trials(`${STUDY_PREFIX}-all`)
-  store.close()
+  const store = await openStorage(input.storage, {mustExist: true})
+  const trials = await store.trials(`${STUDY_PREFIX}-all`).finally(() => store.close())
   const defaultsRow: TrialRow = {
     study: `${STUDY_PREFIX}-all`,
     id: DEFAULTS_TRIAL,

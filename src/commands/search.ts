@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand, outFlag} from '../cli/base.js'
+import {DEFAULT_STORAGE} from '../study/model.js'
 
 export default class Search extends KtCommand {
   static override summary = 'Run (or resume) an optimisation study and store every trial.'
@@ -51,7 +52,7 @@ export default class Search extends KtCommand {
     storage: Flags.string({
       description:
         'Study storage: a SQLite file (created if missing) or postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass). Any number of processes may run one study: `kt search --resume NAME` or `kt worker` on each.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     'create-only': Flags.boolean({
       description: 'Create the study and stop: `kt worker` processes do the work.',

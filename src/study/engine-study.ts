@@ -16,7 +16,7 @@ import {
   holdoutValidationLines,
   type HoldoutValidation,
 } from '../eval/holdout-validation.js'
-import type {TrialRow} from './store.js'
+import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
 import {DEFAULTS_PROFILE} from '../deploy/load.js'
 import {engineRefFor} from '../deploy/spaces.js'

@@ -21,7 +21,7 @@ import {writeEngineStudyOutputs} from './engine-study.js'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
 import {validateRetrievalStudy, writeRetrievalProfiles} from './retrieval-validation.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
-import type {StudyRecord, TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './model.js'
 import {writeStudyAnalysis} from './sweeps.js'
 
 export interface PostStudyInput {
