@@ -30,6 +30,11 @@ export interface AblationInput {
   readonly defaults: Config
   readonly tuned: Config
   readonly groups?: readonly ParameterGroup[]
+  /**
+   * Parameters that only change together (a simplex's weights, which must keep summing to 1): a
+   * changed member makes the whole set one change, named after the set.
+   */
+  readonly linked?: readonly ParameterGroup[]
   /** The metric, the non-inferiority margin and the bootstrap's settings. */
   readonly settings: HoldoutValidationSettings
   /** Per-question metric rows of a full configuration on the held-out questions (the same questions, in the same order, every call). */
@@ -48,9 +53,12 @@ export interface AblationDelta {
 }
 
 export interface AblationChange {
+  /** The parameter, or the linked set's name. */
   readonly parameter: string
-  readonly default: Config[string]
-  readonly tuned: Config[string]
+  /** The parameters it sets (one, or a linked set's members). */
+  readonly parameters: string[]
+  readonly default: Config[string] | Config
+  readonly tuned: Config[string] | Config
   /** The tuned profile with this parameter at its default, against the tuned profile. */
   readonly reverted: AblationDelta
   /** The defaults with only this parameter tuned, against the defaults. */
@@ -66,8 +74,8 @@ export interface AblationGroup {
 }
 
 export interface MinimalProfile {
-  /** The changes it keeps, in the tuned profile's order. */
-  readonly parameters: string[]
+  /** The changes it keeps (parameters or linked sets), in the tuned profile's order. */
+  readonly changes: string[]
   /** The defaults plus those changes. */
   readonly config: Config
   readonly against_tuned: AblationDelta
@@ -104,13 +112,32 @@ export function applyChanges(defaults: Config, tuned: Config, keep: readonly str
   return out
 }
 
+/** The changes of a profile: each changed parameter, a linked set's changed members as one change named after the set. */
+export function changeUnits(
+  defaults: Config,
+  tuned: Config,
+  linked: readonly ParameterGroup[] = [],
+): Array<{name: string; parameters: string[]}> {
+  const units: Array<{name: string; parameters: string[]}> = []
+  for (const p of changedParameters(defaults, tuned)) {
+    const set = linked.find((l) => l.parameters.includes(p))
+    if (!set) units.push({name: p, parameters: [p]})
+    else if (!units.some((u) => u.name === set.name))
+      units.push({name: set.name, parameters: set.parameters.filter((m) => m in tuned)})
+  }
+  return units
+}
+
 export async function ablateProfile(input: AblationInput): Promise<EngineAblation> {
   const {defaults, tuned, settings} = input
   const {metric, margin, confidence, resamples, seed} = settings
-  const changed = changedParameters(defaults, tuned)
+  const units = changeUnits(defaults, tuned, input.linked)
+  const changed = units.map((u) => u.name)
+  const membersOf = (names: readonly string[]) =>
+    units.filter((u) => names.includes(u.name)).flatMap((u) => u.parameters)
   const cache = new Map<string, readonly MetricValues[]>()
   const rows = async (keep: readonly string[]): Promise<readonly MetricValues[]> => {
-    const config = applyChanges(defaults, tuned, keep)
+    const config = applyChanges(defaults, tuned, membersOf(keep))
     const key = JSON.stringify(Object.keys(config).map((k) => [k, config[k]]))
     let r = cache.get(key)
     if (!r) {
@@ -127,19 +154,23 @@ export async function ablateProfile(input: AblationInput): Promise<EngineAblatio
   const without = (drop: readonly string[]) => changed.filter((p) => !drop.includes(p))
 
   const changes: AblationChange[] = []
-  for (const p of changed) {
+  for (const u of units) {
+    const p = u.name
     input.progress?.(`ablation: ${p}`)
+    const pick = (c: Config) => (u.parameters.length === 1 && u.parameters[0] === p ? c[p] : pickKeys(c, u.parameters))
     changes.push({
       parameter: p,
-      default: defaults[p],
-      tuned: tuned[p],
+      parameters: u.parameters,
+      default: pick(defaults),
+      tuned: pick(tuned),
       reverted: delta(tunedRows, await rows(without([p]))),
       alone: delta(defaultRows, await rows([p])),
     })
   }
   const groups: AblationGroup[] = []
   for (const g of input.groups ?? []) {
-    const members = changed.filter((p) => g.parameters.includes(p))
+    // a linked set belongs to a group when any of its members does
+    const members = units.filter((u) => u.parameters.some((p) => g.parameters.includes(p))).map((u) => u.name)
     if (members.length === 0) continue
     input.progress?.(`ablation: group ${g.name}`)
     groups.push({
@@ -168,8 +199,8 @@ export async function ablateProfile(input: AblationInput): Promise<EngineAblatio
   }
   const minimalRows = await rows(kept)
   const minimal: MinimalProfile = {
-    parameters: kept,
-    config: applyChanges(defaults, tuned, kept),
+    changes: kept,
+    config: applyChanges(defaults, tuned, membersOf(kept)),
     against_tuned: delta(tunedRows, minimalRows),
     against_defaults: delta(defaultRows, minimalRows),
     steps,
@@ -188,6 +219,10 @@ export async function ablateProfile(input: AblationInput): Promise<EngineAblatio
     minimal,
     headline: ablationHeadline(metric, margin, confidence, changed.length, tunedDelta, minimal),
   }
+}
+
+function pickKeys(c: Config, keys: readonly string[]): Config {
+  return Object.fromEntries(keys.map((k) => [k, c[k]]))
 }
 
 function deltaOf(c: {differences: MetricDifference[]}): AblationDelta {
@@ -216,7 +251,7 @@ export function ablationHeadline(
 ): string {
   const pct = `${Math.round(100 * confidence)}%`
   if (changed === 0) return `The tuned profile changes no parameter: it is the defaults.`
-  const kept = minimal.parameters
+  const kept = minimal.changes
   const carriers =
     kept.length === 0
       ? `none of its ${changed} changes is needed: the defaults alone are non-inferior to it`

@@ -34,7 +34,7 @@ describe('ablateProfile', () => {
     expect(r.defaults_quality).toBeCloseTo(1 / 3, 12)
     expect(r.tuned.value).toBeCloseTo(2 / 3, 12)
     expect(r.tuned.low!).toBeGreaterThan(0)
-    expect(r.minimal.parameters).toEqual(['a', 'b'])
+    expect(r.minimal.changes).toEqual(['a', 'b'])
     expect(r.minimal.config).toEqual({...defaults, a: 2, b: true})
     expect(r.minimal.against_tuned.value).toBe(0)
     expect(r.minimal.steps.map((s) => s.removed).sort()).toEqual(['c', 'd', 'e'])
@@ -60,14 +60,32 @@ describe('ablateProfile', () => {
       settings,
       rowsOf: rows,
     })
-    expect(r.minimal.parameters).toEqual(['a', 'b', 'g'])
+    expect(r.minimal.changes).toEqual(['a', 'b', 'g'])
     expect(r.minimal.against_tuned.low!).toBeGreaterThanOrEqual(-settings.margin)
+  })
+
+  it('changes the members of a linked set (a simplex) together, as one change named after it', async () => {
+    const linked = [{name: 'mix', parameters: ['w1', 'w2']}]
+    const rows = async (config: Config) => {
+      if ((config.w1 as number) + (config.w2 as number) !== 1) throw new Error('a simplex split apart')
+      return rowsOf(config)
+    }
+    const r = await ablateProfile({
+      defaults: {...defaults, w1: 0.25, w2: 0.75},
+      tuned: {...tuned, w1: 0.5, w2: 0.5},
+      linked,
+      settings,
+      rowsOf: rows,
+    })
+    expect(r.changes.map((c) => c.parameter)).toEqual(['a', 'b', 'c', 'd', 'e', 'mix'])
+    expect(r.changes.at(-1)).toMatchObject({parameters: ['w1', 'w2'], default: {w1: 0.25, w2: 0.75}})
+    expect(r.minimal.changes).toEqual(['a', 'b'])
   })
 
   it('a tuned profile equal to the defaults has nothing to ablate', async () => {
     const r = await ablateProfile({defaults, tuned: {...defaults}, settings, rowsOf})
     expect(r.changes).toEqual([])
-    expect(r.minimal.parameters).toEqual([])
+    expect(r.minimal.changes).toEqual([])
     expect(r.headline).toBe('The tuned profile changes no parameter: it is the defaults.')
   })
 })
