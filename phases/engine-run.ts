@@ -1,10 +1,11 @@
 import {rmSync} from 'node:fs'
-import {join, relative, resolve, sep} from 'node:path'
+import {join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {loadMemoryDataset} from '../src/data/conversations/index.js'
 import {describeSplit, splitDataset, splitIds} from '../src/data/conversations/split.js'
 import type {MemoryDataset} from '../src/data/conversations/types.js'
 import type {MetricValues} from '../src/data/conversations/metrics.js'
+import {engineRefFor} from '../src/deploy/spaces.js'
 import {makeProfile, validationFrom, writeProfileFiles, type ProfileValidation} from '../src/deploy/profile.js'
 import {ablateProfile, type AblationDelta} from '../src/eval/ablation.js'
 import {compareByCategory} from '../src/eval/categories.js'
@@ -339,7 +340,7 @@ function writeEngineProfiles(
       `held-out conversations: ${v.split}`.replace(new RegExp(UNSAFE_TEXT.source, 'gu'), ' ').slice(0, 2000),
     )
   const engineRef = engine.file
-    ? {name: engine.name, file: relative(join(outDir, PROFILES_DIR), engine.file).split(sep).join('/')}
+    ? engineRefFor({name: engine.name, file: engine.file}, join(outDir, PROFILES_DIR))
     : undefined
   const profiles = [
     {check: v.tuned, config: tuned.config, notes: [`trial ${tuned.trial}: the best on the tuning conversations`]},
