@@ -24,6 +24,7 @@ import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../s
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
+import {GroupSchema, resolveGroups, type EngineGroup} from './groups.js'
 
 /** Version of the engine file format (`kt_engine`). */
 export const ENGINE_FORMAT_VERSION = 1
@@ -235,6 +236,8 @@ export const EngineFileSchema = z
     description: z.string().optional(),
     parameters: z.array(parameter).min(1),
     simplex: z.array(simplex).default([]),
+    /** Parameter groups the ablation reverts and applies as one (src/engines/groups.ts). */
+    groups: z.array(GroupSchema).default([]),
     evaluate,
     tiers: z.array(tier).default([]),
     objectives: z.array(objective).min(1),
@@ -276,6 +279,8 @@ export interface EngineSpec {
   readonly fidelity?: {readonly min: number; readonly max: number; readonly eta: number}
   readonly objectives: readonly EngineObjective[]
   readonly profiles: readonly EngineProfileRule[]
+  /** Parameter groups for the ablation, patterns resolved. */
+  readonly groups: readonly EngineGroup[]
 }
 
 /** The space id of an engine file's parameters. */
@@ -542,6 +547,11 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     fidelity,
     objectives: data.objectives,
     profiles: data.profiles,
+    groups: resolveGroups(
+      data.groups,
+      data.parameters.map((p) => p.name),
+      file,
+    ),
   }
 }
 
