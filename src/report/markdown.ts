@@ -133,17 +133,34 @@ function leakageSummary(r: PhaseResults['synthetic']): string {
   return `${parts.join('; ')}; see Phase 2`
 }
 
-function properties(r: PhaseResults['properties']): string[] {
+function propertyRows(list: PhaseResults['properties']['properties']): string[] {
   return [
-    '## Phase 1: property tests',
-    '',
     '| property | cases | violations | shrunk counterexample |',
     '|---|---:|---:|---|',
-    ...r.properties.map(
+    ...list.map(
       (x) =>
         `| ${x.description} | ${x.cases} | ${x.violations} | ${x.counterexample === null ? '-' : `\`${x.counterexample.replace(/\|/g, '\\|')}\``} |`,
     ),
+  ]
+}
+
+function properties(r: PhaseResults['properties']): string[] {
+  const c = r.conformance
+  return [
+    '## Phase 1: property tests',
     '',
+    ...propertyRows(r.properties),
+    '',
+    ...(c
+      ? [
+          `### Conformance of engine ${c.engine} (\`${c.file}\`, ${c.kind})`,
+          '',
+          `${c.data ? `Driven through its protocol on the first conversations of \`${c.data}\`` : 'One evaluation per case'}, cases drawn by fast-check from the run's seed${c.deterministic ? '' : '; the engine file declares it non-deterministic, so the determinism checks are skipped'}: ${c.passed ? 'every check holds' : `**${c.checks.filter((x) => x.violations > 0).length} of ${c.checks.length} checks violated**`}.`,
+          '',
+          ...propertyRows(c.checks),
+          '',
+        ]
+      : []),
   ]
 }
 

@@ -50,6 +50,21 @@ export interface PropertyResult {
 
 export interface PropertiesResult {
   properties: PropertyResult[]
+  /** Every property holds, kt's own and (when present) the engine's conformance checks. */
+  passed: boolean
+  /** The conformance suite of the engine file the plan names (src/engines/conformance.ts); absent for kt's own engines. */
+  conformance?: EngineConformance
+}
+
+export interface EngineConformance {
+  engine: string
+  file: string
+  kind: string
+  /** The conversations kt drove through a retrieval service (absent for command and HTTP engines). */
+  data?: string
+  /** As the engine file declares it: false skips the determinism checks. */
+  deterministic: boolean
+  checks: PropertyResult[]
   passed: boolean
 }
 
