@@ -60,3 +60,31 @@ describe('phase 1 for the engine a plan names', () => {
     expect(existsSync(out)).toBe(false)
   })
 })
+
+describe('phase 2 for the engine a plan names', () => {
+  it("drives kt's synthetic conversations through the engine: planted facts found per category, fingerprints, the split's leakage audit", async () => {
+    const out = join(dir, 'synth')
+    const plan = join(packageRoot, 'examples/python-engine/plan.json')
+    const {report} = await runStudy({planFile: plan, seed: 42, outDir: out, phases: ['synthetic']})
+    const e = report.phases.synthetic!.engine!
+    expect(e.engine).toBe('memengine-py-service')
+    expect(e.generator).toMatchObject({kind: 'memory-synth', seed: 42})
+    expect(e.regenerates_identically).toBe(true)
+    expect(e.data.file).toBe('fixtures/memory_small.json')
+    expect(e.data.sha256).toMatch(/^[0-9a-f]{64}$/)
+    const s = e.scored!
+    expect(s.questions).toBeGreaterThan(10)
+    expect(s.found).toBeGreaterThan(0)
+    expect(s.found).toBeLessThanOrEqual(s.questions)
+    expect(s.by_category.reduce((n, c) => n + c.found, 0)).toBe(s.found)
+    expect(s.by_category.reduce((n, c) => n + c.questions, 0)).toBe(s.questions)
+    // the plan splits conversations:0.5 of two conversations: one tuned on, one held out
+    expect(e.leakage).toMatchObject({tuning_conversations: 1, holdout_conversations: 1})
+    const md = readFileSync(join(out, 'report.md'), 'utf8')
+    expect(md).toContain('### Engine memengine-py-service on synthetic conversations with planted evidence')
+    expect(md).toContain(`finds a planted evidence turn in its top 10 for ${s.found} of ${s.questions} questions`)
+    // the same seed gives the same synthetic data and the same scores (the engine is deterministic)
+    const again = await runStudy({planFile: plan, seed: 42, outDir: join(dir, 'synth2'), phases: ['synthetic']})
+    expect(again.report.phases.synthetic!.engine).toEqual(e)
+  }, 120_000)
+})
