@@ -42,6 +42,7 @@ import {runValidation} from './5-validation.js'
 import {runDeploy} from './6-deploy.js'
 import {runVisualize} from './7-visualize.js'
 import {checkSeeds} from './lib/seeds.js'
+import {checkPlanEngine} from './lib/engine-under-test.js'
 
 interface PhaseDef {
   readonly number: number
@@ -137,6 +138,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   // Every input is read and checked before anything is written, so bad input leaves no folder behind.
   const datasets = loadStudyDatasets(loaded)
   const warnings = checkValidationData(loaded, datasets)
+  checkPlanEngine(loaded)
   const retrieval = loaded.plan.retrieval
   const retrievalData = retrieval ? loaded.resolvePath(retrieval.data) : undefined
   const retrievalEngine = retrieval?.engine === undefined ? undefined : loaded.resolvePath(retrieval.engine)
