@@ -12,7 +12,9 @@ import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
-import {selectScoredQueries, type QuerySelection} from '../data/conversations/queries.js'
+import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
+import {questionResults, systemResults, type QuestionResults} from './question-results.js'
+import {KT_VERSION} from '../util/paths.js'
 import {fmt, renderTable} from './table.js'
 
 export interface ServiceEvalOutput {
@@ -64,7 +66,7 @@ export async function evaluateService(
   dataset: MemoryDataset,
   config: Config,
   options: {ks?: readonly number[]; minTimings?: number} = {},
-): Promise<{output: ServiceEvalOutput; rows: MetricValues[]}> {
+): Promise<{output: ServiceEvalOutput; rows: MetricValues[]; queries: EvalQuery[]}> {
   const ks = options.ks ?? DEFAULT_KS
   const selection = selectScoredQueries(dataset)
   const session = new ServiceSession(spec, dataset)
@@ -97,10 +99,41 @@ export async function evaluateService(
       turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
       conversations: dataset.conversations.length,
     }
-    return {output, rows: run.rows}
+    return {output, rows: run.rows, queries: run.queries}
   } finally {
     await session.close()
   }
+}
+
+/**
+ * One evaluation's per-question results (the `questions` of kt eval --engine --json): the system
+ * `name` (its profile file, or "defaults") on every scored question, for kt compare.
+ */
+export function evaluationQuestions(
+  evaluated: {output: ServiceEvalOutput; rows: readonly MetricValues[]; queries: readonly EvalQuery[]},
+  files: {engine: string; data: string},
+  name: string,
+): QuestionResults {
+  const o = evaluated.output
+  const latency = o.cost_model_ms ?? o.latency_ms
+  const kind = o.cost_model_ms ? 'cost_model' : 'measured'
+  const metrics = Object.keys(evaluated.rows[0] ?? {})
+  return questionResults({
+    ktVersion: KT_VERSION,
+    engine: {name: o.engine, file: files.engine},
+    data: files.data,
+    queries: evaluated.queries,
+    metrics,
+    primary: name,
+    systems: {
+      [name]: systemResults(evaluated.rows, metrics, o.config, {
+        p50: latency.p50,
+        p95: latency.p95,
+        p99: latency.p99,
+        kind,
+      }),
+    },
+  })
 }
 
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */
