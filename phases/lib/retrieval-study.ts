@@ -1,5 +1,5 @@
 import {existsSync, rmSync} from 'node:fs'
-import {basename} from 'node:path'
+import {basename, dirname} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
@@ -390,21 +390,27 @@ async function engineRetrievalStudy(
     const heldOut = splitDataset(loaded, split, 'holdout')
     const service = serviceSpecOf(spec)
     // latency is not what is tested here: one pass over the questions
-    const rowsOf = async (config: Config) =>
-      (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
+    const evaluate = (config: Config) =>
+      evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})
     const byId = new Map(all.map((t) => [t.id, t]))
     const scored = []
+    // per-question results beside report.json, for kt compare (first profile first: its default)
+    const evaluations: Record<string, Awaited<ReturnType<typeof evaluate>>> = {}
     for (const p of own.profiles.filter((x) => x.config !== null)) {
       const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
+      evaluations[p.profile] = await evaluate(p.config!)
       scored.push({
         name: `retrieval-${p.profile}`,
         trial: p.trialId,
         tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
-        rows: await rowsOf(p.config!),
+        rows: evaluations[p.profile].rows,
       })
     }
+    evaluations.defaults = await evaluate({})
+    const {keepRunQuestions} = await import('../../src/eval/service-eval.js')
+    keepRunQuestions(dirname(input.storage), evaluations, {engine: engineFile, data})
     validation = noninferiorityValidation(
-      await rowsOf({}),
+      evaluations.defaults.rows,
       scored,
       validationSettings(input),
       describeSplit(loaded, split),

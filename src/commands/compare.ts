@@ -10,14 +10,14 @@ export default class Compare extends KtCommand {
   static override examples = [
     {
       description:
-        'Two profiles of the example retrieval service, evaluated now on the same data (Markdown for a PR comment).',
+        'Two profiles of the example retrieval service evaluated now on the same data; the narrow one regresses recall@10 (exit 1).',
       command:
-        '<%= config.bin %> compare examples/python-engine/engine.service.json examples/python-engine/engine.service.json --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
+        '<%= config.bin %> compare examples/python-engine/profiles/wide.json examples/python-engine/profiles/narrow.json --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
     },
     {
-      description: 'Two saved kt eval --engine --json outputs, as JSON for tools.',
+      description: 'The same profile on both sides, as JSON for tools: no clear change (exit 0).',
       command:
-        '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --json > /tmp/kt-base.json && <%= config.bin %> compare /tmp/kt-base.json /tmp/kt-base.json --format json',
+        '<%= config.bin %> compare examples/python-engine/profiles/wide.json examples/python-engine/profiles/wide.json --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json --format json',
     },
   ]
   static override args = {

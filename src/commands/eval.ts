@@ -214,11 +214,8 @@ export default class Eval extends KtCommand {
         if (against) this.log(`\n${(await import('../eval/compare.js')).renderComparison(against)}`)
       }
       // per-question results, so kt compare can pair this evaluation with another one
-      const questions = evaluationQuestions(
-        evaluated,
-        {engine: flags.engine!, data: flags.data},
-        flags.profile ?? 'defaults',
-      )
+      const name = flags.profile ?? 'defaults'
+      const questions = evaluationQuestions({[name]: evaluated}, {engine: flags.engine!, data: flags.data}, name)
       return against ? {...output, against, questions} : {...output, questions}
     } catch (error) {
       await progress.fail()

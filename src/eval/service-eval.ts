@@ -9,11 +9,12 @@ import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/
 import {parseProfile} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
+import {readJson, writeFileAtomic} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
-import {questionResults, systemResults, type QuestionResults} from './question-results.js'
+import {QUESTIONS_FILE, questionResults, systemResults, type QuestionResults} from './question-results.js'
+import {join} from 'node:path'
 import {KT_VERSION} from '../util/paths.js'
 import {fmt, renderTable} from './table.js'
 
@@ -105,35 +106,49 @@ export async function evaluateService(
   }
 }
 
+/** An evaluateService result. */
+export type ServiceEvaluation = Awaited<ReturnType<typeof evaluateService>>
+
 /**
- * One evaluation's per-question results (the `questions` of kt eval --engine --json): the system
- * `name` (its profile file, or "defaults") on every scored question, for kt compare.
+ * Per-question results of evaluations on the same questions (the `questions` of kt eval --engine
+ * --json, a run's questions.json), by system name (a profile, "defaults"), for kt compare.
  */
 export function evaluationQuestions(
-  evaluated: {output: ServiceEvalOutput; rows: readonly MetricValues[]; queries: readonly EvalQuery[]},
+  systems: Readonly<Record<string, ServiceEvaluation>>,
   files: {engine: string; data: string},
-  name: string,
+  primary: string,
 ): QuestionResults {
-  const o = evaluated.output
-  const latency = o.cost_model_ms ?? o.latency_ms
-  const kind = o.cost_model_ms ? 'cost_model' : 'measured'
-  const metrics = Object.keys(evaluated.rows[0] ?? {})
+  const first = systems[primary]
+  const metrics = Object.keys(first.rows[0] ?? {})
+  const stored = Object.fromEntries(
+    Object.entries(systems).map(([name, {output: o, rows}]) => {
+      const latency = o.cost_model_ms ?? o.latency_ms
+      const kind = o.cost_model_ms ? 'cost_model' : 'measured'
+      return [
+        name,
+        systemResults(rows, metrics, o.config, {p50: latency.p50, p95: latency.p95, p99: latency.p99, kind}),
+      ]
+    }),
+  )
   return questionResults({
     ktVersion: KT_VERSION,
-    engine: {name: o.engine, file: files.engine},
+    engine: {name: first.output.engine, file: files.engine},
     data: files.data,
-    queries: evaluated.queries,
+    queries: first.queries,
     metrics,
-    primary: name,
-    systems: {
-      [name]: systemResults(evaluated.rows, metrics, o.config, {
-        p50: latency.p50,
-        p95: latency.p95,
-        p99: latency.p99,
-        kind,
-      }),
-    },
+    primary,
+    systems: stored,
   })
+}
+
+/** Writes a run's per-question results (QUESTIONS_FILE) into its folder; the first system is the primary. */
+export function keepRunQuestions(
+  dir: string,
+  systems: Readonly<Record<string, ServiceEvaluation>>,
+  files: {engine: string; data: string},
+): void {
+  const results = evaluationQuestions(systems, files, Object.keys(systems)[0])
+  writeFileAtomic(join(dir, QUESTIONS_FILE), `${JSON.stringify(results)}\n`)
 }
 
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */

@@ -50,7 +50,7 @@ async function evaluateBoth(
   for (const [i, config] of configs.entries()) {
     progress(`evaluating ${profiles[i]}`)
     const evaluated = await evaluateService(spec, dataset, config)
-    out.push(evaluationQuestions(evaluated, {engine: engineFile, data}, profiles[i]))
+    out.push(evaluationQuestions({[profiles[i]]: evaluated}, {engine: engineFile, data}, profiles[i]))
   }
   return out
 }
