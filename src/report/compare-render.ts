@@ -10,8 +10,8 @@ export const COMPARE_COMMENT_MARKER = '<!-- kt-compare -->'
 const ICON: Record<Verdict, string> = {
   improved: '🟢 improved',
   regressed: '🔴 regressed',
-  'not shown non-inferior': '🟡 not shown non-inferior',
-  'no clear change': '⚪ no clear change',
+  not_shown_non_inferior: '🟡 not shown non-inferior',
+  no_clear_change: '⚪ no clear change',
 }
 
 function signed(x: number): string {
@@ -43,7 +43,7 @@ function latencyLine(label: string, l: RunComparison['latency']['base']): string
 export function renderCompareMarkdown(c: RunComparison): string {
   const counts = (Object.entries(c.counts) as Array<[Verdict, number]>)
     .filter(([, n]) => n > 0)
-    .map(([v, n]) => `${n} ${v}`)
+    .map(([v, n]) => `${n} ${ICON[v].split(' ').slice(1).join(' ')}`)
     .join(', ')
   const overall = c.scopes[0]
   const lines = [

@@ -13,7 +13,7 @@ import {InputError} from '../util/errors.js'
  * improved: interval above 0; regressed: interval below 0 and the estimate worse than -margin;
  * not shown non-inferior: otherwise when the interval reaches below -margin; else no clear change.
  */
-export type Verdict = 'improved' | 'regressed' | 'not shown non-inferior' | 'no clear change'
+export type Verdict = 'improved' | 'regressed' | 'not_shown_non_inferior' | 'no_clear_change'
 
 export interface ComparedMetric extends MetricDifference {
   readonly verdict: Verdict
@@ -62,15 +62,15 @@ export interface CompareOptions {
 
 /** The verdict of one paired difference against the non-inferiority margin. */
 export function verdictOf(d: Pick<MetricDifference, 'delta' | 'low' | 'high'>, margin: number): Verdict {
-  if (d.low === null || d.high === null) return 'no clear change'
+  if (d.low === null || d.high === null) return 'no_clear_change'
   if (d.low > 0) return 'improved'
   if (d.high < 0 && d.delta < -margin) return 'regressed'
-  if (d.low < -margin) return 'not shown non-inferior'
-  return 'no clear change'
+  if (d.low < -margin) return 'not_shown_non_inferior'
+  return 'no_clear_change'
 }
 
 /** Verdicts from the one that decides the headline first: any regression, then any doubt, then any gain. */
-const SEVERITY: readonly Verdict[] = ['regressed', 'not shown non-inferior', 'improved', 'no clear change']
+const SEVERITY: readonly Verdict[] = ['regressed', 'not_shown_non_inferior', 'improved', 'no_clear_change']
 
 function pickSystem(r: QuestionResults, label: string, system: string | undefined): [string, SystemResults] {
   const name = system ?? r.primary
@@ -143,7 +143,7 @@ export function compareRuns(
   ]
   const counts = Object.fromEntries(SEVERITY.map((v) => [v, 0])) as Record<Verdict, number>
   for (const s of scopes) for (const m of s.metrics) counts[m.verdict]++
-  const verdict = SEVERITY.find((v) => counts[v] > 0) ?? 'no clear change'
+  const verdict = SEVERITY.find((v) => counts[v] > 0) ?? 'no_clear_change'
   return {
     base: {label: base.label, system: baseSystem},
     head: {label: head.label, system: headSystem},
@@ -192,6 +192,6 @@ function changesBetween(b: QuestionResults, bs: SystemResults, h: QuestionResult
 /** kt compare's exit code: 1 when something regressed (with strict, also not shown non-inferior), else 0. */
 export function compareExitCode(c: RunComparison, strict: boolean): 0 | 1 {
   if (c.counts.regressed > 0) return 1
-  if (strict && c.counts['not shown non-inferior'] > 0) return 1
+  if (strict && c.counts['not_shown_non_inferior'] > 0) return 1
   return 0
 }

@@ -44,10 +44,10 @@ describe('verdictOf', () => {
     expect(verdictOf({delta: 0.05, low: 0.01, high: 0.09}, 0.01)).toBe('improved')
     expect(verdictOf({delta: -0.05, low: -0.09, high: -0.01}, 0.01)).toBe('regressed')
     // below 0 but no worse than the margin: not a regression, yet not shown non-inferior
-    expect(verdictOf({delta: -0.005, low: -0.02, high: -0.001}, 0.01)).toBe('not shown non-inferior')
-    expect(verdictOf({delta: 0, low: -0.03, high: 0.03}, 0.01)).toBe('not shown non-inferior')
-    expect(verdictOf({delta: 0, low: -0.005, high: 0.005}, 0.01)).toBe('no clear change')
-    expect(verdictOf({delta: 0, low: null, high: null}, 0.01)).toBe('no clear change')
+    expect(verdictOf({delta: -0.005, low: -0.02, high: -0.001}, 0.01)).toBe('not_shown_non_inferior')
+    expect(verdictOf({delta: 0, low: -0.03, high: 0.03}, 0.01)).toBe('not_shown_non_inferior')
+    expect(verdictOf({delta: 0, low: -0.005, high: 0.005}, 0.01)).toBe('no_clear_change')
+    expect(verdictOf({delta: 0, low: null, high: null}, 0.01)).toBe('no_clear_change')
   })
 })
 
@@ -89,7 +89,7 @@ describe('compareRuns', () => {
     // one question lost of 40: too few to call a regression, too many to show non-inferiority
     const c = compareRuns(base, {label: 'head', results: results((i) => i % 4 !== 0 && i !== 1)})
     expect(c.counts.regressed).toBe(0)
-    expect(c.counts['not shown non-inferior']).toBeGreaterThan(0)
+    expect(c.counts['not_shown_non_inferior']).toBeGreaterThan(0)
     expect(compareExitCode(c, false)).toBe(0)
     expect(compareExitCode(c, true)).toBe(1)
   })
