@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
+import {DEFAULT_STORAGE} from '../study/model.js'
 
 export default class DashboardCmd extends KtCommand {
   static override summary = 'A live, read-only web dashboard over a study store.'
@@ -14,7 +15,7 @@ export default class DashboardCmd extends KtCommand {
     storage: Flags.string({
       description:
         'Study store: a SQLite file, a folder of them (a run folder: every *.sqlite in it), or a PostgreSQL database as postgresql://USER[:PASSWORD]@HOST:PORT/DB.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),

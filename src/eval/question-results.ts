@@ -5,11 +5,11 @@
  */
 import {existsSync, statSync} from 'node:fs'
 import {join} from 'node:path'
-import type {EvalQuery} from '../data/conversations/queries.js'
 import type {MetricValues} from '../data/conversations/metrics.js'
 import type {Config} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
+import {readJson, writeFileAtomic} from '../util/fs.js'
+import {KT_VERSION} from '../util/paths.js'
 import {fileSha256} from '../rank/provenance.js'
 
 /** The file a run keeps its per-question results in, beside report.json. */
@@ -24,7 +24,8 @@ export interface SystemResults {
   readonly config: Config
   /** One row per question (the file's `questions` order), values in the file's `metrics` order. */
   readonly values: number[][]
-  readonly latency_ms: {readonly p50: number; readonly p95: number; readonly p99: number; kind: LatencyKind} | null
+  /** p99 always; p50 and p95 when measured on the same questions (a run keeps its tuning p99). */
+  readonly latency_ms: {readonly p50?: number; readonly p95?: number; readonly p99: number; kind: LatencyKind} | null
 }
 
 export interface QuestionResults {
@@ -60,7 +61,7 @@ export function questionResults(options: {
   ktVersion: string
   engine: {name: string; file: string | null}
   data: string
-  queries: readonly EvalQuery[]
+  queries: ReadonlyArray<{readonly id: string; readonly category: string}>
   metrics: readonly string[]
   systems: Record<string, SystemResults>
   primary: string
@@ -78,6 +79,34 @@ export function questionResults(options: {
     primary: options.primary,
     systems: options.systems,
   }
+}
+
+/** A run's per-question results (QUESTIONS_FILE) written into its folder; the first system is its default side. */
+export function writeRunQuestions(
+  dir: string,
+  run: {
+    engine: {name: string; file: string}
+    data: string
+    questions: ReadonlyArray<{id: string; category: string}>
+    systems: ReadonlyArray<{
+      name: string
+      config: Config
+      rows: readonly MetricValues[]
+      latency: SystemResults['latency_ms']
+    }>
+  },
+): void {
+  const metrics = Object.keys(run.systems[0]?.rows[0] ?? {})
+  const results = questionResults({
+    ktVersion: KT_VERSION,
+    engine: run.engine,
+    data: run.data,
+    queries: run.questions,
+    metrics,
+    primary: run.systems[0].name,
+    systems: Object.fromEntries(run.systems.map((s) => [s.name, systemResults(s.rows, metrics, s.config, s.latency)])),
+  })
+  writeFileAtomic(join(dir, QUESTIONS_FILE), `${JSON.stringify(results)}\n`)
 }
 
 /**

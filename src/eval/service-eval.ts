@@ -9,12 +9,11 @@ import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/
 import {parseProfile} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson, writeFileAtomic} from '../util/fs.js'
+import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
-import {QUESTIONS_FILE, questionResults, systemResults, type QuestionResults} from './question-results.js'
-import {join} from 'node:path'
+import {questionResults, systemResults, type QuestionResults} from './question-results.js'
 import {KT_VERSION} from '../util/paths.js'
 import {fmt, renderTable} from './table.js'
 
@@ -139,16 +138,6 @@ export function evaluationQuestions(
     primary,
     systems: stored,
   })
-}
-
-/** Writes a run's per-question results (QUESTIONS_FILE) into its folder; the first system is the primary. */
-export function keepRunQuestions(
-  dir: string,
-  systems: Readonly<Record<string, ServiceEvaluation>>,
-  files: {engine: string; data: string},
-): void {
-  const results = evaluationQuestions(systems, files, Object.keys(systems)[0])
-  writeFileAtomic(join(dir, QUESTIONS_FILE), `${JSON.stringify(results)}\n`)
 }
 
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */

@@ -36,7 +36,7 @@ function scopeTable(s: CompareScope): string[] {
 function latencyLine(label: string, l: RunComparison['latency']['base']): string {
   return l === null
     ? `| ${label} | n/a | n/a | n/a | not recorded |`
-    : `| ${label} | ${l.p50.toFixed(2)} | ${l.p95.toFixed(2)} | ${l.p99.toFixed(2)} | ${l.kind === 'cost_model' ? 'cost model' : 'measured'} |`
+    : `| ${label} | ${l.p50?.toFixed(2) ?? 'n/a'} | ${l.p95?.toFixed(2) ?? 'n/a'} | ${l.p99.toFixed(2)} | ${l.kind === 'cost_model' ? 'cost model' : 'measured'} |`
 }
 
 /** The comparison as a PR comment (starts with COMPARE_COMMENT_MARKER). */

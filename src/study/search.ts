@@ -20,14 +20,11 @@ import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './runner.js'
+import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './optimize.js'
 import {MAX_WORKERS_PER_PROCESS} from './pool.js'
-import type {StudyRecord, TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import type {Outcome} from './evaluate.js'
-
-/** Default study file (`--storage`). */
-export const DEFAULT_STORAGE = 'kt-studies.sqlite'
 
 export interface SearchOptions {
   /** SQLite file (created if missing), ':memory:', or a postgresql:// URL. */

@@ -3,10 +3,8 @@
  * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
  */
 import {basename, join} from 'node:path'
-import type {ParamSpace} from '../space/index.js'
 import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../eval/retrieval-analysis.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
-import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'

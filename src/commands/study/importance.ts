@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyImportance extends KtCommand {
   static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
@@ -22,7 +23,7 @@ export default class StudyImportance extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study store: a SQLite file or a postgresql:// URL.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     target: Flags.string({
       description: 'What to explain: loss (what the optimiser minimised) or a metric name.',

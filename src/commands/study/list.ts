@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyList extends KtCommand {
   static override summary = 'List the studies in a study file.'
@@ -18,7 +19,7 @@ export default class StudyList extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
   }
 

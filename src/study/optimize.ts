@@ -30,7 +30,7 @@
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ... exactly as before, so the
  *   same seed gives the same study.
  * - On PostgreSQL a section commits asynchronously (the study lock is released before the WAL
- *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/postgres.ts,
+ *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/storage-postgres.ts,
  *   DURABILITY_BARRIER). A slot begins evaluating the trial a section handed out as soon as the
  *   COMMIT is sent; nothing is recorded, reported or handed on before the barrier is acknowledged
  *   (see the slot loop for a lost acknowledgement). Other workers may build on a section before
@@ -60,8 +60,8 @@ import {
   type SessionCheck,
   type StudyStorage,
   type StudyTx,
-  type TrialRow,
 } from './storage.js'
+import type {TrialRow} from './model.js'
 import {Mutex, sleep} from './sync.js'
 
 export interface RunLimits {

@@ -1,5 +1,5 @@
 /**
- * The embedded default behind the StudyStorage interface: the SQLite study file of store.ts.
+ * The embedded default behind the StudyStorage interface: the SQLite study file of sqlite-file.ts.
  * Locked sections are BEGIN IMMEDIATE transactions (the file's write lock, held by one process at
  * a time, released by the operating system if the process dies), so two processes on one study
  * get the same claims and leases as two PostgreSQL workers. SQLite has no notifications: a worker
@@ -7,19 +7,9 @@
  * by a change made in its own process.
  */
 import {resolve} from 'node:path'
-import {StudyStore} from './store.js'
-import type {
-  FinishedTrial,
-  Lease,
-  NewTrial,
-  OpenOptions,
-  SectionPrelude,
-  StudyRecord,
-  StudyStorage,
-  StudySummary,
-  StudyTx,
-  TrialRow,
-} from './storage.js'
+import {SqliteStudyFile} from './sqlite-file.js'
+import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
+import type {Lease, NewTrial, OpenOptions, SectionPrelude, StudyStorage, StudySummary, StudyTx} from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
@@ -47,17 +37,12 @@ export class SqliteStorage implements StudyStorage {
   private readonly wake = new LocalWake()
   private backoff = BACKOFF_START_MS
 
-  private constructor(readonly store: StudyStore) {
+  private constructor(readonly store: SqliteStudyFile) {
     this.mutex = mutexFor(store.path)
   }
 
   static async open(path: string, options: OpenOptions = {}): Promise<SqliteStorage> {
-    return new SqliteStorage(StudyStore.open(path, options))
-  }
-
-  /** Wraps an already open study file (Phase 4, tests). */
-  static wrap(store: StudyStore): SqliteStorage {
-    return new SqliteStorage(store)
+    return new SqliteStorage(SqliteStudyFile.open(path, options))
   }
 
   get label(): string {

@@ -29,24 +29,23 @@ import {
   trialColumnsOf,
   trialFromRow,
   TRIAL_COLUMNS_NO_CHECKPOINT,
-} from './store.js'
+  type FinishedTrial,
+  type StudyRecord,
+  type TrialRow,
+} from './model.js'
 import type {
   CoordinationStats,
-  FinishedTrial,
   Lease,
   NewTrial,
   OpenOptions,
   SectionPrelude,
   SessionCheck,
-  StudyRecord,
   StudyStorage,
   StudySummary,
   StudyTx,
-  TrialRow,
 } from './storage.js'
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
-export {StorageUnavailableError} from './storage.js'
 import {LocalWake, Mutex, sleep} from './sync.js'
 
 /** Give up connecting after this long (ms): an unreachable server is reported, not waited for. */
