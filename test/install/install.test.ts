@@ -42,6 +42,12 @@ function initIn(kind: string, lang: string, extra: string[] = []): string {
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'kt-install-'))
+  // KT_INSTALLED_PROJECT: a folder where the tarball is already installed, to iterate on this file
+  if (process.env.KT_INSTALLED_PROJECT) {
+    project = join(root, 'project')
+    spawnSync('cp', ['-r', process.env.KT_INSTALLED_PROJECT, project])
+    return
+  }
   // the checkout's dist/ must be built (npm test builds first); prepare is not re-run here
   const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', root], {
     cwd: packageRoot,
@@ -264,10 +270,10 @@ describe('the GitHub Actions recipe (examples/ci/github-actions.yml)', () => {
     const service = readFileSync(join(repo, 'service.py'), 'utf8')
     const reply = 'return {"ids": ids, "cost_ms": cost_ms(work)}'
     expect(service).toContain(reply)
-    const keep = (n: number) =>
-      writeFileSync(join(repo, 'service.py'), service.replace(reply, reply.replace('"ids": ids', `"ids": ids[:${n}]`)))
+    const answer = (ids: string) =>
+      writeFileSync(join(repo, 'service.py'), service.replace(reply, reply.replace('"ids": ids', `"ids": ${ids}`)))
     git('init', '-q', '-b', 'main')
-    keep(3) // the base: answers with its 3 best turns only
+    answer('ids[:1]') // the base: answers with its best turn only
     git('add', '-A')
     git('commit', '-qm', 'base')
     const baseSha = git('rev-parse', 'HEAD')
@@ -275,8 +281,8 @@ describe('the GitHub Actions recipe (examples/ci/github-actions.yml)', () => {
     git('commit', '-qam', 'improves: every ranked turn')
     const improves = git('rev-parse', 'HEAD')
     git('checkout', '-q', baseSha)
-    keep(1)
-    git('commit', '-qam', 'regresses: the best turn only')
+    answer('ids[1:2]')
+    git('commit', '-qam', 'regresses: the second best turn only')
     const regresses = git('rev-parse', 'HEAD')
     spawnSync('ln', ['-s', join(project, 'node_modules'), join(repo, 'node_modules')])
 
@@ -293,6 +299,7 @@ describe('the GitHub Actions recipe (examples/ci/github-actions.yml)', () => {
         if (step.name === 'Install kt') continue // the project's install, done once above
         if (step.uses?.startsWith('actions/cache')) {
           const key = `kt-run-${outputs.keys.base}`
+          mkdirSync(join(repo, env.KT_OUT), {recursive: true})
           if (cache.has(key)) spawnSync('cp', ['-r', cache.get(key)!, join(repo, env.KT_OUT, 'base')])
           continue
         }
@@ -340,7 +347,11 @@ describe('the GitHub Actions recipe (examples/ci/github-actions.yml)', () => {
 
     const good = job(improves, 'improves')
     expect(good.status, good.log).toBe(0)
-    expect(good.comment).toMatch(/^<!-- kt-compare -->\n### kt compare: 🟢 improved/)
+    expect(good.comment).toMatch(/^<!-- kt-compare -->\n### kt compare: /)
+    // the summary table (overall, before the collapsed details): gains, no regression
+    const summary = good.comment.slice(0, good.comment.indexOf('<details>'))
+    expect(summary).toMatch(/\| recall@10 \|[^\n]*🟢 improved \|/)
+    expect(summary).not.toContain('regressed')
     expect(existsSync(join(repo, '.kt-ci', 'head', 'report.html'))).toBe(true)
 
     const bad = job(regresses, 'regresses')
