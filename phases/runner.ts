@@ -1,5 +1,4 @@
 import {reportContentHash} from '../src/report/content-hash.js'
-import {readFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
@@ -13,7 +12,7 @@ import {
   type RunInputs,
 } from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
-import {packageRoot} from '../src/util/paths.js'
+import {KT_VERSION} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
@@ -110,9 +109,7 @@ export interface RunOutcome {
   readonly notes: string[]
 }
 
-export const KT_VERSION: string = (
-  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
-).version
+export {KT_VERSION}
 
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
 export function runIdFor(seed: number, planHash: string): string {
