@@ -369,7 +369,7 @@ type Step =
   | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
   | {kind: 'stop'; recorded?: boolean}
 
-export async function runStudy(options: RunOptions): Promise<RunSummary> {
+export async function optimizeStudy(options: RunOptions): Promise<RunSummary> {
   const {storage, study, objective} = options
   const now = options.now ?? isoNow
   const where = `${storage.label}: study ${study}`
