@@ -1,5 +1,6 @@
 import {Flags, type Interfaces} from '@oclif/core'
 import {KtCommand, outFlag} from '../cli/base.js'
+import {listenForInterrupt} from '../cli/interrupt.js'
 import {DEFAULT_STORAGE} from '../study/model.js'
 
 export default class Search extends KtCommand {
@@ -295,10 +296,7 @@ export default class Search extends KtCommand {
       })
       return snakeKeysOfRecord(result)
     }
-    const controller = new AbortController()
-    const stop = (): void => controller.abort()
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+    const interrupt = listenForInterrupt()
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let count = 0
@@ -325,7 +323,7 @@ export default class Search extends KtCommand {
         timeoutMs: flags['timeout-ms'],
         graceMs: flags['grace-s'] * 1000,
         createOnly: flags['create-only'],
-        signal: controller.signal,
+        signal: interrupt.signal,
         log: (line) => process.stderr.write(`${line}\n`),
         onTrial: (trial, outcome, progress) => {
           count++
@@ -450,15 +448,14 @@ export default class Search extends KtCommand {
         process.stderr.write(
           `kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${redactStorage(flags.storage)}\n`,
         )
-        process.exitCode = 130
+        process.exitCode = interrupt.exitCode()
       }
       return view.json
     } catch (error) {
       await spinner?.fail()
       throw error
     } finally {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
+      interrupt.dispose()
     }
   }
 }
