@@ -1,5 +1,5 @@
 import {rmSync} from 'node:fs'
-import {join, relative, resolve, sep} from 'node:path'
+import {join} from 'node:path'
 import {IMPORTANCE_SPACE, importanceConfig} from '../src/engine/importance/space.js'
 import {
   makeProfile,
@@ -20,6 +20,7 @@ import type {Config} from '../src/space/types.js'
 import {holdoutMetrics, holdoutProfileValidation} from '../src/eval/holdout-validation.js'
 import {ROUTED_PROFILE} from './lib/retrieval-study.js'
 import {tuningMetricKey} from '../src/study/sweeps.js'
+import {engineRefFor} from '../src/deploy/spaces.js'
 
 export const PROFILES_DIR = 'profiles'
 /** The ungated rollback script older kt versions wrote beside the profiles (removed on every run). */
@@ -133,9 +134,7 @@ function retrievalProfiles(
   const space = spec ? spec.space : RETRIEVAL_SPACE
   const kind = spec ? ('engine' as const) : ('retrieval' as const)
   // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
-  const engine = spec
-    ? {name: spec.name, file: relative(join(ctx.outDir, PROFILES_DIR), resolve(spec.file)).split(sep).join('/')}
-    : undefined
+  const engine = spec ? engineRefFor(spec, join(ctx.outDir, PROFILES_DIR)) : undefined
   // with a split the study measured on the tuning conversations only: the key says so
   const metricKey =
     r.holdout || r.validation

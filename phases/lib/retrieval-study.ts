@@ -9,7 +9,6 @@ import type {TrialRow} from '../../src/study/model.js'
 import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
-import type {Config} from '../../src/space/types.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
 import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
@@ -279,9 +278,7 @@ async function engineRetrievalStudy(
   const {createEngineObjective} = await import('../../src/engines/objective.js')
   const {runSearch} = await import('../../src/study/search.js')
   const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
-  const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-  const {describeSplit} = await import('../../src/data/conversations/split.js')
-  const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+  const {engineHoldout} = await import('../../src/study/engine-holdout.js')
   const spec = loadEngineFile(engineFile)
   if (spec.evaluate.kind !== 'retrieval-service')
     throw new InputError(
@@ -347,69 +344,47 @@ async function engineRetrievalStudy(
   const all = [...trials, defaultsRow]
   const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
   const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
-  let holdout: RetrievalSearchResult['holdout']
-  let validation: RetrievalSearchResult['validation']
-  if (split) {
-    const side = await createEngineObjective({...options, part: 'holdout'})
-    try {
-      const byId = new Map(all.map((t) => [t.id, t]))
-      const items = [
-        ...analysis.front.front.map((p) => ({
-          trial: p.trialId,
-          config: p.config,
-          role: 'front',
-          metrics: byId.get(p.trialId)?.metrics,
-        })),
-        ...own.profiles
-          .filter((p) => p.trialId !== null && p.config)
-          .map((p) => ({
-            trial: p.trialId!,
-            config: p.config!,
-            role: `profile ${p.profile}`,
-            metrics: byId.get(p.trialId!)?.metrics,
-          })),
-        // the defaults too: a profile is validated against what it replaces on the same held-out questions
-        {trial: DEFAULTS_TRIAL, config: defaultConfig(spec.space), role: 'defaults', metrics: defaultsRow.metrics},
-      ]
-      holdout = await evaluateHoldoutItems(
-        items,
-        {objective: side, description: describeSplit(loadMemoryDataset(data), split)},
-        seed,
-      )
-    } finally {
-      await side.close?.()
-    }
-    // each of the engine's profiles against its defaults, question by question on the held-out
-    // conversations (the service's own rankings, scored by kt): the verdict Phase 6 writes
-    const {evaluateService} = await import('../../src/eval/service-eval.js')
-    const {serviceSpecOf} = await import('../../src/engines/retrieval-service.js')
-    const {splitDataset} = await import('../../src/data/conversations/split.js')
-    const {noninferiorityValidation} = await import('../../src/eval/holdout-validation.js')
-    progress('validating the profiles against the defaults on the held-out conversations')
-    const loaded = loadMemoryDataset(data)
-    const heldOut = splitDataset(loaded, split, 'holdout')
-    const service = serviceSpecOf(spec)
-    // latency is not what is tested here: one pass over the questions
-    const rowsOf = async (config: Config) =>
-      (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
-    const byId = new Map(all.map((t) => [t.id, t]))
-    const scored = []
-    for (const p of own.profiles.filter((x) => x.config !== null)) {
-      const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
-      scored.push({
-        name: `retrieval-${p.profile}`,
+  const byId = new Map(all.map((t) => [t.id, t]))
+  if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')
+  // every front point, profile and the defaults on the held-out conversations, then each of the
+  // engine's profiles against its defaults question by question: the verdict Phase 6 writes
+  const held = await engineHoldout({
+    spec,
+    options,
+    seed,
+    quality: 'quality',
+    items: [
+      ...analysis.front.front.map((p) => ({
         trial: p.trialId,
-        tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
-        rows: await rowsOf(p.config!),
-      })
-    }
-    validation = noninferiorityValidation(
-      await rowsOf({}),
-      scored,
-      validationSettings(input),
-      describeSplit(loaded, split),
-    )
-  }
+        config: p.config,
+        role: 'front',
+        metrics: byId.get(p.trialId)?.metrics,
+      })),
+      ...own.profiles
+        .filter((p) => p.trialId !== null && p.config)
+        .map((p) => ({
+          trial: p.trialId!,
+          config: p.config!,
+          role: `profile ${p.profile}`,
+          metrics: byId.get(p.trialId!)?.metrics,
+        })),
+    ],
+    defaultsMetrics: defaultsRow.metrics,
+    profiles: own.profiles
+      .filter((p) => p.config !== null)
+      .map((p) => {
+        const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
+        return {
+          name: `retrieval-${p.profile}`,
+          trial: p.trialId,
+          config: p.config!,
+          tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
+        }
+      }),
+    settings: validationSettings(input),
+  })
+  const holdout = held?.report
+  const validation = held?.validation
   return {
     data: input.dataLabel,
     metric: settings.metric,

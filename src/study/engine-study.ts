@@ -18,6 +18,7 @@ import {
 } from '../eval/holdout-validation.js'
 import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
+import {engineRefFor} from '../deploy/spaces.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {KEY_PATTERN, commentText, makeProfile, notValidated, profileFiles, studySourceRun} from '../deploy/profile.js'
 
@@ -124,7 +125,7 @@ export async function writeEngineStudyOutputs(
   )
   write(
     'profiles.json',
-    `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`,
+    `${JSON.stringify({engine: spec.name, engine_file: engineRefFor(spec, out).file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`,
   )
   // without held-out data the study measured these on the data it tuned on: the deploy gate refuses them
   const validationOf = (name: string) =>
@@ -145,7 +146,7 @@ export async function writeEngineStudyOutputs(
       metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})},
       notes,
       sourceRun: run,
-      engine: {name: spec.name, file: spec.file},
+      engine: engineRefFor(spec, join(out, 'profiles')),
       validation: validationOf(d.name),
     })
     for (const f of profileFiles(`profiles/${d.name}`, profile)) write(f.path, f.text, f.mode)
