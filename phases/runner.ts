@@ -36,7 +36,7 @@ import {
 import {runProperties} from './1-properties.js'
 import {runSynthetic} from './2-synthetic.js'
 import {runAblation} from './3-ablation.js'
-import {runSearch} from './4-search.js'
+import {searchPhase} from './4-search.js'
 import {runValidation} from './5-validation.js'
 import {runDeploy} from './6-deploy.js'
 import {runVisualize} from './7-visualize.js'
@@ -57,7 +57,7 @@ export const PHASES: readonly PhaseDef[] = [
   {number: 1, name: 'properties', title: 'Property tests of the scoring math', needs: [], run: runProperties},
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
-  {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
+  {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: searchPhase},
   {
     number: 5,
     name: 'validation',
