@@ -897,6 +897,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       )
     },
   )
+  // A client that half-closes after its request (shutdown(SHUT_WR)) still gets the answer: Node's
+  // default ends the socket at the client's FIN, dropping the answer of a choose already applied.
+  ;(server as Server & {httpAllowHalfOpen: boolean}).httpAllowHalfOpen = true
   server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS
   const sockets = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
