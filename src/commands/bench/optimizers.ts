@@ -27,7 +27,8 @@ export default class BenchOptimizers extends KtCommand {
         'Functions, comma-separated. Contract: branin, hartmann6, counting_ones, simplex, simplex_mf (the default). Suite: branin_mf, hartmann6_mf, park_mf, borehole_mf, currin_mf, embedded20, learning_curves, mixed, crash_hartmann6, hetero_branin (all by default).',
     }),
     optimizer: Flags.string({
-      description: 'Optimisers, comma-separated: random, grid, bohb (default random,grid,bohb; bohb with --suite all).',
+      description:
+        'Optimisers, comma-separated: random, grid, bohb, hyperband (default random,grid,bohb; bohb with --suite all).',
     }),
     seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
     out: outFlag('runs.jsonl, summary.json and the chart (regret-vs-budget.vl.json, .svg, .png).', {
