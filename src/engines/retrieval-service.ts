@@ -151,7 +151,7 @@ export class ServiceSession {
   }
 
   /** Sends a message and parses the JSON object it answers (errors name the message and the offset). */
-  private async call(op: ServiceOp, body: Record<string, unknown>, what: string): Promise<Record<string, unknown>> {
+  async call(op: ServiceOp, body: Record<string, unknown>, what: string): Promise<Record<string, unknown>> {
     const transport = await this.open()
     let text: string
     try {
@@ -213,8 +213,9 @@ export class ServiceSession {
           `${this.spec.name}: search for ${label(q)} returned id ${JSON.stringify(id)}, not a turn of conversation ${q.conversation}`,
         )
     }
-    if (new Set(ids).size !== ids.length)
-      throw new Error(`${this.spec.name}: search for ${label(q)} returned a turn id twice`)
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i)
+    if (twice !== undefined)
+      throw new Error(`${this.spec.name}: search for ${label(q)} returned turn id ${JSON.stringify(twice)} twice`)
     let cost: number | undefined
     if (this.spec.latency === 'cost_model') {
       if (typeof reply.cost_ms !== 'number' || !Number.isFinite(reply.cost_ms) || reply.cost_ms < 0)
@@ -224,6 +225,11 @@ export class ServiceSession {
       cost = reply.cost_ms
     }
     return {ids: ids as string[], ms, cost}
+  }
+
+  /** Forgets what is ingested (after messages sent with call()), so the next ensureIngested resets and ingests. */
+  invalidate(): void {
+    this.ingestedKey = undefined
   }
 
   /** The service process kt started for this session, if any. */

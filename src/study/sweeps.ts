@@ -225,6 +225,17 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
         for (const line of checked.lines) options.log?.(line)
         files.push(...checked.files)
       }
+    } else if (analysis && options.out) {
+      const {writeRetrievalProfiles} = await import('./retrieval-validation.js')
+      files.push(
+        ...writeRetrievalProfiles({
+          analysis,
+          out: options.out,
+          study: `${options.studyPrefix}-all`,
+          metric: options.metric ?? DEFAULT_TUNING_METRIC,
+          data: options.data,
+        }),
+      )
     }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
