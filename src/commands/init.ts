@@ -8,14 +8,14 @@ export default class Init extends KtCommand {
     "Writes, into the current folder and never over an existing file (one line, exit 2, nothing written), a small memory engine (BM25 + recency, from kt's examples) behind the chosen protocol: command (one process per trial), http (a server you start; one POST per trial) or retrieval-service (kt drives the benchmark on memory.json, a small bundled dataset). Also engine.json (two example parameters, tiers, objectives, profiles), plan.json for kt run (retrieval-service) and KT-README.md with the next steps. The files run as written: kt search --engine engine.json (and kt eval --engine for a retrieval service) succeed straight away."
   static override examples = [
     {
-      description: 'A Python retrieval service in a new folder, then its defaults scored.',
+      description: 'A Python retrieval service in a new empty folder, then its defaults scored.',
       command:
-        'mkdir -p reports/init-py && cd reports/init-py && <%= config.bin %> init --engine retrieval-service --lang python --name my-engine && <%= config.bin %> eval --engine engine.json --data memory.json',
+        'cd "$(mktemp -d)" && <%= config.bin %> init --engine retrieval-service --lang python --name my-engine && <%= config.bin %> eval --engine engine.json --data memory.json',
     },
     {
-      description: 'A Node engine run once per trial, tuned with a budget of 2.',
+      description: 'A Node engine run once per trial, in a new empty folder, tuned with a budget of 2.',
       command:
-        'mkdir -p reports/init-node && cd reports/init-node && <%= config.bin %> init --engine command --lang node && <%= config.bin %> search --engine engine.json --budget 2',
+        'cd "$(mktemp -d)" && <%= config.bin %> init --engine command --lang node && <%= config.bin %> search --engine engine.json --budget 2',
     },
   ]
   static override flags = {

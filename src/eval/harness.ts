@@ -29,6 +29,11 @@ export interface PreparedEvaluation {
   readonly buildMs: number
 }
 
+/** Each scored question's query type (kt's classifier over its conversation's names), by question id. */
+export function queryTypes(prepared: PreparedEvaluation): Map<string, QueryType> {
+  return new Map(prepared.selection.queries.map((q) => [q.id, prepared.engines.get(q.conversation)!.classify(q.text)]))
+}
+
 export function prepareEvaluation(dataset: MemoryDataset, options: EngineOptions = {}): PreparedEvaluation {
   const engines = new Map<string, RetrievalEngine>()
   const start = performance.now()

@@ -10,6 +10,8 @@ import type {Config} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson, writeFileAtomic} from '../util/fs.js'
 import {KT_VERSION} from '../util/paths.js'
+import {prepareEvaluation, queryTypes} from './harness.js'
+import {loadMemoryDataset} from '../data/conversations/index.js'
 import {fileSha256} from '../rank/provenance.js'
 
 /** The file a run keeps its per-question results in, beside report.json. */
@@ -34,8 +36,8 @@ export interface QuestionResults {
   readonly engine: {readonly name: string; readonly file_sha256: string | null}
   readonly data: {readonly file: string; readonly sha256: string}
   readonly metrics: string[]
-  /** [question id, category] in row order. */
-  readonly questions: Array<[string, string]>
+  /** [question id, category, query type (kt's classifier)] in row order. */
+  readonly questions: Array<[string, string, string?]>
   /** The system compared by default (a run's first profile, an evaluation's only system). */
   readonly primary: string
   readonly systems: Record<string, SystemResults>
@@ -61,7 +63,7 @@ export function questionResults(options: {
   ktVersion: string
   engine: {name: string; file: string | null}
   data: string
-  queries: ReadonlyArray<{readonly id: string; readonly category: string}>
+  queries: ReadonlyArray<{readonly id: string; readonly category: string; readonly type?: string}>
   metrics: readonly string[]
   systems: Record<string, SystemResults>
   primary: string
@@ -75,7 +77,9 @@ export function questionResults(options: {
     },
     data: {file: options.data, sha256: fileSha256(options.data)},
     metrics: [...options.metrics],
-    questions: options.queries.map((q) => [q.id, q.category]),
+    questions: options.queries.map((q): [string, string, string?] =>
+      q.type === undefined ? [q.id, q.category] : [q.id, q.category, q.type],
+    ),
     primary: options.primary,
     systems: options.systems,
   }
@@ -97,11 +101,12 @@ export function writeRunQuestions(
   },
 ): void {
   const metrics = Object.keys(run.systems[0]?.rows[0] ?? {})
+  const types = queryTypes(prepareEvaluation(loadMemoryDataset(run.data)))
   const results = questionResults({
     ktVersion: KT_VERSION,
     engine: run.engine,
     data: run.data,
-    queries: run.questions,
+    queries: run.questions.map((q) => ({...q, type: types.get(q.id)})),
     metrics,
     primary: run.systems[0].name,
     systems: Object.fromEntries(run.systems.map((s) => [s.name, systemResults(s.rows, metrics, s.config, s.latency)])),
@@ -152,7 +157,7 @@ export function parseQuestionResults(value: unknown, where: string): QuestionRes
     fail('metrics', 'a non-empty array of metric names', metrics)
   const questions = v.questions
   if (!Array.isArray(questions) || !questions.every((q) => Array.isArray(q) && typeof q[0] === 'string'))
-    fail('questions', 'an array of [id, category] pairs', questions)
+    fail('questions', 'an array of [id, category, type?] entries', questions)
   const data = v.data as {sha256?: unknown} | undefined
   if (typeof data?.sha256 !== 'string') fail('data.sha256', 'the data file sha256', data?.sha256)
   const engine = v.engine as {name?: unknown} | undefined

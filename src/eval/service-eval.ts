@@ -9,7 +9,7 @@ import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/
 import {parseProfile, readProfileValue} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {evaluateSystem, prepareEvaluation} from './harness.js'
+import {evaluateSystem, prepareEvaluation, queryTypes} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import {questionResults, systemResults, type QuestionResults} from './question-results.js'
@@ -65,7 +65,7 @@ export async function evaluateService(
   dataset: MemoryDataset,
   config: Config,
   options: {ks?: readonly number[]; minTimings?: number} = {},
-): Promise<{output: ServiceEvalOutput; rows: MetricValues[]; queries: EvalQuery[]}> {
+): Promise<{output: ServiceEvalOutput; rows: MetricValues[]; queries: EvalQuery[]; types: Map<string, string>}> {
   const ks = options.ks ?? DEFAULT_KS
   const selection = selectScoredQueries(dataset)
   const session = new ServiceSession(spec, dataset)
@@ -98,7 +98,7 @@ export async function evaluateService(
       turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
       conversations: dataset.conversations.length,
     }
-    return {output, rows: run.rows, queries: run.queries}
+    return {output, rows: run.rows, queries: run.queries, types: queryTypes(prepared)}
   } finally {
     await session.close()
   }
@@ -132,7 +132,7 @@ export function evaluationQuestions(
     ktVersion: KT_VERSION,
     engine: {name: first.output.engine, file: files.engine},
     data: files.data,
-    queries: first.queries,
+    queries: first.queries.map((q) => ({id: q.id, category: q.category, type: first.types.get(q.id)})),
     metrics,
     primary,
     systems: stored,

@@ -20,7 +20,7 @@ export interface ComparedMetric extends MetricDifference {
 }
 
 export interface CompareScope {
-  /** 'overall' or a question category. */
+  /** 'overall', a question category, or "query type T" (kt's query classifier). */
   readonly scope: string
   readonly questions: number
   readonly metrics: ComparedMetric[]
@@ -108,9 +108,11 @@ export function compareRuns(
   if (metrics.length === 0)
     throw new InputError(`${head.label}: metrics`, `a metric of ${base.label} (${b.metrics.join(', ')})`)
   const headIndex = new Map(h.questions.map(([id], i) => [id, i]))
-  const pairs = b.questions.flatMap(([id, category], i) => {
+  const pairs = b.questions.flatMap(([id, category, type], i) => {
     const j = headIndex.get(id)
-    return j === undefined ? [] : [{category, a: rowOf(bs.values[i], b.metrics), b: rowOf(hs.values[j], h.metrics)}]
+    return j === undefined
+      ? []
+      : [{category, type, a: rowOf(bs.values[i], b.metrics), b: rowOf(hs.values[j], h.metrics)}]
   })
   if (pairs.length === 0)
     throw new InputError(
@@ -132,12 +134,19 @@ export function compareRuns(
     }
   }
   const categories = [...new Set(pairs.map((p) => p.category))]
+  const types = [...new Set(pairs.flatMap((p) => (p.type === undefined ? [] : [p.type])))].sort()
   const scopes = [
     scopeOf('overall', pairs),
     ...categories.map((c) =>
       scopeOf(
         c,
         pairs.filter((p) => p.category === c),
+      ),
+    ),
+    ...types.map((t) =>
+      scopeOf(
+        `query type ${t}`,
+        pairs.filter((p) => p.type === t),
       ),
     ),
   ]

@@ -15,9 +15,10 @@ function results(
   hits: (i: number) => boolean,
   options: {sha?: string; engine?: string; k1?: number} = {},
 ): QuestionResults {
-  const questions: Array<[string, string]> = Array.from({length: 40}, (_, i) => [
+  const questions: Array<[string, string, string?]> = Array.from({length: 40}, (_, i) => [
     `q${i}`,
     i % 2 ? 'temporal' : 'single-hop',
+    i < 20 ? 'entity_lookup' : 'multi_hop',
   ])
   return {
     kt_questions: 1,
@@ -56,7 +57,13 @@ describe('compareRuns', () => {
     const head = {label: 'head', results: results((i) => i % 2 === 1, {k1: 0.3})}
     const c = compareRuns(base, head)
     expect(c.shared_questions).toBe(40)
-    expect(c.scopes.map((s) => s.scope)).toEqual(['overall', 'single-hop', 'temporal'])
+    expect(c.scopes.map((s) => [s.scope, s.questions])).toEqual([
+      ['overall', 40],
+      ['single-hop', 20],
+      ['temporal', 20],
+      ['query type entity_lookup', 20],
+      ['query type multi_hop', 20],
+    ])
     expect(c.scopes[0].metrics[0].verdict).toBe('regressed')
     expect(c.verdict).toBe('regressed')
     expect(compareExitCode(c, false)).toBe(1)
