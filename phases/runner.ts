@@ -1,9 +1,7 @@
-import {reportContentHash} from '../src/report/content-hash.js'
-import {readFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
-import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
+import {ensureDir} from '../src/util/fs.js'
 import {
   Checkpoints,
   checkpointKey,
@@ -13,8 +11,8 @@ import {
   type RunInputs,
 } from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
-import {packageRoot} from '../src/util/paths.js'
-import {renderMarkdown} from '../src/report/markdown.js'
+import {KT_VERSION} from '../src/util/paths.js'
+import {writeReportFiles} from '../src/report/load.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
 import {reproducibility} from '../src/report/reproducibility.js'
@@ -105,9 +103,7 @@ export interface RunOutcome {
   readonly warnings: string[]
 }
 
-export const KT_VERSION: string = (
-  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
-).version
+export {KT_VERSION}
 
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
 export function runIdFor(seed: number, planHash: string): string {
@@ -255,10 +251,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
 }
 
 export function writeReport(outDir: string, report: Report): void {
-  const {timing, content_sha256: _old, ...content} = report
-  const sealed: Report = {...content, content_sha256: reportContentHash(report), timing}
-  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(sealed, null, 2)}\n`)
-  writeFileAtomic(join(outDir, 'report.md'), renderMarkdown(report))
+  writeReportFiles(outDir, report)
 }
 
 function withPrerequisites(requested: readonly PhaseName[]): PhaseName[] {

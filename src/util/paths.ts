@@ -24,3 +24,8 @@ function findRoot(start: string): string {
 
 export const fixturesDir = join(packageRoot, 'fixtures')
 export const phasesDir = join(packageRoot, 'phases')
+
+/** kt's version, from its package.json (reports and checkpoints record it). */
+export const KT_VERSION: string = (
+  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
+).version
