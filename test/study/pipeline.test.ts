@@ -43,6 +43,19 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
+describe('kt search --per-type --out', () => {
+  it('leaves the all-queries study report beside routed.json, and domain profiles', () => {
+    const data = join(dir, 'memory_small.json')
+    const args = ['search', '--objective', 'retrieval', '--per-type', '--data', data, '--budget', '1']
+    const r = kt([...args, '--storage', 'pt.sqlite', '--out', 'pt'], {cwd: dir})
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(dir, 'pt', 'report.json'), 'utf8')).study.name).toBe('retrieval-bohb-s42-all')
+    expect(readdirSync(join(dir, 'pt'))).toContain('routed.json')
+    expect(readdirSync(join(dir, 'pt', 'profiles')).length).toBeGreaterThan(0)
+    expect(kt(['report', 'pt', '--format', 'html'], {cwd: dir}).status).toBe(0)
+  }, 120_000)
+})
+
 describe('kt search --out of a benchmark function', () => {
   it('leaves a report.json too, with the best trial', () => {
     const r = kt(['search', '--objective', 'branin', '--trials', '6', '--storage', 'b.sqlite', '--out', 'branin'], {
