@@ -25,6 +25,7 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
 import {openStorage} from './storage.js'
+import {checkStudyName} from './name.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
 
@@ -132,6 +133,8 @@ export interface RoutedSweepResult {
  * routed profile bundled from them, and the base study's front and domain profiles.
  */
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
+  // every sweep's name is PREFIX-all or PREFIX-<query type>: refuse a prefix that cannot make one before any work
+  checkStudyName(`${options.studyPrefix}-all`, '--study')
   const {retrievalObjectives} = await import('../eval/retrieval-objective.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric, split: options.split})
   const store = await openStorage(options.storage)
