@@ -1,8 +1,7 @@
-import {reportContentHash} from '../src/report/content-hash.js'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
-import {writeFileAtomic, ensureDir} from '../src/util/fs.js'
+import {ensureDir} from '../src/util/fs.js'
 import {
   Checkpoints,
   checkpointKey,
@@ -13,7 +12,7 @@ import {
 } from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
 import {KT_VERSION} from '../src/util/paths.js'
-import {renderMarkdown} from '../src/report/markdown.js'
+import {writeReportFiles} from '../src/report/load.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
 import {reproducibility} from '../src/report/reproducibility.js'
@@ -289,10 +288,7 @@ async function runEngineStudy(loaded: LoadedEnginePlan, options: RunOptions): Pr
 }
 
 export function writeReport(outDir: string, report: Report): void {
-  const {timing, content_sha256: _old, ...content} = report
-  const sealed: Report = {...content, content_sha256: reportContentHash(report), timing}
-  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(sealed, null, 2)}\n`)
-  writeFileAtomic(join(outDir, 'report.md'), renderMarkdown(report))
+  writeReportFiles(outDir, report)
 }
 
 function withPrerequisites(requested: readonly PhaseName[]): PhaseName[] {

@@ -117,6 +117,13 @@
 
   /* ---------------------------------------------------------------- one study */
   /** One object per trial from the column-wise view: what charts and the table read. */
+  /** What the front's latency axis is, by the study's latency kind (views.ts LatencyKind). */
+  var LATENCY_NOTES = {
+    estimated: 'P99 latency is the cost model\'s estimate (deterministic); measured timings are the measured_* metrics in the tooltip and table.',
+    measured: 'Latency is wall time measured on kt\'s side: it differs between runs and with the machine\'s load.',
+    reported: 'Latency is the figure the engine reports.',
+  }
+
   function trialRows(view) {
     var t = view.trials
     var rows = new Array(t.id.length)
@@ -272,10 +279,10 @@
       grid.appendChild(chartBox('budget', 'Budget consumed counts a continued trial only for the budget beyond the one it continues.'))
       if (data.charts.front) {
         app.appendChild(h('h2', {text: 'Pareto front'}))
-        app.appendChild(chartBox('front', 'Front and dominated trials at the largest budget; grey: trials at lower budgets (fewer queries, not comparable). P99 latency is the cost model\'s estimate (deterministic); measured timings are the measured_* metrics in the tooltip and table. Hypervolume ' + fmt(view.front.hypervolume) + ' (' + (100 * view.front.hypervolume_share).toFixed(1) + '% of the reference box; ' + view.front.reference.rule + ').'))
+        app.appendChild(chartBox('front', 'Front and dominated trials at the largest budget; grey: trials at lower budgets (fewer queries, not comparable). ' + LATENCY_NOTES[view.front.latency_kind] + ' Hypervolume ' + fmt(view.front.hypervolume) + ' (' + (100 * view.front.hypervolume_share).toFixed(1) + '% of the reference box; ' + view.front.reference.rule + ').'))
       }
       if (view.profiles.length) {
-        app.appendChild(h('h2', {text: 'Domain profiles'}))
+        app.appendChild(h('h2', {text: view.objective && view.objective.name === 'engine' ? 'Profiles (the engine file\'s rules)' : 'Domain profiles'}))
         app.appendChild(h('ul', {class: 'profiles', id: 'profiles'}, view.profiles.map(function (p) {
           return h('li', {}, [h('strong', {text: p.name}), ' (' + p.description + '): ' + (p.trial === null ? 'no trial meets it' : 'trial ' + p.trial + (p.on_front ? ', on the front' : '')),
             h('ul', {}, p.rationale.map(function (r) { return h('li', {text: r}) }))])
@@ -378,7 +385,7 @@
       data.views.forEach(function (v) {
         trialRows(v).forEach(function (r) {
           if (r.best_so_far !== null) rows.push({study: v.name, trial: r.trial, order: r.order, budget_so_far: r.budget_so_far, best_so_far: r.best_so_far})
-          if (v.front && (r.set === 'Pareto front' || r.set === 'dominated')) fronts.push({study: v.name, trial: r.trial, set: r.set, p99_ms: r.p99_ms, quality: r.quality})
+          if (v.front && (r.set === 'Pareto front' || r.set === 'dominated')) fronts.push({study: v.name, trial: r.trial, set: r.set, p99_ms: r[v.front.latency], quality: r[v.front.quality_metric]})
         })
       })
       var grid = h('div', {class: 'grid'})

@@ -75,13 +75,29 @@ export function budgetChart(v: StudyView): Spec {
   }
 }
 
+/** A metric name as a vega field (dots and brackets would be read as nested access). */
+function fieldName(metric: string): string {
+  return metric.replace(/[.[\]\\]/g, (c) => `\\${c}`)
+}
+
+/** The front's latency axis as the study measured it: the cost model's estimate, wall time, or the engine's own figure. */
+function latencyTitle(front: NonNullable<StudyView['front']>): string {
+  const how =
+    front.latency_kind === 'estimated'
+      ? 'estimated by the cost model; measured timings are the measured_* metrics'
+      : front.latency_kind === 'measured'
+        ? "measured on kt's side"
+        : 'as the engine reports it'
+  return `${front.latency === 'p99_ms' ? 'P99 latency, ms' : front.latency} (${how})`
+}
+
 /** The front: every trial at the largest budget (front and dominated) and, faint, the lower budgets. */
 export function frontChart(v: StudyView): Spec | null {
   if (!v.front) return null
   const lat = v.trials.metric[v.front.latency] ?? []
   const x = axisScale(lat)
   return {
-    title: `${v.front.quality} against P99 latency (${v.front.latency_kind}): ${v.front.points.length} on the front, ${v.front.dominated.length} dominated at the largest budget`,
+    title: `${v.front.quality} against ${latencyTitle(v.front)}: ${v.front.points.length} on the front, ${v.front.dominated.length} dominated at the largest budget`,
     width: 'container',
     height: 320,
     data: {name: 'trials'},
@@ -90,12 +106,17 @@ export function frontChart(v: StudyView): Spec | null {
     mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
     encoding: {
       x: {
-        field: 'p99_ms',
+        field: fieldName(v.front.latency),
         type: 'quantitative',
-        title: `P99 latency, ms (${v.front.latency_kind}: cost model)${scaleNote(x)}`,
+        title: `${latencyTitle(v.front)}${scaleNote(x)}`,
         scale: x,
       },
-      y: {field: 'quality', type: 'quantitative', title: `${v.front.quality} (higher is better)`, scale: {zero: false}},
+      y: {
+        field: fieldName(v.front.quality_metric),
+        type: 'quantitative',
+        title: `${v.front.quality} (higher is better)`,
+        scale: {zero: false},
+      },
       color: {field: 'set', type: 'nominal', scale: FRONT_COLORS, title: null},
       order: {field: '_draw_order', type: 'quantitative'},
     },
@@ -240,7 +261,7 @@ export function compareFrontChart(views: readonly StudyView[]): Spec | null {
             field: 'p99_ms',
             type: 'quantitative',
             scale: x,
-            title: `P99 latency, ms (estimated: cost model)${scaleNote(x)}`,
+            title: `${latencyTitle(bi[0].front!)}${scaleNote(x)}`,
           },
           y: {
             field: 'quality',

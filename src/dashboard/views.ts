@@ -3,13 +3,15 @@
  * from the StudyReader. Trials go out column by column (one array per field, per parameter and
  * per metric), which keeps 10,000 trials to a few megabytes and quick to serialise.
  */
-import {analyzeStudy, isBiObjective} from '../eval/retrieval-analysis.js'
+import {isBiObjective} from '../eval/retrieval-analysis.js'
+import {engineFront, retrievalFront, studyEngineOrNull} from './front.js'
 import {incumbent, replacesIncumbent} from '../search/incumbent.js'
 import {TIMING_METRIC_PREFIX} from '../search/types.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/model.js'
+import type {LatencyKind} from './front.js'
 
 /** What a study's headline value is: a metric it maximises, or the loss it minimises. */
 export interface ValueDefinition {
@@ -184,9 +186,12 @@ export interface StudyView {
   readonly best: {id: number; value: number | null; budget: number; config: Record<string, unknown>} | null
   /** Bi-objective studies: the front at the largest budget, the dominated trials, domain profiles. */
   readonly front: null | {
+    /** The quality objective's label, and the trial metrics holding the two objectives. */
     quality: string
+    quality_metric: string
     latency: string
-    latency_kind: 'estimated' | 'measured'
+    /** estimated: a cost model (kt's retrieval engine, an engine declaring evaluate.latency cost_model); measured: wall time on kt's side; reported: the engine's own figure. */
+    latency_kind: LatencyKind
     reference: {quality: number; p99_ms: number; rule: string}
     points: number[]
     dominated: number[]
@@ -409,39 +414,16 @@ function frontKey(trials: readonly TrialRow[]): string {
 }
 
 function frontOf(
+  study: StudyRecord,
   trials: readonly TrialRow[],
   def: ValueDefinition,
   memo?: {current?: FrontMemo},
 ): {front: StudyView['front']; profiles: StudyView['profiles']} {
-  if (!isBiObjective(trials)) return {front: null, profiles: []}
+  const engine = studyEngineOrNull(study)
+  if (!engine && !isBiObjective(trials)) return {front: null, profiles: []}
   const key = `${def.source}|${def.name}|${frontKey(trials)}`
   if (memo?.current?.key === key) return memo.current
-  const a = analyzeStudy(trials)
-  const out: FrontMemo = {
-    key,
-    front: {
-      quality: def.source === 'metric:quality' ? def.name : 'quality',
-      latency: 'p99_ms',
-      // the retrieval objective's p99_ms is its cost model's estimate (src/engine/retrieval/cost.ts); measured timings are the measured_* metrics
-      latency_kind: 'estimated',
-      reference: {
-        quality: a.front.reference.quality,
-        p99_ms: a.front.reference.latencyMs,
-        rule: a.front.reference.rule,
-      },
-      points: a.front.front.map((p) => p.trialId),
-      dominated: a.front.dominated.map((p) => p.trialId),
-      hypervolume: a.front.hypervolume,
-      hypervolume_share: a.front.hypervolumeShare,
-    },
-    profiles: a.profiles.map((p) => ({
-      name: p.profile,
-      description: p.description,
-      trial: p.trialId,
-      on_front: p.onFront,
-      rationale: p.rationale,
-    })),
-  }
+  const out: FrontMemo = {key, ...(engine ? engineFront(engine, trials) : retrievalFront(trials, def))}
   if (memo) memo.current = out
   return out
 }
@@ -462,7 +444,7 @@ export function assembleView(
 ): StudyView {
   const def = basis.def
   const best = incumbent(trials)
-  const {front, profiles} = frontOf(trials, def, memo)
+  const {front, profiles} = frontOf(study, trials, def, memo)
   const perType: StudyView['per_type'] = []
   const types = [
     ...new Set(basis.metrics.filter((m) => m.startsWith('quality.')).map((m) => m.slice('quality.'.length))),

@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 import {InputError, describeValue} from '../util/errors.js'
 import {reportContentHash} from './content-hash.js'
-import {readJson} from '../util/fs.js'
+import {readJson, writeFileAtomic} from '../util/fs.js'
 import {REPORT_SCHEMA, REPORT_VERSION, type Report} from './types.js'
 import {renderMarkdown} from './markdown.js'
 import {renderHtml} from './html.js'
@@ -47,4 +47,12 @@ export function rerender(report: Report, format: ReportFormat, file = 'report.js
       (error as Error).message,
     )
   }
+}
+
+/** Writes report.json (sealed with its content hash, timing last) and report.md to a folder. */
+export function writeReportFiles(outDir: string, report: Report): void {
+  const {timing, content_sha256: _old, ...content} = report
+  const sealed: Report = {...content, content_sha256: reportContentHash(report), timing}
+  writeFileAtomic(join(outDir, 'report.json'), `${JSON.stringify(sealed, null, 2)}\n`)
+  writeFileAtomic(join(outDir, 'report.md'), renderMarkdown(report))
 }

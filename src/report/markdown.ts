@@ -1,4 +1,5 @@
 import {confidenceLabel, sharedConfidenceLabel} from './confidence.js'
+import {studySection, studySummary} from './study-section.js'
 import {LEAKAGE_DEPENDENCE_THRESHOLD} from '../data/importance/leakage.js'
 import {engineSections} from './engine-markdown.js'
 import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from './types.js'
@@ -12,7 +13,9 @@ export function renderMarkdown(r: Report): string {
   const p = r.phases
   out.push(`# kt study: ${r.run.plan.name}`, '')
   out.push(
-    `Run \`${r.run.id}\` · seed ${r.run.seed} · plan \`${r.run.plan.file}\` (sha256 ${r.run.plan.sha256_12}) · kt ${r.run.kt_version} · phases run: ${r.run.phases_run.join(', ')}`,
+    r.study
+      ? `Study \`${r.run.id}\` (kt search) · seed ${r.run.seed} · kt ${r.run.kt_version}`
+      : `Run \`${r.run.id}\` · seed ${r.run.seed} · plan \`${r.run.plan.file}\` (sha256 ${r.run.plan.sha256_12}) · kt ${r.run.kt_version} · phases run: ${r.run.phases_run.join(', ')}`,
     '',
   )
   // reports written before the field are read as reproducible (they had no external engine with measured latency)
@@ -22,9 +25,14 @@ export function renderMarkdown(r: Report): string {
       `**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`,
       '',
     )
-  // a format-2 plan's engine has its own summary and phases 3-6 (src/report/engine-markdown.ts)
+  // a format-2 plan's engine has its own summary and phases 3-6 (src/report/engine-markdown.ts); a kt search
+  // study's report has no phases: its summary and section stand in for them
   if (r.engine) out.push(...engineSections(r.engine, retrieval))
-  else out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
+  else {
+    const lines = r.study && Object.keys(p).length === 0 ? studySummary(r.study) : summary(p)
+    out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...lines, '')
+  }
+  if (r.study) out.push(...studySection(r.study))
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))

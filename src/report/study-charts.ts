@@ -29,7 +29,7 @@ const SIGNAL_COLORS = {
 export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
   const charts: ChartSpec[] = []
   if (r.search) charts.push(heatmap(r.search), front(r.search), landscape(r.search))
-  if (r.search?.retrieval) charts.push(retrievalFront(r.search.retrieval))
+  if (r.search?.retrieval) charts.push(retrievalFrontChart(r.search.retrieval))
   if (r.ablation) charts.push(ablationBars(r.ablation))
   if (r.validation) charts.push(scatter(r.validation), levels(r.validation))
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
@@ -136,7 +136,8 @@ function front(s: PhaseResults['search']): ChartSpec {
   }
 }
 
-function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+/** The retrieval study's front chart, its latency axis labelled as the study measured it. */
+export function retrievalFrontChart(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
   const metric = r.metric
   // older reports carry only the full-budget trials' two numbers
   const trials = r.trials ?? [
@@ -158,13 +159,19 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
     })),
   ]
   const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
+  // the latency the study really used: kt's cost model, an engine's declared cost model, or wall time
+  const measured = r.engine?.latency === 'measured'
+  const latencyField = measured ? 'P99 ms (measured)' : 'P99 ms (estimated)'
+  const latencyNote = measured
+    ? "P99: wall time measured on kt's side (differs between runs)."
+    : "P99: the cost model's estimate."
   const values = [...trials]
     .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
     .map((t) => ({
       trial: t.trial === -1 ? 'defaults' : t.trial,
       set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
       [metric]: t.quality,
-      'P99 ms (estimated)': t.p99_ms,
+      [latencyField]: t.p99_ms,
       budget: t.budget,
       queries: t.queries,
       ...t.config,
@@ -181,9 +188,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
         text: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
         subtitle: [
           `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
-          lower
-            ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: the cost model's estimate.`
-            : "P99: the cost model's estimate.",
+          lower ? `${lower} more at lower budgets (fewer queries), shown faintly. ${latencyNote}` : latencyNote,
         ],
       },
       width: 460,
@@ -195,9 +200,9 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
           mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'},
           encoding: {
             x: {
-              field: 'P99 ms (estimated)',
+              field: latencyField,
               type: 'quantitative',
-              title: `P99 latency, ms (estimated by the cost model)${scaleNote(x)}`,
+              title: `P99 latency, ms (${measured ? "measured on kt's side" : 'estimated by the cost model'})${scaleNote(x)}`,
               scale: x,
             },
             y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
@@ -207,7 +212,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
           params: [ZOOM],
           mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
           encoding: {
-            x: {field: 'P99 ms (estimated)', type: 'quantitative'},
+            x: {field: latencyField, type: 'quantitative'},
             y,
             color: {
               field: 'set',

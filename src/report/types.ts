@@ -394,6 +394,36 @@ export interface SeedRobustness {
   verdict_holds_on_every_seed: boolean
 }
 
+/**
+ * A `kt search` study on its own (report.json in its --out folder; no phases): any objective, an
+ * engine file's or kt's, its front over the objectives it was tuned on and its profiles, with the
+ * held-out check when it had a split.
+ */
+export interface StudyReportSection {
+  name: string
+  /** The study's objective name: engine, retrieval, or a benchmark function. */
+  objective: string
+  /** An engine file's study: its name, its file (relative to the report's folder) and where its latency comes from. */
+  engine?: {name: string; file: string; latency: 'measured' | 'cost_model' | null}
+  /** The data file's name (never a path). */
+  data?: string
+  optimizer: string
+  seed: number
+  trials: {finished: number; ok: number; failed: number}
+  best: {trial: number; loss: number | null; budget: number; config: Record<string, number | string | boolean>} | null
+  /** The Pareto front over the study's objectives (null with one objective). */
+  front: {
+    objectives: Array<{metric: string; direction: 'maximize' | 'minimize'; reference: number | null; rule: string}>
+    points: Array<{trial: number; values: number[]}>
+    dominated: number
+    hypervolume: number | null
+    hypervolume_share: number | null
+  } | null
+  profiles: Array<{name: string; description: string; trial: number | null; rationale: string[]}>
+  holdout?: HoldoutReport
+  validation?: HoldoutValidation
+}
+
 /** One configuration against the plan's reference on the held-out questions, overall and per category. */
 export interface EngineComparison {
   name: string
@@ -459,6 +489,8 @@ export interface Report {
     warnings?: string[]
   }
   phases: Partial<PhaseResults>
+  /** A `kt search` study's report (phases then empty). */
+  study?: StudyReportSection
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
   seeds?: SeedRobustness
   /** A format-2 plan's engine: its ablation, search, validation and profiles. */

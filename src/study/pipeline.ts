@@ -23,9 +23,10 @@ import {validateRetrievalStudy, writeRetrievalProfiles} from './retrieval-valida
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {writeStudyAnalysis} from './sweeps.js'
+import {writeStudyReport} from './study-report.js'
 
 export interface PostStudyInput {
-  readonly study: Pick<StudyRecord, 'name' | 'objective' | 'seed'>
+  readonly study: Pick<StudyRecord, 'name' | 'objective' | 'optimizer' | 'seed'>
   readonly trials: TrialRow[]
   /** The folder the outputs go to (nothing is written without it). */
   readonly out?: string
@@ -123,6 +124,20 @@ async function finishEngineStudy(input: PostStudyInput, spec: EngineSpec): Promi
     held?.report,
     held?.validation,
   )
+  if (input.out)
+    written.files.push(
+      ...writeStudyReport(
+        input.study,
+        input.trials,
+        {
+          engine: spec,
+          front: written.front,
+          profiles: written.profiles,
+          ...(held ? {holdout: held.report, validation: held.validation} : {}),
+        },
+        input.out,
+      ),
+    )
   const lines = [...written.lines]
   if (written.files.length)
     lines.push(
@@ -158,7 +173,10 @@ async function finishBuiltinStudy(input: PostStudyInput): Promise<PostStudyResul
       holdout ? {side: holdout, seed: input.study.seed} : undefined,
       metric,
     )
-    if (!analysis) return {lines: [], warnings: [], json: {}, files: []}
+    if (!analysis) {
+      const files = input.out ? writeStudyReport(input.study, input.trials, {front: null, profiles: []}, input.out) : []
+      return {lines: [], warnings: [], json: files.length ? {files} : {}, files}
+    }
     const lines = [...analysis.lines]
     const json = snakeKeysOfRecord({
       front: analysis.front,
@@ -212,6 +230,20 @@ async function finishBuiltinStudy(input: PostStudyInput): Promise<PostStudyResul
         }
       }
     }
+    if (input.out)
+      analysis.files.push(
+        ...writeStudyReport(
+          input.study,
+          input.trials,
+          {
+            front: {retrieval: analysis.front, quality: metric ?? DEFAULT_TUNING_METRIC},
+            profiles: analysis.profiles,
+            ...(analysis.holdout ? {holdout: analysis.holdout} : {}),
+            ...(validation ? {validation} : {}),
+          },
+          input.out,
+        ),
+      )
     json.files = analysis.files
     return {lines, warnings: [], json, files: analysis.files, ...(validation ? {validation} : {})}
   } finally {

@@ -15,7 +15,9 @@ import {formatSearchOutcome} from './format.js'
 import {finishStudy} from './pipeline.js'
 import {SearchProgress} from './progress.js'
 import {defaultStudyName, runSearch} from './search.js'
-import {redactStorage} from './storage.js'
+import {openStorage, redactStorage} from './storage.js'
+import {writeStudyReport} from './study-report.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import {runRoutedSweeps} from './sweeps.js'
 
 /** The flags of `kt search`, as oclif parses them. */
@@ -203,6 +205,26 @@ export async function searchCommand(flags: SearchRequest, io: SearchIo): Promise
       ...(request.split ? {split: request.split} : {}),
       ...(margin !== undefined ? {margin} : {}),
     })
+    if (flags.out && result.analysis) {
+      // the report of the all-queries study (the routed profile is in routed.json beside it)
+      const name = result.studies.find((s) => s.endsWith('-all')) ?? result.studies[0]
+      const storage = await openStorage(flags.storage, {mustExist: true})
+      const study = await storage.getStudy(name)
+      const trials = study ? await storage.trials(name) : []
+      await storage.close()
+      if (study)
+        result.files.push(
+          ...writeStudyReport(
+            study,
+            trials,
+            {
+              front: {retrieval: result.analysis.front, quality: String(options.metric ?? DEFAULT_TUNING_METRIC)},
+              profiles: result.analysis.profiles,
+            },
+            flags.out,
+          ),
+        )
+    }
     return snakeKeysOfRecord(result) as Record<string, unknown>
   }
   const tracker = new SearchProgress({maxTrials, maxBudget})

@@ -92,3 +92,47 @@ describe('a study run from two different folders', () => {
     }
   })
 })
+
+describe('an engine-file study run from two different folders', () => {
+  let root: string
+  const places = ['one/clone', 'other/deeper/clone']
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'kt-relocation-engine-'))
+    for (const place of places) {
+      const dir = join(root, place)
+      cpSync(join(packageRoot, 'examples', 'python-engine'), join(dir, 'engine'), {recursive: true})
+      mkdirSync(join(dir, 'data'), {recursive: true})
+      cpSync(join(packageRoot, 'fixtures', 'memory_small.json'), join(dir, 'data', 'memory_small.json'))
+      // the service engine's P99 is its cost model: the study repeats exactly, so its files can be compared byte for byte
+      const args = ['search', '--engine', 'engine/engine.service.json', '--data', 'data/memory_small.json']
+      const r = kt(
+        [...args, '--split', 'conversations:0.5', '--budget', '2', '--storage', 's.sqlite', '--out', 'out'],
+        {
+          cwd: dir,
+        },
+      )
+      expect(r.status, r.stderr).toBe(0)
+    }
+  }, 180_000)
+
+  afterAll(() => rmSync(root, {recursive: true, force: true}))
+
+  it('writes the same profiles and report, naming no absolute path, and each profile finds its engine file', () => {
+    const at = (place: string, rel: string): string => readFileSync(join(root, place, 'out', rel), 'utf8')
+    const profiles = readdirSync(join(root, places[0], 'out', 'profiles')).sort()
+    expect(profiles).toContain('defaults.json')
+    expect(readdirSync(join(root, places[1], 'out', 'profiles')).sort()).toEqual(profiles)
+    // report.md above its timing section (the trials' durations differ)
+    const same = (place: string, p: string): string => at(place, p).split('\n## Timing')[0]
+    for (const p of [...profiles.map((f) => `profiles/${f}`), 'profiles.json', 'report.md']) {
+      expect(same(places[1], p), p).toBe(same(places[0], p))
+      for (const place of places) expect(at(place, p), `${place}/out/${p}`).not.toContain(root)
+    }
+    for (const place of places) {
+      const report = at(place, 'report.json')
+      expect(report).not.toContain(root)
+      expect(JSON.parse(report).study.engine.file).toBe('../engine/engine.service.json')
+    }
+  })
+})

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {Resvg} from '@resvg/resvg-js'
 import {existsSync} from 'node:fs'
 import {renderChart, withChartDefaults, CHART_FONT_FILE, PNG_SCALE} from '../../src/report/render.js'
-import {studyCharts} from '../../src/report/study-charts.js'
+import {retrievalFrontChart, studyCharts} from '../../src/report/study-charts.js'
 import {renderMarkdown} from '../../src/report/markdown.js'
 import {reproducibility} from '../../src/report/reproducibility.js'
 import type {PhaseResults, Report} from '../../src/report/types.js'
@@ -175,5 +175,36 @@ describe('chart rendering', () => {
     expect(renderMarkdown(report({reproducible: true, reproducible_reason: null}))).toContain(
       '## Timing (differs between runs; everything above is reproducible)',
     )
+  })
+})
+
+describe('the retrieval front chart of a report', () => {
+  const retrieval = {
+    data: 'memory_small.json',
+    metric: 'recall@10',
+    optimizer: 'bohb',
+    budget: 1,
+    studies: ['s'],
+    store: 's.sqlite',
+    missing_types: [],
+    default_quality: 0.5,
+    front: {
+      reference: {quality: 0, p99_ms: 10, rule: 'r'},
+      points: [{trial: 1, quality: 0.6, p99_ms: 3}],
+      dominated: [],
+      hypervolume: 4.2,
+      hypervolume_share: 0.42,
+    },
+    profiles: [],
+  }
+
+  it("labels P99 as the cost model's estimate for kt's engine and as measured for an engine file that measures it", () => {
+    const own = JSON.stringify(retrievalFrontChart(retrieval as never))
+    expect(own).toContain('P99 ms (estimated)')
+    expect(own).not.toContain('measured on')
+    const engine = {...retrieval, engine: {name: 'xap', file: 'engine.json', latency: 'measured'}}
+    const measured = JSON.stringify(retrievalFrontChart(engine as never))
+    expect(measured).toContain('P99 ms (measured)')
+    expect(measured).not.toContain('cost model')
   })
 })

@@ -43,6 +43,32 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
+describe('kt search --per-type --out', () => {
+  it('leaves the all-queries study report beside routed.json, and domain profiles', () => {
+    const data = join(dir, 'memory_small.json')
+    const args = ['search', '--objective', 'retrieval', '--per-type', '--data', data, '--budget', '1']
+    const r = kt([...args, '--storage', 'pt.sqlite', '--out', 'pt'], {cwd: dir})
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(dir, 'pt', 'report.json'), 'utf8')).study.name).toBe('retrieval-bohb-s42-all')
+    expect(readdirSync(join(dir, 'pt'))).toContain('routed.json')
+    expect(readdirSync(join(dir, 'pt', 'profiles')).length).toBeGreaterThan(0)
+    expect(kt(['report', 'pt', '--format', 'html'], {cwd: dir}).status).toBe(0)
+  }, 120_000)
+})
+
+describe('kt search --out of a benchmark function', () => {
+  it('leaves a report.json too, with the best trial', () => {
+    const r = kt(['search', '--objective', 'branin', '--trials', '6', '--storage', 'b.sqlite', '--out', 'branin'], {
+      cwd: dir,
+    })
+    expect(r.status, r.stderr).toBe(0)
+    const md = kt(['report', 'branin', '--format', 'md', '--stdout'], {cwd: dir})
+    expect(md.status, md.stderr).toBe(0)
+    expect(md.stdout).toContain('## Study branin-bohb-s42')
+    expect(md.stdout).toContain('Best trial')
+  }, 60_000)
+})
+
 describe('kt search --engine with a split', () => {
   it('names the study <engine>-<optimizer>-s<seed>, and --resume takes that name', () => {
     expect(first.status, first.stderr).toBe(0)
@@ -69,6 +95,30 @@ describe('kt search --engine with a split', () => {
     const listing = JSON.parse(readFileSync(join(dir, 'out', 'profiles.json'), 'utf8'))
     expect(resolve(join(dir, 'out'), listing.engine_file)).toBe(join(dir, 'engine', 'engine.stdio.json'))
   })
+
+  it('leaves a report.json that kt report renders as md and html, naming no absolute path', () => {
+    const report = readFileSync(join(dir, 'out', 'report.json'), 'utf8')
+    expect(report).not.toContain(dir)
+    const parsed = JSON.parse(report)
+    expect(parsed.study.name).toBe('memengine-py-stdio-bohb-s42')
+    expect(parsed.study.engine).toEqual({
+      name: 'memengine-py-stdio',
+      file: '../engine/engine.stdio.json',
+      latency: 'measured',
+    })
+    expect(parsed.study.data).toBe('memory_small.json')
+    expect(parsed.study.validation.profiles.map((p: {name: string}) => p.name)).toEqual([
+      'best-quality',
+      'high-throughput',
+    ])
+    for (const format of ['md', 'html']) {
+      const r = kt(['report', 'out', '--format', format], {cwd: dir})
+      expect(r.status, r.stderr).toBe(0)
+      const text = readFileSync(join(dir, 'out', `report.${format}`), 'utf8')
+      expect(text).toContain('Study memengine-py-stdio-bohb-s42')
+      expect(text).toContain('best-quality')
+    }
+  }, 60_000)
 
   it('finishStudy gives the held-out verdicts and each profile per question, in the defaults order', async () => {
     const storage = await openStorage(join(dir, 'studies.sqlite'), {mustExist: true})
