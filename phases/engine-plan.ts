@@ -63,9 +63,12 @@ const EnginePlanSchema = z
       })
       .strict()
       .optional(),
-    /** The minimal profile's non-inferiority margin against the tuned profile (default: acceptance.margin). */
+    /**
+     * The ablation: the minimal profile's non-inferiority margin against the ablated profile (default:
+     * acceptance.margin), and `profile`, a profile file of this engine to ablate instead of the tuned one.
+     */
     ablation: z
-      .object({margin: z.number().min(0).lt(1)})
+      .object({margin: z.number().min(0).lt(1).optional(), profile: z.string().min(1).optional()})
       .strict()
       .optional(),
     bootstrap: z

@@ -55,6 +55,8 @@ interface EngineInputs {
   readonly heldOut: MemoryDataset
   readonly splitText: string
   readonly reference: {readonly name: string; readonly config: Config}
+  /** The profile the plan's ablation.profile names, to ablate instead of the tuned one. */
+  readonly ablated?: {readonly name: string; readonly config: Config}
 }
 
 function checkEngineInputs(loaded: LoadedEnginePlan, seed: number): EngineInputs {
@@ -79,7 +81,17 @@ function checkEngineInputs(loaded: LoadedEnginePlan, seed: number): EngineInputs
           name: displayPath(loaded.resolvePath(against), file),
           config: loadEngineProfile(loaded.resolvePath(against), engine.space),
         }
+  // an ablation asked on a profile of another engine is refused the same way
+  const ablated = plan.ablation?.profile
   return {
+    ...(ablated === undefined
+      ? {}
+      : {
+          ablated: {
+            name: displayPath(loaded.resolvePath(ablated), file),
+            config: loadEngineProfile(loaded.resolvePath(ablated), engine.space),
+          },
+        }),
     engine,
     data,
     dataset,
@@ -148,7 +160,9 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
   )
   timing.phases_ms.search = round(clock() - t0)
   const defaults = defaultConfig(engine.space)
-  const best = tunedTrial(search) ?? {trial: DEFAULTS_TRIAL, config: defaults, tuning_quality: search.default_quality}
+  const best: EngineReport['tuned'] = inputs.ablated
+    ? {trial: null, config: inputs.ablated.config, tuning_quality: null, profile: inputs.ablated.name}
+    : (tunedTrial(search) ?? {trial: DEFAULTS_TRIAL, config: defaults, tuning_quality: search.default_quality})
   // an inactive conditional parameter is not a change: it is sent at its default
   const tuned = {...best, config: activeConfig(engine.space, {...defaults, ...best.config})}
 
@@ -343,7 +357,15 @@ function writeEngineProfiles(
     ? engineRefFor({name: engine.name, file: engine.file}, join(outDir, PROFILES_DIR))
     : undefined
   const profiles = [
-    {check: v.tuned, config: tuned.config, notes: [`trial ${tuned.trial}: the best on the tuning conversations`]},
+    {
+      check: v.tuned,
+      config: tuned.config,
+      notes: [
+        tuned.profile === undefined
+          ? `trial ${tuned.trial}: the best on the tuning conversations`
+          : `the plan's ablated profile ${tuned.profile}`,
+      ],
+    },
     {
       check: v.minimal,
       config: minimal,

@@ -34,7 +34,7 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
     '',
     a.headline,
     '',
-    `The tuned profile (trial ${e.tuned.trial}, ${e.metric} ${q(e.tuned.tuning_quality)} on the tuning conversations) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
+    `The tuned profile (${e.tuned.profile === undefined ? `trial ${e.tuned.trial}, ${e.metric} ${q(e.tuned.tuning_quality ?? NaN)} on the tuning conversations` : `\`${e.tuned.profile}\`, the plan's ablation.profile`}) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
     '',
     '| change | default -> tuned | reverted (vs tuned) | alone (vs defaults) | in the minimal profile |',
     '|---|---|---|---|---|',
