@@ -140,7 +140,17 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
         }
   }
   const reasons: string[] = []
-  if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
+  const props = r.phases.properties
+  if (props && props.properties.some((p) => p.violations > 0))
+    reasons.push('a property of the scoring math is violated')
+  const conformance = props?.conformance
+  if (conformance && !conformance.passed)
+    reasons.push(
+      `engine ${conformance.engine} fails conformance checks: ${conformance.checks
+        .filter((c) => c.violations > 0)
+        .map((c) => c.id)
+        .join(', ')}`,
+    )
   const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) =>
     d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`),
   )

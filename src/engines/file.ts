@@ -24,6 +24,7 @@ import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../s
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
+import {checkDeclaredProperties, declaredProperty} from './declared-properties.js'
 import {GroupSchema, resolveGroups, type EngineGroup} from './groups.js'
 
 /** Version of the engine file format (`kt_engine`). */
@@ -242,6 +243,9 @@ export const EngineFileSchema = z
     tiers: z.array(tier).default([]),
     objectives: z.array(objective).min(1),
     profiles: z.array(profile).default([]),
+    /** false: the same configuration and data may rank differently (phase 1 then skips its determinism checks). */
+    deterministic: z.boolean().default(true),
+    properties: z.array(declaredProperty).default([]),
   })
   .strict()
 
@@ -252,6 +256,7 @@ export type HttpEvaluate = z.infer<typeof httpEval>
 export type RetrievalServiceEvaluate = z.infer<typeof retrievalServiceEval>
 export type EngineObjective = EngineFile['objectives'][number]
 export type EngineProfileRule = EngineFile['profiles'][number]
+export type DeclaredProperty = EngineFile['properties'][number]
 
 /** A fidelity tier: a name the engine understands (KT_TIER) and its budget (KT_BUDGET). */
 export interface EngineTier {
@@ -281,6 +286,10 @@ export interface EngineSpec {
   readonly profiles: readonly EngineProfileRule[]
   /** Parameter groups for the ablation, patterns resolved. */
   readonly groups: readonly EngineGroup[]
+  /** Absent: deterministic (the file's default). */
+  readonly deterministic?: boolean
+  /** Properties of its own metrics the engine declares (absent: none). */
+  readonly properties?: readonly DeclaredProperty[]
 }
 
 /** The space id of an engine file's parameters. */
@@ -505,6 +514,8 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     })
   })
 
+  checkDeclaredProperties(data, at)
+
   // ---- evaluation ----
   const ev = data.evaluate
   let evaluation: EngineSpec['evaluate']
@@ -552,6 +563,8 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
       data.parameters.map((p) => p.name),
       file,
     ),
+    deterministic: data.deterministic,
+    properties: data.properties,
   }
 }
 

@@ -51,6 +51,21 @@ export interface PropertyResult {
 
 export interface PropertiesResult {
   properties: PropertyResult[]
+  /** Every property holds, kt's own and (when present) the engine's conformance checks. */
+  passed: boolean
+  /** The conformance suite of the engine file the plan names (src/engines/conformance.ts); absent for kt's own engines. */
+  conformance?: EngineConformance
+}
+
+export interface EngineConformance {
+  engine: string
+  file: string
+  kind: string
+  /** The conversations kt drove through a retrieval service (absent for command and HTTP engines). */
+  data?: string
+  /** As the engine file declares it: false skips the determinism checks. */
+  deterministic: boolean
+  checks: PropertyResult[]
   passed: boolean
 }
 
@@ -78,8 +93,49 @@ export interface DatasetSummary {
   leakage: SignalAuditRecord[]
 }
 
+/** Held-out conversations against the tuning ones (the plan's split): text a tuned engine may have seen. */
+export interface ConversationLeakage {
+  tuning_conversations: number
+  holdout_conversations: number
+  holdout_turns: number
+  /** Held-out turns whose text (trimmed, lower-cased) is also a turn of the tuning conversations. */
+  turns_also_in_tuning: number
+  holdout_questions: number
+  /** Held-out scored questions with an evidence turn whose text is also in the tuning conversations. */
+  questions_with_evidence_in_tuning: number
+  verdict: 'ok' | 'leak'
+}
+
+/** Phase 2 for the engine a plan names: kt's synthetic conversations with planted evidence, scored through it. */
+export interface EngineSyntheticResult {
+  engine: string
+  generator: {kind: string; seed: number; conversations: number; sessions: number; turnsPerSession: number}
+  /** sha256 of the generated LoCoMo-shaped JSON. */
+  sha256: string
+  regenerates_identically: boolean
+  conversations: number
+  turns: number
+  /** The plan's own conversations (retrieval.data): fingerprint and size. */
+  data: {file: string; sha256: string; conversations: number; questions: number}
+  /** With the plan's split. */
+  leakage?: ConversationLeakage
+  /** The engine at its defaults on every scored synthetic question; null when kt cannot drive it (note says why). */
+  scored: {
+    config: 'defaults'
+    questions: number
+    /** Questions with at least one planted evidence turn in the top k. */
+    found: number
+    k: number
+    metrics: Record<string, number>
+    by_category: Array<{category: string; questions: number; found: number} & Record<string, number | string>>
+  } | null
+  note?: string
+}
+
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** The engine file the plan names, through kt's synthetic conversations (absent for kt's own engines). */
+  engine?: EngineSyntheticResult
   /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
