@@ -20,9 +20,6 @@ import {
  */
 export const ENGINE_PLAN_FORMAT_VERSION = 2
 
-/** The built-in engines a plan names instead of an engine file (described in phases/lib/plan-engine.ts). */
-export const BUILTIN_ENGINES = ['kt:importance', 'kt:retrieval'] as const
-
 const split = z.union([
   z.string().regex(/^conversations:[0-9.]+$/, 'conversations:SHARE'),
   z.object({train: z.array(z.string().min(1)).min(1), holdout: z.array(z.string().min(1)).min(1)}).strict(),

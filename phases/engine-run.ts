@@ -17,6 +17,7 @@ import type {
   EngineComparison,
   EngineReport,
   EngineValidation,
+  PhaseName,
   PhaseResults,
   Report,
   RetrievalSearchResult,
@@ -33,11 +34,11 @@ import {planEngine, type PlanEngine} from './lib/plan-engine.js'
 import {DEFAULTS_TRIAL, RETRIEVAL_STUDY_FILE, planSplit, startRetrievalStudy} from './lib/retrieval-study.js'
 import {PROFILES_DIR, retrievalProfiles} from './6-deploy.js'
 
-/** The phases a format-2 plan runs for its engine, in the order they run (the ablation reads the search's tuned profile). */
-export const ENGINE_PHASES = ['search', 'ablation', 'validation', 'deploy'] as const
+/** The phases a format-2 plan runs for its engine (the search runs first: the ablation reads its tuned profile). */
+const ENGINE_PHASES: PhaseName[] = ['ablation', 'search', 'validation', 'deploy']
 
 /** The name of the tuned profile a format-2 run writes (and of its minimal profile, with -minimal). */
-export const TUNED_PROFILE = 'tuned'
+const TUNED_PROFILE = 'tuned'
 
 export interface EngineRunOptions {
   readonly seed: number
@@ -119,7 +120,7 @@ function studySettings(loaded: LoadedEnginePlan) {
  * The tuned profile: the best full-budget trial on the tuning conversations, the defaults competing
  * (ties: lower P99, then the defaults, then the earlier trial); undefined when the defaults are best.
  */
-export function tunedTrial(r: RetrievalSearchResult): EngineReport['tuned'] | undefined {
+function tunedTrial(r: RetrievalSearchResult): EngineReport['tuned'] | undefined {
   const full = (r.trials ?? []).filter((t) => t.set !== 'lower budget')
   const best = full.reduce<(typeof full)[number] | undefined>((a, t) => {
     if (!a || t.quality > a.quality) return t
@@ -218,8 +219,8 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
       id: options.runId,
       seed: options.seed,
       plan: {name: plan.name, file: displayPath(resolve(file), file), sha256_12: loaded.hash},
-      phases_requested: ['ablation', 'search', 'validation', 'deploy'],
-      phases_run: ['ablation', 'search', 'validation', 'deploy'],
+      phases_requested: [...ENGINE_PHASES],
+      phases_run: [...ENGINE_PHASES],
       kt_version: options.ktVersion,
       reproducible,
       reproducible_reason: reason,
