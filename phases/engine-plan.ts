@@ -20,9 +20,6 @@ import {
  */
 export const ENGINE_PLAN_FORMAT_VERSION = 2
 
-/** The built-in engines a plan names instead of an engine file (described in phases/lib/plan-engine.ts). */
-export const BUILTIN_ENGINES = ['kt:importance', 'kt:retrieval'] as const
-
 const split = z.union([
   z.string().regex(/^conversations:[0-9.]+$/, 'conversations:SHARE'),
   z.object({train: z.array(z.string().min(1)).min(1), holdout: z.array(z.string().min(1)).min(1)}).strict(),
@@ -63,9 +60,12 @@ const EnginePlanSchema = z
       })
       .strict()
       .optional(),
-    /** The minimal profile's non-inferiority margin against the tuned profile (default: acceptance.margin). */
+    /**
+     * The ablation: the minimal profile's non-inferiority margin against the ablated profile (default:
+     * acceptance.margin), and `profile`, a profile file of this engine to ablate instead of the tuned one.
+     */
     ablation: z
-      .object({margin: z.number().min(0).lt(1)})
+      .object({margin: z.number().min(0).lt(1).optional(), profile: z.string().min(1).optional()})
       .strict()
       .optional(),
     bootstrap: z

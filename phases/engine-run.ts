@@ -17,6 +17,7 @@ import type {
   EngineComparison,
   EngineReport,
   EngineValidation,
+  PhaseName,
   PhaseResults,
   Report,
   RetrievalSearchResult,
@@ -33,11 +34,11 @@ import {planEngine, type PlanEngine} from './lib/plan-engine.js'
 import {DEFAULTS_TRIAL, RETRIEVAL_STUDY_FILE, planSplit, startRetrievalStudy} from './lib/retrieval-study.js'
 import {PROFILES_DIR, retrievalProfiles} from './6-deploy.js'
 
-/** The phases a format-2 plan runs for its engine, in the order they run (the ablation reads the search's tuned profile). */
-export const ENGINE_PHASES = ['search', 'ablation', 'validation', 'deploy'] as const
+/** The phases a format-2 plan runs for its engine (the search runs first: the ablation reads its tuned profile). */
+const ENGINE_PHASES: PhaseName[] = ['ablation', 'search', 'validation', 'deploy']
 
 /** The name of the tuned profile a format-2 run writes (and of its minimal profile, with -minimal). */
-export const TUNED_PROFILE = 'tuned'
+const TUNED_PROFILE = 'tuned'
 
 export interface EngineRunOptions {
   readonly seed: number
@@ -55,6 +56,8 @@ interface EngineInputs {
   readonly heldOut: MemoryDataset
   readonly splitText: string
   readonly reference: {readonly name: string; readonly config: Config}
+  /** The profile the plan's ablation.profile names, to ablate instead of the tuned one. */
+  readonly ablated?: {readonly name: string; readonly config: Config}
 }
 
 function checkEngineInputs(loaded: LoadedEnginePlan, seed: number): EngineInputs {
@@ -79,7 +82,17 @@ function checkEngineInputs(loaded: LoadedEnginePlan, seed: number): EngineInputs
           name: displayPath(loaded.resolvePath(against), file),
           config: loadEngineProfile(loaded.resolvePath(against), engine.space),
         }
+  // an ablation asked on a profile of another engine is refused the same way
+  const ablated = plan.ablation?.profile
   return {
+    ...(ablated === undefined
+      ? {}
+      : {
+          ablated: {
+            name: displayPath(loaded.resolvePath(ablated), file),
+            config: loadEngineProfile(loaded.resolvePath(ablated), engine.space),
+          },
+        }),
     engine,
     data,
     dataset,
@@ -107,7 +120,7 @@ function studySettings(loaded: LoadedEnginePlan) {
  * The tuned profile: the best full-budget trial on the tuning conversations, the defaults competing
  * (ties: lower P99, then the defaults, then the earlier trial); undefined when the defaults are best.
  */
-export function tunedTrial(r: RetrievalSearchResult): EngineReport['tuned'] | undefined {
+function tunedTrial(r: RetrievalSearchResult): EngineReport['tuned'] | undefined {
   const full = (r.trials ?? []).filter((t) => t.set !== 'lower budget')
   const best = full.reduce<(typeof full)[number] | undefined>((a, t) => {
     if (!a || t.quality > a.quality) return t
@@ -148,7 +161,9 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
   )
   timing.phases_ms.search = round(clock() - t0)
   const defaults = defaultConfig(engine.space)
-  const best = tunedTrial(search) ?? {trial: DEFAULTS_TRIAL, config: defaults, tuning_quality: search.default_quality}
+  const best: EngineReport['tuned'] = inputs.ablated
+    ? {trial: null, config: inputs.ablated.config, tuning_quality: null, profile: inputs.ablated.name}
+    : (tunedTrial(search) ?? {trial: DEFAULTS_TRIAL, config: defaults, tuning_quality: search.default_quality})
   // an inactive conditional parameter is not a change: it is sent at its default
   const tuned = {...best, config: activeConfig(engine.space, {...defaults, ...best.config})}
 
@@ -204,8 +219,8 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
       id: options.runId,
       seed: options.seed,
       plan: {name: plan.name, file: displayPath(resolve(file), file), sha256_12: loaded.hash},
-      phases_requested: ['ablation', 'search', 'validation', 'deploy'],
-      phases_run: ['ablation', 'search', 'validation', 'deploy'],
+      phases_requested: [...ENGINE_PHASES],
+      phases_run: [...ENGINE_PHASES],
       kt_version: options.ktVersion,
       reproducible,
       reproducible_reason: reason,
@@ -343,7 +358,15 @@ function writeEngineProfiles(
     ? engineRefFor({name: engine.name, file: engine.file}, join(outDir, PROFILES_DIR))
     : undefined
   const profiles = [
-    {check: v.tuned, config: tuned.config, notes: [`trial ${tuned.trial}: the best on the tuning conversations`]},
+    {
+      check: v.tuned,
+      config: tuned.config,
+      notes: [
+        tuned.profile === undefined
+          ? `trial ${tuned.trial}: the best on the tuning conversations`
+          : `the plan's ablated profile ${tuned.profile}`,
+      ],
+    },
     {
       check: v.minimal,
       config: minimal,

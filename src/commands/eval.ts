@@ -15,6 +15,7 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --data fixtures/memory_small.json --conversation synth-7-2 --reranker reports/ltr-qf/model.json',
     '<%= config.bin %> eval --data fixtures/memory_small.json --reranker deployed --registry reports/reranker --rerank-pool 30',
     '<%= config.bin %> eval --data fixtures/memory_small.json --against fixtures/profile-balanced-fusion.json',
+    '<%= config.bin %> eval --data fixtures/memory_small.json --category temporal,multi-hop --against fixtures/profile-balanced-fusion.json',
     '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
   ]
   static override flags = {
@@ -53,9 +54,13 @@ export default class Eval extends KtCommand {
       description:
         "Evaluate an external engine instead of kt's: an engine file (kt_engine: 1) whose evaluate.kind is retrieval-service. --profile and --against then hold that engine's parameter values.",
     }),
+    category: Flags.string({
+      description:
+        'Score only the questions of these categories (comma-separated: single-hop, multi-hop, temporal, open-domain).',
+    }),
     against: Flags.string({
       description:
-        "Compare with a second retrieval profile on the same questions: every metric's difference (this minus --profile, or minus the defaults) with a paired bootstrap 95% interval.",
+        "Compare with a second retrieval profile on the same questions: every metric's difference (this minus --profile, or minus the defaults) with a paired bootstrap 95% interval, overall and per question category.",
     }),
     'rerank-pool': Flags.integer({
       description:
@@ -72,7 +77,6 @@ export default class Eval extends KtCommand {
     const {defaultRetrievalConfig} = await import('../engine/retrieval/engine.js')
     const {runEvaluation} = await import('../eval/harness.js')
     const {renderEvalReport} = await import('../eval/render.js')
-    const {restrictConversations} = await import('../data/conversations/queries.js')
     const profile =
       flags.profile === undefined
         ? {config: defaultRetrievalConfig(), overrides: undefined}
@@ -82,10 +86,7 @@ export default class Eval extends KtCommand {
       columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
       questions: flags.questions,
     })
-    const dataset =
-      flags.conversation === undefined
-        ? loaded
-        : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
+    const dataset = await restrictDataset(loaded, flags)
     let rerank:
       | {
           reranker: import('../rank/apply.js').EngineReranker
@@ -119,20 +120,24 @@ export default class Eval extends KtCommand {
         `${dataset.questions.length} questions, none scorable`,
       )
     await progress.succeed(`evaluated ${output.queries} queries`)
-    let against: import('../eval/compare.js').ProfileComparison | undefined
+    let against: import('../eval/categories.js').CategoryComparison | undefined
     if (flags.against !== undefined) {
-      const {compareRows, comparedMetrics, renderComparison} = await import('../eval/compare.js')
+      const {comparedMetrics, renderComparison} = await import('../eval/compare.js')
+      const {compareWithCategories, renderCategoryComparison} = await import('../eval/categories.js')
       const {prepareEvaluation, evaluateSystem} = await import('../eval/harness.js')
       const other = loadRetrievalProfile(flags.against)
       // each profile with its own per-type overrides (they are built into the engines)
       const rows = (p: typeof profile) =>
         evaluateSystem(prepareEvaluation(dataset, {overrides: p.overrides}), 'engine', p.config, {ks}).rows
-      against = compareRows(
+      const c = compareWithCategories(
         {name: flags.profile ?? 'defaults', rows: rows(profile)},
         {name: flags.against, rows: rows(other)},
+        dataset,
         comparedMetrics(ks),
       )
-      if (!this.jsonEnabled()) this.log(`${renderEvalReport(output)}\n\n${renderComparison(against)}`)
+      against = c
+      if (!this.jsonEnabled())
+        this.log(`${renderEvalReport(output)}\n\n${renderComparison(c)}\n\n${renderCategoryComparison(c)}`)
     } else if (!this.jsonEnabled()) this.log(renderEvalReport(output))
     return against ? {...output, against} : output
   }
@@ -148,6 +153,7 @@ export default class Eval extends KtCommand {
       columns?: string
       questions?: string
       conversation?: string
+      category?: string
       reranker?: string
     },
     ks: number[],
@@ -163,7 +169,6 @@ export default class Eval extends KtCommand {
     const {evaluateService, evaluationQuestions, loadEngineProfile, renderServiceEval} =
       await import('../eval/service-eval.js')
     const {loadMemoryDataset} = await import('../data/conversations/index.js')
-    const {restrictConversations} = await import('../data/conversations/queries.js')
     const {defaultConfig} = await import('../space/index.js')
     const engine = loadEngineFile(flags.engine!)
     if (engine.evaluate.kind !== 'retrieval-service')
@@ -181,10 +186,7 @@ export default class Eval extends KtCommand {
       columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
       questions: flags.questions,
     })
-    const dataset =
-      flags.conversation === undefined
-        ? loaded
-        : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
+    const dataset = await restrictDataset(loaded, flags)
     const progress = this.spinner(
       `evaluating ${engine.name} on ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`,
     )
@@ -198,20 +200,27 @@ export default class Eval extends KtCommand {
           'at least one question of categories 1-4 whose evidence names a turn of its conversation',
           `${dataset.questions.length} questions, none scorable`,
         )
-      let against: import('../eval/compare.js').ProfileComparison | undefined
+      let against: import('../eval/categories.js').CategoryComparison | undefined
       if (otherConfig !== undefined) {
-        const {compareRows, comparedMetrics} = await import('../eval/compare.js')
+        const {comparedMetrics} = await import('../eval/compare.js')
+        const {compareWithCategories} = await import('../eval/categories.js')
         const other = await evaluateService(spec, dataset, otherConfig, {ks, minTimings: 1})
-        against = compareRows(
+        against = compareWithCategories(
           {name: flags.profile ?? 'defaults', rows},
           {name: flags.against!, rows: other.rows},
+          dataset,
           comparedMetrics(ks),
         )
       }
       await progress.succeed(`evaluated ${output.queries} queries`)
       if (!this.jsonEnabled()) {
         this.log(renderServiceEval(output))
-        if (against) this.log(`\n${(await import('../eval/compare.js')).renderComparison(against)}`)
+        if (against) {
+          const {renderCategoryComparison} = await import('../eval/categories.js')
+          this.log(
+            `\n${(await import('../eval/compare.js')).renderComparison(against)}\n\n${renderCategoryComparison(against)}`,
+          )
+        }
       }
       // per-question results, so kt compare can pair this evaluation with another one
       const name = flags.profile ?? 'defaults'
@@ -251,4 +260,20 @@ function parseColumns(text: string): Record<string, string> {
     out[m[1]] = m[2]
   }
   return out
+}
+
+/** The dataset restricted to --conversation's conversations and --category's questions (one line naming the flag otherwise). */
+async function restrictDataset(
+  loaded: import('../data/conversations/types.js').MemoryDataset,
+  flags: {conversation?: string; category?: string},
+): Promise<import('../data/conversations/types.js').MemoryDataset> {
+  const {restrictConversations} = await import('../data/conversations/queries.js')
+  const {restrictCategories} = await import('../eval/categories.js')
+  const byConversation =
+    flags.conversation === undefined
+      ? loaded
+      : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
+  return flags.category === undefined
+    ? byConversation
+    : restrictCategories(byConversation, parseIds(flags.category, '--category'), '--category')
 }

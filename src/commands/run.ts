@@ -4,7 +4,7 @@ import {KtCommand, commonFlags} from '../cli/base.js'
 export default class Run extends KtCommand {
   static override summary = 'Run all seven phases of the study and write the report.'
   static override description =
-    'Runs property tests, datasets, ablation, search, validation, deploy profiles and charts, and writes report.json, report.md, charts/ and profiles/ to the output folder (default reports/<run-id>/). The run id comes from the seed and the plan, so the same inputs land in the same folder and give a byte-identical report.json (its timing section aside).'
+    'Runs property tests, datasets, ablation, search, validation, deploy profiles and charts, and writes report.json, report.md, charts/ and profiles/ to the output folder (default reports/<run-id>/). The run id comes from the seed and the plan, so the same inputs land in the same folder and give a byte-identical report.json (its timing section aside). A plan that names one engine (kt_plan 2: an engine file or kt:retrieval) runs the search of that engine, the ablation with the minimal profile, the validation per category and the profiles, and the verdict and exit code are those of the engine.'
   static override examples = [
     {
       description:
@@ -18,6 +18,11 @@ export default class Run extends KtCommand {
     {
       description: 'A plan of your own (here the default one), summary as JSON (exit 1 as above).',
       command: '<%= config.bin %> run --plan phases/plan.default.json --json',
+    },
+    {
+      description:
+        "A plan that names one engine (kt_plan 2): the Python example tuned, its tuned profile ablated (the minimal profile) and validated against the engine's defaults on held-out conversations; on the small fixture the tuned profile does not transfer, so the engine's verdict is FAIL (exit 1).",
+      command: '<%= config.bin %> run --plan examples/python-engine/plan.json --out reports/python-engine',
     },
     {
       description: "The optimum's spread over seeds 1-5 and the verdict on each (exit 1 as above).",

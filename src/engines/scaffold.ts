@@ -8,7 +8,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {InputError} from '../util/errors.js'
 import {writeFileAtomic} from '../util/fs.js'
-import {PACKAGE_PATH_PREFIX, packageRoot} from '../util/paths.js'
+import {packageRoot} from '../util/paths.js'
 
 export const ENGINE_KINDS = ['command', 'http', 'retrieval-service'] as const
 export type EngineKind = (typeof ENGINE_KINDS)[number]
@@ -158,19 +158,17 @@ function engineFile(o: InitOptions, port: number): object {
   }
 }
 
-/** The plan of a retrieval-service skeleton: the example's plan, on the bundled data, kt's fixtures by kt: path. */
+/** The plan of a retrieval-service skeleton: the example's engine-only plan (kt_plan 2) for this engine, on the bundled data. */
 function planFile(o: InitOptions): object {
   const example = JSON.parse(readFileSync(join(packageRoot, 'examples/python-engine/plan.json'), 'utf8')) as {
-    datasets: {tune: string; holdout: string[]}
-    retrieval: Record<string, unknown>
+    data: Record<string, unknown>
   }
-  const kt = (p: string): string => `${PACKAGE_PATH_PREFIX}${p.replace(/^(\.\.\/)+/, '')}`
   return {
     ...example,
     name: o.name,
-    description: `The seven phases with ${o.name} as the retrieval engine: BOHB over its tiers on half of the conversations of memory.json, its profiles validated on the other half; phases 1-3 stay kt's importance study on kt's own fixtures (kt: paths, inside the kt package).`,
-    datasets: {...example.datasets, tune: kt(example.datasets.tune), holdout: example.datasets.holdout.map(kt)},
-    retrieval: {...example.retrieval, engine: 'engine.json', data: 'memory.json'},
+    description: `${o.name} tuned with BOHB over its tiers on half of the conversations of memory.json; the tuned profile ablated (its minimal profile) and validated against the engine's defaults on the other half, overall and per question category.`,
+    engine: 'engine.json',
+    data: {...example.data, conversations: 'memory.json'},
   }
 }
 

@@ -113,7 +113,7 @@ export function applyChanges(defaults: Config, tuned: Config, keep: readonly str
 }
 
 /** The changes of a profile: each changed parameter, a linked set's changed members as one change named after the set. */
-export function changeUnits(
+function changeUnits(
   defaults: Config,
   tuned: Config,
   linked: readonly ParameterGroup[] = [],
@@ -241,7 +241,7 @@ export function formatDelta(d: AblationDelta): string {
 }
 
 /** The headline: which changes carry the gain, read from the intervals (never typed in). */
-export function ablationHeadline(
+function ablationHeadline(
   metric: string,
   margin: number,
   confidence: number,

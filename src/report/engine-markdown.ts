@@ -13,8 +13,13 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
   const v = e.validation
   const level = confidenceLabel(v.confidence)
   const q = (x: number) => x.toFixed(3)
-  const changeRow = (name: string, params: string, reverted: AblationDelta, alone: AblationDelta, kept: boolean) =>
-    `| ${name} | ${params} | ${formatDelta(reverted)} | ${formatDelta(alone)} | ${kept ? 'yes' : 'no'} |`
+  const changeRow = (name: string, params: string, reverted: AblationDelta, alone: AblationDelta, kept: string) =>
+    `| ${name} | ${params} | ${formatDelta(reverted)} | ${formatDelta(alone)} | ${kept} |`
+  // a group is in the minimal profile whole, in part (which of its changes) or not at all
+  const groupKept = (members: readonly string[]) => {
+    const kept = members.filter((p) => a.minimal.changes.includes(p))
+    return kept.length === 0 ? 'no' : kept.length === members.length ? 'yes' : `partly: ${kept.join(', ')}`
+  }
   const scalar = (x: unknown) => (typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x))
   const value = (x: unknown): string =>
     typeof x === 'object' && x !== null
@@ -34,7 +39,7 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
     '',
     a.headline,
     '',
-    `The tuned profile (trial ${e.tuned.trial}, ${e.metric} ${q(e.tuned.tuning_quality)} on the tuning conversations) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
+    `The tuned profile (${e.tuned.profile === undefined ? `trial ${e.tuned.trial}, ${e.metric} ${q(e.tuned.tuning_quality ?? NaN)} on the tuning conversations` : `\`${e.tuned.profile}\`, the plan's ablation.profile`}) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
     '',
     '| change | default -> tuned | reverted (vs tuned) | alone (vs defaults) | in the minimal profile |',
     '|---|---|---|---|---|',
@@ -44,17 +49,11 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
         `${value(c.default)} -> ${value(c.tuned)}`,
         c.reverted,
         c.alone,
-        a.minimal.changes.includes(c.parameter),
+        a.minimal.changes.includes(c.parameter) ? 'yes' : 'no',
       ),
     ),
     ...a.groups.map((g) =>
-      changeRow(
-        `group ${g.name}`,
-        g.parameters.join(', '),
-        g.reverted,
-        g.alone,
-        g.parameters.every((p) => a.minimal.changes.includes(p)),
-      ),
+      changeRow(`group ${g.name}`, g.parameters.join(', '), g.reverted, g.alone, groupKept(g.parameters)),
     ),
     '',
     `Minimal profile (greedy backward elimination, each step tested against the tuned profile, margin ${a.margin}): ${a.minimal.changes.length ? a.minimal.changes.join(', ') : 'no change (the defaults)'}; ${formatDelta(a.minimal.against_tuned)} against the tuned profile, ${formatDelta(a.minimal.against_defaults)} against the defaults. Removed in order: ${a.minimal.steps.map((s) => `${s.removed} (${formatDelta(s.against_tuned)})`).join(', ') || 'none'}.`,

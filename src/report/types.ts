@@ -455,8 +455,16 @@ export interface EngineReport {
   engine: {ref: string; name: string; latency: 'cost_model' | 'measured'}
   data: string
   metric: string
-  /** The tuned profile: the study's best trial on the tuning conversations. */
-  tuned: {trial: number; config: Record<string, number | string | boolean>; tuning_quality: number}
+  /**
+   * The ablated (tuned) profile: the study's best trial on the tuning conversations, or the profile
+   * file the plan's ablation.profile names (trial and tuning quality null, `profile` its file).
+   */
+  tuned: {
+    trial: number | null
+    config: Record<string, number | string | boolean>
+    tuning_quality: number | null
+    profile?: string
+  }
   /** Phase 3. */
   ablation: EngineAblation
   /** Phase 4. */

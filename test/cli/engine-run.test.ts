@@ -78,9 +78,24 @@ describe('kt run --plan with an engine-only plan', () => {
     const other = join(dir, 'other.json')
     writeFileSync(other, JSON.stringify({kt_profile: 1, kind: 'engine', name: 'x', space: 'engine:other', config: {}}))
     const foreign = plan(dir, 'foreign.json', {acceptance: {against: 'other.json'}})
+    // an ablation asked on a profile of another engine (the Python example's, against kt's retrieval engine)
+    const pyProfile = join(dir, 'py-profile.json')
+    writeFileSync(
+      pyProfile,
+      JSON.stringify({
+        kt_profile: 1,
+        kind: 'engine',
+        name: 'py',
+        space: 'engine:memengine-py-service',
+        engine: {name: 'memengine-py-service', file: null, space_sha256: '0'.repeat(64)},
+        config: {'bm25.k1': 1.5},
+      }),
+    )
+    const ablateForeign = plan(dir, 'ablate-foreign.json', {ablation: {profile: 'py-profile.json'}})
     for (const [file, message] of [
       [overlap, /overlap\.json: data\.split\.holdout\[0\]: expected a conversation not also tuned on/],
-      [foreign, /other\.json/],
+      [foreign, /other\.json: space/],
+      [ablateForeign, /py-profile\.json: /],
     ] as const) {
       const out = join(dir, `out-${file.split('/').pop()}`)
       const r = kt(['run', '--plan', file, '--out', out])
@@ -90,4 +105,20 @@ describe('kt run --plan with an engine-only plan', () => {
       expect(existsSync(out)).toBe(false)
     }
   }, 60_000)
+
+  it('ablates the profile the plan names instead of the tuned one: here the fusion weights alone, one change', () => {
+    const out = join(dir, 'out-ablate')
+    const fusion = join(packageRoot, 'fixtures', 'profile-balanced-fusion.json')
+    const r = kt(['run', '--plan', plan(dir, 'ablate.json', {ablation: {profile: fusion}}), '--out', out, '--json'])
+    expect([0, 1]).toContain(r.status)
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))
+    expect(report.engine.tuned).toMatchObject({trial: null, tuning_quality: null})
+    expect(report.engine.tuned.profile).toMatch(/profile-balanced-fusion\.json$/)
+    expect(report.engine.ablation.changes.map((c: {parameter: string}) => c.parameter)).toEqual(['fusion'])
+    expect(report.engine.ablation.changes[0].tuned).toEqual({
+      'fusion.bm25': 0.4,
+      'fusion.vector': 0.3,
+      'fusion.graph': 0.3,
+    })
+  }, 120_000)
 })

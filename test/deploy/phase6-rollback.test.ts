@@ -2,26 +2,15 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'n
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {packageRoot} from '../../src/util/paths.js'
 import {kt} from '../cli/helpers.js'
+import {fastImportancePlan} from '../helpers/fast-plan.js'
 
 /** Phase 6 leaves going back to `kt rollback` (gate, lock, history): no rollback script beside the profiles. */
 describe('phase 6 writes no second, ungated rollback path', () => {
   it('writes no rollback.sh, removes one an older kt left, and the report names kt deploy / kt rollback; the way back goes through the target', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-phase6-'))
     // the default importance plan at fast settings, without its retrieval study
-    const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
-    delete plan.retrieval
-    const fixtures = join(packageRoot, 'fixtures')
-    plan.datasets = {
-      tune: join(fixtures, 'realistic_100.json'),
-      holdout: [join(fixtures, 'recency_bias_75.json')],
-      imported: [],
-    }
-    plan.properties = {runs: 50}
-    plan.bootstrap = {resamples: 200, confidence: 0.95}
-    plan.search = {grid_step: 0.1, refine_step: 0.02, refine_radius: 0.04, random_samples: 100, bohb_budget: 6, top: 5}
-    plan.acceptance = plan.acceptance.filter((c: {id: string}) => c.id === 'token-budget')
+    const plan = fastImportancePlan()
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan))
     const out = join(dir, 'run')
     mkdirSync(join(out, 'profiles'), {recursive: true})

@@ -1,8 +1,9 @@
 // An engine whose program fails is the user's engine failing, not kt: one line naming the engine
 // file and the program's last stderr line, exit 2 before a study, a failed trial during one.
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
+import {fastImportancePlan} from '../helpers/fast-plan.js'
 import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import {loadEngineFile} from '../../src/engines/file.js'
@@ -84,13 +85,8 @@ describe('an engine whose program exits at start', () => {
   it('kt run exits 2 with the one line, not 3 (a bug in kt)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-engine-fail-run-'))
     const engine = engineFile({transport: 'stdio', command: MISSING_FILE})
-    const plan = JSON.parse(readFileSync(join(packageRoot, 'examples/python-engine/plan.json'), 'utf8'))
-    plan.datasets = {
-      tune: join(packageRoot, 'fixtures/realistic_100.json'),
-      holdout: [join(packageRoot, 'fixtures/recency_bias_75.json')],
-      imported: [],
-    }
-    plan.retrieval = {...plan.retrieval, engine, data: DATA}
+    const plan = fastImportancePlan()
+    plan.retrieval = {engine, data: DATA, metric: 'recall@10', optimizer: 'bohb', budget: 4, split: 'conversations:0.5'}
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan))
     const r = kt(['run', '--plan', 'plan.json', '--out', 'out'], {cwd: dir})
     expect(r.stderr).toBe(`kt: ${expected(engine)}\n`)

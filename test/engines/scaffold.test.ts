@@ -4,8 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
 import {loadEngineFile} from '../../src/engines/file.js'
-import {loadPlan} from '../../phases/plan.js'
-import {packageRoot} from '../../src/util/paths.js'
+import {loadAnyPlan} from '../../phases/engine-plan.js'
 
 const root = mkdtempSync(join(tmpdir(), 'kt-init-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -26,10 +25,14 @@ describe('kt init (initEngine)', () => {
         expect(existsSync(join(dir, 'plan.json'))).toBe(kind === 'retrieval-service')
       })
 
-  it("writes a plan whose kt's own datasets resolve inside the package, the rest in the user's folder", () => {
-    const plan = loadPlan(join(root, 'retrieval-service-python', 'plan.json'))
-    expect(plan.resolvePath(plan.plan.datasets.tune)).toBe(join(packageRoot, 'fixtures', 'realistic_100.json'))
-    expect(plan.resolvePath(plan.plan.retrieval!.data)).toBe(join(root, 'retrieval-service-python', 'memory.json'))
+  it("writes an engine-only plan (kt_plan 2) for the engine, on the conversations in the user's folder", () => {
+    const any = loadAnyPlan(join(root, 'retrieval-service-python', 'plan.json'))
+    expect(any.kind).toBe('engine')
+    if (any.kind !== 'engine') return
+    expect(any.loaded.plan.engine).toBe('engine.json')
+    expect(any.loaded.resolvePath(any.loaded.plan.data.conversations)).toBe(
+      join(root, 'retrieval-service-python', 'memory.json'),
+    )
   })
 
   it('refuses a folder holding any of its files, naming it, and writes nothing', () => {

@@ -7,17 +7,22 @@ import {runStudy} from '../../phases/runner.js'
 import {runVerdict} from '../../src/cli/study.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {InputError} from '../../src/util/errors.js'
+import {fastImportancePlan} from '../helpers/fast-plan.js'
 
 const ENGINES = resolve(dirname(fileURLToPath(import.meta.url)), '../engines/fixtures')
 const dir = mkdtempSync(join(tmpdir(), 'kt-engine-phases-'))
 
-/** The python example's plan with its retrieval engine replaced by `engine` (absolute paths). */
+/** A format-1 plan at fast settings whose retrieval section tunes `engine` on kt's memory fixture (absolute paths). */
 function planFor(engine: string, name: string): string {
-  const example = join(packageRoot, 'examples/python-engine/plan.json')
-  const plan = JSON.parse(readFileSync(example, 'utf8'))
-  const abs = (p: string) => resolve(dirname(example), p)
-  plan.datasets = {tune: abs(plan.datasets.tune), holdout: plan.datasets.holdout.map(abs), imported: []}
-  plan.retrieval = {...plan.retrieval, engine, data: abs(plan.retrieval.data)}
+  const plan = fastImportancePlan()
+  plan.retrieval = {
+    engine,
+    data: join(packageRoot, 'fixtures', 'memory_small.json'),
+    metric: 'recall@10',
+    optimizer: 'bohb',
+    budget: 4,
+    split: 'conversations:0.5',
+  }
   const file = join(dir, `${name}.plan.json`)
   writeFileSync(file, JSON.stringify(plan))
   return file
@@ -64,7 +69,7 @@ describe('phase 1 for the engine a plan names', () => {
 describe('phase 2 for the engine a plan names', () => {
   it("drives kt's synthetic conversations through the engine: planted facts found per category, fingerprints, the split's leakage audit", async () => {
     const out = join(dir, 'synth')
-    const plan = join(packageRoot, 'examples/python-engine/plan.json')
+    const plan = planFor(join(packageRoot, 'examples', 'python-engine', 'engine.service.json'), 'synth')
     const {report} = await runStudy({planFile: plan, seed: 42, outDir: out, phases: ['synthetic']})
     const e = report.phases.synthetic!.engine!
     expect(e.engine).toBe('memengine-py-service')

@@ -110,4 +110,12 @@ describe('plans of format 2 name one engine', () => {
       /same\.json: datasets\.holdout\[0\]: expected a dataset other than the tuning set/,
     )
   })
+
+  it('the committed engine-only plans parse: the Python example and kt:retrieval on LoCoMo', () => {
+    for (const file of [
+      join(packageRoot, 'examples', 'python-engine', 'plan.json'),
+      join(packageRoot, 'phases', 'plan.locomo-retrieval.json'),
+    ])
+      expect(loadAnyPlan(file).kind, file).toBe('engine')
+  })
 })
