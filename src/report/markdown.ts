@@ -448,10 +448,28 @@ function deploy(d: PhaseResults['deploy']): string[] {
   ]
 }
 
+function engineImportance(e: NonNullable<PhaseResults['visualize']['engine']>): string[] {
+  const params = [...new Set(e.importance.flatMap((i) => i.params.map((p) => p.param)))]
+  const share = (i: (typeof e.importance)[number], param: string) => {
+    const p = i.params.find((x) => x.param === param)
+    return p ? pct(p.importance) : '-'
+  }
+  return [
+    `Engine ${e.engine}: P99 latency from ${e.latency_label} (the kind its study recorded). Parameter importance per objective (fANOVA over a random forest, shares of explained variance, from phase 4's trials):`,
+    '',
+    `| parameter | ${e.importance.map((i) => `${i.objective} (${i.trials_used} trials)`).join(' | ')} |`,
+    `|---|${e.importance.map(() => '---:').join('|')}|`,
+    ...params.map((p) => `| ${p} | ${e.importance.map((i) => share(i, p)).join(' | ')} |`),
+    ...e.importance.filter((i) => i.note).map((i) => `\n${i.objective}: ${i.note}`),
+    '',
+  ]
+}
+
 function charts(v: PhaseResults['visualize']): string[] {
   return [
     '## Phase 7: charts',
     '',
+    ...(v.engine ? engineImportance(v.engine) : []),
     ...v.charts.flatMap((c) => [
       `### ${c.title}`,
       '',

@@ -2,6 +2,7 @@ import type {PhaseResults} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 import {axisScale, scaleNote} from '../util/axis-scale.js'
 import {sharedConfidenceLabel} from './confidence.js'
+import {latencyKindLabel} from './engine-charts.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
@@ -158,13 +159,18 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
     })),
   ]
   const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
+  // the latency kind the study used: kt's own engine keeps its field name, so its charts do not change
+  const p99 = r.engine
+    ? `P99 ms (${r.engine.latency === 'measured' ? 'measured' : 'cost model'})`
+    : 'P99 ms (estimated)'
+  const kind = latencyKindLabel(r)
   const values = [...trials]
     .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
     .map((t) => ({
       trial: t.trial === -1 ? 'defaults' : t.trial,
       set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
       [metric]: t.quality,
-      'P99 ms (estimated)': t.p99_ms,
+      [p99]: t.p99_ms,
       budget: t.budget,
       queries: t.queries,
       ...t.config,
@@ -181,9 +187,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
         text: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
         subtitle: [
           `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
-          lower
-            ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: the cost model's estimate.`
-            : "P99: the cost model's estimate.",
+          lower ? `${lower} more at lower budgets (fewer queries), shown faintly. P99: ${kind}.` : `P99: ${kind}.`,
         ],
       },
       width: 460,
@@ -195,9 +199,9 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
           mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'},
           encoding: {
             x: {
-              field: 'P99 ms (estimated)',
+              field: escapeField(p99),
               type: 'quantitative',
-              title: `P99 latency, ms (estimated by the cost model)${scaleNote(x)}`,
+              title: `P99 latency, ms (${kind})${scaleNote(x)}`,
               scale: x,
             },
             y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
@@ -207,7 +211,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
           params: [ZOOM],
           mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
           encoding: {
-            x: {field: 'P99 ms (estimated)', type: 'quantitative'},
+            x: {field: escapeField(p99), type: 'quantitative'},
             y,
             color: {
               field: 'set',
