@@ -14,7 +14,7 @@ import type {PhaseContext} from './lib/context.js'
 import type {EngineConformance, PropertiesResult, PropertyResult} from '../src/report/types.js'
 import {conformanceData, runConformance} from '../src/engines/conformance.js'
 import {loadMemoryDataset} from '../src/data/conversations/index.js'
-import {planEngine} from './lib/plan-engine.js'
+import {namedEngine} from './lib/named-engine.js'
 
 /**
  * Phase 1: property tests of the scoring math, run by kt itself with fast-check (the same
@@ -196,7 +196,7 @@ export async function runProperties(ctx: PhaseContext): Promise<PropertiesResult
 
 /** The conformance suite of the engine the plan names, on its conversations (undefined without one). */
 async function engineConformance(ctx: PhaseContext): Promise<EngineConformance | undefined> {
-  const named = planEngine(ctx.plan)
+  const named = namedEngine(ctx.plan)
   if (!named) return undefined
   const service = named.engine.evaluate.kind === 'retrieval-service'
   const dataset = service ? conformanceData(loadMemoryDataset(named.data)) : undefined

@@ -11,7 +11,7 @@ import {auditLeakage} from '../src/data/importance/leakage.js'
 import {SIGNALS} from '../src/engine/importance/space.js'
 import {mean, min, max, quantile} from '../src/stats/summary.js'
 import type {PhaseContext} from './lib/context.js'
-import {planEngine} from './lib/plan-engine.js'
+import {namedEngine} from './lib/named-engine.js'
 import {engineSynthetic} from './lib/engine-synthetic.js'
 import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
 
@@ -45,7 +45,7 @@ export async function runSynthetic(ctx: PhaseContext): Promise<SyntheticResult> 
       leakage,
     }
   })
-  const named = planEngine(ctx.plan)
+  const named = namedEngine(ctx.plan)
   return {
     datasets,
     leaks_found: datasets.reduce(

@@ -5,7 +5,7 @@ import {CHART_FONT_FAMILY} from '../src/report/render.js'
 import {studyImportance, type ImportanceTrial} from '../src/search/importance.js'
 import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import {planEngine} from './lib/plan-engine.js'
+import {namedEngine} from './lib/named-engine.js'
 import type {ChartRecord, EngineVisualization, RetrievalSearchResult, VisualizeResult} from '../src/report/types.js'
 
 export const CHARTS_DIR = 'charts'
@@ -44,7 +44,7 @@ export async function runVisualize(ctx: PhaseContext): Promise<VisualizeResult> 
 /** The numbers of the engine's own charts, from phase 4's study of it (undefined without one). */
 function engineVisualization(ctx: PhaseContext): EngineVisualization | undefined {
   const r = ctx.results.search?.retrieval
-  const named = planEngine(ctx.plan)
+  const named = namedEngine(ctx.plan)
   if (!r?.engine || !named) return undefined
   const spec = named.engine
   const numeric = spec.parameters.filter((p) => p.type === 'float' || p.type === 'int').map((p) => p.name)

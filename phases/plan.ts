@@ -115,25 +115,32 @@ export function loadPlan(file: string = DEFAULT_PLAN_FILE): LoadedPlan {
   const text = readText(file)
   const plan = parsePlan(parseJson(file, text), file)
   const base = dirname(resolve(file))
-  const tune = resolve(base, plan.datasets.tune)
-  for (const [field, list] of [
-    ['holdout', plan.datasets.holdout],
-    ['imported', plan.datasets.imported],
-  ] as const)
-    list.forEach((path, i) => {
-      if (resolve(base, path) === tune)
-        throw new InputError(
-          `${file}: datasets.${field}[${i}]`,
-          'a dataset other than the tuning set (validating on training data proves nothing)',
-          JSON.stringify(path),
-        )
-    })
-  return {
+  const loaded: LoadedPlan = {
     plan,
     file,
     hash: createHash('sha256').update(text).digest('hex').slice(0, 12),
     resolvePath: (p) => resolve(base, p),
   }
+  checkImportanceDatasets(loaded)
+  return loaded
+}
+
+/** A held-out or imported dataset that is the tuning set itself is refused (it would validate on training data). */
+export function checkImportanceDatasets(loaded: LoadedPlan): void {
+  const {datasets} = loaded.plan
+  const tune = loaded.resolvePath(datasets.tune)
+  for (const [field, list] of [
+    ['holdout', datasets.holdout],
+    ['imported', datasets.imported],
+  ] as const)
+    list.forEach((path, i) => {
+      if (loaded.resolvePath(path) === tune)
+        throw new InputError(
+          `${loaded.file}: datasets.${field}[${i}]`,
+          'a dataset other than the tuning set (validating on training data proves nothing)',
+          JSON.stringify(path),
+        )
+    })
 }
 
 export function parsePlan(value: unknown, file: string): Plan {

@@ -8,7 +8,7 @@ import {ServiceSession, runService, serviceSpecOf} from '../../src/engines/retri
 import {defaultConfig} from '../../src/space/index.js'
 import type {EngineSyntheticResult, ConversationLeakage} from '../../src/report/types.js'
 import {planSplit} from './retrieval-study.js'
-import type {PlanEngine} from './plan-engine.js'
+import type {NamedEngine} from './named-engine.js'
 import type {PhaseContext} from './context.js'
 
 /**
@@ -25,7 +25,7 @@ export const PLANTED_K = 10
  * before real data; the fingerprints of the synthetic and the plan's conversations; and, with a
  * split, the leakage audit of the held-out conversations against the tuning ones.
  */
-export async function engineSynthetic(ctx: PhaseContext, named: PlanEngine): Promise<EngineSyntheticResult> {
+export async function engineSynthetic(ctx: PhaseContext, named: NamedEngine): Promise<EngineSyntheticResult> {
   const options: MemorySynthOptions = {seed: ctx.seed, ...ENGINE_SYNTH_SHAPE}
   const text = memoryDatasetJson(generateMemoryDataset(options))
   const again = memoryDatasetJson(generateMemoryDataset(options))
@@ -62,7 +62,7 @@ function sha256(data: string | Buffer): string {
 }
 
 /** The engine at its defaults on every scored question: planted facts found in the top PLANTED_K, per category. */
-async function scoreThrough(named: PlanEngine, dataset: MemoryDataset): Promise<EngineSyntheticResult['scored']> {
+async function scoreThrough(named: NamedEngine, dataset: MemoryDataset): Promise<EngineSyntheticResult['scored']> {
   const spec = serviceSpecOf(named.engine)
   const session = new ServiceSession(spec, dataset)
   const queries = selectScoredQueries(dataset).queries

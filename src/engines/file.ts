@@ -25,6 +25,7 @@ import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
 import {checkDeclaredProperties, declaredProperty} from './declared-properties.js'
+import {GroupSchema, resolveGroups, type EngineGroup} from './groups.js'
 
 /** Version of the engine file format (`kt_engine`). */
 export const ENGINE_FORMAT_VERSION = 1
@@ -236,6 +237,8 @@ export const EngineFileSchema = z
     description: z.string().optional(),
     parameters: z.array(parameter).min(1),
     simplex: z.array(simplex).default([]),
+    /** Parameter groups the ablation reverts and applies as one (src/engines/groups.ts). */
+    groups: z.array(GroupSchema).default([]),
     evaluate,
     tiers: z.array(tier).default([]),
     objectives: z.array(objective).min(1),
@@ -285,6 +288,8 @@ export interface EngineSpec {
   readonly deterministic?: boolean
   /** Properties of its own metrics the engine declares (absent: none). */
   readonly properties?: readonly DeclaredProperty[]
+  /** Parameter groups for the ablation, patterns resolved. */
+  readonly groups: readonly EngineGroup[]
 }
 
 /** The space id of an engine file's parameters. */
@@ -555,6 +560,11 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     profiles: data.profiles,
     deterministic: data.deterministic,
     properties: data.properties,
+    groups: resolveGroups(
+      data.groups,
+      data.parameters.map((p) => p.name),
+      file,
+    ),
   }
 }
 

@@ -6,10 +6,9 @@
  */
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/retrieval-service.js'
-import {parseProfile} from '../deploy/load.js'
+import {parseProfile, readProfileValue} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type QuerySelection} from '../data/conversations/queries.js'
@@ -48,7 +47,7 @@ export interface ServiceEvalOutput {
  * (`kt_profile`), or a JSON object of parameter values (the others take their defaults).
  */
 export function loadEngineProfile(file: string, space: ParamSpace): Config {
-  const value = readJson(file)
+  const value = readProfileValue(file)
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new InputError(file, `a JSON object of ${space.id} parameter values, or a kt profile`, describeValue(value))
   // THE profile loader (src/deploy/load.ts): a kt profile of this engine's space, or plain parameter values

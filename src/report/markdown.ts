@@ -1,5 +1,6 @@
 import {confidenceLabel, sharedConfidenceLabel} from './confidence.js'
 import {LEAKAGE_DEPENDENCE_THRESHOLD} from '../data/importance/leakage.js'
+import {engineSections} from './engine-markdown.js'
 import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from './types.js'
 
 /**
@@ -21,7 +22,9 @@ export function renderMarkdown(r: Report): string {
       `**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`,
       '',
     )
-  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
+  // a format-2 plan's engine has its own summary and phases 3-6 (src/report/engine-markdown.ts)
+  if (r.engine) out.push(...engineSections(r.engine, retrieval))
+  else out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))
@@ -177,7 +180,7 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
     )
   out.push(
     '',
-    `Variance explained by the label: the share of a signal\'s variance that some function of the label explains (von Neumann successive differences after sorting by the label, on the values and on their ranks, and a leave-one-out correlation ratio over tied labels; the largest); about 0 when unrelated, so small negative values are estimation noise. At ${pct(LEAKAGE_DEPENDENCE_THRESHOLD, 0)} or more a signal is flagged as computed from the label.`,
+    `Variance explained by the label: the share of a signal's variance that some function of the label explains (von Neumann successive differences after sorting by the label, on the values and on their ranks, and a leave-one-out correlation ratio over tied labels; the largest); about 0 when unrelated, so small negative values are estimation noise. At ${pct(LEAKAGE_DEPENDENCE_THRESHOLD, 0)} or more a signal is flagged as computed from the label.`,
     '',
     '| dataset | signal | verdict | variance explained by the label | Spearman with truth |',
     '|---|---|---|---:|---:|',

@@ -2,6 +2,7 @@ import type {HoldoutReport} from '../search/holdout.js'
 import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
+import type {AblationDelta, EngineAblation} from '../eval/ablation.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
@@ -413,6 +414,49 @@ export interface SeedRobustness {
   verdict_holds_on_every_seed: boolean
 }
 
+/** One configuration against the plan's reference on the held-out questions, overall and per category. */
+export interface EngineComparison {
+  name: string
+  /** What it is compared with: "defaults" or the reference profile's file. */
+  against: string
+  queries: number
+  reference_quality: number
+  delta: AblationDelta
+  categories: Array<{category: string; queries: number; reference_quality: number; delta: AblationDelta}>
+  /** The plan's acceptance rule on the overall interval. */
+  passed: boolean
+}
+
+/** Phase 5 of a format-2 plan: the tuned and the minimal profile against the reference on the held-out questions. */
+export interface EngineValidation {
+  split: string
+  metric: string
+  confidence: number
+  resamples: number
+  rule: string
+  tuned: EngineComparison
+  minimal: EngineComparison
+  /** The tuned profile's verdict under the plan's acceptance rule: the run's verdict. */
+  verdict: 'pass' | 'fail'
+}
+
+/** What a format-2 plan's run found for its engine (phases 3-6); absent for the importance study. */
+export interface EngineReport {
+  engine: {ref: string; name: string; latency: 'cost_model' | 'measured'}
+  data: string
+  metric: string
+  /** The tuned profile: the study's best trial on the tuning conversations. */
+  tuned: {trial: number; config: Record<string, number | string | boolean>; tuning_quality: number}
+  /** Phase 3. */
+  ablation: EngineAblation
+  /** Phase 4. */
+  search: RetrievalSearchResult
+  /** Phase 5. */
+  validation: EngineValidation
+  /** Phase 6: the tuned and the minimal profile, and the engine's own domain profiles. */
+  deploy: {profiles: Array<{name: string; files: string[]; verdict: string}>}
+}
+
 export interface Report {
   schema: typeof REPORT_SCHEMA
   version: typeof REPORT_VERSION
@@ -437,6 +481,8 @@ export interface Report {
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
   seeds?: SeedRobustness
+  /** A format-2 plan's engine: its ablation, search, validation and profiles. */
+  engine?: EngineReport
   /**
    * sha256 of the report's content (schema, version, run and phases as written; see
    * reportContentHash): `kt report` re-renders only a report.json whose content is what kt wrote.
