@@ -1,3 +1,4 @@
+import type {EngineAblation} from '../eval/ablation.js'
 import type {EngineVisualization, RetrievalSearchResult} from './types.js'
 import {withChartDefaults} from './render.js'
 import type {ChartSpec} from './study-charts.js'
@@ -7,8 +8,10 @@ import type {ChartSpec} from './study-charts.js'
  * of its objectives, and slices (each numeric parameter against the quality metric, every trial of
  * the study). Every number is copied from the run's phase 4 trials and phase 7's importance.
  */
-export function engineCharts(r: RetrievalSearchResult, v: EngineVisualization): ChartSpec[] {
-  const charts = [importanceChart(v), slicesChart(r, v)].filter((c): c is ChartSpec => c !== undefined)
+export function engineCharts(r: RetrievalSearchResult, v: EngineVisualization, ablation?: EngineAblation): ChartSpec[] {
+  const charts = [importanceChart(v), slicesChart(r, v), ablation ? ablationChart(ablation) : undefined].filter(
+    (c): c is ChartSpec => c !== undefined,
+  )
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
 }
 
@@ -85,6 +88,63 @@ function slicesChart(r: RetrievalSearchResult, v: EngineVisualization): ChartSpe
         },
       },
       resolve: {scale: {x: 'independent'}},
+    },
+  }
+}
+
+/** Phase 3's paired intervals: each change (and declared group) reverted from the tuned profile, and applied alone to the defaults. */
+function ablationChart(a: EngineAblation): ChartSpec | undefined {
+  const rows = [
+    ...a.changes.map((c) => ({name: c.parameter, reverted: c.reverted, alone: c.alone})),
+    ...a.groups.map((g) => ({name: `group ${g.name}`, reverted: g.reverted, alone: g.alone})),
+  ]
+  if (rows.length === 0) return undefined
+  const values = rows.flatMap((r) => [
+    {
+      change: r.name,
+      test: 'tuned with it reverted - tuned',
+      value: r.reverted.value,
+      low: r.reverted.low,
+      high: r.reverted.high,
+    },
+    {
+      change: r.name,
+      test: 'defaults with it alone - defaults',
+      value: r.alone.value,
+      low: r.alone.low,
+      high: r.alone.high,
+    },
+  ])
+  const order = rows.map((r) => r.name)
+  const level = `${Math.round(100 * a.confidence)}%`
+  return {
+    id: 'engine-ablation',
+    title: `Ablation on the held-out questions: change in ${a.metric} with ${level} paired bootstrap intervals (${a.queries} questions)`,
+    spec: {
+      data: {values},
+      facet: {field: 'test', type: 'nominal', title: null},
+      columns: 2,
+      spec: {
+        width: 260,
+        height: {step: 20},
+        layer: [
+          {
+            mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
+            encoding: {
+              y: {field: 'change', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
+              x: {field: 'value', type: 'quantitative', title: `change in ${a.metric} (${level} CI)`},
+            },
+          },
+          {
+            mark: {type: 'rule', color: 'black'},
+            encoding: {
+              y: {field: 'change', type: 'nominal', sort: order},
+              x: {field: 'low', type: 'quantitative'},
+              x2: {field: 'high'},
+            },
+          },
+        ],
+      },
     },
   }
 }

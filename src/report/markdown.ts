@@ -152,8 +152,8 @@ function properties(r: PhaseResults['properties']): string[] {
   return [
     '## Phase 1: property tests',
     '',
-    ...propertyRows(r.properties),
-    '',
+    // a kt_plan 2 run checks its engine only: kt's scoring properties belong to the importance study
+    ...(r.properties.length ? [...propertyRows(r.properties), ''] : []),
     ...(c
       ? [
           `### Conformance of engine ${c.engine} (\`${c.file}\`, ${c.kind})`,

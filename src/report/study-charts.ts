@@ -36,6 +36,12 @@ export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
 }
 
+/** The retrieval study's front alone, with the chart defaults (for runs without the importance study's charts). */
+export function retrievalFrontChart(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+  const c = retrievalFront(r)
+  return {...c, spec: withChartDefaults({title: c.title, ...c.spec})}
+}
+
 function heatmap(s: PhaseResults['search']): ChartSpec {
   const values = s.slices.flatMap((slice) =>
     slice.cells.map((c) => ({pair: `${slice.x} (x) vs ${slice.y} (y)`, x: c.x, y: c.y, objective: c.objective})),

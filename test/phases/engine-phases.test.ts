@@ -131,3 +131,61 @@ describe('phase 7 for the engine a plan names', () => {
     expect(latencyKindLabel({})).toBe("kt's cost model (an estimate)")
   })
 })
+
+describe('phases 1, 2 and 7 of an engine-only plan (kt_plan 2)', () => {
+  /** A kt_plan 2 plan for an engine file on the committed memory fixture. */
+  function enginePlan(engine: string, name: string): string {
+    const file = join(dir, `${name}.plan2.json`)
+    writeFileSync(
+      file,
+      JSON.stringify({
+        kt_plan: 2,
+        name,
+        engine,
+        data: {conversations: join(packageRoot, 'fixtures/memory_small.json'), split: 'conversations:0.5'},
+        metric: 'recall@10',
+        search: {optimizer: 'bohb', budget: 4},
+        acceptance: {against: 'defaults', margin: 0.05},
+        bootstrap: {resamples: 200, confidence: 0.95},
+      }),
+    )
+    return file
+  }
+
+  it("writes the engine's conformance, its synthetic scores and its own charts beside phases 3-6", async () => {
+    const out = join(dir, 'plan2')
+    const engine = join(packageRoot, 'examples/python-engine/engine.service.json')
+    const {report} = await runStudy({planFile: enginePlan(engine, 'py'), seed: 42, outDir: out})
+    expect(report.run.phases_run).toHaveLength(7)
+    const {properties, synthetic, visualize} = report.phases
+    expect(properties!.conformance).toMatchObject({engine: 'memengine-py-service', passed: true})
+    expect(properties!.conformance!.file).not.toMatch(/^\//)
+    expect(synthetic!.engine!.scored!.found).toBeGreaterThan(0)
+    expect(visualize!.engine!.latency_label).toBe("the engine's declared cost model")
+    const ids = visualize!.charts.map((c) => c.id)
+    expect(ids).toEqual(expect.arrayContaining(['retrieval-front', 'engine-importance', 'engine-slices']))
+    for (const c of visualize!.charts) expect(existsSync(join(out, c.png))).toBe(true)
+    // the ablation chart's bars are phase 3's intervals
+    if (ids.includes('engine-ablation')) {
+      const spec = JSON.parse(readFileSync(join(out, 'charts/engine-ablation.vl.json'), 'utf8'))
+      const first = report.engine!.ablation.changes[0]
+      expect(spec.data.values[0]).toMatchObject({change: first.parameter, value: first.reverted.value})
+    }
+    const md = readFileSync(join(out, 'report.md'), 'utf8')
+    expect(md).toContain('### Conformance of engine memengine-py-service')
+    expect(md).not.toContain('| property | cases | violations | shrunk counterexample |\n|---|---:|---:|---|\n\n')
+  }, 300_000)
+
+  it("fails the run's verdict when the engine does not conform, whatever its held-out verdict", async () => {
+    const {report} = await runStudy({
+      planFile: enginePlan(join(ENGINES, 'toy-leak.json'), 'leak'),
+      seed: 42,
+      outDir: join(dir, 'plan2-leak'),
+    })
+    const c = report.phases.properties!.conformance!
+    expect(c.checks.find((x) => x.id === 'reset-isolates')!.counterexample).toMatch(/ingested before \/reset/)
+    const verdict = runVerdict(report)
+    expect(verdict.exitCode).toBe(1)
+    expect(verdict.reasons[0]).toBe('engine toy-leak fails conformance checks: reset-isolates')
+  }, 300_000)
+})
