@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {kt} from './helpers.js'
 import {packageRoot} from '../../src/util/paths.js'
+import {PHASE_NAMES} from '../../src/report/types.js'
 
 const memory = join(packageRoot, 'fixtures', 'memory_small.json')
 
@@ -50,15 +51,7 @@ describe('kt run --plan with an engine-only plan', () => {
     expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toEqual(
       expect.arrayContaining(['retrieval-front', 'engine-slices', 'engine-ablation']),
     )
-    expect(report.run.phases_run).toEqual([
-      'properties',
-      'synthetic',
-      'ablation',
-      'search',
-      'validation',
-      'deploy',
-      'visualize',
-    ])
+    expect(report.run.phases_run).toEqual([...PHASE_NAMES])
     expect(report.engine.engine).toEqual({ref: 'kt:retrieval', name: 'retrieval', latency: 'cost_model'})
     const v = report.engine.validation
     expect(v.tuned.queries).toBe(26)
