@@ -13,7 +13,7 @@ import {makeProfile, renderEnvFile, configFromEnvFile} from '../src/deploy/profi
 import type {PhaseContext} from './lib/context.js'
 import type {EngineConformance, PropertiesResult, PropertyResult} from '../src/report/types.js'
 import {engineConformance} from './lib/engine-phases.js'
-import {namedEngine} from './lib/named-engine.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
 
 /**
  * Phase 1: property tests of the scoring math, run by kt itself with fast-check (the same
@@ -57,6 +57,7 @@ function close(a: number, b: number): boolean {
   return Math.abs(a - b) <= FLOAT_TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b))
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of properties over different case types
 export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
   {
     id: 'score-in-unit-interval',
@@ -195,7 +196,7 @@ export async function runProperties(ctx: PhaseContext): Promise<PropertiesResult
 
 /** The conformance suite of the engine file the plan names, on its conversations (undefined without one). */
 async function namedConformance(ctx: PhaseContext): Promise<EngineConformance | undefined> {
-  const named = namedEngine(ctx.plan)
+  const named = engineUnderTest(ctx.plan)
   if (!named) return undefined
   return engineConformance(named.engine, {
     data: named.data,

@@ -11,7 +11,7 @@ import {auditLeakage} from '../src/data/importance/leakage.js'
 import {SIGNALS} from '../src/engine/importance/space.js'
 import {mean, min, max, quantile} from '../src/stats/summary.js'
 import type {PhaseContext} from './lib/context.js'
-import {namedEngine} from './lib/named-engine.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
 import {engineSynthetic} from './lib/engine-synthetic.js'
 import {planEngine} from './lib/plan-engine.js'
 import {planSplit} from './lib/retrieval-study.js'
@@ -47,7 +47,7 @@ export async function runSynthetic(ctx: PhaseContext): Promise<SyntheticResult> 
       leakage,
     }
   })
-  const named = namedEngine(ctx.plan)
+  const named = engineUnderTest(ctx.plan)
   return {
     datasets,
     leaks_found: datasets.reduce(

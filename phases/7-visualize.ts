@@ -4,7 +4,7 @@ import {CHART_FONT_FAMILY} from '../src/report/render.js'
 import type {PhaseContext} from './lib/context.js'
 import {writeCharts} from './lib/charts.js'
 import {engineVisualization} from './lib/engine-phases.js'
-import {namedEngine} from './lib/named-engine.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
 import type {VisualizeResult} from '../src/report/types.js'
 
 export {CHARTS_DIR} from './lib/charts.js'
@@ -15,7 +15,7 @@ export {CHARTS_DIR} from './lib/charts.js'
  */
 export async function runVisualize(ctx: PhaseContext): Promise<VisualizeResult> {
   const r = ctx.results.search?.retrieval
-  const named = namedEngine(ctx.plan)
+  const named = engineUnderTest(ctx.plan)
   const engine =
     r?.engine && named
       ? engineVisualization(

@@ -4,7 +4,7 @@ import {z} from 'zod'
 import {InputError} from '../src/util/errors.js'
 import {parseWith} from '../src/util/zod.js'
 import {readText, parseJson} from '../src/util/fs.js'
-import {phasesDir} from '../src/util/paths.js'
+import {phasesDir, resolveUserPath} from '../src/util/paths.js'
 import {SIMPLEX_SUM_TOLERANCE} from '../src/space/types.js'
 
 /** Version of the study-plan format (`kt_plan` field). */
@@ -119,7 +119,7 @@ export function loadPlan(file: string = DEFAULT_PLAN_FILE): LoadedPlan {
     plan,
     file,
     hash: createHash('sha256').update(text).digest('hex').slice(0, 12),
-    resolvePath: (p) => resolve(base, p),
+    resolvePath: (p) => resolveUserPath(base, p),
   }
   checkImportanceDatasets(loaded)
   return loaded

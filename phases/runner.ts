@@ -1,5 +1,4 @@
 import {reportContentHash} from '../src/report/content-hash.js'
-import {readFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
@@ -13,7 +12,7 @@ import {
   type RunInputs,
 } from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
-import {packageRoot} from '../src/util/paths.js'
+import {KT_VERSION} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
@@ -37,12 +36,12 @@ import {
 import {runProperties} from './1-properties.js'
 import {runSynthetic} from './2-synthetic.js'
 import {runAblation} from './3-ablation.js'
-import {runSearch} from './4-search.js'
+import {searchPhase} from './4-search.js'
 import {runValidation} from './5-validation.js'
 import {runDeploy} from './6-deploy.js'
 import {runVisualize} from './7-visualize.js'
 import {checkSeeds} from './lib/seeds.js'
-import {checkNamedEngine} from './lib/named-engine.js'
+import {checkPlanEngine} from './lib/engine-under-test.js'
 
 interface PhaseDef {
   readonly number: number
@@ -58,7 +57,7 @@ export const PHASES: readonly PhaseDef[] = [
   {number: 1, name: 'properties', title: 'Property tests of the scoring math', needs: [], run: runProperties},
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
-  {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: runSearch},
+  {number: 4, name: 'search', title: 'Search over the weight simplex', needs: [], run: searchPhase},
   {
     number: 5,
     name: 'validation',
@@ -110,9 +109,7 @@ export interface RunOutcome {
   readonly notes: string[]
 }
 
-export const KT_VERSION: string = (
-  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
-).version
+export {KT_VERSION}
 
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
 export function runIdFor(seed: number, planHash: string): string {
@@ -138,7 +135,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   // Every input is read and checked before anything is written, so bad input leaves no folder behind.
   const datasets = loadStudyDatasets(loaded)
   const warnings = checkValidationData(loaded, datasets)
-  checkNamedEngine(loaded)
+  checkPlanEngine(loaded)
   const retrieval = loaded.plan.retrieval
   const retrievalData = retrieval ? loaded.resolvePath(retrieval.data) : undefined
   const retrievalEngine = retrieval?.engine === undefined ? undefined : loaded.resolvePath(retrieval.engine)

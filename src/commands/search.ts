@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand, outFlag} from '../cli/base.js'
+import {listenForInterrupt} from '../cli/interrupt.js'
 import {DEFAULT_STORAGE} from '../study/model.js'
 
 export default class Search extends KtCommand {
@@ -150,10 +151,7 @@ export default class Search extends KtCommand {
     const {searchCommand} = await import('../study/search-request.js')
     // an unwritable --out must fail before the study runs, not after; refused input removes it again
     const undoOut = flags.out ? outFolderWithUndo(flags.out) : undefined
-    const controller = new AbortController()
-    const stop = (): void => controller.abort()
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+    const interrupt = listenForInterrupt()
     // Created at the first finished trial, so a bad flag or file prints its one-line error alone.
     let spinner: ReturnType<KtCommand['spinner']> | undefined
     let spinnerDone: Promise<unknown> | undefined
@@ -161,7 +159,8 @@ export default class Search extends KtCommand {
       const json = await searchCommand(flags, {
         log: (line) => (this.jsonEnabled() ? undefined : this.log(line)),
         warn: (line) => process.stderr.write(`${line}\n`),
-        signal: controller.signal,
+        signal: interrupt.signal,
+        interruptExitCode: interrupt.exitCode,
         onProgress: (line) => {
           spinner ??= this.spinner('kt search')
           void spinner.update(`kt search: ${line}`)
@@ -183,8 +182,7 @@ export default class Search extends KtCommand {
       undoOut?.()
       throw error
     } finally {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
+      interrupt.dispose()
     }
   }
 }

@@ -284,12 +284,12 @@ export interface EngineSpec {
   readonly fidelity?: {readonly min: number; readonly max: number; readonly eta: number}
   readonly objectives: readonly EngineObjective[]
   readonly profiles: readonly EngineProfileRule[]
+  /** Parameter groups for the ablation, patterns resolved. */
+  readonly groups: readonly EngineGroup[]
   /** Absent: deterministic (the file's default). */
   readonly deterministic?: boolean
   /** Properties of its own metrics the engine declares (absent: none). */
   readonly properties?: readonly DeclaredProperty[]
-  /** Parameter groups for the ablation, patterns resolved. */
-  readonly groups: readonly EngineGroup[]
 }
 
 /** The space id of an engine file's parameters. */
@@ -558,13 +558,13 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     fidelity,
     objectives: data.objectives,
     profiles: data.profiles,
-    deterministic: data.deterministic,
-    properties: data.properties,
     groups: resolveGroups(
       data.groups,
       data.parameters.map((p) => p.name),
       file,
     ),
+    deterministic: data.deterministic,
+    properties: data.properties,
   }
 }
 

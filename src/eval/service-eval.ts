@@ -11,7 +11,9 @@ import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
-import {selectScoredQueries, type QuerySelection} from '../data/conversations/queries.js'
+import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
+import {questionResults, systemResults, type QuestionResults} from './question-results.js'
+import {KT_VERSION} from '../util/paths.js'
 import {fmt, renderTable} from './table.js'
 
 export interface ServiceEvalOutput {
@@ -63,7 +65,7 @@ export async function evaluateService(
   dataset: MemoryDataset,
   config: Config,
   options: {ks?: readonly number[]; minTimings?: number} = {},
-): Promise<{output: ServiceEvalOutput; rows: MetricValues[]}> {
+): Promise<{output: ServiceEvalOutput; rows: MetricValues[]; queries: EvalQuery[]}> {
   const ks = options.ks ?? DEFAULT_KS
   const selection = selectScoredQueries(dataset)
   const session = new ServiceSession(spec, dataset)
@@ -96,10 +98,45 @@ export async function evaluateService(
       turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
       conversations: dataset.conversations.length,
     }
-    return {output, rows: run.rows}
+    return {output, rows: run.rows, queries: run.queries}
   } finally {
     await session.close()
   }
+}
+
+/** An evaluateService result. */
+export type ServiceEvaluation = Awaited<ReturnType<typeof evaluateService>>
+
+/**
+ * Per-question results of evaluations on the same questions (the `questions` of kt eval --engine
+ * --json, a run's questions.json), by system name (a profile, "defaults"), for kt compare.
+ */
+export function evaluationQuestions(
+  systems: Readonly<Record<string, ServiceEvaluation>>,
+  files: {engine: string; data: string},
+  primary: string,
+): QuestionResults {
+  const first = systems[primary]
+  const metrics = Object.keys(first.rows[0] ?? {})
+  const stored = Object.fromEntries(
+    Object.entries(systems).map(([name, {output: o, rows}]) => {
+      const latency = o.cost_model_ms ?? o.latency_ms
+      const kind = o.cost_model_ms ? 'cost_model' : 'measured'
+      return [
+        name,
+        systemResults(rows, metrics, o.config, {p50: latency.p50, p95: latency.p95, p99: latency.p99, kind}),
+      ]
+    }),
+  )
+  return questionResults({
+    ktVersion: KT_VERSION,
+    engine: {name: first.output.engine, file: files.engine},
+    data: files.data,
+    queries: first.queries,
+    metrics,
+    primary,
+    systems: stored,
+  })
 }
 
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */

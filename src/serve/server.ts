@@ -125,6 +125,8 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /** Bytes of one journal segment (default SEGMENT_BYTES; smaller ones reach checkpoints, and a full disk, sooner). */
+  segmentBytes?: number
   /**
    * Origins (scheme://host[:port], as browsers send them) whose requests are served; a request with
    * any other Origin header is refused 403 (a web page's cross-site request: CSRF). Default none.
@@ -369,7 +371,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       message: `the open-file limit is ${fdLimit}: at most ${maxConnections} open connections and ${budget.tenants} open tenants (raise it, e.g. ulimit -n ${DEFAULT_MAX_CONNECTIONS + FD_RESERVE}, for ${DEFAULT_MAX_CONNECTIONS} connections)`,
     })
   // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
-  const {journal, recovery} = openJournal(options.dir, {log})
+  const {journal, recovery} = openJournal(options.dir, {log, segmentBytes: options.segmentBytes})
   for (const o of recovery.orphaned)
     logLine({
       level: 'warn',
@@ -783,6 +785,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       )
     },
   )
+  // A client that half-closes after its request (shutdown(SHUT_WR)) still gets the answer: Node's
+  // default ends the socket at the client's FIN, dropping the answer of a choose already applied.
+  ;(server as Server & {httpAllowHalfOpen: boolean}).httpAllowHalfOpen = true
   server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS
   const sockets = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
@@ -880,7 +885,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       })
       for (const tenant of tenants.values()) {
         if (tenant.failed) tenant.abandon()
-        else await tenant.close()
+        else
+          await tenant.close().catch((error: unknown) =>
+            // a full disk: the tenant's lines stay in the journal, which recovery applies at the next start
+            logLine({
+              level: 'error',
+              code: 'close_failed',
+              message: `tenant ${tenant.id}: ${(error as Error)?.message ?? String(error)}`.slice(0, 500),
+            }),
+          )
       }
       tenants.clear()
       await journal.close()

@@ -62,7 +62,7 @@ import {
   type StudyTx,
 } from './storage.js'
 import type {TrialRow} from './model.js'
-import {Mutex, sleep} from './sync.js'
+import {EventLoopTurns, Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
   /** Stop asking after this many trials (all trials, failed ones included). */
@@ -215,6 +215,8 @@ export function warmUpDelay(
   return Math.max(0, expected - leadMs - WARM_UP_MARGIN_MS - sinceBeginMs)
 }
 
+/** Longest run of trials without a turn of the event loop (ms): a signal (Ctrl-C, SIGTERM) is seen within this plus one trial. */
+const EVENT_LOOP_TURN_MS = 20
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -369,7 +371,7 @@ type Step =
   | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
   | {kind: 'stop'; recorded?: boolean}
 
-export async function runStudy(options: RunOptions): Promise<RunSummary> {
+export async function optimizeStudy(options: RunOptions): Promise<RunSummary> {
   const {storage, study, objective} = options
   const now = options.now ?? isoNow
   const where = `${storage.label}: study ${study}`
@@ -657,9 +659,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     a.continues?.trialId === b.continues?.trialId &&
     sameSearchedValues(a.config, b.config, undefined)
 
+  const turns = new EventLoopTurns(EVENT_LOOP_TURN_MS)
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
     for (;;) {
+      await turns.take()
       const t0 = performance.now()
       // The trial a section hands out is evaluated from the moment its COMMIT is sent, while the
       // server makes the section durable (the barrier's WAL flush, after the lock is released).
@@ -750,7 +754,7 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
           `stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`,
         )
       : error
-  let stoppedBy: RunSummary['stoppedBy'] = 'done'
+  let stoppedBy: RunSummary['stoppedBy']
   let cpu0: NodeJS.CpuUsage | undefined
   let coordination0: CoordinationStats | undefined
   let wall0 = 0

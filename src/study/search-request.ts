@@ -8,7 +8,7 @@ import {idSplit, parseSplit, type SplitSpec} from '../data/conversations/split.j
 import {loadEngineFile, type EngineSpec} from '../engines/file.js'
 import {engineStudyOptions} from '../engines/objective.js'
 import {checkOptimizerName} from '../search/optimizers.js'
-import {InputError} from '../util/errors.js'
+import {EXIT_INTERRUPTED, InputError} from '../util/errors.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {checkSearchChoices} from './choices.js'
 import {formatSearchOutcome} from './format.js'
@@ -58,6 +58,8 @@ export interface SearchIo {
   /** Lines for stderr. */
   readonly warn: (line: string) => void
   readonly signal?: AbortSignal
+  /** The exit code of a search the signal stopped (130 after SIGINT, 143 after SIGTERM); 130 without it. */
+  readonly interruptExitCode?: () => number
   /** After each finished trial: where the study stands (SearchProgress), e.g. `trial 17/40 (43%), best loss ...`. */
   readonly onProgress?: (line: string) => void
   /** Called once the trials are done, before the post-study step: the study's name and how it stopped. */
@@ -246,7 +248,7 @@ export async function searchCommand(flags: SearchRequest, io: SearchIo): Promise
     io.warn(
       `kt: interrupted; continue with: kt search --resume ${outcome.study.name} --storage ${redactStorage(flags.storage)}`,
     )
-    process.exitCode = 130
+    process.exitCode = io.interruptExitCode?.() ?? EXIT_INTERRUPTED
   }
   return view.json
 }

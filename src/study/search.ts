@@ -20,7 +20,7 @@ import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './optimize.js'
+import {optimizeStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './optimize.js'
 import {MAX_WORKERS_PER_PROCESS} from './pool.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
@@ -319,7 +319,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     const live = objective
     let summary: RunSummary
     try {
-      summary = await runStudy({
+      summary = await optimizeStudy({
         storage: store,
         study: record.name,
         seed: record.seed,

@@ -2,8 +2,8 @@ import {loadEngineFile, type EngineSpec} from '../../src/engines/file.js'
 import type {LoadedPlan} from '../plan.js'
 import {displayPath} from './context.js'
 
-/** The engine file a plan names, with the conversations kt drives through it. */
-export interface NamedEngine {
+/** The engine file a plan names, with the conversations kt drives through it (phases 1 and 2). */
+export interface EngineUnderTest {
   readonly engine: EngineSpec
   /** The engine file as reports name it (never absolute). */
   readonly file: string
@@ -13,12 +13,11 @@ export interface NamedEngine {
 }
 
 /**
- * The engine file a kt_plan 1 plan names for phases 1, 2 and 7 (retrieval.engine, retrieval.data);
- * undefined when the plan tunes only kt's own engines. kt_plan 2 plans name theirs in `engine`
- * (plan-engine.ts). The
+ * The engine a plan names for phases 1, 2 and 7, read from the fields phase 4 uses today
+ * (retrieval.engine, retrieval.data); undefined when the plan tunes only kt's own engines. The
  * engine file is loaded and checked here, so a bad one is refused before the run writes anything.
  */
-export function namedEngine(plan: LoadedPlan): NamedEngine | undefined {
+export function engineUnderTest(plan: LoadedPlan): EngineUnderTest | undefined {
   const r = plan.plan.retrieval
   if (!r?.engine) return undefined
   const file = plan.resolvePath(r.engine)
@@ -32,6 +31,6 @@ export function namedEngine(plan: LoadedPlan): NamedEngine | undefined {
 }
 
 /** Loads and checks the engine file a plan names (one line naming the file and field when it is bad). */
-export function checkNamedEngine(plan: LoadedPlan): void {
-  namedEngine(plan)
+export function checkPlanEngine(plan: LoadedPlan): void {
+  engineUnderTest(plan)
 }
