@@ -12,8 +12,7 @@ import {
 import {makeProfile, renderEnvFile, configFromEnvFile} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
 import type {EngineConformance, PropertiesResult, PropertyResult} from '../src/report/types.js'
-import {conformanceData, runConformance} from '../src/engines/conformance.js'
-import {loadMemoryDataset} from '../src/data/conversations/index.js'
+import {engineConformance} from './lib/engine-phases.js'
 import {engineUnderTest} from './lib/engine-under-test.js'
 
 /**
@@ -190,29 +189,20 @@ export async function runProperties(ctx: PhaseContext): Promise<PropertiesResult
     ctx.progress(`phase 1: property ${def.id}`)
     return checkProperty(def, runs, ctx.seed + k)
   })
-  const conformance = await engineConformance(ctx)
+  const conformance = await namedConformance(ctx)
   const passed = properties.every((p) => p.violations === 0) && (conformance?.passed ?? true)
   return {properties, passed, ...(conformance ? {conformance} : {})}
 }
 
-/** The conformance suite of the engine the plan names, on its conversations (undefined without one). */
-async function engineConformance(ctx: PhaseContext): Promise<EngineConformance | undefined> {
+/** The conformance suite of the engine file the plan names, on its conversations (undefined without one). */
+async function namedConformance(ctx: PhaseContext): Promise<EngineConformance | undefined> {
   const named = engineUnderTest(ctx.plan)
   if (!named) return undefined
-  const service = named.engine.evaluate.kind === 'retrieval-service'
-  const dataset = service ? conformanceData(loadMemoryDataset(named.data)) : undefined
-  const report = await runConformance(named.engine, {
+  return engineConformance(named.engine, {
+    data: named.data,
+    dataLabel: named.dataLabel,
+    fileLabel: named.file,
     seed: ctx.seed,
-    dataset,
-    progress: (line) => ctx.progress(`phase 1: ${line}`),
+    progress: ctx.progress,
   })
-  return {
-    engine: report.engine,
-    file: named.file,
-    kind: report.kind,
-    ...(service ? {data: named.dataLabel} : {}),
-    deterministic: report.deterministic,
-    checks: report.checks.map((c) => ({...c})),
-    passed: report.passed,
-  }
 }

@@ -13,6 +13,8 @@ import {mean, min, max, quantile} from '../src/stats/summary.js'
 import type {PhaseContext} from './lib/context.js'
 import {engineUnderTest} from './lib/engine-under-test.js'
 import {engineSynthetic} from './lib/engine-synthetic.js'
+import {planEngine} from './lib/plan-engine.js'
+import {planSplit} from './lib/retrieval-study.js'
 import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
 
 /**
@@ -52,7 +54,18 @@ export async function runSynthetic(ctx: PhaseContext): Promise<SyntheticResult> 
       (n, d) => n + d.leakage.filter((a) => a.verdict === 'leak' || a.verdict === 'constant').length,
       0,
     ),
-    ...(named ? {engine: await engineSynthetic(ctx, named)} : {}),
+    ...(named
+      ? {
+          engine: await engineSynthetic({
+            engine: planEngine(named.engine.file, (f) => f, 'retrieval.engine'),
+            data: named.data,
+            dataLabel: named.dataLabel,
+            seed: ctx.seed,
+            split: planSplit(ctx.plan.plan.retrieval!, ctx.seed),
+            progress: ctx.progress,
+          }),
+        }
+      : {}),
   }
 }
 

@@ -1,31 +1,33 @@
-import {join} from 'node:path'
 import {studyCharts} from '../src/report/study-charts.js'
+import {engineCharts} from '../src/report/engine-charts.js'
 import {CHART_FONT_FAMILY} from '../src/report/render.js'
-import {writeFileAtomic} from '../src/util/fs.js'
 import type {PhaseContext} from './lib/context.js'
-import type {ChartRecord, VisualizeResult} from '../src/report/types.js'
+import {writeCharts} from './lib/charts.js'
+import {engineVisualization} from './lib/engine-phases.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
+import type {VisualizeResult} from '../src/report/types.js'
 
-export const CHARTS_DIR = 'charts'
+export {CHARTS_DIR} from './lib/charts.js'
 
-/** Phase 7: every chart from this run's phase results, as vega-lite spec, SVG and PNG side by side. */
+/**
+ * Phase 7: every chart from this run's phase results, as vega-lite spec, SVG and PNG side by side;
+ * for the engine a plan names, also its own charts (parameter importance per objective, slices).
+ */
 export async function runVisualize(ctx: PhaseContext): Promise<VisualizeResult> {
-  const specs = studyCharts(ctx.results)
-  ctx.progress(`phase 7: rendering ${specs.length} charts`)
-  const rendered = await Promise.all(specs.map((c) => ctx.charts.render(c.spec)))
-  const charts: ChartRecord[] = []
-  for (const [k, chart] of specs.entries()) {
-    const {svg, png} = rendered[k]
-    const record = {
-      id: chart.id,
-      title: chart.title,
-      spec: `${CHARTS_DIR}/${chart.id}.vl.json`,
-      svg: `${CHARTS_DIR}/${chart.id}.svg`,
-      png: `${CHARTS_DIR}/${chart.id}.png`,
-    }
-    writeFileAtomic(join(ctx.outDir, record.spec), `${JSON.stringify(chart.spec, null, 2)}\n`)
-    writeFileAtomic(join(ctx.outDir, record.svg), svg)
-    writeFileAtomic(join(ctx.outDir, record.png), png)
-    charts.push(record)
-  }
-  return {charts, font: CHART_FONT_FAMILY}
+  const r = ctx.results.search?.retrieval
+  const named = engineUnderTest(ctx.plan)
+  const engine =
+    r?.engine && named
+      ? engineVisualization(
+          {
+            name: named.engine.name,
+            space: named.engine.space,
+            objectives: named.engine.objectives.map((o) => o.metric),
+          },
+          r,
+          ctx.seed,
+        )
+      : undefined
+  const specs = [...studyCharts(ctx.results), ...(engine && r ? engineCharts(r, engine) : [])]
+  return {charts: await writeCharts(ctx, specs), font: CHART_FONT_FAMILY, ...(engine ? {engine} : {})}
 }

@@ -17,12 +17,11 @@ import type {
   EngineComparison,
   EngineReport,
   EngineValidation,
-  PhaseName,
   PhaseResults,
   Report,
   RetrievalSearchResult,
 } from '../src/report/types.js'
-import {REPORT_SCHEMA, REPORT_VERSION} from '../src/report/types.js'
+import {PHASE_NAMES, REPORT_SCHEMA, REPORT_VERSION} from '../src/report/types.js'
 import {activeConfig, defaultConfig} from '../src/space/space.js'
 import {UNSAFE_TEXT} from '../src/space/names.js'
 import type {Config} from '../src/space/types.js'
@@ -33,9 +32,18 @@ import {displayPath} from './lib/context.js'
 import {planEngine, type PlanEngine} from './lib/plan-engine.js'
 import {DEFAULTS_TRIAL, RETRIEVAL_STUDY_FILE, planSplit, startRetrievalStudy} from './lib/retrieval-study.js'
 import {PROFILES_DIR, retrievalProfiles} from './6-deploy.js'
+import {engineProperties, engineSyntheticPhase, engineVisualize} from './lib/engine-phases.js'
 
-/** The phases a format-2 plan runs for its engine (the search runs first: the ablation reads its tuned profile). */
-const ENGINE_PHASES: PhaseName[] = ['ablation', 'search', 'validation', 'deploy']
+/** The phases a format-2 plan runs for its engine, in the order they run (the ablation reads the search's tuned profile). */
+export const ENGINE_PHASES = [
+  'properties',
+  'synthetic',
+  'search',
+  'ablation',
+  'validation',
+  'deploy',
+  'visualize',
+] as const
 
 /** The name of the tuned profile a format-2 run writes (and of its minimal profile, with -minimal). */
 const TUNED_PROFILE = 'tuned'
@@ -144,7 +152,23 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
   const clock = () => performance.now()
 
+  // phases 1 and 2: the engine's conformance and kt's synthetic conversations through it, before tuning
+  const phaseInput = {
+    engine,
+    data: inputs.data,
+    dataLabel: displayPath(inputs.data, file),
+    ...(engine.file ? {fileLabel: displayPath(engine.file, file)} : {}),
+    seed: options.seed,
+    progress,
+  }
   let t0 = clock()
+  const properties = await engineProperties(phaseInput)
+  timing.phases_ms.properties = round(clock() - t0)
+  t0 = clock()
+  const synthetic = await engineSyntheticPhase(phaseInput, planSplit(studySettings(loaded), options.seed)!)
+  timing.phases_ms.synthetic = round(clock() - t0)
+
+  t0 = clock()
   progress(`phase 4: tuning ${engine.name} on ${displayPath(inputs.data, file)}`)
   const search = await startRetrievalStudy(
     {
@@ -211,6 +235,10 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
   )
   timing.phases_ms.deploy = round(clock() - t0)
 
+  t0 = clock()
+  const visualize = await engineVisualize({...phaseInput, metric: plan.metric, search, ablation, outDir})
+  timing.phases_ms.visualize = round(clock() - t0)
+
   const {reproducible, reason} = reproducibility({search: {retrieval: search}} as unknown as Partial<PhaseResults>)
   const report: Report = {
     schema: REPORT_SCHEMA,
@@ -219,13 +247,13 @@ export async function runEnginePlan(loaded: LoadedEnginePlan, options: EngineRun
       id: options.runId,
       seed: options.seed,
       plan: {name: plan.name, file: displayPath(resolve(file), file), sha256_12: loaded.hash},
-      phases_requested: [...ENGINE_PHASES],
-      phases_run: [...ENGINE_PHASES],
+      phases_requested: [...PHASE_NAMES],
+      phases_run: [...PHASE_NAMES],
       kt_version: options.ktVersion,
       reproducible,
       reproducible_reason: reason,
     },
-    phases: {},
+    phases: {properties, synthetic, visualize},
     engine: {
       engine: {
         ref: engine.file ? displayPath(engine.file, file) : engine.ref,

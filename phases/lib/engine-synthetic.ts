@@ -4,12 +4,10 @@ import {generateMemoryDataset, memoryDatasetJson, type MemorySynthOptions} from 
 import {loadMemoryDataset, parseMemoryDataset, type MemoryDataset} from '../../src/data/conversations/index.js'
 import {selectScoredQueries} from '../../src/data/conversations/queries.js'
 import {splitDataset, type SplitSpec} from '../../src/data/conversations/split.js'
-import {ServiceSession, runService, serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {aggregate} from '../../src/data/conversations/metrics.js'
 import {defaultConfig} from '../../src/space/index.js'
 import type {EngineSyntheticResult, ConversationLeakage} from '../../src/report/types.js'
-import {planSplit} from './retrieval-study.js'
-import type {EngineUnderTest} from './engine-under-test.js'
-import type {PhaseContext} from './context.js'
+import type {PlanEngine} from './plan-engine.js'
 
 /**
  * Shape of the synthetic conversations phase 2 drives through a user's engine (the seed is the
@@ -19,42 +17,46 @@ export const ENGINE_SYNTH_SHAPE = {conversations: 2, sessions: 8, turnsPerSessio
 /** The cut-off at which a planted fact counts as found (LoCoMo's recall@10 convention). */
 export const PLANTED_K = 10
 
+/** What phase 2 needs of the engine a plan names: kt_plan 1 and 2 plans alike. */
+export interface SyntheticInput {
+  readonly engine: PlanEngine
+  /** The plan's conversations: absolute path, and as reports name it. */
+  readonly data: string
+  readonly dataLabel: string
+  readonly seed: number
+  readonly split?: SplitSpec
+  readonly progress: (line: string) => void
+}
+
 /**
  * Phase 2 for the engine a plan names: kt's seeded conversations with planted evidence (the memory
  * synthesiser) scored through the engine at its defaults, so a user sees it find planted facts
  * before real data; the fingerprints of the synthetic and the plan's conversations; and, with a
  * split, the leakage audit of the held-out conversations against the tuning ones.
  */
-export async function engineSynthetic(ctx: PhaseContext, named: EngineUnderTest): Promise<EngineSyntheticResult> {
-  const options: MemorySynthOptions = {seed: ctx.seed, ...ENGINE_SYNTH_SHAPE}
+export async function engineSynthetic(input: SyntheticInput): Promise<EngineSyntheticResult> {
+  const options: MemorySynthOptions = {seed: input.seed, ...ENGINE_SYNTH_SHAPE}
   const text = memoryDatasetJson(generateMemoryDataset(options))
   const again = memoryDatasetJson(generateMemoryDataset(options))
-  const synthetic = parseMemoryDataset(`memory-synth seed ${ctx.seed}`, text, {format: 'locomo'})
-  const dataText = readFileSync(named.data)
-  const data = loadMemoryDataset(named.data)
-  const base = {
-    engine: named.engine.name,
-    generator: {kind: 'memory-synth', seed: ctx.seed, ...ENGINE_SYNTH_SHAPE},
+  const synthetic = parseMemoryDataset(`memory-synth seed ${input.seed}`, text, {format: 'locomo'})
+  const data = loadMemoryDataset(input.data)
+  input.progress(`phase 2: synthetic conversations through ${input.engine.name}`)
+  return {
+    engine: input.engine.name,
+    generator: {kind: 'memory-synth', seed: input.seed, ...ENGINE_SYNTH_SHAPE},
     sha256: sha256(text),
     regenerates_identically: again === text,
     conversations: synthetic.conversations.length,
     turns: synthetic.conversations.reduce((n, c) => n + c.turns.length, 0),
     data: {
-      file: named.dataLabel,
-      sha256: sha256(dataText),
+      file: input.dataLabel,
+      sha256: sha256(readFileSync(input.data)),
       conversations: data.conversations.length,
       questions: data.questions.length,
     },
-    ...leakageOf(ctx, data),
+    ...(input.split ? {leakage: leakageOf(data, input.split)} : {}),
+    scored: await scoreThrough(input.engine, synthetic),
   }
-  if (named.engine.evaluate.kind !== 'retrieval-service')
-    return {
-      ...base,
-      scored: null,
-      note: `a ${named.engine.evaluate.kind} engine evaluates on data of its own: kt has no conversations to drive through it`,
-    }
-  ctx.progress(`phase 2: synthetic conversations through ${named.engine.name}`)
-  return {...base, scored: await scoreThrough(named, synthetic)}
 }
 
 function sha256(data: string | Buffer): string {
@@ -62,30 +64,25 @@ function sha256(data: string | Buffer): string {
 }
 
 /** The engine at its defaults on every scored question: planted facts found in the top PLANTED_K, per category. */
-async function scoreThrough(named: EngineUnderTest, dataset: MemoryDataset): Promise<EngineSyntheticResult['scored']> {
-  const spec = serviceSpecOf(named.engine)
-  const session = new ServiceSession(spec, dataset)
+async function scoreThrough(engine: PlanEngine, dataset: MemoryDataset): Promise<EngineSyntheticResult['scored']> {
   const queries = selectScoredQueries(dataset).queries
-  try {
-    const run = await runService(session, queries, defaultConfig(named.engine.space), {minTimings: 1})
-    const hit = `hit@${PLANTED_K}`
-    const categories = Object.entries(run.report.by_category).map(([category, m]) => ({
-      category,
-      questions: m.n,
-      found: Math.round(m[hit] * m.n),
-      [`recall@${PLANTED_K}`]: m[`recall@${PLANTED_K}`],
-    }))
-    const overall = run.report.overall
-    return {
-      config: 'defaults',
-      questions: overall.n,
-      found: Math.round(overall[hit] * overall.n),
-      k: PLANTED_K,
-      metrics: Object.fromEntries(Object.entries(overall).filter(([key]) => key !== 'n')),
-      by_category: categories as NonNullable<EngineSyntheticResult['scored']>['by_category'],
-    }
-  } finally {
-    await session.close()
+  const {rows} = await engine.score(dataset, defaultConfig(engine.space))
+  const report = aggregate(queries, rows)
+  const hit = `hit@${PLANTED_K}`
+  const categories = Object.entries(report.by_category).map(([category, m]) => ({
+    category,
+    questions: m.n,
+    found: Math.round(m[hit] * m.n),
+    [`recall@${PLANTED_K}`]: m[`recall@${PLANTED_K}`],
+  }))
+  const overall = report.overall
+  return {
+    config: 'defaults',
+    questions: overall.n,
+    found: Math.round(overall[hit] * overall.n),
+    k: PLANTED_K,
+    metrics: Object.fromEntries(Object.entries(overall).filter(([key]) => key !== 'n')),
+    by_category: categories as NonNullable<EngineSyntheticResult['scored']>['by_category'],
   }
 }
 
@@ -93,10 +90,7 @@ async function scoreThrough(named: EngineUnderTest, dataset: MemoryDataset): Pro
  * With the plan's split: held-out turns whose text is also a turn of the tuning conversations, and
  * held-out questions whose evidence is (a tuned engine may have seen the answer).
  */
-function leakageOf(ctx: PhaseContext, data: MemoryDataset): {leakage?: ConversationLeakage} {
-  const settings = ctx.plan.plan.retrieval
-  const split: SplitSpec | undefined = settings ? planSplit(settings, ctx.seed) : undefined
-  if (!split) return {}
+function leakageOf(data: MemoryDataset, split: SplitSpec): ConversationLeakage {
   const train = splitDataset(data, split, 'train')
   const holdout = splitDataset(data, split, 'holdout')
   const norm = (t: string) => t.trim().toLowerCase()
@@ -111,14 +105,12 @@ function leakageOf(ctx: PhaseContext, data: MemoryDataset): {leakage?: Conversat
     }),
   ).length
   return {
-    leakage: {
-      tuning_conversations: train.conversations.length,
-      holdout_conversations: holdout.conversations.length,
-      holdout_turns: turns.length,
-      turns_also_in_tuning: turns.filter((t) => tuned.has(norm(t.text))).length,
-      holdout_questions: questions.length,
-      questions_with_evidence_in_tuning: leaked,
-      verdict: leaked > 0 ? 'leak' : 'ok',
-    },
+    tuning_conversations: train.conversations.length,
+    holdout_conversations: holdout.conversations.length,
+    holdout_turns: turns.length,
+    turns_also_in_tuning: turns.filter((t) => tuned.has(norm(t.text))).length,
+    holdout_questions: questions.length,
+    questions_with_evidence_in_tuning: leaked,
+    verdict: leaked > 0 ? 'leak' : 'ok',
   }
 }

@@ -127,30 +127,33 @@ export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did 
  */
 export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   // a format-2 plan: the verdict is its engine's (the tuned profile under the plan's acceptance rule)
+  const conformance = r.phases.properties?.conformance
+  const nonConforming =
+    conformance && !conformance.passed
+      ? [
+          `engine ${conformance.engine} fails conformance checks: ${conformance.checks
+            .filter((c) => c.violations > 0)
+            .map((c) => c.id)
+            .join(', ')}`,
+        ]
+      : []
   if (r.engine) {
     const v = r.engine.validation
-    return v.verdict === 'pass'
-      ? {verdict: 'pass', reasons: [], exitCode: 0}
-      : {
-          verdict: 'fail',
-          reasons: [
+    const reasons = [
+      ...nonConforming,
+      ...(v.verdict === 'pass'
+        ? []
+        : [
             `${r.engine.engine.name}: the tuned profile ${formatDelta(v.tuned.delta)} ${v.metric} against ${v.tuned.against} fails: ${v.rule}`,
-          ],
-          exitCode: 1,
-        }
+          ]),
+    ]
+    return reasons.length ? {verdict: 'fail', reasons, exitCode: 1} : {verdict: 'pass', reasons: [], exitCode: 0}
   }
   const reasons: string[] = []
   const props = r.phases.properties
   if (props && props.properties.some((p) => p.violations > 0))
     reasons.push('a property of the scoring math is violated')
-  const conformance = props?.conformance
-  if (conformance && !conformance.passed)
-    reasons.push(
-      `engine ${conformance.engine} fails conformance checks: ${conformance.checks
-        .filter((c) => c.violations > 0)
-        .map((c) => c.id)
-        .join(', ')}`,
-    )
+  reasons.push(...nonConforming)
   const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) =>
     d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`),
   )

@@ -160,8 +160,8 @@ function properties(r: PhaseResults['properties']): string[] {
   return [
     '## Phase 1: property tests',
     '',
-    ...propertyRows(r.properties),
-    '',
+    // a kt_plan 2 run checks its engine only: kt's scoring properties belong to the importance study
+    ...(r.properties.length ? [...propertyRows(r.properties), ''] : []),
     ...(c
       ? [
           `### Conformance of engine ${c.engine} (\`${c.file}\`, ${c.kind})`,
@@ -459,10 +459,28 @@ function deploy(d: PhaseResults['deploy']): string[] {
   ]
 }
 
+function engineImportance(e: NonNullable<PhaseResults['visualize']['engine']>): string[] {
+  const params = [...new Set(e.importance.flatMap((i) => i.params.map((p) => p.param)))]
+  const share = (i: (typeof e.importance)[number], param: string) => {
+    const p = i.params.find((x) => x.param === param)
+    return p ? pct(p.importance) : '-'
+  }
+  return [
+    `Engine ${e.engine}: P99 latency from ${e.latency_label} (the kind its study recorded). Parameter importance per objective (fANOVA over a random forest, shares of explained variance, from phase 4's trials):`,
+    '',
+    `| parameter | ${e.importance.map((i) => `${i.objective} (${i.trials_used} trials)`).join(' | ')} |`,
+    `|---|${e.importance.map(() => '---:').join('|')}|`,
+    ...params.map((p) => `| ${p} | ${e.importance.map((i) => share(i, p)).join(' | ')} |`),
+    ...e.importance.filter((i) => i.note).map((i) => `\n${i.objective}: ${i.note}`),
+    '',
+  ]
+}
+
 function charts(v: PhaseResults['visualize']): string[] {
   return [
     '## Phase 7: charts',
     '',
+    ...(v.engine ? engineImportance(v.engine) : []),
     ...v.charts.flatMap((c) => [
       `### ${c.title}`,
       '',

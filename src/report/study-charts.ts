@@ -29,10 +29,16 @@ const SIGNAL_COLORS = {
 export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
   const charts: ChartSpec[] = []
   if (r.search) charts.push(heatmap(r.search), front(r.search), landscape(r.search))
-  if (r.search?.retrieval) charts.push(retrievalFrontChart(r.search.retrieval))
+  if (r.search?.retrieval) charts.push(retrievalFront(r.search.retrieval))
   if (r.ablation) charts.push(ablationBars(r.ablation))
   if (r.validation) charts.push(scatter(r.validation), levels(r.validation))
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
+}
+
+/** The retrieval study's front alone, with the chart defaults (for runs without the importance study's charts). */
+export function retrievalFrontChart(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+  const c = retrievalFront(r)
+  return {...c, spec: withChartDefaults({title: c.title, ...c.spec})}
 }
 
 function heatmap(s: PhaseResults['search']): ChartSpec {
@@ -137,7 +143,7 @@ function front(s: PhaseResults['search']): ChartSpec {
 }
 
 /** The retrieval study's front chart, its latency axis labelled as the study measured it. */
-export function retrievalFrontChart(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
   const metric = r.metric
   // older reports carry only the full-budget trials' two numbers
   const trials = r.trials ?? [

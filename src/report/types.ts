@@ -361,6 +361,26 @@ export interface ChartRecord {
 export interface VisualizeResult {
   charts: ChartRecord[]
   font: string
+  /** The engine file the plan names: what its own charts show (absent for kt's own engines). */
+  engine?: EngineVisualization
+}
+
+/** Phase 7's numbers for the engine a plan names, computed from phase 4's trials. */
+export interface EngineVisualization {
+  engine: string
+  /** Where the study's P99 came from, as the study recorded it, and that in words (the charts' label). */
+  latency: 'measured' | 'cost_model'
+  latency_label: string
+  /** The numeric parameters the slices chart shows. */
+  numeric: string[]
+  /** fANOVA importance of the parameters for each of the engine file's objectives (src/search/importance.ts). */
+  importance: Array<{
+    objective: string
+    method: string
+    trials_used: number
+    params: Array<{param: string; importance: number}>
+    note: string | null
+  }>
 }
 
 export interface PhaseResults {

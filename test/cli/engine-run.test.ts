@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {kt} from './helpers.js'
 import {packageRoot} from '../../src/util/paths.js'
+import {PHASE_NAMES} from '../../src/report/types.js'
 
 const memory = join(packageRoot, 'fixtures', 'memory_small.json')
 
@@ -38,8 +39,19 @@ describe('kt run --plan with an engine-only plan', () => {
     // the run's verdict is the engine's (the tuned profile under the plan's rule), and so is its exit code
     expect(summary.verdict).toBe(report.engine.validation.verdict)
     expect(r.status).toBe(report.engine.validation.verdict === 'pass' ? 0 : 1)
-    expect(report.phases).toEqual({})
-    expect(report.run.phases_run).toEqual(['ablation', 'search', 'validation', 'deploy'])
+    // phases 1, 2 and 7 for the engine: kt's built-in engine has no protocol to check, but it is scored on
+    // kt's synthetic conversations and charted in its own terms
+    expect(Object.keys(report.phases)).toEqual(['properties', 'synthetic', 'visualize'])
+    expect(report.phases.properties).toEqual({properties: [], passed: true})
+    expect(report.phases.synthetic.engine.scored.questions).toBeGreaterThan(0)
+    expect(report.phases.visualize.engine.importance.map((i: {objective: string}) => i.objective)).toEqual([
+      'recall@10',
+      'p99_ms',
+    ])
+    expect(report.phases.visualize.charts.map((c: {id: string}) => c.id)).toEqual(
+      expect.arrayContaining(['retrieval-front', 'engine-slices', 'engine-ablation']),
+    )
+    expect(report.run.phases_run).toEqual([...PHASE_NAMES])
     expect(report.engine.engine).toEqual({ref: 'kt:retrieval', name: 'retrieval', latency: 'cost_model'})
     const v = report.engine.validation
     expect(v.tuned.queries).toBe(26)
