@@ -261,7 +261,11 @@ async function fsyncStats(
   }
 }
 
-async function createTenants(port: number, count: number, spec: Record<string, unknown> = {}): Promise<string[]> {
+export async function createTenants(
+  port: number,
+  count: number,
+  spec: Record<string, unknown> = {},
+): Promise<string[]> {
   const client = new RawClient(port)
   const ids: string[] = []
   try {

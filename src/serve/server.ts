@@ -35,6 +35,13 @@ import {InputError, describeValue} from '../util/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
+import {
+  DEFAULT_IDLE_TENANT_MS,
+  DEFAULT_MAX_PENDING_PER_TENANT,
+  DEFAULT_MAX_PENDING_TOTAL,
+  IDLE_CHECK_MS,
+  TenantMemory,
+} from './memory.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {WasmEnsemble, type MemoryClaim} from '../rank/wasm.js'
 import {FALLBACK, bestFirst, rerankAnswerJson} from '../rank/rows-json.js'
@@ -128,6 +135,12 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /** Remembered queries per open tenant at most (default DEFAULT_MAX_PENDING_PER_TENANT; src/serve/memory.ts). */
+  maxPendingPerTenant?: number
+  /** Remembered queries over all open tenants at most (default DEFAULT_MAX_PENDING_TOTAL). */
+  maxPendingTotal?: number
+  /** A tenant with no request for this long is closed (default DEFAULT_IDLE_TENANT_MS). */
+  idleTenantMs?: number
   /** Bytes of one journal segment (default SEGMENT_BYTES; smaller ones reach checkpoints, and a full disk, sooner). */
   segmentBytes?: number
   /**
@@ -397,6 +410,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     })
   journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
+  const memory = new TenantMemory(tenants, {
+    perTenant: options.maxPendingPerTenant ?? DEFAULT_MAX_PENDING_PER_TENANT,
+    total: options.maxPendingTotal ?? DEFAULT_MAX_PENDING_TOTAL,
+    idleMs: options.idleTenantMs ?? DEFAULT_IDLE_TENANT_MS,
+  })
+  const idleCheck = setInterval(() => memory.closeIdle(), Math.min(IDLE_CHECK_MS, memory.limits.idleMs))
+  idleCheck.unref()
   const reranker = new RerankerHolder(options.registry, (message, serving) => {
     metrics.registryErrors++
     logLine({
@@ -746,6 +766,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         body: null,
         text: metrics.render({
           tenantsOpen: tenants.size,
+          memory: {pending: memory.pendingTotal(), evicted: memory.evicted, closedIdle: memory.closedIdle},
           commit: journal.stats,
           modelVersion: reranker.model?.version ?? null,
           registryDamaged: reranker.damaged !== undefined,
@@ -800,7 +821,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (action === undefined) {
         route.name = 'status'
         expect('GET')
-        return {status: 200, body: tenantOf(id).status()}
+        const tenant = tenantOf(id)
+        memory.begin(tenant)
+        memory.end(tenant, false)
+        return {status: 200, body: tenant.status()}
       }
       if (action === 'choose' || action === 'feedback') {
         route.name = action
@@ -815,8 +839,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             `POST /tenants/${id}/${action}: now: expected no client clock (the server stamps each event with its own time), got ${describeValue((body as {now: unknown}).now)}`,
           )
         const tenant = tenantOf(id)
-        if (action === 'choose') return {status: 200, body: await tenant.choose(body as object)}
-        const outcome = await tenant.feedback(body as {query_id: string})
+        memory.begin(tenant)
+        let chose = false
+        let outcome
+        try {
+          if (action === 'choose') {
+            const choice = await tenant.choose(body as object)
+            chose = true
+            return {status: 200, body: choice}
+          }
+          outcome = await tenant.feedback(body as {query_id: string})
+        } finally {
+          memory.end(tenant, chose)
+        }
         if (outcome.verdict !== 'applied')
           throw new HttpError(
             409,
@@ -955,6 +990,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       })
     })
   } catch (error) {
+    clearInterval(idleCheck)
     await journal.close()
     const code = (error as NodeJS.ErrnoException).code
     const at = `${host.includes(':') ? `[${host}]` : host}:${options.port ?? 0}`
@@ -987,6 +1023,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     journal,
     async close() {
       closing = true
+      clearInterval(idleCheck)
       await new Promise<void>((resolve) => {
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
         server.close(() => {
