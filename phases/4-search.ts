@@ -1,7 +1,7 @@
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {SIGNALS, weightsFromConfig, type Weights} from '../src/engine/importance/space.js'
-import {runSearch as runStudyOptimiser} from '../src/study/search.js'
+import {runSearch} from '../src/study/search.js'
 import {budgetLevels} from '../src/search/hyperband.js'
 import {importanceObjective, IMPORTANCE_FIDELITY} from '../src/engines/kt-importance.js'
 import {scoreColumns, detailLevels, tokenBudget} from '../src/engine/importance/score.js'
@@ -22,7 +22,7 @@ const LANDSCAPE_POINTS = 21
  * the top points, the local gradient, 2-D slices for the heatmap, lines through the optimum and
  * the front of correlation vs token budget.
  */
-export async function runSearch(ctx: PhaseContext): Promise<SearchResult> {
+export async function searchPhase(ctx: PhaseContext): Promise<SearchResult> {
   const {plan} = ctx.plan
   const ds = ctx.datasets().find((d) => d.role === 'tune')!
   const evaluate = evaluator(ds, plan)
@@ -146,7 +146,7 @@ async function bohbSearch(
       seed: ctx.seed,
     },
   }
-  const out = await runStudyOptimiser({
+  const out = await runSearch({
     storage: file,
     study: BOHB_STUDY,
     objective: spec,

@@ -1,17 +1,18 @@
 import {existsSync, rmSync} from 'node:fs'
-import {basename} from 'node:path'
+import {basename, dirname} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
 import {analyzeStudy, frontTrialRecords, type StudyAnalysis} from '../../src/eval/retrieval-analysis.js'
 import {checkFrontLatency} from '../../src/eval/latency-check.js'
-import {StudyStore, type TrialRow} from '../../src/study/store.js'
+import type {TrialRow} from '../../src/study/model.js'
+import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
-import type {Config} from '../../src/space/types.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
 import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
+import {writeRunQuestions} from '../../src/eval/question-results.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
@@ -69,9 +70,8 @@ export async function retrievalStudy(
   const budget = overall.fidelity?.max ?? 1
   const defaults = defaultConfig(RETRIEVAL_SPACE)
   const measured = await overall.evaluate(defaults, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
-  const store = StudyStore.open(input.storage, {mustExist: true})
-  const trials = store.trials(`${STUDY_PREFIX}-all`)
-  store.close()
+  const store = await openStorage(input.storage, {mustExist: true})
+  const trials = await store.trials(`${STUDY_PREFIX}-all`).finally(() => store.close())
   const defaultsRow: TrialRow = {
     study: `${STUDY_PREFIX}-all`,
     id: DEFAULTS_TRIAL,
@@ -256,7 +256,7 @@ export async function checkRetrievalInputs(
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
-function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
+export function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
   if (settings.split === undefined) return undefined
   return typeof settings.split === 'string'
     ? parseSplit(settings.split, seed, 'retrieval.split')
@@ -279,9 +279,7 @@ async function engineRetrievalStudy(
   const {createEngineObjective} = await import('../../src/engines/objective.js')
   const {runSearch} = await import('../../src/study/search.js')
   const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
-  const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-  const {describeSplit} = await import('../../src/data/conversations/split.js')
-  const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
+  const {engineHoldout} = await import('../../src/study/engine-holdout.js')
   const spec = loadEngineFile(engineFile)
   if (spec.evaluate.kind !== 'retrieval-service')
     throw new InputError(
@@ -347,68 +345,72 @@ async function engineRetrievalStudy(
   const all = [...trials, defaultsRow]
   const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
   const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
-  let holdout: RetrievalSearchResult['holdout']
-  let validation: RetrievalSearchResult['validation']
-  if (split) {
-    const side = await createEngineObjective({...options, part: 'holdout'})
-    try {
-      const byId = new Map(all.map((t) => [t.id, t]))
-      const items = [
-        ...analysis.front.front.map((p) => ({
-          trial: p.trialId,
-          config: p.config,
-          role: 'front',
-          metrics: byId.get(p.trialId)?.metrics,
-        })),
-        ...own.profiles
-          .filter((p) => p.trialId !== null && p.config)
-          .map((p) => ({
-            trial: p.trialId!,
-            config: p.config!,
-            role: `profile ${p.profile}`,
-            metrics: byId.get(p.trialId!)?.metrics,
-          })),
-        // the defaults too: a profile is validated against what it replaces on the same held-out questions
-        {trial: DEFAULTS_TRIAL, config: defaultConfig(spec.space), role: 'defaults', metrics: defaultsRow.metrics},
-      ]
-      holdout = await evaluateHoldoutItems(
-        items,
-        {objective: side, description: describeSplit(loadMemoryDataset(data), split)},
-        seed,
-      )
-    } finally {
-      await side.close?.()
-    }
-    // each of the engine's profiles against its defaults, question by question on the held-out
-    // conversations (the service's own rankings, scored by kt): the verdict Phase 6 writes
-    const {evaluateService} = await import('../../src/eval/service-eval.js')
-    const {serviceSpecOf} = await import('../../src/engines/retrieval-service.js')
-    const {splitDataset} = await import('../../src/data/conversations/split.js')
-    const {noninferiorityValidation} = await import('../../src/eval/holdout-validation.js')
-    progress('validating the profiles against the defaults on the held-out conversations')
-    const loaded = loadMemoryDataset(data)
-    const heldOut = splitDataset(loaded, split, 'holdout')
-    const service = serviceSpecOf(spec)
-    // latency is not what is tested here: one pass over the questions
-    const rowsOf = async (config: Config) =>
-      (await evaluateService(service, heldOut, {...defaultConfig(spec.space), ...config}, {minTimings: 1})).rows
-    const byId = new Map(all.map((t) => [t.id, t]))
-    const scored = []
-    for (const p of own.profiles.filter((x) => x.config !== null)) {
-      const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
-      scored.push({
-        name: `retrieval-${p.profile}`,
+  const byId = new Map(all.map((t) => [t.id, t]))
+  if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')
+  // every front point, profile and the defaults on the held-out conversations, then each of the
+  // engine's profiles against its defaults question by question: the verdict Phase 6 writes
+  const held = await engineHoldout({
+    spec,
+    options,
+    seed,
+    quality: 'quality',
+    items: [
+      ...analysis.front.front.map((p) => ({
         trial: p.trialId,
-        tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
-        rows: await rowsOf(p.config!),
-      })
-    }
-    validation = noninferiorityValidation(
-      await rowsOf({}),
-      scored,
-      validationSettings(input),
-      describeSplit(loaded, split),
-    )
+        config: p.config,
+        role: 'front',
+        metrics: byId.get(p.trialId)?.metrics,
+      })),
+      ...own.profiles
+        .filter((p) => p.trialId !== null && p.config)
+        .map((p) => ({
+          trial: p.trialId!,
+          config: p.config!,
+          role: `profile ${p.profile}`,
+          metrics: byId.get(p.trialId!)?.metrics,
+        })),
+    ],
+    defaultsMetrics: defaultsRow.metrics,
+    profiles: own.profiles
+      .filter((p) => p.config !== null)
+      .map((p) => {
+        const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
+        return {
+          name: `retrieval-${p.profile}`,
+          trial: p.trialId,
+          config: p.config!,
+          tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
+        }
+      }),
+    settings: validationSettings(input),
+  })
+  const holdout = held?.report
+  const validation = held?.validation
+  // per-question results beside report.json, for kt compare (the first profile is its default side)
+  if (held) {
+    const latency = (metrics: Record<string, number> | null | undefined) =>
+      typeof metrics?.p99_ms === 'number' ? {p99: metrics.p99_ms, kind: latencyKind} : null
+    const latencyKind = (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'
+    const kept = own.profiles.filter((p) => p.config !== null)
+    writeRunQuestions(dirname(input.storage), {
+      engine: {name: spec.name, file: engineFile},
+      data,
+      questions: held.questions.ids.map((id, i) => ({id, category: held.questions.categories[i]})),
+      systems: [
+        ...kept.map((p) => ({
+          name: p.profile,
+          config: p.config!,
+          rows: held.questions.profiles[`retrieval-${p.profile}`],
+          latency: latency(p.metrics),
+        })),
+        {
+          name: 'defaults',
+          config: defaultConfig(spec.space),
+          rows: held.questions.defaults,
+          latency: latency(defaultsRow.metrics),
+        },
+      ],
+    })
   }
   return {
     data: input.dataLabel,

@@ -6,7 +6,7 @@ import {max, mean, min, sd} from '../../src/stats/summary.js'
 import {createContext, type PhaseContext} from './context.js'
 import type {LoadedPlan} from '../plan.js'
 import type {SearchResult, SeedRobustness, ValidationResult} from '../../src/report/types.js'
-import {runSearch} from '../4-search.js'
+import {searchPhase} from '../4-search.js'
 import {runValidation} from '../5-validation.js'
 
 /** Most seeds one run re-checks: each costs a search and a validation (about 2 s here). */
@@ -61,7 +61,7 @@ export async function checkSeeds(
         const dir = join(scratch, `seed${seed}`)
         ensureDir(dir)
         const ctx = createContext(plan, seed, dir, () => {})
-        search = await runSearch(ctx)
+        search = await searchPhase(ctx)
         ;(ctx.results as Record<string, unknown>).search = search
         validation = runValidation(ctx)
       }

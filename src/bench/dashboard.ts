@@ -20,7 +20,7 @@ import {Encoding} from '../search/encoding.js'
 import {startDashboard, type DashboardOptions} from '../dashboard/server.js'
 import {openStudyReader} from '../study/reader.js'
 import {openStorage} from '../study/storage.js'
-import {StudyStore, type StudyRecord, type TrialRow} from '../study/store.js'
+import {type StudyRecord, type TrialRow} from '../study/model.js'
 import {Rng} from '../util/rng.js'
 
 export const TARGET_PAGE_MS = 1000
@@ -210,7 +210,7 @@ export async function benchDashboard(
   const main = await serve({})
   const dash = main.dash
   let browser: import('playwright-core').Browser | undefined
-  const writer = StudyStore.open(storagePath)
+  const writer = await openStorage(storagePath)
   try {
     await dash.warmed
     const warmupMs = performance.now() - t0
@@ -223,24 +223,22 @@ export async function benchDashboard(
     const rowsRead: number[] = []
     for (let k = 0; k < NEW_TRIALS; k++) {
       const t = next(n + k)
-      writer.insertTrial(
-        study.name,
-        {id: t.id, configId: t.configId, config: t.config, budget: t.budget},
-        'bench/1/w',
-        t.startedAt!,
-        Date.now(),
+      await writer.withStudyLock(study.name, (tx) =>
+        tx.insertTrial({id: t.id, configId: t.configId, config: t.config, budget: t.budget}, 'bench/1/w', t.startedAt!),
       )
-      writer.finish(study.name, t.id, 'bench/1/w', {
-        status: 'ok',
-        loss: t.loss!,
-        values: t.values!,
-        metrics: t.metrics!,
-        startedAt: t.startedAt!,
-        finishedAt: t.finishedAt!,
-        durationMs: t.durationMs!,
-        tellSeq: t.tellSeq!,
-        asksBefore: t.asksBefore!,
-      })
+      await writer.withStudyLock(study.name, (tx) =>
+        tx.finish(t.id, 'bench/1/w', {
+          status: 'ok',
+          loss: t.loss!,
+          values: t.values!,
+          metrics: t.metrics!,
+          startedAt: t.startedAt!,
+          finishedAt: t.finishedAt!,
+          durationMs: t.durationMs!,
+          tellSeq: t.tellSeq!,
+          asksBefore: t.asksBefore!,
+        }),
+      )
       const r = await timeGet(main.url)
       newTrial.push(r.ms)
       rowsRead.push(dash.refreshStats(study.name)?.rows ?? -1)
@@ -309,7 +307,7 @@ export async function benchDashboard(
       },
     }
   } finally {
-    writer.close()
+    await writer.close()
     await browser?.close()
     await main.close()
     rmSync(dir, {recursive: true, force: true})

@@ -15,7 +15,7 @@ import {freePort, startServer, type PgServer} from '../db/server.js'
 import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
-import type {WorkerTiming} from '../study/runner.js'
+import type {WorkerTiming} from '../study/optimize.js'
 import {WORKERS_WORKLOAD} from '../search/workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
@@ -54,7 +54,7 @@ export interface WorkersRow {
 
 /**
  * Where the worker processes' time went in one configuration, from each process's own account
- * (src/study/runner.ts WorkerTiming) and the server's CPU (/proc): per trial finished, and as
+ * (src/study/optimize.ts WorkerTiming) and the server's CPU (/proc): per trial finished, and as
  * shares of the processes' wall time.
  */
 export interface Mechanism {
@@ -66,7 +66,7 @@ export interface Mechanism {
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
-  /** Catch-ups made just before a trial's expected end (runner.ts, WARM-UP), per trial. */
+  /** Catch-ups made just before a trial's expected end (optimize.ts, WARM-UP), per trial. */
   readonly warm_ups_per_trial: number
   /**
    * Mean time of one locked section until its trial's evaluation could begin (queueing, catch-up,

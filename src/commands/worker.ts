@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
+import {listenForInterrupt} from '../cli/interrupt.js'
 
 export default class Worker extends KtCommand {
   static override summary = 'Join a stored study and work on it until it is done.'
@@ -43,14 +44,11 @@ export default class Worker extends KtCommand {
     const {runSearch} = await import('../study/search.js')
     const {formatSearchOutcome} = await import('../study/format.js')
     const {redactStorage} = await import('../study/storage.js')
-    const {newWorkerTiming} = await import('../study/runner.js')
+    const {newWorkerTiming} = await import('../study/optimize.js')
     // kt bench workers collects where each process's time went (hidden: not a user setting)
     const statsFile = process.env.KT_BENCH_STATS_FILE
     const timing = statsFile ? newWorkerTiming() : undefined
-    const controller = new AbortController()
-    const stop = (): void => controller.abort()
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
+    const interrupt = listenForInterrupt()
     let count = 0
     const spinner = this.spinner(`kt worker: joining ${flags.study}`)
     try {
@@ -63,7 +61,7 @@ export default class Worker extends KtCommand {
         maxTrials: flags.trials,
         // threads keep the heartbeat going while a trial computes
         threads: true,
-        signal: controller.signal,
+        signal: interrupt.signal,
         // kt bench workers starts its processes together (hidden: not a user setting)
         startAt: process.env.KT_BENCH_START_AT ? Number(process.env.KT_BENCH_START_AT) : undefined,
         timing,
@@ -87,15 +85,14 @@ export default class Worker extends KtCommand {
       if (!this.jsonEnabled()) this.log(view.text)
       if (interrupted) {
         process.stderr.write(`kt: worker stopped; its running trials were released to the other workers\n`)
-        process.exitCode = 130
+        process.exitCode = interrupt.exitCode()
       }
       return view.json
     } catch (error) {
       await spinner.fail()
       throw error
     } finally {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
+      interrupt.dispose()
     }
   }
 }

@@ -12,7 +12,7 @@
  */
 import type {StudyReader} from '../study/reader.js'
 import {studyVersion} from '../study/reader.js'
-import type {StudyRecord, TrialRow} from '../study/store.js'
+import type {StudyRecord, TrialRow} from '../study/model.js'
 import {
   appendFinished,
   assembleView,

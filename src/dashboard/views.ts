@@ -9,7 +9,7 @@ import {TIMING_METRIC_PREFIX} from '../search/types.js'
 import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
-import type {StudyRecord, TrialRow} from '../study/store.js'
+import type {StudyRecord, TrialRow} from '../study/model.js'
 
 /** What a study's headline value is: a metric it maximises, or the loss it minimises. */
 export interface ValueDefinition {

@@ -5,7 +5,7 @@ import type {ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import type {EngineRef, ProfileKind} from './profile.js'
 import {existsSync} from 'node:fs'
-import {dirname, isAbsolute, resolve} from 'node:path'
+import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 import {loadEngineFile} from '../engines/file.js'
 
 /** The built-in parameter spaces a kt profile can belong to, by id. */
@@ -33,6 +33,17 @@ export function spaceById(id: string, where = 'space'): ParamSpace {
  * the engine. src/engines registers one (an engine file's parameter table is a ParamSpace).
  */
 export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => ParamSpace | undefined
+
+/**
+ * The engine reference a profile written to `profileDir` carries: the engine file relative to that
+ * folder (where findEngine looks first), so no absolute path is written and a moved clone still finds it.
+ */
+export function engineRefFor(
+  spec: {readonly name: string; readonly file: string},
+  profileDir: string,
+): {name: string; file: string} {
+  return {name: spec.name, file: relative(resolve(profileDir), resolve(spec.file)).split(sep).join('/')}
+}
 
 /**
  * The engine file an engine profile names, as an absolute path, with its spec: absolute, or

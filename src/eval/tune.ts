@@ -2,6 +2,8 @@ import type {MemoryDataset} from '../data/conversations/types.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {gridCoverage, GridOptimizer, type GridCoverage} from '../search/grid.js'
 import {RandomOptimizer} from '../search/random.js'
+import {incumbent} from '../search/incumbent.js'
+import {optimizeInProcess} from '../search/loop.js'
 import type {EvalResult, Fidelity, Objective, Optimizer} from '../search/types.js'
 import {defaultConfig} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
@@ -120,31 +122,31 @@ export function tuneRetrieval(options: TuneOptions): TuneResult {
           budget: RETRIEVAL_FIDELITY.max,
           maxTrials: options.budget,
         }))
-  const trials: TuneTrial[] = []
-  const configIds: string[] = []
-  while (trials.length < options.budget) {
-    const trial = optimizer.ask()
-    if (trial === 'done' || trial === 'wait') break
-    const config = {...base, ...trial.config}
-    configIds.push(trial.configId)
-    const result = objective.evaluate(config, trial.budget, {
-      trialId: trial.id,
-      configId: trial.configId,
-      seed: options.seed,
-    }) as EvalResult
-    optimizer.tell(trial.id, {status: 'ok', loss: result.loss})
-    trials.push({
-      id: trial.id,
-      config,
-      tier: tierForBudget(tiers, trial.budget).name,
-      budget: trial.budget,
-      metrics: result.metrics as MetricValues,
-      value: -result.loss,
-    })
-  }
-  if (trials.length === 0) throw new InputError('tuning budget', 'at least one evaluation', String(options.budget))
-  const top = Math.max(...trials.map((t) => t.budget))
-  const best = trials.filter((t) => t.budget === top).reduce((a, b) => (b.value > a.value ? b : a))
+  const {steps} = optimizeInProcess(
+    optimizer,
+    (trial) => {
+      const config = {...base, ...trial.config}
+      const result = objective.evaluate(config, trial.budget, {
+        trialId: trial.id,
+        configId: trial.configId,
+        seed: options.seed,
+      }) as EvalResult
+      const value: TuneTrial = {
+        id: trial.id,
+        config,
+        tier: tierForBudget(tiers, trial.budget).name,
+        budget: trial.budget,
+        metrics: result.metrics as MetricValues,
+        value: -result.loss,
+      }
+      return {result: {status: 'ok', loss: result.loss}, value}
+    },
+    {maxTrials: options.budget},
+  )
+  if (steps.length === 0) throw new InputError('tuning budget', 'at least one evaluation', String(options.budget))
+  const trials = steps.map((s) => s.value)
+  const configIds = steps.map((s) => s.trial.configId)
+  const best = (incumbent(steps) ?? steps[0]).value
   const high = tiers[tiers.length - 1]
   const onHigh = (config: Config): MetricValues => ({
     ...evaluateSystem(prepared, 'engine', config, {queryIds: high.queryIds}).report.overall,

@@ -1,15 +1,14 @@
 import type {CandidateRow} from '../engine/retrieval/features.js'
 import {fromSavedModel, type SavedModel} from './model.js'
 import {PackedEnsemble} from './packed.js'
-import {WasmEnsemble} from './wasm.js'
 import {layoutNames, layoutOf, rerankerInputs, type FeatureLayout} from './query-features.js'
 
 /**
  * Applying a saved reranker to the engine's candidates (`candidateFeatures` rows): the model must
  * read the engine's CANDIDATE_FEATURES, optionally followed by query-level blocks and the engine's
  * fused score (query-features.ts, whose `rerankerInputs` also writes the training logs). A query's
- * rows are laid out in the WebAssembly kernel's reused input buffer and scored there (wasm.ts,
- * bit-identical to the packed ensemble); rerank() returns them best first (ties keep the engine's order).
+ * rows are laid out in one reused input buffer and scored by the packed ensemble (bit-identical to
+ * the trainer); rerank() returns them best first (ties keep the engine's order).
  */
 export interface EngineReranker {
   readonly packed: PackedEnsemble
@@ -28,12 +27,17 @@ export function engineReranker(saved: SavedModel, where = 'model'): EngineRerank
   const layout = layoutOf(saved.feature_names, where)
   const width = layoutNames(layout).length
   const packed = new PackedEnsemble(fromSavedModel(saved))
-  const wasm = new WasmEnsemble(packed)
+  let inputs = new Float64Array(0)
+  let scores = new Float64Array(0)
   const scoreAll = (rows: readonly CandidateRow[]): Float64Array => {
-    const inputs = wasm.input(rows.length)
-    if (rerankerInputs(rows, layout, inputs) !== inputs)
+    if (scores.length < rows.length) {
+      inputs = new Float64Array(rows.length * width)
+      scores = new Float64Array(rows.length)
+    }
+    const used = inputs.subarray(0, rows.length * width)
+    if (rerankerInputs(rows, layout, used) !== used)
       throw new Error(`engineReranker: ${width} columns expected by the model and by rerankerInputs differ`)
-    return wasm.scoreInput(rows.length)
+    return packed.scoreAll(used, rows.length, scores.subarray(0, rows.length))
   }
   return {
     packed,
@@ -42,9 +46,21 @@ export function engineReranker(saved: SavedModel, where = 'model'): EngineRerank
     scoreAll,
     rerank(rows) {
       const s = scoreAll(rows)
-      const scored = rows.map((row, i) => ({row, i, score: s[i]}))
-      scored.sort((a, b) => b.score - a.score || a.i - b.i)
-      return scored.map(({row, score}) => ({row, score}))
+      return bestFirst(s).map((i) => ({row: rows[i], score: s[i]}))
     },
   }
+}
+
+/**
+ * Candidate indices best first: higher score first, equal scores in index order, NaN scores (a
+ * base term over a missing value) last in index order.
+ */
+export function bestFirst(scores: Float64Array): number[] {
+  const order = Array.from({length: scores.length}, (_, i) => i)
+  return order.sort((a, b) => {
+    const x = scores[a]
+    const y = scores[b]
+    if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? a - b : 1) : -1
+    return y - x || a - b
+  })
 }

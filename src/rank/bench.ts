@@ -2,7 +2,6 @@ import {Rng} from '../util/rng.js'
 import {numDocs, numFeatures} from './dataset.js'
 import {DEFAULT_LAMBDAMART, predictRow, trainLambdaMart, type LambdaMartModel} from './lambdamart.js'
 import {PackedEnsemble} from './packed.js'
-import {WasmEnsemble} from './wasm.js'
 import {readLtrFile} from './parse.js'
 import {
   PEER_QUALITY_THREADS,
@@ -15,9 +14,9 @@ import {generateSynthetic} from './synthetic.js'
 import type {RegressionTree} from './tree.js'
 
 /**
- * `kt bench rerank`: microseconds per candidate of the WebAssembly kernel (wasm.ts, what POST
- * /rerank and the engine's reranker run) and of packed inference (packed.ts, its reference) against
- * the issue's target (<= 2 us for 100 trees of depth 6), next to the trainer's own tree walk, on:
+ * `kt bench rerank`: microseconds per candidate of packed inference (packed.ts, what POST /rerank
+ * and the engine's reranker run) against the target (<= 2 us for 100 trees of depth 6), next to the
+ * trainer's own tree walk, on:
  * - "complete-12" / "complete-46": 100 random complete trees of depth 6 (every path has 6 splits:
  *   the worst case for that size), thresholds and features drawn uniformly, candidates uniform in
  *   [0,1)^12 or [0,1)^46 (46: LETOR MQ2008's feature count, the shape of `kt bench serve`);
@@ -60,22 +59,17 @@ export interface BenchCase {
   candidates: number
   request_candidates: number
   /** CPU time per candidate (median over repetitions). */
-  wasm_us_per_candidate: number
   packed_us_per_candidate: number
   trainer_us_per_candidate: number
   /** Wall time per candidate (median over repetitions). */
-  wasm_wall_us_per_candidate: number
   packed_wall_us_per_candidate: number
   trainer_wall_us_per_candidate: number
-  /** Packed CPU time / wasm CPU time. */
-  wasm_speedup_over_packed: number
   /** Trainer CPU time / packed CPU time. */
   speedup: number
-  /** Wasm and packed scores both equal the trainer's, bit for bit, on every candidate. */
+  /** Packed scores equal the trainer's, bit for bit, on every candidate. */
   equal_scores: boolean
-  /** The served path (wasm) within the target. */
+  /** The served path (packed) within the target. */
   meets_target: boolean
-  packed_meets_target: boolean
 }
 
 /** A complete binary tree of the given depth with random splits (LightGBM node layout). */
@@ -142,18 +136,11 @@ function benchModel(
   repetitions: number,
 ): BenchCase {
   const packed = new PackedEnsemble(model)
-  const wasm = new WasmEnsemble(packed)
   const width = model.featureNames.length
   const packedScores = new Float64Array(candidates)
-  const wasmScores = new Float64Array(candidates)
   const trainerScores = new Float64Array(candidates)
   const packedTime = timePerCandidate(
     () => inRequests(candidates, width, rows, packedScores, (r, n, o) => packed.scoreAll(r, n, o)),
-    candidates,
-    repetitions,
-  )
-  const wasmTime = timePerCandidate(
-    () => inRequests(candidates, width, rows, wasmScores, (r, n, o) => wasm.scoreAll(r, n, o)),
     candidates,
     repetitions,
   )
@@ -165,8 +152,7 @@ function benchModel(
     repetitions,
   )
   let equal = true
-  for (let d = 0; d < candidates; d++)
-    if (!Object.is(packedScores[d], trainerScores[d]) || !Object.is(wasmScores[d], trainerScores[d])) equal = false
+  for (let d = 0; d < candidates; d++) if (!Object.is(packedScores[d], trainerScores[d])) equal = false
   return {
     ensemble,
     trees: model.trees.length,
@@ -175,17 +161,13 @@ function benchModel(
     nodes: packed.feature.length,
     candidates,
     request_candidates: REQUEST_CANDIDATES,
-    wasm_us_per_candidate: wasmTime.cpu,
     packed_us_per_candidate: packedTime.cpu,
     trainer_us_per_candidate: trainerTime.cpu,
-    wasm_wall_us_per_candidate: wasmTime.wall,
     packed_wall_us_per_candidate: packedTime.wall,
     trainer_wall_us_per_candidate: trainerTime.wall,
-    wasm_speedup_over_packed: packedTime.cpu / wasmTime.cpu,
     speedup: trainerTime.cpu / packedTime.cpu,
     equal_scores: equal,
-    meets_target: wasmTime.cpu <= TARGET_US_PER_CANDIDATE,
-    packed_meets_target: packedTime.cpu <= TARGET_US_PER_CANDIDATE,
+    meets_target: packedTime.cpu <= TARGET_US_PER_CANDIDATE,
   }
 }
 

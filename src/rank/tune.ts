@@ -3,6 +3,8 @@ import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
 import {hashString, Rng} from '../util/rng.js'
 import {createOptimizer, type OptimizerName} from '../search/optimizers.js'
 import type {Fidelity} from '../search/types.js'
+import {incumbent} from '../search/incumbent.js'
+import {optimizeInProcess, type LoopStep} from '../search/loop.js'
 import type {LtrDataset} from './dataset.js'
 import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart, type LambdaMartParams} from './lambdamart.js'
 import {NdcgEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
@@ -170,27 +172,32 @@ export function tuneLambdaMart(options: TuneOptions): TuneResult {
       ? {min: maxTrees / TREE_RUNGS, max: maxTrees, eta: 3}
       : undefined
   const optimizer = createOptimizer(options.optimizer, LAMBDAMART_SPACE, options.seed, fidelity)
-  const trials: TuneTrial[] = []
-  let bestTrial: TuneTrial | undefined
-  while (trials.length < options.trials) {
-    const trial = optimizer.ask()
-    if (trial === 'done') break
-    if (trial === 'wait') throw new Error('rerank tune: the optimiser waits with nothing running')
-    const trees = Math.max(1, Math.round(trial.budget === 1 && !fidelity ? maxTrees : trial.budget))
-    const result = fit(train, valid, paramsOf(base, trial.config, trees))
-    optimizer.tell(trial.id, {status: 'ok', loss: -result.ndcg})
-    const record: TuneTrial = {
-      id: trial.id,
-      trees_budget: trees,
-      config: trial.config,
-      valid_ndcg10: result.ndcg,
-      trees_used: result.trees,
-    }
-    trials.push(record)
-    // Only full-size fits compete for the final pick, as in the incumbent rule of the benchmarks.
-    if (trees === maxTrees && (!bestTrial || record.valid_ndcg10 > bestTrial.valid_ndcg10)) bestTrial = record
-    options.onTrial?.(trials.length, bestTrial?.valid_ndcg10 ?? Number.NaN)
+  const best = (steps: readonly LoopStep<TuneTrial>[]): TuneTrial | undefined => {
+    // only full-size fits compete for the final pick: the incumbent at a lower budget is no pick
+    const inc = incumbent(steps)
+    return inc && inc.budget === maxTrees ? inc.value : undefined
   }
+  const {steps} = optimizeInProcess(
+    optimizer,
+    (trial) => {
+      const trees = Math.max(1, Math.round(trial.budget === 1 && !fidelity ? maxTrees : trial.budget))
+      const result = fit(train, valid, paramsOf(base, trial.config, trees))
+      const value: TuneTrial = {
+        id: trial.id,
+        trees_budget: trees,
+        config: trial.config,
+        valid_ndcg10: result.ndcg,
+        trees_used: result.trees,
+      }
+      return {result: {status: 'ok', loss: -result.ndcg}, value, budget: trees}
+    },
+    {
+      maxTrials: options.trials,
+      onStep: (_, steps) => options.onTrial?.(steps.length, best(steps)?.valid_ndcg10 ?? Number.NaN),
+    },
+  )
+  const trials = steps.map((s) => s.value)
+  const bestTrial = best(steps)
   // The defaults are kt rerank train's own settings (with early stopping), not the table's.
   const defaultParams: LambdaMartParams = {
     ...base,

@@ -14,7 +14,7 @@ import {
 import {chooseProfile, type Candidate, type ProfileChoice, type ProfileRule} from './profiles.js'
 import {splitTimingMetrics} from './types.js'
 
-/** What an analysis reads of a stored trial: search knows no store (src/study/store.ts TrialRow carries these and more). */
+/** What an analysis reads of a stored trial: search knows no store (src/study/model.ts TrialRow carries these and more). */
 export interface AnalyzedTrial {
   readonly id: number
   readonly budget: number

@@ -7,6 +7,7 @@
 import {median, quantile} from '../stats/summary.js'
 import {benchmarkObjective, type BenchmarkName} from './benchmarks/index.js'
 import {incumbentTrace} from './incumbent.js'
+import {optimizeInProcess} from './loop.js'
 import {createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from './optimizers.js'
 import type {Checkpoint, EvalResult, Objective} from './types.js'
 
@@ -62,55 +63,45 @@ export function runBenchmark(
   const optimizer = createOptimizer(optimizerName, objective.space, seed, objective.fidelity, settings)
   const bMax = objective.fidelity?.max ?? 1
   const started = performance.now()
-  const evaluations: {budget: number; loss: number; status: 'ok' | 'failed'; config: Record<string, unknown>}[] = []
   const cumBudget: number[] = []
   const cumScratch: number[] = []
-  const suggestMs: number[] = []
   const checkpoints = new Map<number, Checkpoint>()
   const reached = new Map<string, number>()
   let used = 0
   let usedScratch = 0
-  let failed = 0
-  let finished = false
-  while (evaluations.length < maxEvals || used < maxBudget - BUDGET_EPS) {
-    const t0 = performance.now()
-    const trial = optimizer.ask()
-    let elapsed = performance.now() - t0
-    if (trial === 'done') {
-      finished = true
-      break
-    }
-    if (trial === 'wait') throw new Error(`bench: ${optimizerName} waits with nothing running`)
-    const previous = trial.continues && objective.continuation ? checkpoints.get(trial.continues.trialId) : undefined
-    const result = evaluateSync(objective, trial.config, trial.budget, {
-      trialId: trial.id,
-      configId: trial.configId,
-      seed,
-      checkpoint: previous,
-    })
-    const ok = Number.isFinite(result.loss)
-    if (!ok) failed++
-    if (ok && result.checkpoint !== undefined)
-      checkpoints.set(trial.id, {budget: trial.budget, state: result.checkpoint})
-    const t1 = performance.now()
-    optimizer.tell(trial.id, ok ? {status: 'ok', loss: result.loss, values: result.values} : {status: 'failed'})
-    elapsed += performance.now() - t1
-    suggestMs.push(elapsed)
-    const before = reached.get(trial.configId) ?? 0
-    used += (objective.continuation ? Math.max(0, trial.budget - before) : trial.budget) / bMax
-    reached.set(trial.configId, Math.max(before, trial.budget))
-    usedScratch += trial.budget / bMax
-    evaluations.push({budget: trial.budget, loss: result.loss, status: ok ? 'ok' : 'failed', config: trial.config})
-    cumBudget.push(used)
-    cumScratch.push(usedScratch)
-  }
+  const {steps, finished} = optimizeInProcess(
+    optimizer,
+    (trial) => {
+      const previous = trial.continues && objective.continuation ? checkpoints.get(trial.continues.trialId) : undefined
+      const result = evaluateSync(objective, trial.config, trial.budget, {
+        trialId: trial.id,
+        configId: trial.configId,
+        seed,
+        checkpoint: previous,
+      })
+      const ok = Number.isFinite(result.loss)
+      if (ok && result.checkpoint !== undefined)
+        checkpoints.set(trial.id, {budget: trial.budget, state: result.checkpoint})
+      const before = reached.get(trial.configId) ?? 0
+      used += (objective.continuation ? Math.max(0, trial.budget - before) : trial.budget) / bMax
+      reached.set(trial.configId, Math.max(before, trial.budget))
+      usedScratch += trial.budget / bMax
+      cumBudget.push(used)
+      cumScratch.push(usedScratch)
+      return {result: ok ? {status: 'ok', loss: result.loss, values: result.values} : {status: 'failed'}, value: null}
+    },
+    {proceed: (steps) => steps.length < maxEvals || used < maxBudget - BUDGET_EPS},
+  )
+  const evaluations = steps
+  const failed = steps.filter((s) => s.status === 'failed').length
+  const suggestMs = steps.map((s) => s.askMs + s.tellMs)
   const wall = (performance.now() - started) / 1000
   const trace = incumbentTrace(evaluations)
   const optimum = objective.optimum ?? 0
   const regretCache = new Map<number, number>()
   const curve = Array.from(trace, (i) => {
     if (i < 0) return NaN
-    if (!regretCache.has(i)) regretCache.set(i, objective.trueLoss!(evaluations[i].config as never) - optimum)
+    if (!regretCache.has(i)) regretCache.set(i, objective.trueLoss!(evaluations[i].trial.config as never) - optimum)
     return regretCache.get(i)!
   })
   return {

@@ -9,6 +9,7 @@ import {median, quantile} from '../stats/summary.js'
 import {BohbOptimizer} from './bohb.js'
 import {countingOnesObjective} from './benchmarks/counting-ones.js'
 import {Encoding} from './encoding.js'
+import {optimizeInProcess, type Evaluation} from './loop.js'
 import type {Trial, TrialResult} from './types.js'
 import {WORKERS_WORKLOAD} from './workers-workload.js'
 
@@ -84,30 +85,16 @@ export function measureOverhead(seed: number, suggestions: number, observed = OV
     for (let j = 0; j < v.length; j++) s += encoding.vartypes[j] > 0 ? (v[j] === 0 ? 0 : 0.2) : (v[j] - target[j]) ** 2
     return s
   }
-  const step = (): {ask: number; tell: number; model: boolean} => {
-    const t0 = performance.now()
-    const trial = optimizer.ask()
-    const t1 = performance.now()
-    if (typeof trial === 'string') throw new Error(`overhead: optimiser answered ${trial}`)
-    const l = loss(trial.config)
-    const t2 = performance.now()
-    optimizer.tell(trial.id, {status: 'ok', loss: l})
-    return {ask: t1 - t0, tell: performance.now() - t2, model: trial.info?.model_based === true}
-  }
-  for (let i = 0; i < observed; i++) step()
-  const asks: number[] = []
-  const tells: number[] = []
-  const totals: number[] = []
-  const modelTotals: number[] = []
+  const evaluate = (trial: Trial): Evaluation<null> => ({result: {status: 'ok', loss: loss(trial.config)}, value: null})
+  optimizeInProcess(optimizer, evaluate, {maxTrials: observed})
   const cpu0 = process.cpuUsage()
   const wall0 = performance.now()
-  for (let i = 0; i < suggestions; i++) {
-    const s = step()
-    asks.push(s.ask)
-    tells.push(s.tell)
-    totals.push(s.ask + s.tell)
-    if (s.model) modelTotals.push(s.ask + s.tell)
-  }
+  const {steps} = optimizeInProcess(optimizer, evaluate, {maxTrials: suggestions})
+  if (steps.length < suggestions) throw new Error(`overhead: the optimiser stopped after ${steps.length} suggestions`)
+  const asks = steps.map((s) => s.askMs)
+  const tells = steps.map((s) => s.tellMs)
+  const totals = steps.map((s) => s.askMs + s.tellMs)
+  const modelTotals = steps.filter((s) => s.trial.info?.model_based === true).map((s) => s.askMs + s.tellMs)
   const cpu = process.cpuUsage(cpu0)
   const wall = performance.now() - wall0
   const mp = (xs: number[]): {median: number; p99: number} => ({median: median(xs), p99: quantile(xs, 0.99)})

@@ -26,7 +26,6 @@ import {toSavedModel, writeModel} from '../rank/model.js'
 import {deploy} from '../rank/registry.js'
 import {randomCompleteTree} from '../rank/bench.js'
 import {PackedEnsemble} from '../rank/packed.js'
-import {WasmEnsemble} from '../rank/wasm.js'
 import {RawClient} from './client.js'
 import {runLoad, quantileSorted, type LoadResult} from './load.js'
 import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
@@ -47,17 +46,6 @@ export const RERANK_BODIES = 64
 export const RERANK_WARMUP_REQUESTS = 300
 /** Decimals of the JSON body's features (what a client printing rounded features sends). */
 export const RERANK_JSON_DECIMALS = 6
-/**
- * Bytes of other memory written before each timed scoring of the cold-cache figure: one core's L2
- * on the machine this was measured on (lscpu: 4 MiB of L2 in 2 instances). Back to back, the model
- * (about 150 KB of nodes and leaf values read per request here) stays in L2; in the server, a
- * request finds much of it gone (src/rank/README.md, "Where POST /rerank's time goes"), so the
- * hot loop is a lower bound of the server's scoring and this an upper one.
- */
-export const COLD_CACHE_BYTES = 2 * 1024 * 1024
-/** Bytes of a cache line (x86-64): the cold-cache figure writes one float64 per line. */
-const CACHE_LINE_BYTES = 64
-
 export interface ServeBenchOptions {
   clients: number
   tenants: number
@@ -116,20 +104,12 @@ export interface RerankEndpointReport {
   requests: number
   /** Candidate sets: every request has new ones. */
   bodies: number
-  /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference, with the kernel the server runs. */
+  /** Scoring the 50 rows in this process, no HTTP (median µs): the model's own part of the difference (the packed walk the server runs). */
   model_scoring_us: number
-  /** The same with the packed walk (the reference the kernel replaced). */
-  packed_scoring_us: number
-  /** The kernel alone (the rows already in its input, as the server has them) with COLD_CACHE_BYTES of other memory written before each scoring, untimed: the core's L2 refilled, as the server finds it more or less (its scoring falls between this and model_scoring_us). */
-  model_scoring_cold_us: number
-  /**
-   * Reading the rows of one 6-decimal JSON body in this process, no HTTP (median µs, the two
-   * readers interleaved on the same bodies): the compact reader the server runs first, and the
-   * general reader alone (what reads every other form, and read this one before).
-   */
-  json_reading_us: {compact_reader: number; general_reader: number}
-  /** The same for one full-precision JSON body: the long reader (SIMD + Eisel-Lemire) the server runs first, and the general reader alone. */
-  json_full_precision_reading_us: {long_reader: number; general_reader: number}
+  /** Parsing one 6-decimal JSON body in this process, no HTTP (median µs): JSON.parse, as the server reads it. */
+  json_reading_us: number
+  /** The same for one full-precision JSON body. */
+  json_full_precision_reading_us: number
   /** JSON, features printed with RERANK_JSON_DECIMALS decimals. */
   json: RerankEndpointTiming
   /** JSON, features printed as full-precision doubles (up to 17 significant digits). */
@@ -171,30 +151,15 @@ function timeScoring(
   return quantileSorted(times.sort(), 0.5)
 }
 
-/** Median µs of reading one body's rows with the readers the server runs (the first that takes it) and the general reader alone, alternating which goes first, cycling through the bodies. */
-function timeReading(
-  wasm: WasmEnsemble,
-  bodies: Buffer[],
-  repetitions: number,
-  expected: 'compact' | 'long',
-): {fast: number; general: number} {
-  const times = {any: new Float64Array(repetitions), general: new Float64Array(repetitions)}
+/** Median µs of JSON.parse of one body, cycling through the bodies. */
+function timeReading(bodies: Buffer[], repetitions: number): number {
+  const times = new Float64Array(repetitions)
   for (let i = 0; i < repetitions; i++) {
-    for (const reader of i % 2 === 0 ? (['any', 'general'] as const) : (['general', 'any'] as const)) {
-      const a = performance.now()
-      const rows = wasm.readJsonRows(bodies[i % bodies.length], RERANK_CANDIDATES, reader)
-      times[reader][i] = (performance.now() - a) * 1000
-      if (rows !== RERANK_CANDIDATES)
-        throw new Error(
-          `kt bench serve: the ${reader} rows reader read ${rows} rows of a ${RERANK_CANDIDATES}-row body`,
-        )
-      if (reader === 'any' && wasm.lastReader !== expected)
-        throw new Error(
-          `kt bench serve: the ${wasm.lastReader} rows reader read a body meant for the ${expected} reader`,
-        )
-    }
+    const a = performance.now()
+    JSON.parse(bodies[i % bodies.length].toString('utf8'))
+    times[i] = (performance.now() - a) * 1000
   }
-  return {fast: quantileSorted(times.any.sort(), 0.5), general: quantileSorted(times.general.sort(), 0.5)}
+  return quantileSorted(times.sort(), 0.5)
 }
 
 /** Syncs timed by diskSyncTime, and the bytes each writes (a batch of about ten events). */
@@ -355,7 +320,7 @@ async function rerankEndpoint(
       .forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
     return bytes
   }
-  // warm-up, not counted: the server's JIT and WebAssembly tier-up see every route and body form
+  // warm-up, not counted: the server's JIT sees every route and body form
   // before the first timed request (the first form timed would otherwise pay for them)
   for (const [make, type] of [
     [rounded, 'application/json'],
@@ -368,37 +333,13 @@ async function rerankEndpoint(
   const full = await timeRerank(port, fullPrecision, 'application/json', requests)
   const binary = await timeRerank(port, littleEndian, 'application/octet-stream', requests)
   const flat = Array.from({length: RERANK_BODIES}, () => Float64Array.from(candidates().flat()))
-  const wasm = new WasmEnsemble(packed)
   const readBodies = Array.from({length: RERANK_BODIES}, rounded)
   const fullBodies = Array.from({length: RERANK_BODIES}, fullPrecision)
   const modelScoring = timeScoring(
-    (rows, count, out) => wasm.scoreAll(rows, count, out),
-    flat,
-    RERANK_CANDIDATES,
-    requests,
-  )
-  const packedScoring = timeScoring(
     (rows, count, out) => packed.scoreAll(rows, count, out),
     flat,
     RERANK_CANDIDATES,
     requests,
-  )
-  const other = new Float64Array(COLD_CACHE_BYTES / 8)
-  const lineStep = CACHE_LINE_BYTES / 8
-  // the rows copied in after the overwrite, untimed: in the server they arrive fresh from the socket
-  const overwriteThenCopy = (rows: Float64Array): void => {
-    for (let k = 0; k < other.length; k += lineStep) other[k] += 1
-    wasm.input(RERANK_CANDIDATES).set(rows.subarray(0, RERANK_CANDIDATES * RERANK_FEATURES))
-  }
-  const compactReading = timeReading(wasm, readBodies, requests, 'compact')
-  const longReading = timeReading(wasm, fullBodies, requests, 'long')
-  // last, so that the figures above are taken as before it was added
-  const coldScoring = timeScoring(
-    (_rows, count, out) => out.set(wasm.scoreInput(count)),
-    flat,
-    RERANK_CANDIDATES,
-    requests,
-    overwriteThenCopy,
   )
   return {
     candidates: RERANK_CANDIDATES,
@@ -407,10 +348,8 @@ async function rerankEndpoint(
     requests,
     bodies: 3 * requests,
     model_scoring_us: modelScoring,
-    packed_scoring_us: packedScoring,
-    model_scoring_cold_us: coldScoring,
-    json_reading_us: {compact_reader: compactReading.fast, general_reader: compactReading.general},
-    json_full_precision_reading_us: {long_reader: longReading.fast, general_reader: longReading.general},
+    json_reading_us: timeReading(readBodies, requests),
+    json_full_precision_reading_us: timeReading(fullBodies, requests),
     json,
     json_full_precision: full,
     binary,

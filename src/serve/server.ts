@@ -25,14 +25,13 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {Socket} from 'node:net'
 import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {timingSafeEqual} from 'node:crypto'
-import {endianness} from 'node:os'
 import type {Journal} from '../online/journal.js'
 import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {GateRefusedError} from '../deploy/gate.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {parseJsonText} from '../util/json.js'
+import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../util/loopback.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {
@@ -43,8 +42,7 @@ import {
   TenantMemory,
 } from './memory.js'
 import {PackedEnsemble} from '../rank/packed.js'
-import {WasmEnsemble, type MemoryClaim} from '../rank/wasm.js'
-import {FALLBACK, bestFirst, rerankAnswerJson} from '../rank/rows-json.js'
+import {bestFirst} from '../rank/apply.js'
 import {fromSavedModel} from '../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
 
@@ -107,7 +105,6 @@ export const REGISTRY_CHECK_MS = 1000
 /** Candidates per /rerank request at most (the body limit bounds it too). */
 export const MAX_RERANK_CANDIDATES = 10_000
 /** Float64 rows can be copied byte for byte into a Float64Array on a little-endian machine. */
-const LITTLE_ENDIAN = endianness() === 'LE'
 /**
  * After SIGTERM, connections still open this long are closed (requests in flight had their
  * chance: a journal flush takes milliseconds). Keep-alive clients that keep retrying would
@@ -165,18 +162,6 @@ export interface RunningServer {
 }
 
 /**
- * Whether a Host header names this machine's loopback (localhost, 127.x.x.x, [::1], with or
- * without a port). Without a token the server answers only these: a web page that rebinds its own
- * DNS name to 127.0.0.1 sends its own name as Host (DNS rebinding), so it is refused.
- */
-export function isLoopbackHostHeader(value: string): boolean {
-  const m = /^(\[[^\]]*\]|[^:]*)(?::\d{1,5})?$/.exec(value)
-  if (!m) return false
-  const name = m[1].toLowerCase()
-  return name === '[::1]' || isLoopback(name)
-}
-
-/**
  * The media type of a request body (Content-Type without parameters, lower case), or '' when none
  * is declared. JSON endpoints take application/json only: a browser sends text/plain, form
  * encodings and multipart across sites without asking first (no CORS preflight), application/json
@@ -188,11 +173,6 @@ export function mediaType(req: IncomingMessage): string {
   if (value === 'application/json') return value
   const semi = value.indexOf(';')
   return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase()
-}
-
-/** Whether `host` only accepts connections from this machine. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 /** The soft limit on open files from /proc/self/limits, or undefined. */
@@ -244,11 +224,11 @@ const ONLINE_STATUS: Record<string, number> = {
   not_durable: 503,
 }
 
-/** The deployed reranker, re-read when the registry index changes; scored by the WebAssembly kernel (src/rank/wasm.ts), whose input buffer the request's rows are read into. */
+/** The deployed reranker, re-read when the registry index changes; scored by its packed ensemble (src/rank/packed.ts). */
 class RerankerHolder {
   private checkedAt = 0
   private indexMtime = -1
-  model: {version: string; packed: PackedEnsemble; wasm: WasmEnsemble; featureNames: string[]} | null = null
+  model: {version: string; packed: PackedEnsemble; featureNames: string[]} | null = null
   /**
    * Set while the registry's last change could not be read (a garbage index, a bad model file):
    * the last good model keeps serving (a broken deploy must not take ranking down; `kt rerank
@@ -296,7 +276,7 @@ class RerankerHolder {
       }
       const saved = readVersionModel(this.dir, version)
       const packed = new PackedEnsemble(fromSavedModel(saved))
-      this.model = {version: version.id, packed, wasm: new WasmEnsemble(packed), featureNames: saved.feature_names}
+      this.model = {version: version.id, packed, featureNames: saved.feature_names}
       this.damaged = undefined
     } catch (error) {
       // logged once: the index is read again only when it changes
@@ -306,8 +286,8 @@ class RerankerHolder {
   }
 }
 
-/** The rows of a parsed `{features: [[...], ...]}` body copied into the kernel's input; null is a missing value (NaN goes right at every split, as in training). */
-function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): number {
+/** The rows of a parsed `{features: [[...], ...]}` body, row-major; null is a missing value (NaN goes right at every split, as in training). */
+function rowsFromJson(parsed: unknown, width: number): Float64Array {
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
     for (const key of Object.keys(parsed))
       if (key !== 'features')
@@ -324,7 +304,7 @@ function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): numbe
       `POST /rerank: features: expected 1..${MAX_RERANK_CANDIDATES} rows, got ${describeValue(features)}`,
     )
   const count = features.length
-  const rows = wasm.input(count)
+  const rows = new Float64Array(count * width)
   for (let r = 0; r < count; r++) {
     const row = features[r]
     if (!Array.isArray(row) || row.length !== width)
@@ -345,24 +325,40 @@ function rowsFromJson(parsed: unknown, width: number, wasm: WasmEnsemble): numbe
       rows[r * width + f] = v === null ? Number.NaN : v
     }
   }
-  return count
+  return rows
 }
 
 /**
- * Float64 rows in the kernel's input, checked as the JSON path checks its rows: NaN is a missing
- * value (JSON's null: it goes right at every split), +-Infinity is refused (the JSON path refuses
- * 1e400, which JSON.parse reads as Infinity; kt rerank train refuses non-finite features). Returns
- * `count`.
+ * Float64 little-endian rows, back to back, checked as the JSON path checks its rows: NaN is a
+ * missing value (JSON's null: it goes right at every split), +-Infinity is refused (the JSON path
+ * refuses 1e400, which JSON.parse reads as Infinity; kt rerank train refuses non-finite features).
  */
-function finiteRows(count: number, width: number, wasm: WasmEnsemble): number {
-  const at = wasm.firstInfinite(count)
-  if (at >= 0)
+function rowsFromFloat64(body: Buffer, width: number): Float64Array {
+  if (body.length % (8 * width) !== 0 || body.length === 0)
     throw new HttpError(
       400,
       'bad_request',
-      `POST /rerank: features[${Math.floor(at / width)}][${at % width}]: expected a finite number or NaN (a missing value, as null in JSON), got ${describeValue(wasm.input(count)[at])}`,
+      `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`,
     )
-  return count
+  const count = body.length / (8 * width)
+  if (count > MAX_RERANK_CANDIDATES)
+    throw new HttpError(
+      400,
+      'bad_request',
+      `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`,
+    )
+  const rows = new Float64Array(count * width)
+  for (let i = 0; i < rows.length; i++) {
+    const v = body.readDoubleLE(i * 8)
+    if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY)
+      throw new HttpError(
+        400,
+        'bad_request',
+        `POST /rerank: features[${Math.floor(i / width)}][${i % width}]: expected a finite number or NaN (a missing value, as null in JSON), got ${describeValue(v)}`,
+      )
+    rows[i] = v
+  }
+  return rows
 }
 
 function jsonError(code: string, message: string, retry: boolean): string {
@@ -372,14 +368,7 @@ function jsonError(code: string, message: string, retry: boolean): string {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1'
   const token = options.token
-  if (!isLoopback(host) && !token)
-    throw new InputError(
-      '--host',
-      `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`,
-      'no token',
-    )
-  if (token !== undefined && token.length < 16)
-    throw new InputError('--token', 'at least 16 characters', `${token.length}`)
+  checkBind(host, token)
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
   const fdLimit = options.fdLimit ?? openFileLimit()
   const budget = fdBudget(fdLimit, options.maxConnections)
@@ -464,16 +453,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return tenant
   }
 
-  /** A request body's chunks as they came (joined only when someone needs them as one Buffer). */
-  interface BodyChunks {
-    chunks: Buffer[]
-    size: number
-  }
-  const joined = (body: BodyChunks): Buffer =>
-    body.chunks.length === 1 ? body.chunks[0] : Buffer.concat(body.chunks, body.size)
-  const readBody = async (req: IncomingMessage): Promise<Buffer> => joined(await readChunks(req))
-  /** The body's chunks, each also handed to `onChunk` with its offset as it arrives (POST /rerank writes them straight into the model's memory). */
-  const readChunks = (req: IncomingMessage, onChunk?: (chunk: Buffer, offset: number) => void): Promise<BodyChunks> =>
+  /** A request's body, refused past maxBody (413) whether or not it declared its length. */
+  const readBody = (req: IncomingMessage): Promise<Buffer> =>
     new Promise((resolve, reject) => {
       const declared = Number(req.headers['content-length'])
       if (declared > maxBody) {
@@ -491,11 +472,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           reject(new HttpError(413, 'body_too_large', `request body: expected at most ${maxBody} bytes, got more`))
           return
         }
-        onChunk?.(chunk, size - chunk.length)
         chunks.push(chunk)
       })
       req.on('end', () => {
-        if (!failed) resolve({chunks, size})
+        if (!failed) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
       })
       req.on('error', (error) => {
         if (!failed) reject(new HttpError(400, 'bad_request', `request body: ${error.message}`))
@@ -585,55 +565,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `${what}: ${reranker.damaged}`,
     )
 
-  let orderBuffer = new Int32Array(0)
-  /** A row takes at least 2 x width + 1 bytes ("[0,...,0]"), which bounds the rows a JSON body of `bytes` can hold. */
-  const maxJsonRows = (bytes: number, width: number): number =>
-    Math.min(MAX_RERANK_CANDIDATES, Math.ceil(bytes / (2 * width + 1)))
   const isBinary = (req: IncomingMessage): boolean => mediaType(req) === 'application/octet-stream'
 
-  /**
-   * POST /rerank's body, read with the model current when the request came. When the request
-   * declares its length and no other body is streaming into the model's memory, each chunk is
-   * written straight there as it arrives (the rows reader's input for JSON, the kernel's rows for
-   * float64 rows), so nothing is copied again once the last one is in; the chunks are kept, and
-   * read as before when the claim did not hold to the end (another request wrote the memory
-   * meanwhile, or the body's length was not the declared one).
-   */
-  const rerankRequest = async (req: IncomingMessage, res: ServerResponse): Promise<string> => {
+  /** POST /rerank: the scores in row order and the rows best first, from the model current when the request came. */
+  const rerankRequest = async (req: IncomingMessage): Promise<string> => {
     reranker.refresh()
     const model = reranker.model
-    const declared = Number(req.headers['content-length'])
-    let claim: MemoryClaim | undefined
-    if (model && LITTLE_ENDIAN && Number.isSafeInteger(declared) && declared > 0 && declared <= maxBody) {
-      const width = model.packed.width
-      if (!isBinary(req)) claim = model.wasm.claimBody(declared, maxJsonRows(declared, width))
-      else if (declared % (8 * width) === 0 && declared / (8 * width) <= MAX_RERANK_CANDIDATES)
-        claim = model.wasm.claimRows(declared / (8 * width))
-    }
-    if (!model || !claim) return rerank(req, joined(await readChunks(req)), model)
-    const wasm = model.wasm
-    const held = claim
-    let writing = true
-    // a request whose body never ends (aborted, timed out) gives the memory back when its response closes
-    res.once('close', () => wasm.release(held))
-    try {
-      const body = await readChunks(req, (chunk, offset) => {
-        if (writing) writing = wasm.writeClaimed(held, chunk, offset)
-      })
-      if (!writing || body.size !== held.length || !wasm.holds(held)) return rerank(req, joined(body), model)
-      return rerank(req, undefined, model, held)
-    } finally {
-      wasm.release(held)
-    }
-  }
-
-  /** The answer as JSON text (src/rank/rows-json.ts builds it without intermediate arrays); `body`, or the claimed memory that holds it. */
-  const rerank = (
-    req: IncomingMessage,
-    body: Buffer | undefined,
-    model: RerankerHolder['model'],
-    claim?: MemoryClaim,
-  ): string => {
+    const body = await readBody(req)
     if (!model && reranker.damaged !== undefined) throw modelUnavailable('POST /rerank')
     if (!model)
       throw new HttpError(
@@ -643,51 +581,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         true,
       )
     const width = model.packed.width
-    const wasm = model.wasm
-    let count: number
-    if (claim?.kind === 'rows') count = finiteRows(claim.count, width, wasm)
-    else if (claim) {
-      count = wasm.readClaimedRows(claim)
-      // the body as a Buffer only for the rare JSON.parse path (a copy out of the memory)
-      if (count === FALLBACK)
-        count = rowsFromJson(parseJson(Buffer.from(wasm.claimedBytes(claim)), 'POST /rerank'), width, wasm)
-    } else if (isBinary(req)) {
-      body = body!
-      // float64 little-endian rows, back to back: copied byte for byte into the kernel's input
-      if (body.length % (8 * width) !== 0 || body.length === 0)
-        throw new HttpError(
-          400,
-          'bad_request',
-          `POST /rerank: expected float64 rows of ${width} values (${8 * width} bytes each), got ${body.length} bytes`,
-        )
-      count = body.length / (8 * width)
-      if (count > MAX_RERANK_CANDIDATES)
-        throw new HttpError(
-          400,
-          'bad_request',
-          `POST /rerank: expected at most ${MAX_RERANK_CANDIDATES} rows, got ${count}`,
-        )
-      if (LITTLE_ENDIAN) wasm.inputBytes(count).set(body)
-      else {
-        const rows = wasm.input(count)
-        for (let i = 0; i < count * width; i++) rows[i] = body.readDoubleLE(i * 8)
-      }
-      finiteRows(count, width, wasm)
-    } else {
-      body = body!
-      // The common body read straight into the input by the module's rows reader (src/rank/wasm.ts,
-      // the grammar of src/rank/rows-json.ts); anything outside its exact form goes through
-      // JSON.parse below, with the same answers and error messages.
-      count = wasm.readJsonRows(body, maxJsonRows(body.length, width))
-      if (count === FALLBACK) count = rowsFromJson(parseJson(body, 'POST /rerank'), width, wasm)
-    }
-    const scores = wasm.scoreInput(count)
-    // the whole answer (printed scores, order) written by the module in one pass, as the JS below would write it
-    const answer = wasm.answerJson(count, model.version)
-    if (answer !== undefined) return answer
-    if (orderBuffer.length < count) orderBuffer = new Int32Array(count)
-    // the scores printed by the module (17 digits, exact), which V8 would print at 0.3-0.4 µs each
-    return rerankAnswerJson(model.version, scores, bestFirst(scores, orderBuffer), wasm.printScores(count))
+    const rows = isBinary(req) ? rowsFromFloat64(body, width) : rowsFromJson(parseJson(body, 'POST /rerank'), width)
+    const count = rows.length / width
+    const scores = model.packed.scoreAll(rows, count, new Float64Array(count))
+    return JSON.stringify({model: model.version, scores: Array.from(scores), order: bestFirst(scores)})
   }
 
   /** A JSON endpoint's body type check: 415 for anything but application/json (see mediaType). */
@@ -720,14 +617,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`,
       )
     if (!expectedAuth) {
-      const hostHeader = req.headers.host
-      // no Host at all (HTTP/1.0) is refused too: the rule is "loopback names only", not "any name but a foreign one"
-      if (hostHeader === undefined || !isLoopbackHostHeader(hostHeader))
-        throw new HttpError(
-          403,
-          'host_refused',
-          `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${hostHeader === undefined ? 'no Host header' : JSON.stringify(hostHeader.slice(0, 100))}`,
-        )
+      const refused = hostRefusal(req.headers.host)
+      if (refused) throw new HttpError(403, 'host_refused', refused)
     }
     if (path === '/healthz') {
       route.name = 'healthz'
@@ -743,10 +634,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
     }
     if (expectedAuth) {
-      // the scheme is case-insensitive (RFC 7235 2.1), the token is not
-      const m = /^bearer +(.*)$/i.exec(req.headers.authorization ?? '')
-      const given = Buffer.from(m ? m[1] : '')
-      if (!m || given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth))
+      if (!tokenMatches(bearerToken(req.headers.authorization), token!))
         throw new HttpError(401, 'unauthorized', "Authorization: expected Bearer <the server's token>")
     }
     if (closing)
@@ -801,7 +689,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       // JSON rows, or float64 rows as application/octet-stream (a type a page can send across sites
       // without a preflight: the Origin and Host checks above keep pages out of this one)
       if (!isBinary(req)) expectJson(req, 'POST /rerank')
-      return {status: 200, body: null, text: await rerankRequest(req, res), type: 'application/json'}
+      return {status: 200, body: null, text: await rerankRequest(req), type: 'application/json'}
     }
     if (path === '/tenants') {
       route.name = 'create'

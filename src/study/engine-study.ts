@@ -16,16 +16,15 @@ import {
   holdoutValidationLines,
   type HoldoutValidation,
 } from '../eval/holdout-validation.js'
-import type {TrialRow} from './store.js'
+import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
+import {DEFAULTS_PROFILE} from '../deploy/load.js'
+import {engineRefFor} from '../deploy/spaces.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {KEY_PATTERN, commentText, makeProfile, notValidated, profileFiles, studySourceRun} from '../deploy/profile.js'
 
 /** Dropped metric keys named in the warning (the rest are counted). */
 const MAX_DROPPED_LISTED = 5
-
-/** Name of the profile that restores the engine's defaults. */
-export const DEFAULTS_PROFILE = 'defaults'
 
 export interface EngineStudyOutputs extends ObjectiveStudyAnalysis {
   readonly files: string[]
@@ -124,7 +123,7 @@ export async function writeEngineStudyOutputs(
   )
   write(
     'profiles.json',
-    `${JSON.stringify({engine: spec.name, engine_file: spec.file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`,
+    `${JSON.stringify({engine: spec.name, engine_file: engineRefFor(spec, out).file, profiles: snakeKeysOfRecord(analysis.profiles)}, null, 2)}\n`,
   )
   // without held-out data the study measured these on the data it tuned on: the deploy gate refuses them
   const validationOf = (name: string) =>
@@ -145,7 +144,7 @@ export async function writeEngineStudyOutputs(
       metrics: {...d.metrics, ...(validation && d.name !== DEFAULTS_PROFILE ? holdoutMetrics(validation, d.name) : {})},
       notes,
       sourceRun: run,
-      engine: {name: spec.name, file: spec.file},
+      engine: engineRefFor(spec, join(out, 'profiles')),
       validation: validationOf(d.name),
     })
     for (const f of profileFiles(`profiles/${d.name}`, profile)) write(f.path, f.text, f.mode)

@@ -1,7 +1,7 @@
 /** Human and JSON views of studies and search outcomes, shared by `kt search` and `kt study`. */
 import {incumbent} from '../search/incumbent.js'
 import type {SearchOutcome} from './search.js'
-import type {StudyRecord, TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './model.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {
   DEFAULT_SIMPLEX_STEP,

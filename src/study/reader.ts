@@ -7,7 +7,7 @@ import {existsSync, readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {InputError} from '../util/errors.js'
 import {isPostgresUrl, openStorage, redactStorage, type StudyStorage} from './storage.js'
-import type {StudyRecord, TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './model.js'
 
 export interface StudySummary {
   readonly name: string
@@ -153,7 +153,11 @@ export class CompositeStudyReader implements StudyReader {
     const seen = new Set<string>()
     const out: StudySummary[] = []
     for (const r of this.readers)
-      for (const s of await r.listStudies()) if (!seen.has(s.name)) (seen.add(s.name), out.push(s))
+      for (const s of await r.listStudies())
+        if (!seen.has(s.name)) {
+          seen.add(s.name)
+          out.push(s)
+        }
     return out
   }
 

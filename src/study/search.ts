@@ -20,14 +20,12 @@ import {incumbent} from '../search/incumbent.js'
 import type {Objective, Trial} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {runStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './runner.js'
+import {optimizeStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './optimize.js'
 import {MAX_WORKERS_PER_PROCESS} from './pool.js'
-import type {StudyRecord, TrialRow} from './store.js'
+import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
+import {checkStudyName} from './name.js'
 import type {Outcome} from './evaluate.js'
-
-/** Default study file (`--storage`). */
-export const DEFAULT_STORAGE = 'kt-studies.sqlite'
 
 export interface SearchOptions {
   /** SQLite file (created if missing), ':memory:', or a postgresql:// URL. */
@@ -189,6 +187,9 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`,
       String(options.workers),
     )
+  // the name becomes a folder of every worker's trial files: refused before anything is opened or written
+  if (options.study !== undefined)
+    checkStudyName(options.study, options.resume ? (options.studyFlag ?? '--resume') : '--study')
   // A new study's objective (its engine file, its data) is built before the store is opened: bad
   // input is refused without leaving an empty study file behind.
   let objective: Objective | undefined =
@@ -318,7 +319,7 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
     const live = objective
     let summary: RunSummary
     try {
-      summary = await runStudy({
+      summary = await optimizeStudy({
         storage: store,
         study: record.name,
         seed: record.seed,

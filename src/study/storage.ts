@@ -1,7 +1,7 @@
 /**
  * The study storage interface (the shape of Optuna's BaseStorage, async): one API over the
- * embedded SQLite file (src/study/store.ts, the default) and a PostgreSQL server
- * (src/study/postgres.ts, `--storage postgresql://user@host:port/db`), so that `kt search`,
+ * embedded SQLite file (storage-sqlite.ts, the default) and a PostgreSQL server
+ * (storage-postgres.ts, `--storage postgresql://user@host:port/db`), so that `kt search`,
  * `kt worker`, `kt study ...` and the dashboard work on either.
  *
  * Read API (what a viewer needs; never takes a lock or writes):
@@ -14,7 +14,7 @@
  *
  * Write API: createStudy, setStudyState, setStudyOptions, importStudy (kt study copy).
  *
- * Coordination API (src/study/runner.ts; many worker processes on one study):
+ * Coordination API (src/study/optimize.ts; many worker processes on one study):
  *   - withStudyLock(name, fn): runs fn inside one transaction holding the study's lock (SQLite:
  *     BEGIN IMMEDIATE; PostgreSQL: SELECT ... FOR UPDATE on the study row), so asks, claims and
  *     tells are serialized in one order that every worker can replay;
@@ -24,9 +24,8 @@
  *   - waitForChange: how a worker with nothing to do waits (PostgreSQL LISTEN/NOTIFY; SQLite
  *     backoff) instead of spinning on the database.
  */
-import type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
-
-export type {FinishedTrial, StudyRecord, TrialRow} from './store.js'
+import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
+import {redactPasswords} from '../util/redact.js'
 
 /** A study with its trial counts, as listStudies returns it. */
 export interface StudySummary extends StudyRecord {
@@ -120,7 +119,7 @@ export interface SectionPrelude {
 
 /**
  * Ties a caller's reads and its section to one database connection (PostgreSQL). Another
- * worker's section may be read before it is durable (src/study/postgres.ts, DURABILITY_BARRIER),
+ * worker's section may be read before it is durable (src/study/storage-postgres.ts, DURABILITY_BARRIER),
  * and a server crash may then lose it; the crash also ends the connection. Pass the same object
  * to every read that feeds one replica and to its sections: the first call fills `value` with
  * the connection it used, and a later one on another connection (the client reconnected, e.g.
@@ -149,6 +148,11 @@ export interface StudyStorage {
   listStudies(): Promise<StudySummary[]>
   getStudy(name: string): Promise<StudyRecord | undefined>
   trials(study: string): Promise<TrialRow[]>
+  /**
+   * Up to `limit` trials with id > afterId, by id, without checkpoints: a study read in pages
+   * (trialPages in src/study/pages.ts) in memory that does not grow with its trial count.
+   */
+  trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]>
   /**
    * Trials with id >= askCount (asked since), tell_seq >= tellSeq (finished since) or in `ids`
    * (the trials the caller saw running: they can finish or be taken over), by id, without
@@ -242,16 +246,9 @@ export function isPostgresUrl(spec: string): boolean {
   return /^postgres(ql)?:\/\//i.test(spec)
 }
 
-/** A storage spec safe to print: the password of a URL replaced by ***. */
+/** A storage spec safe to print: the password of a URL replaced by *** (redactPasswords, the one rule). */
 export function redactStorage(spec: string): string {
-  if (!isPostgresUrl(spec)) return spec
-  try {
-    const url = new URL(spec)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return spec.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@')
-  }
+  return isPostgresUrl(spec) ? redactPasswords(spec) : spec
 }
 
 /**
@@ -260,9 +257,9 @@ export function redactStorage(spec: string): string {
  */
 export async function openStorage(spec: string, options: OpenOptions = {}): Promise<StudyStorage> {
   if (isPostgresUrl(spec)) {
-    const {PostgresStorage} = await import('./postgres.js')
+    const {PostgresStorage} = await import('./storage-postgres.js')
     return PostgresStorage.open(spec, options)
   }
-  const {SqliteStorage} = await import('./sqlite-storage.js')
+  const {SqliteStorage} = await import('./storage-sqlite.js')
   return SqliteStorage.open(spec.replace(/^sqlite:(\/\/)?/i, ''), options)
 }

@@ -3,10 +3,8 @@
  * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
  */
 import {basename, join} from 'node:path'
-import type {ParamSpace} from '../space/index.js'
 import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../eval/retrieval-analysis.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
-import type {ProfileChoice} from '../search/profiles.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
 import {writeFileAtomic} from '../util/fs.js'
@@ -27,6 +25,7 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
 import {openStorage} from './storage.js'
+import {checkStudyName} from './name.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
 
@@ -134,6 +133,8 @@ export interface RoutedSweepResult {
  * routed profile bundled from them, and the base study's front and domain profiles.
  */
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
+  // every sweep's name is PREFIX-all or PREFIX-<query type>: refuse a prefix that cannot make one before any work
+  checkStudyName(`${options.studyPrefix}-all`, '--study')
   const {retrievalObjectives} = await import('../eval/retrieval-objective.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric, split: options.split})
   const store = await openStorage(options.storage)
@@ -224,6 +225,17 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
         for (const line of checked.lines) options.log?.(line)
         files.push(...checked.files)
       }
+    } else if (analysis && options.out) {
+      const {writeRetrievalProfiles} = await import('./retrieval-validation.js')
+      files.push(
+        ...writeRetrievalProfiles({
+          analysis,
+          out: options.out,
+          study: `${options.studyPrefix}-all`,
+          metric: options.metric ?? DEFAULT_TUNING_METRIC,
+          data: options.data,
+        }),
+      )
     }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike

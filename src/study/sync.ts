@@ -44,3 +44,21 @@ export class LocalWake {
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new LocalWake().wait(ms, signal)
 }
+
+/**
+ * Gives the event loop a turn (setImmediate) when `everyMs` passed since the last one: a loop
+ * whose awaits all settle as microtasks (an in-process objective on SQLite) otherwise starves
+ * signal handlers, timers and I/O for as long as it runs.
+ */
+export class EventLoopTurns {
+  private last = performance.now()
+
+  constructor(private readonly everyMs: number) {}
+
+  /** Resolves after a turn of the event loop when one is due; at once otherwise. */
+  async take(): Promise<void> {
+    if (performance.now() - this.last < this.everyMs) return
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    this.last = performance.now()
+  }
+}

@@ -10,7 +10,8 @@ import {StudyCache} from '../../src/dashboard/study-cache.js'
 import {studyView} from '../../src/dashboard/views.js'
 import {openStudyReader, type StudyReader} from '../../src/study/reader.js'
 import {openStorage} from '../../src/study/storage.js'
-import {StudyStore, type TrialRow} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {type TrialRow} from '../../src/study/model.js'
 
 /** Enough trials for three column blocks, so that a new trial leaves some blocks' text as it was. */
 const TRIALS = 2 * BLOCK_TRIALS + 52
@@ -21,7 +22,7 @@ let path: string
 let name: string
 let template: TrialRow
 let reader: StudyReader
-let writer: StudyStore
+let writer: SqliteStudyFile
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kt-dash-cache-'))
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await storage.importStudy({...study, state: 'running'}, trials)
   await storage.close()
   reader = await openStudyReader(path)
-  writer = StudyStore.open(path)
+  writer = SqliteStudyFile.open(path)
 })
 
 afterAll(async () => {

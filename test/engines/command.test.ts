@@ -8,7 +8,7 @@ import {parseEngineFile, type CommandEvaluate, type EngineSpec} from '../../src/
 import {TrialFailure} from '../../src/engines/metrics.js'
 import {readJson} from '../../src/util/fs.js'
 import {packageRoot} from '../../src/util/paths.js'
-import {StudyStore} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
 import {kt} from '../cli/helpers.js'
 import {alive, pidsIn, waitFor, waitGone} from './helpers.js'
 
@@ -152,7 +152,7 @@ describe('kt search --engine (command)', () => {
     ])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    const store = StudyStore.open(storage, {mustExist: true})
+    const store = SqliteStudyFile.open(storage, {mustExist: true})
     const trials = store.trials('s')
     store.close()
     expect(trials).toHaveLength(12)

@@ -7,12 +7,12 @@ import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {StudyStore} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
 import {kt} from '../cli/helpers.js'
 import {tinyEngine} from './helpers.js'
 
 function trialCount(storage: string, study: string): number {
-  const store = StudyStore.open(storage, {mustExist: true})
+  const store = SqliteStudyFile.open(storage, {mustExist: true})
   try {
     return store.trials(study).length
   } finally {

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {packageRoot} from '../../src/util/paths.js'
-import {StudyStore} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
 import {kt} from '../cli/helpers.js'
 
 const PY = join(packageRoot, 'examples', 'python-engine')
@@ -59,7 +59,7 @@ describe('examples/python-engine', () => {
     expect(out.front.front.length).toBeGreaterThan(0)
     expect(out.front.hypervolume).toBeGreaterThan(0)
     expect(out.profiles.map((p) => p.profile)).toEqual(['best-quality', 'high-throughput'])
-    const store = StudyStore.open(join(dir, 'studies.sqlite'), {mustExist: true})
+    const store = SqliteStudyFile.open(join(dir, 'studies.sqlite'), {mustExist: true})
     const trials = store.trials('py')
     store.close()
     expect(new Set(trials.map((t) => t.budget))).toEqual(new Set([1, 3, 9]))
@@ -175,7 +175,7 @@ describe('examples/node-engine', () => {
     ])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    const store = StudyStore.open(join(dir, 's.sqlite'), {mustExist: true})
+    const store = SqliteStudyFile.open(join(dir, 's.sqlite'), {mustExist: true})
     const trials = store.trials('n')
     store.close()
     expect(trials).toHaveLength(4)

@@ -6,7 +6,7 @@ import {packageRoot} from '../../src/util/paths.js'
 import {kt} from '../cli/helpers.js'
 
 /**
- * The top-level README's reranker table quotes every MQ2008 and LoCoMo figure of the reranker once,
+ * src/rank/README.md's reranker table quotes every MQ2008 and LoCoMo figure of the reranker once,
  * beside the command that prints it. This re-runs those commands (through the built CLI, with
  * --json) and fails when a 4-decimal number of a row's result differs from what its command prints.
  * The data stay in ../shared (never copied into the repository): without it the test skips with
@@ -24,9 +24,9 @@ const TABLE_START = 'Every reranker figure on MQ2008 and LoCoMo'
 
 /** Command (after `kt `) -> result cell, for the rows of README's reranker table. */
 function readmeRows(): Map<string, string> {
-  const text = readFileSync(join(packageRoot, 'README.md'), 'utf8')
+  const text = readFileSync(join(packageRoot, 'src', 'rank', 'README.md'), 'utf8')
   const from = text.indexOf(TABLE_START)
-  expect(from, `README.md: "${TABLE_START}"`).toBeGreaterThan(0)
+  expect(from, `src/rank/README.md: "${TABLE_START}"`).toBeGreaterThan(0)
   const rows = new Map<string, string>()
   let inTable = false
   for (const line of text.slice(from).split('\n')) {
@@ -149,7 +149,7 @@ describe.skipIf(!present)('README reranker figures = what their commands print',
 
   it('quotes every checked command exactly once, and each with numbers', () => {
     for (const row of ROWS) {
-      expect(rows.has(row.command), `README.md's reranker table has no row with \`kt ${row.command}\``).toBe(true)
+      expect(rows.has(row.command), `src/rank/README.md's reranker table has no row with \`kt ${row.command}\``).toBe(true)
       expect(quoted(rows.get(row.command)!).length, `kt ${row.command}`).toBeGreaterThan(0)
     }
     expect(new Set(ROWS.map((r) => r.command)).size).toBe(ROWS.length)
@@ -168,7 +168,7 @@ describe.skipIf(!present)('README reranker figures = what their commands print',
         const r = kt([...local(row.command), '--json'])
         expect(r.status, r.stderr).toBe(row.exit ?? 0)
         const cell = rows.get(row.command)!
-        expect(quoted(cell), `README.md: the result of \`kt ${row.command}\``).toEqual(
+        expect(quoted(cell), `src/rank/README.md: the result of \`kt ${row.command}\``).toEqual(
           row.numbers(JSON.parse(r.stdout)).map(at4),
         )
         if (row.command.startsWith('rerank deploy'))

@@ -4,7 +4,7 @@ import {estimatedLatencyMs} from '../../src/engine/retrieval/cost.js'
 import {analyzeStudy} from '../../src/eval/retrieval-analysis.js'
 import {createObjective} from '../../src/eval/retrieval-objective.js'
 import {splitTimingMetrics, TIMING_METRIC_PREFIX} from '../../src/search/types.js'
-import type {TrialRow} from '../../src/study/store.js'
+import type {TrialRow} from '../../src/study/model.js'
 import {runSearch} from '../../src/study/search.js'
 
 const data = fileURLToPath(new URL('./fixtures/mini-memory.jsonl', import.meta.url))

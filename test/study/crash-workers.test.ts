@@ -12,7 +12,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {freePort, startServer, type PgServer} from '../../src/db/server.js'
 import {runSearch} from '../../src/study/search.js'
 import {openStorage} from '../../src/study/storage.js'
-import type {TrialRow} from '../../src/study/store.js'
+import type {TrialRow} from '../../src/study/model.js'
 import type {Outcome} from '../../src/study/evaluate.js'
 import type {Trial} from '../../src/search/types.js'
 import {packageRoot} from '../../src/util/paths.js'
@@ -163,7 +163,7 @@ describe.skipIf(pg.skip)(`workers across a PostgreSQL restart ${pg.label}`.trim(
 })
 
 // A section commits asynchronously and is made durable by the barrier sent after its COMMIT
-// (src/study/postgres.ts, DURABILITY_BARRIER), so other workers may read it before it is durable.
+// (src/study/storage-postgres.ts, DURABILITY_BARRIER), so other workers may read it before it is durable.
 // Here the server crashes (immediate stop: its WAL buffers are lost) three times while two
 // workers run sections back to back; the WAL writer is slowed to 10 s so that only the barriers
 // make sections durable. Every result a worker reported (onTrial) before a crash must be in the

@@ -1,5 +1,5 @@
 // A PostgreSQL worker begins evaluating the trial a section handed out as soon as the section's
-// COMMIT is sent (src/study/runner.ts). Here the acknowledgement of some of those commits is
+// COMMIT is sent (src/study/optimize.ts). Here the acknowledgement of some of those commits is
 // "lost" after the commit happened (the storage throws StorageUnavailableError, as on a dropped
 // connection): the worker retries, finds the trial leased to itself, and must use the evaluation
 // it already began instead of evaluating the trial a second time. The study must come out as the
@@ -78,7 +78,7 @@ describe.skipIf(pg.skip)(`evaluation begun before the commit is acknowledged ${p
   })
 })
 
-// Another worker's section may be read before it is durable (src/study/postgres.ts,
+// Another worker's section may be read before it is durable (src/study/storage-postgres.ts,
 // DURABILITY_BARRIER); a server crash then loses it and ends every connection. A worker that met
 // the crash only in a heartbeat (whose errors are ignored) reconnects silently: its next section
 // must not run on the replica it built from the old connection's reads.

@@ -5,7 +5,8 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {runSearch} from '../../src/study/search.js'
-import {StudyStore, type TrialRow} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {type TrialRow} from '../../src/study/model.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-resume-'))
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -31,7 +32,7 @@ async function reference(trials: number): Promise<TrialRow[]> {
 function finishedIds(storage: string, study: string): Set<number> | undefined {
   if (!existsSync(storage)) return undefined
   try {
-    const store = StudyStore.open(storage, {readonly: true})
+    const store = SqliteStudyFile.open(storage, {readonly: true})
     try {
       if (!store.getStudy(study)) return undefined
       return new Set(
@@ -153,7 +154,7 @@ describe('resume', () => {
   it('refuses to mix histories when the optimiser would propose different trials', async () => {
     const storage = join(dir, 'mix.sqlite')
     await runSearch({storage, study: 'm', objective: {name: 'branin'}, optimizer: 'random', seed: 1, maxTrials: 5})
-    const store = StudyStore.open(storage)
+    const store = SqliteStudyFile.open(storage)
     const record = store.getStudy('m')!
     // Pretend the study was created with another seed.
     ;(store as unknown as {db: {prepare(s: string): {run(...a: unknown[]): void}}}).db

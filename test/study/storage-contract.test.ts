@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {runSearch} from '../../src/study/search.js'
 import {openStorage, type StudyStorage} from '../../src/study/storage.js'
-import type {TrialRow} from '../../src/study/store.js'
+import type {TrialRow} from '../../src/study/model.js'
 import {postgresForTests} from '../helpers/postgres.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-contract-'))

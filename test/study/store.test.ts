@@ -3,7 +3,7 @@ import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {StudyStore} from '../../src/study/store.js'
+import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
 import {runSearch} from '../../src/study/search.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-store-'))
@@ -19,7 +19,7 @@ describe('study store', () => {
       seed: 1,
       maxTrials: 90,
     })
-    const store = StudyStore.open(storage, {readonly: true})
+    const store = SqliteStudyFile.open(storage, {readonly: true})
     const trials = store.trials(out.study.name)
     store.close()
     expect(trials).toHaveLength(90)
@@ -51,7 +51,7 @@ describe('study store', () => {
     const path = join(dir, 'notes.txt')
     writeFileSync(path, 'these are my notes, not a database\n'.repeat(200))
     const before = readFileSync(path)
-    expect(() => StudyStore.open(path)).toThrow(
+    expect(() => SqliteStudyFile.open(path)).toThrow(
       new RegExp(`^${path}: expected a kt study file \\(SQLite\\), got file is not a database$`),
     )
     expect(readFileSync(path).equals(before)).toBe(true)
@@ -64,7 +64,7 @@ describe('study store', () => {
     db.close()
     const mtime = statSync(path).mtimeMs
     const before = readFileSync(path)
-    expect(() => StudyStore.open(path)).toThrow(
+    expect(() => SqliteStudyFile.open(path)).toThrow(
       /foreign\.sqlite: expected a kt study file, got a SQLite database of another program \(tables: invoices\)/,
     )
     expect(readFileSync(path).equals(before)).toBe(true)
@@ -84,7 +84,7 @@ describe('study store', () => {
     writeFileSync(path, bytes)
     let message = ''
     try {
-      const store = StudyStore.open(path)
+      const store = SqliteStudyFile.open(path)
       store.listStudies()
       store.trials('branin-random-s42')
       store.close()
@@ -102,7 +102,7 @@ describe('study store', () => {
     db.exec('DROP TABLE trials')
     db.close()
     for (const options of [{}, {readonly: true}])
-      expect(() => StudyStore.open(path, options)).toThrow(
+      expect(() => SqliteStudyFile.open(path, options)).toThrow(
         /half\.sqlite: expected a kt study file with studies and trials tables, got no table trials \(a damaged study file\)$/,
       )
     const {kt} = await import('../cli/helpers.js')

@@ -1,5 +1,5 @@
 /**
- * The worker's warm-up (src/study/runner.ts, WARM-UP): a catch-up read made shortly before a
+ * The worker's warm-up (src/study/optimize.ts, WARM-UP): a catch-up read made shortly before a
  * trial's expected end, so that the section after it runs on warm caches. When it is made is a
  * pure function of the recent evaluation times (tested with given times, not timers); that it
  * changes nothing but timing is tested where it has something to change: two runners on one
@@ -10,7 +10,7 @@ import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {newWorkerTiming, WARM_UP_MIN_TRIAL_MS, warmUpDelay} from '../../src/study/runner.js'
+import {newWorkerTiming, WARM_UP_MIN_TRIAL_MS, warmUpDelay} from '../../src/study/optimize.js'
 import {runSearch} from '../../src/study/search.js'
 import {openStorage} from '../../src/study/storage.js'
 

@@ -3,9 +3,9 @@ import {KtCommand} from '../../cli/base.js'
 
 export default class BenchRerank extends KtCommand {
   static override summary =
-    "Time reranker inference, the WebAssembly kernel and the packed walk (microseconds per candidate for 100 trees of depth 6, target <= 2), and LambdaMART training against XGBoost (target <= 2x, CPU time with one thread each; XGBoost's wall time with its default threads printed beside it)."
+    "Time reranker inference, the packed tree walk (microseconds per candidate for 100 trees of depth 6, target <= 2), and LambdaMART training against XGBoost (target <= 2x, CPU time with one thread each; XGBoost's wall time with its default threads printed beside it)."
   static override description =
-    "Scores candidates with the WebAssembly kernel (what POST /rerank and kt eval --reranker run), the packed typed-array ensemble (its reference) and the trainer's own tree walk, in requests of 50 new candidates each, on 100 random complete trees of depth 6 (the worst case for that size) over 12 and over 46 features (MQ2008's count), 20 trees of depth 4 over 46 features, and a LambdaMART model trained with depth 6; checks that all three give bit-identical scores. Reports medians over repetitions of CPU time and wall time per candidate; the target is checked on CPU time, which other processes competing for the cores do not inflate (the load average is printed beside it)."
+    "Scores candidates with the packed typed-array ensemble (what POST /rerank and kt eval --reranker run) and the trainer's own tree walk, in requests of 50 new candidates each, on 100 random complete trees of depth 6 (the worst case for that size) over 12 and over 46 features (MQ2008's count), 20 trees of depth 4 over 46 features, and a LambdaMART model trained with depth 6; checks that both give bit-identical scores. Reports medians over repetitions of CPU time and wall time per candidate; the target is checked on CPU time, which other processes competing for the cores do not inflate (the load average is printed beside it)."
   static override examples = [
     '<%= config.bin %> bench rerank --candidates 1000 --repetitions 3 --training-repetitions 1',
     '<%= config.bin %> bench rerank --candidates 2000 --repetitions 3 --training-repetitions 1 --json',
@@ -43,15 +43,11 @@ export default class BenchRerank extends KtCommand {
             'depth',
             'features',
             'candidates',
-            'wasm us/cand (cpu)',
-            '(wall)',
             'packed us/cand (cpu)',
             '(wall)',
-            'wasm vs packed',
             'trainer us/cand (cpu)',
             'packed vs trainer',
             'equal scores',
-            `wasm <= ${TARGET_US_PER_CANDIDATE} us`,
             `packed <= ${TARGET_US_PER_CANDIDATE} us`,
           ],
           cases.map((c) => [
@@ -60,16 +56,12 @@ export default class BenchRerank extends KtCommand {
             String(c.max_depth),
             String(c.features),
             String(c.candidates),
-            c.wasm_us_per_candidate.toFixed(3),
-            c.wasm_wall_us_per_candidate.toFixed(3),
             c.packed_us_per_candidate.toFixed(3),
             c.packed_wall_us_per_candidate.toFixed(3),
-            `${c.wasm_speedup_over_packed.toFixed(2)}x`,
             c.trainer_us_per_candidate.toFixed(3),
             `${c.speedup.toFixed(2)}x`,
             c.equal_scores ? 'yes' : 'NO',
             c.meets_target ? 'yes' : 'NO',
-            c.packed_meets_target ? 'yes' : 'NO',
           ]),
         ),
       )

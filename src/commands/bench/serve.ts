@@ -100,14 +100,8 @@ export default class BenchServe extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchServe)
     if (flags.soak !== undefined) return this.soak(flags.soak, flags)
-    const {
-      runServeBench,
-      runRerankServeBench,
-      TARGET_QUERIES_PER_S,
-      TARGET_P99_MS,
-      TARGET_RERANK_US,
-      COLD_CACHE_BYTES,
-    } = await import('../../serve/bench.js')
+    const {runServeBench, runRerankServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} =
+      await import('../../serve/bench.js')
     const {renderTable} = await import('../../online/format.js')
     const yes = (b: boolean): string => (b ? 'yes' : 'NO')
     const machineLine = (m: {cores: number; load_average_1m_before: number; load_average_1m_after: number}): string =>
@@ -133,26 +127,14 @@ export default class BenchServe extends KtCommand {
         yes(r.binary.meets_target),
       ],
       [
-        `  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP: wasm kernel / packed walk (µs)`,
-        `${r.model_scoring_us.toFixed(1)} / ${r.packed_scoring_us.toFixed(1)}`,
+        `  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP (µs)`,
+        r.model_scoring_us.toFixed(1),
         '',
         '',
       ],
       [
-        `  the same (wasm kernel) with the core's L2 overwritten before each scoring (${COLD_CACHE_BYTES / 1024 / 1024} MB written; the server's scoring falls between the two) (µs)`,
-        r.model_scoring_cold_us.toFixed(1),
-        '',
-        '',
-      ],
-      [
-        `  of which reading the 6-decimal JSON rows in-process, no HTTP: compact reader / general reader (µs)`,
-        `${r.json_reading_us.compact_reader.toFixed(1)} / ${r.json_reading_us.general_reader.toFixed(1)}`,
-        '',
-        '',
-      ],
-      [
-        `  of which reading the full-precision JSON rows in-process, no HTTP: long reader / general reader (µs)`,
-        `${r.json_full_precision_reading_us.long_reader.toFixed(1)} / ${r.json_full_precision_reading_us.general_reader.toFixed(1)}`,
+        `  of which JSON.parse of the body in-process, no HTTP: 6 decimals / full precision (µs)`,
+        `${r.json_reading_us.toFixed(1)} / ${r.json_full_precision_reading_us.toFixed(1)}`,
         '',
         '',
       ],

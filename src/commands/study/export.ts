@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand, outFlag} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
@@ -23,7 +24,7 @@ export default class StudyExport extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     format: Flags.string({description: 'csv or json.', options: ['csv', 'json'], default: 'csv'}),
     out: outFlag('<study>.csv or <study>.json (instead of stdout).'),

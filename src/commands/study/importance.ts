@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyImportance extends KtCommand {
   static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
@@ -22,7 +23,7 @@ export default class StudyImportance extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study store: a SQLite file or a postgresql:// URL.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     target: Flags.string({
       description: 'What to explain: loss (what the optimiser minimised) or a metric name.',
@@ -41,7 +42,7 @@ export default class StudyImportance extends KtCommand {
       const got = await reader.getStudy(args.name)
       if (!got)
         throw new InputError(
-          `${flags.storage}: study ${args.name}`,
+          `${reader.location}: study ${args.name}`,
           `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
           'no such study',
         )
@@ -57,7 +58,7 @@ export default class StudyImportance extends KtCommand {
             `  ${p.param.padEnd(width)}  ${(100 * p.importance).toFixed(1).padStart(9)}%  ${p.variance_share.toFixed(3)} (${p.variance_share_sd.toFixed(3)})`,
           )
       }
-      return {study: args.name, storage: flags.storage, ...r}
+      return {study: args.name, storage: reader.location, ...r}
     } finally {
       await reader.close()
     }

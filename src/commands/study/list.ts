@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyList extends KtCommand {
   static override summary = 'List the studies in a study file.'
@@ -18,7 +19,7 @@ export default class StudyList extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
   }
 
@@ -28,6 +29,7 @@ export default class StudyList extends KtCommand {
     const {incumbent} = await import('../../search/incumbent.js')
     const {studyGridCoverage} = await import('../../study/format.js')
     const {snakeKeys} = await import('../../util/json-keys.js')
+    const {escapeControls} = await import('../../util/errors.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const listed = await store.listStudies()
@@ -66,8 +68,9 @@ export default class StudyList extends KtCommand {
           'running',
           'incumbent loss',
         ]
+        // a name stored before names were checked (src/study/name.ts) may hold a line break: shown escaped, one row a study
         const rows = studies.map((s) => [
-          s.name,
+          escapeControls(s.name),
           s.objective,
           s.optimizer,
           String(s.seed),

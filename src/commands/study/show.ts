@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {DEFAULT_STORAGE} from '../../study/model.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
@@ -21,7 +22,7 @@ export default class StudyShow extends KtCommand {
   static override flags = {
     storage: Flags.string({
       description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: 'kt-studies.sqlite',
+      default: DEFAULT_STORAGE,
     }),
     top: Flags.integer({
       description: 'Also list the best N successful trials at the largest budget.',

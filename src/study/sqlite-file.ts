@@ -1,5 +1,5 @@
 /**
- * The study store: every trial of every study in one SQLite file (better-sqlite3 12), written the
+ * The SQLite study file behind storage-sqlite.ts: every trial of every study in one SQLite file (better-sqlite3 12), written the
  * moment the trial is asked (status running) and again the moment it finishes, each in its own
  * transaction. WAL journal with synchronous=NORMAL: a committed trial survives a crash, kill -9 or
  * Ctrl-C of the process (an operating-system crash may lose the last commits, which resume then
@@ -14,79 +14,27 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {InputError} from '../util/errors.js'
 import {ensureDir} from '../util/fs.js'
 import {dirname} from 'node:path'
-import type {Outcome} from './evaluate.js'
+import {
+  finishParams,
+  hintJson,
+  IMPORT_COLUMNS,
+  importParams,
+  parseJsonField,
+  READABLE_FORMAT_VERSIONS,
+  STUDY_FORMAT,
+  STUDY_FORMAT_VERSION,
+  studyFromRow,
+  trialColumnsOf,
+  trialFromRow,
+  TRIAL_COLUMNS_NO_CHECKPOINT,
+  type FinishedTrial,
+  type StudyRecord,
+  type TrialRow,
+} from './model.js'
 import {StorageUnavailableError} from './storage.js'
-
-/** Marker and version of kt's study schema, kept in the kt_meta table. */
-export const STUDY_FORMAT = 'kt-study'
-/**
- * 2 added leases (owner, heartbeat_ms, attempts) for workers in many processes; 3 added ask_hint
- * (the optimiser's replay hint of each trial, nullable: older rows replay by re-running the ask).
- * An older file or database is read as it is and upgraded in place the first time it is opened
- * for writing.
- */
-export const STUDY_FORMAT_VERSION = '3'
-/** Versions this kt reads; anything else is another kt version's schema. */
-export const READABLE_FORMAT_VERSIONS: readonly string[] = ['1', '2', '3']
 
 /** Wait this long for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 5000
-
-export type StoredStatus = 'running' | 'ok' | 'failed'
-
-/** A study's fixed description: enough to rebuild the objective and the optimiser on resume. */
-export interface StudyRecord {
-  readonly name: string
-  /** Serializable objective description (see src/study/objectives.ts). */
-  readonly objective: unknown
-  readonly optimizer: string
-  /** Optimiser options, stopping rule, timeout: whatever the runner needs to continue. */
-  readonly options: Record<string, unknown>
-  readonly seed: number
-  /** The ParamSpace searched (after --fix / --range overrides), as JSON. */
-  readonly space: unknown
-  readonly createdAt: string
-  readonly updatedAt: string
-  readonly state: string
-}
-
-export interface TrialRow {
-  readonly study: string
-  readonly id: number
-  readonly configId: string
-  readonly config: Record<string, string | number | boolean>
-  readonly budget: number
-  readonly continues: number | null
-  readonly info: Record<string, unknown> | null
-  readonly status: StoredStatus
-  readonly loss: number | null
-  readonly values: number[] | null
-  readonly metrics: Record<string, number> | null
-  readonly checkpoint: unknown
-  readonly error: string | null
-  readonly tellSeq: number | null
-  readonly asksBefore: number | null
-  readonly startedAt: string | null
-  readonly finishedAt: string | null
-  readonly durationMs: number | null
-  readonly worker: number | null
-  /**
-   * The worker (`host/pid/token`) holding a running trial (null when released); for a finished
-   * trial, the worker that finished it (kept at the tell: exports show it as `worker`, host/pid),
-   * null for trials finished before kt kept it.
-   */
-  readonly owner?: string | null
-  /** How many times the trial was started (2 or more: taken over after its worker stopped). */
-  readonly attempts?: number
-  /** The asking optimiser's replay hint (Optimizer.askHint), JSON; null when it had none or the row predates version 3. */
-  readonly askHint?: unknown
-}
-
-/** A finished evaluation as the store records it: the outcome plus its place in the tell order. */
-export interface FinishedTrial extends Outcome {
-  readonly tellSeq: number
-  readonly asksBefore: number
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -148,7 +96,7 @@ const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CORRUP
 
 type Db = BetterSqlite3.Database
 
-export class StudyStore {
+export class SqliteStudyFile {
   private constructor(
     readonly path: string,
     private readonly db: Db,
@@ -158,7 +106,7 @@ export class StudyStore {
    * Opens (or, unless `mustExist`, creates) a study file. A file that is not SQLite, is damaged,
    * or is some other program's SQLite database is a one-line InputError; nothing is written to it.
    */
-  static open(path: string, options: {mustExist?: boolean; readonly?: boolean} = {}): StudyStore {
+  static open(path: string, options: {mustExist?: boolean; readonly?: boolean} = {}): SqliteStudyFile {
     const exists = path !== ':memory:' && existsSync(path)
     // SQLite would say only "disk I/O error" (or "unable to open database file")
     if (exists && statSync(path).isDirectory()) throw new InputError(path, 'a study file (SQLite)', 'a folder')
@@ -176,7 +124,7 @@ export class StudyStore {
     } catch (error) {
       throw storageError(path, error)
     }
-    const store = new StudyStore(path, db)
+    const store = new SqliteStudyFile(path, db)
     try {
       store.checkOrInit(options.readonly ?? false)
     } catch (error) {
@@ -572,6 +520,16 @@ export class StudyStore {
     )
   }
 
+  /** Up to `limit` trials with id > afterId, by id, without checkpoints (StudyStorage.trialPage). */
+  trialPage(study: string, afterId: number, limit: number): TrialRow[] {
+    const rows = this.guard(() =>
+      this.db
+        .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id > ? ORDER BY id LIMIT ?`)
+        .all(study, afterId, limit),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => this.trialFromRow(r))
+  }
+
   trials(study: string): TrialRow[] {
     const rows = this.guard(() =>
       this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study),
@@ -626,7 +584,7 @@ export class StudyStore {
     return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
   }
 
-  private parse(text: string, field: string): any {
+  private parse(text: string, field: string): unknown {
     return parseJsonField(this.path, text, field)
   }
 
@@ -637,165 +595,6 @@ export class StudyStore {
   private trialFromRow(r: Record<string, unknown>): TrialRow {
     return trialFromRow(this.path, r)
   }
-}
-
-/** Parses a JSON column kt wrote; unparseable text is a one-line error naming the storage and field. */
-export function parseJsonField(label: string, text: string, field: string): any {
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new InputError(`${label}: ${field}`, 'JSON written by kt', 'unparseable text (damaged study storage)')
-  }
-}
-
-/** A studies row (either backend) as a StudyRecord. */
-export function studyFromRow(label: string, r: Record<string, unknown>): StudyRecord {
-  const name = String(r.name)
-  return {
-    name,
-    objective: parseJsonField(label, String(r.objective), `study ${name} objective`),
-    optimizer: String(r.optimizer),
-    options: parseJsonField(label, String(r.options), `study ${name} options`),
-    seed: Number(r.seed),
-    space: parseJsonField(label, String(r.space), `study ${name} space`),
-    createdAt: String(r.created_at),
-    updatedAt: String(r.updated_at),
-    state: String(r.state),
-  }
-}
-
-/** A trials row (either backend) as a TrialRow. */
-export function trialFromRow(label: string, r: Record<string, unknown>): TrialRow {
-  const where = `study ${String(r.study)} trial ${Number(r.id)}`
-  const json = (v: unknown, field: string): any =>
-    v === null || v === undefined ? null : parseJsonField(label, String(v), `${where} ${field}`)
-  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
-  return {
-    study: String(r.study),
-    id: Number(r.id),
-    configId: String(r.config_id),
-    config: json(r.config, 'config'),
-    budget: Number(r.budget),
-    continues: num(r.continues),
-    info: json(r.info, 'info'),
-    status: r.status as StoredStatus,
-    loss: num(r.loss),
-    values: json(r.objective_values, 'values'),
-    metrics: json(r.metrics, 'metrics'),
-    checkpoint: json(r.checkpoint, 'checkpoint'),
-    error: r.error === null || r.error === undefined ? null : String(r.error),
-    tellSeq: num(r.tell_seq),
-    asksBefore: num(r.asks_before),
-    startedAt: r.started_at === null || r.started_at === undefined ? null : String(r.started_at),
-    finishedAt: r.finished_at === null || r.finished_at === undefined ? null : String(r.finished_at),
-    durationMs: num(r.duration_ms),
-    worker: num(r.worker),
-    owner: r.owner === null || r.owner === undefined ? null : String(r.owner),
-    attempts: r.attempts === null || r.attempts === undefined ? 1 : Number(r.attempts),
-    askHint: hintOf(r.ask_hint),
-  }
-}
-
-/** A stored replay hint; unreadable text counts as none (the hint only saves work: the trial then replays in full). */
-function hintOf(v: unknown): unknown {
-  if (v === null || v === undefined) return null
-  try {
-    return JSON.parse(String(v))
-  } catch {
-    return null
-  }
-}
-
-/** A replay hint as stored: JSON text, or NULL without one. */
-export function hintJson(hint: unknown): string | null {
-  return hint === null || hint === undefined ? null : JSON.stringify(hint)
-}
-
-/** Every trial column but the checkpoint (which can be large and is read only when continued). */
-export const TRIAL_COLUMNS_NO_CHECKPOINT =
-  'study, id, config_id, config, budget, continues, info, status, loss, objective_values, metrics, error, tell_seq, asks_before, started_at, finished_at, duration_ms, worker, owner, attempts, ask_hint'
-
-/** TRIAL_COLUMNS_NO_CHECKPOINT as a schema version has them (a viewer reads older files without upgrading them). */
-export function trialColumnsOf(version: string): string {
-  const missing = version === '1' ? ['owner', 'attempts', 'ask_hint'] : version === '2' ? ['ask_hint'] : []
-  return TRIAL_COLUMNS_NO_CHECKPOINT.split(', ')
-    .filter((c) => !missing.includes(c))
-    .join(', ')
-}
-
-/** The result columns of a finished trial, in the order of finishParams. */
-export function finishParams(r: FinishedTrial): unknown[] {
-  return [
-    r.status,
-    r.status === 'ok' ? (r.loss ?? null) : null,
-    r.values ? JSON.stringify(r.values) : null,
-    r.metrics ? JSON.stringify(r.metrics) : null,
-    r.checkpoint === undefined ? null : JSON.stringify(r.checkpoint),
-    r.error ?? null,
-    r.tellSeq,
-    r.asksBefore,
-    r.startedAt,
-    r.finishedAt,
-    r.durationMs,
-    r.worker ?? null,
-  ]
-}
-
-/** Columns kt study copy writes, in the order of importParams. */
-export const IMPORT_COLUMNS = [
-  'study',
-  'id',
-  'config_id',
-  'config',
-  'budget',
-  'continues',
-  'info',
-  'status',
-  'loss',
-  'objective_values',
-  'metrics',
-  'checkpoint',
-  'error',
-  'tell_seq',
-  'asks_before',
-  'started_at',
-  'finished_at',
-  'duration_ms',
-  'worker',
-  'owner',
-  'heartbeat_ms',
-  'attempts',
-  'ask_hint',
-] as const
-
-export function importParams(study: string, t: TrialRow): unknown[] {
-  const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v))
-  return [
-    study,
-    t.id,
-    t.configId,
-    JSON.stringify(t.config),
-    t.budget,
-    t.continues,
-    json(t.info),
-    t.status,
-    t.loss,
-    json(t.values),
-    json(t.metrics),
-    json(t.checkpoint),
-    t.error,
-    // a finished trial keeps who finished it; a running one arrives released (no lease, no heartbeat)
-    t.tellSeq,
-    t.asksBefore,
-    t.startedAt,
-    t.finishedAt,
-    t.durationMs,
-    t.worker,
-    t.status === 'running' ? null : (t.owner ?? null),
-    null,
-    t.attempts ?? 1,
-    hintJson(t.askHint),
-  ]
 }
 
 /** One-line error for a file SQLite cannot use. */

@@ -30,7 +30,7 @@
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ... exactly as before, so the
  *   same seed gives the same study.
  * - On PostgreSQL a section commits asynchronously (the study lock is released before the WAL
- *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/postgres.ts,
+ *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/storage-postgres.ts,
  *   DURABILITY_BARRIER). A slot begins evaluating the trial a section handed out as soon as the
  *   COMMIT is sent; nothing is recorded, reported or handed on before the barrier is acknowledged
  *   (see the slot loop for a lost acknowledgement). Other workers may build on a section before
@@ -60,9 +60,9 @@ import {
   type SessionCheck,
   type StudyStorage,
   type StudyTx,
-  type TrialRow,
 } from './storage.js'
-import {Mutex, sleep} from './sync.js'
+import type {TrialRow} from './model.js'
+import {EventLoopTurns, Mutex, sleep} from './sync.js'
 
 export interface RunLimits {
   /** Stop asking after this many trials (all trials, failed ones included). */
@@ -215,6 +215,8 @@ export function warmUpDelay(
   return Math.max(0, expected - leadMs - WARM_UP_MARGIN_MS - sinceBeginMs)
 }
 
+/** Longest run of trials without a turn of the event loop (ms): a signal (Ctrl-C, SIGTERM) is seen within this plus one trial. */
+const EVENT_LOOP_TURN_MS = 20
 /** Backoff of a worker that lost the database: first and largest wait (ms). */
 const RETRY_START_MS = 100
 const RETRY_MAX_MS = 5_000
@@ -369,7 +371,7 @@ type Step =
   | {kind: 'complete'; stoppedBy: 'done' | 'trials' | 'budget'; recorded?: boolean}
   | {kind: 'stop'; recorded?: boolean}
 
-export async function runStudy(options: RunOptions): Promise<RunSummary> {
+export async function optimizeStudy(options: RunOptions): Promise<RunSummary> {
   const {storage, study, objective} = options
   const now = options.now ?? isoNow
   const where = `${storage.label}: study ${study}`
@@ -657,9 +659,11 @@ export async function runStudy(options: RunOptions): Promise<RunSummary> {
     a.continues?.trialId === b.continues?.trialId &&
     sameSearchedValues(a.config, b.config, undefined)
 
+  const turns = new EventLoopTurns(EVENT_LOOP_TURN_MS)
   const slot = async (): Promise<Step> => {
     let done: {trial: Trial; outcome: Outcome} | undefined
     for (;;) {
+      await turns.take()
       const t0 = performance.now()
       // The trial a section hands out is evaluated from the moment its COMMIT is sent, while the
       // server makes the section durable (the barrier's WAL flush, after the lock is released).

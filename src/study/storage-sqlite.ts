@@ -1,5 +1,5 @@
 /**
- * The embedded default behind the StudyStorage interface: the SQLite study file of store.ts.
+ * The embedded default behind the StudyStorage interface: the SQLite study file of sqlite-file.ts.
  * Locked sections are BEGIN IMMEDIATE transactions (the file's write lock, held by one process at
  * a time, released by the operating system if the process dies), so two processes on one study
  * get the same claims and leases as two PostgreSQL workers. SQLite has no notifications: a worker
@@ -7,20 +7,11 @@
  * by a change made in its own process.
  */
 import {resolve} from 'node:path'
-import {StudyStore} from './store.js'
-import type {
-  FinishedTrial,
-  Lease,
-  NewTrial,
-  OpenOptions,
-  SectionPrelude,
-  StudyRecord,
-  StudyStorage,
-  StudySummary,
-  StudyTx,
-  TrialRow,
-} from './storage.js'
+import {SqliteStudyFile} from './sqlite-file.js'
+import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
+import type {Lease, NewTrial, OpenOptions, SectionPrelude, StudyStorage, StudySummary, StudyTx} from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
+import {checkStudyName} from './name.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
 const BACKOFF_START_MS = 2
@@ -47,17 +38,12 @@ export class SqliteStorage implements StudyStorage {
   private readonly wake = new LocalWake()
   private backoff = BACKOFF_START_MS
 
-  private constructor(readonly store: StudyStore) {
+  private constructor(readonly store: SqliteStudyFile) {
     this.mutex = mutexFor(store.path)
   }
 
   static async open(path: string, options: OpenOptions = {}): Promise<SqliteStorage> {
-    return new SqliteStorage(StudyStore.open(path, options))
-  }
-
-  /** Wraps an already open study file (Phase 4, tests). */
-  static wrap(store: StudyStore): SqliteStorage {
-    return new SqliteStorage(store)
+    return new SqliteStorage(SqliteStudyFile.open(path, options))
   }
 
   get label(): string {
@@ -69,11 +55,15 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
-    return this.store.getStudy(name)
+    return this.store.getStudy(checkStudyName(name, `${this.label}: study`))
   }
 
   async trials(study: string): Promise<TrialRow[]> {
     return this.store.trials(study)
+  }
+
+  async trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]> {
+    return this.store.trialPage(study, afterId, limit)
   }
 
   async trialsSince(
@@ -94,6 +84,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    checkStudyName(record.name, `${this.label}: study`)
     return this.mutex.run(async () => this.store.createStudy(record, now))
   }
 
@@ -106,6 +97,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    checkStudyName(study.name, `${this.label}: study`)
     await this.mutex.run(async () => this.store.importStudy(study, trials))
   }
 
