@@ -52,14 +52,15 @@ export interface SoakReport {
   tenants: number
   max_pending_total: number
   samples: SoakSample[]
-  /** RSS at the baseline sample (the first at or after SOAK_BASELINE_MS; the first sample in a shorter run). */
+  /** RSS at the baseline sample (the first at or after SOAK_BASELINE_MS; the first sample in a run too short to judge). */
   baseline_mb: number
   baseline_s: number
   /** Highest RSS after the baseline. */
   max_after_mb: number
   /** max_after_mb / baseline_mb - 1. */
   growth: number
-  meets_target: boolean
+  /** Whether RSS stayed within the target; null for a run too short to judge (no sample after the first minute). */
+  meets_target: boolean | null
   queries: number
   queries_per_s: number
   evicted: number
@@ -134,6 +135,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     clearInterval(timer)
     await sampling
     const evicted = metricValue(await metrics(server.port), 'kt_pending_evicted_total')
+    const judged = samples.some((x) => x.s * 1000 > SOAK_BASELINE_MS)
     const baseline = samples.find((x) => x.s * 1000 >= SOAK_BASELINE_MS) ?? samples[0]
     const after = samples.filter((x) => x.s > (baseline?.s ?? 0))
     const maxAfter = after.length > 0 ? Math.max(...after.map((x) => x.rss_mb)) : (baseline?.rss_mb ?? Number.NaN)
@@ -148,7 +150,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       baseline_s: baseline?.s ?? 0,
       max_after_mb: maxAfter,
       growth,
-      meets_target: growth <= TARGET_SOAK_GROWTH && load.errors === 0,
+      meets_target: judged ? growth <= TARGET_SOAK_GROWTH && load.errors === 0 : null,
       queries: load.all_queries,
       queries_per_s: load.queries_per_s,
       evicted,
