@@ -58,6 +58,7 @@ function close(a: number, b: number): boolean {
   return Math.abs(a - b) <= FLOAT_TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b))
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of properties over different case types
 export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
   {
     id: 'score-in-unit-interval',

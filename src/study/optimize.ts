@@ -754,7 +754,7 @@ export async function optimizeStudy(options: RunOptions): Promise<RunSummary> {
           `stopped while the database ${storage.label} is unreachable (${error.reason}): this process's running trials are taken over by other workers after the grace period (${graceMs / 1000} s)`,
         )
       : error
-  let stoppedBy: RunSummary['stoppedBy'] = 'done'
+  let stoppedBy: RunSummary['stoppedBy']
   let cpu0: NodeJS.CpuUsage | undefined
   let coordination0: CoordinationStats | undefined
   let wall0 = 0
