@@ -9,7 +9,7 @@
  * 3. even rounds: free the disk, wait until acknowledgements resume (the server recovers by
  *    itself), then stop it gracefully and start it again; odd rounds: stop it gracefully while the
  *    disk is still full, free the disk, start it again (recovery reads the journal);
- * 4. load again, stop, and check every tenant as the kill -9 campaign does (src/serve/campaign.ts):
+ * 4. load again, stop, and check every tenant as the kill -9 campaign does (src/bench/campaign.ts):
  *    every acknowledged choose and feedback present, nothing credited twice.
  *
  * A request answered 503 was not applied and is sent again; any other failure (a 500
@@ -19,8 +19,8 @@ import {execFileSync} from 'node:child_process'
 import {closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {CampaignLoad, type LoadReport} from '../serve/campaign.js'
-import {startServerProcess, stopServerProcess, type ServerProcess} from '../serve/process.js'
+import {CampaignLoad, type LoadReport} from './campaign.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './serve-process.js'
 import {InputError} from '../util/errors.js'
 
 export interface DiskFullOptions {

@@ -2,7 +2,7 @@
  * The soak of `kt bench serve --soak SECONDS`: `kt online serve` under the load of `kt bench serve`
  * (clients sending a choose and a feedback per query, as fast as the server answers) for SECONDS,
  * its resident memory (VmRSS of the server process) read every SOAK_SAMPLE_MS. After the first
- * minute the service must be at its steady state: memory bounded by its configuration (src/serve/memory.ts),
+ * minute the service must be at its steady state: memory bounded by its configuration (src/online/serve/memory.ts),
  * so RSS may not grow more than TARGET_SOAK_GROWTH above what it was at SOAK_BASELINE_MS.
  *
  * The server runs with --max-pending-total SOAK_MAX_PENDING_TOTAL: a cap that the load fills within
@@ -14,10 +14,10 @@
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {createTenants} from '../serve/bench.js'
-import {RawClient} from '../serve/client.js'
-import {runLoad} from '../serve/load.js'
-import {startServerProcess, stopServerProcess} from '../serve/process.js'
+import {createTenants} from './serve.js'
+import {RawClient} from './serve-client.js'
+import {runLoad} from './serve-load.js'
+import {startServerProcess, stopServerProcess} from './serve-process.js'
 
 /** RSS is read this often. */
 export const SOAK_SAMPLE_MS = 10_000

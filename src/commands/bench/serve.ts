@@ -101,7 +101,7 @@ export default class BenchServe extends KtCommand {
     const {flags} = await this.parse(BenchServe)
     if (flags.soak !== undefined) return this.soak(flags.soak, flags)
     const {runServeBench, runRerankServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} =
-      await import('../../serve/bench.js')
+      await import('../../bench/serve.js')
     const {renderTable} = await import('../../online/format.js')
     const yes = (b: boolean): string => (b ? 'yes' : 'NO')
     const machineLine = (m: {cores: number; load_average_1m_before: number; load_average_1m_after: number}): string =>

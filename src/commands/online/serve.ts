@@ -96,7 +96,7 @@ export default class OnlineServe extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(OnlineServe)
-    const {startServer} = await import('../../serve/server.js')
+    const {startServer} = await import('../../online/serve/server.js')
     const running = await startServer({
       dir: flags.dir,
       host: flags.host,

@@ -6,7 +6,7 @@
  * tenant with no request for `idleMs` is closed (its snapshot written, its descriptor and memory
  * freed; the next request opens it again).
  */
-import type {Tenant} from '../online/library.js'
+import type {Tenant} from '../library.js'
 
 /**
  * Remembered queries per tenant by default. A query costs about 0.7 KB of heap (docs/measurements.md),

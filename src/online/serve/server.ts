@@ -25,14 +25,14 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {Socket} from 'node:net'
 import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import type {Journal} from '../online/journal.js'
-import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
-import {validateTenantId} from '../online/store.js'
-import {GateRefusedError} from '../deploy/gate.js'
-import {InputError, describeValue} from '../util/errors.js'
-import {parseJsonText} from '../util/json.js'
-import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../util/loopback.js'
-import {snakeKeys} from '../util/json-keys.js'
+import type {Journal} from '../journal.js'
+import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../library.js'
+import {validateTenantId} from '../store.js'
+import {GateRefusedError} from '../../deploy/gate.js'
+import {InputError, describeValue} from '../../util/errors.js'
+import {parseJsonText} from '../../util/json.js'
+import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../../util/loopback.js'
+import {snakeKeys} from '../../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {
   DEFAULT_IDLE_TENANT_MS,
@@ -41,10 +41,10 @@ import {
   IDLE_CHECK_MS,
   TenantMemory,
 } from './memory.js'
-import {PackedEnsemble} from '../rank/packed.js'
-import {bestFirst} from '../rank/apply.js'
-import {fromSavedModel} from '../rank/model.js'
-import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
+import {PackedEnsemble} from '../../rank/packed.js'
+import {bestFirst} from '../../rank/apply.js'
+import {fromSavedModel} from '../../rank/model.js'
+import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../../rank/registry.js'
 
 /** Largest request body (the issue: a body over 1 MB is refused). */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -132,7 +132,7 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
-  /** Remembered queries per open tenant at most (default DEFAULT_MAX_PENDING_PER_TENANT; src/serve/memory.ts). */
+  /** Remembered queries per open tenant at most (default DEFAULT_MAX_PENDING_PER_TENANT; src/online/serve/memory.ts). */
   maxPendingPerTenant?: number
   /** Remembered queries over all open tenants at most (default DEFAULT_MAX_PENDING_TOTAL). */
   maxPendingTotal?: number

@@ -26,9 +26,9 @@ import {toSavedModel, writeModel} from '../rank/model.js'
 import {deploy} from '../rank/registry.js'
 import {randomCompleteTree} from '../rank/bench.js'
 import {PackedEnsemble} from '../rank/packed.js'
-import {RawClient} from './client.js'
-import {runLoad, quantileSorted, type LoadResult} from './load.js'
-import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
+import {RawClient} from './serve-client.js'
+import {runLoad, quantileSorted, type LoadResult} from './serve-load.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './serve-process.js'
 import {runKillCampaign, type CampaignReport} from './campaign.js'
 
 /** The targets. */
