@@ -206,7 +206,8 @@ function processCpuUs(pid: number): number {
   }
 }
 
-function metricValue(text: string, name: string): number {
+/** A metric's value in Prometheus text, or NaN when absent. */
+export function metricValue(text: string, name: string): number {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
   return m ? Number(m[1]) : Number.NaN
 }

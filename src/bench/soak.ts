@@ -14,7 +14,7 @@
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {createTenants} from './serve.js'
+import {createTenants, metricValue} from './serve.js'
 import {RawClient} from './serve-client.js'
 import {runLoad} from './serve-load.js'
 import {startServerProcess, stopServerProcess} from './serve-process.js'
@@ -86,11 +86,6 @@ async function metrics(port: number): Promise<string> {
   } finally {
     client.close()
   }
-}
-
-function metricValue(text: string, name: string): number {
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
-  return m ? Number(m[1]) : Number.NaN
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
