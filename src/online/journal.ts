@@ -38,7 +38,7 @@
  *
  * A full disk is not such a failure: the journal writes into segments whose space was taken when
  * they were prepared, so what fills up is the preparation of the next segment and the tenant logs
- * written behind. Without a prepared next segment, append() refuses (DiskFullError, thrown before
+ * written behind. When the next segment could not be prepared, append() refuses (DiskFullError, thrown before
  * the caller applies anything) a line the current segment has no room for; a segment whose tenants
  * cannot write their logs back is kept, with their lines in memory. Both are tried again every
  * DISK_RETRY_MS, so the journal takes lines again by itself once space returns. A tenant that
@@ -92,6 +92,8 @@ export const FRAME_HEADER_BYTES = 12
 const ZERO_CHUNK = 1024 * 1024
 /** How often a journal short of disk space tries again to prepare its next segment and to retire the segments it kept. */
 export const DISK_RETRY_MS = 1000
+/** Longest a batch that needs the next segment waits for the disk to make room for it before the journal fails. */
+export const ROTATE_WAIT_MS = 60_000
 const SEGMENT_SUFFIX = '.wal'
 const SEGMENT_NAME = /^(\d+)-(\d+|-)-(\d+)\.wal$/
 
@@ -489,11 +491,12 @@ export class Journal {
     }
     const record = `${tenant} ${offset} ${line}`
     const bytes = Buffer.byteLength(record) + (this.batch ? 0 : FRAME_HEADER_BYTES)
-    // With no next segment to move to, a line must fit the current one: refused before anything is applied.
-    if (this.nextState !== 'ready' && this.segment.pos + this.queuedBytes + bytes > this.segment.size) {
+    // With no next segment to move to (its preparation failed), a line must fit the current one:
+    // refused before anything is applied. One still being prepared is waited for (rotate).
+    if (this.nextState === 'failed' && this.segment.pos + this.queuedBytes + bytes > this.segment.size) {
       this.stats.diskFull++
       this.retryLater()
-      throw new DiskFullError(this.nextState === 'failed' ? this.nextError : 'the next segment is still being prepared')
+      throw new DiskFullError(this.nextError)
     }
     let batch = this.batch
     if (!batch) batch = this.batch = newBatch()
@@ -604,11 +607,20 @@ export class Journal {
   /** Starts writing into the next segment and retires the full one in the background. */
   private async rotate(): Promise<void> {
     const old = this.segment
-    let next: Segment
+    let next: Segment | undefined
     try {
       next = await this.next!
     } catch {
-      next = this.createSegmentSync()
+      // the preparation failed after this batch was taken: the disk filled meanwhile; its events are
+      // applied, so the batch waits for space (DISK_RETRY_MS apart, at most ROTATE_WAIT_MS) rather than fail
+      for (const until = Date.now() + ROTATE_WAIT_MS; !next;) {
+        try {
+          next = this.createSegmentSync()
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || Date.now() > until) throw error
+          await new Promise((resolve) => setTimeout(resolve, DISK_RETRY_MS))
+        }
+      }
     }
     this.segment = next
     this.prepareNext()

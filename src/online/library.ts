@@ -59,6 +59,12 @@ export type OnlineErrorCode =
  */
 export const SERVER_SIDE_CODES: ReadonlySet<OnlineErrorCode> = new Set(['state_damaged', 'storage_failed'])
 
+/**
+ * A tenant over its cap of remembered queries forgets down to this fraction of it (limitPending), so
+ * one forget event is logged per tenth of the cap, not one per query.
+ */
+export const PENDING_TRIM_TO = 0.9
+
 /** Query types a choose may name: the retrieval query classifier's (src/engine/retrieval/classifier.ts). */
 export const CHOOSE_TYPES = QUERY_TYPES
 
@@ -771,6 +777,44 @@ export class Tenant {
         ]),
       )
     return report
+  }
+
+  /** Queries the tenant remembers (each held in memory until its label window ends or it is forgotten). */
+  get pendingCount(): number {
+    return this.store.learner.pendingCount
+  }
+
+  /**
+   * Keeps at most `max` remembered queries: past it, forgets the oldest down to PENDING_TRIM_TO of
+   * `max` in one logged forget event (tenant.ts ForgetEvent) and returns how many; 0 when under it
+   * or when the event could not be logged (a full disk: tried again at the next call).
+   */
+  limitPending(max: number, now: number = Date.now()): number {
+    const pending = this.store.learner.pendingCount
+    if (this.closed || this.store.failed || pending <= max) return 0
+    const n = pending - Math.floor(max * PENDING_TRIM_TO)
+    try {
+      this.store.forget(n, now)
+      return n
+    } catch {
+      return 0
+    }
+  }
+
+  /**
+   * Closes a tenant with no request in flight at once (writes the snapshot, releases the lock):
+   * synchronous, so no request can find it half closed. A full disk abandons it instead (its lines
+   * stay in the journal for recovery).
+   */
+  closeSettled(): void {
+    if (this.closed) return
+    if (this.store.failed) return this.abandon()
+    this.closed = true
+    try {
+      this.store.close()
+    } catch {
+      // store.close() abandoned it: the journal keeps its lines
+    }
   }
 
   /** Whether a log sync failed: the tenant takes nothing more; abandon() it and open it again. */

@@ -297,8 +297,13 @@ function parseEvent(value: unknown, where: string): TenantEvent {
       return {e: 'label', id: str('id'), t: num('t'), grade: num('grade')}
     case 'tick':
       return {e: 'tick', t: num('t')}
+    case 'forget': {
+      const n = num('n')
+      if (!Number.isInteger(n) || n < 1) throw new InputError(`${where}: n`, 'a positive integer', describeValue(n))
+      return {e: 'forget', t: num('t'), n}
+    }
     default:
-      throw new InputError(`${where}: e`, 'q, used, label or tick', describeValue(v.e))
+      throw new InputError(`${where}: e`, 'q, used, label, tick or forget', describeValue(v.e))
   }
 }
 
@@ -768,6 +773,11 @@ export class TenantStore implements JournalClient {
   /** Implicit feedback: a node retrieved by query `queryId` was used at `now`. */
   used(queryId: string, now: number): Verdict {
     return this.record({e: 'used', id: String(queryId), t: now})
+  }
+
+  /** Forgets the `n` oldest remembered queries (a logged forget event: see tenant.ts ForgetEvent). */
+  forget(n: number, now: number): void {
+    this.record({e: 'forget', t: now, n})
   }
 
   /** Explicit feedback: graded relevance `grade` (0..levels-1) for query `queryId`. */

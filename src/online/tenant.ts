@@ -103,6 +103,15 @@ export type TenantEvent =
   | {e: 'used'; id: string; t: number}
   | {e: 'label'; id: string; t: number; grade: number}
   | {e: 'tick'; t: number}
+  | ForgetEvent
+
+/**
+ * Forgets the `n` oldest remembered queries (the server's memory cap, src/online/README.md "Memory"):
+ * a query whose implicit window is still open settles as if it had closed unused (credit 0,
+ * counted expired); feedback naming a forgotten query by kt's id is late, by the caller's id
+ * unknown (as after the label window). Logged, so replay forgets the same queries.
+ */
+export type ForgetEvent = {e: 'forget'; t: number; n: number}
 
 export interface Counters {
   queries: number
@@ -117,6 +126,8 @@ export interface Counters {
   /** Feedback of a kind the tenant does not take ("used" for a labels-only tenant). */
   notAccepted: number
   alarms: number
+  /** Queries forgotten before their label window ended, to keep memory under the cap (forget events). */
+  evicted: number
 }
 
 const IMPLICIT_OPEN = 0
@@ -182,6 +193,7 @@ function zeroCounters(): Counters {
     badLabel: 0,
     notAccepted: 0,
     alarms: 0,
+    evicted: 0,
   }
 }
 
@@ -310,7 +322,32 @@ export class TenantLearner {
         return this.applyLabel(event.id, event.grade)
       case 'tick':
         return 'applied'
+      case 'forget':
+        this.forgetOldest(event.n)
+        return 'applied'
     }
+  }
+
+  /** See ForgetEvent. */
+  private forgetOldest(n: number): void {
+    let left = n
+    for (const [id, record] of this.pending) {
+      if (left-- <= 0) break
+      // as expire() settles a window that closes (its id in implicitQueue is skipped once the record is gone)
+      if (this.implicit && record.implicit === IMPLICIT_OPEN) {
+        record.implicit = IMPLICIT_EXPIRED
+        this.banditFor(record.type).observe(record.arms, 0)
+        this.counters.expired++
+        this.detect(record, 0)
+      } else if (this.implicit && record.implicit === IMPLICIT_USED && record.t + this.windowMs >= this.lastT)
+        this.detect(record, this.bandit.settings.levels - 1)
+      this.pending.delete(id)
+      if (record.qid !== undefined) this.callerIds.delete(record.qid)
+      this.counters.evicted++
+    }
+    // the forgotten queries were the oldest: the implicit queue's head moves past them
+    const q = this.implicitQueue
+    while (this.implicitHead < q.length && !this.pending.has(q[this.implicitHead])) this.implicitHead++
   }
 
   /** Whether an event at time `now` would change anything (a window would close): then a tick is worth logging. */

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {runKillCampaign} from '../../src/serve/campaign.js'
+import {runKillCampaign} from '../../src/bench/campaign.js'
 
 describe('kill -9 campaign (lean: the full 20 kills run in kt bench serve)', () => {
   it('after 6 kill -9s under load, every acknowledged choose and feedback is in the state and nothing is credited twice', async () => {

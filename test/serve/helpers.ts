@@ -1,5 +1,5 @@
 /** What the in-process server tests share: a JSON call over fetch, and a server whose log lines are kept. */
-import {startServer, type RunningServer, type ServeOptions} from '../../src/serve/server.js'
+import {startServer, type RunningServer, type ServeOptions} from '../../src/online/serve/server.js'
 
 export interface Answer {
   status: number

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {runRerankServeBench} from '../../src/serve/bench.js'
+import {runRerankServeBench} from '../../src/bench/serve.js'
 
 // The figures are timings (not checked here: speed is measured by `kt bench serve`, not by tests);
 // what is checked is that every figure the command prints is measured and reported.

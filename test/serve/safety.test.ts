@@ -15,10 +15,10 @@ import {
   fdBudget,
   startServer,
   type RunningServer,
-} from '../../src/serve/server.js'
+} from '../../src/online/serve/server.js'
 import {call, serve} from './helpers.js'
-import {startServerProcess, stopServerProcess} from '../../src/serve/process.js'
-import {RawClient} from '../../src/serve/client.js'
+import {startServerProcess, stopServerProcess} from '../../src/bench/serve-process.js'
+import {RawClient} from '../../src/bench/serve-client.js'
 import {processStartTime} from '../../src/online/store.js'
 import {LOCK_WAIT_MS} from '../../src/util/lock.js'
 import {MAX_IMPLICIT_WINDOW_MS} from '../../src/online/tenant.js'

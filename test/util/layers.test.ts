@@ -17,13 +17,13 @@ import {packageRoot} from '../../src/util/paths.js'
 const LAYERS: readonly (readonly string[])[] = [
   ['commands', 'cli', 'bench'], // thin commands, their shared base, the benchmark commands' measurements
   ['phases'],
-  ['dashboard', 'serve'], // servers: the study dashboard; the online and rerank service
-  ['study', 'online'], // studies (where optimisers meet objectives, and their storage); per-tenant bandits
+  ['dashboard'], // the study dashboard's server
+  ['study', 'online'], // studies (where optimisers meet objectives, and their storage); per-tenant bandits and their service (online/serve)
   ['report'], // the report's schema and rendering (Markdown, HTML, charts), fed by eval and search results
   ['eval'], // kt's retrieval engine evaluated: harness, objective, its domain profiles and study analysis
   ['rank'], // the reranker (its tuner drives search's optimisers)
   ['search'], // optimisers, fronts, profile choice: they know no engine, no store, no report
-  ['deploy'], // the deployable profile: schema, loader, gate (read by eval, study and serve)
+  ['deploy'], // the deployable profile: schema, loader, gate (read by eval, study and online)
   ['engines', 'engine'], // adapters of external engines; kt's own engine
   ['data', 'db'], // datasets; a local PostgreSQL server
   ['stats', 'space'],

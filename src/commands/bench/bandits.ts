@@ -17,7 +17,7 @@ export default class BenchBandits extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchBandits)
-    const {runBanditBench, TARGET_US_PER_QUERY} = await import('../../online/bench.js')
+    const {runBanditBench, TARGET_US_PER_QUERY} = await import('../../bench/bandits.js')
     const {renderTable} = await import('../../online/format.js')
     const {availableParallelism, loadavg} = await import('node:os')
     const spinner = this.spinner('kt bench bandits: timing')

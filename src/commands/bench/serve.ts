@@ -21,6 +21,11 @@ export default class BenchServe extends KtCommand {
     },
     '<%= config.bin %> bench serve --seconds 3 --rerank-requests 200 --kills 0 --flood 0 --json',
     '<%= config.bin %> bench serve --only rerank',
+    {
+      description:
+        'The soak alone, short: RSS every 10 s under full load (the measurement is --soak 600: RSS may grow at most 10% after the first minute).',
+      command: '<%= config.bin %> bench serve --soak 20 --tenants 10 --clients 4',
+    },
   ]
   static override flags = {
     clients: Flags.integer({description: 'Concurrent clients.', default: 16, min: 1}),
@@ -44,16 +49,59 @@ export default class BenchServe extends KtCommand {
     }),
     kills: Flags.integer({description: 'kill -9s of the server in the campaign (0: skip).', default: 20, min: 0}),
     seed: Flags.integer({description: 'Seed of the load, the reranker and the kill moments.', default: 42}),
+    soak: Flags.integer({
+      description:
+        "Run the soak alone for this many seconds: full load, the server's RSS printed every 10 s; fails its target when RSS grows more than 10% after the first minute.",
+      min: 10,
+      max: 86_400,
+    }),
     only: Flags.string({
       description: 'Run one part alone: rerank (POST /rerank against POST /noop, on a server of its own).',
       options: ['rerank'],
     }),
   }
 
+  /** kt bench serve --soak SECONDS (src/bench/soak.ts). */
+  private async soak(seconds: number, flags: {clients: number; tenants: number; seed: number}): Promise<unknown> {
+    const {runSoak, TARGET_SOAK_GROWTH, SOAK_BASELINE_MS} = await import('../../bench/soak.js')
+    const json = this.jsonEnabled()
+    if (!json)
+      this.log(
+        `soak: ${seconds} s, ${flags.clients} clients, ${flags.tenants} tenants; the server's RSS every 10 s (baseline at ${SOAK_BASELINE_MS / 1000} s)`,
+      )
+    const report = await runSoak({
+      seconds,
+      clients: flags.clients,
+      tenants: flags.tenants,
+      seed: flags.seed,
+      onSample: json
+        ? undefined
+        : (x) =>
+            this.log(
+              `${String(x.s).padStart(5)} s  RSS ${x.rss_mb.toFixed(1)} MB  remembered queries ${x.pending_queries}`,
+            ),
+    })
+    if (!json) {
+      const m = report.machine
+      this.log(
+        `machine: ${m.cores} cores, load average (1 min) ${m.load_average_1m_before.toFixed(2)} before, ${m.load_average_1m_after.toFixed(2)} after`,
+      )
+      this.log(
+        `${report.queries} queries (${report.queries_per_s.toFixed(0)}/s), ${report.evicted} forgotten at the cap of ${report.max_pending_total} remembered queries, ${report.errors} errors${report.first_error ? ` (first: ${report.first_error})` : ''}`,
+      )
+      this.log(
+        `RSS ${report.baseline_mb.toFixed(1)} MB at ${report.baseline_s} s, at most ${report.max_after_mb.toFixed(1)} MB after: growth ${(100 * report.growth).toFixed(1)}% (target <= ${100 * TARGET_SOAK_GROWTH}% after the first minute): ${report.meets_target === null ? 'not judged (the run ends within the first minute)' : report.meets_target ? 'met' : 'NOT met'}`,
+      )
+    }
+    if (report.meets_target === false || report.errors > 0) process.exitCode = 1
+    return report
+  }
+
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchServe)
+    if (flags.soak !== undefined) return this.soak(flags.soak, flags)
     const {runServeBench, runRerankServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} =
-      await import('../../serve/bench.js')
+      await import('../../bench/serve.js')
     const {renderTable} = await import('../../online/format.js')
     const yes = (b: boolean): string => (b ? 'yes' : 'NO')
     const machineLine = (m: {cores: number; load_average_1m_before: number; load_average_1m_after: number}): string =>

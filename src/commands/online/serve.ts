@@ -72,6 +72,21 @@ export default class OnlineServe extends KtCommand {
       multiple: true,
     }),
     'snapshot-every': Flags.integer({description: "Events between a tenant's snapshots (default 200).", min: 1}),
+    'max-pending': Flags.integer({
+      description:
+        'Queries one open tenant remembers at most (default 20000, about 14 MB); past it the oldest are forgotten (their open implicit window settles as unused, later feedback is late), counted in kt_pending_evicted_total.',
+      min: 10,
+    }),
+    'max-pending-total': Flags.integer({
+      description:
+        'Queries all open tenants remember at most (default 200000, about 140 MB); past it a tenant that chooses is held to an equal share.',
+      min: 10,
+    }),
+    'idle-tenant-seconds': Flags.integer({
+      description:
+        'A tenant without a request for this long is closed: snapshot written, descriptor and memory freed (default 300).',
+      min: 1,
+    }),
     'segment-bytes': Flags.integer({
       description:
         "Bytes of one journal segment (default 4 MiB): each is prepared ahead on disk, and a full one is retired into the tenants' logs. Smaller ones reach both sooner (tests of a full disk).",
@@ -81,7 +96,7 @@ export default class OnlineServe extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(OnlineServe)
-    const {startServer} = await import('../../serve/server.js')
+    const {startServer} = await import('../../online/serve/server.js')
     const running = await startServer({
       dir: flags.dir,
       host: flags.host,
@@ -91,6 +106,9 @@ export default class OnlineServe extends KtCommand {
       maxConnections: flags['max-connections'],
       snapshotEvery: flags['snapshot-every'],
       segmentBytes: flags['segment-bytes'],
+      maxPendingPerTenant: flags['max-pending'],
+      maxPendingTotal: flags['max-pending-total'],
+      idleTenantMs: flags['idle-tenant-seconds'] === undefined ? undefined : flags['idle-tenant-seconds'] * 1000,
       allowOrigins: flags['allow-origin'],
     })
     // --json: stdout carries JSON only, one line when listening and one when stopped; the human line goes to stderr

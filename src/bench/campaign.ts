@@ -21,8 +21,8 @@ import {streamSeed} from '../online/sampling.js'
 import {CHOOSE_TYPES, openTenant} from '../online/library.js'
 import {TenantBandit} from '../online/bandit.js'
 import type {TenantLearner} from '../online/tenant.js'
-import {RawClient} from './client.js'
-import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
+import {RawClient} from './serve-client.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './serve-process.js'
 
 /** Longest a round waits for its minAcksPerRound (a server that answers nothing fails the checks instead of hanging). */
 const ROUND_ACK_WAIT_MS = 60_000

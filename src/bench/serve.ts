@@ -26,9 +26,9 @@ import {toSavedModel, writeModel} from '../rank/model.js'
 import {deploy} from '../rank/registry.js'
 import {randomCompleteTree} from '../rank/bench.js'
 import {PackedEnsemble} from '../rank/packed.js'
-import {RawClient} from './client.js'
-import {runLoad, quantileSorted, type LoadResult} from './load.js'
-import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
+import {RawClient} from './serve-client.js'
+import {runLoad, quantileSorted, type LoadResult} from './serve-load.js'
+import {startServerProcess, stopServerProcess, type ServerProcess} from './serve-process.js'
 import {runKillCampaign, type CampaignReport} from './campaign.js'
 
 /** The issue's targets. */
@@ -206,7 +206,8 @@ function processCpuUs(pid: number): number {
   }
 }
 
-function metricValue(text: string, name: string): number {
+/** A metric's value in Prometheus text, or NaN when absent. */
+export function metricValue(text: string, name: string): number {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)
   return m ? Number(m[1]) : Number.NaN
 }
@@ -226,7 +227,11 @@ async function fsyncStats(
   }
 }
 
-async function createTenants(port: number, count: number, spec: Record<string, unknown> = {}): Promise<string[]> {
+export async function createTenants(
+  port: number,
+  count: number,
+  spec: Record<string, unknown> = {},
+): Promise<string[]> {
   const client = new RawClient(port)
   const ids: string[] = []
   try {

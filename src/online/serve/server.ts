@@ -25,19 +25,26 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {Socket} from 'node:net'
 import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import type {Journal} from '../online/journal.js'
-import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
-import {validateTenantId} from '../online/store.js'
-import {GateRefusedError} from '../deploy/gate.js'
-import {InputError, describeValue} from '../util/errors.js'
-import {parseJsonText} from '../util/json.js'
-import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../util/loopback.js'
-import {snakeKeys} from '../util/json-keys.js'
+import type {Journal} from '../journal.js'
+import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../library.js'
+import {validateTenantId} from '../store.js'
+import {GateRefusedError} from '../../deploy/gate.js'
+import {InputError, describeValue} from '../../util/errors.js'
+import {parseJsonText} from '../../util/json.js'
+import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../../util/loopback.js'
+import {snakeKeys} from '../../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
-import {PackedEnsemble} from '../rank/packed.js'
-import {bestFirst} from '../rank/apply.js'
-import {fromSavedModel} from '../rank/model.js'
-import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../rank/registry.js'
+import {
+  DEFAULT_IDLE_TENANT_MS,
+  DEFAULT_MAX_PENDING_PER_TENANT,
+  DEFAULT_MAX_PENDING_TOTAL,
+  IDLE_CHECK_MS,
+  TenantMemory,
+} from './memory.js'
+import {PackedEnsemble} from '../../rank/packed.js'
+import {bestFirst} from '../../rank/apply.js'
+import {fromSavedModel} from '../../rank/model.js'
+import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../../rank/registry.js'
 
 /** Largest request body (the issue: a body over 1 MB is refused). */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -125,6 +132,12 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /** Remembered queries per open tenant at most (default DEFAULT_MAX_PENDING_PER_TENANT; src/online/serve/memory.ts). */
+  maxPendingPerTenant?: number
+  /** Remembered queries over all open tenants at most (default DEFAULT_MAX_PENDING_TOTAL). */
+  maxPendingTotal?: number
+  /** A tenant with no request for this long is closed (default DEFAULT_IDLE_TENANT_MS). */
+  idleTenantMs?: number
   /** Bytes of one journal segment (default SEGMENT_BYTES; smaller ones reach checkpoints, and a full disk, sooner). */
   segmentBytes?: number
   /**
@@ -386,6 +399,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     })
   journal.onBatch = (_commits, ms) => metrics.commitBatch.observe(ms / 1000)
   const tenants = new Map<string, Tenant>()
+  const memory = new TenantMemory(tenants, {
+    perTenant: options.maxPendingPerTenant ?? DEFAULT_MAX_PENDING_PER_TENANT,
+    total: options.maxPendingTotal ?? DEFAULT_MAX_PENDING_TOTAL,
+    idleMs: options.idleTenantMs ?? DEFAULT_IDLE_TENANT_MS,
+  })
+  const idleCheck = setInterval(() => memory.closeIdle(), Math.min(IDLE_CHECK_MS, memory.limits.idleMs))
+  idleCheck.unref()
   const reranker = new RerankerHolder(options.registry, (message, serving) => {
     metrics.registryErrors++
     logLine({
@@ -634,6 +654,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         body: null,
         text: metrics.render({
           tenantsOpen: tenants.size,
+          memory: {pending: memory.pendingTotal(), evicted: memory.evicted, closedIdle: memory.closedIdle},
           commit: journal.stats,
           modelVersion: reranker.model?.version ?? null,
           registryDamaged: reranker.damaged !== undefined,
@@ -688,7 +709,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (action === undefined) {
         route.name = 'status'
         expect('GET')
-        return {status: 200, body: tenantOf(id).status()}
+        const tenant = tenantOf(id)
+        memory.begin(tenant)
+        memory.end(tenant, false)
+        return {status: 200, body: tenant.status()}
       }
       if (action === 'choose' || action === 'feedback') {
         route.name = action
@@ -703,8 +727,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             `POST /tenants/${id}/${action}: now: expected no client clock (the server stamps each event with its own time), got ${describeValue((body as {now: unknown}).now)}`,
           )
         const tenant = tenantOf(id)
-        if (action === 'choose') return {status: 200, body: await tenant.choose(body as object)}
-        const outcome = await tenant.feedback(body as {query_id: string})
+        memory.begin(tenant)
+        let chose = false
+        let outcome
+        try {
+          if (action === 'choose') {
+            const choice = await tenant.choose(body as object)
+            chose = true
+            return {status: 200, body: choice}
+          }
+          outcome = await tenant.feedback(body as {query_id: string})
+        } finally {
+          memory.end(tenant, chose)
+        }
         if (outcome.verdict !== 'applied')
           throw new HttpError(
             409,
@@ -843,6 +878,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       })
     })
   } catch (error) {
+    clearInterval(idleCheck)
     await journal.close()
     const code = (error as NodeJS.ErrnoException).code
     const at = `${host.includes(':') ? `[${host}]` : host}:${options.port ?? 0}`
@@ -875,6 +911,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     journal,
     async close() {
       closing = true
+      clearInterval(idleCheck)
       await new Promise<void>((resolve) => {
         const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS)
         server.close(() => {

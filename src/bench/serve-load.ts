@@ -6,7 +6,7 @@
  */
 import {Rng} from '../util/rng.js'
 import {streamSeed} from '../online/sampling.js'
-import {RawClient} from './client.js'
+import {RawClient} from './serve-client.js'
 
 export interface LoadOptions {
   port: number

@@ -67,6 +67,7 @@ export class ServiceMetrics {
 
   render(extra: {
     tenantsOpen: number
+    memory: {pending: number; evicted: number; closedIdle: number}
     commit: {
       batches: number
       commits: number
@@ -104,6 +105,20 @@ export class ServiceMetrics {
     out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
     family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
     out.push(`kt_tenants_open ${extra.tenantsOpen}`)
+    family(
+      'kt_pending_queries',
+      'gauge',
+      'Queries the open tenants remember (the memory the caps --max-pending and --max-pending-total bound).',
+    )
+    out.push(`kt_pending_queries ${extra.memory.pending}`)
+    family(
+      'kt_pending_evicted_total',
+      'counter',
+      'Queries forgotten, oldest first, to keep under the caps (an open implicit window settles as unused; later feedback is late).',
+    )
+    out.push(`kt_pending_evicted_total ${extra.memory.evicted}`)
+    family('kt_tenants_closed_idle_total', 'counter', 'Tenants closed after --idle-tenant-seconds without a request.')
+    out.push(`kt_tenants_closed_idle_total ${extra.memory.closedIdle}`)
     family(
       'kt_fsync_batches_total',
       'counter',

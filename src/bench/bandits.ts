@@ -8,8 +8,8 @@ import {Rng} from '../util/rng.js'
 import type {ParamSpace} from '../space/types.js'
 import {defaultConfig, onlineTuned} from '../space/space.js'
 import {median} from '../stats/summary.js'
-import {type BanditSettings, DEFAULT_SAMPLER, TenantBandit} from './bandit.js'
-import {type SamplerKind, SAMPLER_KINDS} from './sampling.js'
+import {type BanditSettings, DEFAULT_SAMPLER, TenantBandit} from '../online/bandit.js'
+import {type SamplerKind, SAMPLER_KINDS} from '../online/sampling.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 
 /** The budget: microseconds of sampling per query for 11 parameters. */
