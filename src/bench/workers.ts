@@ -15,7 +15,7 @@ import {freePort, startServer, type PgServer} from '../db/server.js'
 import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
-import type {WorkerTiming} from '../study/optimize.js'
+import type {WorkerTiming} from '../study/optimize-options.js'
 import {WORKERS_WORKLOAD} from '../search/workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
