@@ -16,7 +16,7 @@ import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
 import type {WorkerTiming} from '../study/optimize-options.js'
-import {WORKERS_WORKLOAD} from '../search/workers-workload.js'
+import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
 export const THROUGHPUT_TARGET = 0.9

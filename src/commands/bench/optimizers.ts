@@ -39,8 +39,8 @@ export default class BenchOptimizers extends KtCommand {
     const {writeFileAtomic} = await import('../../util/fs.js')
     const {benchmarkObjective} = await import('../../search/benchmarks/index.js')
     const {checkOptimizerName} = await import('../../search/optimizers.js')
-    const {runBenchmark, summarizeRuns} = await import('../../search/bench.js')
-    const report = await import('../../search/bench-report.js')
+    const {runBenchmark, summarizeRuns} = await import('../../bench/optimizers.js')
+    const report = await import('../../bench/optimizers-report.js')
     const functions = flags.function
       .split(',')
       .map((f) => f.trim())
@@ -70,7 +70,7 @@ export default class BenchOptimizers extends KtCommand {
     }
     await spinner.succeed(`bench optimizers: ${lines.length} runs`)
     const summaries = [...groups.values()].map((runs) => summarizeRuns(runs))
-    const {compareWithOptuna, peerLines} = await import('../../search/peer-optuna.js')
+    const {compareWithOptuna, peerLines} = await import('../../bench/optimizers-optuna.js')
     const peers = summaries.filter((s) => s.optimizer === 'bohb').flatMap((s) => compareWithOptuna(s) ?? [])
     const checks = functions.flatMap((fn) =>
       groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`)
