@@ -59,8 +59,6 @@ export interface WorkerTiming {
   evaluateMs: number
   /** Slots waiting for a change (nothing to hand out). */
   waitMs: number
-  /** Catch-ups made shortly before a trial's expected end (WARM-UP), outside any section. */
-  warmUps?: number
   evaluated: number
   /** How late this process began work after options.startAt (warm-up not done in time), ms. */
   lateMs?: number

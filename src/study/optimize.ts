@@ -51,12 +51,10 @@ import {
   type StudyStorage,
   type StudyTx,
 } from './storage.js'
-import type {TrialRow} from './model.js'
 import {closeWorkerTiming, type RunOptions, type RunSummary, type WorkerTiming} from './optimize-options.js'
 import {newOwner, ownerIsDeadHere} from './owner.js'
 import {Replica, sameTrial} from './replica.js'
 import {EventLoopTurns, Mutex, sleep} from './sync.js'
-import {WarmUps} from './warm-up.js'
 
 /** Default grace period of a lease (ms): a worker silent for this long is taken for dead (Optuna's grace_period). */
 export const DEFAULT_GRACE_MS = 60_000
@@ -129,7 +127,6 @@ class StudyRun {
   private failure: unknown
   /** Other workers' tells this worker replayed between its last two sections (outside the lock and in it). */
   private othersTells = 0
-  private readonly warmUps = new WarmUps()
   private readonly turns = new EventLoopTurns(EVENT_LOOP_TURN_MS)
   private outageSince: number | undefined
   private pool: WorkerPool | undefined
@@ -200,30 +197,6 @@ class StudyRun {
       this.objective.continuation ?? false,
       this.objective.fidelity?.max ?? 1,
     )
-  }
-
-  /** Catches the replica up outside the lock (WARM-UP); any failure is left for the next section to meet. */
-  private warmUp(): Promise<void> {
-    return this.sections.run(async () => {
-      const current = this.replica
-      if (!current || this.aborted()) return
-      const t0 = performance.now()
-      let rows: TrialRow[]
-      try {
-        rows = await this.storage.changes(this.study, current.askCount, current.tellSeq, current.session)
-      } catch {
-        return
-      }
-      this.warmUps.noteRoundTrip(performance.now() - t0)
-      try {
-        this.optimizerTime(() => current.apply(rows))
-        this.othersTells = 0
-        if (this.timing) this.timing.warmUps = (this.timing.warmUps ?? 0) + 1
-      } catch {
-        // a half-applied replica is rebuilt by the next section, which reports what is wrong
-        if (this.replica === current) this.replica = undefined
-      }
-    })
   }
 
   // ---- the locked section: catch up, record, take the next piece of work ----
@@ -453,11 +426,8 @@ class StudyRun {
     adopted: {begun: Promise<Outcome>; at: number} | undefined,
   ): Promise<Outcome> {
     const begunAt = adopted?.at ?? performance.now()
-    const evaluation = adopted?.begun ?? this.evaluate(step.trial, step.checkpoint)
-    const cancelWarmUp = this.warmUps.before(step.trial.budget, begunAt, () => this.warmUp())
-    const outcome = await evaluation.finally(cancelWarmUp)
+    const outcome = await (adopted?.begun ?? this.evaluate(step.trial, step.checkpoint))
     const evaluatedAt = performance.now()
-    this.warmUps.note(step.trial.budget, evaluatedAt - begunAt)
     this.evaluated++
     if (this.timing) {
       this.timing.evaluateMs += evaluatedAt - begunAt
