@@ -52,7 +52,10 @@ try {
   // no build: oclif says so below
 }
 
-const {run, flush, Errors} = await import('@oclif/core')
+const {run, flush, Errors, settings} = await import('@oclif/core')
+// the bin runs the build in dist/, never oclif's TypeScript lookup: under NODE_ENV=test or
+// development that looks for typescript, which an installed kt does not have, and warns on stderr
+settings.enableAutoTranspile = false
 try {
   await run(args, import.meta.url)
   await flush()

@@ -11,7 +11,10 @@ import {
 } from '../src/engine/importance/space.js'
 import {makeProfile, renderEnvFile, configFromEnvFile} from '../src/deploy/profile.js'
 import type {PhaseContext} from './lib/context.js'
-import type {PropertiesResult, PropertyResult} from '../src/report/types.js'
+import type {EngineConformance, PropertiesResult, PropertyResult} from '../src/report/types.js'
+import {conformanceData, runConformance} from '../src/engines/conformance.js'
+import {loadMemoryDataset} from '../src/data/conversations/index.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
 
 /**
  * Phase 1: property tests of the scoring math, run by kt itself with fast-check (the same
@@ -55,6 +58,7 @@ function close(a: number, b: number): boolean {
   return Math.abs(a - b) <= FLOAT_TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b))
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of properties over different case types
 export const PROPERTIES: ReadonlyArray<PropertyDef<any>> = [
   {
     id: 'score-in-unit-interval',
@@ -180,11 +184,35 @@ function safeHolds<T>(def: PropertyDef<T>, value: T): boolean {
   }
 }
 
-export function runProperties(ctx: PhaseContext): PropertiesResult {
+export async function runProperties(ctx: PhaseContext): Promise<PropertiesResult> {
   const runs = ctx.plan.plan.properties.runs
   const properties = PROPERTIES.map((def, k) => {
     ctx.progress(`phase 1: property ${def.id}`)
     return checkProperty(def, runs, ctx.seed + k)
   })
-  return {properties, passed: properties.every((p) => p.violations === 0)}
+  const conformance = await engineConformance(ctx)
+  const passed = properties.every((p) => p.violations === 0) && (conformance?.passed ?? true)
+  return {properties, passed, ...(conformance ? {conformance} : {})}
+}
+
+/** The conformance suite of the engine the plan names, on its conversations (undefined without one). */
+async function engineConformance(ctx: PhaseContext): Promise<EngineConformance | undefined> {
+  const named = engineUnderTest(ctx.plan)
+  if (!named) return undefined
+  const service = named.engine.evaluate.kind === 'retrieval-service'
+  const dataset = service ? conformanceData(loadMemoryDataset(named.data)) : undefined
+  const report = await runConformance(named.engine, {
+    seed: ctx.seed,
+    dataset,
+    progress: (line) => ctx.progress(`phase 1: ${line}`),
+  })
+  return {
+    engine: report.engine,
+    file: named.file,
+    kind: report.kind,
+    ...(service ? {data: named.dataLabel} : {}),
+    deterministic: report.deterministic,
+    checks: report.checks.map((c) => ({...c})),
+    passed: report.passed,
+  }
 }

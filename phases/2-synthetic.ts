@@ -11,6 +11,8 @@ import {auditLeakage} from '../src/data/importance/leakage.js'
 import {SIGNALS} from '../src/engine/importance/space.js'
 import {mean, min, max, quantile} from '../src/stats/summary.js'
 import type {PhaseContext} from './lib/context.js'
+import {engineUnderTest} from './lib/engine-under-test.js'
+import {engineSynthetic} from './lib/engine-synthetic.js'
 import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
 
 /**
@@ -18,7 +20,7 @@ import type {DatasetSummary, SyntheticResult} from '../src/report/types.js'
  * time, whether a synthetic one regenerates byte-identically from its recorded generator options,
  * label and signal distributions, and the leakage audit.
  */
-export function runSynthetic(ctx: PhaseContext): SyntheticResult {
+export async function runSynthetic(ctx: PhaseContext): Promise<SyntheticResult> {
   const datasets: DatasetSummary[] = ctx.datasets().map((ds) => {
     ctx.progress(`phase 2: dataset ${ds.id}`)
     const text = readFileSync(ds.path, 'utf8')
@@ -43,12 +45,14 @@ export function runSynthetic(ctx: PhaseContext): SyntheticResult {
       leakage,
     }
   })
+  const named = engineUnderTest(ctx.plan)
   return {
     datasets,
     leaks_found: datasets.reduce(
       (n, d) => n + d.leakage.filter((a) => a.verdict === 'leak' || a.verdict === 'constant').length,
       0,
     ),
+    ...(named ? {engine: await engineSynthetic(ctx, named)} : {}),
   }
 }
 

@@ -75,7 +75,19 @@ export function runDeploy(ctx: PhaseContext, runId: string): DeployResult {
   return {
     profiles: profiles.map(({name, weights, files, verdict}) => ({name, weights, files, verdict})),
     rollout: ROLLOUT_STAGES.map((s) => ({...s})),
-    ...(search.retrieval ? {retrieval: retrievalProfiles(ctx, search.retrieval, runId)} : {}),
+    ...(search.retrieval
+      ? {
+          retrieval: retrievalProfiles(
+            ctx.outDir,
+            search.retrieval,
+            runId,
+            ctx.plan.plan.retrieval?.engine === undefined
+              ? undefined
+              : ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine),
+            ctx.progress,
+          ),
+        }
+      : {}),
   }
 }
 
@@ -122,19 +134,19 @@ export function importanceValidation(v: ValidationResult | undefined): ProfileVa
  * held-out validation the study gave it (none when the plan has no retrieval.split: then the
  * deploy gate refuses them without --force).
  */
-function retrievalProfiles(
-  ctx: PhaseContext,
+export function retrievalProfiles(
+  outDir: string,
   r: RetrievalSearchResult,
   runId: string,
+  engineFile: string | undefined,
+  progress: (text: string) => void,
 ): NonNullable<DeployResult['retrieval']> {
   // an external engine's profiles carry its own parameter names and environment variables
-  const spec = ctx.plan.plan.retrieval?.engine
-    ? loadEngineFile(ctx.plan.resolvePath(ctx.plan.plan.retrieval.engine))
-    : undefined
+  const spec = engineFile === undefined ? undefined : loadEngineFile(engineFile)
   const space = spec ? spec.space : RETRIEVAL_SPACE
   const kind = spec ? ('engine' as const) : ('retrieval' as const)
   // relative to the profile's own folder (where kt deploy looks first): no absolute path, so the same plan gives the same profile bytes in any clone
-  const engine = spec ? engineRefFor(spec, join(ctx.outDir, PROFILES_DIR)) : undefined
+  const engine = spec ? engineRefFor(spec, join(outDir, PROFILES_DIR)) : undefined
   // with a split the study measured on the tuning conversations only: the key says so
   const metricKey =
     r.holdout || r.validation
@@ -147,12 +159,12 @@ function retrievalProfiles(
   // kt's own engine with a split: the profile records its held-out quality, the defaults' and the interval
   const heldOut = (name: string): Profile['metrics'] => (r.validation ? holdoutMetrics(r.validation, name) : {})
   const write = (profile: Profile, name: string): string[] =>
-    writeProfileFiles(ctx.outDir, `${PROFILES_DIR}/${name}`, profile)
+    writeProfileFiles(outDir, `${PROFILES_DIR}/${name}`, profile)
   const domain = r.profiles
     .filter((p) => p.config !== null)
     .map((p) => {
       const name = `retrieval-${p.name}`
-      ctx.progress(`phase 6: writing profile ${name}`)
+      progress(`phase 6: writing profile ${name}`)
       const metrics: Profile['metrics'] = {
         trial: p.trial,
         [metricKey]: p.metrics?.quality ?? null,

@@ -4,7 +4,7 @@ import {z} from 'zod'
 import {InputError} from '../src/util/errors.js'
 import {parseWith} from '../src/util/zod.js'
 import {readText, parseJson} from '../src/util/fs.js'
-import {phasesDir} from '../src/util/paths.js'
+import {phasesDir, resolveUserPath} from '../src/util/paths.js'
 import {SIMPLEX_SUM_TOLERANCE} from '../src/space/types.js'
 
 /** Version of the study-plan format (`kt_plan` field). */
@@ -115,25 +115,32 @@ export function loadPlan(file: string = DEFAULT_PLAN_FILE): LoadedPlan {
   const text = readText(file)
   const plan = parsePlan(parseJson(file, text), file)
   const base = dirname(resolve(file))
-  const tune = resolve(base, plan.datasets.tune)
+  const loaded: LoadedPlan = {
+    plan,
+    file,
+    hash: createHash('sha256').update(text).digest('hex').slice(0, 12),
+    resolvePath: (p) => resolveUserPath(base, p),
+  }
+  checkImportanceDatasets(loaded)
+  return loaded
+}
+
+/** A held-out or imported dataset that is the tuning set itself is refused (it would validate on training data). */
+export function checkImportanceDatasets(loaded: LoadedPlan): void {
+  const {datasets} = loaded.plan
+  const tune = loaded.resolvePath(datasets.tune)
   for (const [field, list] of [
-    ['holdout', plan.datasets.holdout],
-    ['imported', plan.datasets.imported],
+    ['holdout', datasets.holdout],
+    ['imported', datasets.imported],
   ] as const)
     list.forEach((path, i) => {
-      if (resolve(base, path) === tune)
+      if (loaded.resolvePath(path) === tune)
         throw new InputError(
-          `${file}: datasets.${field}[${i}]`,
+          `${loaded.file}: datasets.${field}[${i}]`,
           'a dataset other than the tuning set (validating on training data proves nothing)',
           JSON.stringify(path),
         )
     })
-  return {
-    plan,
-    file,
-    hash: createHash('sha256').update(text).digest('hex').slice(0, 12),
-    resolvePath: (p) => resolve(base, p),
-  }
 }
 
 export function parsePlan(value: unknown, file: string): Plan {

@@ -1,5 +1,4 @@
 import {reportContentHash} from '../src/report/content-hash.js'
-import {readFileSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {InputError} from '../src/util/errors.js'
@@ -13,13 +12,15 @@ import {
   type RunInputs,
 } from './lib/checkpoints.js'
 import {checkValidationData} from './lib/independence.js'
-import {packageRoot} from '../src/util/paths.js'
+import {KT_VERSION} from '../src/util/paths.js'
 import {renderMarkdown} from '../src/report/markdown.js'
 import {startChartRenderer, memoizedRenderer} from '../src/report/chart-pool.js'
 import {studyCharts} from '../src/report/study-charts.js'
 import {reproducibility} from '../src/report/reproducibility.js'
 import {startRetrievalStudy, checkRetrievalInputs, RETRIEVAL_STUDY_FILE} from './lib/retrieval-study.js'
-import {loadPlan, DEFAULT_PLAN_FILE} from './plan.js'
+import {DEFAULT_PLAN_FILE} from './plan.js'
+import {loadAnyPlan, type LoadedEnginePlan} from './engine-plan.js'
+import {runEnginePlan} from './engine-run.js'
 import {createContext, displayPath, loadStudyDatasets, type PhaseContext} from './lib/context.js'
 import {
   PHASE_NAMES,
@@ -40,6 +41,7 @@ import {runValidation} from './5-validation.js'
 import {runDeploy} from './6-deploy.js'
 import {runVisualize} from './7-visualize.js'
 import {checkSeeds} from './lib/seeds.js'
+import {checkPlanEngine} from './lib/engine-under-test.js'
 
 interface PhaseDef {
   readonly number: number
@@ -103,11 +105,11 @@ export interface RunOutcome {
   readonly notReused: Array<{phase: PhaseName; reason: string}>
   /** Warnings about the inputs (held-out turns whose text is also in the tuning set), also in report.json run.warnings. */
   readonly warnings: string[]
+  /** How the plan was read (a kt_plan 1 file says so): printed, not part of the report. */
+  readonly notes: string[]
 }
 
-export const KT_VERSION: string = (
-  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
-).version
+export {KT_VERSION}
 
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
 export function runIdFor(seed: number, planHash: string): string {
@@ -116,7 +118,10 @@ export function runIdFor(seed: number, planHash: string): string {
 
 export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const started = performance.now()
-  const loaded = loadPlan(options.planFile ?? DEFAULT_PLAN_FILE)
+  const any = loadAnyPlan(options.planFile ?? DEFAULT_PLAN_FILE)
+  if (any.kind === 'engine') return runEngineStudy(any.loaded, options)
+  const loaded = any.loaded
+  const notes = any.note ? [any.note] : []
   // the seed check is part of the report, so it is part of the run id (another --seeds, another folder)
   const runId = `${runIdFor(options.seed, loaded.hash)}${options.checkSeeds ? `-seeds${options.checkSeeds.join('.')}` : ''}`
   const requested = options.phases ?? PHASE_NAMES
@@ -130,6 +135,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   // Every input is read and checked before anything is written, so bad input leaves no folder behind.
   const datasets = loadStudyDatasets(loaded)
   const warnings = checkValidationData(loaded, datasets)
+  checkPlanEngine(loaded)
   const retrieval = loaded.plan.retrieval
   const retrievalData = retrieval ? loaded.resolvePath(retrieval.data) : undefined
   const retrievalEngine = retrieval?.engine === undefined ? undefined : loaded.resolvePath(retrieval.engine)
@@ -251,7 +257,35 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   }
   timing.total_ms = round(performance.now() - started)
   writeReport(outDir, report)
-  return {report, outDir, reused, notReused: options.resume ? notReused : [], warnings}
+  return {report, outDir, reused, notReused: options.resume ? notReused : [], warnings, notes}
+}
+
+/** A format-2 plan: the engine's phases (runEnginePlan), the report written as every run's. */
+async function runEngineStudy(loaded: LoadedEnginePlan, options: RunOptions): Promise<RunOutcome> {
+  const unsupported = options.resume
+    ? '--resume'
+    : options.checkSeeds
+      ? '--seeds'
+      : options.phases && PHASE_NAMES.some((p) => !options.phases!.includes(p))
+        ? 'a single phase (kt phase)'
+        : undefined
+  if (unsupported)
+    throw new InputError(
+      loaded.file,
+      `a kt_plan 1 plan for ${unsupported} (a kt_plan 2 plan runs its engine's phases whole, without checkpoints)`,
+      'a kt_plan 2 plan',
+    )
+  const runId = runIdFor(options.seed, loaded.hash)
+  const outDir = resolve(options.outDir ?? join('reports', runId))
+  const report = await runEnginePlan(loaded, {
+    seed: options.seed,
+    outDir,
+    runId,
+    ktVersion: KT_VERSION,
+    progress: options.progress ?? (() => {}),
+  })
+  writeReport(outDir, report)
+  return {report, outDir, reused: [], notReused: [], warnings: [], notes: []}
 }
 
 export function writeReport(outDir: string, report: Report): void {

@@ -1,5 +1,5 @@
 import {existsSync, rmSync} from 'node:fs'
-import {basename} from 'node:path'
+import {basename, dirname} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
@@ -12,6 +12,7 @@ import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
 import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
 import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
+import {writeRunQuestions} from '../../src/eval/question-results.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
@@ -255,7 +256,7 @@ export async function checkRetrievalInputs(
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
-function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
+export function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
   if (settings.split === undefined) return undefined
   return typeof settings.split === 'string'
     ? parseSplit(settings.split, seed, 'retrieval.split')
@@ -385,6 +386,32 @@ async function engineRetrievalStudy(
   })
   const holdout = held?.report
   const validation = held?.validation
+  // per-question results beside report.json, for kt compare (the first profile is its default side)
+  if (held) {
+    const latency = (metrics: Record<string, number> | null | undefined) =>
+      typeof metrics?.p99_ms === 'number' ? {p99: metrics.p99_ms, kind: latencyKind} : null
+    const latencyKind = (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'
+    const kept = own.profiles.filter((p) => p.config !== null)
+    writeRunQuestions(dirname(input.storage), {
+      engine: {name: spec.name, file: engineFile},
+      data,
+      questions: held.questions.ids.map((id, i) => ({id, category: held.questions.categories[i]})),
+      systems: [
+        ...kept.map((p) => ({
+          name: p.profile,
+          config: p.config!,
+          rows: held.questions.profiles[`retrieval-${p.profile}`],
+          latency: latency(p.metrics),
+        })),
+        {
+          name: 'defaults',
+          config: defaultConfig(spec.space),
+          rows: held.questions.defaults,
+          latency: latency(defaultsRow.metrics),
+        },
+      ],
+    })
+  }
   return {
     data: input.dataLabel,
     metric: settings.metric,

@@ -1,6 +1,7 @@
 import {Command, Flags, Errors, Interfaces} from '@oclif/core'
 import {refuseNonFolder} from '../util/fs.js'
 import {failureLine} from './failure.js'
+import {redactDeep, redactPasswords} from '../util/redact.js'
 
 // oclif's FlagOutput and ArgOutput, which its package does not export
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -25,6 +26,16 @@ export abstract class KtCommand extends Command {
     const out = (parsed.flags as Record<string, unknown>).out
     if (typeof out === 'string') refuseNonFolder(out)
     return parsed
+  }
+
+  /** Every printed line without URL passwords (redactPasswords, the one rule). */
+  override log(message = '', ...args: unknown[]): void {
+    super.log(redactPasswords(message), ...args)
+  }
+
+  /** The --json output without URL passwords. */
+  override toSuccessJson(result: unknown): unknown {
+    return redactDeep(result)
   }
 
   protected spinner(text: string): Progress {

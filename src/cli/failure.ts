@@ -16,11 +16,19 @@ import {
   oneLine,
 } from '../util/errors.js'
 import {closest} from '../util/suggest.js'
+import {redactPasswords} from '../util/redact.js'
 
 /** ANSI colour codes oclif puts in some messages. */
+ 
 const ANSI = /\u001b\[[0-9;]*m/g
 
+/** The one printable line of a failure and its exit code, with every URL password redacted. */
 export function failureLine(error: unknown, flagNames: readonly string[] = []): {line: string; exitCode: number} {
+  const {line, exitCode} = unredactedFailureLine(error, flagNames)
+  return {line: redactPasswords(line), exitCode}
+}
+
+function unredactedFailureLine(error: unknown, flagNames: readonly string[]): {line: string; exitCode: number} {
   if (error instanceof InputError) return {line: oneLine(error.message), exitCode: EXIT_INPUT}
   // a gate or acceptance criterion said no (kt deploy): exit 1, the reason on one line
   if (error instanceof AcceptanceError) return {line: oneLine(error.message), exitCode: EXIT_CRITERION}

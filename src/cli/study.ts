@@ -1,6 +1,8 @@
 import {relative} from 'node:path'
 import {runStudy, type RunOptions} from '../../phases/runner.js'
 import type {KtCommand} from './base.js'
+import {formatDelta} from '../eval/ablation.js'
+import type {EngineReport} from '../report/types.js'
 
 /** Runs the study with a spinner on stderr and prints a short summary (or returns it for --json). */
 export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 'progress'>): Promise<unknown> {
@@ -10,6 +12,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
     await spinner.succeed(`kt: wrote ${relative(process.cwd(), outcome.outDir) || '.'}/report.json`)
     const r = outcome.report
     const verdict = runVerdict(r)
+    for (const note of outcome.notes) process.stderr.write(`kt: ${note}\n`)
     for (const warning of outcome.warnings) process.stderr.write(`kt: warning: ${warning}\n`)
     const summary = {
       run_id: r.run.id,
@@ -30,6 +33,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
       validation_verdict: r.phases.validation?.verdict ?? null,
       properties_passed: r.phases.properties?.passed ?? null,
       leaks_found: r.phases.synthetic?.leaks_found ?? null,
+      ...(r.engine ? {engine: engineSummary(r.engine)} : {}),
       ...(r.seeds
         ? {
             seeds: {
@@ -57,6 +61,7 @@ export async function runAndSummarise(cmd: KtCommand, options: Omit<RunOptions, 
         )
       }
       if (r.phases.ablation) lines.push(`  ablation: ${r.phases.ablation.headline}`)
+      if (r.engine) lines.push(...engineLines(r.engine))
       if (r.phases.search) {
         const o = r.phases.search.optimum
         lines.push(
@@ -121,8 +126,31 @@ export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did 
  * n/a (exit 0 when nothing that ran failed: properties, leakage audit).
  */
 export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
+  // a format-2 plan: the verdict is its engine's (the tuned profile under the plan's acceptance rule)
+  if (r.engine) {
+    const v = r.engine.validation
+    return v.verdict === 'pass'
+      ? {verdict: 'pass', reasons: [], exitCode: 0}
+      : {
+          verdict: 'fail',
+          reasons: [
+            `${r.engine.engine.name}: the tuned profile ${formatDelta(v.tuned.delta)} ${v.metric} against ${v.tuned.against} fails: ${v.rule}`,
+          ],
+          exitCode: 1,
+        }
+  }
   const reasons: string[] = []
-  if (r.phases.properties && !r.phases.properties.passed) reasons.push('a property of the scoring math is violated')
+  const props = r.phases.properties
+  if (props && props.properties.some((p) => p.violations > 0))
+    reasons.push('a property of the scoring math is violated')
+  const conformance = props?.conformance
+  if (conformance && !conformance.passed)
+    reasons.push(
+      `engine ${conformance.engine} fails conformance checks: ${conformance.checks
+        .filter((c) => c.violations > 0)
+        .map((c) => c.id)
+        .join(', ')}`,
+    )
   const leaks = (r.phases.synthetic?.datasets ?? []).flatMap((d) =>
     d.leakage.filter((a) => a.verdict === 'leak').map((a) => `${a.signal} on ${d.id}`),
   )
@@ -142,4 +170,31 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   // nothing that ran failed, but without a validation there is nothing to call a pass
   if (!v) return {verdict: 'n/a', reasons: [NOT_VALIDATED_PARTIAL], exitCode: 0}
   return {verdict: 'pass', reasons: [], exitCode: 0}
+}
+
+/** The engine's figures for --json: the tuned and minimal profiles against the reference, and the ablation's headline. */
+function engineSummary(e: EngineReport): Record<string, unknown> {
+  const v = e.validation
+  const d = (c: typeof v.tuned) => ({value: c.delta.value, low: c.delta.low, high: c.delta.high, passed: c.passed})
+  return {
+    name: e.engine.name,
+    ref: e.engine.ref,
+    metric: e.metric,
+    against: v.tuned.against,
+    tuned: d(v.tuned),
+    minimal: {...d(v.minimal), changes: e.ablation.minimal.changes},
+    changed: e.ablation.changes.map((c) => c.parameter),
+    ablation: e.ablation.headline,
+    profiles: e.deploy.profiles.map((p) => p.files[2]),
+  }
+}
+
+function engineLines(e: EngineReport): string[] {
+  const v = e.validation
+  return [
+    `  engine: ${e.engine.name} (${e.engine.ref}), ${e.metric} on ${e.data}`,
+    `  ablation: ${e.ablation.headline}`,
+    `  validation: tuned ${formatDelta(v.tuned.delta)}, minimal ${formatDelta(v.minimal.delta)} against ${v.tuned.against} (${v.tuned.queries} held-out questions): ${v.verdict.toUpperCase()}`,
+    `  profiles: ${e.deploy.profiles.map((p) => `${p.files[2]} (${p.verdict})`).join(', ')}`,
+  ]
 }

@@ -10,6 +10,7 @@ export default class DashboardCmd extends KtCommand {
     '<%= config.bin %> dashboard --storage reports/seed42-plan226273690f7b',
     '<%= config.bin %> dashboard --storage reports/seed42-plan226273690f7b/retrieval-studies.sqlite',
     '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 8080',
+    '<%= config.bin %> dashboard --storage kt-studies.sqlite --port 0 --host 0.0.0.0 --token a-long-shared-secret',
   ]
   static override flags = {
     storage: Flags.string({
@@ -18,7 +19,16 @@ export default class DashboardCmd extends KtCommand {
       default: DEFAULT_STORAGE,
     }),
     port: Flags.integer({description: 'Port (0 = any free port).', default: 8765, min: 0, max: 65535}),
-    host: Flags.string({description: 'Address to bind (loopback unless told otherwise).', default: '127.0.0.1'}),
+    host: Flags.string({
+      description:
+        'Address to bind; anything but a loopback address requires --token. Without a token only requests naming loopback in their Host header are answered.',
+      default: '127.0.0.1',
+    }),
+    token: Flags.string({
+      description:
+        'Token every request must carry (at least 16 characters): Authorization: Bearer TOKEN, or open a page once with ?token=TOKEN (it sets a cookie). Required off loopback.',
+      env: 'KT_DASHBOARD_TOKEN',
+    }),
   }
 
   async run(): Promise<unknown> {
@@ -28,7 +38,7 @@ export default class DashboardCmd extends KtCommand {
     const reader = await openStudyReader(flags.storage)
     let dash
     try {
-      dash = await startDashboard({reader, port: flags.port, host: flags.host})
+      dash = await startDashboard({reader, port: flags.port, host: flags.host, token: flags.token})
     } catch (error) {
       await reader.close()
       throw error

@@ -160,7 +160,8 @@ export default class Eval extends KtCommand {
       )
     const {loadEngineFile} = await import('../engines/file.js')
     const {serviceSpecOf} = await import('../engines/retrieval-service.js')
-    const {evaluateService, loadEngineProfile, renderServiceEval} = await import('../eval/service-eval.js')
+    const {evaluateService, evaluationQuestions, loadEngineProfile, renderServiceEval} =
+      await import('../eval/service-eval.js')
     const {loadMemoryDataset} = await import('../data/conversations/index.js')
     const {restrictConversations} = await import('../data/conversations/queries.js')
     const {defaultConfig} = await import('../space/index.js')
@@ -188,7 +189,8 @@ export default class Eval extends KtCommand {
       `evaluating ${engine.name} on ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`,
     )
     try {
-      const {output, rows} = await evaluateService(spec, dataset, config, {ks})
+      const evaluated = await evaluateService(spec, dataset, config, {ks})
+      const {output, rows} = evaluated
       // no scored question means no measurement: an error, not a table of zeros
       if (output.queries === 0)
         throw new InputError(
@@ -211,7 +213,10 @@ export default class Eval extends KtCommand {
         this.log(renderServiceEval(output))
         if (against) this.log(`\n${(await import('../eval/compare.js')).renderComparison(against)}`)
       }
-      return against ? {...output, against} : output
+      // per-question results, so kt compare can pair this evaluation with another one
+      const name = flags.profile ?? 'defaults'
+      const questions = evaluationQuestions({[name]: evaluated}, {engine: flags.engine!, data: flags.data}, name)
+      return against ? {...output, against, questions} : {...output, questions}
     } catch (error) {
       await progress.fail()
       throw error

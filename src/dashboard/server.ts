@@ -21,12 +21,14 @@ import {isIP} from 'node:net'
 import {join} from 'node:path'
 import type {AddressInfo} from 'node:net'
 import {InputError} from '../util/errors.js'
+import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../util/loopback.js'
 import {studyImportance, type ImportanceTrial, type StudyImportance} from '../search/importance.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudyReader, StudySummary} from '../study/reader.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from '../report/vendor.js'
 import {studyListEntry, type StudyView} from './views.js'
 import {StudyCache} from './study-cache.js'
+import {checkStudyName} from '../study/name.js'
 import {ColumnBlocks, studyBodyChunks} from './body.js'
 import {compareChart, compareFrontChart, importanceChart, studyCharts} from './charts.js'
 
@@ -90,6 +92,12 @@ export interface DashboardOptions {
    * clients not on loopback, where compressing costs more than sending; 'always'; 'never'.
    */
   readonly gzip?: 'remote' | 'always' | 'never'
+  /**
+   * Required to bind beyond loopback (checkBind, shared with kt online serve): requests then carry it
+   * as `Authorization: Bearer <token>` or the cookie a page URL with `?token=<token>` sets once.
+   * Without it the server answers only requests whose Host names loopback (DNS rebinding).
+   */
+  readonly token?: string
 }
 
 export interface Dashboard {
@@ -232,7 +240,6 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
 
   const routes = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
-    const path = decodeURIComponent(url.pathname)
     const send = (status: number, type: string, body: string | Buffer, cache = 'no-store'): void => {
       res.writeHead(status, {
         'content-type': `${type}; charset=utf-8`,
@@ -278,18 +285,30 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       res.setHeader('allow', 'GET, HEAD')
       return json(405, {error: 'the dashboard is read-only: GET only'})
     }
+    const admission = admit(req, url, o.token)
+    if (admission.status === 303) {
+      res.writeHead(303, {location: admission.location, 'set-cookie': admission.cookie, 'cache-control': 'no-store'})
+      return void res.end()
+    }
+    if (admission.status !== 200) return json(admission.status, {error: admission.error})
+    let path: string
+    try {
+      path = decodeURIComponent(url.pathname)
+    } catch {
+      return json(400, {error: `${url.pathname}: expected a path with valid percent-encoding`})
+    }
     if (path === '/' || path === '/study' || path === '/compare')
       return send(200, 'text/html', pageShell(reader.location))
     if (path.startsWith('/study/')) return send(200, 'text/html', pageShell(reader.location))
     if (path === '/favicon.ico') return send(204, 'image/x-icon', '')
     if (path.startsWith('/vendor/')) {
       const name = path.slice('/vendor/'.length)
-      if (!(name in VENDOR_SCRIPTS)) return json(404, {error: `no vendor script ${name}`})
+      if (!Object.hasOwn(VENDOR_SCRIPTS, name)) return json(404, {error: `no vendor script ${name}`})
       return send(200, 'text/javascript', staticFile(vendorScriptPath(name as VendorScript)), 'max-age=3600')
     }
     if (path.startsWith('/assets/')) {
       const name = path.slice('/assets/'.length)
-      const type = PAGE_ASSETS[name]
+      const type = Object.hasOwn(PAGE_ASSETS, name) ? PAGE_ASSETS[name] : undefined
       if (!type) return json(404, {error: `no asset ${name}`})
       return send(200, type, staticFile(join(WEB_ASSETS_DIR, name)))
     }
@@ -316,9 +335,9 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       if (fronts) charts.front = fronts
       return json(200, {views, charts, versions: await reader.versions(), poll_ms: POLL_MS})
     }
-    const m = /^\/api\/studies\/(.+?)(\/importance)?$/.exec(path)
+    const m = /^\/api\/studies\/(.+?)(\/importance)?$/s.exec(path)
     if (m) {
-      const name = m[1]
+      const name = checkStudyName(m[1], `${reader.location}: study`)
       if (!m[2]) {
         const entry = await studyBody(name)
         if (entry === undefined) return json(404, {error: `no study ${name} in ${reader.location}`})
@@ -371,6 +390,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     })
   })
   const host = o.host ?? '127.0.0.1'
+  checkBind(host, o.token)
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
       reject(
@@ -409,6 +429,51 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       await warmed
     },
   }
+}
+
+/** The cookie a page URL with ?token= sets, so that the page's own requests carry the token. */
+const TOKEN_COOKIE = 'kt_dashboard_token'
+
+type Admission = {status: 200} | {status: 303; location: string; cookie: string} | {status: 401 | 403; error: string}
+
+/**
+ * Whether a request is served: without a token only when its Host names loopback; with one when it
+ * carries the token (Bearer header or cookie), or a `?token=` that sets the cookie (303 to the URL without it).
+ */
+function admit(req: IncomingMessage, url: URL, token: string | undefined): Admission {
+  if (token === undefined) {
+    const refused = hostRefusal(req.headers.host)
+    return refused ? {status: 403, error: refused} : {status: 200}
+  }
+  if (tokenMatches(bearerToken(req.headers.authorization), token)) return {status: 200}
+  if (tokenMatches(cookieValue(req.headers.cookie, TOKEN_COOKIE), token)) return {status: 200}
+  if (tokenMatches(url.searchParams.get('token') ?? undefined, token)) {
+    url.searchParams.delete('token')
+    return {
+      status: 303,
+      location: `${url.pathname}${url.search}`,
+      cookie: `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+    }
+  }
+  return {
+    status: 401,
+    error: "expected the dashboard's token: Authorization: Bearer <token>, or open a page with ?token=<token>",
+  }
+}
+
+/** One cookie's value from a Cookie header, or undefined. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim())
+      } catch {
+        return undefined
+      }
+    }
+  }
+  return undefined
 }
 
 function escapeHtml(s: string): string {

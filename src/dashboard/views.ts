@@ -109,7 +109,12 @@ function paramNames(space: ParamSpace | undefined, trials: readonly TrialRow[]):
 function addNewKeys(names: readonly string[], trials: readonly TrialRow[]): string[] {
   const out = [...names]
   const known = new Set(names)
-  for (const t of trials) for (const k of Object.keys(t.config ?? {})) if (!known.has(k)) (known.add(k), out.push(k))
+  for (const t of trials)
+    for (const k of Object.keys(t.config ?? {}))
+      if (!known.has(k)) {
+        known.add(k)
+        out.push(k)
+      }
   return out
 }
 

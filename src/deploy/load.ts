@@ -5,6 +5,7 @@
  * routed profiles with `kt_routed_profile` or a `base` key), so no older file is silently read as
  * something else: every key is known, every value checked against its space.
  */
+import {existsSync} from 'node:fs'
 import {basename} from 'node:path'
 import type {ParamSpace} from '../space/types.js'
 import {defaultConfig, validateConfig} from '../space/space.js'
@@ -47,9 +48,20 @@ export interface LoadOptions {
   readonly parametersOf?: ParamSpace
 }
 
+/**
+ * The word that stands for a space's defaults where a profile file is expected (`kt eval --against
+ * defaults`), and the name of the profile kt search writes to roll back to. A file of that name wins.
+ */
+export const DEFAULTS_PROFILE = 'defaults'
+
+/** The JSON of a profile file, or no parameter values (the defaults) for DEFAULTS_PROFILE when no such file exists. */
+export function readProfileValue(file: string): unknown {
+  return file === DEFAULTS_PROFILE && !existsSync(file) ? {} : readJson(file)
+}
+
 /** Reads and checks a profile file. Errors are one line naming the file and the field. */
 export function loadProfile(file: string, options: LoadOptions = {}): LoadedProfile {
-  return parseProfile(readJson(file), file, options)
+  return parseProfile(options.parametersOf ? readProfileValue(file) : readJson(file), file, options)
 }
 
 /** Checks a parsed profile value (see loadProfile). */
@@ -80,8 +92,9 @@ export function parseProfile(value: unknown, file: string, options: LoadOptions 
         `a kt profile (kt_profile ${PROFILE_FORMAT_VERSION}, written by kt run or kt search --out)`,
         'a file without kt_profile',
       )
-    current = fromParameters(obj, file, options.parametersOf)
-    upgradedFrom = 'a file of parameter values'
+    const entry = configEntry(obj, file)
+    current = fromParameters(entry ?? obj, file, options.parametersOf, entry ? `${file}: config` : file)
+    upgradedFrom = entry ? 'a file of {config}' : 'a file of parameter values'
   } else if (obj.kt_profile !== PROFILE_FORMAT_VERSION) {
     throw new InputError(
       `${file}: kt_profile`,
@@ -230,9 +243,40 @@ function upgradeRouted(obj: Record<string, unknown>, file: string): unknown {
 }
 
 /** A plain object of parameter values: the space's defaults for the rest, not validated. */
-function fromParameters(obj: Record<string, unknown>, file: string, space: ParamSpace): unknown {
+/** Keys a profile listing entry (kt search's profiles.json) may carry beside its config: read, not used. */
+const ENTRY_KEYS = new Set([
+  'config',
+  'profile',
+  'name',
+  'description',
+  'trial',
+  'trial_id',
+  'metrics',
+  'on_front',
+  'constraints',
+  'cost',
+  'rationale',
+])
+
+/**
+ * The parameter values of a `{config}` file (a profile's config on its own, or an entry of kt
+ * search's profiles.json): undefined when the object is not of that form.
+ */
+function configEntry(obj: Record<string, unknown>, file: string): Record<string, unknown> | undefined {
+  if (!isObject(obj.config)) return undefined
+  for (const key of Object.keys(obj))
+    if (!ENTRY_KEYS.has(key) && !/^(tuning|holdout)_/.test(key))
+      throw new InputError(
+        `${file}: ${key}`,
+        `parameter values under config, beside only ${[...ENTRY_KEYS].filter((k) => k !== 'config').join(', ')} or tuning_*/holdout_* (an entry of kt search's profiles.json)`,
+        'another key',
+      )
+  return obj.config
+}
+
+function fromParameters(obj: Record<string, unknown>, file: string, space: ParamSpace, where = file): unknown {
   const config = {...defaultConfig(space), ...(obj as Record<string, never>)}
-  validateConfig(space, config, file)
+  validateConfig(space, config, where)
   const stem = basename(file).replace(/\.json$/i, '')
   const kind: ProfileKind = space.id === 'retrieval' || space.id === 'importance' ? space.id : 'engine'
   return {

@@ -19,6 +19,7 @@ import {ensureDir} from '../util/fs.js'
 import {tierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
 import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, engineObjectiveHeader} from './metrics.js'
 import {unwatchGroup, watchGroup} from './watchdog.js'
+import {inheritedEnv} from './inherited-env.js'
 
 /** Time a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 1000
@@ -106,7 +107,6 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
     let cancelled = false
     let exited: {code: number | null; signal: NodeJS.Signals | null} | undefined
     let spawnError: string | undefined
-    let termTimer: NodeJS.Timeout | undefined
     let killTimer: NodeJS.Timeout | undefined
     const child = spawn(trial.argv[0], trial.argv.slice(1), {
       cwd: trial.cwd,
@@ -131,7 +131,7 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
         },
       })
     }
-    termTimer = setTimeout(() => {
+    const termTimer = setTimeout(() => {
       timedOut = true
       stop()
     }, trial.timeoutMs)
@@ -195,7 +195,7 @@ export function trialEnv(
 ): NodeJS.ProcessEnv {
   const active = activeConfig(spec.space, config)
   const tier = tierForBudget(spec.tiers, budget)
-  const env: NodeJS.ProcessEnv = {...process.env, ...evaluate.env}
+  const env: NodeJS.ProcessEnv = {...inheritedEnv(), ...evaluate.env}
   for (const [name, value] of configToEnv(spec.space, active)) env[name] = value
   env.KT_CONFIG_JSON = JSON.stringify(active)
   env.KT_BUDGET = String(tier?.budget ?? budget)

@@ -24,6 +24,8 @@ import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../s
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
+import {checkDeclaredProperties, declaredProperty} from './declared-properties.js'
+import {GroupSchema, resolveGroups, type EngineGroup} from './groups.js'
 
 /** Version of the engine file format (`kt_engine`). */
 export const ENGINE_FORMAT_VERSION = 1
@@ -235,10 +237,15 @@ export const EngineFileSchema = z
     description: z.string().optional(),
     parameters: z.array(parameter).min(1),
     simplex: z.array(simplex).default([]),
+    /** Parameter groups the ablation reverts and applies as one (src/engines/groups.ts). */
+    groups: z.array(GroupSchema).default([]),
     evaluate,
     tiers: z.array(tier).default([]),
     objectives: z.array(objective).min(1),
     profiles: z.array(profile).default([]),
+    /** false: the same configuration and data may rank differently (phase 1 then skips its determinism checks). */
+    deterministic: z.boolean().default(true),
+    properties: z.array(declaredProperty).default([]),
   })
   .strict()
 
@@ -249,6 +256,7 @@ export type HttpEvaluate = z.infer<typeof httpEval>
 export type RetrievalServiceEvaluate = z.infer<typeof retrievalServiceEval>
 export type EngineObjective = EngineFile['objectives'][number]
 export type EngineProfileRule = EngineFile['profiles'][number]
+export type DeclaredProperty = EngineFile['properties'][number]
 
 /** A fidelity tier: a name the engine understands (KT_TIER) and its budget (KT_BUDGET). */
 export interface EngineTier {
@@ -276,6 +284,12 @@ export interface EngineSpec {
   readonly fidelity?: {readonly min: number; readonly max: number; readonly eta: number}
   readonly objectives: readonly EngineObjective[]
   readonly profiles: readonly EngineProfileRule[]
+  /** Parameter groups for the ablation, patterns resolved. */
+  readonly groups: readonly EngineGroup[]
+  /** Absent: deterministic (the file's default). */
+  readonly deterministic?: boolean
+  /** Properties of its own metrics the engine declares (absent: none). */
+  readonly properties?: readonly DeclaredProperty[]
 }
 
 /** The space id of an engine file's parameters. */
@@ -500,6 +514,8 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     })
   })
 
+  checkDeclaredProperties(data, at)
+
   // ---- evaluation ----
   const ev = data.evaluate
   let evaluation: EngineSpec['evaluate']
@@ -542,6 +558,13 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     fidelity,
     objectives: data.objectives,
     profiles: data.profiles,
+    groups: resolveGroups(
+      data.groups,
+      data.parameters.map((p) => p.name),
+      file,
+    ),
+    deterministic: data.deterministic,
+    properties: data.properties,
   }
 }
 

@@ -38,10 +38,16 @@ import type {Config, ParamSpace} from '../space/index.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
-import {InputError, describeValue} from '../util/errors.js'
+import {InputError, describeValue, oneLine} from '../util/errors.js'
 import type {EngineSpec, RetrievalServiceEvaluate} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
-import {openTransport, type ServiceOp, type ServiceTransport, type TransportSpec} from './service-transport.js'
+import {
+  openTransport,
+  ServiceError,
+  type ServiceOp,
+  type ServiceTransport,
+  type TransportSpec,
+} from './service-transport.js'
 
 /** Untimed searches before timing starts (the service's caches and JIT, kt's connection). */
 export const SERVICE_WARMUP_QUERIES = 20
@@ -58,6 +64,8 @@ export type LatencySource = 'measured' | 'cost_model'
 /** What kt needs to know about a retrieval service (read from an engine file). */
 export interface RetrievalServiceSpec {
   readonly name: string
+  /** The engine file (absolute), named by errors about the engine's program. */
+  readonly file?: string
   readonly space: ParamSpace
   /** Parameters whose change requires re-ingesting (`"ingest": true` in the engine file). */
   readonly ingestParams: readonly string[]
@@ -93,6 +101,27 @@ function excerpt(text: string, byte: number): string {
 }
 
 /**
+ * A failure of the engine's service (its program exited, closed its output, did not listen or
+ * answer) as the user's error, exit 2, naming the engine file and the program's last stderr line:
+ * it is the engine that failed, not kt. In a study the trial fails with this message instead.
+ */
+function engineFailure(spec: RetrievalServiceSpec, error: unknown): unknown {
+  if (!(error instanceof ServiceError)) return error
+  const got =
+    error.lastStderrLine === undefined
+      ? error.message
+      : `its program stopped (exited or closed its output); last stderr line: ${error.lastStderrLine}`
+  return new InputError(
+    `${spec.file ?? spec.name}: evaluate`,
+    'a retrieval service that starts and answers kt',
+    oneLine(got).slice(0, ENGINE_FAILURE_CHARS),
+  )
+}
+
+/** Longest quoted failure: one terminal line or two. */
+const ENGINE_FAILURE_CHARS = 300
+
+/**
  * One connection to a service with a dataset: keeps what is ingested, and checks every reply.
  * Messages are sent one at a time (the service's state is shared).
  */
@@ -113,14 +142,23 @@ export class ServiceSession {
   }
 
   private async open(): Promise<ServiceTransport> {
-    this.transport ??= await openTransport(this.spec.transport)
+    try {
+      this.transport ??= await openTransport(this.spec.transport)
+    } catch (error) {
+      throw engineFailure(this.spec, error)
+    }
     return this.transport
   }
 
   /** Sends a message and parses the JSON object it answers (errors name the message and the offset). */
-  private async call(op: ServiceOp, body: Record<string, unknown>, what: string): Promise<Record<string, unknown>> {
+  async call(op: ServiceOp, body: Record<string, unknown>, what: string): Promise<Record<string, unknown>> {
     const transport = await this.open()
-    const text = await transport.send(op, body)
+    let text: string
+    try {
+      text = await transport.send(op, body)
+    } catch (error) {
+      throw engineFailure(this.spec, error)
+    }
     const parsed = parseJsonOrOffset(text)
     if (!parsed.ok)
       throw new Error(
@@ -175,8 +213,9 @@ export class ServiceSession {
           `${this.spec.name}: search for ${label(q)} returned id ${JSON.stringify(id)}, not a turn of conversation ${q.conversation}`,
         )
     }
-    if (new Set(ids).size !== ids.length)
-      throw new Error(`${this.spec.name}: search for ${label(q)} returned a turn id twice`)
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i)
+    if (twice !== undefined)
+      throw new Error(`${this.spec.name}: search for ${label(q)} returned turn id ${JSON.stringify(twice)} twice`)
     let cost: number | undefined
     if (this.spec.latency === 'cost_model') {
       if (typeof reply.cost_ms !== 'number' || !Number.isFinite(reply.cost_ms) || reply.cost_ms < 0)
@@ -186,6 +225,11 @@ export class ServiceSession {
       cost = reply.cost_ms
     }
     return {ids: ids as string[], ms, cost}
+  }
+
+  /** Forgets what is ingested (after messages sent with call()), so the next ensureIngested resets and ingests. */
+  invalidate(): void {
+    this.ingestedKey = undefined
   }
 
   /** The service process kt started for this session, if any. */
@@ -456,6 +500,7 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
   const quality = engine.objectives.find((o) => RANKING_METRIC.test(o.metric) && o.direction === 'maximize')
   return {
     name: engine.name,
+    file: engine.file,
     space: engine.space,
     ingestParams: engine.parameters.filter((p) => p.ingest).map((p) => p.name),
     transport: {

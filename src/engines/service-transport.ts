@@ -12,6 +12,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {connect as netConnect, type Socket} from 'node:net'
 import {freePort} from '../util/net.js'
 import {unwatchGroup, watchGroup} from './watchdog.js'
+import {inheritedEnv} from './inherited-env.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
 
@@ -30,6 +31,14 @@ export interface ServiceTransport {
 /** A failure of the transport itself (not of the engine's answer). */
 export class ServiceError extends Error {
   override name = 'ServiceError'
+
+  constructor(
+    message: string,
+    /** The program's last stderr line when it is a program kt started that stopped or went silent. */
+    readonly lastStderrLine?: string,
+  ) {
+    super(message)
+  }
 }
 
 /** Milliseconds between SIGTERM and SIGKILL when a child process group is stopped. */
@@ -72,7 +81,7 @@ export class ManagedProcess {
     installExitHook()
     this.child = spawn(argv[0], argv.slice(1), {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: options.env ?? inheritedEnv(),
       detached: true,
       stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     })
@@ -109,6 +118,13 @@ export class ManagedProcess {
 
   stderr(): string {
     return this.stderrTail.join('\n')
+  }
+
+  /** The last non-blank line the program wrote to stderr (what an error message quotes), or undefined. */
+  lastStderrLine(): string | undefined {
+    for (let i = this.stderrTail.length - 1; i >= 0; i--)
+      if (this.stderrTail[i].trim()) return this.stderrTail[i].trim()
+    return undefined
   }
 
   /** SIGTERM to the group, SIGKILL after KILL_GRACE_MS; resolves when the leader has exited. */
@@ -285,7 +301,7 @@ export class HttpTransport implements ServiceTransport {
     const close = /\r\nconnection:\s*close/i.test(head) || head.startsWith('HTTP/1.0')
     const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
     let body: Buffer | undefined
-    let used = 0
+    let used: number
     if (length) {
       const n = Number(length[1])
       if (this.buffer.length < end + 4 + n) return
@@ -367,10 +383,15 @@ export class StdioTransport implements ServiceTransport {
   }
 
   private async exchange(op: ServiceOp, body: Record<string, unknown>): Promise<string> {
-    if (!this.proc.running || this.ended) throw new ServiceError(`${this.label} is not running${this.tail()}`)
+    if (!this.proc.running || this.ended)
+      throw new ServiceError(`${this.label} is not running${this.tail()}`, this.proc.lastStderrLine())
     this.proc.child.stdin!.write(`${JSON.stringify({op, ...body})}\n`)
     const line = this.lines.length > 0 ? this.lines.shift()! : await this.nextLine()
-    if (line === null) throw new ServiceError(`${this.label} closed its output before answering ${op}${this.tail()}`)
+    if (line === null)
+      throw new ServiceError(
+        `${this.label} closed its output before answering ${op}${this.tail()}`,
+        this.proc.lastStderrLine(),
+      )
     return line
   }
 
@@ -421,7 +442,7 @@ export interface TransportSpec {
 
 /** Opens the transport an engine file describes, starting its process if it names one. */
 export async function openTransport(spec: TransportSpec): Promise<ServiceTransport> {
-  const env = {...process.env, ...(spec.env ?? {})}
+  const env = {...inheritedEnv(), ...(spec.env ?? {})}
   if (spec.transport === 'stdio') {
     if (!spec.command || spec.command.length === 0) throw new ServiceError('a stdio retrieval service needs a command')
     const proc = new ManagedProcess(spec.command, {cwd: spec.cwd, env, stdin: true})
@@ -457,6 +478,7 @@ async function waitForServer(url: string, proc: ManagedProcess, timeoutMs: numbe
     if (!proc.running)
       throw new ServiceError(
         `the service command exited before listening on ${url}${proc.stderr() ? `; stderr: ${proc.stderr().split('\n').slice(-3).join(' | ')}` : ''}`,
+        proc.lastStderrLine(),
       )
     const up = await new Promise<boolean>((resolve) => {
       const socket = connect({host: hostname, port: Number(port) || 80})

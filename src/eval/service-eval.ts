@@ -6,13 +6,14 @@
  */
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/retrieval-service.js'
-import {parseProfile} from '../deploy/load.js'
+import {parseProfile, readProfileValue} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {readJson} from '../util/fs.js'
 import {evaluateSystem, prepareEvaluation} from './harness.js'
 import {DEFAULT_KS, NDCG_K, type MetricReport, type MetricValues} from '../data/conversations/metrics.js'
-import {selectScoredQueries, type QuerySelection} from '../data/conversations/queries.js'
+import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
+import {questionResults, systemResults, type QuestionResults} from './question-results.js'
+import {KT_VERSION} from '../util/paths.js'
 import {fmt, renderTable} from './table.js'
 
 export interface ServiceEvalOutput {
@@ -48,7 +49,7 @@ export interface ServiceEvalOutput {
  * (`kt_profile`), or a JSON object of parameter values (the others take their defaults).
  */
 export function loadEngineProfile(file: string, space: ParamSpace): Config {
-  const value = readJson(file)
+  const value = readProfileValue(file)
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new InputError(file, `a JSON object of ${space.id} parameter values, or a kt profile`, describeValue(value))
   // THE profile loader (src/deploy/load.ts): a kt profile of this engine's space, or plain parameter values
@@ -64,7 +65,7 @@ export async function evaluateService(
   dataset: MemoryDataset,
   config: Config,
   options: {ks?: readonly number[]; minTimings?: number} = {},
-): Promise<{output: ServiceEvalOutput; rows: MetricValues[]}> {
+): Promise<{output: ServiceEvalOutput; rows: MetricValues[]; queries: EvalQuery[]}> {
   const ks = options.ks ?? DEFAULT_KS
   const selection = selectScoredQueries(dataset)
   const session = new ServiceSession(spec, dataset)
@@ -97,10 +98,45 @@ export async function evaluateService(
       turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
       conversations: dataset.conversations.length,
     }
-    return {output, rows: run.rows}
+    return {output, rows: run.rows, queries: run.queries}
   } finally {
     await session.close()
   }
+}
+
+/** An evaluateService result. */
+export type ServiceEvaluation = Awaited<ReturnType<typeof evaluateService>>
+
+/**
+ * Per-question results of evaluations on the same questions (the `questions` of kt eval --engine
+ * --json, a run's questions.json), by system name (a profile, "defaults"), for kt compare.
+ */
+export function evaluationQuestions(
+  systems: Readonly<Record<string, ServiceEvaluation>>,
+  files: {engine: string; data: string},
+  primary: string,
+): QuestionResults {
+  const first = systems[primary]
+  const metrics = Object.keys(first.rows[0] ?? {})
+  const stored = Object.fromEntries(
+    Object.entries(systems).map(([name, {output: o, rows}]) => {
+      const latency = o.cost_model_ms ?? o.latency_ms
+      const kind = o.cost_model_ms ? 'cost_model' : 'measured'
+      return [
+        name,
+        systemResults(rows, metrics, o.config, {p50: latency.p50, p95: latency.p95, p99: latency.p99, kind}),
+      ]
+    }),
+  )
+  return questionResults({
+    ktVersion: KT_VERSION,
+    engine: {name: first.output.engine, file: files.engine},
+    data: files.data,
+    queries: first.queries,
+    metrics,
+    primary,
+    systems: stored,
+  })
 }
 
 /** The human-readable report of `kt eval --engine`, laid out as kt eval's. */

@@ -35,6 +35,14 @@
  * every later append: on Linux a failed fsync may have dropped the dirty pages, so nothing this
  * process still holds in memory can be trusted to reach the disk. The process must be restarted;
  * recovery then rebuilds every tenant from what is on disk.
+ *
+ * A full disk is not such a failure: the journal writes into segments whose space was taken when
+ * they were prepared, so what fills up is the preparation of the next segment and the tenant logs
+ * written behind. Without a prepared next segment, append() refuses (DiskFullError, thrown before
+ * the caller applies anything) a line the current segment has no room for; a segment whose tenants
+ * cannot write their logs back is kept, with their lines in memory. Both are tried again every
+ * DISK_RETRY_MS, so the journal takes lines again by itself once space returns. A tenant that
+ * closes without its lines in its log (retain()) keeps every segment for recovery at the next start.
  */
 import {
   closeSync,
@@ -82,6 +90,8 @@ export const FRAME_MAGIC = 0x314a544b
 export const FRAME_HEADER_BYTES = 12
 /** Zeros written at a time while preparing a segment. */
 const ZERO_CHUNK = 1024 * 1024
+/** How often a journal short of disk space tries again to prepare its next segment and to retire the segments it kept. */
+export const DISK_RETRY_MS = 1000
 const SEGMENT_SUFFIX = '.wal'
 const SEGMENT_NAME = /^(\d+)-(\d+|-)-(\d+)\.wal$/
 
@@ -114,6 +124,8 @@ interface Segment {
 
 interface Batch {
   lines: string[]
+  /** Bytes of the frame these lines make (header included). */
+  bytes: number
   clients: Set<JournalClient>
   promise: Promise<void>
   resolve: () => void
@@ -129,7 +141,7 @@ function newBatch(): Batch {
   })
   // Nobody may be waiting when a batch fails (a request whose client went away): not an unhandled rejection.
   promise.catch(() => undefined)
-  return {lines: [], clients: new Set(), promise, resolve, reject}
+  return {lines: [], bytes: FRAME_HEADER_BYTES, clients: new Set(), promise, resolve, reject}
 }
 
 const openP = promisify(openCb)
@@ -292,6 +304,23 @@ export interface JournalOptions {
 export interface JournalStats extends CommitStats {
   /** Segments retired (their tenants' logs synced, the segment deleted). */
   checkpoints: number
+  /** Lines refused because the disk had no room for the next segment (DiskFullError: answered 503, nothing applied). */
+  diskFull: number
+  /** Checkpoints that failed and were kept to be tried again (a tenant log the disk had no room for). */
+  checkpointFailures: number
+}
+
+/**
+ * The journal has no room for a line: its current segment is full and the next could not be
+ * prepared (the disk is full). Thrown by append() before the caller applies anything; the request
+ * may be sent again. `code` is an errno, as the write calls' own errors have.
+ */
+export class DiskFullError extends Error {
+  readonly code = 'ENOSPC'
+  constructor(detail: string) {
+    super(`the journal has no room for more events: ${detail}`)
+    this.name = 'DiskFullError'
+  }
 }
 
 export class Journal {
@@ -310,9 +339,28 @@ export class Journal {
   private scheduled = false
   private checkpoints = new Set<Promise<void>>()
   private closed = false
+  /** The next segment: being prepared, ready to take over, or its preparation failed (a full disk). */
+  private nextState: 'preparing' | 'ready' | 'failed' = 'preparing'
+  private nextError = ''
+  /** Bytes of frames appended and not yet written (the open batch and batches waiting to be written). */
+  private queuedBytes = 0
+  /** Segments whose checkpoint failed: kept (with their tenants' lines in memory) and tried again. */
+  private unretired = new Set<Segment>()
+  private retiring = new Set<Segment>()
+  private retrying: NodeJS.Timeout | undefined
+  /** A tenant closed without its lines in its log: every segment stays for recovery (see retain). */
+  private retained = false
   /** Set after a failed write or sync: every later append is refused (see the file comment). */
   failed: Error | undefined
-  readonly stats: JournalStats = {batches: 0, commits: 0, syncs: 0, failures: 0, checkpoints: 0}
+  readonly stats: JournalStats = {
+    batches: 0,
+    commits: 0,
+    syncs: 0,
+    failures: 0,
+    checkpoints: 0,
+    diskFull: 0,
+    checkpointFailures: 0,
+  }
   /** Called after every batch with its size (events) and how long its write and sync took (ms). */
   onBatch?: (commits: number, ms: number) => void
   private readonly segmentBytes: number
@@ -392,8 +440,41 @@ export class Journal {
 
   private prepareNext(): void {
     const next = this.createSegment()
-    next.catch(() => undefined)
+    this.nextState = 'preparing'
+    next.then(
+      () => {
+        if (this.next === next) this.nextState = 'ready'
+      },
+      (error: Error) => {
+        if (this.next !== next) return
+        this.nextState = 'failed'
+        this.nextError = error.message.split('\n')[0]
+        this.retryLater()
+      },
+    )
     this.next = next
+  }
+
+  /** Tries again, every DISK_RETRY_MS until nothing is left, what a full disk refused: the next segment, the kept checkpoints. */
+  private retryLater(): void {
+    if (this.retrying || this.closed) return
+    this.retrying = setInterval(() => {
+      if (this.nextState === 'failed') this.prepareNext()
+      for (const segment of this.unretired) this.startCheckpoint(segment)
+      if (this.nextState !== 'failed' && this.unretired.size === 0) {
+        clearInterval(this.retrying)
+        this.retrying = undefined
+      }
+    }, DISK_RETRY_MS)
+    this.retrying.unref()
+  }
+
+  /**
+   * Keeps every segment of this journal when it closes (recovery at the next start applies them):
+   * a tenant closed without writing its journaled lines to its log (a full disk).
+   */
+  retain(): void {
+    this.retained = true
   }
 
   /**
@@ -406,9 +487,19 @@ export class Journal {
       refused.catch(() => undefined)
       return refused
     }
+    const record = `${tenant} ${offset} ${line}`
+    const bytes = Buffer.byteLength(record) + (this.batch ? 0 : FRAME_HEADER_BYTES)
+    // With no next segment to move to, a line must fit the current one: refused before anything is applied.
+    if (this.nextState !== 'ready' && this.segment.pos + this.queuedBytes + bytes > this.segment.size) {
+      this.stats.diskFull++
+      this.retryLater()
+      throw new DiskFullError(this.nextState === 'failed' ? this.nextError : 'the next segment is still being prepared')
+    }
     let batch = this.batch
     if (!batch) batch = this.batch = newBatch()
-    batch.lines.push(`${tenant} ${offset} ${line}`)
+    this.queuedBytes += bytes
+    batch.bytes += bytes - (batch.lines.length === 0 ? FRAME_HEADER_BYTES : 0)
+    batch.lines.push(record)
     batch.clients.add(client)
     this.schedule()
     return batch.promise
@@ -448,6 +539,7 @@ export class Journal {
     const mine = new Promise<boolean>((resolve) => (done = resolve))
     this.lastFlush = mine
     let ok = false
+    let queued = batch.bytes
     try {
       if (this.failed) throw this.failed
       const payload = Buffer.from(batch.lines.join(''), 'utf8')
@@ -472,6 +564,8 @@ export class Journal {
       while (written < frame.length)
         written += writeSync(segment.fd, frame, written, frame.length - written, segment.pos + written)
       segment.pos += frame.length
+      this.queuedBytes -= queued
+      queued = 0
       for (const c of batch.clients) segment.clients.add(c)
       await this.sync(segment.fd)
       if (!(await previous)) throw this.failed ?? new Error('an earlier journal batch failed')
@@ -493,10 +587,12 @@ export class Journal {
           }),
         )
       }
+      this.queuedBytes -= queued
       batch.reject(error as Error)
       // Everything already waiting for the next batch is refused too.
       const waiting = this.batch as Batch | undefined
       this.batch = undefined
+      if (waiting) this.queuedBytes -= waiting.bytes
       waiting?.reject(this.failed)
     }
     done(ok)
@@ -516,12 +612,22 @@ export class Journal {
     }
     this.segment = next
     this.prepareNext()
-    const checkpoint = this.retire(old)
+    this.startCheckpoint(old)
+  }
+
+  /** Retires `old` in the background (not twice at once: a kept segment is tried again while its last try may still run). */
+  private startCheckpoint(old: Segment): void {
+    if (this.retiring.has(old)) return
+    this.retiring.add(old)
+    const checkpoint = this.retire(old).finally(() => this.retiring.delete(old))
     this.checkpoints.add(checkpoint)
     void checkpoint.finally(() => this.checkpoints.delete(checkpoint))
   }
 
-  /** Writes every tenant of `old` back to its own log, syncs those logs, then deletes `old`. */
+  /**
+   * Writes every tenant of `old` back to its own log, syncs those logs, then deletes `old`. A
+   * tenant that cannot (a full disk) keeps its lines, and the segment is kept and tried again.
+   */
   private async retire(old: Segment): Promise<void> {
     try {
       for (const c of old.clients) {
@@ -536,19 +642,25 @@ export class Journal {
         while (nextClient < clients.length) await clients[nextClient++].syncLog()
       }
       await Promise.all(Array.from({length: Math.min(CHECKPOINT_SYNCS_AT_ONCE, clients.length)}, worker))
+      if (this.retained) return
       closeSync(old.fd)
       rmSync(old.path, {force: true})
+      this.unretired.delete(old)
       this.stats.checkpoints++
     } catch (error) {
-      // The segment stays: recovery applies it again after a restart (applying is idempotent).
-      this.log(
-        JSON.stringify({
-          t: new Date().toISOString(),
-          level: 'error',
-          code: 'checkpoint_failed',
-          message: `journal ${old.path}: ${(error as Error).message}; kept for recovery`,
-        }),
-      )
+      // The segment stays: tried again, and recovery applies it after a restart (applying is idempotent).
+      this.stats.checkpointFailures++
+      if (!this.unretired.has(old))
+        this.log(
+          JSON.stringify({
+            t: new Date().toISOString(),
+            level: 'error',
+            code: 'checkpoint_failed',
+            message: `journal ${old.path}: ${(error as Error).message}; kept, tried again every ${DISK_RETRY_MS} ms and applied by recovery after a restart`,
+          }),
+        )
+      this.unretired.add(old)
+      this.retryLater()
     }
   }
 
@@ -561,16 +673,21 @@ export class Journal {
     if (this.closed) return
     while (this.inflight > 0 || this.batch) await new Promise((resolve) => setImmediate(resolve))
     this.closed = true
+    clearInterval(this.retrying)
+    this.retrying = undefined
+    await Promise.all(this.checkpoints)
+    // every tenant has closed (its lines written to its log and synced): a kept checkpoint can finish now, or stays for recovery
+    for (const segment of this.unretired) this.startCheckpoint(segment)
     await Promise.all(this.checkpoints)
     const next = await this.next?.catch(() => undefined)
-    for (const s of [this.segment, next]) {
+    for (const s of [this.segment, next, ...this.unretired]) {
       if (!s) continue
       try {
         closeSync(s.fd)
       } catch {
         // already closed
       }
-      if (!this.failed) rmSync(s.path, {force: true})
+      if (!this.failed && !this.retained && !this.unretired.has(s)) rmSync(s.path, {force: true})
     }
   }
 }

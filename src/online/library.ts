@@ -510,7 +510,15 @@ export function openTenant(options: OpenTenantOptions): Tenant {
       )
     )
       throw new OnlineError('tenant_busy', error.where, error.expected, error.got)
-    // What remains is the folder itself (unwritable, not a folder, a full disk): the request was fine.
+    // A full disk passes (retry later: nothing was created); what remains is the folder itself (unwritable, not a folder).
+    const full = diskFullCode(error)
+    if (full)
+      throw new OnlineError(
+        'not_durable',
+        `tenant ${options.tenant} in ${dir}`,
+        'room on the disk (retry the request)',
+        `${full}: ${(error as Error).message.split('\n')[0]}`,
+      )
     if (error instanceof InputError) throw new OnlineError('storage_failed', error.where, error.expected, error.got)
     const code = (error as NodeJS.ErrnoException)?.code
     if (typeof code === 'string')
@@ -522,6 +530,14 @@ export function openTenant(options: OpenTenantOptions): Tenant {
       )
     throw error
   }
+}
+
+/** ENOSPC or EDQUOT when `error` says the disk (or the quota) is full, as an errno or in an InputError's text (writeFileAtomic's). */
+function diskFullCode(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException)?.code
+  if (code === 'ENOSPC' || code === 'EDQUOT') return code
+  if (error instanceof InputError) return /\b(ENOSPC|EDQUOT)\b/.exec(error.got ?? '')?.[1]
+  return undefined
 }
 
 /** The event time of a request: `now` if given (a finite number >= 0), else the clock. */

@@ -42,6 +42,7 @@ import {
   fdatasync,
   fdatasyncSync,
   fsyncSync,
+  ftruncateSync,
   openSync,
   readFileSync,
   readSync,
@@ -315,6 +316,14 @@ export class TenantStore implements JournalClient {
   private journal: Journal | undefined
   /** Journaled lines not yet written to the log file (written at a snapshot, at close, or when their journal segment is retired). */
   private unwritten: string[] = []
+  /** Bytes of the log file that hold complete lines: the next write goes there, never after a torn tail. */
+  private fileBytes: number
+  /** A failed write left bytes past fileBytes that could not be cut off yet. */
+  private tornTail = false
+  /** A journaled store's snapshot is due and will run once the current request has been handled. */
+  private snapshotScheduled = false
+  /** Snapshots that failed (a full disk): the log still holds everything, the next one is tried later. */
+  snapshotFailures = 0
 
   private constructor(
     readonly dir: string,
@@ -327,7 +336,9 @@ export class TenantStore implements JournalClient {
     readonly openReport: OpenReport,
     private readonly snapshotEvery: number,
   ) {
-    this.fd = openSync(join(dir, LOG_FILE), 'a')
+    // not O_APPEND: every write names its offset, so a torn tail is overwritten, never built upon
+    this.fd = openSync(join(dir, LOG_FILE), 'r+')
+    this.fileBytes = log.bytes
   }
 
   /** Opens (or with `create`, creates) a tenant; see the file comment for recovery. */
@@ -526,7 +537,8 @@ export class TenantStore implements JournalClient {
       report,
       options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS,
     )
-    if (report.replayed > 0 || report.rebuilt !== null) store.snapshot()
+    // the log holds everything: a snapshot a full disk refuses only costs replay time at the next open
+    if (report.replayed > 0 || report.rebuilt !== null) store.trySnapshot()
     store.groupCommit = options.journal ? undefined : options.groupCommit
     store.journal = options.journal
     return store
@@ -635,10 +647,12 @@ export class TenantStore implements JournalClient {
     if (this.chain !== null) ({line, chain} = chainedLine(this.chain, line))
     line += '\n'
     if (this.journal) {
-      this.unwritten.push(line)
+      // throws (a DiskFullError) before anything is applied when the journal has no room for the line
       this.lastCommit = this.journal.append(this, this.learner.init.tenant, this.log.bytes, line)
+      this.unwritten.push(line)
     } else {
-      writeSync(this.fd, line)
+      // a failed write throws before anything is applied (its torn bytes are cut off)
+      this.appendToFile(Buffer.from(line, 'utf8'))
       this.syncEvent()
     }
     this.chain = chain
@@ -647,15 +661,74 @@ export class TenantStore implements JournalClient {
     if (
       ++this.sinceSnapshot >= this.snapshotEvery &&
       (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)
-    )
-      this.snapshot()
+    ) {
+      // the event is durable (or will be) whatever becomes of the snapshot: a failed one never fails the request
+      if (this.journal) this.scheduleSnapshot()
+      else this.trySnapshot()
+    }
     return verdict
+  }
+
+  /**
+   * Writes `text` at the end of the log's complete lines. A write that fails part way (a full
+   * disk) has its torn bytes cut off and throws: the file never ends in half a line that later
+   * lines would be glued to.
+   */
+  private appendToFile(text: Buffer): void {
+    if (this.tornTail) {
+      ftruncateSync(this.fd, this.fileBytes)
+      this.tornTail = false
+    }
+    let done = 0
+    try {
+      while (done < text.length) done += writeSync(this.fd, text, done, text.length - done, this.fileBytes + done)
+    } catch (error) {
+      if (done > 0) {
+        this.tornTail = true
+        try {
+          ftruncateSync(this.fd, this.fileBytes)
+          this.tornTail = false
+        } catch {
+          // cut before the next write (which starts at fileBytes all the same)
+        }
+      }
+      throw error
+    }
+    this.fileBytes += text.length
+  }
+
+  /** A journaled store's snapshot, run after the request that made it due (once per turn of the event loop). */
+  private scheduleSnapshot(): void {
+    if (this.snapshotScheduled) return
+    this.snapshotScheduled = true
+    setImmediate(() => {
+      this.snapshotScheduled = false
+      if (!this.closed && !this.failed) this.trySnapshot()
+    })
+  }
+
+  /** snapshot(), except that a failure (a full disk) is counted and the next one is tried SNAPSHOT_EVERY_EVENTS later. */
+  trySnapshot(): boolean {
+    try {
+      this.snapshot()
+      return true
+    } catch {
+      this.snapshotFailures++
+      this.sinceSnapshot = 0
+      return false
+    }
   }
 
   /** Makes the log durable now (fsync), or under group commit joins the next batch (see durable()). */
   private syncEvent(): void {
     if (!this.groupCommit) {
-      fsyncSync(this.fd)
+      try {
+        fsyncSync(this.fd)
+      } catch (error) {
+        // the line is in the file but may not reach the disk: the store takes nothing more (reopen it)
+        this.failed = error as Error
+        throw error
+      }
       return
     }
     const commit = this.groupCommit.commit(this.fd)
@@ -704,10 +777,12 @@ export class TenantStore implements JournalClient {
 
   /** Writes the journaled lines not yet in the log file to it (one write; no sync: the journal holds them durably). */
   writeBack(): void {
-    if (this.closed || this.unwritten.length === 0) return
-    const text = Buffer.from(this.unwritten.join(''), 'utf8')
+    if (this.unwritten.length === 0) return
+    // a store closed with lines it could not write (abandoned on a full disk): its segment must stay
+    if (this.closed) throw new Error(`tenant ${this.learner.init.tenant}: closed with journaled lines not in its log`)
+    // the lines stay until written: a failed write (a full disk) is tried again at the next checkpoint
+    this.appendToFile(Buffer.from(this.unwritten.join(''), 'utf8'))
     this.unwritten = []
-    for (let done = 0; done < text.length;) done += writeSync(this.fd, text, done, text.length - done)
   }
 
   /** Resolves once the log file is on disk (a journal checkpoint; at once when closed, since closing syncs it). */
@@ -750,7 +825,8 @@ export class TenantStore implements JournalClient {
       this.writeBack()
       fsyncSync(this.fd)
     } catch {
-      // the disk is failing: recovery after a restart reads the journal
+      // the disk is failing: the journal keeps its segments and recovery after a restart reads them
+      this.journal?.retain()
     }
     this.closed = true
     try {
@@ -764,10 +840,17 @@ export class TenantStore implements JournalClient {
     if (this.closed) return
     if (this.journal) {
       // The journal deletes its segments once every tenant has closed: the log must hold everything, on disk.
-      this.writeBack()
-      fsyncSync(this.fd)
+      try {
+        this.writeBack()
+        fsyncSync(this.fd)
+      } catch (error) {
+        // a full disk: the journal keeps the lines for recovery at the next start
+        this.abandon()
+        throw error
+      }
     }
-    this.snapshot()
+    // the log is on disk: a snapshot a full disk refuses only costs replay time at the next open
+    this.trySnapshot()
     closeSync(this.fd)
     this.closed = true
     releaseDirLock(this.dir)

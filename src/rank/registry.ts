@@ -426,7 +426,7 @@ const MAX_REASON_CHARS = 2000
 
 function checkReason(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined
-  // eslint-disable-next-line no-control-regex -- the point: no control or line-separator characters
+   
   if (!reason.trim() || reason.length > MAX_REASON_CHARS || /[\u0000-\u001f\u007f\u2028\u2029]/.test(reason)) {
     throw new InputError(
       '--reason',

@@ -1,5 +1,6 @@
 import {confidenceLabel, sharedConfidenceLabel} from './confidence.js'
 import {LEAKAGE_DEPENDENCE_THRESHOLD} from '../data/importance/leakage.js'
+import {engineSections} from './engine-markdown.js'
 import type {Report, Interval, DeltaInterval, WeightsRecord, PhaseResults, SeedRobustness} from './types.js'
 
 /**
@@ -21,7 +22,9 @@ export function renderMarkdown(r: Report): string {
       `**Not reproducible:** ${r.run.reproducible_reason ?? 'a number above the timing section was measured on the clock'}.`,
       '',
     )
-  out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
+  // a format-2 plan's engine has its own summary and phases 3-6 (src/report/engine-markdown.ts)
+  if (r.engine) out.push(...engineSections(r.engine, retrieval))
+  else out.push('## Summary', '', ...(r.run.warnings ?? []).map((w) => `- **Warning**: ${w}.`), ...summary(p), '')
   if (p.properties) out.push(...properties(p.properties))
   if (p.synthetic) out.push(...synthetic(p.synthetic))
   if (p.ablation) out.push(...ablation(p.ablation))
@@ -133,17 +136,34 @@ function leakageSummary(r: PhaseResults['synthetic']): string {
   return `${parts.join('; ')}; see Phase 2`
 }
 
-function properties(r: PhaseResults['properties']): string[] {
+function propertyRows(list: PhaseResults['properties']['properties']): string[] {
   return [
-    '## Phase 1: property tests',
-    '',
     '| property | cases | violations | shrunk counterexample |',
     '|---|---:|---:|---|',
-    ...r.properties.map(
+    ...list.map(
       (x) =>
         `| ${x.description} | ${x.cases} | ${x.violations} | ${x.counterexample === null ? '-' : `\`${x.counterexample.replace(/\|/g, '\\|')}\``} |`,
     ),
+  ]
+}
+
+function properties(r: PhaseResults['properties']): string[] {
+  const c = r.conformance
+  return [
+    '## Phase 1: property tests',
     '',
+    ...propertyRows(r.properties),
+    '',
+    ...(c
+      ? [
+          `### Conformance of engine ${c.engine} (\`${c.file}\`, ${c.kind})`,
+          '',
+          `${c.data ? `Driven through its protocol on the first conversations of \`${c.data}\`` : 'One evaluation per case'}, cases drawn by fast-check from the run's seed${c.deterministic ? '' : '; the engine file declares it non-deterministic, so the determinism checks are skipped'}: ${c.passed ? 'every check holds' : `**${c.checks.filter((x) => x.violations > 0).length} of ${c.checks.length} checks violated**`}.`,
+          '',
+          ...propertyRows(c.checks),
+          '',
+        ]
+      : []),
   ]
 }
 
@@ -160,7 +180,7 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
     )
   out.push(
     '',
-    `Variance explained by the label: the share of a signal\'s variance that some function of the label explains (von Neumann successive differences after sorting by the label, on the values and on their ranks, and a leave-one-out correlation ratio over tied labels; the largest); about 0 when unrelated, so small negative values are estimation noise. At ${pct(LEAKAGE_DEPENDENCE_THRESHOLD, 0)} or more a signal is flagged as computed from the label.`,
+    `Variance explained by the label: the share of a signal's variance that some function of the label explains (von Neumann successive differences after sorting by the label, on the values and on their ranks, and a leave-one-out correlation ratio over tied labels; the largest); about 0 when unrelated, so small negative values are estimation noise. At ${pct(LEAKAGE_DEPENDENCE_THRESHOLD, 0)} or more a signal is flagged as computed from the label.`,
     '',
     '| dataset | signal | verdict | variance explained by the label | Spearman with truth |',
     '|---|---|---|---:|---:|',
@@ -170,7 +190,35 @@ function synthetic(r: PhaseResults['synthetic']): string[] {
       out.push(
         `| ${d.id} | ${a.signal} | ${a.verdict === 'ok' ? 'ok' : `**${a.verdict}**`} | ${a.dependence === null ? 'undefined' : pct(a.dependence)} | ${a.spearman === null ? 'undefined' : f(a.spearman)} |`,
       )
-  return [...out, '']
+  return [...out, '', ...(r.engine ? engineSynthetic(r.engine) : [])]
+}
+
+function engineSynthetic(e: NonNullable<PhaseResults['synthetic']['engine']>): string[] {
+  const g = e.generator
+  const out = [
+    `### Engine ${e.engine} on synthetic conversations with planted evidence`,
+    '',
+    `kt's memory synthesiser (seed ${g.seed}, ${g.conversations} conversations of ${g.sessions} sessions, ${e.turns} turns; sha256 \`${e.sha256.slice(0, 12)}\`, ${e.regenerates_identically ? 'regenerates identically' : '**does not regenerate identically**'}). The plan's conversations: \`${e.data.file}\` (${e.data.conversations} conversations, ${e.data.questions} questions, sha256 \`${e.data.sha256.slice(0, 12)}\`).`,
+    '',
+  ]
+  const s = e.scored
+  if (!s) out.push(`Not scored: ${e.note ?? 'kt cannot drive this engine'}.`, '')
+  else
+    out.push(
+      `At its defaults the engine finds a planted evidence turn in its top ${s.k} for ${s.found} of ${s.questions} questions (recall@${s.k} ${f(s.metrics[`recall@${s.k}`])}, MRR ${f(s.metrics.mrr)}).`,
+      '',
+      `| category | questions | found in top ${s.k} | recall@${s.k} |`,
+      '|---|---:|---:|---:|',
+      ...s.by_category.map((c) => `| ${c.category} | ${c.questions} | ${c.found} | ${f(Number(c[`recall@${s.k}`]))} |`),
+      '',
+    )
+  const l = e.leakage
+  if (l)
+    out.push(
+      `Leakage audit of the split (${l.tuning_conversations} tuning, ${l.holdout_conversations} held-out conversations): ${l.turns_also_in_tuning} of ${l.holdout_turns} held-out turns have a text that is also in the tuning conversations; ${l.questions_with_evidence_in_tuning} of ${l.holdout_questions} held-out questions have such an evidence turn${l.verdict === 'leak' ? ' (**a tuned engine may have seen their answers**)' : ''}.`,
+      '',
+    )
+  return out
 }
 
 function ablation(r: PhaseResults['ablation']): string[] {

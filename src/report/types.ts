@@ -2,6 +2,7 @@ import type {HoldoutReport} from '../search/holdout.js'
 import type {FrontTrialRecord} from '../eval/retrieval-analysis.js'
 import type {FrontLatencyReport} from '../eval/latency-check.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
+import type {AblationDelta, EngineAblation} from '../eval/ablation.js'
 /**
  * The report schema (report.json, `schema: "kt.report"`, `version` below). Every number in
  * report.md and every chart is read from here. Field names are snake_case; deltas carry `kind`
@@ -50,6 +51,21 @@ export interface PropertyResult {
 
 export interface PropertiesResult {
   properties: PropertyResult[]
+  /** Every property holds, kt's own and (when present) the engine's conformance checks. */
+  passed: boolean
+  /** The conformance suite of the engine file the plan names (src/engines/conformance.ts); absent for kt's own engines. */
+  conformance?: EngineConformance
+}
+
+export interface EngineConformance {
+  engine: string
+  file: string
+  kind: string
+  /** The conversations kt drove through a retrieval service (absent for command and HTTP engines). */
+  data?: string
+  /** As the engine file declares it: false skips the determinism checks. */
+  deterministic: boolean
+  checks: PropertyResult[]
   passed: boolean
 }
 
@@ -77,8 +93,49 @@ export interface DatasetSummary {
   leakage: SignalAuditRecord[]
 }
 
+/** Held-out conversations against the tuning ones (the plan's split): text a tuned engine may have seen. */
+export interface ConversationLeakage {
+  tuning_conversations: number
+  holdout_conversations: number
+  holdout_turns: number
+  /** Held-out turns whose text (trimmed, lower-cased) is also a turn of the tuning conversations. */
+  turns_also_in_tuning: number
+  holdout_questions: number
+  /** Held-out scored questions with an evidence turn whose text is also in the tuning conversations. */
+  questions_with_evidence_in_tuning: number
+  verdict: 'ok' | 'leak'
+}
+
+/** Phase 2 for the engine a plan names: kt's synthetic conversations with planted evidence, scored through it. */
+export interface EngineSyntheticResult {
+  engine: string
+  generator: {kind: string; seed: number; conversations: number; sessions: number; turnsPerSession: number}
+  /** sha256 of the generated LoCoMo-shaped JSON. */
+  sha256: string
+  regenerates_identically: boolean
+  conversations: number
+  turns: number
+  /** The plan's own conversations (retrieval.data): fingerprint and size. */
+  data: {file: string; sha256: string; conversations: number; questions: number}
+  /** With the plan's split. */
+  leakage?: ConversationLeakage
+  /** The engine at its defaults on every scored synthetic question; null when kt cannot drive it (note says why). */
+  scored: {
+    config: 'defaults'
+    questions: number
+    /** Questions with at least one planted evidence turn in the top k. */
+    found: number
+    k: number
+    metrics: Record<string, number>
+    by_category: Array<{category: string; questions: number; found: number} & Record<string, number | string>>
+  } | null
+  note?: string
+}
+
 export interface SyntheticResult {
   datasets: DatasetSummary[]
+  /** The engine file the plan names, through kt's synthetic conversations (absent for kt's own engines). */
+  engine?: EngineSyntheticResult
   /** Signals with the verdict leak or constant (too-few-rows is reported on its own, not counted here). */
   leaks_found: number
 }
@@ -337,6 +394,49 @@ export interface SeedRobustness {
   verdict_holds_on_every_seed: boolean
 }
 
+/** One configuration against the plan's reference on the held-out questions, overall and per category. */
+export interface EngineComparison {
+  name: string
+  /** What it is compared with: "defaults" or the reference profile's file. */
+  against: string
+  queries: number
+  reference_quality: number
+  delta: AblationDelta
+  categories: Array<{category: string; queries: number; reference_quality: number; delta: AblationDelta}>
+  /** The plan's acceptance rule on the overall interval. */
+  passed: boolean
+}
+
+/** Phase 5 of a format-2 plan: the tuned and the minimal profile against the reference on the held-out questions. */
+export interface EngineValidation {
+  split: string
+  metric: string
+  confidence: number
+  resamples: number
+  rule: string
+  tuned: EngineComparison
+  minimal: EngineComparison
+  /** The tuned profile's verdict under the plan's acceptance rule: the run's verdict. */
+  verdict: 'pass' | 'fail'
+}
+
+/** What a format-2 plan's run found for its engine (phases 3-6); absent for the importance study. */
+export interface EngineReport {
+  engine: {ref: string; name: string; latency: 'cost_model' | 'measured'}
+  data: string
+  metric: string
+  /** The tuned profile: the study's best trial on the tuning conversations. */
+  tuned: {trial: number; config: Record<string, number | string | boolean>; tuning_quality: number}
+  /** Phase 3. */
+  ablation: EngineAblation
+  /** Phase 4. */
+  search: RetrievalSearchResult
+  /** Phase 5. */
+  validation: EngineValidation
+  /** Phase 6: the tuned and the minimal profile, and the engine's own domain profiles. */
+  deploy: {profiles: Array<{name: string; files: string[]; verdict: string}>}
+}
+
 export interface Report {
   schema: typeof REPORT_SCHEMA
   version: typeof REPORT_VERSION
@@ -361,6 +461,8 @@ export interface Report {
   phases: Partial<PhaseResults>
   /** Present when the run re-checked its optimum and verdict on other seeds (kt run --seeds). */
   seeds?: SeedRobustness
+  /** A format-2 plan's engine: its ablation, search, validation and profiles. */
+  engine?: EngineReport
   /**
    * sha256 of the report's content (schema, version, run and phases as written; see
    * reportContentHash): `kt report` re-renders only a report.json whose content is what kt wrote.

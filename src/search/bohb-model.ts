@@ -33,6 +33,8 @@ export interface BohbModelOptions {
   readonly magicClip: boolean
   readonly simplexSampling: SimplexSampling
   readonly priorWeight: number
+  /** Model once each side of the split has minPointsInModel points, not more points than dimensions (KT_BOHB_EARLY_MODEL in bohb.ts). */
+  readonly earlyModel: boolean
 }
 
 interface Observation {
@@ -69,6 +71,8 @@ export class BohbModel {
     private readonly encoding: Encoding,
     private readonly rng: Rng,
     private readonly options: BohbModelOptions,
+    /** Whether a budget's model may be drawn from (false: its low fidelity misranks, fidelity-check.ts). */
+    private readonly usable: (budget: number) => boolean = () => true,
   ) {
     this.candidateBuffer = new Float64Array(encoding.size)
     this.bestBuffer = new Float64Array(encoding.size)
@@ -100,7 +104,8 @@ export class BohbModel {
    * makes and checks the hints, `trialId` is the id the ask's trial gets.
    */
   sample(replay: ReplayRequest | undefined, hints: ReplayHints, trialId: number): ModelProposal {
-    if (this.models.size === 0 || this.rng.next() < this.options.randomFraction) {
+    const budget = this.modelBudget()
+    if (budget === undefined || this.rng.next() < this.options.randomFraction) {
       return {vector: this.canonical(this.encoding.sampleUniform(this.rng)), modelBased: false}
     }
     // the generator's state before the candidates: what a state hint's check binds the ask to
@@ -114,8 +119,6 @@ export class BohbModel {
       }
       hints.replayCounts.rejected++
     }
-    let budget = -Infinity
-    for (const b of this.models.keys()) budget = Math.max(budget, b)
     const {good} = this.fitted(budget, false)
     const candidate = this.candidateBuffer
     const bestVector = this.bestBuffer
@@ -154,6 +157,13 @@ export class BohbModel {
     return {vector, modelBased: true, hint: hints.stateHint(this.rng, this.encoding, trialId, pick, start, vector)}
   }
 
+  /** The largest budget with a model that may be drawn from (hpbandster: the largest with a model). */
+  private modelBudget(): number | undefined {
+    let budget: number | undefined
+    for (const b of this.models.keys()) if (this.usable(b) && (budget === undefined || b > budget)) budget = b
+    return budget
+  }
+
   /** Marks the budget's KDE pair for refitting, creating it once its observations can support one. */
   private fitModel(budget: number, list: readonly Observation[]): void {
     const {minPointsInModel, topNPercent, minBandwidth} = this.options
@@ -161,8 +171,14 @@ export class BohbModel {
     if (n < minPointsInModel) return
     const d = this.encoding.size
     const split = splitSizes(n, topNPercent, minPointsInModel)
-    // Each side needs more points than dimensions before its KDE is used.
-    if (split.good <= d || split.bad <= d) return
+    // Each side needs more points than dimensions before its KDE is used (hpbandster), or
+    // minPointsInModel (earlyModel: a product kernel needs no more points than dimensions).
+    if (
+      this.options.earlyModel
+        ? split.good < minPointsInModel || split.bad < minPointsInModel
+        : split.good <= d || split.bad <= d
+    )
+      return
     if (!this.models.has(budget)) {
       const kdeOptions = {magicClip: this.options.magicClip, priorWeight: this.options.priorWeight}
       this.models.set(budget, {

@@ -64,6 +64,7 @@ import {InputError} from '../util/errors.js'
 import {BohbModel, type SimplexSampling} from './bohb-model.js'
 import {BOHB_HINT_FORMAT, hashText, ReplayHints, type ReplayRequest} from './bohb-replay.js'
 import {Encoding} from './encoding.js'
+import {FidelityCheck} from './fidelity-check.js'
 import {checkFidelity} from './hyperband.js'
 import {HyperbandSchedule} from './successive-halving.js'
 import type {AskHint, Fidelity, Optimizer, Trial, TrialResult} from './types.js'
@@ -122,6 +123,23 @@ export const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
  */
 export const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor: 2} as const
 
+/**
+ * A model that starts sooner: hpbandster waits until each side of the good/bad split has more
+ * points than dimensions (statsmodels' multivariate KDE needs it), 2d + 2 results at one budget:
+ * 42 in 20 dimensions, where TPE starts after 10. kt's KDE is a product of one-dimensional
+ * kernels and needs no such count: with earlyModel a budget gets a model once each side has
+ * minPointsInModel points, min(d + 1, KT_EARLY_MODEL_POINTS) by default. Off in reference mode.
+ */
+export const KT_BOHB_EARLY_MODEL = false
+export const KT_EARLY_MODEL_POINTS = 5
+
+/**
+ * Fidelity that earns its place (fidelity-check.ts): brackets stop starting at a budget, and its
+ * model stops being drawn from, once its ranking disagrees with the largest budget's. Off in
+ * reference mode.
+ */
+export const KT_BOHB_FIDELITY_CHECK = false
+
 /** The budget of single-fidelity objectives. */
 export const SINGLE_FIDELITY: Fidelity = {min: 1, max: 1, eta: 3}
 
@@ -145,6 +163,12 @@ export interface BohbOptions {
   readonly priorWeight?: number
   /** Hyperband iterations (brackets) to run; unbounded by default (the study stops it). */
   readonly maxIterations?: number
+  /** Model as soon as each side of the split has minPointsInModel points (KT_BOHB_EARLY_MODEL). */
+  readonly earlyModel?: boolean
+  /** Stop starting brackets at budgets that misrank against the largest (KT_BOHB_FIDELITY_CHECK). */
+  readonly fidelityCheck?: boolean
+  /** False when the objective's budgets are not comparable tiers: every bracket runs at the largest budget only. */
+  readonly comparableBudgets?: boolean
 }
 
 export class BohbOptimizer implements Optimizer {
@@ -152,7 +176,11 @@ export class BohbOptimizer implements Optimizer {
   readonly encoding: Encoding
   readonly fidelity: Fidelity
   private readonly rng: Rng
-  private readonly options: Required<Omit<BohbOptions, 'fidelity' | 'maxIterations'>> & {maxIterations: number}
+  private readonly options: Required<
+    Omit<BohbOptions, 'fidelity' | 'maxIterations' | 'earlyModel' | 'fidelityCheck' | 'comparableBudgets'>
+  > & {maxIterations: number; earlyModel: boolean}
+  /** Set when brackets and models follow the fidelity check. */
+  private readonly check: FidelityCheck | undefined
   private readonly schedule: HyperbandSchedule
   private readonly model: BohbModel
   private readonly hints: ReplayHints
@@ -177,12 +205,13 @@ export class BohbOptimizer implements Optimizer {
       randomFraction: options.randomFraction ?? defaults.randomFraction,
       bandwidthFactor: options.bandwidthFactor ?? defaults.bandwidthFactor,
       minBandwidth: options.minBandwidth ?? defaults.minBandwidth,
-      minPointsInModel: options.minPointsInModel ?? d + 1,
+      minPointsInModel: options.minPointsInModel ?? (early(options) ? Math.min(d + 1, KT_EARLY_MODEL_POINTS) : d + 1),
       magicClip: options.magicClip ?? (options.reference ? false : KT_BOHB_MAGIC_CLIP),
       reference: options.reference ?? false,
       simplexSampling: options.simplexSampling ?? (options.reference ? 'reject' : KT_BOHB_SIMPLEX_SAMPLING),
       priorWeight: options.priorWeight ?? 0,
       maxIterations: options.maxIterations ?? Infinity,
+      earlyModel: early(options),
     }
     const o = this.options
     if (!(o.topNPercent > 0 && o.topNPercent < 100))
@@ -195,11 +224,25 @@ export class BohbOptimizer implements Optimizer {
     const params = JSON.stringify(space.params, (key, value) =>
       key === 'description' || key === 'env' || key === 'default' ? undefined : value,
     )
+    const fidelityCheck = options.fidelityCheck ?? (options.reference ? false : KT_BOHB_FIDELITY_CHECK)
+    const comparable = options.comparableBudgets ?? true
+    // the departures below enter the fingerprint only when on, so hints of runs without them keep theirs
+    const {earlyModel, ...hashed} = this.options
+    const departures = {
+      ...(earlyModel ? {earlyModel} : {}),
+      ...(fidelityCheck ? {fidelityCheck} : {}),
+      ...(comparable ? {} : {comparableBudgets: false}),
+    }
     this.hints = new ReplayHints(
-      hashText(`${BOHB_HINT_FORMAT} ${params} ${JSON.stringify(this.fidelity)} ${JSON.stringify(this.options)}`),
+      hashText(
+        `${BOHB_HINT_FORMAT} ${params} ${JSON.stringify(this.fidelity)} ${JSON.stringify({...hashed, ...departures})}`,
+      ),
     )
-    this.schedule = new HyperbandSchedule(this.encoding, this.fidelity, o.maxIterations, 'bohb')
-    this.model = new BohbModel(this.encoding, this.rng, o)
+    this.check = fidelityCheck ? new FidelityCheck(this.fidelity.max) : undefined
+    const max = this.fidelity.max
+    const trusted = (budget: number): boolean => budget >= max || (comparable && (this.check?.trusted(budget) ?? true))
+    this.schedule = new HyperbandSchedule(this.encoding, this.fidelity, o.maxIterations, 'bohb', trusted)
+    this.model = new BohbModel(this.encoding, this.rng, o, trusted)
   }
 
   /**
@@ -229,8 +272,9 @@ export class BohbOptimizer implements Optimizer {
   }
 
   tell(trialId: number, result: TrialResult): void {
-    this.schedule.tell(trialId, result, (budget, vector) => {
+    this.schedule.tell(trialId, result, (budget, vector, _result, configId) => {
       this.hints.noteTell(trialId, this.nextTrialId, result)
+      this.check?.record(configId, budget, result.status === 'ok' ? result.loss : undefined)
       this.model.observe(budget, vector, result)
     })
   }
@@ -253,4 +297,9 @@ export class BohbOptimizer implements Optimizer {
   modelBudgets(): number[] {
     return this.model.modelBudgets()
   }
+}
+
+/** Whether the model starts early (KT_BOHB_EARLY_MODEL; never in reference mode unless asked). */
+function early(options: BohbOptions): boolean {
+  return options.earlyModel ?? (options.reference ? false : KT_BOHB_EARLY_MODEL)
 }

@@ -3,10 +3,11 @@ import type {ParamSpace} from '../space/index.js'
 import {InputError} from '../util/errors.js'
 import {BohbOptimizer, SINGLE_FIDELITY, type BohbOptions} from './bohb.js'
 import {autoPointsPerDim, DEFAULT_POINTS_PER_DIM, DEFAULT_SIMPLEX_STEP, GridOptimizer, gridTrialLimit} from './grid.js'
+import {HyperbandOptimizer} from './hyperband-optimizer.js'
 import {RandomOptimizer} from './random.js'
 import type {Fidelity, Optimizer} from './types.js'
 
-export const OPTIMIZER_NAMES = ['grid', 'random', 'bohb'] as const
+export const OPTIMIZER_NAMES = ['grid', 'random', 'bohb', 'hyperband'] as const
 export type OptimizerName = (typeof OPTIMIZER_NAMES)[number]
 
 /** Options of every optimiser, resolved once when a study is created and stored with it. */
@@ -64,5 +65,7 @@ export function createOptimizer(
       return new RandomOptimizer(space, {seed, budget})
     case 'bohb':
       return new BohbOptimizer(space, {...settings.bohb, seed, fidelity})
+    case 'hyperband':
+      return new HyperbandOptimizer(space, {seed, fidelity: fidelity ?? SINGLE_FIDELITY})
   }
 }

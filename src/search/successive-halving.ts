@@ -82,6 +82,8 @@ export interface Proposal {
  */
 export class HyperbandSchedule {
   private readonly brackets: BracketRun[] = []
+  /** Hyperband iterations considered so far, skipped ones included (what chooses the next bracket's s). */
+  private cycle = 0
   private readonly trials = new Map<number, {bracket: BracketRun; config: number}>()
   /** The id the next asked trial gets (also the number of asks so far). */
   nextTrialId = 0
@@ -91,6 +93,8 @@ export class HyperbandSchedule {
     private readonly fidelity: Fidelity,
     private readonly maxIterations: number,
     private readonly name: string,
+    /** Whether a bracket may start at this budget (default: any); the largest budget always may. */
+    private readonly startsAt: (budget: number) => boolean = () => true,
   ) {}
 
   ask(propose: () => Proposal): Trial | 'wait' | 'done' {
@@ -100,7 +104,9 @@ export class HyperbandSchedule {
       if (trial) return trial
     }
     if (this.brackets.length < this.maxIterations) {
-      const bracket = new BracketRun(bracketAt(this.fidelity, this.brackets.length))
+      let plan = bracketAt(this.fidelity, this.cycle++)
+      while (plan.s > 0 && !this.startsAt(plan.budgets[0])) plan = bracketAt(this.fidelity, this.cycle++)
+      const bracket = new BracketRun({...plan, iteration: this.brackets.length})
       this.brackets.push(bracket)
       return this.nextInBracket(bracket, propose) ?? 'wait'
     }
@@ -114,7 +120,7 @@ export class HyperbandSchedule {
   tell(
     trialId: number,
     result: TrialResult,
-    observe: (budget: number, vector: Float64Array, result: TrialResult) => void,
+    observe: (budget: number, vector: Float64Array, result: TrialResult, configId: string) => void,
   ): void {
     const entry = this.trials.get(trialId)
     if (!entry) throw new RangeError(`${this.name}: trial ${trialId} was never asked`)
@@ -124,7 +130,7 @@ export class HyperbandSchedule {
     if (!bracket.running.delete(config)) throw new RangeError(`${this.name}: trial ${trialId} told twice`)
     record.result = result
     bracket.ranAtRung.push(config)
-    observe(bracket.budget, record.vector, result)
+    observe(bracket.budget, record.vector, result, record.configId)
     if (bracket.rungFinished()) bracket.advance()
   }
 

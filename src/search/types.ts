@@ -47,7 +47,7 @@ export interface TrialResult {
 
 /** An optimiser behind the ask/tell contract. */
 export interface Optimizer {
-  /** Short name: grid, random, bohb. */
+  /** Short name: grid, random, bohb, hyperband. */
   readonly name: string
   /**
    * The next trial to evaluate, `'wait'` when nothing can be proposed until pending trials are told

@@ -20,6 +20,7 @@ import {Rng} from '../util/rng.js'
 import {streamSeed} from '../online/sampling.js'
 import {CHOOSE_TYPES, openTenant} from '../online/library.js'
 import {TenantBandit} from '../online/bandit.js'
+import type {TenantLearner} from '../online/tenant.js'
 import {RawClient} from './client.js'
 import {startServerProcess, stopServerProcess, type ServerProcess} from './process.js'
 
@@ -43,8 +44,8 @@ export interface CampaignOptions {
   onProgress?: (text: string) => void
 }
 
-export interface CampaignReport {
-  kills: number
+/** What the clients saw and what the checks found; the kill -9 campaign's report adds its kills. */
+export interface LoadReport {
   tenants: number
   clients: number
   acknowledged_chooses: number
@@ -56,9 +57,15 @@ export interface CampaignReport {
   retried_chooses_found: number
   /** Retried feedback answered 409 already_settled: the first attempt had been applied before the kill. */
   retried_feedback_already_applied: number
+  /** Requests answered 503 or 429 (not applied) and sent again. */
+  refused_503: number
   /** Checks that failed (empty: the campaign passed). */
   violations: string[]
   passed: boolean
+}
+
+export interface CampaignReport extends LoadReport {
+  kills: number
 }
 
 interface Ack {
@@ -67,181 +74,256 @@ interface Ack {
   arms: string
 }
 
-export async function runKillCampaign(options: CampaignOptions): Promise<CampaignReport> {
-  const progress = options.onProgress ?? (() => undefined)
-  const rng = new Rng(streamSeed(options.seed, 'campaign'))
-  const violations: string[] = []
-  let server: ServerProcess = await startServerProcess(['--dir', options.dir])
-  let port = server.port
+/**
+ * The campaigns' clients: each sends a choose then a feedback (used) for a random tenant, sending
+ * a request again until it is answered (a 503 or 429, a connection that died, a server that is
+ * down: pause() until resume()), and records what was acknowledged for check().
+ */
+export class CampaignLoad {
+  readonly violations: string[] = []
+  readonly chooses: Ack[] = []
+  readonly feedbacks: Ack[] = []
+  private retriedChooses = 0
+  private retriedFeedback = 0
+  private retriedFound = 0
+  private alreadyApplied = 0
+  /** Requests answered 503 or 429 so far (each sent again). */
+  refused = 0
+  private stopped = false
+  private aborted = false
+  private running: Promise<void>[] = []
   /** Resolves while the server is up; replaced by a pending promise while it is down. */
-  let up: Promise<void> = Promise.resolve()
-  let markUp: () => void = () => undefined
-
-  const tenants: string[] = []
-  const admin = new RawClient(port)
-  for (let i = 0; i < options.tenants; i++) {
-    const id = `k${String(i).padStart(3, '0')}`
-    const r = await admin.request(
-      'POST',
-      '/tenants',
-      JSON.stringify({tenant: id, forgetting: 'none', levels: 2, per_type: i % 2 === 1, seed: i}),
-    )
-    if (r.status !== 201) throw new Error(`POST /tenants ${id}: ${r.status} ${r.body.toString()}`)
-    tenants.push(id)
-  }
-  admin.close()
-
-  const chooses: Ack[] = []
-  const feedbacks: Ack[] = []
-  let retriedChooses = 0
-  let retriedFeedback = 0
-  let retriedFound = 0
-  let alreadyApplied = 0
-  let stop = false
-
+  private up: Promise<void> = Promise.resolve()
+  private markUp: () => void = () => undefined
   /** Attempts per tenant whose answer was lost (each may have been logged: the only source of duplicate feedback). */
-  const lostAttempts = new Map<string, number>()
-  /** Sends until answered, waiting out restarts; true if an attempt went unanswered. */
-  const send = async (
+  private readonly lostAttempts = new Map<string, number>()
+
+  constructor(
+    private port: number,
+    readonly tenants: string[],
+    private readonly seed: number,
+  ) {}
+
+  /** Creates `count` tenants (half of them per query type, forgetting nothing so the evidence check is exact). */
+  static async createTenants(port: number, count: number): Promise<string[]> {
+    const tenants: string[] = []
+    const admin = new RawClient(port)
+    try {
+      for (let i = 0; i < count; i++) {
+        const id = `k${String(i).padStart(3, '0')}`
+        const r = await admin.request(
+          'POST',
+          '/tenants',
+          JSON.stringify({tenant: id, forgetting: 'none', levels: 2, per_type: i % 2 === 1, seed: i}),
+        )
+        if (r.status !== 201) throw new Error(`POST /tenants ${id}: ${r.status} ${r.body.toString()}`)
+        tenants.push(id)
+      }
+    } finally {
+      admin.close()
+    }
+    return tenants
+  }
+
+  start(clients: number): void {
+    for (let i = 0; i < clients; i++) this.running.push(this.loop(i))
+  }
+
+  /** Requests wait from now on (the server is going down). */
+  pause(): void {
+    this.up = new Promise((res) => (this.markUp = res))
+  }
+
+  /** Requests go to the server at `port` from now on. */
+  resume(port: number): void {
+    this.port = port
+    this.markUp()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    await Promise.all(this.running)
+  }
+
+  /** Stops with the server gone for good (it did not start again): requests waiting for it give up. */
+  async abort(): Promise<void> {
+    this.aborted = true
+    this.markUp()
+    await this.stop()
+  }
+
+  /** Sends until answered, waiting out restarts; true if an attempt went unanswered or was refused. */
+  private async send(
     client: RawClient,
     tenant: string,
     path: string,
     body: string,
-  ): Promise<{status: number; json: Record<string, unknown>; retried: boolean}> => {
+  ): Promise<{status: number; json: Record<string, unknown>; retried: boolean}> {
     let retried = false
     for (;;) {
-      await up
-      client.port = port
+      await this.up
+      if (this.aborted) return {status: 0, json: {error: 'the server did not come back'}, retried}
+      client.port = this.port
       try {
         const r = await client.request('POST', path, body)
         if (r.status === 503 || r.status === 429) {
-          // not applied, retry (e.g. shutting down, not durable, over the connection limit)
+          // not applied, retry (e.g. shutting down, not durable, a full disk, over the connection limit)
           retried = true
+          this.refused++
           await new Promise((res) => setTimeout(res, 20))
           continue
         }
         return {status: r.status, json: RawClient.json(r) as Record<string, unknown>, retried}
       } catch {
         retried = true
-        lostAttempts.set(tenant, (lostAttempts.get(tenant) ?? 0) + 1)
+        this.lostAttempts.set(tenant, (this.lostAttempts.get(tenant) ?? 0) + 1)
         client.close()
         await new Promise((res) => setTimeout(res, 10))
       }
     }
   }
 
-  const loop = async (index: number): Promise<void> => {
-    const client = new RawClient(port)
-    const crng = new Rng(streamSeed(options.seed, 'campaign-client', index))
+  private async loop(index: number): Promise<void> {
+    const client = new RawClient(this.port)
+    const crng = new Rng(streamSeed(this.seed, 'campaign-client', index))
+    const tenants = this.tenants
     let n = 0
-    while (!stop) {
+    while (!this.stopped) {
       const tenant = tenants[crng.int(tenants.length)]
       const qid = `c${index}-${n++}`
       const type = CHOOSE_TYPES[crng.int(CHOOSE_TYPES.length)]
-      const chosen = await send(client, tenant, `/tenants/${tenant}/choose`, JSON.stringify({query_id: qid, type}))
+      const chosen = await this.send(client, tenant, `/tenants/${tenant}/choose`, JSON.stringify({query_id: qid, type}))
+      if (this.aborted) break
       if (chosen.status !== 200) {
-        violations.push(`choose ${tenant}/${qid}: ${chosen.status} ${JSON.stringify(chosen.json).slice(0, 200)}`)
+        this.violations.push(`choose ${tenant}/${qid}: ${chosen.status} ${JSON.stringify(chosen.json).slice(0, 200)}`)
         continue
       }
       if (chosen.retried) {
-        retriedChooses++
-        if (chosen.json.repeated === true) retriedFound++
+        this.retriedChooses++
+        if (chosen.json.repeated === true) this.retriedFound++
       }
-      chooses.push({tenant, qid, arms: JSON.stringify(chosen.json.arms)})
-      const fed = await send(client, tenant, `/tenants/${tenant}/feedback`, JSON.stringify({query_id: qid, used: true}))
-      if (fed.retried) retriedFeedback++
-      if (fed.status === 200) feedbacks.push({tenant, qid, arms: ''})
+      this.chooses.push({tenant, qid, arms: JSON.stringify(chosen.json.arms)})
+      const fed = await this.send(
+        client,
+        tenant,
+        `/tenants/${tenant}/feedback`,
+        JSON.stringify({query_id: qid, used: true}),
+      )
+      if (this.aborted) break
+      if (fed.retried) this.retriedFeedback++
+      if (fed.status === 200) this.feedbacks.push({tenant, qid, arms: ''})
       else if (fed.status === 409 && fed.retried && (fed.json.error as {code?: string})?.code === 'already_settled') {
-        alreadyApplied++
-        feedbacks.push({tenant, qid, arms: ''})
+        this.alreadyApplied++
+        this.feedbacks.push({tenant, qid, arms: ''})
       } else
-        violations.push(
+        this.violations.push(
           `feedback ${tenant}/${qid}: ${fed.status} ${JSON.stringify(fed.json).slice(0, 200)}${fed.retried ? ' (after a retry)' : ''}`,
         )
     }
     client.close()
   }
 
-  const clients = Array.from({length: options.clients}, (_, i) => loop(i))
+  /** With the server stopped: opens every tenant of `dir` through the library and checks it (the file comment's list); the report. */
+  async check(dir: string, clients: number): Promise<LoadReport> {
+    const violations = this.violations
+    const byTenant = new Map<string, {chooses: Ack[]; feedback: Set<string>}>()
+    for (const t of this.tenants) byTenant.set(t, {chooses: [], feedback: new Set()})
+    for (const c of this.chooses) byTenant.get(c.tenant)!.chooses.push(c)
+    for (const f of this.feedbacks) byTenant.get(f.tenant)!.feedback.add(f.qid)
+    for (const id of this.tenants) {
+      let tenant
+      try {
+        tenant = openTenant({dir, tenant: id})
+      } catch (error) {
+        violations.push(`${id}: does not open: ${(error as Error).message.slice(0, 300)}`)
+        continue
+      }
+      try {
+        checkTenant(tenant.store.learner, id, byTenant.get(id)!, this.lostAttempts.get(id) ?? 0, violations)
+      } finally {
+        await tenant.close()
+      }
+    }
+    return {
+      tenants: this.tenants.length,
+      clients,
+      acknowledged_chooses: this.chooses.length,
+      acknowledged_feedback: this.feedbacks.length,
+      retried_chooses: this.retriedChooses,
+      retried_feedback: this.retriedFeedback,
+      retried_chooses_found: this.retriedFound,
+      retried_feedback_already_applied: this.alreadyApplied,
+      refused_503: this.refused,
+      violations: violations.slice(0, 50),
+      passed: violations.length === 0,
+    }
+  }
+}
+
+/** The checks of one tenant's state against what its clients were acknowledged. */
+function checkTenant(
+  learner: TenantLearner,
+  id: string,
+  mine: {chooses: Ack[]; feedback: Set<string>},
+  lost: number,
+  violations: string[],
+): void {
+  for (const c of mine.chooses) {
+    const q = learner.remembered(c.qid)
+    if (!q) violations.push(`${id}: acknowledged query ${c.qid} is not in the state`)
+    else if (JSON.stringify(q.arms) !== c.arms)
+      violations.push(`${id}: query ${c.qid} plays other arms than the client was given`)
+  }
+  let used = 0
+  for (const c of mine.chooses) if (learner.remembered(c.qid)?.used) used++
+  for (const qid of mine.feedback)
+    if (!learner.remembered(qid)?.used) violations.push(`${id}: acknowledged feedback for ${qid} is not in the state`)
+  // Queries logged but never acknowledged may have been used too (their feedback was retried); count all remembered uses.
+  const counters = learner.counters
+  if (counters.used < used) violations.push(`${id}: counters.used ${counters.used} < acknowledged uses ${used}`)
+  // A duplicate is a feedback attempt whose answer was lost but which had been logged, retried:
+  // never more than the attempts that went unanswered.
+  if (counters.duplicate > lost)
+    violations.push(`${id}: ${counters.duplicate} duplicate feedbacks, but only ${lost} attempts went unanswered`)
+  if (counters.unknown !== 0) violations.push(`${id}: ${counters.unknown} feedbacks for unknown queries`)
+  // Exactly once: the evidence beyond the prior equals the settled outcomes.
+  const fresh = openPriorMass(learner.bandit)
+  const sets = [learner.bandit, ...learner.typedBandits().values()]
+  let evidence = 0
+  for (const b of sets) for (let a = 0; a < b.posteriors[0].arms; a++) evidence += b.posteriors[0].evidence(a)
+  const beyondPrior = evidence - fresh * sets.length
+  const settled = counters.used + counters.expired + counters.labels
+  if (Math.abs(beyondPrior - settled) > 1e-6)
+    violations.push(
+      `${id}: evidence beyond the prior ${beyondPrior} != settled outcomes ${settled} (something credited twice or lost)`,
+    )
+}
+
+export async function runKillCampaign(options: CampaignOptions): Promise<CampaignReport> {
+  const progress = options.onProgress ?? (() => undefined)
+  const rng = new Rng(streamSeed(options.seed, 'campaign'))
+  let server: ServerProcess = await startServerProcess(['--dir', options.dir])
+  const tenants = await CampaignLoad.createTenants(server.port, options.tenants)
+  const load = new CampaignLoad(server.port, tenants, options.seed)
+  load.start(options.clients)
   for (let k = 0; k < options.kills; k++) {
-    const acksBefore = feedbacks.length
+    const acksBefore = load.feedbacks.length
     await new Promise((res) =>
       setTimeout(res, options.minLoadMs + rng.next() * (options.maxLoadMs - options.minLoadMs)),
     )
     const waitUntil = Date.now() + ROUND_ACK_WAIT_MS
-    while (feedbacks.length - acksBefore < (options.minAcksPerRound ?? 0) && Date.now() < waitUntil)
+    while (load.feedbacks.length - acksBefore < (options.minAcksPerRound ?? 0) && Date.now() < waitUntil)
       await new Promise((res) => setTimeout(res, 10))
-    up = new Promise((res) => (markUp = res))
+    load.pause()
     await stopServerProcess(server, 'SIGKILL')
-    progress(`kill ${k + 1}/${options.kills}: ${feedbacks.length} feedbacks acknowledged so far`)
+    progress(`kill ${k + 1}/${options.kills}: ${load.feedbacks.length} feedbacks acknowledged so far`)
     server = await startServerProcess(['--dir', options.dir])
-    port = server.port
-    markUp()
+    load.resume(server.port)
   }
   await new Promise((res) => setTimeout(res, options.minLoadMs))
-  stop = true
-  await Promise.all(clients)
+  await load.stop()
   await stopServerProcess(server, 'SIGTERM')
-
-  // The checks, on the state as the library opens it.
-  const byTenant = new Map<string, {chooses: Ack[]; feedback: Set<string>}>()
-  for (const t of tenants) byTenant.set(t, {chooses: [], feedback: new Set()})
-  for (const c of chooses) byTenant.get(c.tenant)!.chooses.push(c)
-  for (const f of feedbacks) byTenant.get(f.tenant)!.feedback.add(f.qid)
-  for (const id of tenants) {
-    const tenant = openTenant({dir: options.dir, tenant: id})
-    try {
-      const learner = tenant.store.learner
-      const mine = byTenant.get(id)!
-      for (const c of mine.chooses) {
-        const q = learner.remembered(c.qid)
-        if (!q) violations.push(`${id}: acknowledged query ${c.qid} is not in the state`)
-        else if (JSON.stringify(q.arms) !== c.arms)
-          violations.push(`${id}: query ${c.qid} plays other arms than the client was given`)
-      }
-      let used = 0
-      for (const c of mine.chooses) if (learner.remembered(c.qid)?.used) used++
-      for (const qid of mine.feedback)
-        if (!learner.remembered(qid)?.used)
-          violations.push(`${id}: acknowledged feedback for ${qid} is not in the state`)
-      // Queries logged but never acknowledged may have been used too (their feedback was retried); count all remembered uses.
-      const counters = learner.counters
-      if (counters.used < used) violations.push(`${id}: counters.used ${counters.used} < acknowledged uses ${used}`)
-      // A duplicate is a feedback attempt whose answer was lost but which had been logged, retried:
-      // never more than the attempts that went unanswered.
-      if (counters.duplicate > (lostAttempts.get(id) ?? 0))
-        violations.push(
-          `${id}: ${counters.duplicate} duplicate feedbacks, but only ${lostAttempts.get(id) ?? 0} attempts went unanswered`,
-        )
-      if (counters.unknown !== 0) violations.push(`${id}: ${counters.unknown} feedbacks for unknown queries`)
-      // Exactly once: the evidence beyond the prior equals the settled outcomes.
-      const fresh = openPriorMass(learner.bandit)
-      const sets = [learner.bandit, ...learner.typedBandits().values()]
-      let evidence = 0
-      for (const b of sets) for (let a = 0; a < b.posteriors[0].arms; a++) evidence += b.posteriors[0].evidence(a)
-      const beyondPrior = evidence - fresh * sets.length
-      const settled = counters.used + counters.expired + counters.labels
-      if (Math.abs(beyondPrior - settled) > 1e-6)
-        violations.push(
-          `${id}: evidence beyond the prior ${beyondPrior} != settled outcomes ${settled} (something credited twice or lost)`,
-        )
-    } finally {
-      await tenant.close()
-    }
-  }
-  return {
-    kills: options.kills,
-    tenants: options.tenants,
-    clients: options.clients,
-    acknowledged_chooses: chooses.length,
-    acknowledged_feedback: feedbacks.length,
-    retried_chooses: retriedChooses,
-    retried_feedback: retriedFeedback,
-    retried_chooses_found: retriedFound,
-    retried_feedback_already_applied: alreadyApplied,
-    violations: violations.slice(0, 50),
-    passed: violations.length === 0,
-  }
+  return {kills: options.kills, ...(await load.check(options.dir, options.clients))}
 }
 
 /** Evidence a fresh set of bandits with these settings holds in its first dimension (the prior's pseudo-observations). */

@@ -67,7 +67,15 @@ export class ServiceMetrics {
 
   render(extra: {
     tenantsOpen: number
-    commit: {batches: number; commits: number; syncs: number; failures: number; checkpoints: number}
+    commit: {
+      batches: number
+      commits: number
+      syncs: number
+      failures: number
+      checkpoints: number
+      diskFull: number
+      checkpointFailures: number
+    }
     modelVersion: string | null
     registryDamaged?: boolean
   }): string {
@@ -118,6 +126,18 @@ export class ServiceMetrics {
       'Journal segments retired: every tenant log written since synced, the segment deleted.',
     )
     out.push(`kt_journal_checkpoints_total ${extra.commit.checkpoints}`)
+    family(
+      'kt_journal_disk_full_total',
+      'counter',
+      'Events refused 503 not_durable (nothing applied) because the disk had no room for the next journal segment.',
+    )
+    out.push(`kt_journal_disk_full_total ${extra.commit.diskFull}`)
+    family(
+      'kt_journal_checkpoint_failures_total',
+      'counter',
+      'Journal segment retirements that failed (a tenant log the disk had no room for): the segment is kept and retried every second.',
+    )
+    out.push(`kt_journal_checkpoint_failures_total ${extra.commit.checkpointFailures}`)
     family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one journal flush took (write and fdatasync).')
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')

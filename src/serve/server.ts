@@ -25,13 +25,13 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import type {Socket} from 'node:net'
 import {statSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {timingSafeEqual} from 'node:crypto'
 import type {Journal} from '../online/journal.js'
 import {OnlineError, SERVER_SIDE_CODES, Tenant, openJournal, openTenant, type TenantSpec} from '../online/library.js'
 import {validateTenantId} from '../online/store.js'
 import {GateRefusedError} from '../deploy/gate.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {parseJsonText} from '../util/json.js'
+import {bearerToken, checkBind, hostRefusal, tokenMatches} from '../util/loopback.js'
 import {snakeKeys} from '../util/json-keys.js'
 import {ServiceMetrics} from './metrics.js'
 import {PackedEnsemble} from '../rank/packed.js'
@@ -125,6 +125,8 @@ export interface ServeOptions {
   headersTimeoutMs?: number
   requestTimeoutMs?: number
   snapshotEvery?: number
+  /** Bytes of one journal segment (default SEGMENT_BYTES; smaller ones reach checkpoints, and a full disk, sooner). */
+  segmentBytes?: number
   /**
    * Origins (scheme://host[:port], as browsers send them) whose requests are served; a request with
    * any other Origin header is refused 403 (a web page's cross-site request: CSRF). Default none.
@@ -147,18 +149,6 @@ export interface RunningServer {
 }
 
 /**
- * Whether a Host header names this machine's loopback (localhost, 127.x.x.x, [::1], with or
- * without a port). Without a token the server answers only these: a web page that rebinds its own
- * DNS name to 127.0.0.1 sends its own name as Host (DNS rebinding), so it is refused.
- */
-export function isLoopbackHostHeader(value: string): boolean {
-  const m = /^(\[[^\]]*\]|[^:]*)(?::\d{1,5})?$/.exec(value)
-  if (!m) return false
-  const name = m[1].toLowerCase()
-  return name === '[::1]' || isLoopback(name)
-}
-
-/**
  * The media type of a request body (Content-Type without parameters, lower case), or '' when none
  * is declared. JSON endpoints take application/json only: a browser sends text/plain, form
  * encodings and multipart across sites without asking first (no CORS preflight), application/json
@@ -170,11 +160,6 @@ export function mediaType(req: IncomingMessage): string {
   if (value === 'application/json') return value
   const semi = value.indexOf(';')
   return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase()
-}
-
-/** Whether `host` only accepts connections from this machine. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 /** The soft limit on open files from /proc/self/limits, or undefined. */
@@ -370,14 +355,7 @@ function jsonError(code: string, message: string, retry: boolean): string {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1'
   const token = options.token
-  if (!isLoopback(host) && !token)
-    throw new InputError(
-      '--host',
-      `a loopback address (127.0.0.1, ::1, localhost), or a --token for ${host}`,
-      'no token',
-    )
-  if (token !== undefined && token.length < 16)
-    throw new InputError('--token', 'at least 16 characters', `${token.length}`)
+  checkBind(host, token)
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES
   const fdLimit = options.fdLimit ?? openFileLimit()
   const budget = fdBudget(fdLimit, options.maxConnections)
@@ -393,7 +371,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       message: `the open-file limit is ${fdLimit}: at most ${maxConnections} open connections and ${budget.tenants} open tenants (raise it, e.g. ulimit -n ${DEFAULT_MAX_CONNECTIONS + FD_RESERVE}, for ${DEFAULT_MAX_CONNECTIONS} connections)`,
     })
   // Events dead servers journaled go to their tenants' logs first; then this server's own journal.
-  const {journal, recovery} = openJournal(options.dir, {log})
+  const {journal, recovery} = openJournal(options.dir, {log, segmentBytes: options.segmentBytes})
   for (const o of recovery.orphaned)
     logLine({
       level: 'warn',
@@ -619,14 +597,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         `Origin: expected no Origin header (a request from a web page), or one of --allow-origin, got ${JSON.stringify(origin.slice(0, 100))}`,
       )
     if (!expectedAuth) {
-      const hostHeader = req.headers.host
-      // no Host at all (HTTP/1.0) is refused too: the rule is "loopback names only", not "any name but a foreign one"
-      if (hostHeader === undefined || !isLoopbackHostHeader(hostHeader))
-        throw new HttpError(
-          403,
-          'host_refused',
-          `Host: expected a loopback name (localhost, 127.0.0.1, [::1]; a server with --token takes any), got ${hostHeader === undefined ? 'no Host header' : JSON.stringify(hostHeader.slice(0, 100))}`,
-        )
+      const refused = hostRefusal(req.headers.host)
+      if (refused) throw new HttpError(403, 'host_refused', refused)
     }
     if (path === '/healthz') {
       route.name = 'healthz'
@@ -642,10 +614,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
     }
     if (expectedAuth) {
-      // the scheme is case-insensitive (RFC 7235 2.1), the token is not
-      const m = /^bearer +(.*)$/i.exec(req.headers.authorization ?? '')
-      const given = Buffer.from(m ? m[1] : '')
-      if (!m || given.length !== expectedAuth.length || !timingSafeEqual(given, expectedAuth))
+      if (!tokenMatches(bearerToken(req.headers.authorization), token!))
         throw new HttpError(401, 'unauthorized', "Authorization: expected Bearer <the server's token>")
     }
     if (closing)
@@ -816,6 +785,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       )
     },
   )
+  // A client that half-closes after its request (shutdown(SHUT_WR)) still gets the answer: Node's
+  // default ends the socket at the client's FIN, dropping the answer of a choose already applied.
+  ;(server as Server & {httpAllowHalfOpen: boolean}).httpAllowHalfOpen = true
   server.timeout = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS
   const sockets = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
@@ -913,7 +885,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       })
       for (const tenant of tenants.values()) {
         if (tenant.failed) tenant.abandon()
-        else await tenant.close()
+        else
+          await tenant.close().catch((error: unknown) =>
+            // a full disk: the tenant's lines stay in the journal, which recovery applies at the next start
+            logLine({
+              level: 'error',
+              code: 'close_failed',
+              message: `tenant ${tenant.id}: ${(error as Error)?.message ?? String(error)}`.slice(0, 500),
+            }),
+          )
       }
       tenants.clear()
       await journal.close()

@@ -18,15 +18,13 @@ import {
 } from '../eval/holdout-validation.js'
 import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
+import {DEFAULTS_PROFILE} from '../deploy/load.js'
 import {engineRefFor} from '../deploy/spaces.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {KEY_PATTERN, commentText, makeProfile, notValidated, profileFiles, studySourceRun} from '../deploy/profile.js'
 
 /** Dropped metric keys named in the warning (the rest are counted). */
 const MAX_DROPPED_LISTED = 5
-
-/** Name of the profile that restores the engine's defaults. */
-export const DEFAULTS_PROFILE = 'defaults'
 
 export interface EngineStudyOutputs extends ObjectiveStudyAnalysis {
   readonly files: string[]

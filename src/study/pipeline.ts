@@ -19,7 +19,8 @@ import {snakeKeysOfRecord} from '../util/json-keys.js'
 import {engineHoldout, type HeldOutQuestions} from './engine-holdout.js'
 import {writeEngineStudyOutputs} from './engine-study.js'
 import {createObjective, type ObjectiveSpec} from './objectives.js'
-import {validateRetrievalStudy} from './retrieval-validation.js'
+import {validateRetrievalStudy, writeRetrievalProfiles} from './retrieval-validation.js'
+import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {writeStudyAnalysis} from './sweeps.js'
 
@@ -182,6 +183,19 @@ async function finishBuiltinStudy(input: PostStudyInput): Promise<PostStudyResul
       analysis.files.push(...checked.files)
       validation = checked.validation
       json.validation = checked.validation
+    } else if (spec.name === 'retrieval' && input.out && !input.interrupted) {
+      // as for an engine file: each domain profile deployable, marked not validated (no held-out data)
+      const written = writeRetrievalProfiles({
+        analysis,
+        out: input.out,
+        study: input.study.name,
+        metric: metric ?? DEFAULT_TUNING_METRIC,
+        data: String(spec.options?.data),
+      })
+      lines.push(
+        `wrote ${written.length / 3} profiles to ${join(input.out, 'profiles')} (not validated: no held-out data)`,
+      )
+      analysis.files.push(...written)
     }
     if (spec.name === 'retrieval' && !input.interrupted) {
       // the front's P99 is the cost model: measure the same configurations on the clock beside it

@@ -6,7 +6,8 @@
  */
 import {join} from 'node:path'
 import {loadMemoryDataset} from '../data/conversations/index.js'
-import {makeProfile, studySourceRun, writeProfileFiles} from '../deploy/profile.js'
+import {makeProfile, notValidated, studySourceRun, writeProfileFiles} from '../deploy/profile.js'
+import {tuningMetricKey} from './sweeps.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {
   DEFAULT_HOLDOUT_SETTINGS,
@@ -54,29 +55,9 @@ export function validateRetrievalStudy(options: {
     {...DEFAULT_HOLDOUT_SETTINGS, metric, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
     describeSplit(loaded, options.split),
   )
-  const files: string[] = []
-  if (options.out) {
-    const defaults = defaultConfig(RETRIEVAL_SPACE)
-    for (const p of chosen) {
-      const profile = makeProfile({
-        kind: 'retrieval',
-        space: RETRIEVAL_SPACE,
-        name: p.profile,
-        description: p.description,
-        notes: p.rationale,
-        sourceRun: studySourceRun(options.study),
-        config: Object.fromEntries(Object.entries({...defaults, ...p.config}).filter(([k]) => k in defaults)),
-        metrics: {
-          trial: p.trialId,
-          [`${metric}_tuning`]: p.metrics?.quality ?? null,
-          p99_ms: p.metrics?.p99_ms ?? null,
-          ...holdoutMetrics(validation, p.profile),
-        },
-        validation: holdoutProfileValidation(validation, p.profile)!,
-      })
-      files.push(...writeProfileFiles(options.out, `profiles/${p.profile}`, profile).map((f) => join(options.out!, f)))
-    }
-  }
+  const files = options.out
+    ? writeRetrievalProfiles({analysis: options.analysis, out: options.out, study: options.study, metric, validation})
+    : []
   const lines = [
     ...holdoutValidationLines(validation),
     ...(files.length
@@ -86,4 +67,49 @@ export function validateRetrievalStudy(options: {
       : []),
   ]
   return {validation, lines, files}
+}
+
+/**
+ * Writes a retrieval study's domain profiles as deployable kt profiles (`profiles/<name>.json`,
+ * `.env`, `.sh`) to `out`: with their held-out verdict when validated, else not validated (the
+ * study measured them on the data it tuned on; kt deploy refuses them without --force).
+ */
+export function writeRetrievalProfiles(options: {
+  readonly analysis: StudyAnalysis
+  readonly out: string
+  readonly study: string
+  readonly metric: string
+  /** The held-out validation; without it, the tuning quality is recorded under tuningMetricKey(metric, data). */
+  readonly validation?: HoldoutValidation
+  /** The tuning data (its file stem names the tuning quality key of profiles without validation). */
+  readonly data?: string
+}): string[] {
+  const {validation, metric} = options
+  const defaults = defaultConfig(RETRIEVAL_SPACE)
+  const qualityKey = validation ? `${metric}_tuning` : tuningMetricKey(metric, options.data ?? 'data')
+  const files: string[] = []
+  for (const p of options.analysis.profiles.filter((x) => x.config !== null)) {
+    const profile = makeProfile({
+      kind: 'retrieval',
+      space: RETRIEVAL_SPACE,
+      name: p.profile,
+      description: p.description,
+      notes: p.rationale,
+      sourceRun: studySourceRun(options.study),
+      config: Object.fromEntries(Object.entries({...defaults, ...p.config}).filter(([k]) => k in defaults)),
+      metrics: {
+        trial: p.trialId,
+        [qualityKey]: p.metrics?.quality ?? null,
+        p99_ms: p.metrics?.p99_ms ?? null,
+        ...(validation ? holdoutMetrics(validation, p.profile) : {}),
+      },
+      validation: validation
+        ? holdoutProfileValidation(validation, p.profile)!
+        : notValidated(
+            'kt search measured it on the data it tuned on; validate it on held-out data (--split) before deploying',
+          ),
+    })
+    files.push(...writeProfileFiles(options.out, `profiles/${p.profile}`, profile).map((f) => join(options.out, f)))
+  }
+  return files
 }

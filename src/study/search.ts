@@ -25,6 +25,7 @@ import type {RunOptions, RunSummary} from './optimize-options.js'
 import {MAX_WORKERS_PER_PROCESS} from './pool.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
+import {checkStudyName} from './name.js'
 
 /** What kt search, kt worker, the phases and the benches ask of a study; the loop's own options as optimizeStudy takes them. */
 export interface SearchOptions extends Pick<
@@ -180,6 +181,9 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
       `at most ${MAX_WORKERS_PER_PROCESS} trials in flight per process (each is a worker thread or engine process with its own copy of the objective; for more, start more kt worker processes)`,
       String(options.workers),
     )
+  // the name becomes a folder of every worker's trial files: refused before anything is opened or written
+  if (options.study !== undefined)
+    checkStudyName(options.study, options.resume ? (options.studyFlag ?? '--resume') : '--study')
   // A new study's objective (its engine file, its data) is built before the store is opened: bad
   // input is refused without leaving an empty study file behind.
   let objective: Objective | undefined =

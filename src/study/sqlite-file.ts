@@ -520,6 +520,16 @@ export class SqliteStudyFile {
     )
   }
 
+  /** Up to `limit` trials with id > afterId, by id, without checkpoints (StudyStorage.trialPage). */
+  trialPage(study: string, afterId: number, limit: number): TrialRow[] {
+    const rows = this.guard(() =>
+      this.db
+        .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id > ? ORDER BY id LIMIT ?`)
+        .all(study, afterId, limit),
+    ) as Record<string, unknown>[]
+    return rows.map((r) => this.trialFromRow(r))
+  }
+
   trials(study: string): TrialRow[] {
     const rows = this.guard(() =>
       this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study),

@@ -47,6 +47,7 @@ import type {
 import {redactStorage, StorageUnavailableError} from './storage.js'
 
 import {LocalWake, Mutex, sleep} from './sync.js'
+import {checkStudyName} from './name.js'
 
 /** Give up connecting after this long (ms): an unreachable server is reported, not waited for. */
 const CONNECT_TIMEOUT_MS = 5000
@@ -524,6 +525,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
+    checkStudyName(name, `${this.label}: study`)
     const rows = await this.use(async (c) => (await c.query('SELECT * FROM kt_studies WHERE name = $1', [name])).rows)
     return rows[0] ? studyFromRow(this.label, rows[0]) : undefined
   }
@@ -531,6 +533,20 @@ export class PostgresStorage implements StudyStorage {
   async trials(study: string): Promise<TrialRow[]> {
     const rows = await this.use(
       async (c) => (await c.query('SELECT * FROM kt_trials WHERE study = $1 ORDER BY id', [study])).rows,
+    )
+    return rows.map((r) => trialFromRow(this.label, r))
+  }
+
+  async trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]> {
+    const rows = await this.use(
+      async (c) =>
+        (
+          await c.query(`SELECT ${this.columns} FROM kt_trials WHERE study = $1 AND id > $2 ORDER BY id LIMIT $3`, [
+            study,
+            afterId,
+            limit,
+          ])
+        ).rows,
     )
     return rows.map((r) => trialFromRow(this.label, r))
   }
@@ -574,6 +590,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    checkStudyName(record.name, `${this.label}: study`)
     const full: StudyRecord = {...record, createdAt: now, updatedAt: now, state: 'running'}
     const inserted = await this.use(
       async (c) =>
@@ -621,6 +638,7 @@ export class PostgresStorage implements StudyStorage {
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    checkStudyName(study.name, `${this.label}: study`)
     await this.use(async (c) => {
       await c.query('BEGIN')
       try {

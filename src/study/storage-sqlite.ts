@@ -11,6 +11,7 @@ import {SqliteStudyFile} from './sqlite-file.js'
 import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
 import type {Lease, NewTrial, OpenOptions, SectionPrelude, StudyStorage, StudySummary, StudyTx} from './storage.js'
 import {LocalWake, Mutex} from './sync.js'
+import {checkStudyName} from './name.js'
 
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
 const BACKOFF_START_MS = 2
@@ -54,11 +55,15 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async getStudy(name: string): Promise<StudyRecord | undefined> {
-    return this.store.getStudy(name)
+    return this.store.getStudy(checkStudyName(name, `${this.label}: study`))
   }
 
   async trials(study: string): Promise<TrialRow[]> {
     return this.store.trials(study)
+  }
+
+  async trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]> {
+    return this.store.trialPage(study, afterId, limit)
   }
 
   async trialsSince(
@@ -79,6 +84,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord> {
+    checkStudyName(record.name, `${this.label}: study`)
     return this.mutex.run(async () => this.store.createStudy(record, now))
   }
 
@@ -91,6 +97,7 @@ export class SqliteStorage implements StudyStorage {
   }
 
   async importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void> {
+    checkStudyName(study.name, `${this.label}: study`)
     await this.mutex.run(async () => this.store.importStudy(study, trials))
   }
 

@@ -25,6 +25,7 @@
  *     backoff) instead of spinning on the database.
  */
 import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
+import {redactPasswords} from '../util/redact.js'
 
 /** A study with its trial counts, as listStudies returns it. */
 export interface StudySummary extends StudyRecord {
@@ -148,6 +149,11 @@ export interface StudyStorage {
   getStudy(name: string): Promise<StudyRecord | undefined>
   trials(study: string): Promise<TrialRow[]>
   /**
+   * Up to `limit` trials with id > afterId, by id, without checkpoints: a study read in pages
+   * (trialPages in src/study/pages.ts) in memory that does not grow with its trial count.
+   */
+  trialPage(study: string, afterId: number, limit: number): Promise<TrialRow[]>
+  /**
    * Trials with id >= askCount (asked since), tell_seq >= tellSeq (finished since) or in `ids`
    * (the trials the caller saw running: they can finish or be taken over), by id, without
    * checkpoints; and how many trials the study has (a caller whose count disagrees reads all).
@@ -240,16 +246,9 @@ export function isPostgresUrl(spec: string): boolean {
   return /^postgres(ql)?:\/\//i.test(spec)
 }
 
-/** A storage spec safe to print: the password of a URL replaced by ***. */
+/** A storage spec safe to print: the password of a URL replaced by *** (redactPasswords, the one rule). */
 export function redactStorage(spec: string): string {
-  if (!isPostgresUrl(spec)) return spec
-  try {
-    const url = new URL(spec)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return spec.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@')
-  }
+  return isPostgresUrl(spec) ? redactPasswords(spec) : spec
 }
 
 /**

@@ -25,6 +25,7 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 import {defaultConfig} from '../space/space.js'
 import {openStorage} from './storage.js'
+import {checkStudyName} from './name.js'
 
 import {RETRIEVAL_ROUTER_PARAM} from '../eval/retrieval-profiles.js'
 
@@ -132,6 +133,8 @@ export interface RoutedSweepResult {
  * routed profile bundled from them, and the base study's front and domain profiles.
  */
 export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<RoutedSweepResult> {
+  // every sweep's name is PREFIX-all or PREFIX-<query type>: refuse a prefix that cannot make one before any work
+  checkStudyName(`${options.studyPrefix}-all`, '--study')
   const {retrievalObjectives} = await import('../eval/retrieval-objective.js')
   const objectives = retrievalObjectives({data: options.data, metric: options.metric, split: options.split})
   const store = await openStorage(options.storage)
@@ -222,6 +225,17 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
         for (const line of checked.lines) options.log?.(line)
         files.push(...checked.files)
       }
+    } else if (analysis && options.out) {
+      const {writeRetrievalProfiles} = await import('./retrieval-validation.js')
+      files.push(
+        ...writeRetrievalProfiles({
+          analysis,
+          out: options.out,
+          study: `${options.studyPrefix}-all`,
+          metric: options.metric ?? DEFAULT_TUNING_METRIC,
+          data: options.data,
+        }),
+      )
     }
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike

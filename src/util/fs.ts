@@ -90,7 +90,7 @@ export function ensureDir(dir: string): void {
  * every `--out` is a folder, never a file (README "Output folders").
  */
 export function refuseNonFolder(path: string, flag = '--out'): void {
-  let isFolder = true
+  let isFolder: boolean
   try {
     isFolder = statSync(path).isDirectory()
   } catch {

@@ -24,3 +24,18 @@ function findRoot(start: string): string {
 
 export const fixturesDir = join(packageRoot, 'fixtures')
 export const phasesDir = join(packageRoot, 'phases')
+
+/** kt's version, from its package.json. */
+export const KT_VERSION: string = (
+  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {version: string}
+).version
+
+/** The prefix of a path inside the kt package (e.g. `kt:fixtures/realistic_100.json` in a plan). */
+export const PACKAGE_PATH_PREFIX = 'kt:'
+
+/** A path from a user's file: `kt:...` inside the kt package, anything else against `base` (the file's folder). */
+export function resolveUserPath(base: string, path: string): string {
+  return path.startsWith(PACKAGE_PATH_PREFIX)
+    ? join(packageRoot, path.slice(PACKAGE_PATH_PREFIX.length))
+    : resolve(base, path)
+}

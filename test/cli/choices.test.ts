@@ -23,7 +23,7 @@ describe('choices are checked before any work, with "did you mean"', () => {
     )
     refused(
       ['search', '--objective', 'branin', '--optimizer', 'bohbb'],
-      /^kt: --optimizer: expected one of grid, random, bohb, got "bohbb" \(did you mean "bohb"\?\)$/,
+      /^kt: --optimizer: expected one of grid, random, bohb, hyperband, got "bohbb" \(did you mean "bohb"\?\)$/,
     )
     refused(
       ['report', 'x', '--format', 'mdd'],

@@ -12,7 +12,7 @@ describe('kt --help', () => {
     expect(live.status).toBe(0)
     expect(cached.stdout).toBe(live.stdout)
     expect(cached.stdout).toBe(readFileSync(join(packageRoot, 'dist', 'help.txt'), 'utf8'))
-    expect(cached.stdout).toMatch(/\n  run +Run all seven phases/)
+    expect(cached.stdout).toMatch(/\n {2}run +Run all seven phases/)
   })
 
   it('has a description and an example for every command', () => {

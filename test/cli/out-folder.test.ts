@@ -49,7 +49,7 @@ describe('--out is always a folder', () => {
     }
   })
 
-  it('kt data import writes OUT/dataset.json, kt study export OUT/<study>.<format> (the name made file-safe)', () => {
+  it('kt data import writes OUT/dataset.json, kt study export OUT/<study>.<format> (a name that is no file name is refused: src/study/name.ts)', () => {
     let r = kt(['data', 'import', join(packageRoot, 'fixtures/import/turns.csv'), '--out', 'imported/mine', '--json'], {
       cwd: dir,
     })
@@ -60,11 +60,18 @@ describe('--out is always a folder', () => {
       ['search', '--objective', 'branin', '--trials', '3', '--storage', 's.sqlite', '--study', '../a/b', '--json'],
       {cwd: dir},
     )
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^kt: --study: expected a study name of letters/)
+    r = kt(['search', '--objective', 'branin', '--trials', '3', '--storage', 's.sqlite', '--study', 'a.b', '--json'], {
+      cwd: dir,
+    })
     expect(r.status, r.stderr).toBe(0)
+    r = kt(['study', 'export', 'a.b', '--storage', 's.sqlite', '--format', 'json', '--out', 'exports'], {cwd: dir})
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toBe(`wrote 3 trials to ${join('exports', 'a.b.json')}\n`)
+    expect(JSON.parse(readFileSync(join(dir, 'exports', 'a.b.json'), 'utf8')).trials).toHaveLength(3)
     r = kt(['study', 'export', '../a/b', '--storage', 's.sqlite', '--format', 'json', '--out', 'exports'], {cwd: dir})
-    expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout).toBe(`wrote 3 trials to ${join('exports', '.._a_b.json')}\n`)
-    expect(JSON.parse(readFileSync(join(dir, 'exports', '.._a_b.json'), 'utf8')).trials).toHaveLength(3)
+    expect(r.status).toBe(2)
     expect(existsSync(join(dir, 'a'))).toBe(false)
   })
 })

@@ -9,8 +9,8 @@ import {kt} from '../cli/helpers.js'
 describe('phase 6 writes no second, ungated rollback path', () => {
   it('writes no rollback.sh, removes one an older kt left, and the report names kt deploy / kt rollback; the way back goes through the target', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kt-phase6-'))
-    // the Python example's plan at its fast settings, without its retrieval study
-    const plan = JSON.parse(readFileSync(join(packageRoot, 'examples', 'python-engine', 'plan.json'), 'utf8'))
+    // the default importance plan at fast settings, without its retrieval study
+    const plan = JSON.parse(readFileSync(join(packageRoot, 'phases', 'plan.default.json'), 'utf8'))
     delete plan.retrieval
     const fixtures = join(packageRoot, 'fixtures')
     plan.datasets = {
@@ -18,6 +18,10 @@ describe('phase 6 writes no second, ungated rollback path', () => {
       holdout: [join(fixtures, 'recency_bias_75.json')],
       imported: [],
     }
+    plan.properties = {runs: 50}
+    plan.bootstrap = {resamples: 200, confidence: 0.95}
+    plan.search = {grid_step: 0.1, refine_step: 0.02, refine_radius: 0.04, random_samples: 100, bohb_budget: 6, top: 5}
+    plan.acceptance = plan.acceptance.filter((c: {id: string}) => c.id === 'token-budget')
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan))
     const out = join(dir, 'run')
     mkdirSync(join(out, 'profiles'), {recursive: true})

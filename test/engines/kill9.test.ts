@@ -48,7 +48,7 @@ describe('kt search --engine killed with SIGKILL', () => {
     )
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_, signal) => resolve(signal)))
     let trials: number[] = []
-    let grandchildren: number[] = []
+    let grandchildren: number[]
     try {
       await waitFor(() => pidsIn(pidDir).length === 2, 30_000)
       grandchildren = pidsIn(pidDir)

@@ -28,7 +28,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const reason = String((error as Error).message ?? error).split('\n')[0]
     rmSync(base, {recursive: true, force: true})
     if (process.env.CI === 'true')
-      throw new Error(`PostgreSQL tests must run in CI, but no server could start: ${reason}`)
+      throw new Error(`PostgreSQL tests must run in CI, but no server could start: ${reason}`, {cause: error})
     project.provide('ktPostgres', {
       adminUrl: null,
       password: null,

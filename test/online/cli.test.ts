@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {appendFileSync, existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {kt, ktAsync, rechain, tempDir} from './helpers.js'
 import {TenantStore} from '../../src/online/store.js'

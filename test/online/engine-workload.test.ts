@@ -44,8 +44,10 @@ describe('engine-backed workload', () => {
     expect(report.policies.tuned.final_best).toEqual(report.tuned_reference.after.values)
     // quality is a hit rate
     for (const p of Object.values(report.policies))
-      for (const w of [p.before_shift, ...p.after_shift])
-        (expect(w.quality_mean).toBeGreaterThanOrEqual(0), expect(w.quality_mean).toBeLessThanOrEqual(1))
+      for (const w of [p.before_shift, ...p.after_shift]) {
+        expect(w.quality_mean).toBeGreaterThanOrEqual(0)
+        expect(w.quality_mean).toBeLessThanOrEqual(1)
+      }
   })
 
   it('is deterministic: the same seed gives the same report (timings aside)', () => {

@@ -46,7 +46,6 @@ function quoted(cell: string): number[] {
 /** Rounded as the report prints it (+ 0 turns -0 into 0, as a printed -0.0000 parses). */
 const at4 = (x: number): number => Number(x.toFixed(4)) + 0
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- the commands' --json output */
 type Json = any
 const train = (j: Json, baseline: 'engine' | 'linear'): number[] => {
   const c = j.comparisons.test.find((x: Json) => x.baseline === baseline)
@@ -149,7 +148,9 @@ describe.skipIf(!present)('README reranker figures = what their commands print',
 
   it('quotes every checked command exactly once, and each with numbers', () => {
     for (const row of ROWS) {
-      expect(rows.has(row.command), `src/rank/README.md's reranker table has no row with \`kt ${row.command}\``).toBe(true)
+      expect(rows.has(row.command), `src/rank/README.md's reranker table has no row with \`kt ${row.command}\``).toBe(
+        true,
+      )
       expect(quoted(rows.get(row.command)!).length, `kt ${row.command}`).toBeGreaterThan(0)
     }
     expect(new Set(ROWS.map((r) => r.command)).size).toBe(ROWS.length)

@@ -272,6 +272,35 @@ describe('kt online serve: requests the server refuses', () => {
   })
 })
 
+describe('kt online serve: a client that half-closes after its request', () => {
+  it('gets the answer of an applied choose, and the connection ends after it', async () => {
+    const lines: string[] = []
+    const s = await serve(lines, {dir: join(root, 'half-closed')})
+    try {
+      expect((await call(s, 'POST', '/tenants', {tenant: 'h', levels: 2})).status).toBe(201)
+      const body = JSON.stringify({query_id: 'half-1'})
+      const answer = await new Promise<string>((resolve) => {
+        const socket = connect({port: s.port, host: '127.0.0.1'})
+        let text = ''
+        socket.on('data', (d) => (text += d.toString()))
+        socket.on('close', () => resolve(text))
+        socket.on('error', () => undefined)
+        // the request, then FIN: the client will send nothing more but still reads
+        socket.end(
+          `POST /tenants/h/choose HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        )
+      })
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /)
+      expect(answer).toContain('"query_id":"half-1"')
+      // the query the answer names is the one applied
+      const status = await call(s, 'GET', '/tenants/h')
+      expect(status.json.queries).toBe(1)
+    } finally {
+      await s.close()
+    }
+  })
+})
+
 describe('kt online serve: a busy port', () => {
   it('is one line naming the host and port, an InputError (exit 2 from the CLI)', async () => {
     const lines: string[] = []

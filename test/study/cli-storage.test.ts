@@ -51,6 +51,11 @@ describe.skipIf(pg.skip)(`kt study and kt worker on PostgreSQL ${pg.label}`.trim
     expect(r.stdout).toMatch(/^b\s+branin\s+random\s+\d+\s+finished\s+8\s+8\s+0\s+0\s+/m)
     r = kt(['study', 'show', 'b', '--storage', url, '--json'])
     expect(JSON.parse(r.stdout)).toMatchObject({name: 'b', trials: 8})
+    // importance printed the --storage value as given, password included
+    r = kt(['study', 'importance', 'b', '--storage', url, '--json'])
+    expect(r.status).toBe(0)
+    expect(r.stdout).not.toContain(password)
+    expect(JSON.parse(r.stdout).storage).toMatch(/^postgresql:\/\/kt:\*\*\*@127\.0\.0\.1:\d+\/kt_cli_\w+$/)
     r = kt(['study', 'export', 'b', '--storage', url, '--format', 'csv'])
     expect(r.stdout.trim().split('\n')).toHaveLength(9)
     // who finished each trial (host/pid, through kt study copy for the first five) and how often it was started

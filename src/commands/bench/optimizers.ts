@@ -11,13 +11,24 @@ export default class BenchOptimizers extends KtCommand {
     '<%= config.bin %> bench optimizers --function counting_ones --optimizer random,bohb --seeds 0-1 --json',
   ]
   static override flags = {
+    suite: Flags.string({
+      description:
+        'contract: the functions of ../shared/benchmarks/optimizer-functions.md; all: the broader multi-fidelity suite (src/bench/suite) against Optuna 3.1 at equal cost, regret at 10/25/50/100 b_max.',
+      options: ['contract', 'all'],
+      default: 'contract',
+    }),
+    'refresh-peer': Flags.boolean({
+      description:
+        'With --suite all: re-run Optuna (needs /usr/bin/python3 with python3-optuna; minutes per function) and rewrite src/bench/suite/optuna-suite.json instead of reading it.',
+      default: false,
+    }),
     function: Flags.string({
-      description: 'Functions, comma-separated: branin, hartmann6, counting_ones, simplex, simplex_mf.',
-      default: 'branin,hartmann6,counting_ones,simplex,simplex_mf',
+      description:
+        'Functions, comma-separated. Contract: branin, hartmann6, counting_ones, simplex, simplex_mf (the default). Suite: branin_mf, hartmann6_mf, park_mf, borehole_mf, currin_mf, embedded20, learning_curves, mixed, crash_hartmann6, hetero_branin (all by default).',
     }),
     optimizer: Flags.string({
-      description: 'Optimisers, comma-separated: random, grid, bohb.',
-      default: 'random,grid,bohb',
+      description:
+        'Optimisers, comma-separated: random, grid, bohb, hyperband (default random,grid,bohb; bohb with --suite all).',
     }),
     seeds: Flags.string({description: 'Seeds: a range like 0-9 or a list like 0,1,2.', default: '0-9'}),
     out: outFlag('runs.jsonl, summary.json and the chart (regret-vs-budget.vl.json, .svg, .png).', {
@@ -41,12 +52,13 @@ export default class BenchOptimizers extends KtCommand {
     const {checkOptimizerName} = await import('../../search/optimizers.js')
     const {runBenchmark, summarizeRuns} = await import('../../bench/optimizers.js')
     const report = await import('../../bench/optimizers-report.js')
-    const functions = flags.function
+    if (flags.suite === 'all') return this.suite(flags)
+    const functions = (flags.function ?? 'branin,hartmann6,counting_ones,simplex,simplex_mf')
       .split(',')
       .map((f) => f.trim())
       .filter(Boolean)
     for (const f of functions) benchmarkObjective(f)
-    const optimizers = flags.optimizer.split(',').map((o) => checkOptimizerName(o.trim()))
+    const optimizers = (flags.optimizer ?? 'random,grid,bohb').split(',').map((o) => checkOptimizerName(o.trim()))
     const seeds = report.parseSeeds(flags.seeds)
     const json = this.jsonEnabled()
     const spinner = this.spinner('bench optimizers')
@@ -109,6 +121,43 @@ export default class BenchOptimizers extends KtCommand {
         `\nagainst the peer (../shared/benchmarks/optuna-results.md, seeds 0-9; compare with --seeds 0-9):\n${peerLines(peers)}`,
       )
     this.log(`\nruns: ${join(flags.out, 'runs.jsonl')}\n${chartNote}`)
+    return undefined
+  }
+
+  /** --suite all: kt's optimisers on the broader suite beside Optuna's cached runs. */
+  private async suite(flags: {
+    function?: string
+    optimizer?: string
+    seeds: string
+    out: string
+    'refresh-peer': boolean
+    'bohb-reference': boolean
+  }): Promise<unknown> {
+    const {join} = await import('node:path')
+    const {writeFileAtomic} = await import('../../util/fs.js')
+    const {checkOptimizerName} = await import('../../search/optimizers.js')
+    const {parseSeeds} = await import('../../bench/optimizers-report.js')
+    const {SUITE_NAMES, suiteFunction} = await import('../../bench/suite/suite.js')
+    const {suiteBench, suiteTable} = await import('../../bench/suite/report.js')
+    const functions = flags.function ? flags.function.split(',').map((f) => f.trim()) : [...SUITE_NAMES]
+    for (const f of functions) suiteFunction(f)
+    const optimizers = (flags.optimizer ?? 'bohb').split(',').map((o) => checkOptimizerName(o.trim()))
+    const seeds = parseSeeds(flags.seeds)
+    const spinner = this.spinner('bench optimizers --suite all')
+    const result = await suiteBench({
+      functions,
+      seeds,
+      optimizers,
+      settings: flags['bohb-reference'] ? {bohb: {reference: true}} : undefined,
+      refreshPeer: flags['refresh-peer'],
+      progress: (text) => void spinner.update(`bench optimizers: ${text}`),
+    })
+    await spinner.succeed(`bench optimizers --suite all: ${result.runs.length} kt runs`)
+    writeFileAtomic(join(flags.out, 'suite.json'), `${JSON.stringify(result, null, 1)}\n`)
+    if (this.jsonEnabled()) return {reports: result.reports}
+    this.log(`median regret [IQR] of the incumbent (noise-free), seeds ${flags.seeds}, at equal cost (b_max units)`)
+    for (const report of result.reports) this.log(`\n${suiteTable(report)}`)
+    this.log(`\nruns: ${join(flags.out, 'suite.json')}`)
     return undefined
   }
 }

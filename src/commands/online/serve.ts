@@ -72,6 +72,11 @@ export default class OnlineServe extends KtCommand {
       multiple: true,
     }),
     'snapshot-every': Flags.integer({description: "Events between a tenant's snapshots (default 200).", min: 1}),
+    'segment-bytes': Flags.integer({
+      description:
+        "Bytes of one journal segment (default 4 MiB): each is prepared ahead on disk, and a full one is retired into the tenants' logs. Smaller ones reach both sooner (tests of a full disk).",
+      min: 65_536,
+    }),
   }
 
   async run(): Promise<unknown> {
@@ -85,6 +90,7 @@ export default class OnlineServe extends KtCommand {
       registry: flags.registry,
       maxConnections: flags['max-connections'],
       snapshotEvery: flags['snapshot-every'],
+      segmentBytes: flags['segment-bytes'],
       allowOrigins: flags['allow-origin'],
     })
     // --json: stdout carries JSON only, one line when listening and one when stopped; the human line goes to stderr

@@ -42,7 +42,7 @@ export default class StudyImportance extends KtCommand {
       const got = await reader.getStudy(args.name)
       if (!got)
         throw new InputError(
-          `${flags.storage}: study ${args.name}`,
+          `${reader.location}: study ${args.name}`,
           `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
           'no such study',
         )
@@ -58,7 +58,7 @@ export default class StudyImportance extends KtCommand {
             `  ${p.param.padEnd(width)}  ${(100 * p.importance).toFixed(1).padStart(9)}%  ${p.variance_share.toFixed(3)} (${p.variance_share_sd.toFixed(3)})`,
           )
       }
-      return {study: args.name, storage: flags.storage, ...r}
+      return {study: args.name, storage: reader.location, ...r}
     } finally {
       await reader.close()
     }

@@ -29,6 +29,7 @@ export default class StudyList extends KtCommand {
     const {incumbent} = await import('../../search/incumbent.js')
     const {studyGridCoverage} = await import('../../study/format.js')
     const {snakeKeys} = await import('../../util/json-keys.js')
+    const {escapeControls} = await import('../../util/errors.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const listed = await store.listStudies()
@@ -67,8 +68,9 @@ export default class StudyList extends KtCommand {
           'running',
           'incumbent loss',
         ]
+        // a name stored before names were checked (src/study/name.ts) may hold a line break: shown escaped, one row a study
         const rows = studies.map((s) => [
-          s.name,
+          escapeControls(s.name),
           s.objective,
           s.optimizer,
           String(s.seed),

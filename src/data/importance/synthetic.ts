@@ -1,7 +1,6 @@
 import {Rng} from '../../util/rng.js'
 import {InputError} from '../../util/errors.js'
 import {DATASET_FORMAT_VERSION, type Dataset, type DatasetTurn} from './dataset.js'
-import {MS_PER_HOUR} from './input.js'
 
 /**
  * Seeded synthetic importance data with known ground truth. Every value is a function of the

@@ -1,0 +1,98 @@
+import type {MemoryDataset} from '../../src/data/conversations/types.js'
+import type {MetricValues} from '../../src/data/conversations/metrics.js'
+import {selectScoredQueries} from '../../src/data/conversations/queries.js'
+import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
+import {loadEngineFile} from '../../src/engines/file.js'
+import {resolveGroups, type EngineGroup} from '../../src/engines/groups.js'
+import {serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {evaluateService} from '../../src/eval/service-eval.js'
+import {evaluateSystem, prepareEvaluation, type PreparedEvaluation} from '../../src/eval/harness.js'
+import type {ParameterGroup} from '../../src/eval/ablation.js'
+import {configKeys, defaultConfig} from '../../src/space/space.js'
+import type {Config, ParamSpace} from '../../src/space/types.js'
+import {InputError, describeValue} from '../../src/util/errors.js'
+
+/**
+ * The engine a format-2 plan names, as the phases use it: its parameter table, its declared
+ * groups, the parameters that change together (simplex weights), where its latency comes from,
+ * and per-question scores of a configuration on some conversations. An engine file and kt's
+ * built-in retrieval engine are described by the same structure; the built-in description is the
+ * one place that knows it is kt's.
+ */
+export interface PlanEngine {
+  /** As the plan names it: `kt:retrieval` or the engine file's path. */
+  readonly ref: string
+  readonly name: string
+  readonly space: ParamSpace
+  readonly groups: readonly EngineGroup[]
+  readonly linked: readonly ParameterGroup[]
+  /** The engine file's absolute path (undefined for a built-in engine). */
+  readonly file?: string
+  /** Where P99 comes from: a cost model (repeats exactly) or the clock. */
+  readonly latency: 'cost_model' | 'measured'
+  /** Per-question metric rows of every scored question of `dataset` (selectScoredQueries order) and each question's category. */
+  score(dataset: MemoryDataset, config: Config): Promise<{rows: MetricValues[]; categories: string[]}>
+}
+
+/** kt's retrieval engine as an engine file would describe it: its groups are its parameter families. */
+const KT_RETRIEVAL_GROUPS = ['bm25', 'seeds', 'spread', 'edge', 'actr', 'ppr'].map((g) => ({
+  name: g,
+  parameters: [`${g}.*`],
+}))
+
+function ktRetrieval(): PlanEngine {
+  const prepared = new WeakMap<MemoryDataset, PreparedEvaluation>()
+  return {
+    ref: 'kt:retrieval',
+    name: 'retrieval',
+    space: RETRIEVAL_SPACE,
+    groups: resolveGroups(KT_RETRIEVAL_GROUPS, configKeys(RETRIEVAL_SPACE), 'kt:retrieval'),
+    linked: simplexSets(RETRIEVAL_SPACE),
+    latency: 'cost_model',
+    async score(dataset, config) {
+      let p = prepared.get(dataset)
+      if (!p) prepared.set(dataset, (p = prepareEvaluation(dataset)))
+      const rows = evaluateSystem(p, 'engine', {...defaultConfig(RETRIEVAL_SPACE), ...config}).rows
+      return {rows, categories: p.selection.queries.map((q) => q.category)}
+    },
+  }
+}
+
+/** The engine a plan names: a built-in one by name, otherwise an engine file (a retrieval service) relative to the plan. */
+export function planEngine(ref: string, resolvePath: (p: string) => string, field: string): PlanEngine {
+  if (ref === 'kt:retrieval') return ktRetrieval()
+  if (ref.startsWith('kt:'))
+    throw new InputError(
+      field,
+      'an engine file, or kt:retrieval (kt:importance has no conversations)',
+      describeValue(ref),
+    )
+  const spec = loadEngineFile(resolvePath(ref))
+  if (spec.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${spec.file}: evaluate.kind`,
+      '"retrieval-service" for a plan\'s engine (kt drives the plan\'s conversations through it)',
+      JSON.stringify(spec.evaluate.kind),
+    )
+  const service = serviceSpecOf(spec)
+  return {
+    ref,
+    name: spec.name,
+    space: spec.space,
+    groups: spec.groups,
+    linked: simplexSets(spec.space),
+    file: spec.file,
+    latency: spec.evaluate.latency,
+    async score(dataset, config) {
+      // latency is not what is scored here: one pass over the questions
+      const {rows} = await evaluateService(service, dataset, {...defaultConfig(spec.space), ...config}, {minTimings: 1})
+      return {rows, categories: selectScoredQueries(dataset).queries.map((q) => q.category)}
+    },
+  }
+}
+
+function simplexSets(space: ParamSpace): ParameterGroup[] {
+  return space.params.flatMap((p) =>
+    p.kind === 'simplex' ? [{name: p.name, parameters: p.members.map((m) => m.name)}] : [],
+  )
+}

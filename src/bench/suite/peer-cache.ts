@@ -1,0 +1,54 @@
+/**
+ * Optuna's suite results, cached: Optuna runs take seconds each on this machine, so the table of
+ * `kt bench optimizers --suite all` reads them from a committed JSON file that
+ * `kt bench optimizers --suite all --refresh-peer` regenerates (every function, sampler and seed
+ * asked for; about 20 minutes on one core for seeds 0-9).
+ */
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {packageRoot} from '../../util/paths.js'
+import {writeFileAtomic} from '../../util/fs.js'
+import {optunaProposer, runSuite, type SuiteRun} from './run.js'
+
+/** The committed cache. */
+export const OPTUNA_CACHE = join(packageRoot, 'src', 'bench', 'suite', 'optuna-suite.json')
+
+/** Optuna's samplers in the suite: TPE, TPE with Hyperband pruning, random (3.1 defaults). */
+export const OPTUNA_SAMPLERS = ['tpe', 'tpe_hb', 'random'] as const
+
+export interface OptunaCache {
+  readonly generated_by: string
+  readonly optuna: string
+  /** How a crashed evaluation was told to Optuna. */
+  readonly failed_as: 'fail' | 'pruned'
+  readonly runs: readonly SuiteRun[]
+}
+
+export function readOptunaCache(path = OPTUNA_CACHE): OptunaCache {
+  return JSON.parse(readFileSync(path, 'utf8')) as OptunaCache
+}
+
+/** Runs Optuna on every function, sampler and seed and writes the cache; `progress` hears each run. */
+export async function refreshOptunaCache(
+  functions: readonly string[],
+  seeds: readonly number[],
+  path = OPTUNA_CACHE,
+  progress: (run: SuiteRun) => void = () => {},
+): Promise<OptunaCache> {
+  const runs: SuiteRun[] = []
+  for (const fn of functions)
+    for (const sampler of OPTUNA_SAMPLERS)
+      for (const seed of seeds) {
+        const run = await runSuite(fn, `optuna-${sampler}`, optunaProposer(sampler, fn, seed, 'fail'), seed)
+        runs.push(run)
+        progress(run)
+      }
+  const cache: OptunaCache = {
+    generated_by: `kt bench optimizers --suite all --refresh-peer --function ${functions.join(',')} --seeds ${seeds.join(',')}`,
+    optuna: '3.1.0 (Debian python3-optuna)',
+    failed_as: 'fail',
+    runs,
+  }
+  writeFileAtomic(path, `${JSON.stringify(cache)}\n`)
+  return cache
+}

@@ -1,0 +1,518 @@
+/**
+ * Phase 1 for any engine: a conformance suite generated with fast-check against the engine's
+ * protocol, run before any tuning. For a retrieval service (kt drives /reset, /ingest, /search):
+ * only ingested ids come back and none twice; `k` is respected; the same configuration and data
+ * give the same ranking (unless the file says `"deterministic": false`); /reset isolates
+ * conversations; empty, very long, non-ASCII and control-character queries are answered; every
+ * parameter at its bounds is accepted; and the properties the file declares hold. For a command
+ * or HTTP engine (one evaluation per trial): determinism of the loss, the bounds, the declared
+ * properties. Each check counts its violations over seeded cases and reports fast-check's shrunk
+ * counterexample with the reason, as phase 1 does for kt's own scoring properties.
+ */
+import fc from 'fast-check'
+import {queryMetrics, DEFAULT_KS} from '../data/conversations/metrics.js'
+import {selectScoredQueries, type EvalQuery} from '../data/conversations/queries.js'
+import type {MemoryDataset} from '../data/conversations/types.js'
+import {defaultConfig, type Config} from '../space/index.js'
+import type {Objective} from '../space/objective.js'
+import {boundConfigs, configArbitrary} from './conformance-configs.js'
+import type {DeclaredProperty, EngineSpec} from './file.js'
+import {engineObjective} from './objective.js'
+import {ServiceSession, runService, serviceSpecOf, turnsOf} from './retrieval-service.js'
+
+/** Seeded cases of each sampled check (a planted one-query-in-fifty bug is met about 1 - (49/50)^200 = 98% of seeds). */
+export const CONFORMANCE_RUNS = 200
+/** Cases of the /reset check (each resets twice and ingests three conversations) and of the determinism check (each ingests again). */
+export const RESET_RUNS = 25
+/** Configurations per declared property: each scores the whole conformance data set two or more times. */
+export const DECLARED_RUNS = 6
+/** Configurations whose loss a command or HTTP engine is asked twice for (each is two trials). */
+export const TRIAL_DETERMINISM_RUNS = 3
+/** Characters of the "very long" queries. */
+export const LONG_QUERY_CHARS = 20_000
+/** Conversations of the plan's data the suite ingests (enough for isolation, small enough to be quick). */
+export const CONFORMANCE_CONVERSATIONS = 2
+/** Words of the conversations the query arbitrary draws from. */
+const VOCABULARY_WORDS = 400
+/** Turns per conversation at most in a /reset case (shrinks towards 1). */
+const RESET_TURNS = 12
+/** Slack of a declared monotonicity (metrics are means of ratios). */
+const MONOTONE_TOLERANCE = 1e-12
+
+/** One check's outcome: the shape of kt's own property results (src/report/types.ts PropertyResult). */
+export interface ConformanceCheck {
+  readonly id: string
+  readonly description: string
+  readonly cases: number
+  readonly violations: number
+  /** fast-check's shrunk counterexample and why it violates the check; null when none. */
+  readonly counterexample: string | null
+  readonly seed: number
+}
+
+export interface ConformanceReport {
+  readonly engine: string
+  readonly kind: EngineSpec['evaluate']['kind']
+  /** As the engine file declares it: false skips the determinism checks. */
+  readonly deterministic: boolean
+  readonly checks: ConformanceCheck[]
+  readonly passed: boolean
+}
+
+export interface ConformanceOptions {
+  /** Seed of every check (offset per check, so adding one never shifts another's cases). */
+  readonly seed: number
+  /** Conversations kt drives through a retrieval service (required for one). */
+  readonly dataset?: MemoryDataset
+  /** Cases per sampled check (default CONFORMANCE_RUNS). */
+  readonly runs?: number
+  readonly progress?: (text: string) => void
+}
+
+/** A check: `holds` answers true, or why the case violates it (a thrown error counts as a violation with its message). */
+interface Check<T> {
+  readonly id: string
+  readonly description: string
+  readonly arbitrary: fc.Arbitrary<T>
+  readonly runs: number
+  /** Evaluations fast-check may spend replaying and shrinking a failure (each counted case costs one). */
+  readonly shrinkBudget?: number
+  /** Enumerated cases instead of sampled ones: all are run, none is shrunk (each names itself in its reason). */
+  readonly cases?: readonly T[]
+  holds(value: T): Promise<true | string>
+}
+
+/**
+ * A check of the engine's results (determinism, declared properties) holds vacuously on a case the
+ * engine fails to answer: that failure is the protocol checks' and the bounds check's finding.
+ */
+function vacuousOnError<T>(holds: (value: T) => Promise<true | string>): (value: T) => Promise<true | string> {
+  return async (value) => {
+    try {
+      return await holds(value)
+    } catch {
+      return true
+    }
+  }
+}
+
+async function verdict<T>(check: Check<T>, value: T): Promise<true | string> {
+  try {
+    return await check.holds(value)
+  } catch (error) {
+    return (error as Error).message.split('\n')[0]
+  }
+}
+
+/** Evaluations spent shrinking a failure when a check names no budget (searches are cheap). */
+const SHRINK_BUDGET = 400
+/** The budget of checks whose cases are whole evaluations (trials, passes over the data). */
+const COSTLY_SHRINK_BUDGET = 12
+
+/**
+ * Counts violations over the seeded cases, then lets fast-check shrink the first failure. Shrinking
+ * stops after the check's budget of evaluations (later candidates are taken to hold), so the
+ * counterexample depends on the seed only, never on the machine's speed.
+ */
+async function runCheck<T>(check: Check<T>, seed: number): Promise<ConformanceCheck> {
+  const cases = check.cases ?? fc.sample(check.arbitrary, {seed, numRuns: check.runs})
+  let violations = 0
+  let first: {value: T; why: string} | undefined
+  for (const c of cases) {
+    const why = await verdict(check, c)
+    if (why === true) continue
+    violations++
+    first ??= {value: c, why}
+  }
+  let counterexample: string | null = null
+  if (first && check.cases) counterexample = first.why
+  else if (first) {
+    let left = check.runs + (check.shrinkBudget ?? SHRINK_BUDGET)
+    const details = await fc.check(
+      fc.asyncProperty(check.arbitrary, async (v) => left-- <= 0 || (await verdict(check, v)) === true),
+      {seed, numRuns: check.runs},
+    )
+    // a failure that depends on the service's history may not reproduce while shrinking: keep the sampled one then
+    const shrunk = details.counterexample?.[0] as T | undefined
+    const why = shrunk === undefined ? true : await verdict(check, shrunk)
+    counterexample = why === true ? `${fc.stringify(first.value)}: ${first.why}` : `${fc.stringify(shrunk)}: ${why}`
+  }
+  return {id: check.id, description: check.description, cases: cases.length, violations, counterexample, seed}
+}
+
+/** Runs the suite for an engine file; a retrieval service needs the conversations to drive through it. */
+export async function runConformance(engine: EngineSpec, options: ConformanceOptions): Promise<ConformanceReport> {
+  const runs = options.runs ?? CONFORMANCE_RUNS
+  const progress = options.progress ?? (() => {})
+  const checks = engine.evaluate.kind === 'retrieval-service' ? serviceChecks(engine, options, runs) : null
+  const results: ConformanceCheck[] = []
+  if (checks) {
+    const {list, close} = await checks
+    try {
+      for (const [i, check] of list.entries()) {
+        progress(`conformance: ${check.id}`)
+        results.push(await runCheck(check, options.seed + i))
+      }
+    } finally {
+      await close()
+    }
+  } else {
+    const objective = await engineObjective(engine, {})
+    try {
+      for (const [i, check] of trialChecks(engine, objective, options.seed).entries()) {
+        progress(`conformance: ${check.id}`)
+        results.push(await runCheck(check, options.seed + i))
+      }
+    } finally {
+      await (objective as {close?: () => Promise<void>}).close?.()
+    }
+  }
+  return {
+    engine: engine.name,
+    kind: engine.evaluate.kind,
+    deterministic: engine.deterministic ?? true,
+    checks: results,
+    passed: results.every((c) => c.violations === 0),
+  }
+}
+
+/** The first CONFORMANCE_CONVERSATIONS conversations of a dataset and their questions. */
+export function conformanceData(dataset: MemoryDataset): MemoryDataset {
+  const keep = new Set(dataset.conversations.slice(0, CONFORMANCE_CONVERSATIONS).map((c) => c.id))
+  return {
+    ...dataset,
+    conversations: dataset.conversations.filter((c) => keep.has(c.id)),
+    questions: dataset.questions.filter((q) => keep.has(q.conversation)),
+  }
+}
+
+function vocabulary(dataset: MemoryDataset): string[] {
+  const words = new Set<string>()
+  for (const c of dataset.conversations)
+    for (const t of c.turns) for (const w of t.text.toLowerCase().match(/[a-z0-9]+/g) ?? []) words.add(w)
+  const sorted = [...words].sort()
+  const stride = Math.max(1, Math.floor(sorted.length / VOCABULARY_WORDS))
+  return sorted.filter((_, i) => i % stride === 0).slice(0, VOCABULARY_WORDS)
+}
+
+/** A query of the conformance data as the session ranks it. */
+function probe(conversation: string, text: string): EvalQuery {
+  return {id: 'conformance', conversation, text, category: 'single-hop', evidence: []}
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i])
+}
+
+/** The checks of a retrieval service, on one session (one process) over the conformance data. */
+async function serviceChecks(
+  engine: EngineSpec,
+  options: ConformanceOptions,
+  runs: number,
+): Promise<{list: Check<unknown>[]; close: () => Promise<void>}> {
+  if (!options.dataset) throw new Error(`${engine.file}: a retrieval service's conformance suite needs conversations`)
+  const data = conformanceData(options.dataset)
+  const session = new ServiceSession(serviceSpecOf(engine), data)
+  const defaults = defaultConfig(engine.space)
+  const convIds = data.conversations.map((c) => c.id)
+  const maxK = Math.max(...data.conversations.map((c) => c.turns.length)) + 2
+  const words = vocabulary(data)
+  const ready = (): Promise<boolean> => session.ensureIngested(defaults)
+  const query = fc.record({
+    conversation: fc.constantFrom(...convIds),
+    words: fc.array(fc.constantFrom(...(words.length ? words : ['memory'])), {minLength: 1, maxLength: 6}),
+    k: fc.integer({min: 1, max: maxK}),
+  })
+  type Query = {conversation: string; words: string[]; k: number}
+  const rank = async (q: Query, text = q.words.join(' '), config = defaults): Promise<string[]> =>
+    (await session.rank(probe(q.conversation, text), q.k, config)).ids
+  const list: Check<unknown>[] = [
+    {
+      id: 'ingested-ids-once',
+      description: 'Every id a search returns is a turn of the conversation searched, and none comes twice.',
+      arbitrary: query,
+      runs,
+      holds: async (q: Query) => {
+        await ready()
+        await rank(q)
+        return true
+      },
+    },
+    {
+      id: 'k-respected',
+      description: 'A search for k turns returns at most k.',
+      arbitrary: query,
+      runs,
+      holds: async (q: Query) => {
+        await ready()
+        const ids = await rank(q)
+        return ids.length <= q.k || `${ids.length} ids for k=${q.k}`
+      },
+    },
+    ...(engine.deterministic === false
+      ? []
+      : [determinismCheck(query, Math.min(runs, RESET_RUNS), ready, rank, session, defaults)]),
+    oddQueryCheck(convIds, runs, ready, rank),
+    resetCheck(data, session, defaults),
+    boundsCheck(engine, data, session),
+    ...(engine.properties ?? []).map((p) => declaredServiceCheck(engine, p, data, session)),
+  ]
+  return {list, close: () => session.close()}
+}
+
+type Ranker = (
+  q: {conversation: string; words: string[]; k: number},
+  text?: string,
+  config?: Config,
+) => Promise<string[]>
+
+function determinismCheck(
+  query: fc.Arbitrary<{conversation: string; words: string[]; k: number}>,
+  runs: number,
+  ready: () => Promise<boolean>,
+  rank: Ranker,
+  session: ServiceSession,
+  defaults: Config,
+): Check<{conversation: string; words: string[]; k: number}> {
+  return {
+    id: 'same-config-same-ranking',
+    description:
+      'The same configuration and data give the same ranking: asked twice, and again after /reset and a new ingestion.',
+    arbitrary: query,
+    runs,
+    holds: vacuousOnError(async (q) => {
+      await ready()
+      const first = await rank(q)
+      const again = await rank(q)
+      if (!sameIds(first, again)) return `asked twice: ${JSON.stringify(first)} then ${JSON.stringify(again)}`
+      session.invalidate()
+      await session.ensureIngested(defaults)
+      const after = await rank(q)
+      return sameIds(first, after) || `after /reset and ingest: ${JSON.stringify(first)} then ${JSON.stringify(after)}`
+    }),
+  }
+}
+
+function oddQueryCheck(
+  convIds: string[],
+  runs: number,
+  ready: () => Promise<boolean>,
+  rank: Ranker,
+): Check<{conversation: string; text: string; k: number}> {
+  const control = fc
+    .array(fc.integer({min: 0, max: 31}), {minLength: 1, maxLength: 20})
+    .map((codes) => String.fromCharCode(...codes))
+  const text = fc.oneof(
+    fc.constant(''),
+    fc.integer({min: 1, max: 6}).map((n) => 'memory '.repeat(LONG_QUERY_CHARS / 7).slice(0, LONG_QUERY_CHARS - n)),
+    fc.string({unit: 'grapheme', minLength: 1, maxLength: 20}),
+    control,
+    fc.tuple(fc.string({unit: 'grapheme', maxLength: 8}), control).map(([a, b]) => `${a}${b}`),
+  )
+  return {
+    id: 'odd-queries-answered',
+    description: 'Empty, very long, non-ASCII and control-character queries are answered with a valid ranking.',
+    arbitrary: fc.record({conversation: fc.constantFrom(...convIds), text, k: fc.integer({min: 1, max: 10})}),
+    runs,
+    holds: async (q) => {
+      await ready()
+      await rank({conversation: q.conversation, words: [], k: q.k}, q.text)
+      return true
+    },
+  }
+}
+
+/**
+ * /reset isolates: ingest conversation A, reset, ingest conversation B under the same id and A's
+ * turns again under another id; a search of the first id for A's words must return only B's turns.
+ * Turn ids are prefixed (a:, b:, c:) so that no id is shared between the three.
+ */
+function resetCheck(data: MemoryDataset, session: ServiceSession, defaults: Config): Check<unknown> {
+  const convs = data.conversations
+  const first = 'kt-conformance-1'
+  const second = 'kt-conformance-2'
+  const relabel = (index: number, turns: number, prefix: string) =>
+    turnsOf(convs[index])
+      .slice(0, turns)
+      .map((t) => ({...t, id: `${prefix}:${t.id}`}))
+  return {
+    id: 'reset-isolates',
+    description:
+      "After /reset no turn ingested before it comes back, and a search never returns another conversation's turns.",
+    arbitrary: fc.record({
+      a: fc.integer({min: 0, max: convs.length - 1}),
+      b: fc.integer({min: 0, max: convs.length - 1}),
+      turns: fc.integer({min: 1, max: RESET_TURNS}),
+      pick: fc.nat(),
+    }),
+    runs: RESET_RUNS,
+    holds: async ({a, b, turns, pick}) => {
+      session.invalidate()
+      const before = relabel(a, turns, 'a')
+      await session.call('reset', {}, 'reset')
+      await session.call('ingest', {conversation_id: first, turns: before, config: defaults}, first)
+      await session.call('reset', {}, 'reset')
+      const after = relabel(b, turns, 'b')
+      await session.call('ingest', {conversation_id: first, turns: after, config: defaults}, first)
+      await session.call('ingest', {conversation_id: second, turns: relabel(a, turns, 'c'), config: defaults}, second)
+      const q = before[pick % before.length].text
+      const reply = await session.call('search', {conversation_id: first, query: q, k: 2 * turns, config: defaults}, q)
+      const ids = Array.isArray(reply.ids) ? reply.ids : []
+      const stray = ids.find((id) => typeof id !== 'string' || !id.startsWith('b:'))
+      return stray === undefined || `search of ${first} returned ${JSON.stringify(stray)} (${strayOrigin(stray)})`
+    },
+  }
+}
+
+function strayOrigin(id: unknown): string {
+  if (typeof id !== 'string') return 'not a string'
+  if (id.startsWith('a:')) return 'ingested before /reset'
+  if (id.startsWith('c:')) return 'a turn of another conversation'
+  return 'never ingested'
+}
+
+function boundsCheck(engine: EngineSpec, data: MemoryDataset, session: ServiceSession): Check<number> {
+  const corners = boundConfigs(engine.space)
+  const queries = selectScoredQueries(data).queries.slice(0, 3)
+  return {
+    id: 'parameters-at-bounds',
+    description: 'Every parameter alone at each of its bounds (each choice, each simplex corner) is accepted.',
+    arbitrary: fc.integer({min: 0, max: corners.length - 1}),
+    runs: corners.length,
+    cases: corners.map((_, i) => i),
+    holds: async (i) => {
+      const {label, config} = corners[i]
+      try {
+        await session.ensureIngested(config)
+        for (const q of queries) await session.rank(q, 10, config)
+        return true
+      } catch (error) {
+        return `${label}: ${(error as Error).message.split('\n')[0]}`
+      }
+    },
+  }
+}
+
+/** The value of a declared metric for one configuration, by kind of `over`. */
+function monotone(p: DeclaredProperty, values: number[]): true | string {
+  for (let i = 1; i < values.length; i++) {
+    const up = values[i] - values[i - 1]
+    if (p.direction === 'non-decreasing' ? up < -MONOTONE_TOLERANCE : up > MONOTONE_TOLERANCE)
+      return `${p.metric} ${values.map((v) => Number(v.toPrecision(6))).join(' -> ')}, not ${p.direction}`
+  }
+  return true
+}
+
+function declaredServiceCheck(
+  engine: EngineSpec,
+  p: DeclaredProperty,
+  data: MemoryDataset,
+  session: ServiceSession,
+): Check<unknown> {
+  const queries = selectScoredQueries(data).queries
+  const description = p.description ?? `${p.metric} is ${p.direction} in ${p.over} (declared by the engine file)`
+  if (p.over === 'k')
+    return {
+      id: `declared:${p.id}`,
+      description,
+      arbitrary: configArbitrary(engine.space),
+      runs: DECLARED_RUNS,
+      shrinkBudget: COSTLY_SHRINK_BUDGET,
+      holds: vacuousOnError(async (config: Config) => {
+        await session.ensureIngested(config)
+        const values: number[] = []
+        for (const k of DEFAULT_KS) {
+          const name = p.metric.split('@k').join(`@${k}`)
+          let sum = 0
+          for (const q of queries) sum += queryMetrics((await session.rank(q, k, config)).ids, q.evidence, [k])[name]
+          values.push(queries.length ? sum / queries.length : 0)
+        }
+        const ok = monotone(p, values)
+        return ok === true || `${ok} over k = ${DEFAULT_KS.join(', ')}`
+      }),
+    }
+  const metricAt = async (config: Config): Promise<number> => {
+    const run = await runService(session, queries, config, {minTimings: 1, ks: DEFAULT_KS})
+    const lat = {p50_ms: run.latency.p50, p95_ms: run.latency.p95, p99_ms: run.latency.p99}
+    const all: Record<string, number> = {...run.report.overall, ...lat}
+    all.quality = all[serviceSpecOf(engine).metric ?? 'recall@10']
+    return all[p.metric]
+  }
+  return overParameterCheck(engine, p, description, metricAt)
+}
+
+/** A declared property over a numeric parameter: two values of it in a random configuration, the metric compared. */
+function overParameterCheck(
+  engine: EngineSpec,
+  p: DeclaredProperty,
+  description: string,
+  metricAt: (config: Config) => Promise<number>,
+): Check<unknown> {
+  const param = engine.parameters.find((x) => x.name === p.over)!
+  const [low, high] = param.type === 'float' || param.type === 'int' ? [param.low, param.high] : [0, 1]
+  const at = (u: number): number => {
+    const v = low + u * (high - low)
+    return param.type === 'int' ? Math.round(v) : v
+  }
+  const unit = fc.double({min: 0, max: 1, noNaN: true})
+  return {
+    id: `declared:${p.id}`,
+    description,
+    arbitrary: fc.tuple(configArbitrary(engine.space), unit, unit),
+    runs: DECLARED_RUNS,
+    shrinkBudget: COSTLY_SHRINK_BUDGET,
+    holds: vacuousOnError(async ([config, u, w]: [Config, number, number]) => {
+      const [a, b] = [at(Math.min(u, w)), at(Math.max(u, w))]
+      if (a === b) return true
+      const ok = monotone(p, [await metricAt({...config, [p.over]: a}), await metricAt({...config, [p.over]: b})])
+      return ok === true || `${ok} for ${p.over} ${a} -> ${b}`
+    }),
+  }
+}
+
+/** The checks of an engine evaluated one trial at a time (command, http): each case is one or two trials. */
+function trialChecks(engine: EngineSpec, objective: Objective, seed: number): Check<unknown>[] {
+  const budget = engine.fidelity?.max ?? engine.tiers.at(-1)?.budget ?? 1
+  let trialId = 0
+  const evaluate = async (config: Config) =>
+    objective.evaluate(config, budget, {trialId: trialId++, configId: JSON.stringify(config), seed})
+  const corners = boundConfigs(engine.space)
+  const checks: Check<unknown>[] = []
+  if (engine.deterministic !== false)
+    checks.push({
+      id: 'same-config-same-loss',
+      description: `The same configuration gives the same ${engine.objectives[0].metric}, asked twice.`,
+      arbitrary: configArbitrary(engine.space),
+      runs: TRIAL_DETERMINISM_RUNS,
+      shrinkBudget: COSTLY_SHRINK_BUDGET,
+      holds: vacuousOnError(async (config: Config) => {
+        const [x, y] = [await evaluate(config), await evaluate(config)]
+        return x.loss === y.loss || `${engine.objectives[0].metric} ${Math.abs(x.loss)} then ${Math.abs(y.loss)}`
+      }),
+    })
+  checks.push({
+    id: 'parameters-at-bounds',
+    description: 'Every parameter alone at each of its bounds (each choice, each simplex corner) is accepted.',
+    arbitrary: fc.integer({min: 0, max: corners.length - 1}),
+    runs: corners.length,
+    cases: corners.map((_, i) => i),
+    holds: async (i: number) => {
+      try {
+        await evaluate(corners[i].config)
+        return true
+      } catch (error) {
+        return `${corners[i].label}: ${(error as Error).message.split('\n')[0]}`
+      }
+    },
+  })
+  for (const p of engine.properties ?? []) {
+    const description = p.description ?? `${p.metric} is ${p.direction} in ${p.over} (declared by the engine file)`
+    const metricAt = async (config: Config) => {
+      const value = (await evaluate(config)).metrics?.[p.metric]
+      if (value === undefined) throw new Error(`no ${p.metric} in the trial's metrics`)
+      return value
+    }
+    checks.push(overParameterCheck(engine, p, description, metricAt))
+  }
+  return checks
+}

@@ -1,0 +1,51 @@
+import {afterAll, describe, expect, it} from 'vitest'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
+import {loadEngineFile} from '../../src/engines/file.js'
+import {loadPlan} from '../../phases/plan.js'
+import {packageRoot} from '../../src/util/paths.js'
+
+const root = mkdtempSync(join(tmpdir(), 'kt-init-'))
+afterAll(() => rmSync(root, {recursive: true, force: true}))
+
+describe('kt init (initEngine)', () => {
+  for (const kind of ENGINE_KINDS)
+    for (const lang of ENGINE_LANGS)
+      it(`writes a ${kind} skeleton in ${lang} whose engine file loads with two parameters`, () => {
+        const dir = join(root, `${kind}-${lang}`)
+        mkdirSync(dir)
+        const written = initEngine({kind, lang, name: 'my-engine', dir})
+        expect(readdirSync(dir).sort()).toEqual([...written].sort())
+        const engine = loadEngineFile(join(dir, 'engine.json'))
+        expect(engine.evaluate.kind).toBe(kind)
+        expect(engine.space.params.map((p) => p.name)).toEqual(['bm25.k1', 'candidates'])
+        expect(readFileSync(join(dir, 'KT-README.md'), 'utf8')).toContain('npx kt search --engine engine.json')
+        // only the retrieval service has a plan: kt run drives retrieval services
+        expect(existsSync(join(dir, 'plan.json'))).toBe(kind === 'retrieval-service')
+      })
+
+  it("writes a plan whose kt's own datasets resolve inside the package, the rest in the user's folder", () => {
+    const plan = loadPlan(join(root, 'retrieval-service-python', 'plan.json'))
+    expect(plan.resolvePath(plan.plan.datasets.tune)).toBe(join(packageRoot, 'fixtures', 'realistic_100.json'))
+    expect(plan.resolvePath(plan.plan.retrieval!.data)).toBe(join(root, 'retrieval-service-python', 'memory.json'))
+  })
+
+  it('refuses a folder holding any of its files, naming it, and writes nothing', () => {
+    const dir = join(root, 'taken')
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'service.py'), 'mine')
+    expect(() => initEngine({kind: 'retrieval-service', lang: 'python', name: 'x', dir})).toThrow(
+      /taken\/service\.py: expected a folder without the files kt init writes \(nothing was written\), got service\.py already there/,
+    )
+    expect(readdirSync(dir)).toEqual(['service.py'])
+    expect(readFileSync(join(dir, 'service.py'), 'utf8')).toBe('mine')
+  })
+
+  it('refuses an engine name outside the name alphabet', () => {
+    expect(() => initEngine({kind: 'command', lang: 'python', name: '../x', dir: root})).toThrow(
+      /--name: expected letters/,
+    )
+  })
+})
