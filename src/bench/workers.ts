@@ -15,8 +15,8 @@ import {freePort, startServer, type PgServer} from '../db/server.js'
 import {runSearch} from '../study/search.js'
 import {openStorage, redactStorage} from '../study/storage.js'
 import {packageRoot} from '../util/paths.js'
-import type {WorkerTiming} from '../study/optimize.js'
-import {WORKERS_WORKLOAD} from '../search/workers-workload.js'
+import type {WorkerTiming} from '../study/optimize-options.js'
+import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
 export const THROUGHPUT_TARGET = 0.9
@@ -66,8 +66,6 @@ export interface Mechanism {
   readonly server_cpu_ms_per_trial: number | null
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
-  /** Catch-ups made just before a trial's expected end (optimize.ts, WARM-UP), per trial. */
-  readonly warm_ups_per_trial: number
   /**
    * Mean time of one locked section until its trial's evaluation could begin (queueing, catch-up,
    * lock wait, replay, ask; the commit's fsync overlaps the evaluation), and of the study lock's
@@ -237,7 +235,6 @@ function mechanismOf(
     optimizer_ms_per_trial: sum((t) => t.optimizerMs) / trials,
     server_cpu_ms_per_trial: serverMs === null ? null : serverMs / trials,
     round_trips_per_trial: sum((t) => t.coordination?.roundTrips ?? 0) / trials,
-    warm_ups_per_trial: sum((t) => t.warmUps ?? 0) / trials,
     section_ms: sum((t) => t.sectionMs) / sections,
     lock_wait_ms: sum((t) => t.coordination?.lockWaitMs ?? 0) / sections,
     lock_held_ms: sum((t) => t.coordination?.lockHeldMs ?? 0) / sections,
@@ -361,13 +358,13 @@ export function formatWorkersBench(r: WorkersBench): string[] {
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
   lines.push(
-    "  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements (of which warm-ups: a catch-up read just before a trial's expected end, so that the section runs on warm caches); mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)",
+    "  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)",
   )
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
     lines.push(
-      `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements (${m.warm_ups_per_trial.toFixed(1)} warm-ups); ` +
+      `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
         `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} / ${m.durable_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
         `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )

@@ -44,7 +44,7 @@ export default class Worker extends KtCommand {
     const {runSearch} = await import('../study/search.js')
     const {formatSearchOutcome} = await import('../study/format.js')
     const {redactStorage} = await import('../study/storage.js')
-    const {newWorkerTiming} = await import('../study/optimize.js')
+    const {newWorkerTiming} = await import('../study/optimize-options.js')
     // kt bench workers collects where each process's time went (hidden: not a user setting)
     const statsFile = process.env.KT_BENCH_STATS_FILE
     const timing = statsFile ? newWorkerTiming() : undefined

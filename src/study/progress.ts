@@ -5,7 +5,7 @@
  */
 import type {Trial} from '../search/types.js'
 import type {Outcome} from './evaluate.js'
-import type {StudyProgress} from './optimize.js'
+import type {StudyProgress} from './replica.js'
 
 export class SearchProgress {
   private best: {loss: number; id: number} | undefined

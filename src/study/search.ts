@@ -17,17 +17,21 @@ import {
 import {checkGridLimit, DEFAULT_SIMPLEX_STEP, gridPointCount, gridTrialLimit} from '../search/grid.js'
 import {applyOverrides, type SpaceOverrides} from '../search/space-overrides.js'
 import {incumbent} from '../search/incumbent.js'
-import type {Objective, Trial} from '../search/types.js'
+import type {Objective} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import {DEFAULT_SEED} from '../util/rng.js'
-import {optimizeStudy, type RunSummary, type StudyProgress, type WorkerTiming} from './optimize.js'
+import {optimizeStudy} from './optimize.js'
+import type {RunOptions, RunSummary} from './optimize-options.js'
 import {MAX_WORKERS_PER_PROCESS} from './pool.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import {checkStudyName} from './name.js'
-import type {Outcome} from './evaluate.js'
 
-export interface SearchOptions {
+/** What kt search, kt worker, the phases and the benches ask of a study; the loop's own options as optimizeStudy takes them. */
+export interface SearchOptions extends Pick<
+  RunOptions,
+  'workers' | 'timeoutMs' | 'signal' | 'onTrial' | 'log' | 'startAt' | 'timing'
+> {
   /** SQLite file (created if missing), ':memory:', or a postgresql:// URL. */
   readonly storage: string
   /** Study name; default `<objective>-<optimizer>-s<seed>`. */
@@ -50,22 +54,12 @@ export interface SearchOptions {
   readonly maxTrials?: number
   /** In units of the objective's maximum budget. */
   readonly maxBudget?: number
-  readonly workers?: number
-  readonly timeoutMs?: number
   /** For a new study: a running trial whose worker is silent this long is taken over (ms; default DEFAULT_GRACE_MS). */
   readonly graceMs?: number
   /** Create the study (or update a resumed one's limits) and return without evaluating: workers join later. */
   readonly createOnly?: boolean
   /** Evaluate on worker threads even with --workers 1 (default: on for PostgreSQL studies). */
   readonly threads?: boolean
-  readonly signal?: AbortSignal
-  readonly onTrial?: (trial: Trial, outcome: Outcome, progress: StudyProgress) => void
-  /** One-line notices while running (a lost database and its return). */
-  readonly log?: (line: string) => void
-  /** Start working at this time (ms since the epoch; benchmarks start many workers together). */
-  readonly startAt?: number
-  /** Filled with where this process's time went (kt bench workers). */
-  readonly timing?: WorkerTiming
   /** An open storage to use instead of opening `storage` (tests, Phase 4, sweeps). */
   readonly store?: StudyStorage
 }

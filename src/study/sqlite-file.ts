@@ -259,7 +259,7 @@ export class SqliteStudyFile {
   getStudy(name: string): StudyRecord | undefined {
     const row = this.guard(() => this.db.prepare('SELECT * FROM studies WHERE name = ?').get(name)) as
       Record<string, unknown> | undefined
-    return row ? this.studyFromRow(row) : undefined
+    return row ? studyFromRow(this.path, row) : undefined
   }
 
   listStudies(): Array<
@@ -276,7 +276,7 @@ export class SqliteStudyFile {
         .all(),
     ) as Record<string, unknown>[]
     return rows.map((r) => ({
-      ...this.studyFromRow(r),
+      ...studyFromRow(this.path, r),
       trials: Number(r.trials ?? 0),
       ok: Number(r.ok ?? 0),
       failed: Number(r.failed ?? 0),
@@ -379,7 +379,7 @@ export class SqliteStudyFile {
         .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND (id >= ? OR tell_seq >= ?) ORDER BY id`)
         .all(study, askCount, tellSeq),
     ) as Record<string, unknown>[]
-    return rows.map((r) => this.trialFromRow(r))
+    return rows.map((r) => trialFromRow(this.path, r))
   }
 
   /** The next tell's place in the order: one past the last tell_seq, and every trial asked so far (ids are 0, 1, 2, ...). */
@@ -527,14 +527,14 @@ export class SqliteStudyFile {
         .prepare(`SELECT ${this.columns} FROM trials WHERE study = ? AND id > ? ORDER BY id LIMIT ?`)
         .all(study, afterId, limit),
     ) as Record<string, unknown>[]
-    return rows.map((r) => this.trialFromRow(r))
+    return rows.map((r) => trialFromRow(this.path, r))
   }
 
   trials(study: string): TrialRow[] {
     const rows = this.guard(() =>
       this.db.prepare('SELECT * FROM trials WHERE study = ? ORDER BY id').all(study),
     ) as Record<string, unknown>[]
-    return rows.map((r) => this.trialFromRow(r))
+    return rows.map((r) => trialFromRow(this.path, r))
   }
 
   /**
@@ -569,7 +569,7 @@ export class SqliteStudyFile {
         return [...byId.values()].sort((a, b) => Number(a.id) - Number(b.id))
       })(),
     )
-    return {trials: rows.map((r) => this.trialFromRow(r)), total}
+    return {trials: rows.map((r) => trialFromRow(this.path, r)), total}
   }
 
   /** SQLite's data_version: changes when another connection commits to the file (not on this connection's own writes). */
@@ -581,19 +581,7 @@ export class SqliteStudyFile {
     const row = this.guard(() =>
       this.db.prepare("SELECT checkpoint FROM trials WHERE study = ? AND id = ? AND status = 'ok'").get(study, trialId),
     ) as {checkpoint: string | null} | undefined
-    return row?.checkpoint ? this.parse(row.checkpoint, `trial ${trialId} checkpoint`) : undefined
-  }
-
-  private parse(text: string, field: string): unknown {
-    return parseJsonField(this.path, text, field)
-  }
-
-  private studyFromRow(r: Record<string, unknown>): StudyRecord {
-    return studyFromRow(this.path, r)
-  }
-
-  private trialFromRow(r: Record<string, unknown>): TrialRow {
-    return trialFromRow(this.path, r)
+    return row?.checkpoint ? parseJsonField(this.path, row.checkpoint, `trial ${trialId} checkpoint`) : undefined
   }
 }
 

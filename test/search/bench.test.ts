@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {atBudget, atEvaluations, budgetToReach, runBenchmark} from '../../src/search/bench.js'
-import {parseSeeds} from '../../src/search/bench-report.js'
+import {atBudget, atEvaluations, budgetToReach, runBenchmark} from '../../src/bench/optimizers.js'
+import {parseSeeds} from '../../src/bench/optimizers-report.js'
 import {incumbentTrace} from '../../src/search/incumbent.js'
 
 describe('benchmark protocol', () => {

@@ -17,7 +17,7 @@ import {describe, expect, it} from 'vitest'
 import {BOHB_HINT_FORMAT, BohbOptimizer, type BohbOptions} from '../../src/search/bohb.js'
 import {benchmarkObjective} from '../../src/search/benchmarks/index.js'
 import {Encoding} from '../../src/search/encoding.js'
-import {overheadSpace} from '../../src/search/overhead.js'
+import {overheadSpace} from '../../src/bench/bohb-overhead.js'
 import type {Objective, Trial, TrialResult} from '../../src/search/types.js'
 
 /** The mixed 16-D space of `kt bench bohb-overhead` with a smooth loss, as an objective. */

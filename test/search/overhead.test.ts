@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import BenchWorkers from '../../src/commands/bench/workers.js'
 import BenchBohbOverhead from '../../src/commands/bench/bohb-overhead.js'
-import {WORKERS_WORKLOAD} from '../../src/search/overhead.js'
+import {WORKERS_WORKLOAD} from '../../src/bench/bohb-overhead.js'
 
 describe("kt bench bohb-overhead's workers workload", () => {
   it("is kt bench workers' default workload (trials per process), and its help says so", () => {

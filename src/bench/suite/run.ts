@@ -8,7 +8,7 @@
 import {spawn} from 'node:child_process'
 import {createInterface} from 'node:readline'
 import type {Config} from '../../space/index.js'
-import {atBudget} from '../../search/bench.js'
+import {atBudget} from '../optimizers.js'
 import {BENCH_FIDELITY} from '../../search/benchmarks/common.js'
 import {incumbentTrace} from '../../search/incumbent.js'
 import {createOptimizer, type OptimizerName, type OptimizerSettings} from '../../search/optimizers.js'

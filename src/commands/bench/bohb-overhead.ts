@@ -26,7 +26,7 @@ export default class BenchBohbOverhead extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchBohbOverhead)
-    const {measureOverhead, measureWorkersWorkload, WORKERS_WORKLOAD} = await import('../../search/overhead.js')
+    const {measureOverhead, measureWorkersWorkload, WORKERS_WORKLOAD} = await import('../../bench/bohb-overhead.js')
     // first, while BOHB's code is still cold (as in a worker process that has just started)
     const w = measureWorkersWorkload(flags['workload-passes'])
     // One short run first so the timed run measures compiled code, not the JIT warming up.

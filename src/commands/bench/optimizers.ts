@@ -50,8 +50,8 @@ export default class BenchOptimizers extends KtCommand {
     const {writeFileAtomic} = await import('../../util/fs.js')
     const {benchmarkObjective} = await import('../../search/benchmarks/index.js')
     const {checkOptimizerName} = await import('../../search/optimizers.js')
-    const {runBenchmark, summarizeRuns} = await import('../../search/bench.js')
-    const report = await import('../../search/bench-report.js')
+    const {runBenchmark, summarizeRuns} = await import('../../bench/optimizers.js')
+    const report = await import('../../bench/optimizers-report.js')
     if (flags.suite === 'all') return this.suite(flags)
     const functions = (flags.function ?? 'branin,hartmann6,counting_ones,simplex,simplex_mf')
       .split(',')
@@ -82,7 +82,7 @@ export default class BenchOptimizers extends KtCommand {
     }
     await spinner.succeed(`bench optimizers: ${lines.length} runs`)
     const summaries = [...groups.values()].map((runs) => summarizeRuns(runs))
-    const {compareWithOptuna, peerLines} = await import('../../search/peer-optuna.js')
+    const {compareWithOptuna, peerLines} = await import('../../bench/optimizers-optuna.js')
     const peers = summaries.filter((s) => s.optimizer === 'bohb').flatMap((s) => compareWithOptuna(s) ?? [])
     const checks = functions.flatMap((fn) =>
       groups.has(`${fn}/bohb`) && groups.has(`${fn}/random`)
@@ -136,7 +136,7 @@ export default class BenchOptimizers extends KtCommand {
     const {join} = await import('node:path')
     const {writeFileAtomic} = await import('../../util/fs.js')
     const {checkOptimizerName} = await import('../../search/optimizers.js')
-    const {parseSeeds} = await import('../../search/bench-report.js')
+    const {parseSeeds} = await import('../../bench/optimizers-report.js')
     const {SUITE_NAMES, suiteFunction} = await import('../../bench/suite/suite.js')
     const {suiteBench, suiteTable} = await import('../../bench/suite/report.js')
     const functions = flags.function ? flags.function.split(',').map((f) => f.trim()) : [...SUITE_NAMES]

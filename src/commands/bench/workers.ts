@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {WORKERS_WORKLOAD} from '../../search/workers-workload.js'
+import {WORKERS_WORKLOAD} from '../../bench/workers-workload.js'
 
 export default class BenchWorkers extends KtCommand {
   static override summary =

@@ -7,7 +7,7 @@
  * Source: ../shared/benchmarks/optuna-results.md, produced by ../shared/peers/optuna_hpo_peer.py
  * with Debian's python3-optuna 3.1.0 on a 2-core machine of this kind.
  */
-import {BUDGET_CHECKPOINTS, EVAL_CHECKPOINTS, type OptimizerSummary} from './bench.js'
+import {BUDGET_CHECKPOINTS, EVAL_CHECKPOINTS, type OptimizerSummary} from './optimizers.js'
 
 export interface PeerAnchor {
   readonly sampler: string

@@ -5,11 +5,11 @@
  * accounting, in units of b_max), the checkpoints, wall time and the optimiser's own overhead.
  */
 import {median, quantile} from '../stats/summary.js'
-import {benchmarkObjective, type BenchmarkName} from './benchmarks/index.js'
-import {incumbentTrace} from './incumbent.js'
-import {optimizeInProcess} from './loop.js'
-import {createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from './optimizers.js'
-import type {Checkpoint, EvalResult, Objective} from './types.js'
+import {benchmarkObjective, type BenchmarkName} from '../search/benchmarks/index.js'
+import {incumbentTrace} from '../search/incumbent.js'
+import {optimizeInProcess} from '../search/loop.js'
+import {createOptimizer, resolveSettings, type OptimizerName, type OptimizerSettings} from '../search/optimizers.js'
+import type {Checkpoint, EvalResult, Objective} from '../search/types.js'
 
 /** Evaluation-count checkpoints of the contract. */
 export const EVAL_CHECKPOINTS = [25, 50, 100, 200] as const

@@ -12,7 +12,7 @@ import {
   type BenchRun,
   type CheckpointSummary,
   type OptimizerSummary,
-} from './bench.js'
+} from './optimizers.js'
 
 /** Log-scale charts cannot show a regret of exactly 0; such points are drawn at this floor. */
 export const CHART_REGRET_FLOOR = 1e-6

@@ -6,11 +6,11 @@
  */
 import type {ParamSpace} from '../space/index.js'
 import {median, quantile} from '../stats/summary.js'
-import {BohbOptimizer} from './bohb.js'
-import {countingOnesObjective} from './benchmarks/counting-ones.js'
-import {Encoding} from './encoding.js'
-import {optimizeInProcess, type Evaluation} from './loop.js'
-import type {Trial, TrialResult} from './types.js'
+import {BohbOptimizer} from '../search/bohb.js'
+import {countingOnesObjective} from '../search/benchmarks/counting-ones.js'
+import {Encoding} from '../search/encoding.js'
+import {optimizeInProcess, type Evaluation} from '../search/loop.js'
+import type {Trial, TrialResult} from '../search/types.js'
 import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** The target's setting: observed trials before timing, and dimensions. */
