@@ -65,7 +65,10 @@ export default class Search extends KtCommand {
       default: 60,
       min: 1,
     }),
-    study: Flags.string({description: 'Study name (default <objective>-<optimizer>-s<seed>).'}),
+    study: Flags.string({
+      description:
+        'Study name (default <engine name>-<optimizer>-s<seed> for --engine, else <objective>-<optimizer>-s<seed>; the data is recorded in the study, not in its name).',
+    }),
     resume: Flags.string({
       description: 'Continue the named study from the study file (objective, optimiser and seed come from it).',
     }),
@@ -127,7 +130,7 @@ export default class Search extends KtCommand {
       default: false,
     }),
     out: outFlag(
-      'front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the domain profiles (profiles.json; for an engine file profiles/<name>.json|.env|.sh, deployable), routed.json (with --per-type), latency-check.json (retrieval).',
+      'report.json and report.md (the study; kt report OUT --format md|html renders them), front.json (the Pareto front) and its chart front.vl.json/.svg/.png, the profiles (profiles.json, and profiles/<name>.json|.env|.sh, deployable once validated with --split), routed.json (with --per-type), latency-check.json (retrieval).',
     ),
     split: Flags.string({
       description:
