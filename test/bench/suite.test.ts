@@ -6,6 +6,7 @@ import {Rng} from '../../src/util/rng.js'
 import {fidelityOf, SUITE_FUNCTIONS, suiteFunction, suiteObjective} from '../../src/bench/suite/suite.js'
 import {ktProposer, optunaProposer, runSuite, type SuiteRun} from '../../src/bench/suite/run.js'
 import {suiteReport, suiteTable} from '../../src/bench/suite/report.js'
+import {mergeRuns, readOptunaCache} from '../../src/bench/suite/peer-cache.js'
 
 const h6 = (x: readonly number[]): Config => Object.fromEntries(x.map((v, i) => [`x${i + 1}`, v]))
 
@@ -115,5 +116,32 @@ describe('the broader optimiser suite', () => {
     expect(behind.ahead).toBe(0)
     expect(behind.behind_1_5x).toBe(4)
     expect(suiteTable(behind)).toMatch(/ahead of every Optuna sampler in 0\/4 cells/)
+  })
+
+  it('the peer cache: a refresh replaces the runs of its functions and seeds and keeps the rest', () => {
+    const run = (fn: string, seed: number, r: number): SuiteRun => ({
+      function: fn,
+      optimizer: 'optuna-tpe',
+      seed,
+      regret: [r, r, r, r],
+      evaluations: 1,
+      failed: 0,
+    })
+    const merged = mergeRuns([run('a', 0, 1), run('a', 1, 1), run('b', 0, 1)], [run('a', 0, 2)], ['a'], [0])
+    expect(merged).toEqual([run('a', 1, 1), run('b', 0, 1), run('a', 0, 2)])
+  })
+
+  it('the committed cache: Optuna 3.1 runs of suite functions, samplers and seeds 0-9, each at most once', () => {
+    const cache = readOptunaCache()
+    expect(cache.runs.length).toBeGreaterThan(0)
+    const names = new Set(SUITE_FUNCTIONS.map((f) => f.name))
+    const keys = cache.runs.map((r) => `${r.function}/${r.optimizer}/${r.seed}`)
+    expect(new Set(keys).size).toBe(keys.length)
+    for (const r of cache.runs) {
+      expect(names.has(r.function)).toBe(true)
+      expect(['optuna-tpe', 'optuna-tpe_hb', 'optuna-random']).toContain(r.optimizer)
+      expect(r.seed >= 0 && r.seed <= 9).toBe(true)
+      expect(r.regret).toHaveLength(4)
+    }
   })
 })

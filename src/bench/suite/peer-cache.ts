@@ -1,10 +1,11 @@
 /**
  * Optuna's suite results, cached: Optuna runs take seconds each on this machine, so the table of
  * `kt bench optimizers --suite all` reads them from a committed JSON file that
- * `kt bench optimizers --suite all --refresh-peer` regenerates (every function, sampler and seed
- * asked for; about 20 minutes on one core for seeds 0-9).
+ * `kt bench optimizers --suite all --refresh-peer` regenerates for the functions and seeds asked
+ * for (the other runs in the file are kept): minutes per function and seed set on this machine,
+ * TPE with Hyperband on embedded20 and learning_curves the longest (its hundreds of trials).
  */
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {packageRoot} from '../../util/paths.js'
 import {writeFileAtomic} from '../../util/fs.js'
@@ -43,12 +44,23 @@ export async function refreshOptunaCache(
         runs.push(run)
         progress(run)
       }
+  const before = existsSync(path) ? readOptunaCache(path).runs : []
   const cache: OptunaCache = {
     generated_by: `kt bench optimizers --suite all --refresh-peer --function ${functions.join(',')} --seeds ${seeds.join(',')}`,
     optuna: '3.1.0 (Debian python3-optuna)',
     failed_as: 'fail',
-    runs,
+    runs: mergeRuns(before, runs, functions, seeds),
   }
   writeFileAtomic(path, `${JSON.stringify(cache)}\n`)
   return cache
+}
+
+/** The cached runs with those of the refreshed functions and seeds replaced by the new ones (the others kept). */
+export function mergeRuns(
+  before: readonly SuiteRun[],
+  fresh: readonly SuiteRun[],
+  functions: readonly string[],
+  seeds: readonly number[],
+): SuiteRun[] {
+  return [...before.filter((r) => !(functions.includes(r.function) && seeds.includes(r.seed))), ...fresh]
 }

@@ -5,10 +5,11 @@ export default class BenchOptimizers extends KtCommand {
   static override summary =
     'Benchmark the optimisers on the contract functions (../shared/benchmarks/optimizer-functions.md).'
   static override description =
-    'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random and against the medians of Optuna 3.1 on the same contract (TPE, with Hyperband on the multi-fidelity functions), and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run.'
+    'Runs each optimiser on each function for each seed until 200 evaluations and 200 b_max of consumed budget, and reports regret (true loss of the incumbent minus the optimum) after 25/50/100/200 evaluations and 25/50/100/200 b_max. Prints median [IQR] per checkpoint, checks BOHB against random and against the medians of Optuna 3.1 on the same contract (TPE, with Hyperband on the multi-fidelity functions), and writes runs.jsonl, summary.json and a regret-vs-budget chart (vega-lite spec, rendered to SVG/PNG) to --out. With --json, stdout carries one JSON line per run. With --suite all: the optimisers of kt on the broader suite (src/bench/suite) beside the cached runs of Optuna 3.1 at equal cost, one row per function and checkpoint (10/25/50/100 b_max), writing suite.json to --out.'
   static override examples = [
     '<%= config.bin %> bench optimizers --function branin --optimizer bohb --seeds 0-2',
     '<%= config.bin %> bench optimizers --function counting_ones --optimizer random,bohb --seeds 0-1 --json',
+    '<%= config.bin %> bench optimizers --suite all --function learning_curves,mixed --optimizer bohb,hyperband --seeds 0-1',
   ]
   static override flags = {
     suite: Flags.string({
@@ -19,7 +20,7 @@ export default class BenchOptimizers extends KtCommand {
     }),
     'refresh-peer': Flags.boolean({
       description:
-        'With --suite all: re-run Optuna (needs /usr/bin/python3 with python3-optuna; minutes per function) and rewrite src/bench/suite/optuna-suite.json instead of reading it.',
+        'With --suite all: re-run Optuna (needs /usr/bin/python3 with python3-optuna; minutes per function) and replace the runs of the functions and seeds asked for in src/bench/suite/optuna-suite.json instead of reading them.',
       default: false,
     }),
     function: Flags.string({
