@@ -38,36 +38,39 @@
  *
  * A full disk is not such a failure: the journal writes into segments whose space was taken when
  * they were prepared, so what fills up is the preparation of the next segment and the tenant logs
- * written behind. When the next segment could not be prepared, append() refuses (DiskFullError, thrown before
+ * written behind. Without a prepared next segment, append() refuses (DiskFullError, thrown before
  * the caller applies anything) a line the current segment has no room for; a segment whose tenants
  * cannot write their logs back is kept, with their lines in memory. Both are tried again every
  * DISK_RETRY_MS, so the journal takes lines again by itself once space returns. A tenant that
  * closes without its lines in its log (retain()) keeps every segment for recovery at the next start.
  */
-import {
-  closeSync,
-  existsSync,
-  fdatasync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs'
+import {closeSync, existsSync, fdatasync, fsyncSync, openSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {close as closeCb, fsync as fsyncCb, open as openCb, rename as renameCb, write as writeCb} from 'node:fs'
 import {promisify} from 'node:util'
 import {join} from 'node:path'
-import {crc32} from 'node:zlib'
 import {ensureDir, fsyncDir} from '../util/fs.js'
-import {InputError} from '../util/errors.js'
-import {isProcessAlive, processStartTime} from '../util/lock.js'
 import type {CommitStats} from './commit.js'
-import {TENANT_ID_PATTERN} from './store.js'
+import {
+  FRAME_HEADER_BYTES,
+  FRAME_MAGIC,
+  JOURNAL_DIR,
+  OWN_START,
+  SEGMENT_SUFFIX,
+  frameCrc,
+  removeDeadSegmentTemps,
+} from './journal-segments.js'
+export {
+  FRAME_HEADER_BYTES,
+  FRAME_MAGIC,
+  JOURNAL_DIR,
+  deadRecordsFor,
+  deadSegments,
+  readSegment,
+  removeDeadSegmentTemps,
+  type JournalRecord,
+  type SegmentContents,
+} from './journal-segments.js'
 
-/** Folder of the journal segments inside the tenants' folder (tenant ids cannot start with a dot). */
-export const JOURNAL_DIR = '.journal'
 /**
  * Size of one segment. At 5,000 queries/s (two events of about 200 bytes each) 4 MB last about
  * 2 s; retiring one syncs every tenant log written meanwhile (100 tenants: about 8 ms of kernel
@@ -84,27 +87,12 @@ export const SEGMENT_BYTES = 4 * 1024 * 1024
 export const MAX_INFLIGHT_FLUSHES = 2
 /** Tenant-log syncs a checkpoint runs at once (bin/kt.js gives `kt online serve` a thread pool with room for these, the journal's flushes and a segment being prepared). */
 export const CHECKPOINT_SYNCS_AT_ONCE = 2
-/** "KTJ1" read as a little-endian u32. */
-export const FRAME_MAGIC = 0x314a544b
-/** magic, length, crc32. */
-export const FRAME_HEADER_BYTES = 12
 /** Zeros written at a time while preparing a segment. */
 const ZERO_CHUNK = 1024 * 1024
 /** How often a journal short of disk space tries again to prepare its next segment and to retire the segments it kept. */
 export const DISK_RETRY_MS = 1000
 /** Longest a batch that needs the next segment waits for the disk to make room for it before the journal fails. */
 export const ROTATE_WAIT_MS = 60_000
-const SEGMENT_SUFFIX = '.wal'
-const SEGMENT_NAME = /^(\d+)-(\d+|-)-(\d+)\.wal$/
-
-/** One journaled event: the tenant, the byte offset of the line in the tenant's log, the line (with its newline). */
-export interface JournalRecord {
-  tenant: string
-  offset: number
-  line: string
-  /** `<segment>:<byte>` of the frame, for error messages. */
-  at: string
-}
 
 /** A tenant whose events are journaled: it writes its lines to its own log at a checkpoint. */
 export interface JournalClient {
@@ -157,140 +145,6 @@ const writeP = (fd: number, buffer: Buffer, offset: number, length: number, posi
 
 function syncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))
-}
-
-/** This process's start time, as segment names record it ('-' where /proc is missing). */
-const OWN_START = processStartTime(process.pid) ?? '-'
-
-/** Whether the process that wrote a segment named `name` still runs (a reused pid with another start time does not count). */
-function segmentOwnerAlive(name: string): boolean {
-  const m = SEGMENT_NAME.exec(name)
-  if (!m) return true
-  const pid = Number(m[1])
-  if (pid === process.pid) return m[2] === OWN_START
-  if (!isProcessAlive(pid)) return false
-  return m[2] === '-' || processStartTime(pid) === undefined || processStartTime(pid) === m[2]
-}
-
-/** Segments in `dir`'s journal whose writer is dead, oldest first (by name: pid order does not matter, the records carry their offsets). */
-export function deadSegments(dir: string): string[] {
-  const journalDir = join(dir, JOURNAL_DIR)
-  let names: string[]
-  try {
-    names = readdirSync(journalDir)
-  } catch {
-    return []
-  }
-  return names
-    .filter((n) => SEGMENT_NAME.test(n) && !segmentOwnerAlive(n))
-    .sort()
-    .map((n) => join(journalDir, n))
-}
-
-/** Removes segment temp files (`.tmp`) whose writer died while preparing them. */
-export function removeDeadSegmentTemps(dir: string): void {
-  const journalDir = join(dir, JOURNAL_DIR)
-  let names: string[]
-  try {
-    names = readdirSync(journalDir)
-  } catch {
-    return
-  }
-  for (const n of names)
-    if (n.endsWith(`${SEGMENT_SUFFIX}.tmp`) && !segmentOwnerAlive(n.slice(0, -'.tmp'.length)))
-      rmSync(join(journalDir, n), {force: true})
-}
-
-/** crc32 of a frame's length field and payload. */
-function frameCrc(frame: Buffer, payloadEnd: number): number {
-  return crc32(frame.subarray(FRAME_HEADER_BYTES, payloadEnd), crc32(frame.subarray(4, 8)))
-}
-
-/** Whether a whole intact frame starts at `p`. */
-function intactFrameAt(data: Buffer, p: number): boolean {
-  if (p + FRAME_HEADER_BYTES > data.length || data.readUInt32LE(p) !== FRAME_MAGIC) return false
-  const length = data.readUInt32LE(p + 4)
-  const end = p + FRAME_HEADER_BYTES + length
-  if (end > data.length) return false
-  return (
-    crc32(data.subarray(p + FRAME_HEADER_BYTES, end), crc32(data.subarray(p + 4, p + 8))) === data.readUInt32LE(p + 8)
-  )
-}
-
-/** First non-zero byte at or after `from`, or -1. */
-function firstNonZero(data: Buffer, from: number): number {
-  for (let i = from; i < data.length; i++) if (data[i] !== 0) return i
-  return -1
-}
-
-/** An intact frame starting after `from`, or -1 (a search for the magic, then a checksum test). */
-function laterIntactFrame(data: Buffer, from: number): number {
-  const magic = Buffer.alloc(4)
-  magic.writeUInt32LE(FRAME_MAGIC)
-  for (let p = data.indexOf(magic, from); p >= 0; p = data.indexOf(magic, p + 1)) if (intactFrameAt(data, p)) return p
-  return -1
-}
-
-export interface SegmentContents {
-  records: JournalRecord[]
-  frames: number
-  /** Byte where a torn last frame starts (a batch never acknowledged), or null. */
-  tornAt: number | null
-}
-
-/** Reads a segment's records; a changed byte is a one-line InputError naming the segment and the byte (see the file comment). */
-export function readSegment(path: string, data: Buffer = readFileSync(path)): SegmentContents {
-  const records: JournalRecord[] = []
-  let p = 0
-  let frames = 0
-  const damaged = (at: number, what: string): InputError =>
-    new InputError(
-      `${path}:${at}`,
-      'journal frames that match their checksums',
-      `${what}: a byte of the journal was changed after it was written (kt does not guess; restore the tenants from a backup)`,
-    )
-  while (p + FRAME_HEADER_BYTES <= data.length) {
-    const magic = data.readUInt32LE(p)
-    const length = data.readUInt32LE(p + 4)
-    if (magic === 0 && length === 0 && data.readUInt32LE(p + 8) === 0) {
-      // The unused rest of the segment: all zeros, or a frame's header was zeroed.
-      const stray = firstNonZero(data, p)
-      if (stray >= 0) throw damaged(p, `a zero frame header followed by data at byte ${stray}`)
-      return {records, frames, tornAt: null}
-    }
-    if (!intactFrameAt(data, p)) {
-      const later = laterIntactFrame(data, p + 1)
-      if (later >= 0) throw damaged(p, `a frame that fails its checksum followed by an intact frame at byte ${later}`)
-      return {records, frames, tornAt: p}
-    }
-    const end = p + FRAME_HEADER_BYTES + length
-    const payload = data.subarray(p + FRAME_HEADER_BYTES, end).toString('utf8')
-    const at = `${path}:${p}`
-    let start = 0
-    while (start < payload.length) {
-      const nl = payload.indexOf('\n', start)
-      if (nl < 0) throw damaged(p, 'a frame whose payload does not end in a newline')
-      const s1 = payload.indexOf(' ', start)
-      const s2 = s1 < 0 ? -1 : payload.indexOf(' ', s1 + 1)
-      if (s1 < 0 || s2 < 0 || s2 > nl) throw damaged(p, 'a record without tenant and offset')
-      const tenant = payload.slice(start, s1)
-      const offset = Number(payload.slice(s1 + 1, s2))
-      if (!TENANT_ID_PATTERN.test(tenant) || !Number.isSafeInteger(offset) || offset < 0)
-        throw damaged(p, 'a record with a bad tenant id or offset')
-      records.push({tenant, offset, line: payload.slice(s2 + 1, nl + 1), at})
-      start = nl + 1
-    }
-    frames++
-    p = end
-  }
-  return {records, frames, tornAt: null}
-}
-
-/** The records of `tenant` in every dead segment of `dir`, in offset order (duplicates kept: the caller checks they agree). */
-export function deadRecordsFor(dir: string, tenant: string): JournalRecord[] {
-  const out: JournalRecord[] = []
-  for (const path of deadSegments(dir)) for (const r of readSegment(path).records) if (r.tenant === tenant) out.push(r)
-  return out.sort((a, b) => a.offset - b.offset)
 }
 
 export interface JournalOptions {
@@ -491,12 +345,13 @@ export class Journal {
     }
     const record = `${tenant} ${offset} ${line}`
     const bytes = Buffer.byteLength(record) + (this.batch ? 0 : FRAME_HEADER_BYTES)
-    // With no next segment to move to (its preparation failed), a line must fit the current one:
-    // refused before anything is applied. One still being prepared is waited for (rotate).
-    if (this.nextState === 'failed' && this.segment.pos + this.queuedBytes + bytes > this.segment.size) {
+    // With no next segment ready to move to, a line must fit the current one: refused before anything
+    // is applied. A batch never waits for a preparation (clients would stall, not be told 503); a slow
+    // preparation costs a retryable 503 instead.
+    if (this.nextState !== 'ready' && this.segment.pos + this.queuedBytes + bytes > this.segment.size) {
       this.stats.diskFull++
       this.retryLater()
-      throw new DiskFullError(this.nextError)
+      throw new DiskFullError(this.nextState === 'failed' ? this.nextError : 'the next segment is still being prepared')
     }
     let batch = this.batch
     if (!batch) batch = this.batch = newBatch()
