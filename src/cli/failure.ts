@@ -19,7 +19,7 @@ import {closest} from '../util/suggest.js'
 import {redactPasswords} from '../util/redact.js'
 
 /** ANSI colour codes oclif puts in some messages. */
- 
+
 const ANSI = /\u001b\[[0-9;]*m/g
 
 /** The one printable line of a failure and its exit code, with every URL password redacted. */
