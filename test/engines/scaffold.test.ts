@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
 import {loadEngineFile} from '../../src/engines/file.js'
 import {loadPlan} from '../../phases/plan.js'
+import {loadAnyPlan} from '../../phases/engine-plan.js'
 import {packageRoot} from '../../src/util/paths.js'
 
 const root = mkdtempSync(join(tmpdir(), 'kt-init-'))
@@ -30,6 +31,11 @@ describe('kt init (initEngine)', () => {
     const plan = loadPlan(join(root, 'retrieval-service-python', 'plan.json'))
     expect(plan.resolvePath(plan.plan.datasets.tune)).toBe(join(packageRoot, 'fixtures', 'realistic_100.json'))
     expect(plan.resolvePath(plan.plan.retrieval!.data)).toBe(join(root, 'retrieval-service-python', 'memory.json'))
+    // kt run reads plans through loadAnyPlan: the same kt: rule
+    const any = loadAnyPlan(join(root, 'retrieval-service-python', 'plan.json'))
+    expect(
+      (any as {loaded: {resolvePath(p: string): string}}).loaded.resolvePath('kt:fixtures/realistic_100.json'),
+    ).toBe(join(packageRoot, 'fixtures', 'realistic_100.json'))
   })
 
   it('refuses a folder holding any of its files, naming it, and writes nothing', () => {
