@@ -1,5 +1,6 @@
 import {createHash} from 'node:crypto'
 import {dirname, resolve} from 'node:path'
+import {resolveUserPath} from '../src/util/paths.js'
 import {z} from 'zod'
 import {InputError, describeValue} from '../src/util/errors.js'
 import {parseWith} from '../src/util/zod.js'
@@ -104,7 +105,7 @@ export function loadAnyPlan(file: string = DEFAULT_PLAN_FILE): AnyPlan {
   const version = (value as {kt_plan?: unknown} | null)?.kt_plan
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 12)
   const base = dirname(resolve(file))
-  const resolvePath = (p: string) => resolve(base, p)
+  const resolvePath = (p: string) => resolveUserPath(base, p)
   if (version !== ENGINE_PLAN_FORMAT_VERSION) {
     const loaded = {plan: parsePlan(value, file), file, hash, resolvePath}
     checkImportanceDatasets(loaded)

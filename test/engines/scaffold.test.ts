@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
 import {loadEngineFile} from '../../src/engines/file.js'
 import {loadAnyPlan} from '../../phases/engine-plan.js'
+import {packageRoot} from '../../src/util/paths.js'
 
 const root = mkdtempSync(join(tmpdir(), 'kt-init-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -32,6 +33,10 @@ describe('kt init (initEngine)', () => {
     expect(any.loaded.plan.engine).toBe('engine.json')
     expect(any.loaded.resolvePath(any.loaded.plan.data.conversations)).toBe(
       join(root, 'retrieval-service-python', 'memory.json'),
+    )
+    // kt's own files resolve inside the package (kt: paths), through the same loader kt run uses
+    expect(any.loaded.resolvePath('kt:fixtures/realistic_100.json')).toBe(
+      join(packageRoot, 'fixtures', 'realistic_100.json'),
     )
   })
 
