@@ -1,5 +1,5 @@
 /**
- * Layers point down only (HELPERS.md, README "Layout"): every relative import in src/ and phases/
+ * Layers point down only (README "Layout"): every relative import in src/ and phases/
  * (static, `export ... from`, and dynamic `import('...')`, type-only ones included) goes to the
  * same layer or a lower one. Folders of one layer may import each other, but no two folders
  * anywhere may import each other, directly or round a longer loop (a folder-level cycle check).
@@ -11,7 +11,7 @@ import {packageRoot} from '../../src/util/paths.js'
 
 /**
  * Top to bottom. A folder of src/ missing here fails the test: place it first. The middle
- * (search, study, online, rank, eval of HELPERS.md) is ordered too, so that a concept below never
+ * (search, study, online, rank, eval) is ordered too, so that a concept below never
  * reaches up into one that uses it.
  */
 const LAYERS: readonly (readonly string[])[] = [
