@@ -19,7 +19,7 @@ import {
  * the search budget. Sections that do not apply to the engine are absent: only kt's importance
  * engine (`engine: "kt:importance"`) carries the importance study's fields, in `importance`.
  */
-export const ENGINE_PLAN_FORMAT_VERSION = 2
+const ENGINE_PLAN_FORMAT_VERSION = 2
 
 const split = z.union([
   z.string().regex(/^conversations:[0-9.]+$/, 'conversations:SHARE'),
@@ -78,7 +78,7 @@ const EnginePlanSchema = z
   })
   .strict()
 
-export type EnginePlan = z.infer<typeof EnginePlanSchema>
+type EnginePlan = z.infer<typeof EnginePlanSchema>
 
 /** A format-2 plan for an engine with conversations (an engine file or kt:retrieval), read and checked. */
 export interface LoadedEnginePlan {

@@ -34,17 +34,6 @@ import {DEFAULTS_TRIAL, RETRIEVAL_STUDY_FILE, planSplit, startRetrievalStudy} fr
 import {PROFILES_DIR, retrievalProfiles} from './6-deploy.js'
 import {engineProperties, engineSyntheticPhase, engineVisualize} from './lib/engine-phases.js'
 
-/** The phases a format-2 plan runs for its engine, in the order they run (the ablation reads the search's tuned profile). */
-export const ENGINE_PHASES = [
-  'properties',
-  'synthetic',
-  'search',
-  'ablation',
-  'validation',
-  'deploy',
-  'visualize',
-] as const
-
 /** The name of the tuned profile a format-2 run writes (and of its minimal profile, with -minimal). */
 const TUNED_PROFILE = 'tuned'
 

@@ -169,7 +169,7 @@ export function parsePlan(value: unknown, file: string): Plan {
 }
 
 /** True when 1/step is (within rounding) a whole number, so the grid lands exactly on the simplex. */
-export function isLatticeStep(step: number): boolean {
+function isLatticeStep(step: number): boolean {
   const parts = 1 / step
   return Math.abs(parts - Math.round(parts)) < 1e-9
 }

@@ -52,7 +52,7 @@ interface PhaseDef {
 }
 
 /** The seven phases of the study, in order. */
-export const PHASES: readonly PhaseDef[] = [
+const PHASES: readonly PhaseDef[] = [
   {number: 1, name: 'properties', title: 'Property tests of the scoring math', needs: [], run: runProperties},
   {number: 2, name: 'synthetic', title: 'Datasets with ground truth and leakage audit', needs: [], run: runSynthetic},
   {number: 3, name: 'ablation', title: 'Ablation of the four signals', needs: [], run: runAblation},
@@ -108,10 +108,8 @@ export interface RunOutcome {
   readonly notes: string[]
 }
 
-export {KT_VERSION}
-
 /** Run id: seed and plan fingerprint, so the same inputs always land in the same folder. */
-export function runIdFor(seed: number, planHash: string): string {
+function runIdFor(seed: number, planHash: string): string {
   return `seed${seed}-plan${planHash}`
 }
 
@@ -287,7 +285,7 @@ async function runEngineStudy(loaded: LoadedEnginePlan, options: RunOptions): Pr
   return {report, outDir, reused: [], notReused: [], warnings: [], notes: []}
 }
 
-export function writeReport(outDir: string, report: Report): void {
+function writeReport(outDir: string, report: Report): void {
   writeReportFiles(outDir, report)
 }
 
@@ -316,7 +314,7 @@ function transitiveNeeds(name: PhaseName): PhaseName[] {
 }
 
 /** The files a phase writes into the run folder (relative paths), from its result: a reused phase must still have them. */
-export function phaseOutputs(name: PhaseName, result: unknown): string[] {
+function phaseOutputs(name: PhaseName, result: unknown): string[] {
   if (name === 'search') {
     const r = result as SearchResult
     return [r.bohb.study.file, ...(r.retrieval ? [r.retrieval.store] : [])]

@@ -16,7 +16,7 @@ import type {PhaseName} from '../../src/report/types.js'
  */
 
 /** Version of the checkpoint envelope (`kt_checkpoint` field). */
-export const CHECKPOINT_FORMAT_VERSION = 1
+const CHECKPOINT_FORMAT_VERSION = 1
 export const CHECKPOINT_DIR = '.checkpoints'
 /** Marks which inputs the retrieval study store in the run folder was started with. */
 const RETRIEVAL_STORE_MARK = 'retrieval-store.json'
@@ -42,7 +42,7 @@ export function fileSha256(path: string): string {
 }
 
 /** Files beside an engine file above this size are identified by name and size, not read whole. */
-export const ENGINE_FOLDER_FILE_MAX_BYTES = 8 * 1024 * 1024
+const ENGINE_FOLDER_FILE_MAX_BYTES = 8 * 1024 * 1024
 
 /**
  * The files an engine's results depend on, as far as kt can see them: the engine file and every
@@ -116,11 +116,7 @@ export function checkpointKey(runId: string, version: string, inputs: RunInputs)
 }
 
 /** What changed between the inputs a checkpoint was made with and the current ones, in a few words. */
-export function describeChange(
-  before: RunInputs | undefined,
-  now: RunInputs,
-  displayFile: (file: string) => string,
-): string {
+function describeChange(before: RunInputs | undefined, now: RunInputs, displayFile: (file: string) => string): string {
   if (!before) return 'it was made by another kt version'
   const changed: string[] = []
   const old = new Map(before.files.map((f) => [`${f.field}\0${f.file}`, f.sha256]))
@@ -141,7 +137,7 @@ export function describeChange(
 }
 
 /** A file a phase wrote: its path relative to the run folder, and its sha256 (null: existence only, e.g. a study store that is reopened). */
-export interface PhaseOutput {
+interface PhaseOutput {
   readonly path: string
   readonly sha256: string | null
 }

@@ -13,9 +13,9 @@ import type {PlanEngine} from './plan-engine.js'
  * Shape of the synthetic conversations phase 2 drives through a user's engine (the seed is the
  * run's): small enough to score in seconds, with every question category and multi-hop chains.
  */
-export const ENGINE_SYNTH_SHAPE = {conversations: 2, sessions: 8, turnsPerSession: 12} as const
+const ENGINE_SYNTH_SHAPE = {conversations: 2, sessions: 8, turnsPerSession: 12} as const
 /** The cut-off at which a planted fact counts as found (LoCoMo's recall@10 convention). */
-export const PLANTED_K = 10
+const PLANTED_K = 10
 
 /** What phase 2 needs of the engine a plan names: kt_plan 1 and 2 plans alike. */
 export interface SyntheticInput {
@@ -43,7 +43,13 @@ export async function engineSynthetic(input: SyntheticInput): Promise<EngineSynt
   input.progress(`phase 2: synthetic conversations through ${input.engine.name}`)
   return {
     engine: input.engine.name,
-    generator: {kind: 'memory-synth', seed: input.seed, ...ENGINE_SYNTH_SHAPE},
+    generator: {
+      kind: 'memory-synth',
+      seed: input.seed,
+      conversations: ENGINE_SYNTH_SHAPE.conversations,
+      sessions: ENGINE_SYNTH_SHAPE.sessions,
+      turns_per_session: ENGINE_SYNTH_SHAPE.turnsPerSession,
+    },
     sha256: sha256(text),
     regenerates_identically: again === text,
     conversations: synthetic.conversations.length,

@@ -39,7 +39,7 @@ const resampleSets = new WeakMap<StudyDataset, ResampleCounts>()
  * The bootstrap resamples of a dataset: one seeded set per dataset and run, shared by every
  * interval on it, so competing configurations are compared on the same resamples.
  */
-export function resamplesFor(ctx: PhaseContext, ds: StudyDataset): ResampleCounts {
+function resamplesFor(ctx: PhaseContext, ds: StudyDataset): ResampleCounts {
   let set = resampleSets.get(ds)
   if (!set) {
     set = new ResampleCounts(ds.signals.n, ctx.plan.plan.bootstrap.resamples, ctx.rng(`bootstrap/${ds.id}`))

@@ -10,7 +10,7 @@ import {searchPhase} from '../4-search.js'
 import {runValidation} from '../5-validation.js'
 
 /** Most seeds one run re-checks: each costs a search and a validation (about 2 s here). */
-export const MAX_CHECK_SEEDS = 20
+const MAX_CHECK_SEEDS = 20
 
 /** Parses "1-5", "1,3,7" or "1-3,9" into distinct ascending seeds; InputError naming the flag otherwise. */
 export function parseSeedList(text: string, flag = '--seeds'): number[] {

@@ -17,11 +17,11 @@ import {runSearch} from '../study/search.js'
 import {serviceOverhead} from './service-overhead.js'
 
 /** Issue 9's targets. */
-export const TRIAL_OVERHEAD_TARGET_MS = 5
-export const WORKERS_SPEEDUP_TARGET = 7
+const TRIAL_OVERHEAD_TARGET_MS = 5
+const WORKERS_SPEEDUP_TARGET = 7
 /** The slow command of the throughput line: 200 ms of sleep, then the metrics. */
-export const SLOW_COMMAND_MS = 200
-export const SPEEDUP_WORKERS = 8
+const SLOW_COMMAND_MS = 200
+const SPEEDUP_WORKERS = 8
 
 export interface BenchLine {
   readonly name: string
@@ -41,7 +41,7 @@ export interface AdapterBenchOptions {
   readonly seed: number
 }
 
-export type AdapterBench = (options: AdapterBenchOptions, dir: string) => Promise<BenchLine>
+type AdapterBench = (options: AdapterBenchOptions, dir: string) => Promise<BenchLine>
 
 /** A no-op engine command: prints a metrics line and exits (no interpreter to start). */
 const NOOP_ARGV = ['/bin/echo', '{"score": 1}']
@@ -106,7 +106,7 @@ async function studyCycles(
 /** Blocks of the measurements, interleaved, so that a change of the machine's load hits all of them alike. */
 const OVERHEAD_BLOCKS = 4
 
-export const commandOverhead: AdapterBench = async (options, dir) => {
+const commandOverhead: AdapterBench = async (options, dir) => {
   const file = engineFile(dir, 'noop', NOOP_ARGV)
   // warm-up: module loading, SQLite, the JIT
   await studyCycles(file, join(dir, 'warm.sqlite'), 'warm', 5, 1, options.seed)
@@ -141,7 +141,7 @@ export const commandOverhead: AdapterBench = async (options, dir) => {
   }
 }
 
-export const workersSpeedup: AdapterBench = async (options, dir) => {
+const workersSpeedup: AdapterBench = async (options, dir) => {
   const argv = ['/bin/sh', '-c', `sleep ${SLOW_COMMAND_MS / 1000}; echo '{"score": 1}'`]
   const file = engineFile(dir, 'slow', argv)
   const one = await studyCycles(file, join(dir, 'slow1.sqlite'), 'slow1', options.slowTrials, 1, options.seed)
@@ -163,9 +163,9 @@ export const workersSpeedup: AdapterBench = async (options, dir) => {
 
 /** The lines of `kt bench adapters`, in order. */
 /** The retrieval service's line: kt's CPU per query at 1,000 queries over keep-alive HTTP (src/bench/service-overhead.ts). */
-export const retrievalServiceOverhead: AdapterBench = () => serviceOverhead()
+const retrievalServiceOverhead: AdapterBench = () => serviceOverhead()
 
-export const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup, retrievalServiceOverhead]
+const ADAPTER_BENCHES: AdapterBench[] = [commandOverhead, workersSpeedup, retrievalServiceOverhead]
 
 export async function runAdapterBenches(
   options: AdapterBenchOptions,

@@ -15,7 +15,7 @@ import {RETRIEVAL_SPACE} from '../engine/retrieval/space.js'
 /** The budget: microseconds of sampling per query for 11 parameters. */
 export const TARGET_US_PER_QUERY = 5
 /** Queries of random feedback before timing, so posteriors hold evidence (about 100 per arm per dimension at 10 arms... spread unevenly as in use). */
-export const WARMUP_QUERIES = 2000
+const WARMUP_QUERIES = 2000
 /** Parameters in the synthetic case (the budget is stated for 11). */
 const SYNTHETIC_PARAMS = 11
 

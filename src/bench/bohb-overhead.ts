@@ -14,8 +14,7 @@ import type {Trial, TrialResult} from '../search/types.js'
 import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** The target's setting: observed trials before timing, and dimensions. */
-export const OVERHEAD_OBSERVED = 300
-export const OVERHEAD_DIMENSIONS = 16
+const OVERHEAD_OBSERVED = 300
 
 /** A 16-D mixed space: 10 floats (3 log-scale), 3 ints, 3 categoricals. */
 export function overheadSpace(): ParamSpace {
@@ -118,7 +117,7 @@ export function measureOverhead(seed: number, suggestions: number, observed = OV
  */
 export {WORKERS_WORKLOAD}
 
-export interface WorkloadRow {
+interface WorkloadRow {
   readonly processes: number
   readonly trials: number
   /** Asks that drew a configuration from the model (the others are uniform draws or promotions). */
@@ -135,7 +134,7 @@ export interface WorkloadRow {
  * outstanding (as the other processes do), then a copy replaying its history from the hints,
  * each call timed. Returns the rows and the transcript (for checking that passes agree).
  */
-export function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} {
+function runWorkersWorkload(): {rows: WorkloadRow[]; transcript: string} {
   const objective = countingOnesObjective()
   const rows: WorkloadRow[] = []
   let transcript = ''

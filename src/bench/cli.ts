@@ -8,8 +8,8 @@ import {packageRoot} from '../util/paths.js'
 import {median} from '../stats/summary.js'
 
 /** Wall-time targets of the foundation issue. */
-export const TARGET_RUN_MS = 2000
-export const TARGET_HELP_MS = 200
+const TARGET_RUN_MS = 2000
+const TARGET_HELP_MS = 200
 
 export interface CliBench {
   runs: number

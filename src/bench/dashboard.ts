@@ -23,9 +23,9 @@ import {openStorage} from '../study/storage.js'
 import {type StudyRecord, type TrialRow} from '../study/model.js'
 import {Rng} from '../util/rng.js'
 
-export const TARGET_PAGE_MS = 1000
-export const TARGET_ENDPOINT_MS = 50
-export const BENCH_TRIALS = 10_000
+const TARGET_PAGE_MS = 1000
+const TARGET_ENDPOINT_MS = 50
+const BENCH_TRIALS = 10_000
 /** Fidelity tiers of the synthetic study (like BOHB's on the retrieval fixtures). */
 const BUDGETS = [1, 3, 9]
 /** Trials added one by one for the after-a-new-trial figure: one cycle of the synthetic budgets (six at 1, two at 3, one at 9, which moves the front). */
@@ -105,7 +105,7 @@ export function syntheticStudy(
   return {study, trials: rows, next: (id) => syntheticTrial(study.name, id, enc, rng)}
 }
 
-export interface Timing {
+interface Timing {
   readonly median: number
   readonly max: number
   readonly runs: number[]

@@ -37,7 +37,7 @@ export interface DiskFullOptions {
   onProgress?: (text: string) => void
 }
 
-export interface DiskFullRound {
+interface DiskFullRound {
   round: number
   /** How the server was restarted: stopped while the disk was full, or after it had recovered. */
   restart: 'while_full' | 'after_recovery'

@@ -4,7 +4,7 @@ import {Rng} from '../util/rng.js'
 import {median} from '../stats/summary.js'
 
 /** The throughput target of the foundation issue: turns scored per second on one core. */
-export const TARGET_TURNS_PER_SECOND = 100e6
+const TARGET_TURNS_PER_SECOND = 100e6
 
 export interface ImportanceBench {
   turns: number

@@ -37,7 +37,7 @@ export interface LatencyModelOptions {
 }
 
 /** One (corpus, configuration, query) point of the fit. */
-export interface LatencyPoint {
+interface LatencyPoint {
   readonly turns: number
   readonly config: number
   readonly work: number
@@ -63,7 +63,7 @@ export interface LatencyModelReport {
 }
 
 /** The defaults and `count` uniform draws from the retrieval space (seeded). */
-export function latencyModelConfigs(count: number, seed: number): Config[] {
+function latencyModelConfigs(count: number, seed: number): Config[] {
   const encoding = new Encoding(RETRIEVAL_SPACE)
   const rng = new Rng(seed).fork('latency-model/configs')
   const configs = [defaultRetrievalConfig()]
@@ -72,7 +72,7 @@ export function latencyModelConfigs(count: number, seed: number): Config[] {
 }
 
 /** A query and the engine of its conversation. */
-export interface TimedQuery {
+interface TimedQuery {
   readonly engine: RetrievalEngine
   readonly text: string
 }
@@ -81,11 +81,7 @@ export interface TimedQuery {
  * Per-query minimum wall time over `repeats` passes, and work, for every configuration, after
  * LATENCY_WARMUP_QUERIES untimed queries (V8 optimises the hot paths first).
  */
-export function measureQueries(
-  queries: readonly TimedQuery[],
-  configs: readonly Config[],
-  repeats: number,
-): LatencyPoint[] {
+function measureQueries(queries: readonly TimedQuery[], configs: readonly Config[], repeats: number): LatencyPoint[] {
   const passes = Math.ceil(LATENCY_WARMUP_QUERIES / Math.max(1, queries.length * configs.length))
   for (let w = 0; w < passes; w++) for (const c of configs) for (const q of queries) q.engine.search(q.text, c, BENCH_K)
   const best = configs.map(() => new Float64Array(queries.length).fill(Infinity))
@@ -112,12 +108,7 @@ export function measureQueries(
 }
 
 /** The points of one seeded synthetic corpus of about `turns` turns. */
-export function measureCorpus(
-  turns: number,
-  configs: readonly Config[],
-  repeats: number,
-  seed: number,
-): LatencyPoint[] {
+function measureCorpus(turns: number, configs: readonly Config[], repeats: number, seed: number): LatencyPoint[] {
   const dataset = benchDataset(turns, seed)
   const engine = new RetrievalEngine(dataset.conversations[0])
   return measureQueries(
@@ -128,7 +119,7 @@ export function measureCorpus(
 }
 
 /** The least-squares line through measured points. */
-export function fitPoints(points: readonly LatencyPoint[]): LatencyFit | null {
+function fitPoints(points: readonly LatencyPoint[]): LatencyFit | null {
   return fitLatencyModel(
     points.map((p) => p.work),
     points.map((p) => p.ms),
@@ -136,7 +127,7 @@ export function fitPoints(points: readonly LatencyPoint[]): LatencyFit | null {
 }
 
 /** How well given constants predict measured points: median and 90th percentile relative error. */
-export function relativeError(
+function relativeError(
   points: readonly LatencyPoint[],
   predict: (work: number) => number,
 ): {median: number; p90: number} {
@@ -145,7 +136,7 @@ export function relativeError(
 }
 
 /** The committed model checked on a real dataset's scored queries (not used in the fit). */
-export interface DatasetCheck {
+interface DatasetCheck {
   readonly source: string
   readonly points: number
   readonly committedRelativeError: {readonly median: number; readonly p90: number}
@@ -156,11 +147,7 @@ export interface DatasetCheck {
   readonly estimatedP99Ms: number
 }
 
-export function checkOnDataset(
-  prepared: PreparedEvaluation,
-  configs: readonly Config[],
-  repeats: number,
-): DatasetCheck {
+function checkOnDataset(prepared: PreparedEvaluation, configs: readonly Config[], repeats: number): DatasetCheck {
   const queries = prepared.selection.queries.map((q) => ({
     engine: prepared.engines.get(q.conversation) as RetrievalEngine,
     text: q.text,

@@ -9,7 +9,7 @@
  */
 import {BUDGET_CHECKPOINTS, EVAL_CHECKPOINTS, type OptimizerSummary} from './optimizers.js'
 
-export interface PeerAnchor {
+interface PeerAnchor {
   readonly sampler: string
   /** 'budget': checkpoints in b_max of consumed budget; 'evals': in evaluations. */
   readonly axis: 'budget' | 'evals'
@@ -17,7 +17,7 @@ export interface PeerAnchor {
   readonly median: readonly [number, number, number, number]
 }
 
-export const OPTUNA_ANCHORS: Readonly<Record<string, PeerAnchor>> = {
+const OPTUNA_ANCHORS: Readonly<Record<string, PeerAnchor>> = {
   branin: {sampler: 'tpe', axis: 'evals', median: [0.69, 0.181, 0.0163, 0.00594]},
   hartmann6: {sampler: 'tpe', axis: 'evals', median: [1.64, 0.575, 0.277, 0.0832]},
   simplex: {sampler: 'tpe', axis: 'evals', median: [0.034, 0.00699, 0.0034, 0.000204]},

@@ -15,11 +15,11 @@ import {
 } from './optimizers.js'
 
 /** Log-scale charts cannot show a regret of exactly 0; such points are drawn at this floor. */
-export const CHART_REGRET_FLOOR = 1e-6
+const CHART_REGRET_FLOOR = 1e-6
 /** Budget resolution of the chart and of the budget-to-target search (b_max units). */
-export const CHART_BUDGET_STEP = 0.5
+const CHART_BUDGET_STEP = 0.5
 /** The challenger should reach the baseline's final regret with at most this share of the budget. */
-export const TARGET_BUDGET_SHARE = 1 / 3
+const TARGET_BUDGET_SHARE = 1 / 3
 
 /** Parses `0-9`, `0,3,5` or `2` into seeds. */
 export function parseSeeds(text: string): number[] {

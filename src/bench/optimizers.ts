@@ -15,8 +15,6 @@ import type {Checkpoint, EvalResult, Objective} from '../search/types.js'
 export const EVAL_CHECKPOINTS = [25, 50, 100, 200] as const
 /** Budget checkpoints of the contract, in units of b_max. */
 export const BUDGET_CHECKPOINTS = [25, 50, 100, 200] as const
-/** Seeds of the contract (at least 10 runs per optimiser and function). */
-export const DEFAULT_SEEDS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
 /** Tolerance when comparing cumulative budgets with a checkpoint (sums of exact fractions). */
 const BUDGET_EPS = 1e-9
 
@@ -167,7 +165,7 @@ export interface CheckpointSummary {
   readonly n: number
 }
 
-export function summarize(values: readonly (number | null)[]): CheckpointSummary {
+function summarize(values: readonly (number | null)[]): CheckpointSummary {
   const xs = values.filter((v): v is number => v !== null && Number.isFinite(v))
   if (xs.length === 0) return {median: null, q25: null, q75: null, iqr: null, n: 0}
   const q25 = quantile(xs, 0.25)

@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {packageRoot} from '../util/paths.js'
 
 /** How long a server may take to print its "listening on" line (oclif start-up under load included). */
-export const SERVER_START_TIMEOUT_MS = 30_000
+const SERVER_START_TIMEOUT_MS = 30_000
 
 export interface ServerProcess {
   child: ChildProcess

@@ -35,17 +35,17 @@ import {runKillCampaign, type CampaignReport} from './campaign.js'
 export const TARGET_QUERIES_PER_S = 5000
 export const TARGET_P99_MS = 5
 export const TARGET_RERANK_US = 50
-export const RERANK_CANDIDATES = 50
+const RERANK_CANDIDATES = 50
 /** Features of the bench's reranker: LETOR 4.0 MQ2008's 46. */
-export const RERANK_FEATURES = 46
-export const RERANK_TREES = 100
-export const RERANK_DEPTH = 6
+const RERANK_FEATURES = 46
+const RERANK_TREES = 100
+const RERANK_DEPTH = 6
 /** Different 50-candidate sets the in-process scoring time cycles through (the HTTP timing draws new ones for every request). */
-export const RERANK_BODIES = 64
+const RERANK_BODIES = 64
 /** Untimed /noop + /rerank pairs per body form before the timed ones. */
-export const RERANK_WARMUP_REQUESTS = 300
+const RERANK_WARMUP_REQUESTS = 300
 /** Decimals of the JSON body's features (what a client printing rounded features sends). */
-export const RERANK_JSON_DECIMALS = 6
+const RERANK_JSON_DECIMALS = 6
 export interface ServeBenchOptions {
   clients: number
   tenants: number
@@ -89,7 +89,7 @@ export interface ServeBenchReport {
   campaign: CampaignReport | null
 }
 
-export interface RerankEndpointTiming {
+interface RerankEndpointTiming {
   body_bytes: number
   noop_median_us: number
   rerank_median_us: number

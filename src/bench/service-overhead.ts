@@ -16,9 +16,9 @@ import {fixturesDir} from '../util/paths.js'
 import type {BenchLine} from './adapters.js'
 
 /** Issue 9's target: kt's overhead per query at 1,000 queries over keep-alive HTTP. */
-export const SERVICE_OVERHEAD_TARGET_MS = 0.1
+const SERVICE_OVERHEAD_TARGET_MS = 0.1
 /** Queries timed (the issue's figure). */
-export const SERVICE_BENCH_QUERIES = 1000
+const SERVICE_BENCH_QUERIES = 1000
 /**
  * Timed blocks of SERVICE_BENCH_QUERIES: the first (a fresh process: V8 still compiling the path)
  * is reported beside, the last (steady state, what a study of thousands of searches pays) is the figure.

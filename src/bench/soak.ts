@@ -20,13 +20,13 @@ import {runLoad} from './serve-load.js'
 import {startServerProcess, stopServerProcess} from './serve-process.js'
 
 /** RSS is read this often. */
-export const SOAK_SAMPLE_MS = 10_000
+const SOAK_SAMPLE_MS = 10_000
 /** RSS at this point of the run is the baseline (the first minute: tenants opened, caches and pools warmed). */
 export const SOAK_BASELINE_MS = 60_000
 /** The issue's bar: RSS grows at most 10% after the first minute. */
 export const TARGET_SOAK_GROWTH = 0.1
 /** The remembered-query cap the soak's server runs with (see the file comment). */
-export const SOAK_MAX_PENDING_TOTAL = 10_000
+const SOAK_MAX_PENDING_TOTAL = 10_000
 /** Queries at most per second of soak the load keeps latencies for (the load generator's own memory). */
 const MAX_QUERIES_PER_S = 8000
 
@@ -38,7 +38,7 @@ export interface SoakOptions {
   onSample?: (sample: SoakSample) => void
 }
 
-export interface SoakSample {
+interface SoakSample {
   /** Seconds since the load started. */
   s: number
   rss_mb: number
@@ -70,7 +70,7 @@ export interface SoakReport {
 }
 
 /** A process's resident set size in MB, from /proc (NaN when it cannot be read). */
-export function rssMb(pid: number): number {
+function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m ? Number(m[1]) / 1024 : Number.NaN

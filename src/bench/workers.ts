@@ -19,15 +19,15 @@ import type {WorkerTiming} from '../study/optimize-options.js'
 import {WORKERS_WORKLOAD} from './workers-workload.js'
 
 /** Targets of issue 11: at least this share of the ideal throughput with BOHB, and at most this coordination cost per trial. */
-export const THROUGHPUT_TARGET = 0.9
-export const COORDINATION_TARGET_MS = 3
+const THROUGHPUT_TARGET = 0.9
+const COORDINATION_TARGET_MS = 3
 
 /**
  * Optuna 3.1 with a PostgreSQL study, measured on this kind of machine (2 cores; issue 11): trials
  * per second on a 50 ms sleeping trial by worker processes (TPE with 4 workers: 13), and on a
  * no-op trial.
  */
-export const OPTUNA_ANCHOR = {
+const OPTUNA_ANCHOR = {
   sleep50: {1: 11, 2: undefined, 4: 35, 8: 35} as Record<number, number | undefined>,
   tpe4: 13,
   noopLow: 25,
@@ -39,7 +39,7 @@ const WARMUP_MS_BASE = 2500
 /** ... plus this much per process: starting eight Node processes on a busy 2-core machine takes seconds. */
 const WARMUP_MS_PER_PROCESS = 600
 
-export interface WorkersRow {
+interface WorkersRow {
   readonly processes: number
   readonly trials: number
   readonly seconds: number
@@ -57,7 +57,7 @@ export interface WorkersRow {
  * (src/study/optimize.ts WorkerTiming) and the server's CPU (/proc): per trial finished, and as
  * shares of the processes' wall time.
  */
-export interface Mechanism {
+interface Mechanism {
   /** Worker process CPU per trial (all processes, all threads), ms. */
   readonly worker_cpu_ms_per_trial: number
   /** Wall time the optimiser copies spent replaying, telling and asking (all processes), ms: about their CPU when the machine is idle. */
@@ -93,7 +93,7 @@ const SERVER_CPU_LEAD_MS = 20
 const CLOCK_TICKS_PER_S = 100
 
 /** CPU time (ms) a PostgreSQL server has used: the postmaster, its reaped children and its live ones (/proc). */
-export function serverCpuMs(dataDir: string): number | null {
+function serverCpuMs(dataDir: string): number | null {
   try {
     const pidFile = join(dataDir, 'postmaster.pid')
     if (!existsSync(pidFile) || !existsSync('/proc/self/stat')) return null

@@ -6,7 +6,7 @@
 import {EXIT_INTERRUPTED} from '../util/errors.js'
 
 /** Exit code after SIGTERM (128 + 15). */
-export const EXIT_TERMINATED = 143
+const EXIT_TERMINATED = 143
 
 export interface Interrupt {
   readonly signal: AbortSignal

@@ -118,7 +118,7 @@ export interface RunVerdict {
 }
 
 /** Why a run without the validation phase has no verdict (the reason printed with n/a). */
-export const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did not run, so nothing was validated'
+const NOT_VALIDATED_PARTIAL = 'partial run: the validation (phase 5) did not run, so nothing was validated'
 
 /**
  * The verdict of a run over the phases it ran: any failed check fails it; a validation with nothing

@@ -10,7 +10,7 @@ import type {StudyView} from './views.js'
 export type Spec = Record<string, unknown>
 
 /** Parallel coordinates draw at most this many trials (the best ones): more lines are unreadable and slow. */
-export const PARALLEL_MAX_TRIALS = 200
+const PARALLEL_MAX_TRIALS = 200
 
 const FRONT_COLORS = {domain: ['Pareto front', 'dominated', 'lower budget'], range: ['#1f77b4', '#9a9a9a', '#dddddd']}
 
@@ -20,7 +20,7 @@ function valueTitle(v: StudyView): string {
 
 const zoom = {name: 'zoom', select: 'interval', bind: 'scales'}
 
-export function historyChart(v: StudyView): Spec {
+function historyChart(v: StudyView): Spec {
   const y = axisScale(v.trials.value)
   return {
     title: `Best ${v.value.name} against trials finished`,
@@ -48,7 +48,7 @@ export function historyChart(v: StudyView): Spec {
   }
 }
 
-export function budgetChart(v: StudyView): Spec {
+function budgetChart(v: StudyView): Spec {
   const x = axisScale(v.trials.budget_so_far)
   return {
     title: `Best ${v.value.name} against consumed budget`,
@@ -123,7 +123,7 @@ export function frontChart(v: StudyView): Spec | null {
   }
 }
 
-export function parallelChart(v: StudyView): Spec {
+function parallelChart(v: StudyView): Spec {
   return {
     title: `Parameters of the best ${PARALLEL_MAX_TRIALS} trials (each axis scaled to its range) against ${v.value.name}`,
     width: 'container',
@@ -188,7 +188,7 @@ export function importanceChart(target: string): Spec {
   }
 }
 
-export function perTypeChart(v: StudyView): Spec | null {
+function perTypeChart(v: StudyView): Spec | null {
   if (v.per_type.length === 0) return null
   return {
     title: `${v.value.name} per query type: this study's best configuration and each type's own study`,

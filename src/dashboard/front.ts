@@ -16,7 +16,7 @@ import type {StudyView, ValueDefinition} from './views.js'
 export type LatencyKind = 'estimated' | 'measured' | 'reported'
 
 /** The latency kind of an engine file's second objective. */
-export function engineLatencyKind(spec: EngineSpec): LatencyKind {
+function engineLatencyKind(spec: EngineSpec): LatencyKind {
   if (spec.evaluate.kind !== 'retrieval-service') return 'reported'
   return (spec.evaluate as {latency?: string}).latency === 'cost_model' ? 'estimated' : 'measured'
 }

@@ -28,8 +28,6 @@ import type {StudyCache} from './study-cache.js'
 import {checkStudyName} from '../study/name.js'
 import {compareChart, compareFrontChart} from './charts.js'
 
-export {POLL_MS}
-
 type GzipRule = 'remote' | 'always' | 'never'
 
 export interface DashboardOptions {

@@ -27,7 +27,7 @@ export interface ValueDefinition {
  * loss = -quality); the importance study its correlation (metric named by options.objective,
  * loss = -correlation); any other objective its loss.
  */
-export function valueDefinition(study: Pick<StudyRecord, 'objective'>, trials: readonly TrialRow[]): ValueDefinition {
+function valueDefinition(study: Pick<StudyRecord, 'objective'>, trials: readonly TrialRow[]): ValueDefinition {
   const obj = (study.objective ?? {}) as {name?: string; options?: {metric?: unknown; objective?: unknown}}
   const sample = trials.find((t) => t.status === 'ok' && t.metrics)?.metrics ?? {}
   // the retrieval objective stores its ranking metric as `quality` (default recall@10)
@@ -70,7 +70,7 @@ export interface StudyListEntry {
 }
 
 /** The latest of the study's update time and its trials' start and finish times (ISO strings compare as times). */
-export function lastActivity(updatedAt: string, trials: readonly TrialRow[]): string {
+function lastActivity(updatedAt: string, trials: readonly TrialRow[]): string {
   let last = updatedAt
   for (const t of trials) {
     if (t.finishedAt && t.finishedAt > last) last = t.finishedAt
@@ -165,9 +165,6 @@ export interface TrialColumns {
   config: Record<string, Array<string | number | boolean | null>>
   metric: Record<string, Array<number | null>>
 }
-
-/** The per-trial columns (all but the finish-order ones), the ones an incremental refresh patches. */
-export const PER_TRIAL_COLUMNS = ['id', 'budget', 'status', 'value'] as const
 
 export interface StudyView {
   readonly name: string

@@ -28,9 +28,9 @@ import {InputError} from '../util/errors.js'
 /** Seconds pg_ctl waits for the server to accept connections (first start after initdb included). */
 const START_WAIT_S = 60
 /** The database superuser kt creates (initdb -U). */
-export const DEFAULT_DB_USER = 'kt'
+const DEFAULT_DB_USER = 'kt'
 // the default port and the free-port picker that never returns it (src/util/net.ts)
-export {DEFAULT_DB_PORT, freePort} from '../util/net.js'
+export {freePort} from '../util/net.js'
 
 export interface PgBinaries {
   readonly initdb: string
@@ -146,7 +146,7 @@ const PASSWORD_METHODS = new Set(['scram-sha-256', 'md5', 'password'])
  * (scram-sha-256); without one only loopback is let in, trusted; a server beyond loopback never
  * runs without a password (startServer refuses it).
  */
-export function hbaConf(host: string, password: boolean): string {
+function hbaConf(host: string, password: boolean): string {
   const lines = [
     '# Written by kt db start at every start (src/db/server.ts): edits here are replaced.',
     '# TYPE  DATABASE  USER  ADDRESS  METHOD',

@@ -44,7 +44,7 @@ export function deployGate(p: Profile): GateVerdict {
 }
 
 /** What a refusal tells the user to do to go past the gate (kt deploy's flags). */
-export const FORCE_HINT = 'to deploy it anyway: --force --reason "why"'
+const FORCE_HINT = 'to deploy it anyway: --force --reason "why"'
 
 /**
  * The gate's refusal (exit 1, as a failed acceptance criterion): `kt deploy` and everything else

@@ -17,11 +17,9 @@ import {
   notValidated,
   spaceFingerprint,
   NAME_PATTERN,
-  RUN_ID_PATTERN,
   PROFILE_FORMAT_VERSION,
   PROFILE_KINDS,
   ROLLOUT_STAGES,
-  UNSAFE_TEXT,
   type Profile,
   type ProfileKind,
   type ProfileValidation,
@@ -297,14 +295,6 @@ function fromParameters(obj: Record<string, unknown>, file: string, space: Param
     source_run: 'hand-written',
     rollout: ROLLOUT_STAGES.map((s) => ({...s})),
   }
-}
-
-/** Whether a string may stand as a run id / free text (exported for tests and writers). */
-export function isSafeRunId(s: string): boolean {
-  return RUN_ID_PATTERN.test(s)
-}
-export function isSafeText(s: string): boolean {
-  return !UNSAFE_TEXT.test(s)
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -37,8 +37,7 @@ export const PROFILE_KINDS = ['importance', 'retrieval', 'routed', 'engine'] as 
 export type ProfileKind = (typeof PROFILE_KINDS)[number]
 
 /** A profile's validation verdict: its run validated it and it passed, it failed, or nothing validated it. */
-export const VERDICTS = ['pass', 'fail', 'not-validated'] as const
-export type Verdict = (typeof VERDICTS)[number]
+const VERDICTS = ['pass', 'fail', 'not-validated'] as const
 
 /** The staged rollout every profile carries: share of traffic per stage and the gate to pass. */
 export const ROLLOUT_STAGES = [
@@ -48,7 +47,7 @@ export const ROLLOUT_STAGES = [
 ] as const
 
 /** The names, keys, values and text of a profile: src/space/names.ts (the engine-file loader checks the same). */
-export {KEY_PATTERN, MAX_TEXT_LENGTH, NAME_PATTERN, SAFE_VALUE_PATTERN, SPACE_ID_PATTERN, UNSAFE_TEXT}
+export {KEY_PATTERN, NAME_PATTERN, SPACE_ID_PATTERN}
 /** Run ids (`seed42-plan226273690f7b`, study names, `kt search` output ids). */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$/
 
@@ -149,7 +148,7 @@ const EngineRefSchema = z
   })
   .strict()
 
-export const ProfileSchema = z
+const ProfileSchema = z
   .object({
     kt_profile: z.literal(PROFILE_FORMAT_VERSION),
     kind: z.enum(PROFILE_KINDS),
@@ -376,7 +375,7 @@ function exportValue(value: unknown, where: string): string {
  * case (KT_BM25_K1__TEMPORAL). The engine reads the base vars and, for a query of that type,
  * the override.
  */
-export function overrideEnvName(env: string, type: string): string {
+function overrideEnvName(env: string, type: string): string {
   const name = `${env}__${type.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`
   const problem = checkEnvName(name)
   if (problem) throw new InputError(`override ${type} of ${env}`, problem, name)

@@ -8,9 +8,6 @@ import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
 import {loadEngineFile} from '../engines/file.js'
 
-/** The built-in parameter spaces a kt profile can belong to, by id. */
-export const DEPLOYABLE_SPACES: readonly ParamSpace[] = [IMPORTANCE_SPACE, RETRIEVAL_SPACE]
-
 /** The space of each built-in profile kind (engine profiles name their own). */
 export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamSpace>> = {
   importance: IMPORTANCE_SPACE,
@@ -20,12 +17,6 @@ export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamS
 
 /** Query types a routed profile may override (the retrieval engine's classifier). */
 export const ROUTED_QUERY_TYPES: readonly string[] = QUERY_TYPES
-
-export function spaceById(id: string, where = 'space'): ParamSpace {
-  const space = DEPLOYABLE_SPACES.find((s) => s.id === id)
-  if (!space) throw new InputError(where, `one of ${DEPLOYABLE_SPACES.map((s) => s.id).join(', ')}`, describeValue(id))
-  return space
-}
 
 /**
  * Finds the parameter space of an engine profile from its engine reference (name and file, as
@@ -70,8 +61,7 @@ export function findEngineFile(engine: EngineRef, profileFile: string): string |
 }
 
 /** The default resolver: the space of the engine file the profile names. */
-export const engineFileResolver: EngineSpaceResolver = (engine, profileFile) =>
-  findEngine(engine, profileFile)?.spec.space
+const engineFileResolver: EngineSpaceResolver = (engine, profileFile) => findEngine(engine, profileFile)?.spec.space
 
 const engineResolvers: EngineSpaceResolver[] = [engineFileResolver]
 

@@ -37,13 +37,13 @@ import {
 import {findEngineFile} from './spaces.js'
 import {loadEngineFile} from '../engines/file.js'
 
-export const ACTIVE = 'active'
-export const INDEX_FILE = 'index.json'
-export const STORE_DIR = 'profiles'
+const ACTIVE = 'active'
+const INDEX_FILE = 'index.json'
+const STORE_DIR = 'profiles'
 /** The history folder of targets written before the index (read once, when taking them over). */
 const LEGACY_HISTORY = 'history'
 /** Version of index.json (`kt_deployments`). */
-export const INDEX_FORMAT_VERSION = 1
+const INDEX_FORMAT_VERSION = 1
 
 const sha = z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')
 /**
@@ -92,7 +92,7 @@ const IndexSchema = z
   .strict()
 
 export type DeploymentIndex = z.infer<typeof IndexSchema>
-export type DeploymentEvent = DeploymentIndex['events'][number]
+type DeploymentEvent = DeploymentIndex['events'][number]
 
 export interface DeployOutcome {
   readonly target: string
@@ -244,14 +244,6 @@ export function activeProfile(target: string): LoadedProfile | null {
 /** The target's index (its history), or null for a folder without one. */
 export function deploymentIndex(target: string): DeploymentIndex | null {
   return readIndexIfAny(target)
-}
-
-/** The space of the profiles a target holds, or undefined for an empty or missing target. */
-export function targetSpace(target: string): string | undefined {
-  const index = readIndexIfAny(target)
-  if (index) return index.space
-  const legacy = join(target, `${ACTIVE}.json`)
-  return existsSync(legacy) ? loadProfile(legacy).profile.space : undefined
 }
 
 function nextSeq(index: DeploymentIndex): number {

@@ -22,7 +22,7 @@ import {unwatchGroup, watchGroup} from './watchdog.js'
 import {inheritedEnv} from './inherited-env.js'
 
 /** Time a process group gets between SIGTERM and SIGKILL. */
-export const KILL_GRACE_MS = 1000
+const KILL_GRACE_MS = 1000
 /**
  * Bytes of stdout (and of stderr) kept in memory per trial for parsing and the failure message;
  * the files beside the study keep everything.
@@ -53,7 +53,7 @@ function installExitHook(): void {
   })
 }
 
-export interface CommandTrial {
+interface CommandTrial {
   readonly argv: readonly string[]
   readonly cwd: string
   readonly env: NodeJS.ProcessEnv
@@ -63,7 +63,7 @@ export interface CommandTrial {
   readonly errFile?: string
 }
 
-export interface CommandRun {
+interface CommandRun {
   readonly code: number | null
   readonly signal: NodeJS.Signals | null
   readonly timedOut: boolean
@@ -94,7 +94,7 @@ class Capture {
 }
 
 /** Runs one command trial to its end (or its timeout, or cancellation). */
-export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) => void): Promise<CommandRun> {
+function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) => void): Promise<CommandRun> {
   installExitHook()
   return new Promise((resolvePromise) => {
     const stdout = new Capture()
@@ -176,7 +176,7 @@ export function runCommandTrial(trial: CommandTrial, track?: (r: Running | undef
 }
 
 /** Why a finished command run failed, or undefined if it succeeded. */
-export function commandFailure(run: CommandRun, timeoutMs: number): string | undefined {
+function commandFailure(run: CommandRun, timeoutMs: number): string | undefined {
   if (run.spawnError) return `could not start the command: ${run.spawnError}`
   if (run.cancelled) return 'cancelled: kt was interrupted'
   if (run.timedOut) return `timed out after ${timeoutMs / 1000} s (process group killed)`
@@ -186,7 +186,7 @@ export function commandFailure(run: CommandRun, timeoutMs: number): string | und
 }
 
 /** The environment of one trial: kt's, the engine file's fixed variables, the parameters and KT_*. */
-export function trialEnv(
+function trialEnv(
   spec: EngineSpec,
   evaluate: CommandEvaluate,
   config: Config,

@@ -21,17 +21,17 @@ import {engineObjective} from './objective.js'
 import {ServiceSession, runService, serviceSpecOf, turnsOf} from './retrieval-service.js'
 
 /** Seeded cases of each sampled check (a planted one-query-in-fifty bug is met about 1 - (49/50)^200 = 98% of seeds). */
-export const CONFORMANCE_RUNS = 200
+const CONFORMANCE_RUNS = 200
 /** Cases of the /reset check (each resets twice and ingests three conversations) and of the determinism check (each ingests again). */
-export const RESET_RUNS = 25
+const RESET_RUNS = 25
 /** Configurations per declared property: each scores the whole conformance data set two or more times. */
-export const DECLARED_RUNS = 6
+const DECLARED_RUNS = 6
 /** Configurations whose loss a command or HTTP engine is asked twice for (each is two trials). */
-export const TRIAL_DETERMINISM_RUNS = 3
+const TRIAL_DETERMINISM_RUNS = 3
 /** Characters of the "very long" queries. */
-export const LONG_QUERY_CHARS = 20_000
+const LONG_QUERY_CHARS = 20_000
 /** Conversations of the plan's data the suite ingests (enough for isolation, small enough to be quick). */
-export const CONFORMANCE_CONVERSATIONS = 2
+const CONFORMANCE_CONVERSATIONS = 2
 /** Words of the conversations the query arbitrary draws from. */
 const VOCABULARY_WORDS = 400
 /** Turns per conversation at most in a /reset case (shrinks towards 1). */
@@ -40,7 +40,7 @@ const RESET_TURNS = 12
 const MONOTONE_TOLERANCE = 1e-12
 
 /** One check's outcome: the shape of kt's own property results (src/report/types.ts PropertyResult). */
-export interface ConformanceCheck {
+interface ConformanceCheck {
   readonly id: string
   readonly description: string
   readonly cases: number

@@ -30,7 +30,7 @@ const SERVICE_EXTRA_METRICS = ['quality', 'p50_ms', 'p95_ms', 'p99_ms']
  * The metrics an engine is known to report: for a retrieval service, what kt computes from its
  * rankings; for a command or HTTP engine, the metrics its file names (objectives, profile rules).
  */
-export function reportedMetrics(data: Pick<EngineFile, 'evaluate' | 'objectives' | 'profiles'>): string[] {
+function reportedMetrics(data: Pick<EngineFile, 'evaluate' | 'objectives' | 'profiles'>): string[] {
   if (data.evaluate.kind === 'retrieval-service') return [...retrievalMetricNames(), ...SERVICE_EXTRA_METRICS]
   const named = [
     ...data.objectives.map((o) => o.metric),

@@ -12,7 +12,7 @@ import {tierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
 import {TrialFailure, resultFromMetrics, engineObjectiveHeader} from './metrics.js'
 
 /** First backoff after a connection error; doubled on each further retry. */
-export const HTTP_BACKOFF_MS = 100
+const HTTP_BACKOFF_MS = 100
 /** Characters of a failing response body kept in the trial's error. */
 const BODY_PREVIEW_CHARS = 300
 /** Error codes of a connection that failed before any response: safe to retry. */
@@ -28,7 +28,7 @@ const RETRYABLE = new Set([
   'ECONNABORTED',
 ])
 
-export interface HttpResponse {
+interface HttpResponse {
   readonly status: number
   readonly body: string
 }
@@ -43,7 +43,7 @@ class ConnectionError extends Error {
 }
 
 /** One POST with a timeout; connection-level failures reject with ConnectionError. */
-export function postJson(
+function postJson(
   url: URL,
   body: string,
   options: {agent: http.Agent; timeoutMs: number; headers?: Record<string, string>},
@@ -85,7 +85,7 @@ export function postJson(
 }
 
 /** POSTs with retries on connection errors (exponential backoff), never on an HTTP status. */
-export async function postWithRetries(
+async function postWithRetries(
   url: URL,
   body: string,
   options: {agent: http.Agent; timeoutMs: number; retries: number; headers?: Record<string, string>},

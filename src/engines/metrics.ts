@@ -6,7 +6,7 @@
 import type {EngineObjective, EngineSpec} from './file.js'
 
 /** Lines of stderr kept with a failed trial. */
-export const STDERR_TAIL_LINES = 20
+const STDERR_TAIL_LINES = 20
 /** Characters kept per stderr line, so one runaway line cannot fill the store. */
 const MAX_LINE_CHARS = 500
 
@@ -55,7 +55,7 @@ export function lastJsonObjectLine(stdout: string): Record<string, unknown> | un
 }
 
 /** The numeric entries of a metrics object (other values are the engine's notes, not metrics). */
-export function numericMetrics(value: Record<string, unknown>): Record<string, number> {
+function numericMetrics(value: Record<string, unknown>): Record<string, number> {
   const out: Record<string, number> = {}
   for (const [k, v] of Object.entries(value)) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v
   return out

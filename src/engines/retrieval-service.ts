@@ -50,16 +50,16 @@ import {
 } from './service-transport.js'
 
 /** Untimed searches before timing starts (the service's caches and JIT, kt's connection). */
-export const SERVICE_WARMUP_QUERIES = 20
+const SERVICE_WARMUP_QUERIES = 20
 /** Timed searches wanted per evaluation for a tail percentile (a p99 of 50 timings is nearly the maximum). */
-export const SERVICE_MIN_TIMINGS = 200
+const SERVICE_MIN_TIMINGS = 200
 /** At most this many timed passes over a tier's questions. */
-export const SERVICE_MAX_PASSES = 10
+const SERVICE_MAX_PASSES = 10
 /** Characters of an offending reply quoted in an error. */
 const EXCERPT_CHARS = 60
 
 /** Where the latency objective comes from. */
-export type LatencySource = 'measured' | 'cost_model'
+type LatencySource = 'measured' | 'cost_model'
 
 /** What kt needs to know about a retrieval service (read from an engine file). */
 export interface RetrievalServiceSpec {
@@ -256,7 +256,7 @@ export function turnsOf(c: Conversation): Array<{id: string; speaker: string; te
 }
 
 /** Per-search timings of a set of questions: warm-up first, then repeated timed passes. */
-export interface ServiceLatency {
+interface ServiceLatency {
   readonly p50: number
   readonly p95: number
   readonly p99: number
@@ -326,7 +326,7 @@ export interface ServiceObjectiveOptions {
 }
 
 /** Tiers of an engine file as question shares; the default is kt's 1, 3, 9 (a ninth, a third, all). */
-export function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec[] {
+function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec[] {
   const list =
     tiers && tiers.length > 0
       ? tiers
@@ -340,7 +340,7 @@ export function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec
 }
 
 /** Budget levels of tiers: smallest to largest; eta the rounded mean ratio between neighbours (at least 2). */
-export function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
+function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
   const budgets = [...new Set(specs.map((s) => s.budget))].sort((a, b) => a - b)
   if (budgets.length < 2) return undefined
   const ratio = Math.pow(budgets[budgets.length - 1] / budgets[0], 1 / (budgets.length - 1))
@@ -348,10 +348,10 @@ export function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
 }
 
 /** Names of the minimised objective vector of a retrieval service study (without engine-file objectives). */
-export const SERVICE_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
+const SERVICE_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
 
 /** At most this many service processes kt runs at once for one study (one per trial in flight). */
-export const MAX_SERVICE_SESSIONS = 8
+const MAX_SERVICE_SESSIONS = 8
 
 /** A study's objective in the engine file's terms: the metric, its direction. */
 export interface ServiceObjectiveTerm {
@@ -516,18 +516,6 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
     metric: quality?.metric ?? DEFAULT_TUNING_METRIC,
     latency: ev.latency,
   }
-}
-
-/**
- * Module factory (the `module` objective spec, worker threads, resumed studies): options engine
- * (engine file path), data (dataset path), format, questions, columns (as `kt eval`), split and
- * part (src/data/conversations/split.ts), tierSeed.
- */
-export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
-  const {loadEngineFile} = await import('./file.js')
-  if (typeof options.engine !== 'string')
-    throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
-  return serviceObjectiveOf(loadEngineFile(options.engine), options)
 }
 
 /** A loaded retrieval-service engine file over a dataset (options data, format, questions, columns, split, part, tierSeed). */

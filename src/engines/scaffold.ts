@@ -16,10 +16,10 @@ export const ENGINE_LANGS = ['python', 'node'] as const
 export type EngineLang = (typeof ENGINE_LANGS)[number]
 
 /** The port the http templates serve on unless told otherwise (any free port works). */
-export const DEFAULT_INIT_PORT = 8765
+const DEFAULT_INIT_PORT = 8765
 
 /** The next-steps file kt init writes (not README.md: a project usually has one). */
-export const NEXT_STEPS_FILE = 'KT-README.md'
+const NEXT_STEPS_FILE = 'KT-README.md'
 
 /** A valid engine name: it names studies and reports, so the study-name alphabet. */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
@@ -204,7 +204,7 @@ function nextSteps(o: InitOptions, port: number): string {
 }
 
 /** The files kt init writes, by name, with their contents. */
-export function scaffoldFiles(o: InitOptions): Array<[string, string]> {
+function scaffoldFiles(o: InitOptions): Array<[string, string]> {
   const port = o.port ?? DEFAULT_INIT_PORT
   const files: Array<[string, string]> = LANGS[o.lang].files[o.kind].map(([to, from]) => [
     to,

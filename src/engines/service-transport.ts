@@ -42,9 +42,9 @@ export class ServiceError extends Error {
 }
 
 /** Milliseconds between SIGTERM and SIGKILL when a child process group is stopped. */
-export const KILL_GRACE_MS = 500
+const KILL_GRACE_MS = 500
 /** Stderr lines of a child process kept for error messages. */
-export const STDERR_TAIL_LINES = 20
+const STDERR_TAIL_LINES = 20
 
 /** Process groups this process started and has not stopped yet (killed at exit as a last resort). */
 const liveGroups = new Set<number>()
@@ -70,7 +70,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** A child process in its own group, its stderr tail kept, stopped as a whole. */
-export class ManagedProcess {
+class ManagedProcess {
   readonly child: ChildProcess
   private readonly stderrTail: string[] = []
   private exited = false
@@ -143,10 +143,10 @@ export class ManagedProcess {
 }
 
 /** Default per-message timeout (a search or an ingest of one conversation). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 /** Connection attempts on a refused or reset connection, and the first backoff (doubling). */
-export const CONNECT_RETRIES = 3
-export const RETRY_BACKOFF_MS = 50
+const CONNECT_RETRIES = 3
+const RETRY_BACKOFF_MS = 50
 
 /**
  * Keep-alive HTTP/1.1 over one TCP connection, one message at a time: a minimal client (request
@@ -156,7 +156,7 @@ export const RETRY_BACKOFF_MS = 50
  * refused or reset connection before any reply byte is retried with backoff; a reply, even an
  * error status, is final.
  */
-export class HttpTransport implements ServiceTransport {
+class HttpTransport implements ServiceTransport {
   private readonly host: string
   private readonly port: number
   private readonly prefix: string
@@ -339,7 +339,7 @@ export class HttpTransport implements ServiceTransport {
 }
 
 /** JSON lines over a child's stdin/stdout: one message in flight at a time, replies in order. */
-export class StdioTransport implements ServiceTransport {
+class StdioTransport implements ServiceTransport {
   private readonly lines: string[] = []
   private waiting: ((line: string | null) => void) | undefined
   private queue: Promise<unknown> = Promise.resolve()
@@ -422,9 +422,9 @@ export class StdioTransport implements ServiceTransport {
 }
 
 /** Placeholder in a service command or URL replaced by a free loopback port kt picked. */
-export const PORT_PLACEHOLDER = '{port}'
+const PORT_PLACEHOLDER = '{port}'
 /** How long a server kt started may take to accept connections. */
-export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
+const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
 const STARTUP_POLL_MS = 25
 
 export interface TransportSpec {

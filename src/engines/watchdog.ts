@@ -19,7 +19,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import type {Socket} from 'node:net'
 
 /** Seconds between the watchdog's SIGTERM and SIGKILL to the groups of a kt that died. */
-export const WATCHDOG_GRACE_S = 1
+const WATCHDOG_GRACE_S = 1
 
 /**
  * The watchdog: groups kept as " 12 34 " (removal by parameter expansion, so no process is
@@ -76,9 +76,4 @@ export function watchGroup(pgid: number): void {
 /** The group `pgid` is gone (or killed by kt itself): the watchdog forgets it. */
 export function unwatchGroup(pgid: number): void {
   if (watchdog) pipe()?.write(`-${pgid}\n`)
-}
-
-/** The watchdog's pid (tests), undefined before the first group or without /bin/sh. */
-export function watchdogPid(): number | undefined {
-  return watchdog?.pid
 }

@@ -52,7 +52,7 @@ export interface AblationDelta {
   readonly worse: number
 }
 
-export interface AblationChange {
+interface AblationChange {
   /** The parameter, or the linked set's name. */
   readonly parameter: string
   /** The parameters it sets (one, or a linked set's members). */
@@ -65,7 +65,7 @@ export interface AblationChange {
   readonly alone: AblationDelta
 }
 
-export interface AblationGroup {
+interface AblationGroup {
   readonly name: string
   /** The group's parameters that the tuned profile changes (a group with none is not reported). */
   readonly parameters: string[]
@@ -73,7 +73,7 @@ export interface AblationGroup {
   readonly alone: AblationDelta
 }
 
-export interface MinimalProfile {
+interface MinimalProfile {
   /** The changes it keeps (parameters or linked sets), in the tuned profile's order. */
   readonly changes: string[]
   /** The defaults plus those changes. */

@@ -13,8 +13,8 @@ export const ENGINE_P99_TARGET_TURNS = 10_000
 export const CLASSIFIER_TARGET_US = 20
 
 /** Synthetic benchmark corpora: sessions of this many turns, with Zipf noise words in small talk. */
-export const BENCH_TURNS_PER_SESSION = 20
-export const BENCH_NOISE_WORDS = 6
+const BENCH_TURNS_PER_SESSION = 20
+const BENCH_NOISE_WORDS = 6
 /** Results are top-k lists of this size (the LoCoMo convention's largest cut-off). */
 export const BENCH_K = 20
 

@@ -2,7 +2,6 @@ import {performance} from 'node:perf_hooks'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {RetrievalEngine, type EngineOptions} from '../engine/retrieval/engine.js'
 import {QUERY_TYPES, type QueryType} from '../engine/retrieval/classifier.js'
-import {candidateFeatures} from '../engine/retrieval/features.js'
 import type {Config} from '../space/types.js'
 import {quantile} from '../stats/summary.js'
 import {
@@ -17,8 +16,7 @@ import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/
 import type {RerankedOutput} from './reranked.js'
 
 /** The three systems every evaluation compares. */
-export const SYSTEMS = ['engine', 'bm25', 'vector'] as const
-export type SystemName = (typeof SYSTEMS)[number]
+export type SystemName = 'engine' | 'bm25' | 'vector'
 
 /** A dataset with its engines built once, reused by every configuration evaluated on it. */
 export interface PreparedEvaluation {
@@ -57,7 +55,7 @@ export function rankQuery(
 }
 
 /** Queries by id (all scored queries when `ids` is absent), in dataset order. */
-export function queriesOf(prepared: PreparedEvaluation, ids?: readonly string[]): EvalQuery[] {
+function queriesOf(prepared: PreparedEvaluation, ids?: readonly string[]): EvalQuery[] {
   if (ids === undefined) return prepared.selection.queries
   const wanted = new Set(ids)
   return prepared.selection.queries.filter((q) => wanted.has(q.id))
@@ -108,7 +106,7 @@ export const LATENCY_WARMUP_QUERIES = 500
  * queries first (at least LATENCY_WARMUP_QUERIES queries), then timed passes until there are
  * LATENCY_MIN_TIMINGS timings (at most LATENCY_MAX_PASSES passes each way).
  */
-export function measureLatency(
+function measureLatency(
   prepared: PreparedEvaluation,
   config: Config,
   ks: readonly number[] = DEFAULT_KS,
@@ -147,7 +145,7 @@ export function latencySummary(times: readonly number[]): LatencySummary {
  * sessions (multi-hop or exploratory), open-domain ones ask for inference (multi-hop or
  * exploratory), single-hop ones ask one fact (simple factual or entity lookup).
  */
-export const EXPECTED_TYPES: Readonly<Record<string, readonly QueryType[]>> = {
+const EXPECTED_TYPES: Readonly<Record<string, readonly QueryType[]>> = {
   'multi-hop': ['multi_hop', 'exploratory'],
   temporal: ['temporal'],
   'open-domain': ['multi_hop', 'exploratory'],
@@ -179,7 +177,7 @@ export function classifierConfusion(prepared: PreparedEvaluation): ConfusionMatr
 }
 
 /** Mean classifier time per question in microseconds (warm; timing only). */
-export function classifierMicroseconds(prepared: PreparedEvaluation, repeats = 20): number {
+function classifierMicroseconds(prepared: PreparedEvaluation, repeats = 20): number {
   const questions = prepared.dataset.questions
   if (questions.length === 0) return 0
   const classify = (): void => {
@@ -242,42 +240,4 @@ export function evaluatePrepared(
     turns: dataset.conversations.reduce((s, c) => s + c.turns.length, 0),
     conversations: dataset.conversations.length,
   }
-}
-
-/** A candidate row labelled for learning to rank: its query, relevance and features. */
-export interface LabelledCandidate {
-  readonly query: string
-  readonly category: string
-  readonly turn: string
-  /** 1 if the turn is gold evidence for the query, else 0. */
-  readonly relevant: 0 | 1
-  readonly score: number
-  readonly features: Float64Array
-}
-
-/**
- * Feature rows (CANDIDATE_FEATURES order) of every scored query's top `pool` engine candidates,
- * labelled with evidence relevance: the training data of a learned reranker (src/rank).
- */
-export function labelledCandidates(
-  prepared: PreparedEvaluation,
-  config: Config,
-  options: {pool?: number; queryIds?: readonly string[]} = {},
-): LabelledCandidate[] {
-  const out: LabelledCandidate[] = []
-  for (const q of queriesOf(prepared, options.queryIds)) {
-    const engine = prepared.engines.get(q.conversation) as RetrievalEngine
-    const evidence = new Set(q.evidence)
-    for (const row of candidateFeatures(engine, q.text, config, options.pool)) {
-      out.push({
-        query: q.id,
-        category: q.category,
-        turn: row.id,
-        relevant: evidence.has(row.id) ? 1 : 0,
-        score: row.score,
-        features: row.features,
-      })
-    }
-  }
-  return out
 }

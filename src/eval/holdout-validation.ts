@@ -40,7 +40,7 @@ export const NONINFERIORITY_MARGIN = 0.01
 export const MIN_TYPE_QUESTIONS = 20
 
 /** The pass rule in words, for reports and the profiles' criteria. */
-export function noninferiorityRule(metric: string, margin: number, confidence: number): string {
+function noninferiorityRule(metric: string, margin: number, confidence: number): string {
   return `pass when the lower bound of the ${Math.round(100 * confidence)}% paired bootstrap interval of ${metric} (profile - defaults) on the held-out questions is >= -${margin}`
 }
 
@@ -71,7 +71,7 @@ export interface HoldoutCandidate {
 }
 
 /** Profile minus defaults on some held-out questions. */
-export interface HoldoutDelta {
+interface HoldoutDelta {
   readonly queries: number
   readonly defaults_quality: number
   readonly quality: number
@@ -88,7 +88,7 @@ export interface HoldoutDelta {
   readonly worse: number
 }
 
-export interface HoldoutProfileCheck extends HoldoutDelta {
+interface HoldoutProfileCheck extends HoldoutDelta {
   readonly name: string
   readonly trial: number | null
   readonly tuning_quality: number | null
@@ -120,7 +120,7 @@ export interface HoldoutValidation {
 }
 
 /** The dataset id profiles name in their validation records (criteria's `dataset`). */
-export const HOLDOUT_DATA_ID = 'holdout'
+const HOLDOUT_DATA_ID = 'holdout'
 
 function deltaOf(d: MetricDifference, queries: number): HoldoutDelta {
   return {

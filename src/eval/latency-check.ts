@@ -22,7 +22,7 @@ export interface FrontLatencyReport {
 }
 
 /** An objective that can check its cost model against the clock (kt's retrieval objective). */
-export function canCheckLatency(
+function canCheckLatency(
   objective: Objective,
 ): objective is Objective & {checkLatency(config: Record<string, unknown>): LatencyCheck} {
   return typeof (objective as {checkLatency?: unknown}).checkLatency === 'function'

@@ -15,12 +15,12 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {fileSha256} from '../rank/provenance.js'
 
 /** The file a run keeps its per-question results in, beside report.json. */
-export const QUESTIONS_FILE = 'questions.json'
+const QUESTIONS_FILE = 'questions.json'
 
 /** Digits kept of each per-question value (ranking metrics are fractions such as 1/3). */
 const VALUE_DIGITS = 6
 
-export type LatencyKind = 'measured' | 'cost_model'
+type LatencyKind = 'measured' | 'cost_model'
 
 export interface SystemResults {
   readonly config: Config
@@ -144,7 +144,7 @@ export function loadQuestionResults(path: string): QuestionResults {
 }
 
 /** Checks the shape of a per-question record read from `where`. */
-export function parseQuestionResults(value: unknown, where: string): QuestionResults {
+function parseQuestionResults(value: unknown, where: string): QuestionResults {
   const fail = (field: string, expected: string, got: unknown): never => {
     throw new InputError(`${where}: ${field}`, expected, describeValue(got))
   }

@@ -16,11 +16,11 @@ export const RETRIEVAL_METRIC_NAMES: MetricNames = {
 }
 
 /** The priorities of issue 4. */
-export const FINANCIAL_P99_MS = 50
-export const HIGH_THROUGHPUT_QUALITY_SHARE = 0.8
-export const CODING_P99_MS = 20
+const FINANCIAL_P99_MS = 50
+const HIGH_THROUGHPUT_QUALITY_SHARE = 0.8
+const CODING_P99_MS = 20
 /** Quality within this of the best counts as a near-tie for a favoured parameter (one query in 200 at recall). */
-export const FAVOUR_TOLERANCE = 0.005
+const FAVOUR_TOLERANCE = 0.005
 
 export function domainRules(names: MetricNames = RETRIEVAL_METRIC_NAMES): ProfileRule[] {
   return [

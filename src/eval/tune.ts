@@ -30,10 +30,10 @@ export const RETRIEVAL_FIDELITY: Fidelity = {
  * with the largest effect in exploratory runs; the rest stay at their defaults. A full grid over
  * all twenty would need millions of points at two values each.
  */
-export const GRID_PARAMS = ['fusion', 'spread.max_depth', 'spread.retention', 'edge.episodic', 'seeds.count'] as const
+const GRID_PARAMS = ['fusion', 'spread.max_depth', 'spread.retention', 'edge.episodic', 'seeds.count'] as const
 
 /** The grid's sub-space: a selection of rows of the one table, not a second list. */
-export function gridSpace(names: readonly string[] = GRID_PARAMS): ParamSpace {
+function gridSpace(names: readonly string[] = GRID_PARAMS): ParamSpace {
   return {id: `${RETRIEVAL_SPACE.id}-grid`, params: RETRIEVAL_SPACE.params.filter((p) => names.includes(p.name))}
 }
 
@@ -43,7 +43,7 @@ export function gridSpace(names: readonly string[] = GRID_PARAMS): ParamSpace {
  * tier's queries, and the metrics carry every overall measure. Partial configurations are
  * completed with the defaults.
  */
-export function retrievalObjective(
+function retrievalObjective(
   prepared: PreparedEvaluation,
   tiers: readonly FidelityTier[],
   metric: string = DEFAULT_TUNING_METRIC,
@@ -79,7 +79,7 @@ export interface TuneOptions {
   readonly optimizer?: Optimizer
 }
 
-export interface TuneTrial {
+interface TuneTrial {
   readonly id: number
   readonly config: Config
   readonly tier: TierName

@@ -27,7 +27,7 @@ export const DEFAULT_SAMPLER: SamplerKind = 'logit'
 /** Reward levels by default: graded relevance 0..3 (TREC-style: not, partly, fairly, highly relevant). Binary feedback (levels 2) gives Beta posteriors. */
 export const DEFAULT_LEVELS = 4
 /** Most reward levels a tenant may declare (grades 0..10). */
-export const MAX_LEVELS = 11
+const MAX_LEVELS = 11
 
 /**
  * What feedback a tenant sends (tenant.ts):
@@ -35,7 +35,7 @@ export const MAX_LEVELS = 11
  *   must report every use. Labels, when sent as well, are further evidence.
  * - labels: graded labels only; silence is not a 0 (no implicit window), and a "used" is refused.
  */
-export const FEEDBACK_MODES = ['implicit', 'labels'] as const
+const FEEDBACK_MODES = ['implicit', 'labels'] as const
 export type FeedbackMode = (typeof FEEDBACK_MODES)[number]
 /** Tenants created before the setting existed worked as `implicit`. */
 export const DEFAULT_FEEDBACK: FeedbackMode = 'implicit'
@@ -74,7 +74,7 @@ function positive(value: unknown): boolean {
 }
 
 /** Checks settings read from a file or flags; `where` names the source. */
-export function checkSettings(settings: BanditSettings, where: string): void {
+function checkSettings(settings: BanditSettings, where: string): void {
   const {levels, sampler, forgetting: f} = settings
   if (!Number.isInteger(levels) || levels < 2 || levels > MAX_LEVELS)
     throw new InputError(`${where}: levels`, `an integer in 2..${MAX_LEVELS}`, describeValue(levels))

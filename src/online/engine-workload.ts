@@ -39,7 +39,7 @@ import {
 } from './workload.js'
 
 /** The question category each workload type draws from (LoCoMo 4 single-hop, 2 temporal). */
-export const POOL_CATEGORIES: Record<WorkloadType, QuestionCategory> = {
+const POOL_CATEGORIES: Record<WorkloadType, QuestionCategory> = {
   entity_lookup: 'single-hop',
   temporal: 'temporal',
 }
@@ -54,7 +54,7 @@ export const ENGINE_WORKLOAD_STEPS = 20000
  * Memoised configurations at most (each holds one hit flag per pool question); past this the memo
  * is cleared. Results do not depend on it (the engine is deterministic), only speed and memory.
  */
-export const MAX_MEMOISED_CONFIGS = 200_000
+const MAX_MEMOISED_CONFIGS = 200_000
 
 const NOT_COMPUTED = -1
 
@@ -173,7 +173,7 @@ export class EngineHits {
 }
 
 /** Whether the engine's top k for a question holds one of its evidence turns (0 or 1). */
-export function searchHits(q: PoolQuestion, config: Config, k: number): number {
+function searchHits(q: PoolQuestion, config: Config, k: number): number {
   const ranked = q.engine.search(q.text, config, k)
   for (const t of ranked.turns) if (q.evidence.includes(t)) return 1
   return 0
@@ -187,14 +187,14 @@ function mixValue(rates: readonly number[], mix: readonly number[]): number {
 }
 
 /** Hit rates of one configuration: per type, and mix-weighted per phase. */
-export interface HitRates {
+interface HitRates {
   by_type: Record<WorkloadType, number>
   /** Mix-weighted hit rate before and after the shift. */
   before: number
   after: number
 }
 
-export interface TunedPhase {
+interface TunedPhase {
   mix: number[]
   /** Mix-weighted pool hit rate of the tuned bins under the mix they were tuned for (in-sample). */
   hit_rate: number
@@ -246,7 +246,7 @@ export interface EngineWorkloadReport {
   }
 }
 
-export const TUNED_REFERENCE_NOTE =
+const TUNED_REFERENCE_NOTE =
   'tuned in-sample: the best bins per phase by coordinate ascent on the very questions it is scored on; an upper reference, not a true oracle'
 
 export interface EngineWorkloadOptions extends WorkloadOptions {
@@ -263,7 +263,7 @@ function hitRatesOf(hits: EngineHits, config: Config, mixes: readonly number[][]
 }
 
 /** The tuned reference for one mix: coordinate ascent over the bandits' bins from the profile's bins. */
-export function tuneForMix(
+function tuneForMix(
   hits: EngineHits,
   dims: readonly Dimension[],
   profile: Config,

@@ -39,23 +39,23 @@
 import type {ArmPosteriors} from './posterior.js'
 
 /** Default period of the scheduled decay, in queries (the issue: "5% every 500 queries"). */
-export const DECAY_EVERY_QUERIES = 500
+const DECAY_EVERY_QUERIES = 500
 /** Default share of the evidence removed at each scheduled decay (the issue). */
-export const DECAY_FRACTION = 0.05
+const DECAY_FRACTION = 0.05
 /** Page-Hinkley tolerance delta: falls of the mean smaller than this are ignored (rewards in [0, 1]). */
-export const PH_DELTA = 0.1
+const PH_DELTA = 0.1
 /**
  * Page-Hinkley alarm threshold lambda on the cumulative deviation: a fall of 0.4 in the mean is
  * caught after about 80 outcomes. 8 sufficed for one bandit (no false alarm on stationary `lin`)
  * but fired during ordinary learning in the 13-dimension workload simulation; 25 did not.
  */
-export const PH_LAMBDA = 25
+const PH_LAMBDA = 25
 /** Outcomes needed since the last reset before an alarm may be raised (the reference mean is noise before that). */
-export const PH_MIN_SAMPLES = 30
+const PH_MIN_SAMPLES = 30
 /** The reference mean is an exponentially weighted mean with weight 1/PH_REFERENCE_WINDOW (the running mean over the first outcomes). */
-export const PH_REFERENCE_WINDOW = 500
+const PH_REFERENCE_WINDOW = 500
 /** Share of evidence the non-incumbent arms keep at an alarm (the incumbent keeps none). */
-export const ALARM_KEEP_OTHERS = 0.3
+const ALARM_KEEP_OTHERS = 0.3
 /**
  * Change model: idle queries after which an arm of a one-dimension bandit has changed with prior
  * probability 1/2; in a tenant each arm's half-life is this times the number of dimensions (the
@@ -65,7 +65,7 @@ export const ALARM_KEEP_OTHERS = 0.3
  * 15000 is the longest that keeps the rise recovery under 500 steps with a margin over seeds
  * (seeds 1, 2: 427, 438). In `lin` it costs about one pull of every bin per 430 queries.
  */
-export const CHANGE_HALF_LIFE_QUERIES = 15_000
+const CHANGE_HALF_LIFE_QUERIES = 15_000
 /**
  * An open suspicion that gets no result for this many queries is decided by its more probable
  * side. Without it, a suspicion whose fresh evidence happened to favour "changed" (a lucky
@@ -110,7 +110,7 @@ export type ForgettingSettings =
  * was accepted and decay never ran.)
  */
 export const MAX_DECAY_EVERY_QUERIES = 1_000_000_000
-export const PERIODIC_DEFAULTS: ForgettingSettings = {
+const PERIODIC_DEFAULTS: ForgettingSettings = {
   kind: 'periodic',
   every: DECAY_EVERY_QUERIES,
   fraction: DECAY_FRACTION,

@@ -61,14 +61,11 @@ import {
 } from './journal-segments.js'
 export {
   FRAME_HEADER_BYTES,
-  FRAME_MAGIC,
   JOURNAL_DIR,
   deadRecordsFor,
   deadSegments,
   readSegment,
-  removeDeadSegmentTemps,
   type JournalRecord,
-  type SegmentContents,
 } from './journal-segments.js'
 
 /**
@@ -76,7 +73,7 @@ export {
  * 2 s; retiring one syncs every tenant log written meanwhile (100 tenants: about 8 ms of kernel
  * CPU), and a dead one is read whole by recovery (about 2 ms).
  */
-export const SEGMENT_BYTES = 4 * 1024 * 1024
+const SEGMENT_BYTES = 4 * 1024 * 1024
 /**
  * Flushes that may be in flight at once. With 1, a request that arrives during a sync waits for it
  * and then for its own (1.5 syncs on average); with 2 the next batch starts at once, at the price
@@ -84,15 +81,15 @@ export const SEGMENT_BYTES = 4 * 1024 * 1024
  * runs of 1 and 2 at load average 13-19 did not separate (queries/s and CPU per query within the
  * noise of the shared disk); 2 is kept for the shorter wait when syncs are fast.
  */
-export const MAX_INFLIGHT_FLUSHES = 2
+const MAX_INFLIGHT_FLUSHES = 2
 /** Tenant-log syncs a checkpoint runs at once (bin/kt.js gives `kt online serve` a thread pool with room for these, the journal's flushes and a segment being prepared). */
-export const CHECKPOINT_SYNCS_AT_ONCE = 2
+const CHECKPOINT_SYNCS_AT_ONCE = 2
 /** Zeros written at a time while preparing a segment. */
 const ZERO_CHUNK = 1024 * 1024
 /** How often a journal short of disk space tries again to prepare its next segment and to retire the segments it kept. */
-export const DISK_RETRY_MS = 1000
+const DISK_RETRY_MS = 1000
 /** Longest a batch that needs the next segment waits for the disk to make room for it before the journal fails. */
-export const ROTATE_WAIT_MS = 60_000
+const ROTATE_WAIT_MS = 60_000
 
 /** A tenant whose events are journaled: it writes its lines to its own log at a checkpoint. */
 export interface JournalClient {
@@ -171,7 +168,7 @@ export interface JournalStats extends CommitStats {
  * prepared (the disk is full). Thrown by append() before the caller applies anything; the request
  * may be sent again. `code` is an errno, as the write calls' own errors have.
  */
-export class DiskFullError extends Error {
+class DiskFullError extends Error {
   readonly code = 'ENOSPC'
   constructor(detail: string) {
     super(`the journal has no room for more events: ${detail}`)

@@ -63,7 +63,7 @@ export const SERVER_SIDE_CODES: ReadonlySet<OnlineErrorCode> = new Set(['state_d
  * A tenant over its cap of remembered queries forgets down to this fraction of it (limitPending), so
  * one forget event is logged per tenth of the cap, not one per query.
  */
-export const PENDING_TRIM_TO = 0.9
+const PENDING_TRIM_TO = 0.9
 
 /** Query types a choose may name: the retrieval query classifier's (src/engine/retrieval/classifier.ts). */
 export const CHOOSE_TYPES = QUERY_TYPES
@@ -235,7 +235,7 @@ export const DEFAULT_SEED = 42
  * A routed profile's per-type overrides seed each type's bandits on a per_type tenant; without
  * per_type a routed profile with overrides is refused (they would be dropped).
  */
-export interface ProfileSource {
+interface ProfileSource {
   /** The profile as parsed JSON (a kt_profile document of any kind kt reads). */
   document: unknown
   /** What names it in errors and in the init record: its file, or the request field it came in. */
@@ -251,7 +251,7 @@ export interface ProfileSource {
 }
 
 /** An engine file's parameter table to keep beside the tenants (kt online init --engine). */
-export interface EngineSpaceSource {
+interface EngineSpaceSource {
   space: ParamSpace
   /** The engine file (named when a different table is kept under the same id). */
   file: string

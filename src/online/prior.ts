@@ -21,7 +21,7 @@ import {BASE_PRIOR_COUNT} from './posterior.js'
 /** Pseudo-observations of top reward the profile's bin receives (the strength of the profile prior). */
 export const PROFILE_PRIOR_STRENGTH = 2
 /** Standard deviation, in bins, of the kernel that spreads the profile prior to neighbouring bins. */
-export const PROFILE_PRIOR_WIDTH_BINS = 1
+const PROFILE_PRIOR_WIDTH_BINS = 1
 /** Kernel weights below this are dropped (beyond about 3 bins at width 1), so distant arms keep the flat prior exactly. */
 const NEGLIGIBLE_WEIGHT = 0.01
 

@@ -66,7 +66,7 @@ function buildZigguratTables(): void {
 buildZigguratTables()
 
 /** Uniform in the open interval (0, 1) from one 32-bit draw (never 0, so its log is finite). */
-export function openUniform(rng: U32Source): number {
+function openUniform(rng: U32Source): number {
   return (rng.nextU32() + 0.5) * INV_2_32
 }
 

@@ -19,23 +19,23 @@ import {type Forgetting, type ForgettingSettings, forgettingDefaults, makeForget
 import {type SamplerKind, DrawStream, streamSeed} from './sampling.js'
 
 /** Arms in every simulated environment (the issue). */
-export const SIM_ARMS = 10
+const SIM_ARMS = 10
 /** lin: arm k has Bernoulli mean LIN_BASE + LIN_STEP k (the issue: 0.10 + 0.08k). */
-export const LIN_BASE = 0.1
-export const LIN_STEP = 0.08
+const LIN_BASE = 0.1
+const LIN_STEP = 0.08
 /** hard: one arm at HARD_BEST, the other nine at HARD_OTHER (the issue). */
-export const HARD_BEST = 0.5
-export const HARD_OTHER = 0.45
+const HARD_BEST = 0.5
+const HARD_OTHER = 0.45
 /** cat5: rewards on CAT5_LEVELS levels {0, .25, .5, .75, 1} (the issue). */
-export const CAT5_LEVELS = 5
+const CAT5_LEVELS = 5
 /** switch-rise: the worst arm jumps to this mean at T/2 (the issue). */
-export const RISE_TO = 0.95
+const RISE_TO = 0.95
 /** switch-drop: the best arm drops to this mean at T/2 (the issue). */
-export const DROP_TO = 0.05
+const DROP_TO = 0.05
 /** eps-greedy's exploration rate (the issue: 0.1). */
-export const EPSILON = 0.1
+const EPSILON = 0.1
 /** Share of the final steps over which the optimal-pull share is reported (the issue: last 10%). */
-export const LAST_SHARE = 0.1
+const LAST_SHARE = 0.1
 /**
  * Recovery after a switch: W = RECOVERY_WINDOW steps of trailing window, threshold
  * RECOVERY_SHARE of optimal pulls in it. A run recovers at the first step after the switch from
@@ -52,17 +52,16 @@ export const RECOVERY_SHARE = 0.5
  * sampling's regret grows like log T and epsilon-greedy's linearly (a fixed exploration rate pays
  * for every step), so which is lower depends on the horizon; one run shows the whole curve.
  */
-export const REGRET_CURVE_FIRST = 100
+const REGRET_CURVE_FIRST = 100
 const ONE_TWO_FIVE = [1, 2, 5] as const
 /** The algorithm the comparisons are about; every other simulated algorithm is its baseline. */
-export const COMPARED = 'ts'
+const COMPARED = 'ts'
 /** Bootstrap resamples (over runs) of the comparisons' intervals. */
-export const COMPARISON_RESAMPLES = 2000
+const COMPARISON_RESAMPLES = 2000
 
-export const ENVIRONMENTS = ['lin', 'hard', 'rand', 'cat5', 'switch-rise', 'switch-drop', 'switch-reverse'] as const
-export type EnvironmentName = (typeof ENVIRONMENTS)[number]
-export const ALGORITHMS = ['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'] as const
-export type AlgorithmName = (typeof ALGORITHMS)[number]
+export type EnvironmentName = 'lin' | 'hard' | 'rand' | 'cat5' | 'switch-rise' | 'switch-drop' | 'switch-reverse'
+const ALGORITHMS = ['ts', 'ts-decay', 'ts-adaptive', 'ucb1', 'eps-greedy'] as const
+type AlgorithmName = (typeof ALGORITHMS)[number]
 
 /** One run of an environment: reward levels and, per phase, the level probabilities of every arm. */
 export interface EnvironmentRun {
@@ -140,7 +139,7 @@ export interface Policy {
 }
 
 /** Thompson sampling on one dimension with a forgetting policy: exactly the tenant code path. */
-export class ThompsonPolicy implements Policy {
+class ThompsonPolicy implements Policy {
   readonly posterior: ArmPosteriors
   private readonly forgetting: Forgetting
   private steps = 0
@@ -261,7 +260,7 @@ export interface SimulateOptions {
   algorithms?: readonly AlgorithmName[]
 }
 
-export function makePolicy(
+function makePolicy(
   name: AlgorithmName,
   levels: number,
   options: Pick<SimulateOptions, 'sampler' | 'adaptive'>,
@@ -386,7 +385,7 @@ export interface AlgorithmSummary {
 }
 
 /** An interval estimate: which kind of delta it is is named by the field holding it. */
-export interface Estimate {
+interface Estimate {
   estimate: number
   low: number | null
   high: number | null

@@ -121,7 +121,3 @@ export function spaceById(id: string, where = 'space', dir?: string): ParamSpace
     describeValue(id),
   )
 }
-
-export function spaceIds(): string[] {
-  return Object.keys(SPACES)
-}

@@ -89,14 +89,14 @@ export const MAX_TENANT_ID_LENGTH = 64
 /** Tenant ids: letters, digits, dot, dash, underscore, starting with a letter or digit (so no '/', '\\', '..' or hidden names). */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 /** Events between snapshots: bounds replay after a crash to this many lines. */
-export const SNAPSHOT_EVERY_EVENTS = 200
+const SNAPSHOT_EVERY_EVENTS = 200
 /** Format tag of the state file. */
 /**
  * Format tag of the state file. 2: snapshots written before it may lack the outcomes of used queries
  * whose window was open at the snapshot (fixed in tenant.ts), so a /1 snapshot is discarded and the
  * learner rebuilt from the log.
  */
-export const STATE_FORMAT = 'kt-online-state/3'
+const STATE_FORMAT = 'kt-online-state/3'
 /**
  * 3: the snapshot records `chain`, the log's chained checksum at the end of the part it covers (see
  * LOG_FORMAT), so a byte changed in that part is noticed on open; a /2 snapshot is discarded and the
@@ -112,10 +112,10 @@ export const STATE_FORMAT = 'kt-online-state/3'
  */
 export const LOG_FORMAT = 2
 /** 64 bits of sha256 per line: a random corruption goes unnoticed with probability 2^-64, for 16 bytes a line. */
-export const CHAIN_HEX_CHARS = 16
+const CHAIN_HEX_CHARS = 16
 
 /** How long opening waits for a tenant another process has open (the shared lock's default wait). */
-export const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
+const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
 
 const LOG_FILE = 'log.jsonl'
 const STATE_FILE = 'state.json'

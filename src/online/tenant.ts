@@ -111,7 +111,7 @@ export type TenantEvent =
  * counted expired); feedback naming a forgotten query by kt's id is late, by the caller's id
  * unknown (as after the label window). Logged, so replay forgets the same queries.
  */
-export type ForgetEvent = {e: 'forget'; t: number; n: number}
+type ForgetEvent = {e: 'forget'; t: number; n: number}
 
 export interface Counters {
   queries: number
@@ -159,7 +159,7 @@ export interface LearnerState {
 }
 
 /** Longest caller-supplied query id. */
-export const MAX_CALLER_QUERY_ID_LENGTH = 128
+const MAX_CALLER_QUERY_ID_LENGTH = 128
 /** Caller query ids: printable ASCII without spaces. */
 const CALLER_QUERY_ID_PATTERN = /^[\x21-\x7e]+$/
 

@@ -38,7 +38,7 @@ export const QUALITY_FLOOR = 0.1
 /** Quality at a type's preferred configuration. */
 export const QUALITY_PEAK = 0.8
 /** Share of entity lookups before the shift and of temporal questions after it. */
-export const MAJORITY_SHARE = 0.9
+const MAJORITY_SHARE = 0.9
 /** A used node is reported 1..USE_DELAY_MAX_S seconds after its query (inside the 5-minute window). */
 export const USE_DELAY_MAX_S = 30
 const MS_PER_QUERY = 1000
@@ -106,7 +106,7 @@ export function mixAt(step: number, shiftAt: number): number[] {
 }
 
 /** Sweeps of coordinate ascent at most (a sweep tries every other arm of every dimension). */
-export const MAX_ASCENT_SWEEPS = 50
+const MAX_ASCENT_SWEEPS = 50
 /** An improvement this small is rounding, not a better configuration. */
 const ASCENT_TOLERANCE = 1e-12
 
@@ -151,11 +151,9 @@ export function oracleArms(
   return coordinateAscent(dims, base, (config) => model.mixQuality(config, mix)).arms
 }
 
-export const WORKLOAD_POLICIES = ['profile', 'ts', 'ts-decay', 'ts-adaptive', 'oracle'] as const
-export type WorkloadPolicy = (typeof WORKLOAD_POLICIES)[number]
 /** The policies that learn: a tenant's bandits without forgetting, with the scheduled decay, with change detection. */
-export const LEARNING_POLICIES = ['ts', 'ts-decay', 'ts-adaptive'] as const
-export type LearningPolicy = (typeof LEARNING_POLICIES)[number]
+const LEARNING_POLICIES = ['ts', 'ts-decay', 'ts-adaptive'] as const
+type LearningPolicy = (typeof LEARNING_POLICIES)[number]
 
 function forgettingOf(policy: LearningPolicy): ForgettingSettings {
   return policy === 'ts-decay'
@@ -190,7 +188,7 @@ export function learnerPolicies(perType = false): WorkloadPolicySpec[] {
 }
 
 /** What the reward model made of one served query. */
-export interface ServedQuery {
+interface ServedQuery {
   /** The step's recorded quality (synthetic: expected quality under the mix; engine: the query's hit, 0 or 1). */
   readonly quality: number
   /** Seconds until the retrieved node is used (1..USE_DELAY_MAX_S), or 0 when it never is. */
@@ -198,7 +196,7 @@ export interface ServedQuery {
 }
 
 /** One run's query stream under a reward model. */
-export interface WorkloadEpisode {
+interface WorkloadEpisode {
   /** Draws the type of query `t` (index into WORKLOAD_TYPES) from `mix`; called once per step, before serve. */
   type(t: number, mix: readonly number[]): number
   /**
@@ -325,7 +323,7 @@ function playPolicy(
   return {quality, finalBest: Array.from((perType ? learner.banditFor(WORKLOAD_TYPES[1]) : learner.bandit).bestArms())}
 }
 
-export interface WorkloadWindow {
+interface WorkloadWindow {
   from: number
   to: number
   quality_mean: number

@@ -23,12 +23,12 @@ import type {SplitName} from './report.js'
  * With a single conversation all three splits are drawn from its queries (reported as such).
  */
 
-export const TEST_CONVERSATION_SHARE = 0.2
-export const VALID_QUERY_SHARE = 0.25
+const TEST_CONVERSATION_SHARE = 0.2
+const VALID_QUERY_SHARE = 0.25
 /** Label of an evidence turn (binary feedback: the turn was used). */
-export const EVIDENCE_LABEL = 1
+const EVIDENCE_LABEL = 1
 
-export interface FeatureLogRecord {
+interface FeatureLogRecord {
   qid: string
   label: number
   features: Record<string, number>
@@ -42,7 +42,7 @@ export interface FeatureLogRecord {
  * The engine's candidates for one query as feature-log records: the engine's features, then the
  * chosen query-level blocks (rerankerInputs, the query-time code path).
  */
-export function queryRecords(
+function queryRecords(
   engine: RetrievalEngine,
   query: EvalQuery,
   config: Config,
@@ -68,7 +68,7 @@ export function queryRecords(
   })
 }
 
-export interface LogSplit {
+interface LogSplit {
   queries: EvalQuery[]
   conversations: string[]
 }
@@ -77,7 +77,7 @@ export interface LogSplit {
  * Assigns queries to train/valid/test (see the module comment). `testConversations` picks the
  * held-out conversations explicitly (e.g. the ones the engine's defaults were not tuned on).
  */
-export function splitForLog(
+function splitForLog(
   queries: readonly EvalQuery[],
   seed: number,
   testConversations?: readonly string[],

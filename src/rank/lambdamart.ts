@@ -82,7 +82,7 @@ export interface LambdaMartModel {
   readonly base?: ModelBase
 }
 
-export interface ModelBase {
+interface ModelBase {
   /** Column index in featureNames. */
   readonly feature: number
   readonly weight: number
@@ -296,7 +296,7 @@ export function trainLambdaMart(
  * different labels), or no split with gain above MIN_SPLIT_GAIN that leaves min-data documents and
  * the minimum Hessian on each side.
  */
-export function noTreeReason(train: LtrDataset, params: LambdaMartParams, grad: Float64Array): string {
+function noTreeReason(train: LtrDataset, params: LambdaMartParams, grad: Float64Array): string {
   const n = numDocs(train)
   if (n < 2 * params.minDataInLeaf) {
     return `${n} training documents cannot fill two leaves of min-data ${params.minDataInLeaf} (lower --min-data, or add data)`
@@ -308,7 +308,7 @@ export function noTreeReason(train: LtrDataset, params: LambdaMartParams, grad: 
 }
 
 /** Split gain summed per feature over the model's trees, largest first. */
-export function featureImportance(model: LambdaMartModel): FeatureImportance[] {
+function featureImportance(model: LambdaMartModel): FeatureImportance[] {
   const gain = new Float64Array(model.featureNames.length)
   const splits = new Int32Array(model.featureNames.length)
   for (const tree of model.trees) {

@@ -12,7 +12,7 @@ import {NdcgEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
  */
 
 /** Coordinate-ascent schedule, RankLib CoordinateAscent defaults (nRestart 5, nMaxIteration 25, stepBase 0.05, stepScale 2, tolerance 0.001). */
-export const ASCENT = {
+const ASCENT = {
   restarts: 5,
   stepsPerDirection: 25,
   /** First step when a weight is 0 (RankLib: 0.001). */

@@ -139,7 +139,7 @@ export function readModel(path: string): SavedModel {
   return checkSavedModel(readJson(path), path)
 }
 
-export function checkSavedModel(value: unknown, where: string): SavedModel {
+function checkSavedModel(value: unknown, where: string): SavedModel {
   const parsed = savedModelSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]

@@ -32,10 +32,10 @@ import {DatasetBuilder, MAX_LABEL, type LtrDataset} from './dataset.js'
  * Yahoo! LTR 700, Istella 220); a larger index is a corrupt line, and accepting it would allocate
  * a huge dense row per document.
  */
-export const MAX_FEATURE_INDEX = 10_000
+const MAX_FEATURE_INDEX = 10_000
 
 /** Sidecar group-file suffix for the libsvm form (LightGBM reads `train.txt.query`). */
-export const QUERY_FILE_SUFFIX = '.query'
+const QUERY_FILE_SUFFIX = '.query'
 
 /** Reads a data file in whichever of the three forms it is (see the module comment). */
 export function readLtrFile(path: string): LtrDataset {

@@ -20,8 +20,8 @@ import type {LambdaMartParams} from './lambdamart.js'
  */
 
 /** Debian's interpreter, which has python3-xgboost (a pyenv python3 on PATH may not). */
-export const PEER_PYTHON = '/usr/bin/python3'
-export const XGBOOST_PEER_SCRIPT = join(packageRoot, 'src', 'rank', 'peers', 'xgboost_rank.py')
+const PEER_PYTHON = '/usr/bin/python3'
+const XGBOOST_PEER_SCRIPT = join(packageRoot, 'src', 'rank', 'peers', 'xgboost_rank.py')
 /**
  * Threads of the peer run whose scores are compared: XGBoost's default on the 2-core machine where
  * the issue's reference (0.799 / 0.702, ../shared/ltr/README.md) was measured.

@@ -19,7 +19,7 @@ import {readLtrFile} from './parse.js'
  */
 
 /** The splits a model was fitted (train) or selected (valid: early stopping, tuning) on. */
-export const SEEN_SPLITS = ['train', 'valid'] as const
+const SEEN_SPLITS = ['train', 'valid'] as const
 export type SeenSplit = (typeof SEEN_SPLITS)[number]
 
 /** sha256 of a file's bytes, in hex. */
@@ -68,7 +68,7 @@ export function describeSeen(split: SeenSplit): string {
  * query found in another file of the same form matches whatever the line order, the query id or
  * the sparse LETOR file's width. Unjudged queries count in no NDCG mean and are left out.
  */
-export function queryFingerprints(data: LtrDataset): Map<string, string> {
+function queryFingerprints(data: LtrDataset): Map<string, string> {
   const width = numFeatures(data)
   const out = new Map<string, string>()
   for (let q = 0; q < numQueries(data); q++) {

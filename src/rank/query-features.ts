@@ -24,11 +24,11 @@ import {ENGINE_SCORE_FEATURE, formatNameList} from './report.js'
  * relearn that normalisation from few queries.
  */
 
-export const QUERY_FEATURE_KINDS = ['qmax', 'qrank'] as const
+const QUERY_FEATURE_KINDS = ['qmax', 'qrank'] as const
 export type QueryFeatureKind = (typeof QUERY_FEATURE_KINDS)[number]
 
 /** Columns a query-level block is computed from: the engine's features and its fused score. */
-export const QUERY_FEATURE_SOURCES: readonly string[] = [...CANDIDATE_FEATURES, ENGINE_SCORE_FEATURE]
+const QUERY_FEATURE_SOURCES: readonly string[] = [...CANDIDATE_FEATURES, ENGINE_SCORE_FEATURE]
 
 /** Which columns a reranker reads, beyond the always-present CANDIDATE_FEATURES. */
 export interface FeatureLayout {
@@ -48,7 +48,7 @@ export function layoutNames(layout: FeatureLayout): string[] {
 }
 
 /** Every layout a model may have (each subset of query blocks, with and without the engine score). */
-export function allLayouts(): FeatureLayout[] {
+function allLayouts(): FeatureLayout[] {
   const out: FeatureLayout[] = []
   for (let mask = 0; mask < 1 << QUERY_FEATURE_KINDS.length; mask++) {
     const queryFeatures = QUERY_FEATURE_KINDS.filter((_, i) => (mask & (1 << i)) !== 0)

@@ -59,7 +59,6 @@ import {describeSeen, fileSha256, seenOverlap, seenUse} from './provenance.js'
 export const REGISTRY_INDEX = 'registry.json'
 /** Versions kept (the issue: "the last three versions are kept with their metrics"). */
 export const KEEP_VERSIONS = 3
-export {DEFAULT_REGISTRY} from './defaults.js'
 
 const METRIC = `ndcg@${PRIMARY_CUTOFF}` as const
 
@@ -238,7 +237,7 @@ export interface DeployOutcome {
 }
 
 /** The data the gate judged on, and its rule. */
-export interface GateRecord {
+interface GateRecord {
   file: string
   /** sha256 of the file's bytes (null for in-memory data without a file). */
   sha256: string | null
@@ -283,7 +282,7 @@ export interface DeployOptions {
 const DEPLOY_SEED = 42
 
 /** The gate's rule in words (reports, --json). */
-export function gateRule(margin: number, confidence = DEFAULT_CONFIDENCE): string {
+function gateRule(margin: number, confidence = DEFAULT_CONFIDENCE): string {
   return `deploy when the lower bound of the ${Math.round(100 * confidence)}% paired bootstrap interval of ${METRIC} (candidate - baseline) on held-out queries is >= -${margin}, against the engine's own order and against the current model`
 }
 
@@ -396,7 +395,7 @@ function checkSameFeatures(candidate: SavedModel, candidatePath: string, current
  * model reads it, then the columns picked by name (alignColumns). A file lacking a model column,
  * or logged with another pool than a query-level model's, is a one-line InputError naming it.
  */
-export function validationData(data: LtrDataset, saved: SavedModel, modelPath: string): LtrDataset {
+function validationData(data: LtrDataset, saved: SavedModel, modelPath: string): LtrDataset {
   const appendScore =
     saved.feature_names.includes(ENGINE_SCORE_FEATURE) &&
     !data.featureNames.includes(ENGINE_SCORE_FEATURE) &&

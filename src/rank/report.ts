@@ -32,7 +32,7 @@ import {Rng, hashString} from '../util/rng.js'
  * learning curve and feature importance by gain. A split that was not given is absent.
  */
 
-export const SPLIT_NAMES = ['train', 'valid', 'test'] as const
+const SPLIT_NAMES = ['train', 'valid', 'test'] as const
 export type SplitName = (typeof SPLIT_NAMES)[number]
 
 export interface TrainReportOptions {
@@ -55,7 +55,7 @@ export interface TrainReportOptions {
 }
 
 /** LambdaMART against the peer on one split: both scoring conventions, and the paired interval. */
-export interface PeerSplitComparison {
+interface PeerSplitComparison {
   /** Mean NDCG@10 over judged queries (kt's convention) and over all queries with an unjudged query scoring 1 (XGBoost's and LightGBM's). */
   kt: {judged: number; all_unjudged_as_1: number}
   peer: {judged: number; all_unjudged_as_1: number}
@@ -63,7 +63,7 @@ export interface PeerSplitComparison {
   delta: ScorerComparison
 }
 
-export interface PeerReport {
+interface PeerReport {
   peer: string
   settings: PeerSettings
   /** XGBoost's nthread in the runs whose scores are compared (PEER_QUALITY_THREADS). */
@@ -81,7 +81,7 @@ export interface PeerReport {
 }
 
 /** One peer run's training time, ms. */
-export interface PeerRunTime {
+interface PeerRunTime {
   threads: number
   omp_wait_policy: string
   train_ms: number
@@ -96,7 +96,7 @@ export interface PeerRunTime {
  * shared machine do not inflate) and with XGBoost's default threads (its wall time as users run it,
  * the run whose scores are compared).
  */
-export interface PeerTiming {
+interface PeerTiming {
   /** kt's training, which in `kt rerank train` includes scoring every given split after each tree (the learning curve). */
   kt_train_ms: number
   kt_train_cpu_ms: number
@@ -149,7 +149,7 @@ export interface TrainReport {
   model?: string
 }
 
-export const NO_RELEVANT_CONVENTION =
+const NO_RELEVANT_CONVENTION =
   'queries without any relevant document are skipped (left out of every mean, and give no gradients)'
 
 /**
@@ -460,9 +460,9 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
 }
 
 /** A best validation size below this many trees means the model fits (and overfits) fast. */
-export const FEW_TREES = 10
+const FEW_TREES = 10
 /** The last share of the grown trees in which a new validation best counts as "still rising". */
-export const RISING_TAIL = 0.1
+const RISING_TAIL = 0.1
 /**
  * Train minus validation NDCG@10 at the chosen size above which the model is said to memorise: it
  * ranks the queries it saw that much better than unseen ones (MQ2008 at the peer's settings: train
@@ -701,7 +701,7 @@ export function formatTrainReport(report: TrainReport): string {
 export const TIMING_HEADER = 'Timing (varies from run to run; everything above is deterministic):'
 
 /** The peer's timing lines: the judged one-thread CPU ratio, then XGBoost's default-thread wall time. */
-export function formatPeerTiming(p: PeerReport): string[] {
+function formatPeerTiming(p: PeerReport): string[] {
   const t = p.timing
   const ms = (x: number): string => x.toFixed(0)
   const one = t.peer_one_thread
@@ -714,7 +714,7 @@ export function formatPeerTiming(p: PeerReport): string[] {
 }
 
 /** The peer section of the human report (quality only; its timing is in the report's last section). */
-export function formatPeer(p: PeerReport): string {
+function formatPeer(p: PeerReport): string {
   const signed = (x: number | null): string =>
     x === null || Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(METRIC_DIGITS)}`
   const s = p.settings

@@ -57,7 +57,7 @@ export interface LoadedReranker {
 }
 
 /** The `--reranker` value that means "the registry's current version". */
-export const DEPLOYED_RERANKER = 'deployed'
+const DEPLOYED_RERANKER = 'deployed'
 
 /**
  * Loads a reranker for the engine: `spec` is a model file written by `kt rerank train --save`, or

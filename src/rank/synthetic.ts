@@ -20,13 +20,13 @@ import {DatasetBuilder, numFeatures, numQueries, selectQueries, type LtrDataset}
  * none) and per-document noise N(0, LATENT_NOISE_SD).
  */
 
-export const SYNTHETIC_FEATURES = 12
+const SYNTHETIC_FEATURES = 12
 /** Share of documents at or above each grade 1..4 (label quantile cut points of the latent). */
-export const GRADE_QUANTILES = [0.5, 0.75, 0.9, 0.97] as const
+const GRADE_QUANTILES = [0.5, 0.75, 0.9, 0.97] as const
 /** Noise on each document's latent relevance: the part no scorer can explain. */
-export const LATENT_NOISE_SD = 0.35
+const LATENT_NOISE_SD = 0.35
 /** Spread of per-query offsets of the latent relevance. */
-export const QUERY_SHIFT_SD = 0.4
+const QUERY_SHIFT_SD = 0.4
 /** Interaction term: both features above this level. */
 const INTERACTION_LEVEL = 0.6
 const INTERACTION_WEIGHT = 1.6
@@ -38,7 +38,7 @@ const MAX_HOPS = 3
  * only linearly (f3, f4 +0.8 x each, f5 +0.6 x) so tuned linear fusion is the right model class and
  * LambdaMART should not beat it by much; it shows the win on 'mixed' comes from the structure.
  */
-export type SyntheticStructure = 'mixed' | 'linear'
+type SyntheticStructure = 'mixed' | 'linear'
 
 export interface SyntheticOptions {
   structure?: SyntheticStructure
@@ -50,7 +50,7 @@ export interface SyntheticOptions {
 }
 
 /** Latent relevance of one feature row (before noise), the generator's ground truth. */
-export function syntheticLatent(x: ArrayLike<number>, offset = 0, structure: SyntheticStructure = 'mixed'): number {
+function syntheticLatent(x: ArrayLike<number>, offset = 0, structure: SyntheticStructure = 'mixed'): number {
   const f = (i: number): number => x[offset + i - 1]
   if (structure === 'linear')
     return 1.0 * f(1) + 0.8 * f(2) + 0.8 * f(3) + 0.8 * f(4) + 0.6 * f(5) - 0.6 * f(6) - 0.3 * f(8) * MAX_HOPS
@@ -106,22 +106,22 @@ export function splitByQueries(data: LtrDataset, sizes: readonly number[]): LtrD
 }
 
 /** Decimal places of feature values in written files (enough for the bins, small files). */
-export const WRITTEN_DIGITS = 4
+const WRITTEN_DIGITS = 4
 
 /** Writes LETOR text (`label qid:Q 1:v ... # doc N`). */
-export function formatLetor(data: LtrDataset, digits = WRITTEN_DIGITS): string {
+function formatLetor(data: LtrDataset, digits = WRITTEN_DIGITS): string {
   return formatLines(data, digits, true)
 }
 
 /** Writes the libsvm form: data lines without qid, and the `.query` sidecar of group sizes. */
-export function formatLibsvmWithGroups(data: LtrDataset, digits = WRITTEN_DIGITS): {data: string; groups: string} {
+function formatLibsvmWithGroups(data: LtrDataset, digits = WRITTEN_DIGITS): {data: string; groups: string} {
   const sizes: string[] = []
   for (let q = 0; q < numQueries(data); q++) sizes.push(String(data.queryOffsets[q + 1] - data.queryOffsets[q]))
   return {data: formatLines(data, digits, false), groups: sizes.join('\n') + '\n'}
 }
 
 /** Writes a kt feature log (JSONL, one candidate per line, see parse.ts). */
-export function formatFeatureLog(data: LtrDataset, digits = WRITTEN_DIGITS): string {
+function formatFeatureLog(data: LtrDataset, digits = WRITTEN_DIGITS): string {
   const width = numFeatures(data)
   const lines: string[] = []
   for (let q = 0; q < numQueries(data); q++) {

@@ -45,7 +45,7 @@ export interface RegressionTree {
  * not be taken (LightGBM uses kEpsilon = 1e-15 in the same test; histograms of sums of thousands of
  * lambdas carry more rounding noise, hence a larger floor).
  */
-export const MIN_SPLIT_GAIN = 1e-12
+const MIN_SPLIT_GAIN = 1e-12
 
 /** Per-bin gradient sum, Hessian sum and count, three slots per bin. */
 const SLOTS = 3
@@ -233,7 +233,7 @@ function leafObjective(g: number, h: number, l2: number): number {
 }
 
 /** The best admissible split of a leaf, or undefined when none gains or limits forbid it. */
-export function findBestSplit(
+function findBestSplit(
   data: BinnedData,
   leaf: Pick<Leaf, 'begin' | 'end' | 'depth' | 'sumG' | 'sumH' | 'histogram'>,
   params: TreeParams,

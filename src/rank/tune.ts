@@ -20,7 +20,7 @@ import {COMPARISON_MIN_QUERIES, COMPARISON_RESAMPLES} from './report.js'
  */
 
 /** The searched settings: one declarative table, as every kt space. */
-export const LAMBDAMART_SPACE: ParamSpace = {
+const LAMBDAMART_SPACE: ParamSpace = {
   id: 'lambdamart',
   params: [
     {
@@ -98,7 +98,7 @@ export interface TuneOptions {
   readonly onTrial?: (done: number, best: number) => void
 }
 
-export interface TuneTrial {
+interface TuneTrial {
   readonly id: number
   readonly trees_budget: number
   readonly config: Config
@@ -135,7 +135,7 @@ export interface TuneResult {
 }
 
 /** LambdaMART's parameters for a configuration of LAMBDAMART_SPACE at `trees` trees. */
-export function paramsOf(base: LambdaMartParams, config: Config, trees: number): LambdaMartParams {
+function paramsOf(base: LambdaMartParams, config: Config, trees: number): LambdaMartParams {
   return {
     ...base,
     trees,

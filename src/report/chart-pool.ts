@@ -11,7 +11,7 @@ export interface ChartRenderer {
 }
 
 /** Render workers: one, because loading vega costs about 0.4 s of CPU per worker and the runner already overlaps rendering with the phases (two cores on CI). */
-export const MAX_CHART_WORKERS = 1
+const MAX_CHART_WORKERS = 1
 
 const workerFile = fileURLToPath(new URL('./render-worker.js', import.meta.url))
 

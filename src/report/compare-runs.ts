@@ -26,7 +26,7 @@ export interface CompareScope {
   readonly metrics: ComparedMetric[]
 }
 
-export interface Change {
+interface Change {
   readonly what: 'parameter' | 'engine file' | 'data' | 'kt version'
   readonly name: string
   readonly base: string

@@ -13,12 +13,12 @@ import {renderMarkdown} from './markdown.js'
 import {studyCharts} from './study-charts.js'
 import {vendorScriptPath, VENDOR_SCRIPTS, WEB_ASSETS_DIR, type VendorScript} from './vendor.js'
 
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[c]!)
 }
 
 /** Inline Markdown as renderMarkdown writes it: `code`, **bold**, [text](href), \| in tables. */
-export function inline(md: string): string {
+function inline(md: string): string {
   const out: string[] = []
   // code spans first: nothing inside them is Markdown
   const parts = md.split(/(`[^`]*`)/)
@@ -58,7 +58,7 @@ function cells(row: string): string[] {
   return out
 }
 
-export type Block =
+type Block =
   | {kind: 'heading'; level: number; text: string}
   | {kind: 'paragraph'; text: string}
   | {kind: 'list'; items: string[]}
@@ -66,7 +66,7 @@ export type Block =
   | {kind: 'image'; alt: string; src: string}
 
 /** The blocks of a Markdown document as renderMarkdown writes it (one construct per line group). */
-export function markdownBlocks(md: string): Block[] {
+function markdownBlocks(md: string): Block[] {
   const lines = md.split('\n')
   const blocks: Block[] = []
   let i = 0

@@ -521,7 +521,7 @@ function criterionValue(metric: string, value: number | null): string {
   return `${signed(value)} (absolute)`
 }
 
-export function weights(w: WeightsRecord): string {
+function weights(w: WeightsRecord): string {
   return `decay ${f(w.decay, 2)} / surprise ${f(w.surprise, 2)} / relevance ${f(w.relevance, 2)} / habituation ${f(w.habituation, 2)}`
 }
 

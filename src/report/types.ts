@@ -69,7 +69,7 @@ export interface EngineConformance {
   passed: boolean
 }
 
-export interface SignalAuditRecord {
+interface SignalAuditRecord {
   signal: string
   /** too-few-rows: fewer rows than the audit needs to flag an exact copy of the label (LEAKAGE_MIN_ROWS); not a pass. */
   verdict: 'ok' | 'leak' | 'constant' | 'too-few-rows'
@@ -109,7 +109,7 @@ export interface ConversationLeakage {
 /** Phase 2 for the engine a plan names: kt's synthetic conversations with planted evidence, scored through it. */
 export interface EngineSyntheticResult {
   engine: string
-  generator: {kind: string; seed: number; conversations: number; sessions: number; turnsPerSession: number}
+  generator: {kind: string; seed: number; conversations: number; sessions: number; turns_per_session: number}
   /** sha256 of the generated LoCoMo-shaped JSON. */
   sha256: string
   regenerates_identically: boolean
@@ -150,7 +150,7 @@ export interface AblationConfig {
   spearman_change?: DeltaInterval
 }
 
-export interface AblationDataset {
+interface AblationDataset {
   dataset: string
   configs: AblationConfig[]
 }
@@ -211,14 +211,14 @@ export interface SearchResult {
   retrieval?: RetrievalSearchResult
 }
 
-export interface RetrievalFrontPoint {
+interface RetrievalFrontPoint {
   trial: number
   quality: number
   p99_ms: number
 }
 
 /** One scored trial of the retrieval study as charted (see frontTrialRecords). */
-export type RetrievalTrialRecord = FrontTrialRecord
+type RetrievalTrialRecord = FrontTrialRecord
 
 /** Phase 4's retrieval-engine study (present when the plan has a `retrieval` section). */
 export interface RetrievalSearchResult {

@@ -55,7 +55,7 @@ export interface StatedProfileRule {
 }
 
 /** A stated rule as the profile chooser's rule; the direction comes from the objectives unless given. */
-export function profileRuleOf(rule: StatedProfileRule, objectives: readonly FrontObjective[]): ProfileRule {
+function profileRuleOf(rule: StatedProfileRule, objectives: readonly FrontObjective[]): ProfileRule {
   const direction = rule.direction ?? objectives.find((o) => o.metric === rule.order_by)?.direction ?? 'maximize'
   const constraints = rule.constraints.map((c) => ({
     metric: c.metric,

@@ -70,10 +70,10 @@ import {HyperbandSchedule} from './successive-halving.js'
 import type {AskHint, Fidelity, Optimizer, Trial, TrialResult} from './types.js'
 
 export {BOHB_HINT_FORMAT} from './bohb-replay.js'
-export {goodBadSplit, type SimplexSampling} from './bohb-model.js'
+export {goodBadSplit} from './bohb-model.js'
 
 /** hpbandster BOHB defaults (config_generators/bohb.py), as in Falkner et al. 2018, section 4. */
-export const BOHB_DEFAULTS = {
+const BOHB_DEFAULTS = {
   /** Percentage of the observations that form the "good" density. */
   topNPercent: 15,
   /** Candidates drawn from the good density per model-based configuration. */
@@ -94,7 +94,7 @@ export const BOHB_DEFAULTS = {
  * simplex 0.0013, branin 0.0023, with counting_ones unchanged within noise. `reference: true`
  * restores hpbandster's behaviour exactly.
  */
-export const KT_BOHB_MAGIC_CLIP = true
+const KT_BOHB_MAGIC_CLIP = true
 
 /**
  * How a simplex group's candidates are drawn around a good point. hpbandster has no simplex; kt's
@@ -110,7 +110,7 @@ export const KT_BOHB_MAGIC_CLIP = true
  * b_max): simplex_mf reject 0.0113/0.0116/0.00373/0.00277, project 0.0162/0.00445/0.00251/0.00138,
  * project-near 0.00676/0.00314/0.00207/0.00127.
  */
-export const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
+const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
 
 /**
  * kt's defaults when the objective has a single fidelity (no Hyperband rungs below b_max). BOHB's
@@ -121,7 +121,7 @@ export const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
  * at 200 evaluations): branin 0.00229 -> 0.00144, hartmann6 0.270 -> 0.105, simplex 1.25e-4 ->
  * 1.10e-5. `reference: true` keeps hpbandster's values.
  */
-export const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor: 2} as const
+const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor: 2} as const
 
 /**
  * A model that starts sooner: hpbandster waits until each side of the good/bad split has more
@@ -130,15 +130,15 @@ export const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor
  * kernels and needs no such count: with earlyModel a budget gets a model once each side has
  * minPointsInModel points, min(d + 1, KT_EARLY_MODEL_POINTS) by default. Off in reference mode.
  */
-export const KT_BOHB_EARLY_MODEL = false
-export const KT_EARLY_MODEL_POINTS = 5
+const KT_BOHB_EARLY_MODEL = false
+const KT_EARLY_MODEL_POINTS = 5
 
 /**
  * Fidelity that earns its place (fidelity-check.ts): brackets stop starting at a budget, and its
  * model stops being drawn from, once its ranking disagrees with the largest budget's. Off in
  * reference mode.
  */
-export const KT_BOHB_FIDELITY_CHECK = false
+const KT_BOHB_FIDELITY_CHECK = false
 
 /** The budget of single-fidelity objectives. */
 export const SINGLE_FIDELITY: Fidelity = {min: 1, max: 1, eta: 3}

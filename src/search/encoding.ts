@@ -11,7 +11,7 @@
  *   last member is implied, w_k = 1 - sum of the others. Feasible points satisfy sum(u) <= 1; the
  *   samplers keep to that constraint (uniform Dirichlet draws, rejection inside the KDE).
  */
-import type {CategoricalParam, Choice, Config, FloatParam, IntParam, ParamSpace, SimplexGroup} from '../space/index.js'
+import type {Choice, Config, FloatParam, IntParam, ParamSpace, SimplexGroup} from '../space/index.js'
 import {checkSpace, configKeys} from '../space/index.js'
 import {InputError} from '../util/errors.js'
 import type {Rng} from '../util/rng.js'
@@ -22,7 +22,7 @@ const DEGENERATE_SPAN = 1e-12
 /** Half an integer cell: ints are encoded over [low - 1/2, high + 1/2] (ConfigSpace's convention). */
 const INT_CELL_HALF = 0.5
 
-export type DimKind = 'float' | 'int' | 'categorical' | 'simplex'
+type DimKind = 'float' | 'int' | 'categorical' | 'simplex'
 
 /** One coordinate of the unit-cube encoding. */
 export interface Dim {
@@ -220,12 +220,12 @@ function numberOf(config: Config, name: string, where: string): number {
   return value
 }
 
-export function clamp01(x: number): number {
+function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x
 }
 
 /** The category a coordinate names (nearest index, clamped). */
-export function categoryIndex(x: number, count: number): number {
+function categoryIndex(x: number, count: number): number {
   const i = Math.round(x)
   return i < 0 ? 0 : i >= count ? count - 1 : i
 }
@@ -236,11 +236,6 @@ function encodedBounds(p: FloatParam | IntParam): [number, number] {
   const low = p.low - pad
   const high = p.high + pad
   return p.scale === 'log' ? [Math.log(low), Math.log(high)] : [low, high]
-}
-
-export function encodeNumber(p: FloatParam | IntParam, x: number): number {
-  const [low, high] = encodedBounds(p)
-  return encodeIn(p, low, high - low, x)
 }
 
 export function decodeNumber(p: FloatParam | IntParam, u: number): number {
@@ -268,7 +263,7 @@ function decodeIn(p: FloatParam | IntParam, low: number, span: number, u: number
  * remainder, so the sum is 1 up to one rounding; an infeasible input (sum of coordinates above 1)
  * is scaled back onto the face where the last weight sits at its floor.
  */
-export function simplexWeights(p: SimplexGroup, span: number, us: readonly number[]): number[] {
+function simplexWeights(p: SimplexGroup, span: number, us: readonly number[]): number[] {
   let total = 0
   for (const u of us) total += u
   const scale = total > 1 ? 1 / total : 1
@@ -277,9 +272,4 @@ export function simplexWeights(p: SimplexGroup, span: number, us: readonly numbe
   for (const w of weights) rest -= w
   weights.push(Math.max(p.floor, rest))
   return weights
-}
-
-/** Categorical helper for callers that build configurations by hand. */
-export function choiceIndex(p: CategoricalParam, value: Choice): number {
-  return p.choices.indexOf(value)
 }

@@ -10,9 +10,9 @@
 import {spearman} from '../stats/correlation.js'
 
 /** Pairs before a budget's correlation is trusted: fewer say little about a ranking. */
-export const FIDELITY_MIN_PAIRS = 6
+const FIDELITY_MIN_PAIRS = 6
 /** Rank correlation below which a budget is taken to misrank (Spearman; 0 is no agreement at all). */
-export const FIDELITY_MIN_CORRELATION = 0.2
+const FIDELITY_MIN_CORRELATION = 0.2
 
 export class FidelityCheck {
   /** Loss by budget, by configuration. */

@@ -34,9 +34,9 @@ export interface FrontReport {
 }
 
 /** Default reference: quality 0 and 1.1 x the slowest trial's P99, rounded up to two significant digits. */
-export const REFERENCE_LATENCY_FACTOR = 1.1
+const REFERENCE_LATENCY_FACTOR = 1.1
 /** Quality metrics in kt (recall, NDCG, accuracy) live in [0, 1]: 0 is the worst. */
-export const REFERENCE_QUALITY = 0
+const REFERENCE_QUALITY = 0
 /** Front trials listed as dominating a dominated trial. */
 const MAX_DOMINATORS_LISTED = 3
 
@@ -191,9 +191,9 @@ export interface FrontObjective {
  * trials reached 0), so the extreme front points still add area; the same idea as kt's retrieval
  * front (1.1 x the slowest).
  */
-export const REFERENCE_RANGE_MARGIN = 0.1
+const REFERENCE_RANGE_MARGIN = 0.1
 /** The reference margin when every trial reached exactly 0: no range or magnitude to scale by, so one unit of the metric. */
-export const ZERO_SPREAD_MARGIN = 1
+const ZERO_SPREAD_MARGIN = 1
 
 export interface ObjectiveFrontReport {
   readonly objectives: ReadonlyArray<FrontObjective & {readonly reference_rule: string}>

@@ -19,7 +19,7 @@ export interface HoldoutSide {
 }
 
 /** One configuration, scored on both parts. */
-export interface HoldoutRow {
+interface HoldoutRow {
   readonly trial: number
   /** Where it appears: front, and/or profile names. */
   readonly roles: string[]

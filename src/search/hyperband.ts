@@ -35,7 +35,7 @@ export function checkFidelity(f: Fidelity, where = 'fidelity'): void {
 }
 
 /** eta^k as an exact integer (eta and k are small integers). */
-export function integerPower(eta: number, k: number): number {
+function integerPower(eta: number, k: number): number {
   let p = 1
   for (let i = 0; i < k; i++) p *= eta
   return p

@@ -21,10 +21,10 @@ import {Rng} from '../util/rng.js'
 import {InputError} from '../util/errors.js'
 
 /** Fewer successful trials than this and no forest is fitted (a forest on a handful of points explains nothing). */
-export const MIN_IMPORTANCE_TRIALS = 8
+const MIN_IMPORTANCE_TRIALS = 8
 /** Larger studies are subsampled (seeded) to this many trials: the fit's cost grows as n log n per node and level. */
-export const MAX_IMPORTANCE_TRIALS = 2000
-export const BUDGET_FEATURE = 'budget (fidelity)'
+const MAX_IMPORTANCE_TRIALS = 2000
+const BUDGET_FEATURE = 'budget (fidelity)'
 
 export interface ImportanceTrial {
   readonly id: number
@@ -35,7 +35,7 @@ export interface ImportanceTrial {
   readonly metrics: Record<string, number> | null
 }
 
-export interface ParamImportance {
+interface ParamImportance {
   readonly param: string
   /** Share of the fitted objective's variance this parameter's main effect explains (mean over trees). */
   readonly variance_share: number

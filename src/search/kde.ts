@@ -10,7 +10,7 @@ import type {Rng} from '../util/rng.js'
  * Scott/Silverman normal-reference factor statsmodels uses for every variable:
  * bw_j = 1.06 * sd_j * n^(-1 / (4 + d)) (statsmodels.nonparametric._kernel_base, _normal_reference).
  */
-export const NORMAL_REFERENCE_FACTOR = 1.06
+const NORMAL_REFERENCE_FACTOR = 1.06
 
 const LOG_SQRT_2PI = 0.5 * Math.log(2 * Math.PI)
 
@@ -18,7 +18,7 @@ const LOG_SQRT_2PI = 0.5 * Math.log(2 * Math.PI)
 const NEGLIGIBLE_LOG_TERM = 40
 
 /** Optuna's magic clip divides the range by at most this (optuna/samplers/_tpe/parzen_estimator.py). */
-export const MAGIC_CLIP_MAX_DIVISOR = 100
+const MAGIC_CLIP_MAX_DIVISOR = 100
 
 export interface KdeOptions {
   /** Floor continuous bandwidths at 1 / min(100, 1 + n) (Optuna's consider_magic_clip). */

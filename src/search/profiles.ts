@@ -24,7 +24,7 @@ export interface Candidate {
 }
 
 /** A hard limit on a metric: absolute, or a fraction of the best value any candidate reaches. */
-export interface Constraint {
+interface Constraint {
   readonly metric: string
   readonly op: '<=' | '>='
   readonly value?: number
@@ -61,7 +61,7 @@ export interface MetricNames {
   readonly temporalParam: string
 }
 
-export interface ConstraintOutcome {
+interface ConstraintOutcome {
   readonly label: string
   /** The threshold applied (a fraction of the best resolved to a number). */
   readonly threshold: number
@@ -127,7 +127,7 @@ function bestBy(
  * metrics to show beside the primary one, and which trials are on the study's front.
  */
 /** The metric that breaks ties between equal primary values, and whether more of it is better. */
-export interface TieBreak {
+interface TieBreak {
   readonly metric: string
   readonly sense: 'max' | 'min'
 }
@@ -144,7 +144,7 @@ export interface ChoiceContext {
 }
 
 /** The context of kt's retrieval studies: ties to lower P99, front of quality vs P99. */
-export function contextFromNames(names: MetricNames, candidates: readonly Candidate[]): ChoiceContext {
+function contextFromNames(names: MetricNames, candidates: readonly Candidate[]): ChoiceContext {
   const points: FrontPoint[] = candidates
     .filter((c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]))
     .map((c) => ({

@@ -41,7 +41,7 @@ function dominatesMin(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /** Non-dominated fronts (Deb et al. 2002, fast non-dominated sort), each a list of indices. */
-export function nondominatedFronts(vectors: readonly (readonly number[])[]): number[][] {
+function nondominatedFronts(vectors: readonly (readonly number[])[]): number[][] {
   const n = vectors.length
   const dominatedBy = new Int32Array(n)
   const dominating: number[][] = vectors.map(() => [])
@@ -65,10 +65,7 @@ export function nondominatedFronts(vectors: readonly (readonly number[])[]): num
 }
 
 /** Crowding distance of each member of one front (Deb et al. 2002); boundary points get Infinity. */
-export function crowdingDistances(
-  vectors: readonly (readonly number[])[],
-  front: readonly number[],
-): Map<number, number> {
+function crowdingDistances(vectors: readonly (readonly number[])[], front: readonly number[]): Map<number, number> {
   const distance = new Map<number, number>(front.map((i) => [i, 0]))
   if (front.length === 0) return distance
   const m = vectors[front[0]].length

@@ -15,7 +15,7 @@ import type {Objective} from './types.js'
  * held-out verdict (phase 5) is what judges it. Deciding on a paired interval's lower bound needs
  * per-query scores from the objective.
  */
-export const ROUTED_MIN_GAIN = 0.01
+const ROUTED_MIN_GAIN = 0.01
 
 export interface TypeScores {
   readonly type: string
@@ -27,7 +27,7 @@ export interface TypeScores {
   readonly study?: string
 }
 
-export interface RoutedTypeEntry {
+interface RoutedTypeEntry {
   readonly type: string
   readonly base_score: number
   readonly best_score: number
@@ -77,12 +77,7 @@ export function bundleRoutedProfile(
 }
 
 /** Quality (minus the loss) of a configuration at the objective's full budget. */
-export async function qualityAtFullBudget(
-  objective: Objective,
-  config: Config,
-  seed: number,
-  label: string,
-): Promise<number> {
+async function qualityAtFullBudget(objective: Objective, config: Config, seed: number, label: string): Promise<number> {
   const budget = objective.fidelity?.max ?? 1
   const result = await objective.evaluate(config, budget, {trialId: -1, configId: label, seed})
   return -result.loss

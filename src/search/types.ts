@@ -31,7 +31,7 @@ export interface Trial {
   readonly info?: Readonly<Record<string, number | string | boolean>>
 }
 
-export type TrialStatus = 'ok' | 'failed'
+type TrialStatus = 'ok' | 'failed'
 
 /** What is told back about a trial. A failed trial has no loss and is never promoted. */
 export interface TrialResult {

@@ -6,10 +6,10 @@
  */
 
 /** Letters, digits and underscores, starting with a letter; at most 64 characters. */
-export const ENV_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
+const ENV_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
 
 /** Names that shells, loaders and runtimes act on (bash(1) "Shell Variables", ld.so(8), node(1), python(1), perl(1), ruby(1), locale(7)). */
-export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
+const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
   'PATH',
   'HOME',
   'SHELL',
@@ -80,7 +80,7 @@ export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
 ])
 
 /** Prefixes of names loaders and runtimes act on. */
-export const RESERVED_ENV_PREFIXES: readonly string[] = [
+const RESERVED_ENV_PREFIXES: readonly string[] = [
   'LD_',
   'DYLD_',
   'BASH_',

@@ -28,10 +28,6 @@ export function defaultConfig(space: ParamSpace): Config {
   return config
 }
 
-export function findParam(space: ParamSpace, name: string): ParamSpec | undefined {
-  return space.params.find((p) => p.name === name || (p.kind === 'simplex' && p.members.some((m) => m.name === name)))
-}
-
 /**
  * The parameters the per-tenant bandits tune by default: those the table marks `online`, in table
  * order (a simplex group by its name); undefined when none is marked, which means every parameter.
@@ -208,7 +204,7 @@ export function envName(space: ParamSpace, name: string): string {
 }
 
 /** True if a scalar parameter's condition (if any) holds in the configuration. */
-export function isActive(param: ParamSpec, config: Config): boolean {
+function isActive(param: ParamSpec, config: Config): boolean {
   if (param.kind === 'simplex' || !param.condition) return true
   return param.condition.values.some((v) => v === config[param.condition!.param])
 }

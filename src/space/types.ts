@@ -4,7 +4,7 @@
  * kind, range or choices, scale, default, env var, description, condition, and `online` (whether
  * the per-tenant bandits tune the parameter by default).
  */
-export type Scale = 'linear' | 'log'
+type Scale = 'linear' | 'log'
 
 interface Described {
   /** Dotted identifier, e.g. `bm25.k1` or `importance.decay`. */

@@ -163,7 +163,7 @@ export function correlationDeltaBootstrap(
 }
 
 /** Count-weighted Pearson correlation; null unless both sides vary among the picked rows (exact test). */
-export function weightedPearson(x: ArrayLike<number>, y: ArrayLike<number>, w: Int32Array): number | null {
+function weightedPearson(x: ArrayLike<number>, y: ArrayLike<number>, w: Int32Array): number | null {
   let total = 0,
     sx = 0,
     sy = 0

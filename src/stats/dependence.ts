@@ -54,7 +54,7 @@ export function functionalDependence(x: ArrayLike<number>, y: ArrayLike<number>)
  * is one other row, so two rows that merely happen to share a value (a sparse signal's only two
  * non-zeros falling on a two-row label level) would look like a perfect function of the label.
  */
-export const LOO_MIN_GROUP = 3
+const LOO_MIN_GROUP = 3
 
 /**
  * How much of y a function of a discrete x predicts, for data where x has ties (labels with few

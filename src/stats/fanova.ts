@@ -27,7 +27,7 @@ interface Leaf {
 }
 
 /** The leaves of a tree with their boxes in the unit cube. */
-export function treeLeaves(t: RegressionTree, d: number): Leaf[] {
+function treeLeaves(t: RegressionTree, d: number): Leaf[] {
   const leaves: Leaf[] = []
   const stack: Array<{node: number; lo: Float64Array; hi: Float64Array}> = [
     {node: 0, lo: new Float64Array(d), hi: new Float64Array(d).fill(1)},

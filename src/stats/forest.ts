@@ -8,9 +8,9 @@ import {Rng} from '../util/rng.js'
 
 /** Optuna's FanovaImportanceEvaluator defaults (optuna/importance/_fanova/_evaluator.py). */
 export const FOREST_TREES = 64
-export const FOREST_MAX_DEPTH = 64
-export const FOREST_MIN_SAMPLES_SPLIT = 2
-export const FOREST_MIN_SAMPLES_LEAF = 1
+const FOREST_MAX_DEPTH = 64
+const FOREST_MIN_SAMPLES_SPLIT = 2
+const FOREST_MIN_SAMPLES_LEAF = 1
 
 export interface ForestOptions {
   readonly trees?: number
@@ -37,7 +37,7 @@ export interface RegressionTree {
  * feature's order is sorted once per tree and split stably at every node (the classic presorted
  * CART), so growing costs O(n d depth) instead of a sort per node and feature.
  */
-export function growTree(
+function growTree(
   x: readonly Float64Array[],
   y: Float64Array,
   idx: Int32Array,
@@ -150,7 +150,7 @@ export function growTree(
 }
 
 /** Rows sorted by each feature, once for the whole forest. */
-export function featureOrders(x: readonly Float64Array[]): Int32Array[] {
+function featureOrders(x: readonly Float64Array[]): Int32Array[] {
   const d = x[0]?.length ?? 0
   return Array.from({length: d}, (_, f) => {
     const keys = Float64Array.from(x, (row) => row[f])
@@ -193,7 +193,7 @@ export function fitForest(x: readonly Float64Array[], y: Float64Array, options: 
   })
 }
 
-export function predictTree(t: RegressionTree, row: ArrayLike<number>): number {
+function predictTree(t: RegressionTree, row: ArrayLike<number>): number {
   let i = 0
   while (t.feature[i] >= 0) i = row[t.feature[i]] <= t.threshold[i] ? t.left[i] : t.right[i]
   return t.value[i]

@@ -27,7 +27,7 @@ const ACKLAM_P_LOW = 0.02425
 const INV_SQRT_2PI = 0.3989422804014327
 
 /** Standard normal density. */
-export function normalPdf(x: number): number {
+function normalPdf(x: number): number {
   return INV_SQRT_2PI * Math.exp(-0.5 * x * x)
 }
 

@@ -23,7 +23,7 @@ function checkK(k: number, where: string): void {
 }
 
 /** Gain of one relevance grade. */
-export function gain(relevance: number, gainKind: GainKind): number {
+function gain(relevance: number, gainKind: GainKind): number {
   return gainKind === 'exp2' ? Math.pow(2, relevance) - 1 : relevance
 }
 

@@ -33,7 +33,7 @@ export interface HeldOutQuestions {
 }
 
 /** Scores any configuration of an engine on the held-out questions (one pass, the defaults filling the rest). */
-export interface HeldOutScorer {
+interface HeldOutScorer {
   readonly heldOut: MemoryDataset
   readonly description: string
   readonly questions: ReadonlyArray<{readonly id: string; readonly category: string}>
@@ -41,7 +41,7 @@ export interface HeldOutScorer {
 }
 
 /** The held-out side of a retrieval-service engine study, from its stored objective options (data, split). */
-export function heldOutScorer(spec: EngineSpec, data: string, split: SplitSpec): HeldOutScorer {
+function heldOutScorer(spec: EngineSpec, data: string, split: SplitSpec): HeldOutScorer {
   const loaded = loadMemoryDataset(data)
   const heldOut = splitDataset(loaded, split, 'holdout')
   const service = serviceSpecOf(spec)

@@ -33,7 +33,7 @@ export interface EngineStudyOutputs extends ObjectiveStudyAnalysis {
 }
 
 /** A configuration as deployed: inactive conditional parameters at their default, nothing outside the space. */
-export function deployableConfig(spec: EngineSpec, config: Config): Config {
+function deployableConfig(spec: EngineSpec, config: Config): Config {
   const base = {...defaultConfig(spec.space), ...config}
   const out: Config = {}
   for (const key of configKeys(spec.space)) out[key] = base[key]

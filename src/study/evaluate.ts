@@ -40,14 +40,14 @@ const MAX_DETAIL_CHARS = 12_000
  * What the store keeps of an error: its first line, and for errors that carry a `detail` (an
  * external engine's last stderr lines, src/engines/metrics.ts) that detail on the following lines.
  */
-export function errorText(error: unknown): string {
+function errorText(error: unknown): string {
   const carried = error instanceof Error ? (error as Error & {detail?: unknown}).detail : undefined
   const detail = typeof carried === 'string' ? carried : ''
   return detail.trim() ? `${errorLine(error)}\n${detail.slice(-MAX_DETAIL_CHARS)}` : errorLine(error)
 }
 
 /** Checks what an objective returned; anything unusable fails the trial with a reason. */
-export function checkResult(
+function checkResult(
   objective: Pick<Objective, 'valueNames'>,
   result: unknown,
 ):

@@ -55,7 +55,7 @@ export function trialJson(t: TrialRow): Record<string, unknown> {
  * Who finished a trial: its worker's host/pid (the owner without its random token), or null
  * (running, or finished before kt kept it). Its worker thread, when it ran on one, is `thread`.
  */
-export function workerName(t: Pick<TrialRow, 'status' | 'owner'>): string | null {
+function workerName(t: Pick<TrialRow, 'status' | 'owner'>): string | null {
   if (t.status === 'running' || !t.owner) return null
   const parts = t.owner.split('/')
   return parts.length > 2 ? parts.slice(0, -1).join('/') : t.owner

@@ -21,7 +21,7 @@ export const STUDY_FORMAT_VERSION = '3'
 /** Versions this kt reads; anything else is another kt version's schema. */
 export const READABLE_FORMAT_VERSIONS: readonly string[] = ['1', '2', '3']
 
-export type StoredStatus = 'running' | 'ok' | 'failed'
+type StoredStatus = 'running' | 'ok' | 'failed'
 
 /** A study's fixed description: enough to rebuild the objective and the optimiser on resume. */
 export interface StudyRecord {

@@ -13,7 +13,7 @@ export const STUDY_NAME_MAX = 128
 const STUDY_NAME = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${STUDY_NAME_MAX - 1}}$`)
 
 /** What a study name must be, as error messages and the docs say it. */
-export const STUDY_NAME_RULE = `a study name of letters, digits, '.', '_' and '-' starting with a letter or digit (at most ${STUDY_NAME_MAX} characters)`
+const STUDY_NAME_RULE = `a study name of letters, digits, '.', '_' and '-' starting with a letter or digit (at most ${STUDY_NAME_MAX} characters)`
 
 export function isStudyName(name: string): boolean {
   return STUDY_NAME.test(name)

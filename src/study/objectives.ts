@@ -37,7 +37,7 @@ export interface ObjectiveSpec {
   readonly evalLog?: string
 }
 
-export const DEFAULT_FACTORY_EXPORT = 'createObjective'
+const DEFAULT_FACTORY_EXPORT = 'createObjective'
 
 /** Names `kt search --objective` accepts. */
 export const OBJECTIVE_NAMES = [...BENCHMARK_FUNCTIONS, 'retrieval'] as const

@@ -57,7 +57,7 @@ import {Replica, sameTrial} from './replica.js'
 import {EventLoopTurns, Mutex, sleep} from './sync.js'
 
 /** Default grace period of a lease (ms): a worker silent for this long is taken for dead (Optuna's grace_period). */
-export const DEFAULT_GRACE_MS = 60_000
+const DEFAULT_GRACE_MS = 60_000
 /** Heartbeats per grace period: a live worker beats this many times before its lease could expire. */
 const HEARTBEATS_PER_GRACE = 6
 /** How long an idle worker waits at most before looking again, when no lease can expire sooner (ms). */

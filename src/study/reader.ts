@@ -67,7 +67,7 @@ export function studyVersion(s: {
   return [s.state, s.updatedAt, s.trials, s.ok, s.failed, s.running, s.bestLoss ?? ''].join('|')
 }
 
-export class StorageStudyReader implements StudyReader {
+class StorageStudyReader implements StudyReader {
   /** versions() as of the change counter it was read at: polls that find no commit cost no query. */
   private versionsAt: {counter: number; versions: Record<string, string>} | undefined
 
@@ -131,7 +131,7 @@ export class StorageStudyReader implements StudyReader {
  * Several stores read as one (a run folder: `studies.sqlite` and `retrieval-studies.sqlite`).
  * A study name found in two stores is listed from the first only, so names stay unique.
  */
-export class CompositeStudyReader implements StudyReader {
+class CompositeStudyReader implements StudyReader {
   constructor(
     private readonly readers: readonly StudyReader[],
     readonly location: string,

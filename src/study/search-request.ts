@@ -177,7 +177,7 @@ function readSplit(flags: SearchRequest, serviceEngine: boolean, what: () => str
  * The default name of a new study: `<engine>-<optimizer>-s<seed>` for an engine file (its name,
  * never its data: the data is recorded in the study), `<objective>-<optimizer>-s<seed>` otherwise.
  */
-export function searchStudyName(flags: Pick<SearchRequest, 'study' | 'optimizer' | 'seed'>, engine?: EngineSpec) {
+function searchStudyName(flags: Pick<SearchRequest, 'study' | 'optimizer' | 'seed'>, engine?: EngineSpec) {
   if (flags.study !== undefined) return flags.study
   return engine ? defaultStudyName(engine.name, flags.optimizer, flags.seed) : undefined
 }

@@ -73,7 +73,7 @@ export interface SearchOutcome {
 }
 
 /** What a study stores in its options column. */
-export interface StoredOptions {
+interface StoredOptions {
   readonly settings: OptimizerSettings
   readonly fixed: Config
   readonly maxTrials?: number
@@ -168,7 +168,7 @@ function checkGridStudy(
 }
 
 /** Where trials of a study without a folder (PostgreSQL) keep their files. */
-export const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
+const ARTIFACTS_FALLBACK_DIR = 'kt-studies'
 
 export function defaultStudyName(objective: string, optimizer: string, seed: number): string {
   return `${objective}-${optimizer}-s${seed}`

@@ -206,7 +206,7 @@ const CONNECTION_CODES = new Set([
 ])
 
 /** True for an error that means the connection (not the statement) failed. */
-export function isConnectionLoss(error: unknown): boolean {
+function isConnectionLoss(error: unknown): boolean {
   const e = error as {code?: unknown; message?: unknown}
   if (!e) return false
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true

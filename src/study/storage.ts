@@ -98,7 +98,7 @@ export interface StudyTx {
 }
 
 /** A finished evaluation before its place in the tell order is known. */
-export type FinishedOutcome = Omit<FinishedTrial, 'tellSeq' | 'asksBefore'>
+type FinishedOutcome = Omit<FinishedTrial, 'tellSeq' | 'asksBefore'>
 
 /**
  * What a locked section starts with, sent with the lock request itself so that a worker's
@@ -130,7 +130,7 @@ export interface SessionCheck {
   value?: number
 }
 
-export type StorageKind = 'sqlite' | 'postgresql'
+type StorageKind = 'sqlite' | 'postgresql'
 
 export interface OpenOptions {
   /** Fail unless the storage already holds kt's schema (resume, worker, show, export, copy --from). */

@@ -56,7 +56,7 @@ function frontSection(front: StudyFindings['front']): StudyReportSection['front'
 }
 
 /** The report of a finished study (timing: the trials' summed durations). */
-export function studyReport(
+function studyReport(
   study: Pick<StudyRecord, 'name' | 'objective' | 'optimizer' | 'seed'>,
   trials: readonly TrialRow[],
   findings: StudyFindings,

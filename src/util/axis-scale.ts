@@ -7,9 +7,9 @@
  *   the linear range: a few outliers would otherwise flatten the rest, so log as well.
  * Zero or negative values cannot go on a log axis: linear then.
  */
-export const LOG_SPAN_RATIO = 100
-export const SKEW_SPAN_RATIO = 10
-export const SKEW_MEDIAN_SHARE = 0.1
+const LOG_SPAN_RATIO = 100
+const SKEW_SPAN_RATIO = 10
+const SKEW_MEDIAN_SHARE = 0.1
 
 export function useLogScale(values: ReadonlyArray<number | null | undefined>): boolean {
   // one pass for the range; the median (a sort) only when the span leaves the rule undecided (the dashboard calls this on 10,000-trial columns)
@@ -35,7 +35,7 @@ export function useLogScale(values: ReadonlyArray<number | null | undefined>): b
 
 /** A vega-lite scale for these values: log by the rule above (a linear one without zero, so the data fill the axis). */
 /** Pixels a log axis extends past the data at each end (instead of rounding out to whole decades, which can leave most of the axis empty). */
-export const LOG_AXIS_PADDING_PX = 14
+const LOG_AXIS_PADDING_PX = 14
 
 export function axisScale(
   values: ReadonlyArray<number | null | undefined>,

@@ -24,7 +24,7 @@ export function snakeKeys(value: unknown): unknown {
  * Keys whose values are keyed by names a user or a parameter space chose (a configuration's
  * parameters, metrics by name, per-type overrides): their own keys are kept as they are.
  */
-export const VERBATIM_KEYS: readonly string[] = ['config', 'metrics', 'values', 'overrides', 'fixed', 'base']
+const VERBATIM_KEYS: readonly string[] = ['config', 'metrics', 'values', 'overrides', 'fixed', 'base']
 
 /** snakeKeys, except below VERBATIM_KEYS (and `verbatim`), whose contents are copied unchanged. */
 export function snakeKeysOfRecord(value: unknown, verbatim: readonly string[] = VERBATIM_KEYS): unknown {

@@ -13,7 +13,7 @@ import {InputError, escapeControls} from './errors.js'
  * parsed value (zod schemas, JSON.stringify, the engine's readers) overflows V8's stack somewhere
  * past a few thousand levels, so 256 leaves room on both sides.
  */
-export const MAX_JSON_DEPTH = 256
+const MAX_JSON_DEPTH = 256
 
 const BOM = '\uFEFF'
 

@@ -36,11 +36,11 @@ import {InputError} from './errors.js'
  */
 export const LOCK_WAIT_MS = 5000
 /** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
-export const LOCK_POLL_MS = 5
+const LOCK_POLL_MS = 5
 
-export const LOCK_FILE = 'lock'
+const LOCK_FILE = 'lock'
 /** Taken (like the lock) while removing a dead owner's lock, so two waiters never both remove and re-take it. */
-export const TAKEOVER_FILE = 'lock.takeover'
+const TAKEOVER_FILE = 'lock.takeover'
 
 export interface DirLockOptions {
   /** How long to wait while another live process holds the lock (default LOCK_WAIT_MS). */

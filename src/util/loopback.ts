@@ -8,15 +8,15 @@ import {timingSafeEqual} from 'node:crypto'
 import {InputError} from './errors.js'
 
 /** Tokens shorter than this are refused: a guessable token guards nothing. */
-export const MIN_TOKEN_CHARS = 16
+const MIN_TOKEN_CHARS = 16
 
 /** Whether `host` (a bind address) only accepts connections from this machine. */
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 /** Whether a Host header names this machine's loopback (localhost, 127.x.x.x, [::1], with or without a port). */
-export function isLoopbackHostHeader(value: string): boolean {
+function isLoopbackHostHeader(value: string): boolean {
   const m = /^(\[[^\]]*\]|[^:]*)(?::\d{1,5})?$/.exec(value)
   if (!m) return false
   const name = m[1].toLowerCase()

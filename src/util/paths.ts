@@ -31,7 +31,7 @@ export const KT_VERSION: string = (
 ).version
 
 /** The prefix of a path inside the kt package (e.g. `kt:fixtures/realistic_100.json` in a plan). */
-export const PACKAGE_PATH_PREFIX = 'kt:'
+const PACKAGE_PATH_PREFIX = 'kt:'
 
 /** A path from a user's file: `kt:...` inside the kt package, anything else against `base` (the file's folder). */
 export function resolveUserPath(base: string, path: string): string {

@@ -31,7 +31,7 @@ export function damerauLevenshtein(a: string, b: string): number {
  * Largest distance still offered as a suggestion: a third of the typed word's length (at least 1,
  * at most 3), so "retreival" finds "retrieval" but "xyz" is not turned into "run".
  */
-export function maxSuggestionDistance(word: string): number {
+function maxSuggestionDistance(word: string): number {
   return Math.max(1, Math.min(3, Math.floor(word.length / 3)))
 }
 

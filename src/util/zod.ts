@@ -2,7 +2,7 @@ import type {z} from 'zod'
 import {InputError, describeValue} from './errors.js'
 
 /** "a.b[2].c" for a zod issue path ("(top level)" for the root). */
-export function issuePath(issue: z.ZodIssue): string {
+function issuePath(issue: z.ZodIssue): string {
   return issue.path.length
     ? issue.path
         .map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`))
@@ -12,7 +12,7 @@ export function issuePath(issue: z.ZodIssue): string {
 }
 
 /** What a zod issue expected, as the phrase after "expected" in a one-line error. */
-export function describeExpected(issue: z.ZodIssue): string {
+function describeExpected(issue: z.ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       return issue.received === 'undefined' ? `${issue.expected} (the field is missing)` : issue.expected

@@ -7,9 +7,9 @@ import {existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
 
-export const CHROMIUM = process.env.KT_CHROMIUM ?? '/usr/bin/chromium'
+const CHROMIUM = process.env.KT_CHROMIUM ?? '/usr/bin/chromium'
 /** Exactly the flags; Playwright adds a fresh profile folder (--user-data-dir) per launch. */
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -18,7 +18,7 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ]
-export const SCREENSHOT_DIR = join(process.cwd(), '.ci-out', 'screenshots')
+const SCREENSHOT_DIR = join(process.cwd(), '.ci-out', 'screenshots')
 
 export interface BrowserHandle {
   readonly browser: Browser

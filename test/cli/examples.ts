@@ -40,7 +40,7 @@ const POSTGRES = '(postgres block)'
  * these, in manifest order; commands that read nothing another example writes run concurrently
  * (INDEPENDENT).
  */
-export const PRODUCERS_FIRST = [
+const PRODUCERS_FIRST = [
   'data:generate',
   'data:import',
   'run',
@@ -66,7 +66,7 @@ export const PRODUCERS_FIRST = [
   'report',
 ]
 /** Prefixes of commands that read only what they make themselves, run beside the sequence (unless in POSTGRES_BLOCK). */
-export const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
+const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
 
 /**
  * The examples that use the PostgreSQL server of `kt db start` (127.0.0.1:5433, as the examples
@@ -75,7 +75,7 @@ export const INDEPENDENT = [/^bench:/, /^online:simulate$/, /^online:workload$/]
  * runs, the server stops, and the other `kt db start` examples (a second data folder on the same
  * port, then a refusal) run last. Keys are `command#index`.
  */
-export const POSTGRES_BLOCK = [
+const POSTGRES_BLOCK = [
   'db:start#0',
   'worker#0',
   'worker#1',
@@ -202,12 +202,7 @@ export function freshClone(): string {
  * Runs one example. A server example (serverGraceMs given) passes when it is still running
  * after that long: it is then stopped and its status reported as 0.
  */
-export function runExample(
-  example: Example,
-  cwd: string,
-  timeoutMs: number,
-  serverGraceMs?: number,
-): Promise<ExampleRun> {
+function runExample(example: Example, cwd: string, timeoutMs: number, serverGraceMs?: number): Promise<ExampleRun> {
   const started = Date.now()
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', example.line], {cwd, env: exampleEnv(), detached: true})

@@ -76,7 +76,15 @@ describe('README "Tune your own engine in five minutes"', () => {
  */
 function checkPlanRun(out: string): void {
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))
-  expect(report.run.phases_run).toEqual(['ablation', 'search', 'validation', 'deploy'])
+  expect(report.run.phases_run).toEqual([
+    'properties',
+    'synthetic',
+    'search',
+    'ablation',
+    'validation',
+    'deploy',
+    'visualize',
+  ])
   const e = report.engine
   expect(e.engine).toEqual({
     ref: 'examples/python-engine/engine.service.json',

@@ -14,7 +14,7 @@ import {minimize1d, type SuiteFunction} from './suite.js'
 const xs = (c: Config, names: readonly string[]): number[] => names.map((n) => num(c, n))
 
 /** BOCA's Branin: b(z) = b - 0.01 (1 - z), c(z) = c - 0.1 (1 - z), t(z) = t + 0.05 (1 - z). */
-export function braninAt(x1: number, x2: number, z: number): number {
+function braninAt(x1: number, x2: number, z: number): number {
   const b = 5.1 / (4 * Math.PI * Math.PI) - 0.01 * (1 - z)
   const c = 5 / Math.PI - 0.1 * (1 - z)
   const t = 1 / (8 * Math.PI) + 0.05 * (1 - z)
@@ -38,7 +38,7 @@ const H6_P = [
   [4047, 8828, 8732, 5743, 1091, 381],
 ].map((row) => row.map((v) => v * 1e-4))
 
-export function hartmann6At(x: readonly number[], z: number): number {
+function hartmann6At(x: readonly number[], z: number): number {
   let total = 0
   for (let i = 0; i < 4; i++) {
     let inner = 0

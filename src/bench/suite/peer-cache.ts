@@ -12,10 +12,10 @@ import {writeFileAtomic} from '../../util/fs.js'
 import {optunaProposer, runSuite, type SuiteRun} from './run.js'
 
 /** The committed cache. */
-export const OPTUNA_CACHE = join(packageRoot, 'src', 'bench', 'suite', 'optuna-suite.json')
+const OPTUNA_CACHE = join(packageRoot, 'src', 'bench', 'suite', 'optuna-suite.json')
 
 /** Optuna's samplers in the suite: TPE, TPE with Hyperband pruning, random (3.1 defaults). */
-export const OPTUNA_SAMPLERS = ['tpe', 'tpe_hb', 'random'] as const
+const OPTUNA_SAMPLERS = ['tpe', 'tpe_hb', 'random'] as const
 
 export interface OptunaCache {
   readonly generated_by: string

@@ -7,7 +7,7 @@ import {median, quantile} from '../../stats/summary.js'
 import type {OptimizerName, OptimizerSettings} from '../../search/optimizers.js'
 import {ktProposer, runSuite, SUITE_CHECKPOINTS, type SuiteRun} from './run.js'
 
-export interface SuiteCell {
+interface SuiteCell {
   readonly function: string
   readonly checkpoint: number
   /** Median regret by optimiser (kt's, then optuna-<sampler>). */
@@ -30,7 +30,7 @@ export interface SuiteReport {
 }
 
 /** Runs a kt optimiser on every function and seed of the suite. */
-export async function runKtSuite(
+async function runKtSuite(
   name: OptimizerName,
   functions: readonly string[],
   seeds: readonly number[],
@@ -126,7 +126,7 @@ export interface SuiteBenchOptions {
 /** `kt bench optimizers --suite all`: kt's optimisers run now, Optuna's read from its cache (or re-run). */
 export async function suiteBench(
   options: SuiteBenchOptions,
-): Promise<{reports: SuiteReport[]; runs: SuiteRun[]; peerRuns: readonly SuiteRun[]}> {
+): Promise<{reports: SuiteReport[]; runs: SuiteRun[]; peer_runs: readonly SuiteRun[]}> {
   const progress = options.progress ?? (() => {})
   const {readOptunaCache, refreshOptunaCache} = await import('./peer-cache.js')
   const cache = options.refreshPeer
@@ -143,5 +143,5 @@ export async function suiteBench(
     runs.push(...mine)
     reports.push(suiteReport(mine, peerRuns, options.seeds))
   }
-  return {reports, runs, peerRuns}
+  return {reports, runs, peer_runs: peerRuns}
 }

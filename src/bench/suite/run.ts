@@ -20,7 +20,7 @@ import {join} from 'node:path'
 export const SUITE_CHECKPOINTS = [10, 25, 50, 100] as const
 
 /** One evaluation a proposer asks for. */
-export interface Proposal {
+interface Proposal {
   readonly config: Config
   readonly budget: number
   readonly configId: string
@@ -63,7 +63,7 @@ export function ktProposer(name: OptimizerName, fn: string, seed: number, settin
 }
 
 /** The Optuna bridge (src/bench/peers/optuna_bridge.py). */
-export const OPTUNA_BRIDGE = join(packageRoot, 'src', 'bench', 'peers', 'optuna_bridge.py')
+const OPTUNA_BRIDGE = join(packageRoot, 'src', 'bench', 'peers', 'optuna_bridge.py')
 /** Debian's interpreter, the one python3-optuna is installed for. */
 const PEER_PYTHON = '/usr/bin/python3'
 

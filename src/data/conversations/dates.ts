@@ -140,7 +140,7 @@ export function formatLocomoDate(time: number): string {
   return `${h12}:${minute} ${h24 < HOURS_PER_HALF_DAY ? 'am' : 'pm'} on ${d.getUTCDate()} ${month}, ${d.getUTCFullYear()}`
 }
 
-export const MONTH_NAMES = [
+const MONTH_NAMES = [
   'January',
   'February',
   'March',

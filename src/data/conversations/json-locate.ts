@@ -7,7 +7,7 @@
 export type JsonPath = ReadonlyArray<string | number>
 
 /** 1-based line of the value at `path`, or undefined if the path is not in the text. */
-export function lineOfJsonPath(text: string, path: JsonPath): number | undefined {
+function lineOfJsonPath(text: string, path: JsonPath): number | undefined {
   const scanner = new Scanner(text)
   try {
     const offset = scanner.find(path)

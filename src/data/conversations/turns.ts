@@ -14,7 +14,7 @@ import {
 } from './types.js'
 
 /** Conversation id used when turn records do not name one. */
-export const DEFAULT_CONVERSATION = 'default'
+const DEFAULT_CONVERSATION = 'default'
 
 /** Fields of a flat turn record (JSONL line or CSV row). */
 export const TURN_FIELDS = ['id', 'session', 'speaker', 'time', 'text', 'conversation'] as const
@@ -93,7 +93,7 @@ function readId(where: string, field: string, value: unknown): string {
 }
 
 /** Reads a question category given as a LoCoMo code (1..5) or a name ("multi-hop"). */
-export function readCategory(where: string, value: unknown): QuestionCategory {
+function readCategory(where: string, value: unknown): QuestionCategory {
   const fromCode =
     typeof value === 'number'
       ? categoryFromCode(value)

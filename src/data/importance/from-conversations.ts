@@ -17,7 +17,7 @@ import {DATASET_FORMAT_VERSION, parseDataset, type Dataset, type DatasetTurn} fr
  * - the query a turn is scored against is the next turn of its session (the previous one for a
  *   session's last turn): whether the conversation takes the turn up.
  */
-export const NOVELTY_WINDOW = 10
+const NOVELTY_WINDOW = 10
 
 export interface ConversationImportOptions {
   readonly conversation?: string

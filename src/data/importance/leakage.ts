@@ -26,7 +26,7 @@ function minRowsToFlagACopy(threshold: number): number {
 }
 
 /** ok: not a function of the label; leak: it (nearly) is; constant: it cannot rank; too-few-rows: the audit cannot tell on so few rows. */
-export type LeakageVerdict = 'ok' | 'leak' | 'constant' | 'too-few-rows'
+type LeakageVerdict = 'ok' | 'leak' | 'constant' | 'too-few-rows'
 
 export interface SignalAudit {
   readonly signal: Signal

@@ -9,8 +9,8 @@ import {DATASET_FORMAT_VERSION, checkImportanceGenerator, type Dataset, type Dat
  */
 export const IMPORTANCE_DISTRIBUTIONS = ['pareto', 'balanced', 'uniform'] as const
 export const TIME_PATTERNS = ['burst', 'recency', 'uniform'] as const
-export type ImportanceDistribution = (typeof IMPORTANCE_DISTRIBUTIONS)[number]
-export type TimePattern = (typeof TIME_PATTERNS)[number]
+type ImportanceDistribution = (typeof IMPORTANCE_DISTRIBUTIONS)[number]
+type TimePattern = (typeof TIME_PATTERNS)[number]
 
 export interface SyntheticOptions {
   readonly id: string
@@ -25,9 +25,9 @@ export interface SyntheticOptions {
 }
 
 /** The pinned reference time of the committed fixtures. */
-export const FIXTURE_REFERENCE_TIME = '2025-01-01T00:00:00Z'
+const FIXTURE_REFERENCE_TIME = '2025-01-01T00:00:00Z'
 /** Thirty days of history behind the reference time. */
-export const DEFAULT_WINDOW_HOURS = 720
+const DEFAULT_WINDOW_HOURS = 720
 
 /** The committed fixtures: id, size, distribution, time pattern and seed. */
 export const FIXTURE_SPECS: readonly SyntheticOptions[] = [
@@ -75,8 +75,8 @@ const DISTRIBUTION_BANDS: Record<ImportanceDistribution, ReadonlyArray<{share: n
 }
 
 /** surprise = SURPRISE_TRUTH_SLOPE x truth + U(0, SURPRISE_NOISE): informative, not a copy of the label. */
-export const SURPRISE_TRUTH_SLOPE = 0.7
-export const SURPRISE_NOISE = 0.3
+const SURPRISE_TRUTH_SLOPE = 0.7
+const SURPRISE_NOISE = 0.3
 /** Burst pattern: this many bursts, each with this spread (standard deviation, hours). */
 const BURSTS = 4
 const BURST_SD_HOURS = 6

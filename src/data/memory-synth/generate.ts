@@ -39,7 +39,7 @@ export interface MemorySynthOptions {
   readonly noiseWords?: number
 }
 
-export const MEMORY_SYNTH_DEFAULTS = {
+const MEMORY_SYNTH_DEFAULTS = {
   conversations: 2,
   sessions: 12,
   turnsPerSession: 14,
@@ -58,12 +58,12 @@ const NOISE_LEXICON = 20_000
 const ZIPF_EXPONENT = 1.07
 
 /** A LoCoMo-shaped sample (see ../shared/locomo/README.md). */
-export interface LocomoTurn {
+interface LocomoTurn {
   speaker: string
   dia_id: string
   text: string
 }
-export interface LocomoQa {
+interface LocomoQa {
   question: string
   answer?: string
   adversarial_answer?: string

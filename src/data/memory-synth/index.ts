@@ -1,11 +1,2 @@
-export {
-  generateMemoryDataset,
-  memoryDatasetJson,
-  MEMORY_SYNTH_DEFAULTS,
-  MIN_SESSIONS,
-  type MemorySynthOptions,
-  type LocomoSample,
-  type LocomoQa,
-  type LocomoTurn,
-} from './generate.js'
-export {MEMORY_FIXTURES, generateMemoryFixtures, type MemoryFixtureStatus} from './fixtures.js'
+export {generateMemoryDataset, memoryDatasetJson, type MemorySynthOptions} from './generate.js'
+export {MEMORY_FIXTURES, generateMemoryFixtures} from './fixtures.js'

@@ -5,7 +5,7 @@
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
 
 /** Common English function words (a short subset of the SMART stop list, Salton 1971). */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
+const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a an and are as at be but by do does for from had has have he her his i if in into is it its me my no not of on or ' +
     'our she so that the their them then there these they this to was we were what when where which who will with you your ' +
@@ -13,7 +13,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 )
 
-export function tokenize(text: string): string[] {
+function tokenize(text: string): string[] {
   return (text.toLowerCase().match(WORD) ?? []).map((t) => t.replace(/['’]s$/, ''))
 }
 
@@ -26,7 +26,7 @@ export function contentTokens(text: string): string[] {
  * Token count used for budgets: about four characters per token, the rule of thumb that OpenAI
  * documents for English text with its tokenizers; at least one token for a non-empty text.
  */
-export const CHARS_PER_TOKEN = 4
+const CHARS_PER_TOKEN = 4
 
 export function estimateTokens(text: string): number {
   return text.length === 0 ? 0 : Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN))

@@ -38,7 +38,7 @@ export function scoreColumns(
 
 /** Detail levels from least to most detail; the index is the level's order. */
 export const DETAIL_LEVELS = ['DROPPED', 'SUMMARY', 'CHUNKS', 'FULL'] as const
-export type DetailLevel = (typeof DETAIL_LEVELS)[number]
+type DetailLevel = (typeof DETAIL_LEVELS)[number]
 
 /** Minimum score for each kept level (a score below SUMMARY's is DROPPED). */
 export interface DetailThresholds {

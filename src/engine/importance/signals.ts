@@ -3,7 +3,7 @@ import {contentTokens, estimateTokens} from '../../data/text/tokenize.js'
 
 // the scorer's input and signal columns are the datasets' vocabulary too: defined below in data
 export type {TurnInput, ImportanceInput, SignalColumns} from '../../data/importance/input.js'
-export {MS_PER_HOUR} from '../../data/importance/input.js'
+
 import type {ImportanceInput, SignalColumns} from '../../data/importance/input.js'
 import {MS_PER_HOUR} from '../../data/importance/input.js'
 

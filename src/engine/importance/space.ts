@@ -54,14 +54,10 @@ export const IMPORTANCE_SPACE: ParamSpace = {
 }
 
 export {SIGNALS, type Signal} from '../../data/importance/input.js'
-import {SIGNALS, type Signal} from '../../data/importance/input.js'
+import type {Signal} from '../../data/importance/input.js'
 
 /** Weights as a fixed-order tuple for the hot loop. */
 export type Weights = Readonly<Record<Signal, number>>
-
-export function weightsVector(w: Weights): Float64Array {
-  return Float64Array.from(SIGNALS.map((s) => w[s]))
-}
 
 /** The weights of an importance configuration. */
 export function weightsFromConfig(config: Readonly<Record<string, unknown>>): Weights {

@@ -55,7 +55,7 @@ export interface HashedTfidfOptions {
  * al. 2017 use 3..6); 2^20 buckets keep collisions rare for corpora of this size. The family
  * weights balance the many character features of a word against its one stem feature.
  */
-export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {
+const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {
   wordWeight: 1,
   bigramWeight: 0.5,
   charWeight: 0.25,
@@ -66,7 +66,7 @@ export const DEFAULT_HASHED_TFIDF: HashedTfidfOptions = {
 }
 
 /** Features are never pruned from the index below this document frequency (small corpora keep all). */
-export const MIN_PRUNED_DF = 50
+const MIN_PRUNED_DF = 50
 
 /** Hashed word and character n-gram TF-IDF vectors (the "hashing trick", Weinberger et al. 2009). */
 export class HashedTfidfEmbedder implements Embedder {
@@ -105,7 +105,7 @@ const SPACE = ' '.charCodeAt(0)
  * Features: `w:<stem>`, `b:<stem> <stem>` for adjacent content words, and `c:<n-gram>` of each
  * content word padded as `<word>`. Hashing runs over characters without building n-gram strings.
  */
-export interface HashedFeatures {
+interface HashedFeatures {
   readonly buckets: Int32Array
   readonly counts: Float64Array
   readonly weights: Float64Array
@@ -119,7 +119,7 @@ const FAMILY_CHAR = 2
 const FAMILY_BITS = 2
 const FAMILY_MASK = (1 << FAMILY_BITS) - 1
 
-export function hashedFeatures(text: string, options: HashedTfidfOptions): HashedFeatures {
+function hashedFeatures(text: string, options: HashedTfidfOptions): HashedFeatures {
   const mask = (1 << options.hashBits) - 1
   // Keys bucket << 2 | family, so one numeric sort groups a bucket's occurrences.
   const keys: number[] = []

@@ -15,23 +15,23 @@ import {RETRIEVAL_SPACE, resolveParams, validateRetrievalConfig, type RetrievalP
 import {terms, words} from './tokenize.js'
 
 /** Default BM25 parameters for the plain-BM25 baseline (Robertson & Zaragoza 2009). */
-export const BASELINE_BM25 = {k1: 1.2, b: 0.75} as const
+const BASELINE_BM25 = {k1: 1.2, b: 0.75} as const
 
 /**
  * Speaker prior: a query that names a speaker ("What did Caroline research?") is about what that
  * speaker said, so their turns' fused scores are multiplied by 1 + speaker.boost. Speakers are
  * tracked in a 31-bit set; a conversation rarely has more than a handful.
  */
-export const MAX_SPEAKERS = 31
+const MAX_SPEAKERS = 31
 const NO_SPEAKER = 31
 /** Shortest query word that counts as (a prefix of) a speaker's name. */
-export const MIN_NAME_PREFIX = 3
+const MIN_NAME_PREFIX = 3
 const CAPITALISED = /\b[A-Z][a-z]+/g
 
 /** Content tiers (a reranker feature): chit-chat, ordinary, fact-bearing (names a date, number or name). */
-export const CONTENT_TIER = {chitChat: 0, ordinary: 1, factBearing: 2} as const
+const CONTENT_TIER = {chitChat: 0, ordinary: 1, factBearing: 2} as const
 /** Turns with fewer content terms than this are chit-chat ("Thanks so much!"). */
-export const CHIT_CHAT_MAX_TERMS = 3
+const CHIT_CHAT_MAX_TERMS = 3
 
 export interface EngineOptions {
   /** "Now" for ages and recency (ms since epoch). Default: the latest turn time in the conversation. */
@@ -470,11 +470,6 @@ export class RetrievalEngine {
   }
 }
 
-/** Builds the engine for a conversation (alias of the constructor, for symmetry with the API). */
-export function buildEngine(conversation: Conversation, options: EngineOptions = {}): RetrievalEngine {
-  return new RetrievalEngine(conversation, options)
-}
-
 /** The default retrieval configuration (from the one parameter table). */
 export function defaultRetrievalConfig(): Config {
   return defaultConfig(RETRIEVAL_SPACE)
@@ -496,7 +491,7 @@ function maxOver(values: Float32Array, touched: Int32Array, count: number): numb
 }
 
 /** A bounded min-heap keeping the k best (item, score) pairs; ties prefer the lower item. */
-export class TopK {
+class TopK {
   private readonly items: number[] = []
   private readonly scores: number[] = []
 

@@ -12,16 +12,15 @@ import {STOP_WORDS, stem, words} from './tokenize.js'
  * Entities are keyed `kind:value` with a lower-case value (`name:caroline`, `date:2023`,
  * `num:3`, `kw:adopt`), which is also how query words are looked up.
  */
-export type EntityKind = 'name' | 'date' | 'num' | 'kw'
 
-export const KEYWORDS_PER_TURN = 3
-export const KEYWORD_MIN_DF = 2
-export const KEYWORD_MAX_DF_FRACTION = 0.05
+const KEYWORDS_PER_TURN = 3
+const KEYWORD_MIN_DF = 2
+const KEYWORD_MAX_DF_FRACTION = 0.05
 
-export const MONTH_WORDS: ReadonlySet<string> = new Set(
+const MONTH_WORDS: ReadonlySet<string> = new Set(
   'january february march april may june july august september october november december'.split(' '),
 )
-export const WEEKDAY_WORDS: ReadonlySet<string> = new Set(
+const WEEKDAY_WORDS: ReadonlySet<string> = new Set(
   'monday tuesday wednesday thursday friday saturday sunday'.split(' '),
 )
 const YEAR = /^(19|20)\d\d$/
@@ -43,7 +42,7 @@ function ruleEntity(raw: string): string | undefined {
 }
 
 /** Entity keys found in one text by the fixed rules (dates, numbers); names need the corpus. */
-export function ruleEntities(text: string): string[] {
+function ruleEntities(text: string): string[] {
   const out: string[] = []
   for (const m of text.matchAll(CASED_WORD)) {
     const e = ruleEntity(m[0])
@@ -68,7 +67,7 @@ function capitalisedWords(text: string): Array<{word: string; initial: boolean; 
 }
 
 /** The corpus's name vocabulary (lower-case), by the capitalisation rule above, plus speakers. */
-export function nameVocabulary(texts: readonly string[], speakers: readonly string[]): Set<string> {
+function nameVocabulary(texts: readonly string[], speakers: readonly string[]): Set<string> {
   const capitalMid = new Map<string, number>()
   const capital = new Map<string, number>()
   const lower = new Map<string, number>()
@@ -90,7 +89,7 @@ export function nameVocabulary(texts: readonly string[], speakers: readonly stri
 }
 
 /** Name entities of a text given the corpus's name vocabulary. */
-export function nameEntities(text: string, names: ReadonlySet<string>): string[] {
+function nameEntities(text: string, names: ReadonlySet<string>): string[] {
   const out: string[] = []
   for (const w of words(text)) if (names.has(w)) pushUnique(out, `name:${w}`)
   return out

@@ -7,18 +7,18 @@ import {GrowableArray} from './vocabulary.js'
  * of F means "the F strongest edges". Every edge is stored in both directions.
  */
 export const EDGE_TYPES = ['episodic', 'semantic', 'temporal', 'hierarchical', 'associative'] as const
-export type EdgeType = (typeof EDGE_TYPES)[number]
+type EdgeType = (typeof EDGE_TYPES)[number]
 export const EPISODIC = 0
-export const SEMANTIC = 1
-export const TEMPORAL = 2
+const SEMANTIC = 1
+const TEMPORAL = 2
 export const HIERARCHICAL = 3
-export const ASSOCIATIVE = 4
+const ASSOCIATIVE = 4
 
 /**
  * Construction constants. These shape which edges exist; how much each kind of edge counts is
  * tuned at query time (edge.* parameters), so these need only be reasonable, not optimal.
  */
-export const GRAPH_CONSTANTS = {
+const GRAPH_CONSTANTS = {
   /** Semantic edges: each turn links to at most this many content-nearest turns. */
   semanticNeighbours: 5,
   /** Candidates for those neighbours: turns sharing an entity, the strongest this many by shared idf. */

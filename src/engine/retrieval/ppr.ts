@@ -17,7 +17,7 @@ export interface PprParams {
   readonly edgeWeights: ArrayLike<number>
 }
 
-export const PPR_PRUNE = 1e-7
+const PPR_PRUNE = 1e-7
 
 export class PprState {
   rank: Float64Array

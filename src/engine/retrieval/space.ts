@@ -351,4 +351,3 @@ export const CANDIDATE_FEATURES = [
   'path_edge_types',
   'fan_in',
 ] as const
-export type CandidateFeature = (typeof CANDIDATE_FEATURES)[number]

@@ -7,7 +7,7 @@
  * Request-latency bucket bounds in seconds: 100 µs to 1 s, dense around the 5 ms p99 target of
  * `kt bench serve`.
  */
-export const LATENCY_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+const LATENCY_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 
 export class Histogram {
   readonly counts: Float64Array
@@ -45,7 +45,7 @@ export class Histogram {
 }
 
 /** Escapes a label value (exposition format: backslash, double quote and newline). */
-export function labelValue(value: string): string {
+function labelValue(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 }
 

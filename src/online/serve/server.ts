@@ -47,7 +47,7 @@ import {fromSavedModel} from '../../rank/model.js'
 import {currentVersion, readRegistry, readVersionModel, REGISTRY_INDEX} from '../../rank/registry.js'
 
 /** Largest request body (the issue: a body over 1 MB is refused). */
-export const MAX_BODY_BYTES = 1024 * 1024
+const MAX_BODY_BYTES = 1024 * 1024
 /**
  * Open connections at most; beyond it a new connection is answered 429 Too Many Requests (with
  * Retry-After: the client's to slow down, RFC 6585) and closed. 10,000 is the issue's flood size;
@@ -59,7 +59,7 @@ export const DEFAULT_MAX_CONNECTIONS = 10_000
  * from the fd limit: this many, or half the limit when the limit is under twice this (a limit of
  * 1024, common by default, left 1 connection when the whole 1024 was reserved: review S#5).
  */
-export const FD_RESERVE = 1024
+const FD_RESERVE = 1024
 /** Of the reserve, descriptors not for tenant logs: the journal's segments, snapshot temp files, the registry, the listening socket, stdio. */
 export const FD_HEADROOM = 64
 
@@ -89,21 +89,21 @@ export function fdBudget(
   return {connections, tenants, constrained}
 }
 /** A connection with no traffic for this long is closed (idle floods cannot hold slots forever). */
-export const IDLE_TIMEOUT_MS = 30_000
+const IDLE_TIMEOUT_MS = 30_000
 /** Complete request headers must arrive within this (slow-header floods). */
-export const HEADERS_TIMEOUT_MS = 10_000
+const HEADERS_TIMEOUT_MS = 10_000
 /** The whole request, body included, must arrive within this (slow-body floods). */
-export const REQUEST_TIMEOUT_MS = 30_000
+const REQUEST_TIMEOUT_MS = 30_000
 /**
  * How often Node checks connections against those two limits. Its default, 30 s, let a slow
  * request live up to 30 s past HEADERS_TIMEOUT_MS (cut after about 27 s, not 10); checked every
  * second, a request is cut within a second of its limit.
  */
-export const TIMEOUT_CHECK_MS = 1000
+const TIMEOUT_CHECK_MS = 1000
 /** How often the deployed reranker's registry index is checked for a new version. */
 export const REGISTRY_CHECK_MS = 1000
 /** Candidates per /rerank request at most (the body limit bounds it too). */
-export const MAX_RERANK_CANDIDATES = 10_000
+const MAX_RERANK_CANDIDATES = 10_000
 /** Float64 rows can be copied byte for byte into a Float64Array on a little-endian machine. */
 /**
  * After SIGTERM, connections still open this long are closed (requests in flight had their
@@ -167,7 +167,7 @@ export interface RunningServer {
  * encodings and multipart across sites without asking first (no CORS preflight), application/json
  * never, so the check keeps web pages from posting to the service.
  */
-export function mediaType(req: IncomingMessage): string {
+function mediaType(req: IncomingMessage): string {
   const value = req.headers['content-type']
   if (value === undefined) return ''
   if (value === 'application/json') return value

@@ -20,7 +20,7 @@ export function branin(x1: number, x2: number): number {
   return A * q * q + S * (1 - T) * Math.cos(x1) + S
 }
 
-export const braninSpace: ParamSpace = {
+const braninSpace: ParamSpace = {
   id: 'bench-branin',
   params: [benchFloat('x1', -5, 10, 'Branin x1'), benchFloat('x2', 0, 15, 'Branin x2')],
 }

@@ -50,7 +50,7 @@ export function countSuccesses(stream: Rng, from: number, to: number, p: number)
 }
 
 /** A checkpoint of a counting benchmark: successes per channel after `budget` samples. */
-export interface CountState {
+interface CountState {
   readonly counts: number[]
 }
 

@@ -8,14 +8,14 @@ import type {Config, ParamSpace} from '../../space/index.js'
 import type {Objective} from '../types.js'
 import {BENCH_FIDELITY, benchBinary, benchFloat, countSuccesses, noiseStream, num, readCountState} from './common.js'
 
-export const COUNTING_ONES_BINARY = 8
-export const COUNTING_ONES_CONTINUOUS = 8
-export const COUNTING_ONES_OPTIMUM = -(COUNTING_ONES_BINARY + COUNTING_ONES_CONTINUOUS)
+const COUNTING_ONES_BINARY = 8
+const COUNTING_ONES_CONTINUOUS = 8
+const COUNTING_ONES_OPTIMUM = -(COUNTING_ONES_BINARY + COUNTING_ONES_CONTINUOUS)
 
 const BINARY = Array.from({length: COUNTING_ONES_BINARY}, (_, i) => `b${i + 1}`)
 const CONTINUOUS = Array.from({length: COUNTING_ONES_CONTINUOUS}, (_, i) => `c${i + 1}`)
 
-export const countingOnesSpace: ParamSpace = {
+const countingOnesSpace: ParamSpace = {
   id: 'bench-counting-ones',
   params: [
     ...BINARY.map((n) => benchBinary(n, `Counting ones binary ${n}`)),
@@ -27,7 +27,7 @@ function binarySum(config: Config): number {
   return BINARY.reduce((s, n) => s + num(config, n), 0)
 }
 
-export function countingOnesTrue(config: Config): number {
+function countingOnesTrue(config: Config): number {
   return -(binarySum(config) + CONTINUOUS.reduce((s, n) => s + num(config, n), 0))
 }
 

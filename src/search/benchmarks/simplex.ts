@@ -17,7 +17,7 @@ const H = [
   [0, 0, 0, 2],
 ]
 /** The floor every weight keeps. */
-export const SIMPLEX_FLOOR = 0.05
+const SIMPLEX_FLOOR = 0.05
 export const SIMPLEX_ARGMAX = [203 / 380, 23 / 95, 33 / 190, 0.05]
 export const SIMPLEX_BEST_ACCURACY = Math.exp(-17 / 1900)
 

@@ -1,3 +1,0 @@
-export * from './space.js'
-export * from './signals.js'
-export * from './score.js'
