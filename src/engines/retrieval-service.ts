@@ -518,6 +518,18 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
   }
 }
 
+/**
+ * Module factory (the `module` objective spec, worker threads, resumed studies): options engine
+ * (engine file path), data (dataset path), format, questions, columns (as `kt eval`), split and
+ * part (src/data/conversations/split.ts), tierSeed.
+ */
+export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
+  const {loadEngineFile} = await import('./file.js')
+  if (typeof options.engine !== 'string')
+    throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
+  return serviceObjectiveOf(loadEngineFile(options.engine), options)
+}
+
 /** A loaded retrieval-service engine file over a dataset (options data, format, questions, columns, split, part, tierSeed). */
 export async function serviceObjectiveOf(engine: EngineSpec, options: Record<string, unknown>): Promise<Objective> {
   const {loadMemoryDataset} = await import('../data/conversations/index.js')

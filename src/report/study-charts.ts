@@ -2,6 +2,7 @@ import type {PhaseResults} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 import {axisScale, scaleNote} from '../util/axis-scale.js'
 import {sharedConfidenceLabel} from './confidence.js'
+import {latencyKindLabel} from './engine-charts.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
@@ -166,11 +167,11 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
   ]
   const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
   // the latency the study really used: kt's cost model, an engine's declared cost model, or wall time
-  const measured = r.engine?.latency === 'measured'
-  const latencyField = measured ? 'P99 ms (measured)' : 'P99 ms (estimated)'
-  const latencyNote = measured
-    ? "P99: wall time measured on kt's side (differs between runs)."
-    : "P99: the cost model's estimate."
+  // the latency the study really used: kt's own cost model, an engine's declared cost model, or wall time
+  const kind = r.engine?.latency === 'measured' ? 'measured' : r.engine ? 'cost model' : 'estimated'
+  const latencyField = `P99 ms (${kind})`
+  const latencyLabel = r.engine ? latencyKindLabel(r) : 'estimated by the cost model'
+  const latencyNote = r.engine ? `P99: ${latencyKindLabel(r)}.` : "P99: the cost model's estimate."
   const values = [...trials]
     .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
     .map((t) => ({
@@ -208,7 +209,7 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
             x: {
               field: latencyField,
               type: 'quantitative',
-              title: `P99 latency, ms (${measured ? "measured on kt's side" : 'estimated by the cost model'})${scaleNote(x)}`,
+              title: `P99 latency, ms (${latencyLabel})${scaleNote(x)}`,
               scale: x,
             },
             y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},

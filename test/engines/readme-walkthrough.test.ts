@@ -79,8 +79,8 @@ function checkPlanRun(out: string): void {
   expect(report.run.phases_run).toEqual([
     'properties',
     'synthetic',
-    'search',
     'ablation',
+    'search',
     'validation',
     'deploy',
     'visualize',
