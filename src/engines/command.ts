@@ -16,7 +16,7 @@ import {join} from 'node:path'
 import {activeConfig, configToEnv, type Config} from '../space/index.js'
 import type {EvalContext, EvalResult, Objective} from '../space/objective.js'
 import {ensureDir} from '../util/fs.js'
-import {tierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
+import {engineTierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
 import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, engineObjectiveHeader} from './metrics.js'
 import {unwatchGroup, watchGroup} from './watchdog.js'
 import {inheritedEnv} from './inherited-env.js'
@@ -194,7 +194,7 @@ function trialEnv(
   ctx: EvalContext,
 ): NodeJS.ProcessEnv {
   const active = activeConfig(spec.space, config)
-  const tier = tierForBudget(spec.tiers, budget)
+  const tier = engineTierForBudget(spec.tiers, budget)
   const env: NodeJS.ProcessEnv = {...inheritedEnv(), ...evaluate.env}
   for (const [name, value] of configToEnv(spec.space, active)) env[name] = value
   env.KT_CONFIG_JSON = JSON.stringify(active)

@@ -21,6 +21,7 @@ import {
   SPACE_ID_PATTERN,
 } from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
+import {tierForBudget} from '../data/conversations/tiers.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
@@ -702,8 +703,7 @@ export function checkEngineFingerprint(spec: EngineSpec, stored: unknown): void 
   )
 }
 
-/** The tier an optimiser's budget runs at: the smallest tier with at least that budget. */
-export function tierForBudget(tiers: readonly EngineTier[], budget: number): EngineTier | undefined {
-  if (tiers.length === 0) return undefined
-  return tiers.find((t) => t.budget >= budget - 1e-9) ?? tiers[tiers.length - 1]
+/** The tier an optimiser's budget runs at (the rule of src/data/conversations/tiers.ts); undefined for an engine without tiers. */
+export function engineTierForBudget(tiers: readonly EngineTier[], budget: number): EngineTier | undefined {
+  return tiers.length === 0 ? undefined : tierForBudget(tiers, budget)
 }

@@ -8,7 +8,7 @@ import http from 'node:http'
 import https from 'node:https'
 import {activeConfig} from '../space/index.js'
 import type {EvalResult, Objective} from '../space/objective.js'
-import {tierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
+import {engineTierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
 import {TrialFailure, resultFromMetrics, engineObjectiveHeader} from './metrics.js'
 
 /** First backoff after a connection error; doubled on each further retry. */
@@ -112,7 +112,7 @@ export function httpObjective(spec: EngineSpec, evaluate: HttpEvaluate): Objecti
   return {
     ...engineObjectiveHeader(spec),
     async evaluate(config, budget, ctx): Promise<EvalResult> {
-      const tier = tierForBudget(spec.tiers, budget)
+      const tier = engineTierForBudget(spec.tiers, budget)
       const body = JSON.stringify({
         config: activeConfig(spec.space, config),
         budget: tier?.budget ?? budget,

@@ -2,7 +2,7 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {loadEngineFile, parseEngineFile, tierForBudget} from '../../src/engines/file.js'
+import {loadEngineFile, parseEngineFile, engineTierForBudget} from '../../src/engines/file.js'
 import {
   activeConfig,
   configFromEnv,
@@ -72,8 +72,11 @@ describe('engine file', () => {
     })
     expect(spec.fidelity).toEqual({min: 1, max: 9, eta: 3})
     expect(spec.evaluate).toMatchObject({kind: 'command', cwd: '/x/y'})
-    expect(tierForBudget(spec.tiers, 3)?.name).toBe('unit')
-    expect(tierForBudget(spec.tiers, 2)?.name).toBe('unit')
+    expect(engineTierForBudget(spec.tiers, 3)?.name).toBe('unit')
+    expect(engineTierForBudget(spec.tiers, 2)?.name).toBe('unit')
+    // a budget a rounding error below a tier runs at that tier (successive halving computes in floating point)
+    expect(engineTierForBudget(spec.tiers, 3 + 1e-12)?.name).toBe('unit')
+    expect(engineTierForBudget([], 3)).toBeUndefined()
     const defaults = defaultConfig(spec.space)
     validateConfig(spec.space, defaults, 'defaults')
     // profiles round-trip through the engine's own env names

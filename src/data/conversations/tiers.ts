@@ -65,7 +65,10 @@ export function questionTiers(
   })
 }
 
-/** The tier whose budget is the smallest at least `budget` (an optimiser's budget to a tier). */
+/** A budget this close below a tier's still runs at that tier: successive halving computes budgets in floating point. */
+const BUDGET_TOLERANCE = 1e-9
+
+/** The tier whose budget is the smallest at least `budget` (an optimiser's budget to a tier); past the largest, the largest. */
 export function tierForBudget<T extends {readonly budget: number}>(tiers: readonly T[], budget: number): T {
-  return tiers.find((t) => t.budget >= budget) ?? tiers[tiers.length - 1]
+  return tiers.find((t) => t.budget >= budget - BUDGET_TOLERANCE) ?? tiers[tiers.length - 1]
 }
