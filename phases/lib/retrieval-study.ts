@@ -10,7 +10,7 @@ import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
 import {InputError} from '../../src/util/errors.js'
-import {DEFAULTS_TRIAL_ID} from '../../src/search/holdout.js'
+import {DEFAULTS_TRIAL_ID, frontAndProfileItems} from '../../src/search/holdout.js'
 import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
 import {writeRunQuestions} from '../../src/eval/question-results.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
@@ -118,20 +118,7 @@ export async function retrievalStudy(
     const byId = new Map([...trials, defaultsRow].map((t) => [t.id, t]))
     holdout = await evaluateHoldoutItems(
       [
-        ...analysis.front.front.map((p) => ({
-          trial: p.trialId,
-          config: p.config,
-          role: 'front',
-          metrics: byId.get(p.trialId)?.metrics,
-        })),
-        ...analysis.profiles
-          .filter((p) => p.trialId !== null && p.config)
-          .map((p) => ({
-            trial: p.trialId!,
-            config: p.config!,
-            role: `profile ${p.profile}`,
-            metrics: byId.get(p.trialId!)?.metrics,
-          })),
+        ...frontAndProfileItems(analysis.front.front, analysis.profiles, (id) => byId.get(id)?.metrics),
         {trial: DEFAULTS_TRIAL, config: defaults, role: 'defaults', metrics: defaultsRow.metrics},
       ],
       {objective: side, description},

@@ -43,6 +43,22 @@ export interface HoldoutItem {
   readonly metrics: Readonly<Record<string, number>> | null | undefined
 }
 
+/** The configurations a study's held-out check scores: every front point and every chosen profile's trial. */
+export function frontAndProfileItems(
+  front: readonly {readonly trialId: number; readonly config: Config}[],
+  profiles: readonly {readonly profile: string; readonly trialId: number | null; readonly config?: Config | null}[],
+  metricsOf: (trial: number) => HoldoutItem['metrics'],
+): HoldoutItem[] {
+  return [
+    ...front.map((p) => ({trial: p.trialId, config: p.config, role: 'front', metrics: metricsOf(p.trialId)})),
+    ...profiles.flatMap((p) =>
+      p.trialId !== null && p.config
+        ? [{trial: p.trialId, config: p.config, role: `profile ${p.profile}`, metrics: metricsOf(p.trialId)}]
+        : [],
+    ),
+  ]
+}
+
 /**
  * Evaluates configurations on the held-out objective at its largest budget (each trial once), in
  * trial order so the result does not depend on the front's order. `names` are the quality and

@@ -11,7 +11,7 @@ import {loadMemoryDataset} from '../data/conversations/index.js'
 import {DEFAULT_HOLDOUT_SETTINGS, type HoldoutValidation} from '../eval/holdout-validation.js'
 import {checkFrontLatency, latencyCheckLines} from '../eval/latency-check.js'
 import {analyzeObjectiveStudy} from '../search/analysis.js'
-import type {HoldoutSide} from '../search/holdout.js'
+import {frontAndProfileItems, type HoldoutSide} from '../search/holdout.js'
 import {serviceSpecOf} from '../engines/retrieval-service.js'
 import {defaultConfig} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
@@ -85,22 +85,7 @@ async function finishEngineStudy(input: PostStudyInput, spec: EngineSpec): Promi
     options,
     seed: input.study.seed,
     quality,
-    items: [
-      ...(analysis.front?.front ?? []).map((p) => ({
-        trial: p.trialId,
-        config: p.config,
-        role: 'front',
-        metrics: byId.get(p.trialId)?.metrics,
-      })),
-      ...analysis.profiles
-        .filter((p) => p.trialId !== null && p.config)
-        .map((p) => ({
-          trial: p.trialId!,
-          config: p.config!,
-          role: `profile ${p.profile}`,
-          metrics: byId.get(p.trialId!)?.metrics,
-        })),
-    ],
+    items: frontAndProfileItems(analysis.front?.front ?? [], analysis.profiles, (id) => byId.get(id)?.metrics),
     profiles: analysis.profiles
       .filter((p) => p.config !== null)
       .map((p) => ({

@@ -8,7 +8,7 @@
 import type {Config} from '../../space/index.js'
 import {benchFloat, num} from '../../search/benchmarks/common.js'
 import {BRANIN_OPTIMUM} from '../../search/benchmarks/branin.js'
-import {HARTMANN6_OPTIMUM} from '../../search/benchmarks/hartmann6.js'
+import {HARTMANN6_A, HARTMANN6_ALPHA, HARTMANN6_OPTIMUM, HARTMANN6_P} from '../../search/benchmarks/hartmann6.js'
 import {minimize1d, type SuiteFunction} from './suite.js'
 
 const xs = (c: Config, names: readonly string[]): number[] => names.map((n) => num(c, n))
@@ -22,28 +22,15 @@ function braninAt(x1: number, x2: number, z: number): number {
   return q * q + 10 * (1 - t) * Math.cos(x1) + 10
 }
 
-const H6_ALPHA = [1.0, 1.2, 3.0, 3.2]
 /** BOCA's shift of Hartmann's alpha at fidelity z: alpha - 0.1 (1 - z) * delta. */
 const H6_DELTA = [1, -1, 1, -1]
-const H6_A = [
-  [10, 3, 17, 3.5, 1.7, 8],
-  [0.05, 10, 17, 0.1, 8, 14],
-  [3, 3.5, 1.7, 10, 17, 8],
-  [17, 8, 0.05, 10, 0.1, 14],
-]
-const H6_P = [
-  [1312, 1696, 5569, 124, 8283, 5886],
-  [2329, 4135, 8307, 3736, 1004, 9991],
-  [2348, 1451, 3522, 2883, 3047, 6650],
-  [4047, 8828, 8732, 5743, 1091, 381],
-].map((row) => row.map((v) => v * 1e-4))
 
 function hartmann6At(x: readonly number[], z: number): number {
   let total = 0
   for (let i = 0; i < 4; i++) {
     let inner = 0
-    for (let j = 0; j < 6; j++) inner += H6_A[i][j] * (x[j] - H6_P[i][j]) ** 2
-    total += (H6_ALPHA[i] - 0.1 * (1 - z) * H6_DELTA[i]) * Math.exp(-inner)
+    for (let j = 0; j < 6; j++) inner += HARTMANN6_A[i][j] * (x[j] - HARTMANN6_P[i][j]) ** 2
+    total += (HARTMANN6_ALPHA[i] - 0.1 * (1 - z) * H6_DELTA[i]) * Math.exp(-inner)
   }
   return -total
 }

@@ -3,14 +3,15 @@ import type {ParamSpace, Config} from '../../space/index.js'
 import type {Objective} from '../types.js'
 import {benchFloat, num} from './common.js'
 
-const ALPHA = [1.0, 1.2, 3.0, 3.2]
-const A = [
+/** Hartmann6's coefficients (Surjanovic & Bingham), shared with the suite's multi-fidelity variant. */
+export const HARTMANN6_ALPHA = [1.0, 1.2, 3.0, 3.2]
+export const HARTMANN6_A = [
   [10, 3, 17, 3.5, 1.7, 8],
   [0.05, 10, 17, 0.1, 8, 14],
   [3, 3.5, 1.7, 10, 17, 8],
   [17, 8, 0.05, 10, 0.1, 14],
 ]
-const P = [
+export const HARTMANN6_P = [
   [1312, 1696, 5569, 124, 8283, 5886],
   [2329, 4135, 8307, 3736, 1004, 9991],
   [2348, 1451, 3522, 2883, 3047, 6650],
@@ -26,10 +27,10 @@ export function hartmann6(x: readonly number[]): number {
   for (let i = 0; i < 4; i++) {
     let inner = 0
     for (let j = 0; j < 6; j++) {
-      const d = x[j] - P[i][j]
-      inner += A[i][j] * d * d
+      const d = x[j] - HARTMANN6_P[i][j]
+      inner += HARTMANN6_A[i][j] * d * d
     }
-    total += ALPHA[i] * Math.exp(-inner)
+    total += HARTMANN6_ALPHA[i] * Math.exp(-inner)
   }
   return -total
 }
