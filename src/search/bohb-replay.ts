@@ -20,7 +20,7 @@ import type {AskHint, TrialResult} from './types.js'
 export const BOHB_HINT_FORMAT = 3
 
 /**
- * Format 2 (kt of 2026-12-02 before 04:30 UTC): the same fields, but its check did not bind the
+ * Format 2 (an earlier kt): the same fields, but its check did not bind the
  * results the copy had been told, so a store whose results were altered would still replay every
  * hint. Such hints are replayed as format 1 (drawing the candidates from the copy's own KDEs),
  * which does see the results: slower than format 3, as exact.
