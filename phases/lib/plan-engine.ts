@@ -28,6 +28,8 @@ export interface PlanEngine {
   readonly linked: readonly ParameterGroup[]
   /** The engine file's absolute path (undefined for a built-in engine). */
   readonly file?: string
+  /** The folder the engine's command runs in (its scripts are inputs of a run too). */
+  readonly dir?: string
   /** Where P99 comes from: a cost model (repeats exactly) or the clock. */
   readonly latency: 'cost_model' | 'measured'
   /** Per-question metric rows of every scored question of `dataset` (selectScoredQueries order) and each question's category. */
@@ -82,6 +84,7 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
     groups: spec.groups,
     linked: simplexSets(spec.space),
     file: spec.file,
+    dir: spec.evaluate.cwd,
     latency: spec.evaluate.latency,
     async score(dataset, config) {
       // latency is not what is scored here: one pass over the questions

@@ -243,7 +243,10 @@ export async function checkRetrievalInputs(
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
-export function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
+export function planSplit(
+  settings: Pick<RetrievalStudyInput['settings'], 'split'>,
+  seed: number,
+): SplitSpec | undefined {
   if (settings.split === undefined) return undefined
   return typeof settings.split === 'string'
     ? parseSplit(settings.split, seed, 'retrieval.split')

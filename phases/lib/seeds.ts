@@ -67,7 +67,7 @@ export async function checkSeeds(
       }
       perSeed.push({
         seed,
-        optimum: search.optimum.weights,
+        optimum: {...search.optimum.weights},
         objective: search.optimum.objective.estimate,
         validation_passed: validation.passed,
         verdict: validation.verdict,
@@ -78,10 +78,20 @@ export async function checkSeeds(
   } finally {
     rmSync(scratch, {recursive: true, force: true})
   }
-  const names = Object.keys(perSeed[0].optimum)
+  return seedRobustness(seeds, runVerdict, perSeed)
+}
+
+/** The seed check's record: per seed, the spread of each optimum value over the seeds, and whether the verdict holds on each. */
+export function seedRobustness(
+  seeds: readonly number[],
+  runVerdict: ValidationResult['verdict'],
+  perSeed: SeedRobustness['per_seed'],
+): SeedRobustness {
+  // a value every seed's optimum has (an engine's numeric parameters; kt's importance weights)
+  const names = Object.keys(perSeed[0].optimum).filter((name) => perSeed.every((s) => name in s.optimum))
   const spread = Object.fromEntries(
     names.map((name) => {
-      const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
+      const values = perSeed.map((s) => s.optimum[name])
       // the sample sd of one value is undefined (null), not a spread of 0
       return [
         name,
