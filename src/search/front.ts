@@ -290,7 +290,7 @@ export function objectiveFront(
  * objectiveReference's over every compared trial, and the share is over the box between the
  * reference and the best value each objective reached.
  */
-export function hypervolumeOf(
+function hypervolumeOf(
   objectives: readonly [FrontObjective, FrontObjective],
   values: ReadonlyArray<readonly number[]>,
   front: ReadonlyArray<readonly number[]>,
