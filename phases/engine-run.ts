@@ -16,7 +16,7 @@ import type {Config} from '../src/space/types.js'
 import type {LoadedEnginePlan} from './engine-plan.js'
 import {displayPath} from './lib/context.js'
 import {type EngineInputs} from './lib/engine-inputs.js'
-import {engineProperties, engineSyntheticPhase, engineVisualize, type EnginePhaseInput} from './lib/engine-phases.js'
+import {engineSyntheticPhase, engineVisualize, type EnginePhaseInput} from './lib/engine-phases.js'
 import {tunedTrial, validateEngine, writeEngineProfiles} from './lib/engine-validation.js'
 import {DEFAULTS_TRIAL, RETRIEVAL_STUDY_FILE, startRetrievalStudy} from './lib/retrieval-study.js'
 import {retrievalProfiles} from './6-deploy.js'
@@ -172,7 +172,7 @@ export const ENGINE_PHASES: readonly PhaseDef<EngineContext>[] = [
     name: 'properties',
     title: "Conformance of the engine's protocol",
     needs: [],
-    run: (ctx) => engineProperties(phaseInput(ctx)),
+    run: (ctx) => ctx.inputs.engine.properties(phaseInput(ctx)),
   },
   {
     number: 2,

@@ -59,13 +59,6 @@ export async function engineConformance(
   }
 }
 
-/** Phase 1 of a kt_plan 2 run: the engine file's conformance suite (a built-in engine has no protocol to check). */
-export async function engineProperties(input: EnginePhaseInput): Promise<PropertiesResult> {
-  if (!input.engine.file) return {properties: [], passed: true}
-  const conformance = await engineConformance(loadEngineFile(input.engine.file), input)
-  return {properties: [], passed: conformance.passed, conformance}
-}
-
 /** Phase 2 of a kt_plan 2 run: kt's synthetic conversations through the engine, the data's fingerprint and the split's leakage audit. */
 export async function engineSyntheticPhase(input: EnginePhaseInput, split: SplitSpec): Promise<SyntheticResult> {
   return {datasets: [], leaks_found: 0, engine: await engineSynthetic({...input, split})}
@@ -81,9 +74,7 @@ export async function engineVisualize(
   },
 ): Promise<VisualizeResult> {
   const {engine, search} = input
-  const objectives = engine.file
-    ? loadEngineFile(engine.file).objectives.map((o) => o.metric)
-    : [input.metric, 'p99_ms']
+  const objectives = engine.objectives(input.metric)
   const v = engineVisualization({name: engine.name, space: engine.space, objectives}, search, input.seed)
   const specs = [retrievalFrontChart(search), ...engineCharts(search, v, input.ablation)]
   const ctx = {outDir: input.outDir, progress: input.progress, charts: {render: renderChart, close: async () => {}}}

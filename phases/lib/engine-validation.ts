@@ -1,7 +1,6 @@
 import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 import type {MetricValues} from '../../src/data/conversations/metrics.js'
-import {engineRefFor} from '../../src/deploy/spaces.js'
 import {makeProfile, validationFrom, writeProfileFiles, type ProfileValidation} from '../../src/deploy/profile.js'
 import type {AblationDelta} from '../../src/eval/ablation.js'
 import {compareByCategory} from '../../src/eval/categories.js'
@@ -133,9 +132,7 @@ export function writeEngineProfiles(
       ['holdout'],
       `held-out conversations: ${v.split}`.replace(new RegExp(UNSAFE_TEXT.source, 'gu'), ' ').slice(0, 2000),
     )
-  const engineRef = engine.file
-    ? engineRefFor({name: engine.name, file: engine.file}, join(outDir, PROFILES_DIR))
-    : undefined
+  const engineRef = engine.profileRef(join(outDir, PROFILES_DIR))
   const tunedNote =
     tuned.profile === undefined
       ? `trial ${tuned.trial}: the best on the tuning conversations`
