@@ -1,14 +1,14 @@
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import type {SplitSpec} from '../../src/data/conversations/split.js'
 import {conformanceData, runConformance} from '../../src/engines/conformance.js'
-import {loadEngineFile, type EngineSpec} from '../../src/engines/file.js'
+import type {EngineSpec} from '../../src/engines/file.js'
 import type {EngineAblation} from '../../src/eval/ablation.js'
 import {engineCharts} from '../../src/report/engine-charts.js'
 import {CHART_FONT_FAMILY, renderChart} from '../../src/report/render.js'
 import {retrievalFrontChart} from '../../src/report/study-charts.js'
 import type {
   EngineConformance,
-  PropertiesResult,
+  EngineVisualization,
   RetrievalSearchResult,
   SyntheticResult,
   VisualizeResult,
@@ -17,7 +17,6 @@ import {writeCharts} from './charts.js'
 import {latencyKindLabel} from '../../src/report/engine-charts.js'
 import {studyImportance, type ImportanceTrial} from '../../src/search/importance.js'
 import type {ParamSpace} from '../../src/space/types.js'
-import type {EngineVisualization} from '../../src/report/types.js'
 import {engineSynthetic} from './engine-synthetic.js'
 import type {PlanEngine} from './plan-engine.js'
 
