@@ -4,31 +4,12 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {runStudy} from '../../phases/runner.js'
 import {runVerdict} from '../../src/cli/study.js'
-import {packageRoot} from '../../src/util/paths.js'
 import {InputError} from '../../src/util/errors.js'
+import {MEMORY_FIXTURE, writeRetrievalPlan} from '../helpers/engine-plan.js'
 
-const memory = join(packageRoot, 'fixtures', 'memory_small.json')
+const memory = MEMORY_FIXTURE
 const dir = mkdtempSync(join(tmpdir(), 'kt-engine-run-'))
-
-/** A format-2 plan for kt's retrieval engine (in-process: no service to start) at fast settings. */
-function plan(name: string, edit: Record<string, unknown> = {}): string {
-  const file = join(dir, name)
-  writeFileSync(
-    file,
-    JSON.stringify({
-      kt_plan: 2,
-      name: 'kt-retrieval',
-      engine: 'kt:retrieval',
-      data: {conversations: memory, split: 'conversations:0.5'},
-      metric: 'recall@10',
-      search: {optimizer: 'random', budget: 2},
-      acceptance: {against: 'defaults', margin: 0.05},
-      bootstrap: {resamples: 200, confidence: 0.95},
-      ...edit,
-    }),
-  )
-  return file
-}
+const plan = (name: string, edit: Record<string, unknown> = {}) => writeRetrievalPlan(dir, name, edit)
 
 /** The report without its timing (the one part that differs between identical runs). */
 const untimed = (file: string) => {
