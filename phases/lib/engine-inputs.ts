@@ -1,6 +1,6 @@
 import {extname, join, resolve} from 'node:path'
 import {loadMemoryDataset, parseMemoryDataset} from '../../src/data/conversations/index.js'
-import {describeSplit, splitDataset, splitIds, type SplitSpec} from '../../src/data/conversations/split.js'
+import {describeSplit, splitDataset, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {MemoryDataset} from '../../src/data/conversations/types.js'
 import {loadEngineProfile} from '../../src/eval/service-eval.js'
 import {defaultConfig} from '../../src/space/space.js'
@@ -11,7 +11,7 @@ import type {LoadedEnginePlan} from '../engine-plan.js'
 import {engineInputFiles, fileSha256, type InputFile} from './checkpoints.js'
 import {displayPath} from './context.js'
 import {planEngine, type PlanEngine} from './plan-engine.js'
-import {planSplit} from './retrieval-study.js'
+import {checkSplitIds, planSplit} from './retrieval-study.js'
 
 /** The conversations a two-file plan tunes and validates on, merged in the run folder (the study reads one file). */
 const MERGED_DATA = 'data'
@@ -78,17 +78,7 @@ function oneFile(
   const data = loaded.resolvePath(spec.conversations)
   const dataset = loadMemoryDataset(data)
   const split = planSplit({split: spec.split}, seed)!
-  const ids = splitIds(dataset, split, `${loaded.file}: data.split`)
-  const known = new Set(dataset.conversations.map((c) => c.id))
-  for (const part of ['train', 'holdout'] as const)
-    ids[part].forEach((id, i) => {
-      if (!known.has(id))
-        throw new InputError(
-          `${loaded.file}: data.split.${part}[${i}]`,
-          `a conversation id of ${data}`,
-          describeValue(id),
-        )
-    })
+  checkSplitIds(dataset, split, data, `${loaded.file}: data.split`)
   return {
     data,
     dataLabel: displayPath(data, loaded.file),

@@ -9,7 +9,8 @@ import type {TrialRow} from '../../src/study/model.js'
 import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
-import {InputError} from '../../src/util/errors.js'
+import {InputError, describeValue} from '../../src/util/errors.js'
+import type {MemoryDataset} from '../../src/data/conversations/types.js'
 import {DEFAULTS_TRIAL_ID, evaluateHoldoutItems, frontAndProfileItems} from '../../src/search/holdout.js'
 import {
   DEFAULT_HOLDOUT_SETTINGS,
@@ -279,17 +280,19 @@ export async function checkRetrievalInputs(
   engine?: string,
 ): Promise<{engineDir?: string}> {
   const split = planSplit(settings, seed)
-  const dataset = loadMemoryDataset(data)
-  if (split) {
-    const ids = splitIds(dataset, split, 'retrieval.split')
-    const known = new Set(dataset.conversations.map((c) => c.id))
-    for (const part of ['train', 'holdout'] as const)
-      ids[part].forEach((id, i) => {
-        if (!known.has(id))
-          throw new InputError(`retrieval.split.${part}[${i}]`, `a conversation id of ${data}`, JSON.stringify(id))
-      })
-  }
+  if (split) checkSplitIds(loadMemoryDataset(data), split, data, 'retrieval.split')
   return engine === undefined ? {} : {engineDir: serviceEngine(engine, "a plan's retrieval section").evaluate.cwd}
+}
+
+/** Every conversation id a split names is one of the data's (one line naming `where`.train[i] or .holdout[i] otherwise). */
+export function checkSplitIds(dataset: MemoryDataset, split: SplitSpec, data: string, where: string): void {
+  const ids = splitIds(dataset, split, where)
+  const known = new Set(dataset.conversations.map((c) => c.id))
+  for (const part of ['train', 'holdout'] as const)
+    ids[part].forEach((id, i) => {
+      if (!known.has(id))
+        throw new InputError(`${where}.${part}[${i}]`, `a conversation id of ${data}`, describeValue(id))
+    })
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
