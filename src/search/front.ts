@@ -27,9 +27,9 @@ export interface FrontReport {
   readonly front: FrontPoint[]
   /** Every other trial with (up to three) front trials that dominate it. */
   readonly dominated: Array<FrontPoint & {readonly dominatedBy: number[]}>
-  /** Area dominated by the front within the reference box (quality units x ms). */
+  /** Area dominated by the front up to the reference point (quality units x ms). */
   readonly hypervolume: number
-  /** Hypervolume over the reference box's area (quality 1 at 0 ms would give 1). */
+  /** Hypervolume over the box between the reference and the best values (hypervolumeOf). */
   readonly hypervolumeShare: number
 }
 
@@ -183,8 +183,7 @@ export interface FrontObjective {
 /**
  * Default reference of a metric: the worst value any compared trial reached, pushed out by this
  * share of the observed range (by this share of its magnitude, or by ZERO_SPREAD_MARGIN when all
- * trials reached 0), so the extreme front points still add area; the same idea as kt's retrieval
- * front (1.1 x the slowest).
+ * trials reached 0), so the extreme front points still add area; every front's rule (hypervolumeOf).
  */
 const REFERENCE_RANGE_MARGIN = 0.1
 /** The reference margin when every trial reached exactly 0: no range or magnitude to scale by, so one unit of the metric. */
