@@ -28,11 +28,11 @@ import {
 import {basename, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {InputError} from './errors.js'
+import {procStatFields} from './proc.js'
 
 /**
- * Default wait for a lock another process holds. Stores hold their lock for one
- * open-apply-close (milliseconds; the CLI's start-up is outside it), so bursts of concurrent
- * commands queue well inside this; a longer hold is a stuck or long-running process.
+ * Default wait for a lock another process holds: stores hold it for one open-apply-close
+ * (milliseconds), so bursts of concurrent commands queue well inside this.
  */
 export const LOCK_WAIT_MS = 5000
 /** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
@@ -65,26 +65,19 @@ export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
-/** Temp files holding this process's lock line, unique per acquisition (a process may hold several locks). */
+/** Numbers this process's lock temp files (it may hold several locks). */
 let lockTempSeq = 0
 
 /** proc(5): field 22 of /proc/<pid>/stat is the process start time. */
 const PROC_STAT_STARTTIME_FIELD = 22
 
 /**
- * When a process started (clock ticks since boot, field 22 of /proc/<pid>/stat), or undefined where
- * /proc is missing. A lock records its owner's start time, so a pid reused by another process (small
- * container pids come back often) is not mistaken for the owner.
+ * When a process started (clock ticks since boot), or undefined where /proc is missing. A lock
+ * records its owner's start time, so a pid reused by another process (small container pids come
+ * back often) is not mistaken for the owner.
  */
 export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces and parentheses) start at field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return fields[PROC_STAT_STARTTIME_FIELD - 3]
-  } catch {
-    return undefined
-  }
+  return procStatFields(pid)?.[PROC_STAT_STARTTIME_FIELD - 3]
 }
 
 /** This process's start time, read once. */
@@ -116,7 +109,7 @@ function removeDeadTemps(dir: string): void {
   }
 }
 
-/** Creates `path` as a hard link to the filled temp file: atomic create-with-content; false if it exists. */
+/** Creates `path` as a hard link to the filled temp file (atomic create-with-content); false if it exists. */
 function tryLink(temp: string, path: string): boolean {
   try {
     linkSync(temp, path)
@@ -136,7 +129,7 @@ const LOCK_GONE = 'gone'
 /** A lock file without a pid: an unknown owner (e.g. an older kt that crashed between creating and writing it). */
 const LOCK_UNKNOWN = 'unknown'
 
-/** A lock's owner: its line as written, the pid, and (locks since kt-online locks v2) start time and token. */
+/** A lock's owner: its line as written, the pid, and (all but the oldest "pid" lines) start time and token. */
 interface LockOwner {
   line: string
   pid: number
@@ -191,13 +184,11 @@ function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, de
 }
 
 /**
- * Removes a takeover lock whose owner died inside removeDeadLock (a kill -9 there: found by the
- * kill -9 campaign of `kt online serve`, after which no opener could ever take the lock again).
- * It is moved aside by rename, which only one remover can do; if what was moved is not the dead
- * owner's line (a live process made a new takeover lock between our read and the rename), it is
- * put back. True if the dead takeover lock is gone. Residual race: a third process making yet
- * another takeover lock in the instant before the put-back (three processes recovering the same
- * dead lock at once).
+ * Removes a takeover lock whose owner died inside removeDeadLock (else no opener could ever take
+ * the lock again). It is moved aside by rename, which only one remover can do; if what was moved
+ * is not the dead owner's line (a live process re-took it between our read and the rename), it is
+ * put back. True if the dead takeover lock is gone. Residual race: three processes recovering the
+ * same dead lock at once.
  */
 function removeDeadTakeover(takeoverPath: string): boolean {
   const owner = lockOwner(takeoverPath)
@@ -305,29 +296,22 @@ export function withDirLock<T>(dir: string, options: DirLockOptions, fn: () => T
 }
 
 /**
- * Removes the temp files that writeFileAtomic (src/util/fs.ts) leaves when killed between writing
- * and renaming (`.<name>.<pid>.tmp`, possibly 0 bytes), for the file `target` or every file whose
- * name matches it. Call it only while holding the lock that guards those files: then nobody else
- * is writing them, so every such temp file is stale (one of this process's own cannot be in flight
- * either, the writes being synchronous). The lock's own temp files (`.lock.<pid>.<n>.tmp`) are
- * never matched by a target other than "lock". Returns the names removed.
+ * Removes the temp files writeFileAtomic (src/util/fs.ts) leaves when killed before its rename
+ * (`.<name>.<pid>.tmp`) of the file `target`, or of every file whose name matches it; returns the
+ * names removed. Only under the lock that guards those files: then every such file is stale.
  */
 export function removeStaleTemps(dir: string, target: string | RegExp): string[] {
-  const removed: string[] = []
   let names: string[]
   try {
     names = readdirSync(dir)
   } catch {
-    return removed
+    return []
   }
-  for (const name of names) {
+  const matches = (name: string) => (typeof target === 'string' ? name === basename(target) : target.test(name))
+  const removed = names.filter((name) => {
     const m = /^\.(.+)\.\d+\.tmp$/.exec(name)
-    if (!m) continue
-    const matches = typeof target === 'string' ? m[1] === basename(target) : target.test(m[1])
-    if (matches) {
-      rmSync(join(dir, name), {force: true})
-      removed.push(name)
-    }
-  }
+    return m !== null && matches(m[1])
+  })
+  for (const name of removed) rmSync(join(dir, name), {force: true})
   return removed
 }

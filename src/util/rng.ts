@@ -165,13 +165,6 @@ export class Rng {
     return out
   }
 
-  /** Binomial(n, p) by summing Bernoulli draws (n is small in kt: at most a few thousand). */
-  binomial(n: number, p: number): number {
-    let k = 0
-    for (let i = 0; i < n; i++) if (this.next() < p) k++
-    return k
-  }
-
   /** Fisher-Yates shuffle in place. */
   shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
