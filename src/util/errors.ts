@@ -60,9 +60,8 @@ const DESCRIBE_CHARS = 40
 
 /**
  * Short, printable description of an offending value for error messages: its JSON text, cut at
- * DESCRIBE_CHARS. Safe for any value (a request body nested 100,000 deep, a cycle, a BigInt): the
- * value is first clipped to what can show in those characters (see clipForJson), so nothing
- * recursive sees more than a few dozen levels.
+ * DESCRIBE_CHARS. Safe for any value (deep nesting, a cycle, a BigInt): clipForJson first cuts it
+ * to what those characters can show.
  */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing'

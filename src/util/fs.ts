@@ -17,11 +17,10 @@ import {stripBom} from './json.js'
 
 /**
  * Writes a file whole or not at all, also across a power loss: the bytes go to a temporary
- * sibling, flushed to disk (fsync) before it is renamed over the target (atomic within one file
- * system), and the folder is flushed after, so the new name is durable too. Without the first
- * fsync, ext4/xfs may commit the rename before the data, leaving an empty file after a crash.
- * `durable: false` stays atomic against a killed process but skips both flushes: for files that
- * can be rebuilt when a power loss damages them (a checksummed snapshot of a synced log).
+ * sibling, flushed to disk before it is renamed over the target, and the folder is flushed after,
+ * so the new name is durable too (without the first flush, ext4/xfs may commit the rename before
+ * the data). `durable: false` stays atomic against a killed process but skips both flushes: for
+ * files rebuilt when a power loss damages them (a checksummed snapshot of a synced log).
  */
 export function writeFileAtomic(
   path: string,
@@ -35,19 +34,20 @@ export function writeFileAtomic(
     const fd = openSync(tmp, 'w', mode)
     try {
       writeFileSync(fd, data)
-      if (durable) fsyncSync(fd)
+      if (durable) fsyncSync(fd) // observable (test/util/atomic-write.test.ts), unlike writeFileSync's flush
     } finally {
       closeSync(fd)
     }
+    renameSync(tmp, path)
   } catch (error) {
     throw atomicFailure(path, tmp, error)
   }
-  commitAtomic(path, dir, tmp, durable)
+  if (durable) fsyncDirIfSupported(dir)
 }
 
 /**
- * writeFileAtomic for text made piece by piece (a study exported page by page): the same temporary
- * file, flush and rename, so memory holds one piece at a time and a failure leaves no half file.
+ * writeFileAtomic for text made piece by piece (a study exported page by page), so memory holds
+ * one piece at a time; a failure leaves no half file.
  */
 export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<string>): Promise<void> {
   const {dir, tmp} = atomicTemp(path)
@@ -59,20 +59,11 @@ export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<st
     } finally {
       closeSync(fd)
     }
-  } catch (error) {
-    throw atomicFailure(path, tmp, error)
-  }
-  commitAtomic(path, dir, tmp, true)
-}
-
-/** Renames the written temporary file over `path`, then (durable) flushes the folder. */
-function commitAtomic(path: string, dir: string, tmp: string, durable: boolean): void {
-  try {
     renameSync(tmp, path)
   } catch (error) {
     throw atomicFailure(path, tmp, error)
   }
-  if (durable) fsyncDirIfSupported(dir)
+  fsyncDirIfSupported(dir)
 }
 
 /** The folder of `path` (created) and the temporary file an atomic write goes through. */

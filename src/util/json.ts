@@ -8,10 +8,8 @@ import {InputError, escapeControls} from './errors.js'
 import {readText} from './fs.js'
 
 /**
- * Deepest nesting of arrays and objects kt accepts. kt's own files nest at most about 10 levels
- * (a LoCoMo file: list > conversation > session > turn > field); recursive code that walks a
- * parsed value (zod schemas, JSON.stringify, the engine's readers) overflows V8's stack somewhere
- * past a few thousand levels, so 256 leaves room on both sides.
+ * Deepest nesting of arrays and objects kt accepts: kt's own files nest about 10 levels, recursive
+ * code walking a parsed value overflows V8's stack past a few thousand; 256 leaves room both sides.
  */
 const MAX_JSON_DEPTH = 256
 
