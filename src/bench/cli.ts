@@ -1,10 +1,11 @@
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {DEFAULT_PLAN_FILE} from '../../phases/plan.js'
 import {packageRoot} from '../util/paths.js'
+import {readJsonFile} from '../util/json.js'
 import {max, median, min} from '../stats/summary.js'
 
 /** Wall-time targets of the foundation issue. */
@@ -34,7 +35,7 @@ export interface CliBench {
 
 /** The default plan without its retrieval study (dataset paths made absolute), written into `dir`. */
 function planWithoutRetrieval(dir: string): string {
-  const plan = JSON.parse(readFileSync(DEFAULT_PLAN_FILE, 'utf8')) as Record<string, unknown> & {
+  const plan = readJsonFile(DEFAULT_PLAN_FILE) as Record<string, unknown> & {
     datasets: {tune: string; holdout: string[]; imported: string[]}
   }
   delete plan.retrieval
