@@ -15,11 +15,7 @@ const TARGET_HELP_MS = 200
 /** Exit codes of a finished `kt run`: 0 pass, 1 an acceptance criterion failed (the default plan's verdict). */
 const RUN_FINISHED = [0, 1] as const
 
-interface Spread {
-  median: number
-  min: number
-  max: number
-}
+type Spread = {median: number; min: number; max: number}
 
 export interface CliBench {
   runs: number
