@@ -31,8 +31,3 @@ export function snakeKeysOfRecord(value: unknown, verbatim: readonly string[] = 
     out[snakeCase(k)] = verbatim.includes(k) ? v : snakeKeysOfRecord(v, verbatim)
   return out
 }
-
-/** Whether a JSON key follows kt's style (snake_case; digits, `@`, `.` and `-` allowed in data-like keys). */
-export function isSnakeKey(key: string): boolean {
-  return !/[A-Z]/.test(key)
-}
