@@ -7,7 +7,8 @@
  *
  * `--json` itself comes from KtCommand (src/cli/base.ts), and so does `--out` (outFlag). Each
  * helper takes the command's own description where commands word it differently; the defaults
- * here are the wording most commands share.
+ * here are the wording most commands share. `this.log` prints nothing under --json (oclif), so an
+ * `if (!this.jsonEnabled())` around printing is needed only to skip costly text.
  */
 import {Flags, type Interfaces} from '@oclif/core'
 import type {KtCommand} from './base.js'
