@@ -116,14 +116,17 @@
   }
 
   /* ---------------------------------------------------------------- one study */
-  /** One object per trial from the column-wise view: what charts and the table read. */
-  /** What the front's latency axis is, by the study's latency kind (views.ts LatencyKind). */
+  /** What the front's latency axis is, by the study's latency kind (src/report/front-chart.ts LatencyKind). */
   var LATENCY_NOTES = {
     estimated: 'P99 latency is the cost model\'s estimate (deterministic); measured timings are the measured_* metrics in the tooltip and table.',
+    declared: 'Latency is the engine\'s declared cost model.',
     measured: 'Latency is wall time measured on kt\'s side: it differs between runs and with the machine\'s load.',
     reported: 'Latency is the figure the engine reports.',
   }
+  /** The front chart's sets (src/report/front-chart.ts FRONT_SETS). */
+  var LOWER = 'lower budget (fewer queries)'
 
+  /** One object per trial from the column-wise view: what charts and the table read. */
   function trialRows(view) {
     var t = view.trials
     var rows = new Array(t.id.length)
@@ -136,8 +139,7 @@
     for (var i = 0; i < t.id.length; i++) {
       var r = {trial: t.id[i], budget: t.budget[i], status: t.status[i], value: t.value[i], order: t.order[i], best_so_far: t.best_so_far[i], budget_so_far: t.budget_so_far[i]}
       if (view.front) {
-        r.set = front[r.trial] ? 'Pareto front' : dominated[r.trial] ? 'dominated' : r.status === 'ok' && r.budget < view.max_budget ? 'lower budget' : null
-        r._draw_order = r.set === 'Pareto front' ? 2 : r.set === 'dominated' ? 1 : 0
+        r.set = front[r.trial] ? 'Pareto front' : dominated[r.trial] ? 'dominated' : r.status === 'ok' && r.budget < view.max_budget ? LOWER : null
       }
       for (var m in t.metric) r[m] = t.metric[m][i]
       for (var p in t.config) r[p] = t.config[p][i]
@@ -326,13 +328,14 @@
       ]
       if (data.charts.front) {
         // lower-budget trials are context, not candidates: past FRONT_CONTEXT_MAX rows only the largest budget is drawn
+        var drawOrder = {'Pareto front': 2, dominated: 1}
         var frontRows = rows.filter(function (r) { return r.set !== null })
-        var lower = frontRows.filter(function (r) { return r.set === 'lower budget' }).length
+        var lower = frontRows.filter(function (r) { return r.set === LOWER }).length
         if (frontRows.length > FRONT_CONTEXT_MAX) {
-          frontRows = frontRows.filter(function (r) { return r.set !== 'lower budget' })
+          frontRows = frontRows.filter(function (r) { return r.set !== LOWER })
           document.getElementById('front-note').textContent += ' ' + lower + ' trials at lower budgets are not drawn (more than ' + FRONT_CONTEXT_MAX + ' points); filter the table by budget to see them.'
         }
-        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontRows.map(function (r) { return Object.assign({}, r) })}))
+        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontRows.sort(function (a, b) { return (drawOrder[a.set] || 0) - (drawOrder[b.set] || 0) }).map(function (r) { return Object.assign({}, r) })}))
       }
       if (data.charts.per_type) {
         var pt = []

@@ -3,7 +3,7 @@ import {basename, dirname} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {runRoutedSweeps} from '../../src/study/sweeps.js'
-import {analyzeStudy, frontTrialRecords, type StudyAnalysis} from '../../src/eval/retrieval-analysis.js'
+import {analyzeStudy, frontTrialRecords} from '../../src/eval/retrieval-analysis.js'
 import {checkFrontLatency} from '../../src/eval/latency-check.js'
 import type {TrialRow} from '../../src/study/model.js'
 import {openStorage} from '../../src/study/storage.js'
@@ -16,6 +16,7 @@ import {writeRunQuestions} from '../../src/eval/question-results.js'
 import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
+import {frontRecord} from '../../src/report/front-chart.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
 export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
@@ -93,7 +94,7 @@ export async function retrievalStudy(
     durationMs: null,
     worker: null,
   }
-  const analysis = analyzeStudy([...trials, defaultsRow], undefined, undefined, settings.metric)
+  const analysis = analyzeStudy([...trials, defaultsRow])
   const trialRecords = frontTrialRecords([...trials, defaultsRow], analysis)
   // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
   const latencyCheck = checkFrontLatency(analysis, overall)
@@ -185,26 +186,6 @@ export async function retrievalStudy(
 
 /** The name Phase 6 gives the routed profile (and its held-out check). */
 export const ROUTED_PROFILE = 'retrieval-routed'
-
-/** The report's record of a study's quality-latency front (kt's engine and engine files alike). */
-function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({
-    trial: p.trialId,
-    quality: p.quality,
-    p99_ms: p.latencyMs,
-  })
-  return {
-    reference: {
-      quality: analysis.front.reference.quality,
-      p99_ms: analysis.front.reference.latencyMs,
-      rule: analysis.front.reference.rule,
-    },
-    points: analysis.front.front.map(point),
-    dominated: analysis.front.dominated.map(point),
-    hypervolume: analysis.front.hypervolume,
-    hypervolume_share: analysis.front.hypervolumeShare,
-  }
-}
 
 /**
  * Reads and checks the plan's retrieval inputs before the run writes anything: the memory dataset,
@@ -330,7 +311,7 @@ async function engineRetrievalStudy(
     worker: null,
   }
   const all = [...trials, defaultsRow]
-  const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
+  const analysis = analyzeStudy(all)
   const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
   const byId = new Map(all.map((t) => [t.id, t]))
   if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')

@@ -11,7 +11,7 @@ import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/model.js'
-import type {LatencyKind} from './front.js'
+import type {LatencyKind} from '../report/front-chart.js'
 
 /** What a study's headline value is: a metric it maximises, or the loss it minimises. */
 export interface ValueDefinition {
@@ -187,7 +187,6 @@ export interface StudyView {
     quality: string
     quality_metric: string
     latency: string
-    /** estimated: a cost model (kt's retrieval engine, an engine declaring evaluate.latency cost_model); measured: wall time on kt's side; reported: the engine's own figure. */
     latency_kind: LatencyKind
     reference: {quality: number; p99_ms: number; rule: string}
     points: number[]

@@ -57,7 +57,7 @@ describe('the dashboard view of an engine-file study', () => {
     expect([front.reference.quality, front.reference.p99_ms]).toEqual(printed.front.reference)
     const chart = JSON.stringify(frontChart(view))
     expect(chart).toContain('"field":"recall@10"')
-    expect(chart).toContain("measured on kt's side")
+    expect(chart).toContain("kt's measurement (wall time per search)")
     expect(chart).not.toContain('cost model')
   }, 60_000)
 })
