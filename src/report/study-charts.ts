@@ -222,41 +222,38 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
   )
   const order = a.datasets[0].configs.map((c) => c.id)
   const level = sharedConfidenceLabel(a.datasets.flatMap((d) => d.configs.map((c) => c.spearman)))
-  return {
-    id: 'ablation',
-    title: `Ablation: Spearman against the truth with ${level} bootstrap intervals`,
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: a.datasets.length,
-      spec: {
-        width: 200,
-        height: 320,
-        layer: [
-          {
-            mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
-            encoding: {
-              y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
-              x: {
-                field: 'estimate',
-                type: 'quantitative',
-                title: `Spearman correlation with the truth (${level} CI)`,
-                scale: {domain: [-1, 1]},
-              },
+  return perDataset(
+    'ablation',
+    `Ablation: Spearman against the truth with ${level} bootstrap intervals`,
+    values,
+    a.datasets.length,
+    {
+      width: 200,
+      height: 320,
+      layer: [
+        {
+          mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
+          encoding: {
+            y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
+            x: {
+              field: 'estimate',
+              type: 'quantitative',
+              title: `Spearman correlation with the truth (${level} CI)`,
+              scale: {domain: [-1, 1]},
             },
           },
-          {
-            mark: {type: 'rule', color: 'black'},
-            encoding: {
-              y: {field: 'config', type: 'nominal', sort: order},
-              x: {field: 'low', type: 'quantitative'},
-              x2: {field: 'high'},
-            },
+        },
+        {
+          mark: {type: 'rule', color: 'black'},
+          encoding: {
+            y: {field: 'config', type: 'nominal', sort: order},
+            x: {field: 'low', type: 'quantitative'},
+            x2: {field: 'high'},
           },
-        ],
-      },
+        },
+      ],
     },
-  }
+  )
 }
 
 function scatter(v: PhaseResults['validation']): ChartSpec {
@@ -266,26 +263,23 @@ function scatter(v: PhaseResults['validation']): ChartSpec {
       {dataset: d.dataset, truth: p.truth, score: p.optimum, weights: 'optimum'},
     ]),
   )
-  return {
-    id: 'scatter',
-    title: 'Calculated importance vs ground truth (held-out data)',
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: Math.max(1, v.datasets.length),
-      spec: {
-        width: 240,
-        height: 240,
-        params: [ZOOM],
-        mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
-          y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
-          color: {field: 'weights', type: 'nominal', title: null},
-        },
-      },
+  return perDataset('scatter', 'Calculated importance vs ground truth (held-out data)', values, v.datasets.length, {
+    width: 240,
+    height: 240,
+    params: [ZOOM],
+    mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
+    encoding: {
+      x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
+      y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
+      color: {field: 'weights', type: 'nominal', title: null},
     },
-  }
+  })
+}
+
+/** One panel per dataset (`spec` draws one), side by side. */
+function perDataset(id: string, title: string, values: object[], datasets: number, spec: object): ChartSpec {
+  const facet = {field: 'dataset', type: 'nominal', title: null}
+  return {id, title, spec: {data: {values}, facet, columns: Math.max(1, datasets), spec}}
 }
 
 function levels(v: PhaseResults['validation']): ChartSpec {
@@ -296,24 +290,15 @@ function levels(v: PhaseResults['validation']): ChartSpec {
     ]),
   )
   const order = v.datasets[0]?.levels.order ?? []
-  return {
-    id: 'detail-levels',
-    title: 'Detail levels before (baseline) and after (optimum)',
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: Math.max(1, v.datasets.length),
-      spec: {
-        width: 240,
-        height: 200,
-        mark: {type: 'bar', tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
-          xOffset: {field: 'weights'},
-          y: {field: 'turns', type: 'quantitative', title: 'turns'},
-          color: {field: 'weights', type: 'nominal', title: null},
-        },
-      },
+  return perDataset('detail-levels', 'Detail levels before (baseline) and after (optimum)', values, v.datasets.length, {
+    width: 240,
+    height: 200,
+    mark: {type: 'bar', tooltip: {content: 'data'}},
+    encoding: {
+      x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
+      xOffset: {field: 'weights'},
+      y: {field: 'turns', type: 'quantitative', title: 'turns'},
+      color: {field: 'weights', type: 'nominal', title: null},
     },
-  }
+  })
 }
