@@ -24,6 +24,9 @@ import {type StudyRecord, type TrialRow} from '../study/model.js'
 import {Rng} from '../util/rng.js'
 
 const TARGET_PAGE_MS = 1000
+/** The page's target for a study of LARGE_STUDY_TRIALS or more (issue 26, item 9: under 1.5 s at 100,000 trials). */
+const TARGET_LARGE_PAGE_MS = 1500
+const LARGE_STUDY_TRIALS = 100_000
 const TARGET_ENDPOINT_MS = 50
 const BENCH_TRIALS = 10_000
 /** Fidelity tiers of the synthetic study (like BOHB's on the retrieval fixtures). */
@@ -255,6 +258,7 @@ export async function benchDashboard(
   options: {trials?: number; runs?: number; chromium?: string} = {},
 ): Promise<DashboardBench> {
   const n = options.trials ?? BENCH_TRIALS
+  const targetPage = n >= LARGE_STUDY_TRIALS ? TARGET_LARGE_PAGE_MS : TARGET_PAGE_MS
   const loadStart = loadavg()[0]
   const dir = mkdtempSync(join(tmpdir(), 'kt-bench-dashboard-'))
   const storagePath = join(dir, 'studies.sqlite')
@@ -312,9 +316,9 @@ export async function benchDashboard(
         endpoint,
         page_render_ms: page.render,
         page_main_thread_ms: page.busy,
-        target_page_ms: TARGET_PAGE_MS,
+        target_page_ms: targetPage,
         target_endpoint_ms: TARGET_ENDPOINT_MS,
-        page_meets_target: page.render.median < TARGET_PAGE_MS,
+        page_meets_target: page.render.median < targetPage,
         endpoint_meets_target: {
           cold: endpoint.cold_ms.median < TARGET_ENDPOINT_MS,
           new_trial: endpoint.new_trial_ms.median < TARGET_ENDPOINT_MS,
