@@ -83,8 +83,13 @@ export function frontChart(v: StudyView): Spec | null {
   if (!f) return null
   return frontChartSpec({
     title: `${f.quality} against ${latencyTitle(f)}: ${f.points.length} on the front, ${f.dominated.length} dominated at the largest budget`,
-    x: {field: f.latency, title: latencyTitle(f), minimize: true, values: v.trials.metric[f.latency] ?? []},
-    y: {field: f.quality_metric, title: objectiveTitle(f.quality, true)},
+    x: {
+      field: f.latency,
+      title: latencyTitle(f),
+      minimize: f.directions.latency === 'minimize',
+      values: v.trials.metric[f.latency] ?? [],
+    },
+    y: {field: f.quality_metric, title: objectiveTitle(f.quality, f.directions.quality === 'maximize')},
     data: {name: 'trials'},
     width: 'container',
     height: 320,
@@ -236,7 +241,7 @@ export function compareFrontChart(views: readonly StudyView[]): Spec | null {
             field: 'quality',
             type: 'quantitative',
             scale: {zero: false},
-            title: `${bi[0].front!.quality} (higher is better)`,
+            title: objectiveTitle(bi[0].front!.quality, bi[0].front!.directions.quality === 'maximize'),
           },
           color: {field: 'study', type: 'nominal'},
         },

@@ -55,6 +55,7 @@ export function engineFront(
       quality: f.objectives[0].metric,
       quality_metric: f.objectives[0].metric,
       latency: f.objectives[1].metric,
+      directions: {quality: f.objectives[0].direction, latency: f.objectives[1].direction},
       latency_kind: latencyKindOf(spec.evaluate),
       reference: {
         quality: f.reference[0],
@@ -81,6 +82,7 @@ export function retrievalFront(
       quality: def.source === 'metric:quality' ? def.name : 'quality',
       quality_metric: 'quality',
       latency: 'p99_ms',
+      directions: {quality: 'maximize', latency: 'minimize'},
       // kt's retrieval objective states no evaluation: its p99_ms is kt's cost model (src/engine/retrieval/cost.ts)
       latency_kind: latencyKindOf(undefined),
       reference: {

@@ -187,6 +187,8 @@ export interface StudyView {
     quality: string
     quality_metric: string
     latency: string
+    /** Which way each of the two objectives is better (an engine file's own; kt's retrieval: more quality, less latency). */
+    directions: {quality: 'maximize' | 'minimize'; latency: 'maximize' | 'minimize'}
     latency_kind: LatencyKind
     reference: {quality: number; p99_ms: number; rule: string}
     points: number[]

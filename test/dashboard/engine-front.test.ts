@@ -107,4 +107,21 @@ describe('the dashboard view of an engine-file study', () => {
     expect(own.dashboard).toBe(cli)
     expect(own.md).toContain(`hypervolume ${Number(cli.toPrecision(4))}`)
   }, 120_000)
+
+  it('draws each objective the way the engine file says it is better', () => {
+    const front = {
+      quality: 'loss',
+      quality_metric: 'loss',
+      latency: 'throughput',
+      latency_kind: 'reported',
+      directions: {quality: 'minimize', latency: 'maximize'},
+      points: [1],
+      dominated: [2],
+    }
+    const spec = frontChart({front, trials: {metric: {throughput: [5, 3]}}} as never)!
+    const text = JSON.stringify(spec)
+    expect(text).toContain('"title":"loss (lower is better)"')
+    expect(text).toContain('"interpolate":"step-before"')
+    expect(text).toContain('throughput (as the engine reports it)')
+  })
 })
