@@ -14,7 +14,7 @@ import type {
   VisualizeResult,
 } from '../../src/report/types.js'
 import {writeCharts} from './charts.js'
-import {latencyKindLabel} from '../../src/report/engine-charts.js'
+import {latencyKindLabel} from '../../src/report/front-chart.js'
 import {studyImportance, type ImportanceTrial} from '../../src/search/importance.js'
 import type {ParamSpace} from '../../src/space/types.js'
 import {engineSynthetic} from './engine-synthetic.js'

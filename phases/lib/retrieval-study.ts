@@ -34,6 +34,7 @@ import {engineHoldout} from '../../src/study/engine-holdout.js'
 import {runSearch} from '../../src/study/search.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
+import {frontRecord} from '../../src/report/front-chart.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
 export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
@@ -88,7 +89,7 @@ export async function retrievalStudy(
   const trials = await store.trials(study).finally(() => store.close())
   const defaults = await defaultsTrial(study, defaultConfig(RETRIEVAL_SPACE), overall, seed)
   const all = [...trials, defaults.row]
-  const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
+  const analysis = analyzeStudy(all)
   // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
   const latencyCheck = checkFrontLatency(analysis, overall)
   const routedBase = {...defaults.row.config, ...result.routed.base}
@@ -248,26 +249,6 @@ async function ktHoldout(
 /** The name Phase 6 gives the routed profile (and its held-out check). */
 export const ROUTED_PROFILE = 'retrieval-routed'
 
-/** The report's record of a study's quality-latency front (kt's engine and engine files alike). */
-function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({
-    trial: p.trialId,
-    quality: p.quality,
-    p99_ms: p.latencyMs,
-  })
-  return {
-    reference: {
-      quality: analysis.front.reference.quality,
-      p99_ms: analysis.front.reference.latencyMs,
-      rule: analysis.front.reference.rule,
-    },
-    points: analysis.front.front.map(point),
-    dominated: analysis.front.dominated.map(point),
-    hypervolume: analysis.front.hypervolume,
-    hypervolume_share: analysis.front.hypervolumeShare,
-  }
-}
-
 /**
  * Reads and checks the plan's retrieval inputs before the run writes anything: the memory dataset,
  * the split against it, and the engine file (a retrieval service). Returns the folder the engine's
@@ -349,12 +330,7 @@ async function engineRetrievalStudy(
   }
   // the engine file's stated reference values, if any, for the front's hypervolume
   const stated = (metric: string) => spec.objectives.find((o) => o.metric === metric)?.reference
-  const analysis = analyzeStudy(
-    all,
-    undefined,
-    {quality: stated(settings.metric), latencyMs: stated('p99_ms')},
-    settings.metric,
-  )
+  const analysis = analyzeStudy(all, undefined, {quality: stated(settings.metric), latencyMs: stated('p99_ms')})
   const own = analyzeObjectiveStudy(all, objectives, spec.profiles)
   if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')
   const held = await engineStudyHoldout(input, spec, options, all, analysis, own.profiles)

@@ -1,11 +1,10 @@
 /**
  * Bi-objective results: quality (maximised) against P99 latency (minimised). The Pareto front,
  * its hypervolume against a stated reference point (Zitzler & Thiele 1998; src/stats/pareto.ts),
- * the dominated trials with the front trials that dominate them, and a chart of the front.
+ * and the dominated trials with the front trials that dominate them (charted by src/report/front-chart.ts).
  */
 import type {Config} from '../space/index.js'
 import {dominates, hypervolume2d, paretoFront, type Sense} from '../stats/pareto.js'
-import {axisScale, scaleNote} from '../util/axis-scale.js'
 
 export interface FrontPoint {
   readonly trialId: number
@@ -88,88 +87,6 @@ export function frontLines(report: FrontReport, qualityLabel = 'quality'): strin
     `hypervolume ${report.hypervolume.toFixed(4)} (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values; reference ${report.reference.rule})`,
   )
   return lines
-}
-
-/** A trial at a lower budget than the front's (fewer queries): drawn faintly, never on the front. */
-export interface LowerBudgetPoint extends FrontPoint {
-  readonly budget: number
-}
-
-/**
- * Vega-lite scatter of every trial: the front (step line and points), the dominated trials and,
- * faint, the trials at lower budgets, so a reviewer sees every configuration tried and why only a
- * few reached the front. The quality axis names its metric; the latency axis says it is the cost
- * model's estimate and goes logarithmic by the rule of src/util/axis-scale.ts. Hover: the trial's
- * configuration and every metric; drag and wheel: pan and zoom.
- */
-export function frontChartSpec(
-  report: FrontReport,
-  options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {},
-): Record<string, unknown> {
-  const qualityLabel = options.qualityLabel ?? 'quality'
-  const kind = options.latencyKind ?? 'estimated'
-  const datum = (p: FrontPoint, set: string, budget?: number) => ({
-    trial: p.trialId,
-    set,
-    [qualityLabel]: p.quality,
-    'P99 ms': p.latencyMs,
-    ...(budget === undefined ? {} : {budget}),
-    ...p.config,
-    ...(p.metrics ?? {}),
-  })
-  const values = [
-    ...(options.lower ?? []).map((p) => datum(p, 'lower budget (fewer queries)', p.budget)),
-    ...report.dominated.map((p) => datum(p, 'dominated')),
-    ...report.front.map((p) => datum(p, 'Pareto front')),
-  ]
-  const x = axisScale(values.map((v) => v['P99 ms'] as number))
-  const field = (name: string) => name.replace(/[.[\]]/g, (c) => `\\${c}`)
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: {
-      text: `${qualityLabel} vs P99 latency: ${report.front.length} ${report.front.length === 1 ? 'trial' : 'trials'} on the front, ${report.dominated.length} dominated${options.lower?.length ? `, ${options.lower.length} at lower budgets` : ''}`,
-      subtitle: [
-        `P99 latency ${kind === 'estimated' ? "estimated by the engine's cost model (deterministic)" : 'measured'}; lower budgets score fewer queries.`,
-        `Hypervolume ${report.hypervolume.toFixed(3)} against ${qualityLabel} ${report.reference.quality} at ${report.reference.latencyMs} ms.`,
-      ],
-    },
-    width: 460,
-    height: 300,
-    data: {values},
-    layer: [
-      {
-        transform: [{filter: "datum.set === 'Pareto front'"}],
-        mark: {type: 'line', interpolate: 'step-after', color: '#1f77b4'},
-        encoding: {
-          x: {field: 'P99 ms', type: 'quantitative', title: `P99 latency, ms (${kind})${scaleNote(x)}`, scale: x},
-          y: {
-            field: field(qualityLabel),
-            type: 'quantitative',
-            title: `${qualityLabel} (higher is better)`,
-            scale: {zero: false},
-          },
-        },
-      },
-      {
-        params: [{name: 'zoom', select: 'interval', bind: 'scales'}],
-        mark: {type: 'point', filled: true, size: 50, tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'P99 ms', type: 'quantitative'},
-          y: {field: field(qualityLabel), type: 'quantitative'},
-          color: {
-            field: 'set',
-            type: 'nominal',
-            scale: {
-              domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'],
-              range: ['#1f77b4', '#8c8c8c', '#d9d9d9'],
-            },
-            title: null,
-            legend: {labelLimit: 260, orient: 'bottom'},
-          },
-        },
-      },
-    ],
-  }
 }
 
 /** An objective of a study's front: a metric and whether more is better. */
@@ -325,32 +242,4 @@ export function objectiveFrontLines(report: ObjectiveFrontReport): string[] {
       `hypervolume ${Number(report.hypervolume.toPrecision(5))}${report.hypervolumeShare !== null ? ` (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values)` : ''}; reference ${report.objectives.map((o, j) => `${o.metric} ${report.reference![j]} (${o.reference_rule})`).join(', ')}`,
     )
   return lines
-}
-
-/** Vega-lite scatter of the first two objectives, front trials highlighted. */
-export function objectiveFrontChartSpec(report: ObjectiveFrontReport): Record<string, unknown> {
-  const [x, y] = report.objectives
-  const values = [
-    ...report.front.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'Pareto front'})),
-    ...report.dominated.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'dominated'})),
-  ]
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: `${x.metric} vs ${y?.metric ?? ''}${report.hypervolume !== null ? ` (hypervolume ${Number(report.hypervolume.toPrecision(4))})` : ''}`,
-    width: 420,
-    height: 300,
-    data: {values},
-    mark: {type: 'point', filled: true, size: 40},
-    encoding: {
-      x: {field: 'x', type: 'quantitative', title: y?.metric ?? '', scale: {zero: false}},
-      y: {field: 'y', type: 'quantitative', title: x.metric, scale: {zero: false}},
-      color: {
-        field: 'set',
-        type: 'nominal',
-        scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']},
-        title: null,
-      },
-      tooltip: [{field: 'trial'}, {field: 'x'}, {field: 'y'}],
-    },
-  }
 }
