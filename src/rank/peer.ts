@@ -27,8 +27,6 @@ const XGBOOST_PEER_SCRIPT = join(packageRoot, 'src', 'rank', 'peers', 'xgboost_r
  * the issue's reference (0.799 / 0.702, ../shared/ltr/README.md) was measured.
  */
 export const PEER_QUALITY_THREADS = 2
-/** Training time of kt's LambdaMART at most this multiple of XGBoost's with the same settings (the issue's target). */
-export const TARGET_TRAIN_TIME_RATIO = 2
 /** Threads of the CPU-fair timing run: kt's trainer is single-threaded. */
 export const PEER_TIMING_THREADS = 1
 /**

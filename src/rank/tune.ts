@@ -9,7 +9,7 @@ import type {LtrDataset} from './dataset.js'
 import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart, type LambdaMartParams} from './lambdamart.js'
 import {NdcgEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
 import {DEFAULT_EARLY_STOP} from './defaults.js'
-import {COMPARISON_MIN_QUERIES, COMPARISON_RESAMPLES} from './report.js'
+import {COMPARISON_MIN_QUERIES, COMPARISON_RESAMPLES} from './compare.js'
 
 /**
  * `kt rerank tune`: searches LambdaMART's regularisation with kt's own optimiser on validation

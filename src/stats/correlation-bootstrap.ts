@@ -97,11 +97,31 @@ export class ResampleCounts {
 
 const CORRELATIONS = {pearson, spearman}
 
-function percentile(values: Float64Array, confidence: number): {low: number | null; high: number | null} {
-  if (values.length === 0) return {low: null, high: null}
-  values.sort()
+/**
+ * Percentile interval of `value(b)` over the resamples b; a null or NaN value (a resample with
+ * constant or infinite values) is undefined, as in bootstrapCI: left out and counted.
+ */
+function percentileOver(
+  set: ResampleCounts,
+  confidence: number,
+  value: (b: number) => number | null,
+): Omit<BootstrapResult, 'estimate'> {
+  const values = new Float64Array(set.resamples)
+  let count = 0
+  for (let b = 0; b < set.resamples; b++) {
+    const v = value(b)
+    if (v !== null && !Number.isNaN(v)) values[count++] = v
+  }
+  const defined = values.subarray(0, count).sort()
   const tail = (1 - confidence) / 2
-  return {low: quantileSorted(values, tail), high: quantileSorted(values, 1 - tail)}
+  return {
+    low: count === 0 ? null : quantileSorted(defined, tail),
+    high: count === 0 ? null : quantileSorted(defined, 1 - tail),
+    resamples: set.resamples,
+    undefinedResamples: set.resamples - count,
+    confidence,
+    method: 'percentile',
+  }
 }
 
 /** Percentile interval of corr(x, y) over the resamples. */
@@ -113,20 +133,9 @@ export function correlationBootstrap(
   confidence: number,
 ): BootstrapResult {
   checkConfidence(confidence, 'correlationBootstrap')
-  const values = new Float64Array(set.resamples)
-  let count = 0
-  for (let b = 0; b < set.resamples; b++) {
-    const r = set.correlation(kind, x, y, b)
-    // NaN (a resample with infinite or NaN values) is undefined, as in bootstrapCI: left out and counted
-    if (r !== null && !Number.isNaN(r)) values[count++] = r
-  }
   return {
     estimate: CORRELATIONS[kind](x, y),
-    ...percentile(values.subarray(0, count), confidence),
-    resamples: set.resamples,
-    undefinedResamples: set.resamples - count,
-    confidence,
-    method: 'percentile',
+    ...percentileOver(set, confidence, (b) => set.correlation(kind, x, y, b)),
   }
 }
 
@@ -140,22 +149,16 @@ export function correlationDeltaBootstrap(
   confidence: number,
 ): PairedBootstrapResult {
   checkConfidence(confidence, 'correlationDeltaBootstrap')
-  const values = new Float64Array(set.resamples)
-  let count = 0
-  for (let k = 0; k < set.resamples; k++) {
+  const interval = percentileOver(set, confidence, (k) => {
     const ra = set.correlation(kind, a, y, k)
     const rb = set.correlation(kind, b, y, k)
-    if (ra !== null && rb !== null && !Number.isNaN(rb - ra)) values[count++] = rb - ra
-  }
+    return ra === null || rb === null ? null : rb - ra
+  })
   const estimateA = CORRELATIONS[kind](a, y),
     estimateB = CORRELATIONS[kind](b, y)
   return {
     estimate: estimateA === null || estimateB === null ? null : estimateB - estimateA,
-    ...percentile(values.subarray(0, count), confidence),
-    resamples: set.resamples,
-    undefinedResamples: set.resamples - count,
-    confidence,
-    method: 'percentile',
+    ...interval,
     kind: 'absolute',
     estimateA,
     estimateB,

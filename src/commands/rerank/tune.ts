@@ -39,7 +39,8 @@ export default class RerankTune extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(RerankTune)
     const {DEFAULT_LAMBDAMART} = await import('../../rank/lambdamart.js')
-    const {loadSplits, METRIC_DIGITS} = await import('../../rank/report.js')
+    const {loadSplits, withEngineScoreFeature} = await import('../../rank/splits.js')
+    const {METRIC_DIGITS} = await import('../../rank/table.js')
     const {tuneLambdaMart} = await import('../../rank/tune.js')
     const {trainLambdaMart} = await import('../../rank/lambdamart.js')
     const {toSavedModel, writeModel} = await import('../../rank/model.js')
@@ -47,7 +48,6 @@ export default class RerankTune extends KtCommand {
     const {dataSha256} = await import('../../rank/provenance.js')
     const {carveValidation} = await import('../../rank/dataset.js')
     const {InputError} = await import('../../util/errors.js')
-    const {withEngineScoreFeature} = await import('../../rank/report.js')
     const data = loadSplits({train: flags.data, valid: flags.valid, test: flags.test})
     if (flags['engine-score-feature'])
       for (const name of ['train', 'valid', 'test'] as const)
