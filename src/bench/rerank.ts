@@ -30,16 +30,16 @@ import type {RegressionTree} from '../rank/tree.js'
 const TARGET_TRAIN_TIME_RATIO = 2
 /** The issue's budget: at most 2 microseconds per candidate. */
 export const TARGET_US_PER_CANDIDATE = 2
-const BENCH_TREES = 100
-const BENCH_DEPTH = 6
+export const BENCH_TREES = 100
+export const BENCH_DEPTH = 6
 const BENCH_FEATURES = 12
 /** LETOR 4.0 MQ2008's features per document: the shape of `kt bench serve`'s reranker. */
-const MQ2008_FEATURES = 46
+export const MQ2008_FEATURES = 46
 /** The smaller model: 20 trees of depth 4. */
 const SMALL_TREES = 20
 const SMALL_DEPTH = 4
 /** Candidates per scoring call: the issue's /rerank request size. */
-const REQUEST_CANDIDATES = 50
+export const REQUEST_CANDIDATES = 50
 /** Synthetic training data for the "trained" case: queries of 10..30 documents, enough for 64-leaf trees. */
 const TRAIN_DOCS = {min: 10, max: 30, mean: 20}
 const TRAIN_MIN_QUERIES = 50

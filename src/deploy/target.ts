@@ -28,10 +28,9 @@ import {
   NAME_PATTERN,
   SPACE_ID_PATTERN,
   profileJson,
-  renderEnvFile,
-  renderShellScript,
   safeText,
   spaceFingerprint,
+  writeProfileFiles,
   type Profile,
 } from './profile.js'
 import {findEngineFile} from './spaces.js'
@@ -199,7 +198,7 @@ function activate(
     at: (options.now?.() ?? new Date()).toISOString(),
   }
   writeIndex(target, {...index, active: entry, stack, events: [...index.events, event]})
-  renderActive(target, profile)
+  writeProfileFiles(target, ACTIVE, profile)
   return {
     target,
     space: index.space,
@@ -345,10 +344,4 @@ function recordedEngineSpace(target: string, name: string, engine: EngineRecord)
       `a changed table (${now.slice(0, 12)}...)`,
     )
   return space
-}
-
-function renderActive(target: string, profile: Profile): void {
-  writeFileAtomic(join(target, `${ACTIVE}.env`), renderEnvFile(profile))
-  writeFileAtomic(join(target, `${ACTIVE}.sh`), renderShellScript(profile), 0o755)
-  writeFileAtomic(join(target, `${ACTIVE}.json`), profileJson(profile))
 }

@@ -1,4 +1,3 @@
-import {snakeKeys} from '../util/json-keys.js'
 import {InputError} from '../util/errors.js'
 import {hashString} from '../util/rng.js'
 import {trainingAdvice} from './advice.js'
@@ -19,10 +18,9 @@ import {
   type LinearModel,
   type SingleFeatureModel,
 } from './linear.js'
-import {toSavedModel, writeModel} from './model.js'
 import {NDCG_CUTOFFS, PRIMARY_CUTOFF, reportEvaluator, type NdcgEvaluator, type NdcgReport} from './ndcg.js'
 import {comparePeer, formatPeer, formatPeerTiming, type PeerReport} from './peer-comparison.js'
-import {dataSha256} from './provenance.js'
+import {saveTrainedModel} from './provenance.js'
 import {
   loadSplits,
   loggedPool,
@@ -151,7 +149,18 @@ export function runTrainReport(options: TrainReportOptions): TrainReport {
     progress(`training the ${options.peer} peer`)
     report.peer_comparison = comparePeer(data, options, outcome.model, {wall: trainMs, cpu: trainCpuMs}, present)
   }
-  if (options.save) saveModel(options, options.save, outcome.model, report, pool)
+  if (options.save) {
+    const params = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
+    saveTrainedModel(
+      options.save,
+      outcome.model,
+      params,
+      report.splits as Record<string, NdcgReport>,
+      options.files,
+      pool,
+    )
+    report.model = options.save
+  }
   return report
 }
 
@@ -219,31 +228,6 @@ function readTrainData(options: TrainReportOptions): Splits {
       '--engine-score-feature',
     )
   return data
-}
-
-/** Saves the model with its settings, metrics, files and their content hashes (the deploy gate reads them: provenance.ts). */
-function saveModel(
-  options: TrainReportOptions,
-  path: string,
-  model: LambdaMartModel,
-  report: TrainReport,
-  pool: number | undefined,
-): void {
-  const params = {...options.params, engineScoreFeature: options.engineScoreFeature === true}
-  const files = Object.fromEntries(Object.entries(options.files).filter(([, file]) => file !== undefined)) as Record<
-    string,
-    string
-  >
-  const saved = toSavedModel(
-    model,
-    snakeKeys(params) as Record<string, unknown>,
-    report.splits as Record<string, NdcgReport>,
-    files,
-    pool,
-    dataSha256(files),
-  )
-  writeModel(path, saved)
-  report.model = path
 }
 
 /** Curve checkpoints shown in the human table: 1, 5, 10, 20, 50, 100, 200, ... and the last. */

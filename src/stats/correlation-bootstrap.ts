@@ -11,8 +11,7 @@
  */
 import type {Rng} from '../util/rng.js'
 import {pearson, spearman} from './correlation.js'
-import {quantileSorted} from './summary.js'
-import type {BootstrapResult, PairedBootstrapResult} from './bootstrap.js'
+import {percentileOver, type BootstrapResult, type PairedBootstrapResult} from './bootstrap.js'
 import {checkConfidence} from './interval.js'
 
 export type CorrelationKind = 'pearson' | 'spearman'
@@ -97,33 +96,6 @@ export class ResampleCounts {
 
 const CORRELATIONS = {pearson, spearman}
 
-/**
- * Percentile interval of `value(b)` over the resamples b; a null or NaN value (a resample with
- * constant or infinite values) is undefined, as in bootstrapCI: left out and counted.
- */
-function percentileOver(
-  set: ResampleCounts,
-  confidence: number,
-  value: (b: number) => number | null,
-): Omit<BootstrapResult, 'estimate'> {
-  const values = new Float64Array(set.resamples)
-  let count = 0
-  for (let b = 0; b < set.resamples; b++) {
-    const v = value(b)
-    if (v !== null && !Number.isNaN(v)) values[count++] = v
-  }
-  const defined = values.subarray(0, count).sort()
-  const tail = (1 - confidence) / 2
-  return {
-    low: count === 0 ? null : quantileSorted(defined, tail),
-    high: count === 0 ? null : quantileSorted(defined, 1 - tail),
-    resamples: set.resamples,
-    undefinedResamples: set.resamples - count,
-    confidence,
-    method: 'percentile',
-  }
-}
-
 /** Percentile interval of corr(x, y) over the resamples. */
 export function correlationBootstrap(
   kind: CorrelationKind,
@@ -135,7 +107,7 @@ export function correlationBootstrap(
   checkConfidence(confidence, 'correlationBootstrap')
   return {
     estimate: CORRELATIONS[kind](x, y),
-    ...percentileOver(set, confidence, (b) => set.correlation(kind, x, y, b)),
+    ...percentileOver(set.resamples, confidence, (b) => set.correlation(kind, x, y, b)),
   }
 }
 
@@ -149,7 +121,7 @@ export function correlationDeltaBootstrap(
   confidence: number,
 ): PairedBootstrapResult {
   checkConfidence(confidence, 'correlationDeltaBootstrap')
-  const interval = percentileOver(set, confidence, (k) => {
+  const interval = percentileOver(set.resamples, confidence, (k) => {
     const ra = set.correlation(kind, a, y, k)
     const rb = set.correlation(kind, b, y, k)
     return ra === null || rb === null ? null : rb - ra
