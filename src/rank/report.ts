@@ -266,29 +266,7 @@ export function formatTrainReport(report: TrainReport): string {
   }
   lines.push(table(header, rows, 2))
   lines.push(`(j/n q) = judged of all queries. Convention: ${NO_RELEVANT_CONVENTION}.`)
-  const compared = SPLIT_NAMES.filter((name) => (report.comparisons[name] ?? []).length > 0)
-  if (compared.length > 0) {
-    const first = report.comparisons[compared[0]]![0]
-    const names = {linear: 'linear fusion', best_feature: 'best feature', engine: "engine's score", xgboost: 'xgboost'}
-    lines.push(
-      '',
-      `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`,
-    )
-    lines.push(
-      table(
-        ['split', 'baseline', 'delta', 'interval'],
-        compared.flatMap((name) =>
-          report.comparisons[name]!.map((c, i) => [
-            i === 0 ? `${name} (${c.queries} q)` : '',
-            names[c.baseline],
-            signed(c.delta),
-            `[${signed(c.low)}, ${signed(c.high)}]`,
-          ]),
-        ),
-        2,
-      ),
-    )
-  }
+  lines.push(...formatComparisons(report))
   if (report.peer_comparison) lines.push('', formatPeer(report.peer_comparison))
   if (report.advice.length > 0)
     lines.push('', 'Advice (from the validation curve):', ...report.advice.map((a) => `- ${a}`))
@@ -320,6 +298,27 @@ export function formatTrainReport(report: TrainReport): string {
   )
   if (report.peer_comparison) lines.push(...formatPeerTiming(report.peer_comparison))
   return lines.join('\n')
+}
+
+/** The table of LambdaMART minus each baseline on every split but train (no lines when none was compared). */
+function formatComparisons(report: TrainReport): string[] {
+  const compared = SPLIT_NAMES.filter((name) => (report.comparisons[name] ?? []).length > 0)
+  if (compared.length === 0) return []
+  const first = report.comparisons[compared[0]]![0]
+  const names = {linear: 'linear fusion', best_feature: 'best feature', engine: "engine's score", xgboost: 'xgboost'}
+  const rows = compared.flatMap((name) =>
+    report.comparisons[name]!.map((c, i) => [
+      i === 0 ? `${name} (${c.queries} q)` : '',
+      names[c.baseline],
+      signed(c.delta),
+      `[${signed(c.low)}, ${signed(c.high)}]`,
+    ]),
+  )
+  return [
+    '',
+    `LambdaMART minus each baseline, NDCG@${PRIMARY_CUTOFF}: absolute difference of means, paired bootstrap ${Math.round(100 * first.confidence)}% interval over the split's judged queries`,
+    table(['split', 'baseline', 'delta', 'interval'], rows, 2),
+  ]
 }
 
 /** Heads the last section of the human report: everything above it is the same for the same seed and inputs. */
