@@ -1,7 +1,7 @@
 import {cpus, loadavg} from 'node:os'
 import {InputError} from '../util/errors.js'
 import {hashString} from '../util/rng.js'
-import {compareScorers, type ScorerComparison} from './compare.js'
+import {compareScorers, judgedMean, type ScorerComparison} from './compare.js'
 import {numDocs, numQueries} from './dataset.js'
 import {scoreDataset, type LambdaMartModel, type LambdaMartParams} from './lambdamart.js'
 import {NdcgEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
@@ -120,10 +120,9 @@ export function comparePeer(
     const evaluator = new NdcgEvaluator(split, [PRIMARY_CUTOFF])
     const own = evaluator.perQuery(scoreDataset(model, split), PRIMARY_CUTOFF)
     const theirs = evaluator.perQuery(run.scores, PRIMARY_CUTOFF)
-    const mean = (v: Float64Array): number => v.reduce((a, b) => a + b, 0) / v.length
     splits[name] = {
-      kt: {judged: mean(own), all_unjudged_as_1: meanUnjudgedAsOne(own, numQueries(split))},
-      peer: {judged: mean(theirs), all_unjudged_as_1: meanUnjudgedAsOne(theirs, numQueries(split))},
+      kt: {judged: judgedMean(own), all_unjudged_as_1: meanUnjudgedAsOne(own, numQueries(split))},
+      peer: {judged: judgedMean(theirs), all_unjudged_as_1: meanUnjudgedAsOne(theirs, numQueries(split))},
       delta: compareScorers('xgboost', own, theirs, hashString(`${options.seed}/peer/${name}`)),
     }
   }
@@ -137,7 +136,7 @@ export function comparePeer(
     const perQuery = new NdcgEvaluator(split, [PRIMARY_CUTOFF]).perQuery(oneThread.scores, PRIMARY_CUTOFF)
     oneThreadNdcg = {
       split: scored[0],
-      judged: perQuery.reduce((a, b) => a + b, 0) / perQuery.length,
+      judged: judgedMean(perQuery),
       all_unjudged_as_1: meanUnjudgedAsOne(perQuery, numQueries(split)),
     }
   }
