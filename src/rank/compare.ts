@@ -27,13 +27,13 @@ export const COMPARISON_RESAMPLES = 2000
 export const COMPARISON_MIN_QUERIES = 5
 
 /** Paired comparison of LambdaMART's per-query NDCG with a baseline's on the same queries. */
-export function compareScorers(
-  baseline: ScorerComparison['baseline'],
+export function compareScorers<B extends string = ScorerComparison['baseline']>(
+  baseline: B,
   model: Float64Array,
   other: Float64Array,
   seed: number,
   resamples = COMPARISON_RESAMPLES,
-): ScorerComparison {
+): Omit<ScorerComparison, 'baseline'> & {baseline: B} {
   const r = pairedBootstrapDelta(model.length, meanStatistic(other), meanStatistic(model), {
     rng: new Rng(seed),
     resamples,

@@ -133,10 +133,9 @@ function comparison(
 ): DeployComparison {
   const own = evaluator.perQuery(candidate, PRIMARY_CUTOFF)
   const theirs = evaluator.perQuery(other, PRIMARY_CUTOFF)
-  const c = compareScorers('engine', own, theirs, hashString(`${DEPLOY_SEED}/deploy/${baseline}`))
+  const c = compareScorers(baseline, own, theirs, hashString(`${DEPLOY_SEED}/deploy/${baseline}`))
   return {
     ...c,
-    baseline,
     candidate_ndcg10: judgedMean(own),
     baseline_ndcg10: judgedMean(theirs),
     compared_on: on,
