@@ -19,7 +19,7 @@ export interface ScorerComparison {
 }
 
 /** Bootstrap resamples (over queries) of the comparisons' intervals. */
-export const COMPARISON_RESAMPLES = 2000
+const COMPARISON_RESAMPLES = 2000
 /**
  * Fewest judged queries for an interval: below it a percentile bootstrap has too few distinct
  * resamples to mean anything (one query gives a zero-width interval), so low/high are null.
