@@ -102,8 +102,6 @@ export interface DeployOptions {
    * selected on is refused unless forced.
    */
   holdout?: LtrDataset
-  /** sha256 of the holdout's file (default: computed from `holdout.source` when that is a file). */
-  holdoutSha256?: string
   /** How the engine's order is known (default: the logged engine score when the data has it). */
   engineOrder?: EngineOrder
   /** Deploy even when the gate does not pass (no held-out data, the model's own data, the engine's order unknown, not non-inferior): the reason, non-empty, recorded with the version. */
@@ -155,7 +153,7 @@ interface GateData {
 function gateData(candidate: SavedModel, options: DeployOptions): GateData | undefined {
   if (options.holdout) {
     const file = options.holdout.source
-    const sha256 = options.holdoutSha256 ?? (existsSync(file) && statSync(file).isFile() ? fileSha256(file) : null)
+    const sha256 = existsSync(file) && statSync(file).isFile() ? fileSha256(file) : null
     return {data: options.holdout, file, sha256, chosen_by: '--holdout'}
   }
   const recorded = candidate.data.test
