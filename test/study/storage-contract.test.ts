@@ -282,7 +282,7 @@ for (const backend of backends) {
               leases: leases.map((l) => [l.id, l.owner]),
             }
           },
-          {finish: {trialId: 2, owner: 'host-a/1/aa', result}, since: {askCount: 2, tellSeq: 2}},
+          {finish: {trialId: 2, owner: 'host-a/1/aa', result}},
         )
         expect(seen).toEqual({
           rows: [
@@ -293,11 +293,10 @@ for (const backend of backends) {
         })
         const stale = await s.withStudyLock('p', async (tx) => tx.recorded, {
           finish: {trialId: 2, owner: 'host-b/2/bb', result},
-          since: {askCount: 4, tellSeq: 3},
         })
         expect(stale).toBe(false)
-        // a continued trial's checkpoint, read with the section's commit
-        const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpointAfterCommit(2)}))
+        // a continued trial's checkpoint, read in the section
+        const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpoint(2)}))
         expect(await checkpoint.read).toEqual({counts: [1, 2]})
         expect((await s.trials('p'))[2]).toMatchObject({
           status: 'ok',
@@ -496,7 +495,7 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
     await client.end()
     expect(await openStorage(future).catch(oneLine)).toMatch(
-      /kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/,
+      /kt_future_\w+: expected study format version 3 \(this kt reads 2, 3\), got version 99 \(another kt version's schema\)$/,
     )
 
     // a valid kt_meta whose tables are gone: which one, exit 2, for writers and readers alike
