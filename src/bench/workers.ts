@@ -67,12 +67,16 @@ interface Mechanism {
   /** Statements sent per trial (all processes). */
   readonly round_trips_per_trial: number
   /**
-   * Mean time of one locked section (queueing, catch-up, lock wait, replay, ask, commit), and of
-   * the study lock's wait (the first round trip) and hold (from its grant to the end of the commit), ms.
+   * Mean time of one locked section until its trial's evaluation could begin (queueing, catch-up,
+   * lock wait, replay, ask; the commit's fsync overlaps the evaluation), and of the study lock's
+   * wait (the first round trip) and hold (from its grant to the end of the commit, on the server's
+   * clock: the commit is asynchronous, its durability barrier's WAL flush comes after), ms; and
+   * the time from sending the COMMIT to the barrier's acknowledgement (overlaps the evaluation).
    */
   readonly section_ms: number
   readonly lock_wait_ms: number
   readonly lock_held_ms: number
+  readonly durable_ms: number
   /** Shares of the processes' wall time: evaluating, in sections, waiting for work. */
   readonly evaluating_share: number
   readonly section_share: number
@@ -234,6 +238,7 @@ function mechanismOf(
     section_ms: sum((t) => t.sectionMs) / sections,
     lock_wait_ms: sum((t) => t.coordination?.lockWaitMs ?? 0) / sections,
     lock_held_ms: sum((t) => t.coordination?.lockHeldMs ?? 0) / sections,
+    durable_ms: sum((t) => t.coordination?.durableMs ?? 0) / sections,
     evaluating_share: sum((t) => t.evaluateMs) / wall,
     section_share: sum((t) => t.sectionMs) / wall,
     waiting_share: sum((t) => t.waitMs) / wall,
@@ -353,14 +358,14 @@ export function formatWorkersBench(r: WorkersBench): string[] {
       `  ${String(row.processes).padEnd(9)}  ${String(row.trials).padEnd(6)}  ${row.seconds.toFixed(2).padEnd(7)}  ${row.trials_per_s.toFixed(1).padEnd(8)}  ${String(row.ideal_per_s).padEnd(5)}  ${`${pct(row.share_of_ideal)} ${row.share_of_ideal >= THROUGHPUT_TARGET ? 'met' : 'missed'}`.padEnd(30)}  ${row.optuna_per_s === null ? '-' : `${row.optuna_per_s} trials/s`}`,
     )
   lines.push(
-    "  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section / its lock wait (the first round trip) / lock held (from the grant to the end of the commit) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)",
+    "  where the time went, per trial (all processes): worker CPU / time in the optimiser copies / PostgreSQL CPU (ms); statements; mean section (until the trial's evaluation begins) / its lock wait (the first round trip) / lock held (from the grant to the end of the asynchronous commit, server clock) / COMMIT sent to durable (the barrier's acknowledgement, which overlaps the evaluation) (ms); wall time evaluating / in sections / waiting for work; the window (from the common start, every process warmed up, to the last finish): how late the last process began, and how long the processes sat idle at the end on average (the study's last trials, as in any run of a fixed number of trials)",
   )
   for (const row of r.rows) {
     const m = row.mechanism
     if (!m) continue
     lines.push(
       `  ${String(row.processes).padEnd(9)}  cpu ${m.worker_cpu_ms_per_trial.toFixed(2)} / ${m.optimizer_ms_per_trial.toFixed(2)} / ${m.server_cpu_ms_per_trial === null ? '-' : m.server_cpu_ms_per_trial.toFixed(2)} ms; ${m.round_trips_per_trial.toFixed(1)} statements; ` +
-        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
+        `section ${m.section_ms.toFixed(2)} / ${m.lock_wait_ms.toFixed(2)} / ${m.lock_held_ms.toFixed(2)} / ${m.durable_ms.toFixed(2)} ms; evaluating ${pct(m.evaluating_share)}, sections ${pct(m.section_share)}, waiting ${pct(m.waiting_share)}; ` +
         `last process began ${m.latest_start_ms.toFixed(0)} ms after the start, idle at the end ${m.idle_at_end_ms.toFixed(0)} ms`,
     )
   }

@@ -97,12 +97,13 @@ export function closeWorkerTiming(
   coordination0: CoordinationStats | undefined,
   coordination1: CoordinationStats | undefined,
 ): void {
-  const c0 = coordination0 ?? {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+  const c0 = coordination0 ?? {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0, durableMs: 0}
   const c1 = coordination1
   timing.coordination = c1 && {
     roundTrips: c1.roundTrips - c0.roundTrips,
     lockWaitMs: c1.lockWaitMs - c0.lockWaitMs,
     lockHeldMs: c1.lockHeldMs - c0.lockHeldMs,
+    durableMs: (c1.durableMs ?? 0) - (c0.durableMs ?? 0),
   }
   const cpu = process.cpuUsage(cpu0)
   timing.cpuMs = (cpu.user + cpu.system) / 1000

@@ -22,9 +22,17 @@
  *   trial is still leased to the worker that evaluated it, so no trial is finished twice; a
  *   committed result is never lost.
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ...: a seed gives one study.
- * - A section commits before its result is used: a retried section (the connection was lost, so
- *   it may or may not have committed) rebuilds the replica from the store and records its
- *   finished trial again if that tell was lost.
+ * - On PostgreSQL a section commits asynchronously (the study lock is released before the WAL
+ *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/storage-postgres.ts,
+ *   DURABILITY_BARRIER). A slot begins evaluating the trial a section handed out as soon as the
+ *   COMMIT is sent; nothing is recorded, reported or handed on before the barrier is acknowledged
+ *   (see the slot loop for a lost acknowledgement). Other workers may build on a section before
+ *   it is durable: the WAL is one sequence, so a server crash loses a tail of the sections' order,
+ *   never an earlier section without the later ones. The crash ends every connection: a worker's
+ *   retried section rebuilds its replica from what survived (a reconnection noticed only by a
+ *   heartbeat is caught by SessionCheck), records its finished trial again if that tell was lost
+ *   (reported once, when the retry is durable), and keeps an evaluation begun early only for the
+ *   same trial (see the slot loop).
  * - A worker with nothing to do (BOHB waiting for a rung, or the trial limit reached while other
  *   workers still run trials) waits for a notification (PostgreSQL LISTEN/NOTIFY; SQLite backoff)
  *   or for the next lease to expire. A lost database connection is retried with backoff, said
@@ -45,7 +53,7 @@ import {
 } from './storage.js'
 import {closeWorkerTiming, type RunOptions, type RunSummary, type WorkerTiming} from './optimize-options.js'
 import {newOwner, ownerIsDeadHere} from './owner.js'
-import {Replica} from './replica.js'
+import {Replica, sameTrial} from './replica.js'
 import {EventLoopTurns, Mutex, sleep} from './sync.js'
 
 /** Default grace period of a lease (ms): a worker silent for this long is taken for dead (Optuna's grace_period). */
@@ -81,6 +89,13 @@ type Step =
 interface Done {
   readonly trial: Trial
   readonly outcome: Outcome
+}
+
+/** An evaluation a slot began while its section's COMMIT was on its way (see StudyRun.slot). */
+interface Early {
+  readonly step: Step & {kind: 'trial'}
+  readonly outcome: Promise<Outcome>
+  readonly at: number
 }
 
 /** Runs the study loop in this process until the study is complete, a limit holds, or the signal aborts. */
@@ -167,10 +182,10 @@ class StudyRun {
     }
   }
 
-  /** The checkpoint a continued trial starts from, when another process made it: read in the section. */
+  /** The checkpoint a continued trial starts from, when another process made it: read with the section's commit. */
   private checkpointFor(tx: StudyTx, trial: Trial): Promise<unknown> | undefined {
     return trial.continues && this.objective.continuation && !this.checkpoints.has(trial.continues.trialId)
-      ? tx.checkpoint(trial.continues.trialId)
+      ? tx.checkpointAfterCommit(trial.continues.trialId)
       : undefined
   }
 
@@ -185,7 +200,7 @@ class StudyRun {
   }
 
   // ---- the locked section: catch up, record, take the next piece of work ----
-  private section(done: Done | undefined): Promise<Step> {
+  private section(done: Done | undefined, committing: (step: Step) => void): Promise<Step> {
     return this.sections.run(() =>
       this.retrying(async () => {
         // Catch up outside the lock (a consistent snapshot of the store), so that the locked
@@ -194,7 +209,7 @@ class StudyRun {
         let caughtUp = 0
         if (!this.replica || this.othersTells >= CATCH_UP_MIN_TELLS) {
           const current = this.replica ?? this.newReplica()
-          const rows = await this.storage.changes(this.study, current.askCount, current.tellSeq)
+          const rows = await this.storage.changes(this.study, current.askCount, current.tellSeq, current.session)
           const told = this.optimizerTime(() => current.apply(rows))
           if (!this.replica) {
             this.replica = current
@@ -204,7 +219,12 @@ class StudyRun {
         const synced = this.replica
         const since = {askCount: synced.askCount, tellSeq: synced.tellSeq}
         const finish = done ? {trialId: done.trial.id, owner: this.owner, result: done.outcome} : undefined
-        return this.storage.withStudyLock(this.study, (tx) => this.locked(tx, synced, since, caughtUp), {finish})
+        return this.storage.withStudyLock(
+          this.study,
+          (tx) => this.locked(tx, synced, since, caughtUp),
+          {finish, since, session: synced.session},
+          committing,
+        )
       }),
     )
   }
@@ -332,19 +352,55 @@ class StudyRun {
     })
   }
 
-  /** One slot: section, evaluate, section, ... */
+  /**
+   * The evaluation begun early that stands for the trial `step` hands out, if any. One begun in a
+   * section attempt that may not have committed is waited for (never evaluate one trial twice at
+   * once here) and kept only for the same trial, and not when it continued a checkpoint that
+   * attempt read from the store: that may have been another worker's section not yet durable,
+   * lost with it and since evaluated anew.
+   */
+  private async adoptEarly(early: Early, step: Step): Promise<{begun: Promise<Outcome>; at: number} | undefined> {
+    if (early.step === step) return {begun: early.outcome, at: early.at}
+    const settled = await early.outcome.then(
+      (o) => o,
+      () => undefined,
+    )
+    if (
+      settled &&
+      step.kind === 'trial' &&
+      sameTrial(early.step.trial, step.trial) &&
+      early.step.checkpoint === undefined
+    )
+      return {begun: Promise.resolve(settled), at: performance.now()}
+    return undefined
+  }
+
+  /**
+   * One slot: section, evaluate, section, ... The trial a section hands out is evaluated from the
+   * moment its COMMIT is sent, while the server makes the section durable (the barrier's WAL
+   * flush, after the lock is released). Nothing is recorded before the barrier is acknowledged. A
+   * section that is retried (the connection was lost, so it may or may not have committed) may
+   * hand out work again: see adoptEarly.
+   */
   private async slot(): Promise<Step> {
     let done: Done | undefined
     for (;;) {
       await this.turns.take()
       const t0 = performance.now()
-      const step = await this.section(done)
+      let early: Early | undefined
+      const step = await this.section(done, (s) => {
+        if (s.kind !== 'trial' || early || this.aborted()) return
+        early = {step: s, outcome: this.evaluate(s.trial, s.checkpoint), at: performance.now()}
+        // a section that then fails leaves it unawaited: its failure is not an unhandled rejection
+        early.outcome.catch(() => undefined)
+      })
       if (this.timing) {
         this.timing.sections++
-        this.timing.sectionMs += performance.now() - t0
+        this.timing.sectionMs += (early?.at ?? performance.now()) - t0
       }
       if (done) this.noteRecorded(done, step)
       done = undefined
+      const adopted = early ? await this.adoptEarly(early, step) : undefined
       if (step.kind === 'stop' || step.kind === 'complete') return step
       if (step.kind === 'wait') {
         await this.timed(
@@ -358,16 +414,19 @@ class StudyRun {
       // evaluation, if begun, abandoned as on Ctrl-C during a trial)
       if (this.aborted()) return {kind: 'stop'}
       if (step.takeover) this.rerun++
-      const outcome = await this.evaluateStep(step)
+      const outcome = await this.evaluateStep(step, adopted)
       if (this.aborted()) return {kind: 'stop'}
       done = {trial: step.trial, outcome}
     }
   }
 
-  /** Evaluates the trial a section handed out, timing it. */
-  private async evaluateStep(step: Step & {kind: 'trial'}): Promise<Outcome> {
-    const begunAt = performance.now()
-    const outcome = await this.evaluate(step.trial, step.checkpoint)
+  /** Evaluates the trial a section handed out (or waits for the evaluation begun early), timing it. */
+  private async evaluateStep(
+    step: Step & {kind: 'trial'},
+    adopted: {begun: Promise<Outcome>; at: number} | undefined,
+  ): Promise<Outcome> {
+    const begunAt = adopted?.at ?? performance.now()
+    const outcome = await (adopted?.begun ?? this.evaluate(step.trial, step.checkpoint))
     const evaluatedAt = performance.now()
     this.evaluated++
     if (this.timing) {

@@ -8,6 +8,7 @@ import type {Config} from '../space/index.js'
 import type {Optimizer, Trial, TrialResult} from '../search/types.js'
 import {InputError} from '../util/errors.js'
 import type {TrialRow} from './model.js'
+import type {SessionCheck} from './storage.js'
 
 /** The study's stopping rules (either or both). */
 export interface RunLimits {
@@ -46,6 +47,8 @@ export class Replica {
   askCount = 0
   tellSeq = 0
   budgetUsed = 0
+  /** The connection everything replayed here was read on (a new one means a rebuild: SessionCheck). */
+  readonly session: SessionCheck = {}
   private readonly maxReached = new Map<string, number>()
 
   constructor(
@@ -131,4 +134,15 @@ export class Replica {
     if (typeof trial !== 'string') this.noteAsk(trial)
     return trial
   }
+}
+
+/** Same trial, same work: an evaluation begun for `a` stands for one of `b`. */
+export function sameTrial(a: Trial, b: Trial): boolean {
+  return (
+    a.id === b.id &&
+    a.budget === b.budget &&
+    a.configId === b.configId &&
+    a.continues?.trialId === b.continues?.trialId &&
+    sameSearchedValues(a.config, b.config, undefined)
+  )
 }

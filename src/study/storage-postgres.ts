@@ -5,8 +5,9 @@
  * - kt's tables are prefixed (kt_meta, kt_studies, kt_trials), so a shared database is fine; the
  *   schema is versioned in kt_meta and created on first write under an advisory lock, so two
  *   workers starting together create it once.
- * - A locked section is one transaction holding the study row FOR UPDATE, one parameterised
- *   statement per round trip, committed synchronously: what a worker reads is durable.
+ * - A locked section is one transaction holding the study row FOR UPDATE, in two round trips
+ *   (storage-postgres-section.ts): every ask, claim and tell of a study is serialized in one order,
+ *   and a killed worker's transaction is rolled back and its lock released by the server.
  * - Time comes from the server's clock (heartbeats, lease expiry), so machines whose clocks
  *   disagree still agree about leases.
  * - Waiting workers LISTEN on one channel; a tell NOTIFYs the study's name at commit.
@@ -18,14 +19,20 @@ import {createRequire} from 'node:module'
 import type pg from 'pg'
 import {InputError} from '../util/errors.js'
 import {STUDY_FORMAT, STUDY_FORMAT_VERSION} from './model.js'
-import {redactStorage, StorageUnavailableError, type OpenOptions} from './storage.js'
+import {
+  redactStorage,
+  StorageUnavailableError,
+  type OpenOptions,
+  type SectionPrelude,
+  type SessionCheck,
+  type StudyTx,
+} from './storage.js'
 import {SqlStudyStorage, type SqlConnection, type SqlDialect} from './storage-sql.js'
+import {CHANNEL, PostgresSection, SECTION_STATEMENTS} from './storage-postgres-section.js'
 import {LocalWake, Mutex, sleep} from './sync.js'
 
 /** Give up connecting after this long (ms): an unreachable server is reported, not waited for. */
 const CONNECT_TIMEOUT_MS = 5000
-/** NOTIFY channel of every kt study; the payload is the study name. */
-const CHANNEL = 'kt_study'
 /** Key of the advisory lock held while creating or upgrading kt's schema (any constant unique to kt). */
 const SCHEMA_LOCK_KEY = 0x6b74_0001
 /** Longest wait of a worker whose notification connection is down (ms). */
@@ -157,6 +164,10 @@ export class PostgresStorage extends SqlStudyStorage {
   private readonly mutex = new Mutex()
   private readonly wakes = new Map<string, LocalWake>()
   private closed = false
+  /** Which connection the main client is (1, 2, ...: one more at each reconnection): see SessionCheck. */
+  private session = 0
+  /** Connections whose section statements are prepared (SECTION_STATEMENTS). */
+  private readonly prepared = new WeakSet<pg.Client>()
 
   private constructor(private readonly url: string) {
     super()
@@ -177,6 +188,7 @@ export class PostgresStorage extends SqlStudyStorage {
     const storage = new PostgresStorage(spec)
     try {
       storage.client = await storage.connect()
+      storage.session++
     } catch (error) {
       throw connectError(storage.label, parsed, error)
     }
@@ -204,6 +216,12 @@ export class PostgresStorage extends SqlStudyStorage {
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       application_name: 'kt',
     })
+    // every message sent is one round trip (kt bench workers reports them per trial)
+    const send = client.query.bind(client) as (...args: unknown[]) => unknown
+    client.query = ((...args: unknown[]) => {
+      this.counters.roundTrips++
+      return send(...args)
+    }) as typeof client.query
     // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
     client.on('error', () => {
       if (this.client === client) this.client = undefined
@@ -252,27 +270,26 @@ export class PostgresStorage extends SqlStudyStorage {
    * Runs queries on the (re)connected client, one caller at a time. A lost connection becomes a
    * StorageUnavailableError and the client is dropped, so the next call reconnects.
    */
-  protected async use<T>(fn: (c: SqlConnection) => Promise<T>): Promise<T> {
+  private async useClient<T>(fn: (client: pg.Client) => Promise<T>, session?: SessionCheck): Promise<T> {
     return this.mutex.run(async () => {
       if (this.closed) throw new StorageUnavailableError(this.label, 'closed')
       if (!this.client) {
         try {
           this.client = await this.connect()
+          this.session++
         } catch (error) {
           throw new StorageUnavailableError(this.label, firstLine(error))
         }
       }
-      const client = this.client
-      const connection: SqlConnection = {
-        query: async (sql, params = []) => {
-          // every statement is one round trip (kt bench workers reports them per trial)
-          this.counters.roundTrips++
-          const r = await client.query(numbered(sql), params as unknown[])
-          return {rows: r.rows, changes: r.rowCount ?? 0}
-        },
+      if (session) {
+        session.value ??= this.session
+        // what the caller read on another connection may have been lost in a server crash since
+        if (session.value !== this.session)
+          throw new StorageUnavailableError(this.label, 'reconnected since the last read')
       }
+      const client = this.client
       try {
-        return await fn(connection)
+        return await fn(client)
       } catch (error) {
         if (isConnectionLoss(error)) {
           if (this.client === client) this.client = undefined
@@ -282,6 +299,55 @@ export class PostgresStorage extends SqlStudyStorage {
         throw error
       }
     })
+  }
+
+  protected use<T>(fn: (c: SqlConnection) => Promise<T>, session?: SessionCheck): Promise<T> {
+    return this.useClient(
+      (client) =>
+        fn({
+          query: async (sql, params = []) => {
+            const r = await client.query(numbered(sql), params as unknown[])
+            return {rows: r.rows, changes: r.rowCount ?? 0}
+          },
+        }),
+      session,
+    )
+  }
+
+  private async prepare(c: pg.Client): Promise<void> {
+    if (this.prepared.has(c)) return
+    await c.query(SECTION_STATEMENTS)
+    this.prepared.add(c)
+  }
+
+  /** See storage-postgres-section.ts: two round trips, the commit made durable by a barrier after the lock is released. */
+  override async withStudyLock<T>(
+    study: string,
+    fn: (tx: StudyTx) => Promise<T>,
+    prelude?: SectionPrelude,
+    committing?: (value: T) => void,
+  ): Promise<T> {
+    const changeMark = this.changeMark(study)
+    if (prelude?.session) {
+      prelude.session.value ??= this.session
+      if (prelude.session.value !== this.session)
+        throw new StorageUnavailableError(this.label, 'reconnected since the last read')
+    }
+    let section: PostgresSection | undefined
+    const out = await this.useClient(async (c) => {
+      await this.prepare(c)
+      section = new PostgresSection(c, study, this.label, this.counters)
+      try {
+        const result = await fn(await section.begin(prelude, changeMark))
+        await section.commit(result, committing)
+        return result
+      } catch (error) {
+        if (!isConnectionLoss(error)) await c.query('ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    })
+    if (section?.notified) this.changed(study)
+    return out
   }
 
   protected notifySql(study: string): Array<[string, unknown[]]> {
@@ -307,9 +373,10 @@ export class PostgresStorage extends SqlStudyStorage {
     return undefined
   }
 
-  /** Opens the notification connection, so that a worker's first wait does not pay for it. */
+  /** Opens the notification connection and prepares the section's statements, so that a worker's first trial does not pay for them. */
   async warmUp(): Promise<void> {
     await this.listen()
+    await this.useClient((c) => this.prepare(c))
   }
 
   private wakeFor(study: string): LocalWake {

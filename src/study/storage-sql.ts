@@ -32,6 +32,7 @@ import type {
   Lease,
   OpenOptions,
   SectionPrelude,
+  SessionCheck,
   StudyStorage,
   StudySummary,
   StudyTx,
@@ -116,10 +117,10 @@ export abstract class SqlStudyStorage implements StudyStorage {
   protected abstract readonly schemaNoun: string
   /** The trial columns read without the checkpoint, as the database's schema version has them. */
   protected columns = TRIAL_COLUMNS_NO_CHECKPOINT
-  protected readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0}
+  protected readonly counters = {roundTrips: 0, lockWaitMs: 0, lockHeldMs: 0, durableMs: 0}
 
   /** Runs fn on the connection, one caller of this process at a time (a lost connection becomes StorageUnavailableError). */
-  protected abstract use<T>(fn: (c: SqlConnection) => Promise<T>): Promise<T>
+  protected abstract use<T>(fn: (c: SqlConnection) => Promise<T>, session?: SessionCheck): Promise<T>
   /** Statements that wake the study's waiting workers when the section commits (none where wake-ups are local only). */
   protected abstract notifySql(study: string): Array<[string, unknown[]]>
   /** Called after a commit that notified: wakes this process's own waiters. */
@@ -292,8 +293,8 @@ export abstract class SqlStudyStorage implements StudyStorage {
     return this.trialRows((await c.query(sql, [study, askCount, study, tellSeq, askCount])).rows)
   }
 
-  async changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]> {
-    return this.use((c) => this.changesOn(c, study, askCount, tellSeq))
+  async changes(study: string, askCount: number, tellSeq: number, session?: SessionCheck): Promise<TrialRow[]> {
+    return this.use((c) => this.changesOn(c, study, askCount, tellSeq), session)
   }
 
   // ---- write API ----
@@ -364,7 +365,7 @@ export abstract class SqlStudyStorage implements StudyStorage {
     return {tellSeq: seq === null ? 0 : Number(seq) + 1, asksBefore: id === null ? 0 : Number(id) + 1}
   }
 
-  /** A transaction holding the study's lock; its statements one round trip each (see the file's comment). */
+  /** A transaction holding the study's lock; its statements one round trip each (see the file's comment); its commit is synchronous, so `committing` is never called. */
   async withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T> {
     const changeMark = this.changeMark(study)
     let notified = false
@@ -427,7 +428,7 @@ export abstract class SqlStudyStorage implements StudyStorage {
           setState: async (state, now) => {
             await c.query(`UPDATE ${this.studies} SET state = ?, updated_at = ? WHERE name = ?`, [state, now, study])
           },
-          checkpoint: (trialId) => this.checkpointOf(c, study, trialId),
+          checkpointAfterCommit: (trialId) => this.checkpointOf(c, study, trialId),
           notify,
         }
         return fn(tx)

@@ -60,7 +60,12 @@ export interface NewTrial {
   readonly askHint?: unknown
 }
 
-/** What one locked section of a study sees and may do (see withStudyLock): its writes commit with it. */
+/**
+ * What one locked section of a study sees and may do (see withStudyLock). insertTrial, claim,
+ * setState and notify take effect when the section commits (PostgreSQL sends them with COMMIT):
+ * reads later in the same section do not see them. finish takes effect at once (its result is
+ * read).
+ */
 export interface StudyTx {
   /** The storage's clock in ms since the epoch (PostgreSQL: the server's, so machines agree). */
   readonly nowMs: number
@@ -83,8 +88,11 @@ export interface StudyTx {
   setState(state: string, now: string): Promise<void>
   /** Wakes the workers waiting on this study once the transaction commits. */
   notify(): Promise<void>
-  /** The checkpoint of a finished trial, read in the section. */
-  checkpoint(trialId: number): Promise<unknown>
+  /**
+   * The checkpoint of a finished trial, read with the section's last round trip: the promise
+   * settles after the section commits (never await it inside the section).
+   */
+  checkpointAfterCommit(trialId: number): Promise<unknown>
   /** Whether the prelude's finished trial was recorded (undefined without one): see SectionPrelude. */
   readonly recorded?: boolean
 }
@@ -93,13 +101,33 @@ export interface StudyTx {
 type FinishedOutcome = Omit<FinishedTrial, 'tellSeq' | 'asksBefore'>
 
 /**
- * What a locked section starts with: the trial this worker evaluated, recorded first (as
- * StudyTx.finish: only while it is running and leased to `owner`) as the study's next tell, its
- * tell_seq and asks_before assigned by the storage under the lock (the next tell number; every
- * trial asked so far); StudyTx.recorded says whether it was.
+ * What a locked section starts with, sent with the lock request itself so that a worker's
+ * section is two round trips on PostgreSQL (lock + tell + unseen trials; its writes + COMMIT):
+ *   - finish: the trial this worker evaluated, recorded first (as StudyTx.finish: only while it
+ *     is running and leased to `owner`) as the study's next tell, its tell_seq and asks_before
+ *     assigned by the storage under the lock (the next tell number; every trial asked so far);
+ *     StudyTx.recorded says whether it was;
+ *   - since: tx.changes with these values (the replica's position) is answered from the same
+ *     round trip, and the leases with it; it includes the prelude's finished trial.
  */
 export interface SectionPrelude {
   readonly finish?: {readonly trialId: number; readonly owner: string; readonly result: FinishedOutcome}
+  readonly since?: {readonly askCount: number; readonly tellSeq: number}
+  /** The connection the caller's earlier reads were made on: see SessionCheck. */
+  readonly session?: SessionCheck
+}
+
+/**
+ * Ties a caller's reads and its section to one database connection (PostgreSQL). Another
+ * worker's section may be read before it is durable (src/study/storage-postgres.ts, DURABILITY_BARRIER),
+ * and a server crash may then lose it; the crash also ends the connection. Pass the same object
+ * to every read that feeds one replica and to its sections: the first call fills `value` with
+ * the connection it used, and a later one on another connection (the client reconnected, e.g.
+ * after a heartbeat met the crash) throws StorageUnavailableError instead of running, so the
+ * caller rebuilds its replica from the store. Storages whose reads are always durable ignore it.
+ */
+export interface SessionCheck {
+  value?: number
 }
 
 type StorageKind = 'sqlite' | 'postgresql'
@@ -148,7 +176,7 @@ export interface StudyStorage {
    * snapshot: a prefix of the serial history), by id, without checkpoints: a worker catches its
    * replica up here, so that its locked section replays only what changed meanwhile.
    */
-  changes(study: string, askCount: number, tellSeq: number): Promise<TrialRow[]>
+  changes(study: string, askCount: number, tellSeq: number, session?: SessionCheck): Promise<TrialRow[]>
 
   // ---- write API ----
   createStudy(record: Omit<StudyRecord, 'createdAt' | 'updatedAt' | 'state'>, now: string): Promise<StudyRecord>
@@ -158,7 +186,20 @@ export interface StudyStorage {
   importStudy(study: StudyRecord, trials: readonly TrialRow[]): Promise<void>
 
   // ---- coordination API ----
-  withStudyLock<T>(study: string, fn: (tx: StudyTx) => Promise<T>, prelude?: SectionPrelude): Promise<T>
+  /**
+   * `committing`, when given, may be called with fn's value as soon as the section's COMMIT is on
+   * its way (PostgreSQL: sent, the durability barrier after it; SQLite, whose commit is
+   * synchronous: never), before the returned promise settles: a worker may start evaluating the
+   * trial it was handed while the server makes the section durable. The returned promise still
+   * settles only once the section is durable (a rejection means it may not be: whatever was
+   * started early must be taken back).
+   */
+  withStudyLock<T>(
+    study: string,
+    fn: (tx: StudyTx) => Promise<T>,
+    prelude?: SectionPrelude,
+    committing?: (value: T) => void,
+  ): Promise<T>
   /** Refreshes the heartbeat of every running trial `owner` holds in the study. */
   heartbeat(study: string, owner: string): Promise<void>
   /** Gives up `owner`'s running trials at once (clean stop), so another worker takes them without waiting. */
@@ -166,7 +207,10 @@ export interface StudyStorage {
   /** Resolves when the study may have changed (a tell, a state change) since `changeMark` (from a StudyTx), or after timeoutMs. */
   waitForChange(study: string, timeoutMs: number, signal?: AbortSignal, changeMark?: number): Promise<void>
 
-  /** Gets ready to coordinate on a study (PostgreSQL: the notification connection), so that a worker's first wait does not pay for it. */
+  /**
+   * Gets ready to coordinate on a study (PostgreSQL: the notification connection and the
+   * section's prepared statements), so that a worker's first trial does not pay for it.
+   */
   warmUp?(study: string): Promise<void>
   /** Counters of the coordination work done so far (kt bench workers prints them per trial). */
   coordinationStats?(): CoordinationStats
@@ -180,8 +224,10 @@ export interface CoordinationStats {
   readonly roundTrips: number
   /** Time waiting for the study's lock (ms). */
   readonly lockWaitMs: number
-  /** Time the study's lock was held by this process (ms): from its grant to the end of the commit. */
+  /** Time the study's lock was held by this process (ms): from its grant to the end of the commit (PostgreSQL: on the server's clock). */
   readonly lockHeldMs: number
+  /** Time from sending a section's COMMIT to knowing it durable (PostgreSQL: the barrier's acknowledgement; overlaps the evaluation), ms. */
+  readonly durableMs?: number
 }
 
 /** The database went away after it was opened (server restart, network): workers retry. */

@@ -282,7 +282,7 @@ for (const backend of backends) {
               leases: leases.map((l) => [l.id, l.owner]),
             }
           },
-          {finish: {trialId: 2, owner: 'host-a/1/aa', result}},
+          {finish: {trialId: 2, owner: 'host-a/1/aa', result}, since: {askCount: 2, tellSeq: 2}},
         )
         expect(seen).toEqual({
           rows: [
@@ -293,10 +293,11 @@ for (const backend of backends) {
         })
         const stale = await s.withStudyLock('p', async (tx) => tx.recorded, {
           finish: {trialId: 2, owner: 'host-b/2/bb', result},
+          since: {askCount: 4, tellSeq: 3},
         })
         expect(stale).toBe(false)
-        // a continued trial's checkpoint, read in the section
-        const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpoint(2)}))
+        // a continued trial's checkpoint, read with the section's commit
+        const checkpoint = await s.withStudyLock('p', async (tx) => ({read: tx.checkpointAfterCommit(2)}))
         expect(await checkpoint.read).toEqual({counts: [1, 2]})
         expect((await s.trials('p'))[2]).toMatchObject({
           status: 'ok',

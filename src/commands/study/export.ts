@@ -35,20 +35,15 @@ export default class StudyExport extends KtCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyExport)
     const {openStorage} = await import('../../study/storage.js')
-    const {InputError} = await import('../../util/errors.js')
+    const {requireStudy} = await import('../../study/name.js')
     const {join} = await import('node:path')
     const {outFolder, writeFileAtomic, writeFileAtomicFrom} = await import('../../util/fs.js')
     const {studyJson, trialJson, trialsCsv} = await import('../../study/format.js')
     const {exportStudy} = await import('../../study/export.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const study = await store.getStudy(args.name)
-      if (!study)
-        throw new InputError(
-          `${store.label}: study ${args.name}`,
-          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
+      const where = `${store.label}: study ${args.name}`
+      const study = await requireStudy(await store.getStudy(args.name), where, () => store.listStudies())
       if (this.jsonEnabled()) {
         // --json prints one document: the whole study in memory (use --format json without --json to stream)
         const trials = await store.trials(study.name)

@@ -36,16 +36,11 @@ export default class StudyImportance extends KtCommand {
     const {args, flags} = await this.parse(StudyImportance)
     const {openStudyReader} = await import('../../study/reader.js')
     const {studyImportance} = await import('../../search/importance.js')
-    const {InputError} = await import('../../util/errors.js')
+    const {requireStudy} = await import('../../study/name.js')
     const reader = await openStudyReader(flags.storage)
     try {
-      const got = await reader.getStudy(args.name)
-      if (!got)
-        throw new InputError(
-          `${reader.location}: study ${args.name}`,
-          `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
+      const where = `${reader.location}: study ${args.name}`
+      const got = await requireStudy(await reader.getStudy(args.name), where, () => reader.listStudies())
       const r = studyImportance(got.study.space as never, got.trials, {target: flags.target, seed: flags.seed})
       if (!this.jsonEnabled()) {
         this.log(`study ${args.name}: importance for ${r.target}, ${r.method}`)
