@@ -27,7 +27,7 @@ import {
   type SessionCheck,
   type StudyTx,
 } from './storage.js'
-import {SqlStudyStorage, type SqlConnection, type SqlDialect} from './storage-sql.js'
+import {DIALECTS, SqlStudyStorage, type SqlConnection} from './storage-sql.js'
 import {CHANNEL, PostgresSection, SECTION_STATEMENTS} from './storage-postgres-section.js'
 import {LocalWake, Mutex, sleep} from './sync.js'
 
@@ -46,15 +46,6 @@ const FALLBACK_POLL_MS = 500
 const LISTEN_LINGER_MS = 1000
 /** The changeMark of a section that began while this process was not listening: its wait looks again at once. */
 const NOT_LISTENING = -1
-
-const DIALECT: SqlDialect = {
-  prefix: 'kt_',
-  types: {real: 'double precision', int: 'integer', seed: 'bigint'},
-  begin: 'BEGIN',
-  forUpdate: ' FOR UPDATE',
-  nowMs: 'extract(epoch from clock_timestamp()) * 1000',
-  jsonIds: 'SELECT jsonb_array_elements_text(?::jsonb)::integer',
-}
 
 /** Schema upgrades by the version they start from: 2 -> 3 the optimiser's replay hints (older rows keep NULL). */
 const MIGRATIONS: Record<string, string> = {'2': 'ALTER TABLE kt_trials ADD COLUMN IF NOT EXISTS ask_hint text'}
@@ -150,7 +141,7 @@ function connectError(label: string, url: URL, error: unknown): InputError {
 export class PostgresStorage extends SqlStudyStorage {
   readonly kind = 'postgresql' as const
   readonly label: string
-  protected readonly dialect = DIALECT
+  protected readonly dialect = DIALECTS.postgresql
   protected readonly schemaNoun = "kt's study schema"
   private client: pg.Client | undefined
   private listener: pg.Client | undefined

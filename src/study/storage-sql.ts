@@ -61,6 +61,26 @@ export interface SqlDialect {
   readonly jsonIds: string
 }
 
+/** The two dialects: a SQLite file holds one user's studies; a shared PostgreSQL database prefixes kt's tables. */
+export const DIALECTS: Record<'sqlite' | 'postgresql', SqlDialect> = {
+  sqlite: {
+    prefix: '',
+    types: {real: 'REAL', int: 'INTEGER', seed: 'INTEGER'},
+    begin: 'BEGIN IMMEDIATE',
+    forUpdate: '',
+    nowMs: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+    jsonIds: 'SELECT value FROM json_each(?)',
+  },
+  postgresql: {
+    prefix: 'kt_',
+    types: {real: 'double precision', int: 'integer', seed: 'bigint'},
+    begin: 'BEGIN',
+    forUpdate: ' FOR UPDATE',
+    nowMs: 'extract(epoch from clock_timestamp()) * 1000',
+    jsonIds: 'SELECT jsonb_array_elements_text(?::jsonb)::integer',
+  },
+}
+
 /** kt's schema in a dialect: kt_meta (format, version), the studies and their trials. */
 function schemaSql(d: SqlDialect): string {
   const {real, int, seed} = d.types

@@ -19,7 +19,7 @@ import {InputError} from '../util/errors.js'
 import {ensureDir} from '../util/fs.js'
 import {READABLE_FORMAT_VERSIONS} from './model.js'
 import {StorageUnavailableError, type OpenOptions} from './storage.js'
-import {SqlStudyStorage, type SqlConnection, type SqlDialect} from './storage-sql.js'
+import {DIALECTS, SqlStudyStorage, type SqlConnection} from './storage-sql.js'
 import {LocalWake, Mutex} from './sync.js'
 
 /** Wait this long for another process's write lock before failing (ms). */
@@ -27,15 +27,6 @@ const BUSY_TIMEOUT_MS = 5000
 /** First and largest backoff step of a waiting worker (ms): short waits first, at most 5 polls a second. */
 const BACKOFF_START_MS = 2
 const BACKOFF_MAX_MS = 200
-
-const DIALECT: SqlDialect = {
-  prefix: '',
-  types: {real: 'REAL', int: 'INTEGER', seed: 'INTEGER'},
-  begin: 'BEGIN IMMEDIATE',
-  forUpdate: '',
-  nowMs: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
-  jsonIds: 'SELECT value FROM json_each(?)',
-}
 
 /** Schema upgrades by the version they start from: 1 -> 2 the lease columns, 2 -> 3 the optimiser's replay hints (old rows keep NULL). */
 const MIGRATIONS: Record<string, string> = {
@@ -77,7 +68,7 @@ function storageError(path: string, error: unknown): Error {
 
 export class SqliteStorage extends SqlStudyStorage {
   readonly kind = 'sqlite' as const
-  protected readonly dialect = DIALECT
+  protected readonly dialect = DIALECTS.sqlite
   protected readonly schemaNoun = 'a kt study file'
   private readonly mutex: Mutex
   private readonly wake = new LocalWake()

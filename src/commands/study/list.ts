@@ -56,18 +56,7 @@ export default class StudyList extends KtCommand {
       })
       if (!this.jsonEnabled()) {
         if (studies.length === 0) this.log(`no studies in ${store.label}`)
-        const header = [
-          'name',
-          'objective',
-          'optimizer',
-          'seed',
-          'state',
-          'trials',
-          'ok',
-          'failed',
-          'running',
-          'incumbent loss',
-        ]
+        const header = 'name,objective,optimizer,seed,state,trials,ok,failed,running,incumbent loss'.split(',')
         // a name stored before names were checked (src/study/name.ts) may hold a line break: shown escaped, one row a study
         const rows = studies.map((s) => [
           escapeControls(s.name),
