@@ -36,7 +36,7 @@ export interface StudyAnalysis {
 export function analyzeStudy(
   trials: readonly AnalyzedTrial[],
   names: MetricNames = RETRIEVAL_METRIC_NAMES,
-  reference?: ReferencePoint,
+  reference: Partial<ReferencePoint> = {},
   qualityLabel = 'quality',
 ): StudyAnalysis {
   const candidates = fullBudgetCandidates(trials).filter(

@@ -173,7 +173,7 @@ describe('phases 1, 2 and 7 of an engine-only plan (kt_plan 2)', () => {
     // the ablation chart's bars are phase 3's intervals
     if (ids.includes('engine-ablation')) {
       const spec = JSON.parse(readFileSync(join(out, 'charts/engine-ablation.vl.json'), 'utf8'))
-      const first = report.engine!.ablation.changes[0]
+      const first = report.engine!.ablation!.changes[0]
       expect(spec.data.values[0]).toMatchObject({change: first.parameter, value: first.reverted.value})
     }
     const md = readFileSync(join(out, 'report.md'), 'utf8')
