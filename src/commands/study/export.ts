@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {once} from 'node:events'
 import {KtCommand, outFlag} from '../../cli/base.js'
 import type {ExportFormat} from '../../study/export.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {storageFlag} from '../../cli/flags.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
@@ -24,10 +24,7 @@ export default class StudyExport extends KtCommand {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({
-      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     format: Flags.string({description: 'csv or json.', options: ['csv', 'json'], default: 'csv'}),
     out: outFlag('<study>.csv or <study>.json (instead of stdout).'),
   }

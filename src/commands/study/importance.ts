@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {storageFlag} from '../../cli/flags.js'
 
 export default class StudyImportance extends KtCommand {
   static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
@@ -21,10 +21,7 @@ export default class StudyImportance extends KtCommand {
   ]
   static override args = {name: Args.string({description: 'Study name.', required: true})}
   static override flags = {
-    storage: Flags.string({
-      description: 'Study store: a SQLite file or a postgresql:// URL.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     target: Flags.string({
       description: 'What to explain: loss (what the optimiser minimised) or a metric name.',
       default: 'loss',

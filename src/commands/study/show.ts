@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {storageFlag} from '../../cli/flags.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
@@ -20,10 +20,7 @@ export default class StudyShow extends KtCommand {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({
-      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     top: Flags.integer({
       description: 'Also list the best N successful trials at the largest budget.',
       default: 5,
