@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {storageFlag} from '../../cli/flags.js'
+import {seedFlag, storageFlag} from '../../cli/flags.js'
 
 export default class StudyImportance extends KtCommand {
   static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
@@ -26,7 +26,7 @@ export default class StudyImportance extends KtCommand {
       description: 'What to explain: loss (what the optimiser minimised) or a metric name.',
       default: 'loss',
     }),
-    seed: Flags.integer({description: 'Seed of the forest.', default: 42}),
+    seed: seedFlag('Seed of the forest.'),
   }
 
   async run(): Promise<unknown> {

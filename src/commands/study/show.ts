@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {storageFlag} from '../../cli/flags.js'
+import {reply, storageFlag} from '../../cli/flags.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
@@ -35,8 +35,7 @@ export default class StudyShow extends KtCommand {
     const store = await openStorage(flags.storage, {readonly: true})
     try {
       const shown = await showStudy(store, args.name, {top: flags.top})
-      if (!this.jsonEnabled()) this.log(shown.lines.join('\n'))
-      return shown.json
+      return reply(this, shown.lines, shown.json)
     } finally {
       await store.close()
     }
