@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
+import {storageFlag} from '../cli/flags.js'
 import {listenForInterrupt} from '../cli/interrupt.js'
 
 export default class Worker extends KtCommand {
@@ -24,7 +25,7 @@ export default class Worker extends KtCommand {
     },
   ]
   static override flags = {
-    storage: Flags.string({
+    storage: storageFlag({
       description:
         'Study storage: postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or a SQLite file on this machine.',
       required: true,

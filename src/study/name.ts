@@ -24,3 +24,14 @@ export function checkStudyName(name: string, where: string): string {
   if (!isStudyName(name)) throw new InputError(where, STUDY_NAME_RULE, describeValue(name))
   return name
 }
+
+/** What a store found by a study's name, or a one-line error at `where` listing the studies there are. */
+export async function requireStudy<T>(
+  found: T | undefined,
+  where: string,
+  listStudies: () => Promise<ReadonlyArray<{name: string}>>,
+): Promise<T> {
+  if (found) return found
+  const names = (await listStudies()).map((s) => s.name)
+  throw new InputError(where, `an existing study (${names.join(', ') || 'none stored'})`, 'no such study')
+}

@@ -23,7 +23,7 @@
  *   committed result is never lost.
  * - With one worker and one slot the order is ask 0, tell 0, ask 1, ...: a seed gives one study.
  * - On PostgreSQL a section commits asynchronously (the study lock is released before the WAL
- *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/storage-postgres.ts,
+ *   flush) and a durability barrier sent with its COMMIT makes it durable (src/study/storage-postgres-section.ts,
  *   DURABILITY_BARRIER). A slot begins evaluating the trial a section handed out as soon as the
  *   COMMIT is sent; nothing is recorded, reported or handed on before the barrier is acknowledged
  *   (see the slot loop for a lost acknowledgement). Other workers may build on a section before

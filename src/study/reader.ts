@@ -77,19 +77,8 @@ class StorageStudyReader implements StudyReader {
   ) {}
 
   async listStudies(): Promise<StudySummary[]> {
-    return (await this.storage.listStudies()).map((s) => ({
-      name: s.name,
-      objective: s.objective,
-      optimizer: s.optimizer,
-      seed: s.seed,
-      state: s.state,
-      trials: s.trials,
-      ok: s.ok,
-      failed: s.failed,
-      running: s.running,
-      createdAt: s.createdAt,
-      updatedAt: s.updatedAt,
-    }))
+    // what a viewer lists: not the settings, the space or the best loss
+    return (await this.storage.listStudies()).map(({options: _o, space: _s, bestLoss: _b, ...summary}) => summary)
   }
 
   async getStudy(name: string): Promise<{study: StudyRecord; trials: TrialRow[]} | undefined> {

@@ -26,6 +26,7 @@ import {MAX_WORKERS_PER_PROCESS} from './pool.js'
 import type {StudyRecord, TrialRow} from './model.js'
 import {openStorage, type StudyStorage} from './storage.js'
 import {checkStudyName} from './name.js'
+import {requireStudy} from './name.js'
 
 /** What kt search, kt worker, the phases and the benches ask of a study; the loop's own options as optimizeStudy takes them. */
 export interface SearchOptions extends Pick<
@@ -174,6 +175,130 @@ export function defaultStudyName(objective: string, optimizer: string, seed: num
   return `${objective}-${optimizer}-s${seed}`
 }
 
+/** The stored study `--resume` names, its limits updated by the options given, and its objective. */
+async function resumedStudy(
+  store: StudyStorage,
+  options: SearchOptions,
+  now: string,
+): Promise<{record: StudyRecord; objective: Objective}> {
+  const flag = options.studyFlag ?? '--resume'
+  if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
+  const where = `${store.label}: ${flag} ${options.study}`
+  const found = await requireStudy(await store.getStudy(options.study), where, () => store.listStudies())
+  const objective =
+    options.objectiveInstance ??
+    (await createObjective(found.objective as ObjectiveSpec, `${store.label}: study ${found.name} objective`))
+  const stored = found.options as unknown as StoredOptions
+  const updated: StoredOptions = {
+    ...stored,
+    maxTrials: options.maxTrials ?? stored.maxTrials,
+    maxBudget: options.maxBudget ?? stored.maxBudget,
+    timeoutMs: options.timeoutMs ?? stored.timeoutMs,
+  }
+  // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
+  if (options.maxTrials !== undefined || options.maxBudget !== undefined)
+    checkGridStudy(found.name, found.optimizer, found.space as ParamSpace, updated, true)
+  // workers joining without new limits write nothing
+  if (JSON.stringify(updated) !== JSON.stringify(stored))
+    await store.setStudyOptions(found.name, updated as unknown as Record<string, unknown>, now)
+  return {record: {...found, options: updated as unknown as Record<string, unknown>}, objective}
+}
+
+/**
+ * The new study the options describe, created; or the stored one of the same name when it was made
+ * with the same arguments (the same command run again continues it), else refused with what differs.
+ */
+async function newStudy(
+  store: StudyStorage,
+  options: SearchOptions & {objective: ObjectiveSpec},
+  objective: Objective,
+  now: string,
+): Promise<StudyRecord> {
+  const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
+  const seed = options.seed ?? DEFAULT_SEED
+  const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
+  const stored: StoredOptions = {
+    settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials, options.maxBudget),
+    fixed,
+    maxTrials: options.maxTrials,
+    maxBudget: options.maxBudget,
+    timeoutMs: options.timeoutMs,
+    graceMs: options.graceMs,
+  }
+  const named = ['module', 'engine'].includes(options.objective.name)
+    ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-')
+    : options.objective.name
+  const wanted = {
+    name: options.study ?? defaultStudyName(named, optimizerName, seed),
+    objective: options.objective,
+    optimizer: optimizerName,
+    options: stored as unknown as Record<string, unknown>,
+    seed,
+    space,
+  }
+  checkGridStudy(wanted.name, optimizerName, space, stored)
+  const existing = await store.getStudy(wanted.name)
+  if (!existing) return store.createStudy(wanted, now)
+  const differences = studyDifferences(existing, wanted)
+  if (differences.length > 0)
+    throw new InputError(
+      `${store.label}: study ${wanted.name}`,
+      `the arguments it was created with (--study NAME starts a new study; --resume ${wanted.name} continues it, with new limits if given)`,
+      differences.join('; '),
+    )
+  return existing
+}
+
+/** What a study holds, as the summary of a run that evaluated nothing (createOnly). */
+function storedSummary(trials: readonly TrialRow[]): RunSummary {
+  const ok = trials.filter((t) => t.status === 'ok').length
+  const failed = trials.filter((t) => t.status === 'failed').length
+  const zero = {replayed: 0, rerun: 0, evaluated: 0, budgetUsed: 0}
+  return {asked: trials.length, finished: ok + failed, ok, failed, ...zero, stoppedBy: 'done'}
+}
+
+/**
+ * Files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
+ * ./kt-studies (a PostgreSQL study has no folder of its own).
+ */
+function artifactsDirOf(storage: string, store: StudyStorage, study: string): string | undefined {
+  if (storage === ':memory:') return undefined
+  const root = store.kind === 'sqlite' ? dirname(resolve(storage)) : resolve(ARTIFACTS_FALLBACK_DIR)
+  return join(root, study, 'trials')
+}
+
+/** Runs the study loop on a created or resumed study in this process. */
+function runStudy(
+  store: StudyStorage,
+  options: SearchOptions,
+  record: StudyRecord,
+  live: Objective,
+): Promise<RunSummary> {
+  const stored = record.options as unknown as StoredOptions
+  const space = record.space as ParamSpace
+  return optimizeStudy({
+    storage: store,
+    study: record.name,
+    seed: record.seed,
+    createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
+    objective: live,
+    objectiveSpec: record.objective as ObjectiveSpec,
+    fixed: stored.fixed,
+    workers: options.workers,
+    threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
+    timeoutMs: stored.timeoutMs,
+    graceMs: stored.graceMs,
+    maxTrials: stored.maxTrials,
+    maxBudget: stored.maxBudget,
+    signal: options.signal,
+    onTrial: options.onTrial,
+    log: options.log,
+    startAt: options.startAt,
+    timing: options.timing,
+    artifactsDir: artifactsDirOf(options.storage, store, record.name),
+  })
+}
+
 export async function runSearch(options: SearchOptions): Promise<SearchOutcome> {
   if (options.workers !== undefined && options.workers > MAX_WORKERS_PER_PROCESS)
     throw new InputError(
@@ -184,165 +309,37 @@ export async function runSearch(options: SearchOptions): Promise<SearchOutcome> 
   // the name becomes a folder of every worker's trial files: refused before anything is opened or written
   if (options.study !== undefined)
     checkStudyName(options.study, options.resume ? (options.studyFlag ?? '--resume') : '--study')
+  const given = options.objective
+  if (!options.resume && !given) throw new InputError('--objective', 'an objective for a new study', 'nothing')
   // A new study's objective (its engine file, its data) is built before the store is opened: bad
   // input is refused without leaving an empty study file behind.
   let objective: Objective | undefined =
-    !options.resume && options.objective && !options.objectiveInstance
-      ? await createObjective(options.objective)
-      : undefined
-  let objectiveClosed = false
+    options.objectiveInstance ?? (!options.resume && given ? await createObjective(given) : undefined)
+  // an interrupted or refused study leaves no process or connection of its objective behind
   const closeObjective = async (): Promise<void> => {
-    if (objectiveClosed || options.objectiveInstance) return
-    objectiveClosed = true
-    await objective?.close?.()
-  }
-  let store: StudyStorage
-  try {
-    store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
-  } catch (error) {
-    await closeObjective()
-    throw error
+    const open = options.objectiveInstance ? undefined : objective
+    objective = undefined
+    await open?.close?.()
   }
   try {
-    const now = new Date().toISOString()
-    let record: StudyRecord
-    if (options.resume) {
-      const flag = options.studyFlag ?? '--resume'
-      if (!options.study) throw new InputError(flag, 'a study name', 'nothing')
-      const found = await store.getStudy(options.study)
-      if (!found)
-        throw new InputError(
-          `${store.label}: ${flag} ${options.study}`,
-          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
-      record = found
-      objective =
-        options.objectiveInstance ??
-        (await createObjective(record.objective as ObjectiveSpec, `${store.label}: study ${record.name} objective`))
-      const stored = record.options as unknown as StoredOptions
-      const updated: StoredOptions = {
-        ...stored,
-        maxTrials: options.maxTrials ?? stored.maxTrials,
-        maxBudget: options.maxBudget ?? stored.maxBudget,
-        timeoutMs: options.timeoutMs ?? stored.timeoutMs,
-      }
-      // new limits must still cover the whole grid of a grid study (unless it was made as a subset)
-      if (options.maxTrials !== undefined || options.maxBudget !== undefined)
-        checkGridStudy(record.name, record.optimizer, record.space as ParamSpace, updated, true)
-      // workers joining without new limits write nothing
-      if (JSON.stringify(updated) !== JSON.stringify(stored))
-        await store.setStudyOptions(record.name, updated as unknown as Record<string, unknown>, now)
-      record = {...record, options: updated as unknown as Record<string, unknown>}
-    } else {
-      if (!options.objective) throw new InputError('--objective', 'an objective for a new study', 'nothing')
-      const optimizerName = checkOptimizerName(options.optimizer ?? 'bohb')
-      const seed = options.seed ?? DEFAULT_SEED
-      objective = options.objectiveInstance ?? objective ?? (await createObjective(options.objective))
-      const {space, fixed} = applyOverrides(objective.space, options.overrides ?? {})
-      const stored: StoredOptions = {
-        settings: resolveSettings(optimizerName, space, options.settings ?? {}, options.maxTrials, options.maxBudget),
-        fixed,
-        maxTrials: options.maxTrials,
-        maxBudget: options.maxBudget,
-        timeoutMs: options.timeoutMs,
-        graceMs: options.graceMs,
-      }
-      const wanted = {
-        name:
-          options.study ??
-          defaultStudyName(
-            options.objective.name === 'module' || options.objective.name === 'engine'
-              ? objective.id.replace(/[^A-Za-z0-9._-]+/g, '-')
-              : options.objective.name,
-            optimizerName,
-            seed,
-          ),
-        objective: options.objective,
-        optimizer: optimizerName,
-        options: stored as unknown as Record<string, unknown>,
-        seed,
-        space,
-      }
-      checkGridStudy(wanted.name, optimizerName, space, stored)
-      // The same command run again continues its study (or reports it finished); different
-      // arguments under the same name are refused with what differs.
-      const existing = await store.getStudy(wanted.name)
-      if (existing) {
-        const differences = studyDifferences(existing, wanted)
-        if (differences.length > 0) {
-          throw new InputError(
-            `${store.label}: study ${wanted.name}`,
-            `the arguments it was created with (--study NAME starts a new study; --resume ${wanted.name} continues it, with new limits if given)`,
-            differences.join('; '),
-          )
-        }
-        record = existing
-      } else record = await store.createStudy(wanted, now)
-    }
-    const stored = record.options as unknown as StoredOptions
-    const space = record.space as ParamSpace
-    if (options.createOnly) {
-      const trials = await store.trials(record.name)
-      const ok = trials.filter((t) => t.status === 'ok').length
-      const failed = trials.filter((t) => t.status === 'failed').length
-      const summary: RunSummary = {
-        asked: trials.length,
-        finished: ok + failed,
-        ok,
-        failed,
-        replayed: 0,
-        rerun: 0,
-        evaluated: 0,
-        budgetUsed: 0,
-        stoppedBy: 'done',
-      }
-      await closeObjective()
-      return {study: record, summary, trials, best: incumbent(trials)}
-    }
-    // files trials keep (an external engine's stdout/stderr): beside a SQLite study file, else in
-    // ./kt-studies (a PostgreSQL study has no folder of its own)
-    const artifactsDir =
-      options.storage === ':memory:'
-        ? undefined
-        : join(
-            store.kind === 'sqlite' ? dirname(resolve(options.storage)) : resolve(ARTIFACTS_FALLBACK_DIR),
-            record.name,
-            'trials',
-          )
-    const live = objective
-    let summary: RunSummary
+    const store = options.store ?? (await openStorage(options.storage, {mustExist: options.resume}))
     try {
-      summary = await optimizeStudy({
-        storage: store,
-        study: record.name,
-        seed: record.seed,
-        createOptimizer: () => createOptimizer(record.optimizer, space, record.seed, live.fidelity, stored.settings),
-        objective: live,
-        objectiveSpec: record.objective as ObjectiveSpec,
-        fixed: stored.fixed,
-        workers: options.workers,
-        threads: options.threads ?? (store.kind === 'postgresql' && !options.objectiveInstance),
-        timeoutMs: stored.timeoutMs,
-        graceMs: stored.graceMs,
-        maxTrials: stored.maxTrials,
-        maxBudget: stored.maxBudget,
-        signal: options.signal,
-        onTrial: options.onTrial,
-        log: options.log,
-        startAt: options.startAt,
-        timing: options.timing,
-        artifactsDir,
-      })
-    } finally {
-      // an interrupted study leaves no process or connection of its objective behind
+      const now = new Date().toISOString()
+      let record: StudyRecord
+      if (options.resume) ({record, objective} = await resumedStudy(store, options, now))
+      else record = await newStudy(store, {...options, objective: given!}, objective!, now)
+      if (options.createOnly) {
+        const trials = await store.trials(record.name)
+        return {study: record, summary: storedSummary(trials), trials, best: incumbent(trials)}
+      }
+      const summary = await runStudy(store, options, record, objective!)
       await closeObjective()
+      const trials = await store.trials(record.name)
+      return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
+    } finally {
+      if (!options.store) await store.close()
     }
-    const trials = await store.trials(record.name)
-    return {study: (await store.getStudy(record.name))!, summary, trials, best: incumbent(trials)}
   } finally {
-    // also when the study was refused before it ran (a stored study with other arguments)
     await closeObjective()
-    if (!options.store) await store.close()
   }
 }

@@ -1,28 +1,13 @@
 /**
  * The study storage interface (the shape of Optuna's BaseStorage, async): one API over the
  * embedded SQLite file (storage-sqlite.ts, the default) and a PostgreSQL server
- * (storage-postgres.ts, `--storage postgresql://user@host:port/db`), so that `kt search`,
- * `kt worker`, `kt study ...` and the dashboard work on either.
- *
- * Read API (what a viewer needs; never takes a lock or writes):
- *   - listStudies(): every study with its trial counts and best loss;
- *   - getStudy(name): one study's fixed description and state;
- *   - trials(name): every trial of a study in id order (checkpoints included);
- *   - trialsSince(name, askCount, tellSeq, ids): what a reader that saw the study up to then has
- *     not seen (the dashboard's incremental refresh);
- *   - changeCounter(): a cheap "did anything change" signal where the backend has one.
- *
- * Write API: createStudy, setStudyState, setStudyOptions, importStudy (kt study copy).
- *
- * Coordination API (src/study/optimize.ts; many worker processes on one study):
- *   - withStudyLock(name, fn): runs fn inside one transaction holding the study's lock (SQLite:
- *     BEGIN IMMEDIATE; PostgreSQL: SELECT ... FOR UPDATE on the study row), so asks, claims and
- *     tells are serialized in one order that every worker can replay;
- *   - heartbeat / releaseLeases: a running trial carries its owner and the time of the owner's
- *     last heartbeat; a trial whose owner stopped beating for longer than the study's grace
- *     period is taken over (claim) and evaluated again once;
- *   - waitForChange: how a worker with nothing to do waits (PostgreSQL LISTEN/NOTIFY; SQLite
- *     backoff) instead of spinning on the database.
+ * (storage-postgres.ts, `--storage postgresql://user@host:port/db`), their SQL shared
+ * (storage-sql.ts), so that `kt search`, `kt worker`, `kt study ...` and the dashboard work on
+ * either. Reads never take a lock or write. Coordination (src/study/optimize.ts, many worker
+ * processes on one study): locked sections serialize asks, claims and tells in one order every
+ * worker can replay; a running trial carries its owner's heartbeat and is taken over (claimed,
+ * evaluated again once) when its owner stopped beating for longer than the study's grace period;
+ * a worker with nothing to do waits for a change (PostgreSQL LISTEN/NOTIFY; SQLite backoff).
  */
 import type {FinishedTrial, StudyRecord, TrialRow} from './model.js'
 import {redactPasswords} from '../util/redact.js'
@@ -119,7 +104,7 @@ export interface SectionPrelude {
 
 /**
  * Ties a caller's reads and its section to one database connection (PostgreSQL). Another
- * worker's section may be read before it is durable (src/study/storage-postgres.ts, DURABILITY_BARRIER),
+ * worker's section may be read before it is durable (src/study/storage-postgres-section.ts, DURABILITY_BARRIER),
  * and a server crash may then lose it; the crash also ends the connection. Pass the same object
  * to every read that feeds one replica and to its sections: the first call fills `value` with
  * the connection it used, and a later one on another connection (the client reconnected, e.g.
@@ -145,8 +130,11 @@ export interface StudyStorage {
   readonly label: string
 
   // ---- read API ----
+  /** Every study with its trial counts and best loss. */
   listStudies(): Promise<StudySummary[]>
+  /** One study's fixed description and state. */
   getStudy(name: string): Promise<StudyRecord | undefined>
+  /** Every trial of a study in id order, checkpoints included. */
   trials(study: string): Promise<TrialRow[]>
   /**
    * Up to `limit` trials with id > afterId, by id, without checkpoints: a study read in pages

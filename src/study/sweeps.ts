@@ -135,6 +135,54 @@ export interface RoutedSweepResult {
   readonly objectiveFor: ReturnType<typeof import('../eval/retrieval-objective.js').retrievalObjectives>['objectiveFor']
 }
 
+type RoutedSweeps = Awaited<ReturnType<typeof runTypeSweeps>>
+
+/**
+ * Tuned on part of the conversations: the routed profile against the defaults on the others (the
+ * verdict kt deploy reads).
+ */
+async function validateRouted(
+  options: RoutedSweepOptions,
+  split: SplitSpec,
+  routed: RoutedSweeps,
+): Promise<Parameters<typeof routedProfile>[5]> {
+  const holdoutValidation = await import('../eval/holdout-validation.js')
+  const {validateOnHoldout, DEFAULT_HOLDOUT_SETTINGS, holdoutMetrics, holdoutProfileValidation} = holdoutValidation
+  const {describeSplit} = await import('../data/conversations/split.js')
+  const {evalQuality} = await import('../eval/profile.js')
+  const loaded = loadMemoryDataset(options.data)
+  const m = options.metric ?? DEFAULT_TUNING_METRIC
+  const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
+  const tuning = await evalQuality(splitDataset(loaded, split, 'train'), base, routed.overrides, m)
+  const v = validateOnHoldout(
+    splitDataset(loaded, split, 'holdout'),
+    [{name: 'routed', trial: null, config: base, overrides: routed.overrides, tuning_quality: tuning}],
+    {...DEFAULT_HOLDOUT_SETTINGS, metric: m, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
+    describeSplit(loaded, split),
+  )
+  for (const line of holdoutValidation.holdoutValidationLines(v)) options.log?.(line)
+  return {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
+}
+
+/** The base study's domain profiles: checked on the held-out conversations with a split, else written as they are. */
+async function checkBaseProfiles(options: RoutedSweepOptions, analysis: StudyAnalysis | undefined): Promise<string[]> {
+  if (!analysis || (!options.split && !options.out)) return []
+  const {validateRetrievalStudy, writeRetrievalProfiles} = await import('./retrieval-validation.js')
+  const study = `${options.studyPrefix}-all`
+  if (!options.split)
+    return writeRetrievalProfiles({
+      analysis,
+      out: options.out!,
+      study,
+      metric: options.metric ?? DEFAULT_TUNING_METRIC,
+      data: options.data,
+    })
+  const {data, split, metric, margin, out} = options
+  const checked = validateRetrievalStudy({analysis, data, split, metric, margin, study, out})
+  for (const line of checked.lines) options.log?.(line)
+  return checked.files
+}
+
 /**
  * One retrieval study over all queries and one per query type (each resumable by name), the
  * routed profile bundled from them, and the base study's front and domain profiles.
@@ -186,64 +234,8 @@ export async function runRoutedSweeps(options: RoutedSweepOptions): Promise<Rout
       options.metric ?? DEFAULT_TUNING_METRIC,
     )
     const files = analysis?.files ?? []
-    let holdout: Parameters<typeof routedProfile>[5]
-    if (options.split) {
-      // tuned on part of the conversations: the routed profile and the base study's domain profiles
-      // against the defaults on the others (the verdict kt deploy reads)
-      const {
-        validateOnHoldout,
-        DEFAULT_HOLDOUT_SETTINGS,
-        holdoutMetrics,
-        holdoutProfileValidation,
-        holdoutValidationLines,
-      } = await import('../eval/holdout-validation.js')
-      const {describeSplit} = await import('../data/conversations/split.js')
-      const {evalQuality} = await import('../eval/profile.js')
-      const loaded = loadMemoryDataset(options.data)
-      const m = options.metric ?? DEFAULT_TUNING_METRIC
-      const base = {...defaultConfig(RETRIEVAL_SPACE), ...routed.base}
-      const v = validateOnHoldout(
-        splitDataset(loaded, options.split, 'holdout'),
-        [
-          {
-            name: 'routed',
-            trial: null,
-            config: base,
-            overrides: routed.overrides,
-            tuning_quality: await evalQuality(splitDataset(loaded, options.split, 'train'), base, routed.overrides, m),
-          },
-        ],
-        {...DEFAULT_HOLDOUT_SETTINGS, metric: m, margin: options.margin ?? DEFAULT_HOLDOUT_SETTINGS.margin},
-        describeSplit(loaded, options.split),
-      )
-      for (const line of holdoutValidationLines(v)) options.log?.(line)
-      holdout = {validation: holdoutProfileValidation(v, 'routed')!, metrics: holdoutMetrics(v, 'routed')}
-      if (analysis) {
-        const {validateRetrievalStudy} = await import('./retrieval-validation.js')
-        const checked = validateRetrievalStudy({
-          analysis,
-          data: options.data,
-          split: options.split,
-          metric: options.metric,
-          margin: options.margin,
-          study: `${options.studyPrefix}-all`,
-          out: options.out,
-        })
-        for (const line of checked.lines) options.log?.(line)
-        files.push(...checked.files)
-      }
-    } else if (analysis && options.out) {
-      const {writeRetrievalProfiles} = await import('./retrieval-validation.js')
-      files.push(
-        ...writeRetrievalProfiles({
-          analysis,
-          out: options.out,
-          study: `${options.studyPrefix}-all`,
-          metric: options.metric ?? DEFAULT_TUNING_METRIC,
-          data: options.data,
-        }),
-      )
-    }
+    const holdout = options.split ? await validateRouted(options, options.split, routed) : undefined
+    files.push(...(await checkBaseProfiles(options, analysis)))
     if (options.out) {
       // a kt profile (kind routed), read by kt eval --profile, kt deploy and kt online init alike
       const profile = await routedProfile(

@@ -10,7 +10,7 @@ import {StudyCache} from '../../src/dashboard/study-cache.js'
 import {studyView} from '../../src/dashboard/views.js'
 import {openStudyReader, type StudyReader} from '../../src/study/reader.js'
 import {openStorage} from '../../src/study/storage.js'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {SqliteStudyFile} from '../helpers/study-file.js'
 import {type TrialRow} from '../../src/study/model.js'
 
 /** Enough trials for three column blocks, so that a new trial leaves some blocks' text as it was. */

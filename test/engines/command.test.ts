@@ -8,7 +8,7 @@ import {parseEngineFile, type CommandEvaluate, type EngineSpec} from '../../src/
 import {TrialFailure} from '../../src/engines/metrics.js'
 import {readJson} from '../../src/util/fs.js'
 import {packageRoot} from '../../src/util/paths.js'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {SqliteStudyFile} from '../helpers/study-file.js'
 import {kt} from '../cli/helpers.js'
 import {alive, pidsIn, waitFor, waitGone} from './helpers.js'
 

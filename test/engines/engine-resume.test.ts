@@ -7,7 +7,7 @@ import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {SqliteStudyFile} from '../helpers/study-file.js'
 import {kt} from '../cli/helpers.js'
 import {tinyEngine} from './helpers.js'
 

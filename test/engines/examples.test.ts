@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {packageRoot} from '../../src/util/paths.js'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {SqliteStudyFile} from '../helpers/study-file.js'
 import {kt} from '../cli/helpers.js'
 
 const PY = join(packageRoot, 'examples', 'python-engine')

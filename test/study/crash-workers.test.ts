@@ -163,7 +163,7 @@ describe.skipIf(pg.skip)(`workers across a PostgreSQL restart ${pg.label}`.trim(
 })
 
 // A section commits asynchronously and is made durable by the barrier sent after its COMMIT
-// (src/study/storage-postgres.ts, DURABILITY_BARRIER), so other workers may read it before it is durable.
+// (src/study/storage-postgres-section.ts, DURABILITY_BARRIER), so other workers may read it before it is durable.
 // Here the server crashes (immediate stop: its WAL buffers are lost) three times while two
 // workers run sections back to back; the WAL writer is slowed to 10 s so that only the barriers
 // make sections durable. Every result a worker reported (onTrial) before a crash must be in the

@@ -78,7 +78,7 @@ describe.skipIf(pg.skip)(`evaluation begun before the commit is acknowledged ${p
   })
 })
 
-// Another worker's section may be read before it is durable (src/study/storage-postgres.ts,
+// Another worker's section may be read before it is durable (src/study/storage-postgres-section.ts,
 // DURABILITY_BARRIER); a server crash then loses it and ends every connection. A worker that met
 // the crash only in a heartbeat (whose errors are ignored) reconnects silently: its next section
 // must not run on the replica it built from the old connection's reads.

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 import {runSearch} from '../../src/study/search.js'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {SqliteStudyFile} from '../helpers/study-file.js'
 import {type TrialRow} from '../../src/study/model.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-resume-'))

@@ -496,7 +496,7 @@ describe.skipIf(pg.skip)(`PostgreSQL bad input ${pg.label}`.trim(), () => {
     await client.query("UPDATE kt_meta SET value = '99' WHERE key = 'version'")
     await client.end()
     expect(await openStorage(future).catch(oneLine)).toMatch(
-      /kt_future_\w+: expected kt's study schema version 3, got version 99 \(another kt version's schema\)$/,
+      /kt_future_\w+: expected study format version 3 \(this kt reads 2, 3\), got version 99 \(another kt version's schema\)$/,
     )
 
     // a valid kt_meta whose tables are gone: which one, exit 2, for writers and readers alike

@@ -3,7 +3,7 @@ import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {SqliteStudyFile} from '../../src/study/sqlite-file.js'
+import {openStorage} from '../../src/study/storage.js'
 import {runSearch} from '../../src/study/search.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-store-'))
@@ -19,9 +19,9 @@ describe('study store', () => {
       seed: 1,
       maxTrials: 90,
     })
-    const store = SqliteStudyFile.open(storage, {readonly: true})
-    const trials = store.trials(out.study.name)
-    store.close()
+    const store = await openStorage(storage, {readonly: true})
+    const trials = await store.trials(out.study.name)
+    await store.close()
     expect(trials).toHaveLength(90)
     expect(trials.map((t) => t.id)).toEqual([...Array(90).keys()])
     expect(
@@ -47,24 +47,24 @@ describe('study store', () => {
     )
   })
 
-  it('gives a one-line error for a file that is not SQLite, and leaves it alone', () => {
+  it('gives a one-line error for a file that is not SQLite, and leaves it alone', async () => {
     const path = join(dir, 'notes.txt')
     writeFileSync(path, 'these are my notes, not a database\n'.repeat(200))
     const before = readFileSync(path)
-    expect(() => SqliteStudyFile.open(path)).toThrow(
+    await expect(openStorage(path)).rejects.toThrow(
       new RegExp(`^${path}: expected a kt study file \\(SQLite\\), got file is not a database$`),
     )
     expect(readFileSync(path).equals(before)).toBe(true)
   })
 
-  it("gives a one-line error for another program's SQLite database, without writing to it", () => {
+  it("gives a one-line error for another program's SQLite database, without writing to it", async () => {
     const path = join(dir, 'foreign.sqlite')
     const db = new Database(path)
     db.exec('CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL); INSERT INTO invoices VALUES (1, 9.5);')
     db.close()
     const mtime = statSync(path).mtimeMs
     const before = readFileSync(path)
-    expect(() => SqliteStudyFile.open(path)).toThrow(
+    await expect(openStorage(path)).rejects.toThrow(
       /foreign\.sqlite: expected a kt study file, got a SQLite database of another program \(tables: invoices\)/,
     )
     expect(readFileSync(path).equals(before)).toBe(true)
@@ -84,10 +84,10 @@ describe('study store', () => {
     writeFileSync(path, bytes)
     let message = ''
     try {
-      const store = SqliteStudyFile.open(path)
-      store.listStudies()
-      store.trials('branin-random-s42')
-      store.close()
+      const store = await openStorage(path)
+      await store.listStudies()
+      await store.trials('branin-random-s42')
+      await store.close()
     } catch (error) {
       message = (error as Error).message
     }
@@ -102,7 +102,7 @@ describe('study store', () => {
     db.exec('DROP TABLE trials')
     db.close()
     for (const options of [{}, {readonly: true}])
-      expect(() => SqliteStudyFile.open(path, options)).toThrow(
+      await expect(openStorage(path, options)).rejects.toThrow(
         /half\.sqlite: expected a kt study file with studies and trials tables, got no table trials \(a damaged study file\)$/,
       )
     const {kt} = await import('../cli/helpers.js')

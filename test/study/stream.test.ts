@@ -12,6 +12,10 @@ import {budgetTable, trialJson, trialsCsv} from '../../src/study/format.js'
 import {incumbent} from '../../src/search/incumbent.js'
 import type {TrialRow} from '../../src/study/model.js'
 import {postgresForTests} from '../helpers/postgres.js'
+import {showStudy} from '../../src/study/show.js'
+import {syntheticStudy} from '../../src/bench/dashboard.js'
+import {analyzeStudy} from '../../src/eval/retrieval-analysis.js'
+import {snakeKeysOfRecord} from '../../src/util/json-keys.js'
 
 const pg = postgresForTests()
 const dir = mkdtempSync(join(tmpdir(), 'kt-stream-'))
@@ -98,6 +102,33 @@ describe('the tally kt study show prints from', () => {
         .sort((a, b) => a.loss! - b.loss! || a.id - b.id)
         .slice(0, 4)
       expect(tally.top().map((t) => t.id)).toEqual(expected.map((t) => t.id))
+    } finally {
+      await store.close()
+    }
+  })
+})
+
+describe('kt study show of a study with two objectives (quality and P99)', () => {
+  it('reads it in pages: the front and profiles of the whole study, holding only the trials at the largest budget', async () => {
+    const store = await openStorage(join(dir, 'front.sqlite'))
+    try {
+      const {study, trials} = syntheticStudy(900, 5)
+      await store.importStudy(study, trials)
+      const paged = Object.assign(pagedOnly(store), {
+        label: store.label,
+        getStudy: (name: string) => store.getStudy(name),
+        listStudies: () => store.listStudies(),
+      })
+      const shown = await showStudy(paged, study.name, {top: 5, pageSize: 50})
+      expect(paged.largest).toBe(50)
+      const whole = analyzeStudy(trials)
+      expect({front: shown.json.front, profiles: shown.json.profiles}).toEqual(
+        snakeKeysOfRecord({front: whole.front, profiles: whole.profiles}),
+      )
+      expect(shown.lines.join('\n')).toContain(whole.lines.join('\n'))
+      const largest = Math.max(...trials.map((t) => t.budget))
+      expect(shown.held).toBe(trials.filter((t) => t.budget === largest).length)
+      expect(shown.held).toBeLessThan(trials.length / 5)
     } finally {
       await store.close()
     }

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {once} from 'node:events'
 import {KtCommand, outFlag} from '../../cli/base.js'
 import type {ExportFormat} from '../../study/export.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {storageFlag} from '../../cli/flags.js'
 
 export default class StudyExport extends KtCommand {
   static override summary = 'Export every trial of a study as CSV or JSON.'
@@ -24,10 +24,7 @@ export default class StudyExport extends KtCommand {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({
-      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     format: Flags.string({description: 'csv or json.', options: ['csv', 'json'], default: 'csv'}),
     out: outFlag('<study>.csv or <study>.json (instead of stdout).'),
   }
@@ -35,20 +32,15 @@ export default class StudyExport extends KtCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyExport)
     const {openStorage} = await import('../../study/storage.js')
-    const {InputError} = await import('../../util/errors.js')
+    const {requireStudy} = await import('../../study/name.js')
     const {join} = await import('node:path')
     const {outFolder, writeFileAtomic, writeFileAtomicFrom} = await import('../../util/fs.js')
     const {studyJson, trialJson, trialsCsv} = await import('../../study/format.js')
     const {exportStudy} = await import('../../study/export.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const study = await store.getStudy(args.name)
-      if (!study)
-        throw new InputError(
-          `${store.label}: study ${args.name}`,
-          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
+      const where = `${store.label}: study ${args.name}`
+      const study = await requireStudy(await store.getStudy(args.name), where, () => store.listStudies())
       if (this.jsonEnabled()) {
         // --json prints one document: the whole study in memory (use --format json without --json to stream)
         const trials = await store.trials(study.name)

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {seedFlag, storageFlag} from '../../cli/flags.js'
 
 export default class StudyImportance extends KtCommand {
   static override summary = "Which parameters explain a study's objective: fANOVA over a random forest."
@@ -21,31 +21,23 @@ export default class StudyImportance extends KtCommand {
   ]
   static override args = {name: Args.string({description: 'Study name.', required: true})}
   static override flags = {
-    storage: Flags.string({
-      description: 'Study store: a SQLite file or a postgresql:// URL.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     target: Flags.string({
       description: 'What to explain: loss (what the optimiser minimised) or a metric name.',
       default: 'loss',
     }),
-    seed: Flags.integer({description: 'Seed of the forest.', default: 42}),
+    seed: seedFlag('Seed of the forest.'),
   }
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyImportance)
     const {openStudyReader} = await import('../../study/reader.js')
     const {studyImportance} = await import('../../search/importance.js')
-    const {InputError} = await import('../../util/errors.js')
+    const {requireStudy} = await import('../../study/name.js')
     const reader = await openStudyReader(flags.storage)
     try {
-      const got = await reader.getStudy(args.name)
-      if (!got)
-        throw new InputError(
-          `${reader.location}: study ${args.name}`,
-          `an existing study (${(await reader.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
+      const where = `${reader.location}: study ${args.name}`
+      const got = await requireStudy(await reader.getStudy(args.name), where, () => reader.listStudies())
       const r = studyImportance(got.study.space as never, got.trials, {target: flags.target, seed: flags.seed})
       if (!this.jsonEnabled()) {
         this.log(`study ${args.name}: importance for ${r.target}, ${r.method}`)

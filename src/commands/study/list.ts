@@ -1,6 +1,5 @@
-import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {storageFlag} from '../../cli/flags.js'
 
 export default class StudyList extends KtCommand {
   static override summary = 'List the studies in a study file.'
@@ -17,10 +16,7 @@ export default class StudyList extends KtCommand {
     },
   ]
   static override flags = {
-    storage: Flags.string({
-      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
   }
 
   async run(): Promise<unknown> {
@@ -56,18 +52,7 @@ export default class StudyList extends KtCommand {
       })
       if (!this.jsonEnabled()) {
         if (studies.length === 0) this.log(`no studies in ${store.label}`)
-        const header = [
-          'name',
-          'objective',
-          'optimizer',
-          'seed',
-          'state',
-          'trials',
-          'ok',
-          'failed',
-          'running',
-          'incumbent loss',
-        ]
+        const header = 'name,objective,optimizer,seed,state,trials,ok,failed,running,incumbent loss'.split(',')
         // a name stored before names were checked (src/study/name.ts) may hold a line break: shown escaped, one row a study
         const rows = studies.map((s) => [
           escapeControls(s.name),

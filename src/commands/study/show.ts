@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
-import {DEFAULT_STORAGE} from '../../study/model.js'
+import {reply, storageFlag} from '../../cli/flags.js'
 
 export default class StudyShow extends KtCommand {
   static override summary = 'Show one study: its settings, trials per budget, and the incumbent.'
@@ -20,10 +20,7 @@ export default class StudyShow extends KtCommand {
     name: Args.string({description: 'Study name.', required: true}),
   }
   static override flags = {
-    storage: Flags.string({
-      description: 'Study storage: a SQLite file, or postgresql://user@host:port/db.',
-      default: DEFAULT_STORAGE,
-    }),
+    storage: storageFlag(),
     top: Flags.integer({
       description: 'Also list the best N successful trials at the largest budget.',
       default: 5,
@@ -34,82 +31,11 @@ export default class StudyShow extends KtCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyShow)
     const {openStorage} = await import('../../study/storage.js')
-    const {InputError} = await import('../../util/errors.js')
-    const {studyJsonOf, configLines, trialJson, gridCoverageOf, isGridStudy} = await import('../../study/format.js')
-    const {TrialTally, trialPages} = await import('../../study/pages.js')
-    const {isBiObjective} = await import('../../eval/retrieval-analysis.js')
+    const {showStudy} = await import('../../study/show.js')
     const store = await openStorage(flags.storage, {readonly: true})
     try {
-      const study = await store.getStudy(args.name)
-      if (!study)
-        throw new InputError(
-          `${store.label}: study ${args.name}`,
-          `an existing study (${(await store.listStudies()).map((s) => s.name).join(', ') || 'none stored'})`,
-          'no such study',
-        )
-      // one pass over the trials in pages: memory flat in the trial count (src/study/pages.ts)
-      const tally = new TrialTally({top: flags.top, keepConfigIds: isGridStudy(study)})
-      let front = false
-      for await (const page of trialPages(store, study.name)) {
-        for (const t of page) tally.add(t)
-        front ||= isBiObjective(page)
-      }
-      const view = studyJsonOf(study, tally)
-      const maxBudget = tally.maxBudget
-      const top = tally.top()
-      if (!this.jsonEnabled()) {
-        const grid = gridCoverageOf(study, tally.configIds())
-        this.log(
-          `study ${study.name}: ${study.optimizer} on ${(study.objective as {name?: string}).name}, seed ${study.seed}, ${study.state}${grid && !grid.complete ? ' (partial grid)' : ''}`,
-        )
-        this.log(`  trials ${view.trials}: ${view.ok} ok, ${view.failed} failed, ${view.running} running`)
-        if (grid) this.log(`  ${(await import('../../search/grid.js')).gridCoverageLine(grid)}`)
-        for (const b of view.by_budget as Array<Record<string, number | null>>)
-          this.log(
-            `  budget ${b.budget}: ${b.ok} ok, ${b.failed} failed, ${b.running} running, best loss ${b.best_loss === null ? '-' : Number(b.best_loss).toPrecision(6)}`,
-          )
-        const best = view.best as {id: number; loss: number; budget: number; config: Record<string, unknown>} | null
-        if (best)
-          this.log(
-            `  incumbent: trial ${best.id} at budget ${best.budget}, loss ${best.loss.toPrecision(6)}\n${configLines(best.config)}`,
-          )
-        if (top.length > 0)
-          this.log(
-            `  best ${top.length} at budget ${maxBudget}: ${top.map((t) => `#${t.id} ${t.loss?.toPrecision(5)}`).join(', ')}`,
-          )
-      }
-      const {analyzeObjectiveStudy} = await import('../../search/analysis.js')
-      const {analyzeStudy} = await import('../../eval/retrieval-analysis.js')
-      const spec = study.objective as {name?: string; options?: {file?: unknown}}
-      const {existsSync} = await import('node:fs')
-      if (spec.name === 'engine' && typeof spec.options?.file === 'string' && existsSync(spec.options.file)) {
-        // an engine file's study: the front over its objectives and its own profile rules
-        const engine = (await import('../../engines/file.js')).loadEngineFile(spec.options.file)
-        // the front and profiles need every trial's values: the one case that holds the study in memory
-        const analysis = analyzeObjectiveStudy(await store.trials(study.name), engine.objectives, engine.profiles)
-        if (!this.jsonEnabled() && analysis.lines.length) this.log(analysis.lines.join('\n'))
-        // the same snake_case record kt search prints
-        const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
-        return {
-          ...view,
-          top: top.map(trialJson),
-          ...(snakeKeysOfRecord({engine: engine.name, front: analysis.front, profiles: analysis.profiles}) as Record<
-            string,
-            unknown
-          >),
-        }
-      }
-      if (front) {
-        const analysis = analyzeStudy(await store.trials(study.name))
-        if (!this.jsonEnabled()) this.log(analysis.lines.join('\n'))
-        const {snakeKeysOfRecord} = await import('../../util/json-keys.js')
-        return {
-          ...view,
-          top: top.map(trialJson),
-          ...(snakeKeysOfRecord({front: analysis.front, profiles: analysis.profiles}) as Record<string, unknown>),
-        }
-      }
-      return {...view, top: top.map(trialJson)}
+      const shown = await showStudy(store, args.name, {top: flags.top})
+      return reply(this, shown.lines, shown.json)
     } finally {
       await store.close()
     }
