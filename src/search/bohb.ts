@@ -167,7 +167,7 @@ export interface BohbOptions {
   readonly earlyModel?: boolean
   /** Stop starting brackets at budgets that misrank against the largest (KT_BOHB_FIDELITY_CHECK). */
   readonly fidelityCheck?: boolean
-  /** False when the objective's budgets are not comparable tiers: every bracket runs at the largest budget only. */
+  /** False when the objective's budgets are not comparable tiers: every bracket runs at the largest budget only (default: the fidelity's `comparable`). */
   readonly comparableBudgets?: boolean
 }
 
@@ -225,7 +225,7 @@ export class BohbOptimizer implements Optimizer {
       key === 'description' || key === 'env' || key === 'default' ? undefined : value,
     )
     const fidelityCheck = options.fidelityCheck ?? (options.reference ? false : KT_BOHB_FIDELITY_CHECK)
-    const comparable = options.comparableBudgets ?? true
+    const comparable = options.comparableBudgets ?? this.fidelity.comparable ?? true
     // the departures below enter the fingerprint only when on, so hints of runs without them keep theirs
     const {earlyModel, ...hashed} = this.options
     const departures = {
