@@ -20,34 +20,8 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
- * - Replay hints. A model-based ask's hint (askHint, stored with the trial) lets a copy told the
- *   same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker:
- *   - Format BOHB_HINT_FORMAT ({pick, v, s0..s3, n?, x<j>?, h}): the Rng's state after the ask
- *     (n: a spare normal), and a 53-bit check h over the format, space, fidelity and options, the
- *     trial id, a running digest of every result told before the ask (trial id, asks before it,
- *     status, loss and objective values, every bit, in order), the Rng's state before the
- *     candidates and after, the pick and every bit of the kept vector. The copy makes the ask's cheap draws itself (the random-fraction draw), then,
- *     instead of fitting the good KDE and drawing num_samples candidates, encodes the stored
- *     configuration (coordinates that do not encode back exactly, a simplex group's now and then,
- *     travel in x<j>), and takes the hint's state only if the check computed from its OWN state
- *     before the candidates, its own results, its own options and that vector equals h; the bracket bookkeeping is
- *     ask()'s own. O(1) in the candidates. The state is the one thing a hint is trusted for and
- *     it cannot be checked by drawing, so the check binds it to everything the copy knows: a hint
- *     of another row, study, seed, option set or result history (results draw nothing, so only
- *     the check can see them), or damaged in any field, is not taken. What the
- *     check cannot see is another kt whose draws differ under the same format, hence the rule on
- *     BOHB_HINT_FORMAT (bump it when the draws change; a golden test pins the hints).
- *   - Format 1 ({pick}, what kt stored before; a BOHB_HINT_FORMAT hint keeps pick, so an older kt
- *     still replays it this way), and format 2 (format 3's fields, but its check did not bind the
- *     results, so its state is not trusted): the copy draws the same candidates, so its Rng stream stays the
- *     same, skips their KDE scoring, and keeps the pick's candidate only if it decodes to the
- *     stored configuration (its vector is then the asker's: the canonical vector of that
- *     candidate).
- *   - Anything else (no hint, an unknown format, a field of the wrong type, a failed check, a pick
- *     that does not reproduce the configuration): the ask is re-scored in full from the state
- *     before it, as the asker made it. A bad hint costs time, never exactness; the runner's replay
- *     check (same id, budget and configuration) still catches a history this optimiser would not
- *     have made.
+ * - Replay hints (bohb-replay.ts): a model-based ask's hint, stored with its trial, lets a copy
+ *   told the same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker.
  *
  * Departures from hpbandster, each stated where it is made: densities are compared in log space
  * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
