@@ -7,7 +7,7 @@ import {runStudy} from '../../phases/runner.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-run-test-'))
 /** content_sha256 of the default plan's report at seed 42. */
-const DEFAULT_PLAN_CONTENT_SHA256 = '0662de52069edc4927836837ee11fd8aaca8a1b0da275229963e2bf65d7e1c84'
+const DEFAULT_PLAN_CONTENT_SHA256 = '75fcd8fdface11da0004c222741aaee08de449aa7a1d1d33cbc975f5fc1437b8'
 
 describe('kt run', () => {
   let first: ReturnType<typeof kt>
