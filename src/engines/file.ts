@@ -21,6 +21,7 @@ import {
   SPACE_ID_PATTERN,
 } from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
+import type {Fidelity} from '../space/objective.js'
 import {tierForBudget} from '../data/conversations/tiers.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
@@ -242,6 +243,8 @@ export const EngineFileSchema = z
     groups: z.array(GroupSchema).default([]),
     evaluate,
     tiers: z.array(tier).default([]),
+    /** false: a cheap tier does not rank configurations as the full one does (BOHB runs every trial at the last tier). */
+    tiers_comparable: z.boolean().default(true),
     objectives: z.array(objective).min(1),
     profiles: z.array(profile).default([]),
     /** false: the same configuration and data may rank differently (phase 1 then skips its determinism checks). */
@@ -281,8 +284,8 @@ export interface EngineSpec {
   readonly evaluate: CommandEvaluate | HttpEvaluate | RetrievalServiceEvaluate
   /** Budgets in increasing order (empty: one fidelity). */
   readonly tiers: readonly EngineTier[]
-  /** BOHB's fidelity from the tiers: min, max and the common ratio eta (undefined with < 2 tiers). */
-  readonly fidelity?: {readonly min: number; readonly max: number; readonly eta: number}
+  /** BOHB's fidelity from the tiers: min, max, the common ratio eta and tiers_comparable (undefined with < 2 tiers). */
+  readonly fidelity?: Fidelity
   readonly objectives: readonly EngineObjective[]
   readonly profiles: readonly EngineProfileRule[]
   /** Parameter groups for the ablation, patterns resolved. */
@@ -487,7 +490,12 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
           `${tiers.map((x) => x.budget).join(', ')}`,
         )
     })
-    fidelity = {min: tiers[0].budget, max: tiers[tiers.length - 1].budget, eta: Math.round(eta)}
+    fidelity = {
+      min: tiers[0].budget,
+      max: tiers[tiers.length - 1].budget,
+      eta: Math.round(eta),
+      ...(data.tiers_comparable ? {} : {comparable: false}),
+    }
   }
 
   // ---- objectives and profiles ----
@@ -680,7 +688,7 @@ export function engineFingerprint(spec: EngineSpec): EngineFingerprint {
   return {
     parameters: sha({name: spec.name, params: withoutOnline(spec.space).params}),
     evaluate: sha(spec.evaluate),
-    tiers: sha(spec.tiers),
+    tiers: sha(spec.fidelity?.comparable === false ? {tiers: spec.tiers, comparable: false} : spec.tiers),
     objectives: sha(spec.objectives),
   }
 }

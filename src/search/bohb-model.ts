@@ -100,7 +100,7 @@ export class BohbModel {
 
   /**
    * hpbandster's get_config: random with probability random_fraction or without a model. While a
-   * stored ask is replayed (`replay`), its hint is used as "Replay hints" in bohb.ts says; `hints`
+   * stored ask is replayed (`replay`), its hint is used as bohb-replay.ts says; `hints`
    * makes and checks the hints, `trialId` is the id the ask's trial gets.
    */
   sample(replay: ReplayRequest | undefined, hints: ReplayHints, trialId: number): ModelProposal {

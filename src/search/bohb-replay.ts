@@ -1,8 +1,26 @@
 /**
- * BOHB's replay hints (see "Replay hints" in bohb.ts): what a model-based ask stores with its
- * trial so that a copy told the same history repeats the ask cheaply and ends bit-identical, the
- * check that binds a hint's generator state to everything the copy knows, and the running digest
- * of the results told.
+ * BOHB's replay hints: what a model-based ask stores with its trial (askHint) so that a copy told
+ * the same history repeats the ask (replayAsk) cheaply and ends bit-identical to the asker.
+ * - Format BOHB_HINT_FORMAT ({pick, v, s0..s3, n?, x<j>?, h}): the Rng's state after the ask (n: a
+ *   spare normal) and a 53-bit check h over the format, space, fidelity and options, the trial id,
+ *   a running digest of every result told before the ask (every bit, in order), the Rng's state
+ *   before the candidates and after, the pick and every bit of the kept vector. The copy makes the
+ *   ask's cheap draws itself (the random-fraction draw), then, instead of fitting the good KDE and
+ *   drawing the candidates, encodes the stored configuration (coordinates that do not encode back
+ *   exactly travel in x<j>) and takes the hint's state only if the check computed from its OWN
+ *   state, results, options and that vector equals h. O(1) in the candidates. The state cannot be
+ *   checked by drawing, so the check binds it to everything the copy knows: a hint of another row,
+ *   study, seed, option set or result history, or damaged in any field, is not taken. What the
+ *   check cannot see is another kt whose draws differ under the same format, hence the rule on
+ *   BOHB_HINT_FORMAT (a golden test pins the hints).
+ * - Format 1 ({pick}; a BOHB_HINT_FORMAT hint keeps pick, so an older kt replays it this way) and
+ *   format 2 (format 3's fields, its check not binding the results, so its state is not trusted):
+ *   the copy draws the same candidates, skips their scoring, and keeps the pick's candidate only if
+ *   it decodes to the stored configuration.
+ * - Anything else (no hint, an unknown format, a field of the wrong type, a failed check, a pick
+ *   that does not reproduce the configuration): the ask is re-scored in full. A bad hint costs
+ *   time, never exactness; the runner's replay check (same id, budget and configuration) still
+ *   catches a history this optimiser would not have made.
  */
 import type {Config} from '../space/index.js'
 import type {Rng, RngState} from '../util/rng.js'
@@ -11,7 +29,7 @@ import type {AskHint, TrialResult} from './types.js'
 
 /**
  * The format of a model-based ask's replay hint that carries the generator's state (field `v`;
- * see "Replay hints" in bohb.ts). A replica adopts that state without drawing, so
+ * see above). A replica adopts that state without drawing, so
  * the number names the draws as well as the fields: bump it whenever what an ask draws changes
  * (candidate sampling, their number or order, the random-fraction draw). A hint of any other
  * format, or none, is not trusted for the state (test/search/bohb-golden.test.ts pins the

@@ -20,43 +20,17 @@
  *   continuation reuses the lower-budget work.
  * - All randomness comes from one seeded Rng, drawn only in ask(): the same seed and the same
  *   results in the same order give the same trials.
- * - Replay hints. A model-based ask's hint (askHint, stored with the trial) lets a copy told the
- *   same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker:
- *   - Format BOHB_HINT_FORMAT ({pick, v, s0..s3, n?, x<j>?, h}): the Rng's state after the ask
- *     (n: a spare normal), and a 53-bit check h over the format, space, fidelity and options, the
- *     trial id, a running digest of every result told before the ask (trial id, asks before it,
- *     status, loss and objective values, every bit, in order), the Rng's state before the
- *     candidates and after, the pick and every bit of the kept vector. The copy makes the ask's cheap draws itself (the random-fraction draw), then,
- *     instead of fitting the good KDE and drawing num_samples candidates, encodes the stored
- *     configuration (coordinates that do not encode back exactly, a simplex group's now and then,
- *     travel in x<j>), and takes the hint's state only if the check computed from its OWN state
- *     before the candidates, its own results, its own options and that vector equals h; the bracket bookkeeping is
- *     ask()'s own. O(1) in the candidates. The state is the one thing a hint is trusted for and
- *     it cannot be checked by drawing, so the check binds it to everything the copy knows: a hint
- *     of another row, study, seed, option set or result history (results draw nothing, so only
- *     the check can see them), or damaged in any field, is not taken. What the
- *     check cannot see is another kt whose draws differ under the same format, hence the rule on
- *     BOHB_HINT_FORMAT (bump it when the draws change; a golden test pins the hints).
- *   - Format 1 ({pick}, what kt stored before; a BOHB_HINT_FORMAT hint keeps pick, so an older kt
- *     still replays it this way), and format 2 (format 3's fields, but its check did not bind the
- *     results, so its state is not trusted): the copy draws the same candidates, so its Rng stream stays the
- *     same, skips their KDE scoring, and keeps the pick's candidate only if it decodes to the
- *     stored configuration (its vector is then the asker's: the canonical vector of that
- *     candidate).
- *   - Anything else (no hint, an unknown format, a field of the wrong type, a failed check, a pick
- *     that does not reproduce the configuration): the ask is re-scored in full from the state
- *     before it, as the asker made it. A bad hint costs time, never exactness; the runner's replay
- *     check (same id, budget and configuration) still catches a history this optimiser would not
- *     have made.
+ * - Replay hints (bohb-replay.ts): a model-based ask's hint, stored with its trial, lets a copy
+ *   told the same history repeat that ask (replayAsk) cheaply and end bit-identical to the asker.
  *
  * Departures from hpbandster, each stated where it is made: densities are compared in log space
  * (no underflow in 16-D; hpbandster clips both densities at 1e-32); the categorical lambda is
  * capped at (c - 1) / c; a failed trial is never promoted (hpbandster ranks it last as +inf but
  * can promote it when too few succeed); by default continuous bandwidths are floored with
  * Optuna's magic clip (KT_BOHB_MAGIC_CLIP below), and simplex candidates may be projected onto the
- * simplex's faces (KT_BOHB_SIMPLEX_SAMPLING below), and single-fidelity objectives draw fewer
- * random configurations with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS); `reference: true`
- * turns all three off.
+ * simplex's faces (KT_BOHB_SIMPLEX_SAMPLING below), and kt draws fewer random configurations
+ * with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS, KT_MULTI_FIDELITY_DEFAULTS); `reference:
+ * true` turns all three off.
  */
 import type {Config, ParamSpace} from '../space/index.js'
 import {Rng} from '../util/rng.js'
@@ -124,6 +98,16 @@ const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
 const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor: 2} as const
 
 /**
+ * kt's defaults with several budgets: candidates at twice the good KDE's bandwidth, not three
+ * times, and a fifth of configurations at random, not a third. Chosen on the tuning set
+ * (counting_ones and simplex_mf at seeds 10-29, and the broader suite's functions at seeds 10-29;
+ * the suite is reported at seeds 0-9): the geometric mean of the median regret at 10/25/50/100
+ * b_max fell on 9 of the suite's 10 functions (not learning_curves) and on counting_ones and
+ * simplex_mf (docs/search.md has the table). `reference: true` keeps hpbandster's.
+ */
+const KT_MULTI_FIDELITY_DEFAULTS = {randomFraction: 0.2, bandwidthFactor: 2} as const
+
+/**
  * A model that starts sooner: hpbandster waits until each side of the good/bad split has more
  * points than dimensions (statsmodels' multivariate KDE needs it), 2d + 2 results at one budget:
  * 42 in 20 dimensions, where TPE starts after 10. kt's KDE is a product of one-dimensional
@@ -167,7 +151,7 @@ export interface BohbOptions {
   readonly earlyModel?: boolean
   /** Stop starting brackets at budgets that misrank against the largest (KT_BOHB_FIDELITY_CHECK). */
   readonly fidelityCheck?: boolean
-  /** False when the objective's budgets are not comparable tiers: every bracket runs at the largest budget only. */
+  /** False when the objective's budgets are not comparable tiers: every bracket runs at the largest budget only (default: the fidelity's `comparable`). */
   readonly comparableBudgets?: boolean
 }
 
@@ -194,10 +178,10 @@ export class BohbOptimizer implements Optimizer {
     this.fidelity = options.fidelity ?? SINGLE_FIDELITY
     checkFidelity(this.fidelity)
     const d = this.encoding.size
-    const defaults =
-      this.fidelity.min === this.fidelity.max && !options.reference
-        ? {...BOHB_DEFAULTS, ...KT_SINGLE_FIDELITY_DEFAULTS}
-        : BOHB_DEFAULTS
+    const single = this.fidelity.min === this.fidelity.max
+    const defaults = options.reference
+      ? BOHB_DEFAULTS
+      : {...BOHB_DEFAULTS, ...(single ? KT_SINGLE_FIDELITY_DEFAULTS : KT_MULTI_FIDELITY_DEFAULTS)}
     this.options = {
       seed: options.seed,
       topNPercent: options.topNPercent ?? defaults.topNPercent,
@@ -225,7 +209,7 @@ export class BohbOptimizer implements Optimizer {
       key === 'description' || key === 'env' || key === 'default' ? undefined : value,
     )
     const fidelityCheck = options.fidelityCheck ?? (options.reference ? false : KT_BOHB_FIDELITY_CHECK)
-    const comparable = options.comparableBudgets ?? true
+    const comparable = options.comparableBudgets ?? this.fidelity.comparable ?? true
     // the departures below enter the fingerprint only when on, so hints of runs without them keep theirs
     const {earlyModel, ...hashed} = this.options
     const departures = {

@@ -33,6 +33,7 @@ export class HyperbandOptimizer implements Optimizer {
       options.fidelity,
       options.maxIterations ?? Infinity,
       'hyperband',
+      (budget) => options.fidelity.comparable !== false || budget >= options.fidelity.max,
     )
   }
 

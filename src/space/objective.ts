@@ -12,6 +12,8 @@ export interface Fidelity {
   readonly max: number
   /** Reduction factor between budget levels (Hyperband's eta). */
   readonly eta: number
+  /** false: a low budget does not rank configurations as the largest does (BOHB then runs every bracket at max). */
+  readonly comparable?: boolean
 }
 
 /** A lower-budget result the objective can continue from. */

@@ -1,4 +1,5 @@
 import {describe, expect, it} from 'vitest'
+import {engineFingerprint, parseEngineFile} from '../../src/engines/file.js'
 import {BohbOptimizer} from '../../src/search/bohb.js'
 import {countingOnesObjective, hartmann6, hartmann6Space} from '../../src/search/benchmarks/index.js'
 import {FidelityCheck} from '../../src/search/fidelity-check.js'
@@ -62,6 +63,38 @@ describe('fidelity that earns its place', () => {
     const trials = drive(opt, 60, reversed)
     expect(new Set(trials.map((t) => t.budget))).toEqual(new Set([729]))
     expect(trials.some((t) => t.info?.model_based)).toBe(true)
+  })
+
+  it("an engine file's tiers_comparable: false reaches the fidelity, BOHB and Hyperband, and the study's fingerprint", () => {
+    const file = (comparable?: boolean) => ({
+      kt_engine: 1,
+      name: 'tiers',
+      parameters: [1, 2, 3, 4, 5, 6].map((i) => ({
+        name: `x${i}`,
+        type: 'float',
+        low: 0,
+        high: 1,
+        default: 0.5,
+        env: `X${i}`,
+      })),
+      evaluate: {kind: 'command', command: ['true']},
+      tiers: [9, 27, 81, 243, 729].map((budget) => ({name: `b${budget}`, budget})),
+      ...(comparable === undefined ? {} : {tiers_comparable: comparable}),
+      objectives: [{metric: 'loss', direction: 'minimize'}],
+    })
+    const plain = parseEngineFile(file(), 'eng.json')
+    const apart = parseEngineFile(file(false), 'eng.json')
+    expect(plain.fidelity).toEqual(FIDELITY)
+    expect(parseEngineFile(file(true), 'eng.json').fidelity).toEqual(FIDELITY)
+    expect(apart.fidelity).toEqual({...FIDELITY, comparable: false})
+    expect(engineFingerprint(apart).tiers).not.toBe(engineFingerprint(plain).tiers)
+    expect(engineFingerprint(parseEngineFile(file(true), 'eng.json'))).toEqual(engineFingerprint(plain))
+    for (const name of ['bohb', 'hyperband']) {
+      const budgets = (fidelity: typeof plain.fidelity) =>
+        new Set(drive(createOptimizer(name, hartmann6Space, 1, fidelity), 60, reversed).map((t) => t.budget))
+      expect(budgets(apart.fidelity)).toEqual(new Set([729]))
+      expect(budgets(plain.fidelity)).toContain(9)
+    }
   })
 
   it('earlyModel: model-based picks once each side has min(d + 1, 5) points, not 2d + 2 results (d = 16)', () => {
