@@ -28,9 +28,9 @@
  * capped at (c - 1) / c; a failed trial is never promoted (hpbandster ranks it last as +inf but
  * can promote it when too few succeed); by default continuous bandwidths are floored with
  * Optuna's magic clip (KT_BOHB_MAGIC_CLIP below), and simplex candidates may be projected onto the
- * simplex's faces (KT_BOHB_SIMPLEX_SAMPLING below), and kt draws fewer random configurations
- * with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS, KT_MULTI_FIDELITY_DEFAULTS); `reference:
- * true` turns all three off.
+ * simplex's faces (KT_BOHB_SIMPLEX_SAMPLING below), and single-fidelity objectives draw fewer
+ * random configurations with narrower candidates (KT_SINGLE_FIDELITY_DEFAULTS); `reference: true`
+ * turns all three off. With several budgets kt keeps hpbandster's values (docs/search.md says why).
  */
 import type {Config, ParamSpace} from '../space/index.js'
 import {Rng} from '../util/rng.js'
@@ -96,16 +96,6 @@ const KT_BOHB_SIMPLEX_SAMPLING: SimplexSampling = 'project-near'
  * 1.10e-5. `reference: true` keeps hpbandster's values.
  */
 const KT_SINGLE_FIDELITY_DEFAULTS = {randomFraction: 0.1, bandwidthFactor: 2} as const
-
-/**
- * kt's defaults with several budgets: candidates at twice the good KDE's bandwidth, not three
- * times, and a fifth of configurations at random, not a third. Chosen on the tuning set
- * (counting_ones and simplex_mf at seeds 10-29, and the broader suite's functions at seeds 10-29;
- * the suite is reported at seeds 0-9): the geometric mean of the median regret at 10/25/50/100
- * b_max fell on 9 of the suite's 10 functions (not learning_curves) and on counting_ones and
- * simplex_mf (docs/search.md has the table). `reference: true` keeps hpbandster's.
- */
-const KT_MULTI_FIDELITY_DEFAULTS = {randomFraction: 0.2, bandwidthFactor: 2} as const
 
 /**
  * A model that starts sooner: hpbandster waits until each side of the good/bad split has more
@@ -178,10 +168,10 @@ export class BohbOptimizer implements Optimizer {
     this.fidelity = options.fidelity ?? SINGLE_FIDELITY
     checkFidelity(this.fidelity)
     const d = this.encoding.size
-    const single = this.fidelity.min === this.fidelity.max
-    const defaults = options.reference
-      ? BOHB_DEFAULTS
-      : {...BOHB_DEFAULTS, ...(single ? KT_SINGLE_FIDELITY_DEFAULTS : KT_MULTI_FIDELITY_DEFAULTS)}
+    const defaults =
+      this.fidelity.min === this.fidelity.max && !options.reference
+        ? {...BOHB_DEFAULTS, ...KT_SINGLE_FIDELITY_DEFAULTS}
+        : BOHB_DEFAULTS
     this.options = {
       seed: options.seed,
       topNPercent: options.topNPercent ?? defaults.topNPercent,

@@ -7,7 +7,7 @@ import {runStudy} from '../../phases/runner.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-run-test-'))
 /** content_sha256 of the default plan's report at seed 42. */
-const DEFAULT_PLAN_CONTENT_SHA256 = '75fcd8fdface11da0004c222741aaee08de449aa7a1d1d33cbc975f5fc1437b8'
+const DEFAULT_PLAN_CONTENT_SHA256 = 'fe2ab08dbac609dfd8f48bea9292815f282fd85f269390cdf75bbc07ce3468b0'
 
 describe('kt run', () => {
   let first: ReturnType<typeof kt>
