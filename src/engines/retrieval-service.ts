@@ -39,7 +39,7 @@ import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue, oneLine} from '../util/errors.js'
-import type {EngineSpec, RetrievalServiceEvaluate} from './file.js'
+import type {DeclaredProperty, EngineSpec, RetrievalServiceEvaluate} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {
   openTransport,
@@ -80,6 +80,10 @@ export interface RetrievalServiceSpec {
    * and the wall time stays in the measured_ metrics.
    */
   readonly latency?: LatencySource
+  /** false: the same configuration and data may rank differently (phase 1 skips its determinism check). */
+  readonly deterministic?: boolean
+  /** Properties of its own metrics the engine declares, checked by phase 1. */
+  readonly properties?: readonly DeclaredProperty[]
 }
 
 /** Timings of one search. */
@@ -515,6 +519,8 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
     tiers: engine.tiers,
     metric: quality?.metric ?? DEFAULT_TUNING_METRIC,
     latency: ev.latency,
+    deterministic: engine.deterministic,
+    properties: engine.properties,
   }
 }
 

@@ -427,8 +427,13 @@ const PORT_PLACEHOLDER = '{port}'
 const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
 const STARTUP_POLL_MS = 25
 
+/** A service answered in this process (a built-in engine): one message in, its reply object out. */
+export type InProcessService = (op: ServiceOp, body: Record<string, unknown>) => Record<string, unknown>
+
 export interface TransportSpec {
-  readonly transport: 'http' | 'stdio'
+  readonly transport: 'http' | 'stdio' | 'in-process'
+  /** For in-process: a fresh service state per transport opened. */
+  readonly serve?: () => InProcessService
   /** For http: the service's base URL (may contain {port} when kt starts the server). */
   readonly url?: string
   /** For stdio: the engine's argv; for http: a server kt starts and stops itself (optional). */
@@ -442,6 +447,7 @@ export interface TransportSpec {
 
 /** Opens the transport an engine file describes, starting its process if it names one. */
 export async function openTransport(spec: TransportSpec): Promise<ServiceTransport> {
+  if (spec.transport === 'in-process') return inProcessTransport(spec.serve!())
   const env = {...inheritedEnv(), ...(spec.env ?? {})}
   if (spec.transport === 'stdio') {
     if (!spec.command || spec.command.length === 0) throw new ServiceError('a stdio retrieval service needs a command')
@@ -467,6 +473,25 @@ export async function openTransport(spec: TransportSpec): Promise<ServiceTranspo
     throw error
   }
   return new HttpTransport(url, spec.timeoutMs, proc)
+}
+
+/**
+ * A service in this process behind the same text protocol: each message goes through JSON both
+ * ways, so the service sees what a remote one would and kt checks its reply by the same code; a
+ * thrown error is the service's `{"error": ...}` reply.
+ */
+function inProcessTransport(service: InProcessService): ServiceTransport {
+  return {
+    label: 'in-process',
+    send: async (op, body) => {
+      try {
+        return JSON.stringify(service(op, JSON.parse(JSON.stringify(body)) as Record<string, unknown>))
+      } catch (error) {
+        return JSON.stringify({error: (error as Error).message})
+      }
+    },
+    close: async () => {},
+  }
 }
 
 /** Polls until the server accepts a TCP connection, its process dies, or the time is up. */
