@@ -16,7 +16,8 @@ import {selectScoredQueries, type EvalQuery} from '../data/conversations/queries
 import type {MemoryDataset} from '../data/conversations/types.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {boundConfigs, configArbitrary} from './conformance-configs.js'
-import type {DeclaredProperty, EngineSpec} from './file.js'
+import type {EngineSpec} from './file.js'
+import type {DeclaredProperty} from './file-schema.js'
 import {engineObjective} from './objective.js'
 import {ServiceSession, runService, serviceSpecOf, turnsOf, type RetrievalServiceSpec} from './retrieval-service.js'
 

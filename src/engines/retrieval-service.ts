@@ -39,7 +39,8 @@ import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue, oneLine} from '../util/errors.js'
-import type {DeclaredProperty, EngineSpec, RetrievalServiceEvaluate} from './file.js'
+import type {EngineSpec} from './file.js'
+import type {DeclaredProperty, RetrievalServiceEvaluate} from './file-schema.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {
   openTransport,
