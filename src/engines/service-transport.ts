@@ -8,10 +8,10 @@
  * server the engine file asks kt to start) runs in its own process group, and the whole group is
  * killed when the transport closes, when kt exits, or when the process misbehaves: no orphans.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {connect as netConnect, type Socket} from 'node:net'
 import {freePort} from '../util/net.js'
-import {unwatchGroup, watchGroup} from './watchdog.js'
+import {releaseGroup, signalGroup, spawnGroup} from './process-groups.js'
 import {inheritedEnv} from './inherited-env.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
@@ -46,29 +46,6 @@ const KILL_GRACE_MS = 500
 /** Stderr lines of a child process kept for error messages. */
 const STDERR_TAIL_LINES = 20
 
-/** Process groups this process started and has not stopped yet (killed at exit as a last resort). */
-const liveGroups = new Set<number>()
-let exitHookInstalled = false
-
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const pid of liveGroups) {
-      killGroup(pid, 'SIGKILL')
-      unwatchGroup(pid)
-    }
-  })
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
 /** A child process in its own group, its stderr tail kept, stopped as a whole. */
 class ManagedProcess {
   readonly child: ChildProcess
@@ -78,21 +55,16 @@ class ManagedProcess {
 
   constructor(argv: readonly string[], options: {cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean}) {
     if (argv.length === 0) throw new ServiceError('an empty command')
-    installExitHook()
-    this.child = spawn(argv[0], argv.slice(1), {
+    this.child = spawnGroup(argv, {
       cwd: options.cwd,
       env: options.env ?? inheritedEnv(),
-      detached: true,
       stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     })
     this.exit = new Promise((resolve) => {
       this.child.once('error', (error) => {
         this.stderrTail.push(`kt: could not start ${argv[0]}: ${error.message}`)
         this.exited = true
-        if (this.child.pid !== undefined) {
-          liveGroups.delete(this.child.pid)
-          unwatchGroup(this.child.pid)
-        }
+        if (this.child.pid !== undefined) releaseGroup(this.child.pid)
         resolve({code: null, signal: null})
       })
       this.child.once('exit', (code, signal) => {
@@ -100,11 +72,6 @@ class ManagedProcess {
         resolve({code, signal})
       })
     })
-    if (this.child.pid !== undefined) {
-      liveGroups.add(this.child.pid)
-      // killed by the watchdog if kt dies without stopping it (kill -9)
-      watchGroup(this.child.pid)
-    }
     this.child.stderr?.setEncoding('utf8')
     createInterface({input: this.child.stderr!}).on('line', (line) => {
       this.stderrTail.push(line)
@@ -131,14 +98,13 @@ class ManagedProcess {
   async stop(): Promise<void> {
     const pid = this.child.pid
     if (pid === undefined) return
-    killGroup(pid, 'SIGTERM')
-    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
+    signalGroup(pid, 'SIGTERM')
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
     await this.exit
     clearTimeout(timer)
     // the leader is gone; anything it left in its group goes too
-    killGroup(pid, 'SIGKILL')
-    liveGroups.delete(pid)
-    unwatchGroup(pid)
+    signalGroup(pid, 'SIGKILL')
+    releaseGroup(pid)
   }
 }
 
