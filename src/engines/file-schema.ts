@@ -190,23 +190,21 @@ const tier = z
   .object({name: z.string().regex(NAME, LOCAL_NAME_MESSAGE), budget: z.number().finite().positive()})
   .strict()
 
+const direction = z.enum(['maximize', 'minimize'])
+
 const objective = z
   .object({
     metric: metricKey,
-    direction: z.enum(['maximize', 'minimize']),
+    direction,
     /** Reference value of this objective for the hypervolume (default: see front.ts). */
     reference: z.number().finite().optional(),
   })
   .strict()
 
+/** A profile rule's bound: a fixed `value`, or `value_of_best`, a fraction of the best value any trial reaches. */
 const constraint = z
-  .object({
-    metric: metricKey,
-    op: z.enum(['<=', '>=']),
-    value: z.number().finite().optional(),
-    /** The threshold as a fraction of the best value any trial reaches. */
-    value_of_best: z.number().finite().positive().optional(),
-  })
+  .object({metric: metricKey, op: z.enum(['<=', '>=']), value: z.number().finite().optional()})
+  .extend({value_of_best: z.number().finite().positive().optional()})
   .strict()
 
 const profile = z
@@ -215,7 +213,7 @@ const profile = z
     description: z.string().optional(),
     order_by: metricKey,
     /** Needed when order_by is not one of the objectives (whose direction it takes otherwise). */
-    direction: z.enum(['maximize', 'minimize']).optional(),
+    direction: direction.optional(),
     constraints: z.array(constraint).default([]),
   })
   .strict()
