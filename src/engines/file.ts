@@ -90,7 +90,8 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
   checkConditions(data, byName, at)
   checkSimplexGroups(data, byName, at)
   const tiers = data.tiers
-  const fidelity = tierFidelity(tiers, at)
+  checkTiers(tiers, at)
+  const fidelity = tierFidelity(tiers)
   checkObjectivesAndProfiles(data, at)
   checkDeclaredProperties(data, at)
   const evaluation = resolveEvaluation(data.evaluate, dir, at)
@@ -283,7 +284,7 @@ function checkSimplexGroups(data: EngineFile, byName: ParametersByName, at: At):
 }
 
 /** Tiers: increasing budgets in a geometric progression (BOHB's budget levels); the fidelity they give. */
-function tierFidelity(tiers: EngineFile['tiers'], at: At): EngineSpec['fidelity'] {
+function checkTiers(tiers: EngineFile['tiers'], at: At): void {
   tiers.forEach((t, i) => {
     if (tiers.findIndex((x) => x.name === t.name) !== i)
       throw new InputError(at(`tiers[${i}].name`), 'a name no other tier has', describeValue(t.name))
@@ -307,10 +308,13 @@ function tierFidelity(tiers: EngineFile['tiers'], at: At): EngineSpec['fidelity'
           `${tiers.map((x) => x.budget).join(', ')}`,
         )
     })
-    return {min: tiers[0].budget, max: tiers[tiers.length - 1].budget, eta: Math.round(eta)}
   }
+}
 
-  return undefined
+/** BOHB's fidelity of checked tiers (a geometric progression): smallest and largest budget, their ratio eta; none below two tiers. */
+export function tierFidelity(tiers: readonly EngineTier[]): EngineSpec['fidelity'] {
+  if (tiers.length < 2) return undefined
+  return {min: tiers[0].budget, max: tiers.at(-1)!.budget, eta: Math.round(tiers[1].budget / tiers[0].budget)}
 }
 
 /** Objectives name distinct metrics; profile rules have distinct names, a direction and one threshold per constraint. */

@@ -33,14 +33,14 @@ import {
 } from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import {questionTiers, tierForBudget, type TierSpec} from '../data/conversations/tiers.js'
-import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} from '../space/objective.js'
+import {TIMING_METRIC_PREFIX, type EvalResult, type Objective} from '../space/objective.js'
 import type {Config, ParamSpace} from '../space/index.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue, oneLine} from '../util/errors.js'
-import type {EngineSpec} from './file.js'
 import type {DeclaredProperty, RetrievalServiceEvaluate} from './file-schema.js'
+import {tierFidelity, type EngineSpec} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {
   openTransport,
@@ -330,27 +330,12 @@ export interface ServiceObjectiveOptions {
   readonly dataLabel?: string
 }
 
-/** Tiers of an engine file as question shares; the default is kt's 1, 3, 9 (a ninth, a third, all). */
-function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec[] {
-  const list =
-    tiers && tiers.length > 0
-      ? tiers
-      : [
-          {name: 'low', budget: 1},
-          {name: 'medium', budget: 3},
-          {name: 'high', budget: 9},
-        ]
-  const max = Math.max(...list.map((t) => t.budget))
-  return list.map((t) => ({name: t.name, budget: t.budget, fraction: t.budget / max}))
-}
-
-/** Budget levels of tiers: smallest to largest; eta the rounded mean ratio between neighbours (at least 2). */
-function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
-  const budgets = [...new Set(specs.map((s) => s.budget))].sort((a, b) => a - b)
-  if (budgets.length < 2) return undefined
-  const ratio = Math.pow(budgets[budgets.length - 1] / budgets[0], 1 / (budgets.length - 1))
-  return {min: budgets[0], max: budgets[budgets.length - 1], eta: Math.max(2, Math.round(ratio))}
-}
+/** kt's tiers when an engine file names none: a ninth, a third and all of the questions. */
+const DEFAULT_SERVICE_TIERS = [
+  {name: 'low', budget: 1},
+  {name: 'medium', budget: 3},
+  {name: 'high', budget: 9},
+]
 
 /** Names of the minimised objective vector of a retrieval service study (without engine-file objectives). */
 const SERVICE_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
@@ -428,7 +413,9 @@ export function retrievalServiceObjective(
 } {
   const metric = options.metric ?? spec.metric ?? DEFAULT_TUNING_METRIC
   const selection = selectScoredQueries(dataset)
-  const specs = serviceTierSpecs(spec.tiers)
+  const tierList = spec.tiers && spec.tiers.length > 0 ? spec.tiers : DEFAULT_SERVICE_TIERS
+  const max = tierList.at(-1)!.budget
+  const specs: TierSpec[] = tierList.map((t) => ({name: t.name, budget: t.budget, fraction: t.budget / max}))
   const tiers = questionTiers(selection.queries, options.tierSeed ?? 0, specs)
   const byId = new Map(selection.queries.map((q) => [q.id, q]))
   const pool = new SessionPool(spec, dataset)
@@ -437,7 +424,7 @@ export function retrievalServiceObjective(
   return {
     id: `service:${spec.name}:${options.dataLabel ?? dataset.source}`,
     space: spec.space,
-    fidelity: tierFidelity(specs),
+    fidelity: tierFidelity(tierList),
     valueNames: objectives ? valueNames(objectives) : SERVICE_VALUE_NAMES,
     concurrent: true,
     selection,
