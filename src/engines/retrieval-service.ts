@@ -40,7 +40,7 @@ import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue, oneLine} from '../util/errors.js'
 import type {DeclaredProperty, RetrievalServiceEvaluate} from './file-schema.js'
-import {tierFidelity, type EngineSpec} from './file.js'
+import {loadEngineFile, tierFidelity, type EngineSpec} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {
   openTransport,
@@ -512,13 +512,24 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
   }
 }
 
+/** An engine file that must be a retrieval service for `purpose` (e.g. "kt eval"): one line naming its evaluate.kind otherwise. */
+export function loadServiceEngine(file: string, purpose: string): {engine: EngineSpec; spec: RetrievalServiceSpec} {
+  const engine = loadEngineFile(file)
+  if (engine.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${file}: evaluate.kind`,
+      `"retrieval-service" for ${purpose}`,
+      JSON.stringify(engine.evaluate.kind),
+    )
+  return {engine, spec: serviceSpecOf(engine)}
+}
+
 /**
  * Module factory (the `module` objective spec, worker threads, resumed studies): options engine
  * (engine file path), data (dataset path), format, questions, columns (as `kt eval`), split and
  * part (src/data/conversations/split.ts), tierSeed.
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
-  const {loadEngineFile} = await import('./file.js')
   if (typeof options.engine !== 'string')
     throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
   return serviceObjectiveOf(loadEngineFile(options.engine), options)

@@ -8,8 +8,7 @@ import {restrictConversations} from '../data/conversations/queries.js'
 import type {MemoryDataset} from '../data/conversations/types.js'
 import type {MetricValues} from '../data/conversations/metrics.js'
 import {defaultRetrievalConfig} from '../engine/retrieval/engine.js'
-import {loadEngineFile} from '../engines/file.js'
-import {serviceSpecOf} from '../engines/retrieval-service.js'
+import {loadServiceEngine} from '../engines/retrieval-service.js'
 import {loadReranker} from '../rank/search.js'
 import {defaultConfig} from '../space/index.js'
 import {InputError} from '../util/errors.js'
@@ -124,14 +123,10 @@ async function evaluateKt(req: EvalRequest, progress: EvalProgress): Promise<Eva
 
 /** An engine file's retrieval service scored on the dataset, with per-question results so kt compare can pair it. */
 async function evaluateEngine(req: EvalRequest, file: string, progress: EvalProgress): Promise<EvalResponse> {
-  const engine = loadEngineFile(file)
-  if (engine.evaluate.kind !== 'retrieval-service')
-    throw new InputError(
-      `${file}: evaluate.kind`,
-      '"retrieval-service" for kt eval (a command or http engine computes its own metrics: tune it with kt search --engine)',
-      JSON.stringify(engine.evaluate.kind),
-    )
-  const spec = serviceSpecOf(engine)
+  const {engine, spec} = loadServiceEngine(
+    file,
+    'kt eval (a command or http engine computes its own metrics: tune it with kt search --engine)',
+  )
   const config = req.profile === undefined ? defaultConfig(engine.space) : loadEngineProfile(req.profile, engine.space)
   const otherConfig = req.against === undefined ? undefined : loadEngineProfile(req.against, engine.space)
   const dataset = loadDataset(req)
