@@ -60,7 +60,7 @@ import {ensureDir, fsyncDir, writeFileAtomic} from '../util/fs.js'
 import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
 
 /** Re-exported for callers that check lock owners (tests). */
-export {processStartTime} from '../util/lock.js'
+export {processStartTime} from '../util/proc.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
