@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 import {InputError} from '../util/errors.js'
-import {DEFAULT_REGISTRY} from '../rank/defaults.js'
+import {dataFlag, dataFormatFlag, registryFlag, reply} from '../cli/flags.js'
 
 export default class Eval extends KtCommand {
   static override summary =
@@ -19,19 +19,13 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
   ]
   static override flags = {
-    data: Flags.string({
-      description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).',
-      required: true,
-    }),
+    data: dataFlag({required: true}),
     profile: Flags.string({
       description:
         'Retrieval profile JSON: a kt profile, or parameter values (others default), or {config, overrides}.',
     }),
     k: Flags.string({description: 'Cut-offs for recall@k and hit@k, comma-separated.', default: '1,5,10,20'}),
-    format: Flags.string({
-      description: 'Input format (default: from the file extension).',
-      options: ['locomo', 'jsonl', 'csv'],
-    }),
+    format: dataFormatFlag(),
     columns: Flags.string({
       description: 'CSV column mapping, e.g. id=turn_id,session=sess,speaker=who,time=ts,text=utterance.',
     }),
@@ -46,10 +40,7 @@ export default class Eval extends KtCommand {
       description:
         'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).',
     }),
-    registry: Flags.string({
-      description: 'Reranker registry folder read by --reranker deployed.',
-      default: DEFAULT_REGISTRY,
-    }),
+    registry: registryFlag('Reranker registry folder read by --reranker deployed.'),
     engine: Flags.string({
       description:
         "Evaluate an external engine instead of kt's: an engine file (kt_engine: 1) whose evaluate.kind is retrieval-service. --profile and --against then hold that engine's parameter values.",
@@ -94,8 +85,7 @@ export default class Eval extends KtCommand {
         warn: (line) => process.stderr.write(`kt: warning: ${line}\n`),
       },
     )
-    if (!this.jsonEnabled()) this.log(text)
-    return json
+    return reply(this, text, json)
   }
 }
 
