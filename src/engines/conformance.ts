@@ -228,29 +228,28 @@ function serviceChecks(spec: RetrievalServiceSpec, options: ConformanceOptions, 
   const rank: Ranker = async (q, text = q.words.join(' '), config = defaults) =>
     (await session.rank(probe(q.conversation, text), q.k, config)).ids
   const queries = selectScoredQueries(data).queries
+  const searched = (id: string, description: string, verdict: (ids: string[], q: Query) => true | string) => ({
+    id,
+    description,
+    arbitrary: query,
+    runs,
+    holds: async (q: Query) => {
+      await ready()
+      return verdict(await rank(q), q)
+    },
+  })
   const list: Check<unknown>[] = [
-    {
-      id: 'ingested-ids-once',
-      description: 'Every id a search returns is a turn of the conversation searched, and none comes twice.',
-      arbitrary: query,
-      runs,
-      holds: async (q: Query) => {
-        await ready()
-        await rank(q)
-        return true
-      },
-    },
-    {
-      id: 'k-respected',
-      description: 'A search for k turns returns at most k.',
-      arbitrary: query,
-      runs,
-      holds: async (q: Query) => {
-        await ready()
-        const ids = await rank(q)
-        return ids.length <= q.k || `${ids.length} ids for k=${q.k}`
-      },
-    },
+    // session.rank refuses an id outside the conversation and an id given twice
+    searched(
+      'ingested-ids-once',
+      'Every id a search returns is a turn of the conversation searched, and none comes twice.',
+      () => true,
+    ),
+    searched(
+      'k-respected',
+      'A search for k turns returns at most k.',
+      (ids, q) => ids.length <= q.k || `${ids.length} ids for k=${q.k}`,
+    ),
     ...(spec.deterministic === false
       ? []
       : [determinismCheck(query, Math.min(runs, RESET_RUNS), ready, rank, session, defaults)]),
