@@ -1,23 +1,12 @@
 /**
  * The `retrieval-service` evaluation kind: the engine only stores and ranks; kt brings the
- * benchmark. kt resets the service, ingests every conversation of a dataset (LoCoMo, JSONL or CSV
- * through src/data/conversations), asks it to rank turns for each scored question, and scores the
- * rankings with the harness of `kt eval` (recall@k, hit@k, NDCG@10, MRR, per category). Latency
- * is measured on kt's side, per search message, wall time: warmed (untimed searches first) and
- * repeated (timed passes until enough timings for a tail percentile).
- *
- * Protocol (HTTP: `POST <url>/<op>` with a JSON body; stdio: one JSON line `{"op": ..., ...}` in,
- * one JSON line out):
- *   reset  {}                                                -> any JSON object
- *   ingest {conversation_id, turns: [{id, speaker, text, time}], config} -> any JSON object
- *   search {conversation_id, query, k, config}               -> {"ids": [turn ids, best first]}
- * `time` is an ISO 8601 UTC string or null; `config` is the trial's whole configuration. A reply
- * `{"error": "..."}` fails the trial with that message. Re-ingestion happens only when a
- * parameter marked `"ingest": true` changes between trials (all others are search-time).
- *
- * A reply that is not JSON (the byte offset is named), is not `{"ids": [...]}`, or names an id
- * that is not a turn of the conversation (the first such id is named) fails that trial; the study
- * goes on, with the service still ingested.
+ * benchmark. kt resets the service, ingests every conversation of a dataset, asks it to rank
+ * turns for each scored question (the messages: src/engines/README.md "retrieval-service: kt
+ * brings the benchmark"), and scores the rankings with the harness of `kt eval`. Latency is
+ * measured on kt's side per search, warmed and repeated. Re-ingestion happens only when a
+ * parameter marked `"ingest": true` changes between trials. A reply that is not JSON (the byte
+ * offset is named), is not `{"ids": [...]}`, or names an id that is not a turn of the conversation
+ * fails that trial; the study goes on, with the service still ingested.
  */
 import {performance} from 'node:perf_hooks'
 import {valueNames} from './metrics.js'
