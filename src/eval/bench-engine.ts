@@ -57,10 +57,7 @@ export function benchDataset(turns: number, seed: number): MemoryDataset {
  * generated question run `repeats` times through the engine (default configuration, top 20),
  * plain BM25, and the query classifier.
  */
-function benchEngineAt(
-  turns: number,
-  options: {seed: number; repeats: number; config?: Config},
-): EngineBenchRow {
+function benchEngineAt(turns: number, options: {seed: number; repeats: number; config?: Config}): EngineBenchRow {
   const dataset = benchDataset(turns, options.seed)
   const conversation = dataset.conversations[0]
   const t0 = performance.now()

@@ -127,10 +127,7 @@ interface PairedDelta {
 }
 
 /** Paired deltas of PAIRED_METRICS (seeded percentile bootstrap over queries). */
-function pairedDeltas(
-  engineRows: readonly MetricValues[],
-  rerankedRows: readonly MetricValues[],
-): PairedDelta[] {
+function pairedDeltas(engineRows: readonly MetricValues[], rerankedRows: readonly MetricValues[]): PairedDelta[] {
   return PAIRED_METRICS.map((metric) => {
     const a = engineRows.map((r) => r[metric])
     const b = rerankedRows.map((r) => r[metric])
