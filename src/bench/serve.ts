@@ -23,8 +23,14 @@ import {join} from 'node:path'
 import {connect, type Socket} from 'node:net'
 import {Rng} from '../util/rng.js'
 import {toSavedModel, writeModel} from '../rank/model.js'
-import {deploy} from '../rank/registry.js'
-import {randomCompleteTree} from '../rank/bench.js'
+import {deploy} from '../rank/deploy.js'
+import {
+  BENCH_DEPTH as RERANK_DEPTH,
+  BENCH_TREES as RERANK_TREES,
+  MQ2008_FEATURES as RERANK_FEATURES,
+  REQUEST_CANDIDATES as RERANK_CANDIDATES,
+  randomCompleteTree,
+} from './rerank.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {RawClient} from './serve-client.js'
 import {runLoad, quantileSorted, type LoadResult} from './serve-load.js'
@@ -35,11 +41,6 @@ import {runKillCampaign, type CampaignReport} from './campaign.js'
 export const TARGET_QUERIES_PER_S = 5000
 export const TARGET_P99_MS = 5
 export const TARGET_RERANK_US = 50
-const RERANK_CANDIDATES = 50
-/** Features of the bench's reranker: LETOR 4.0 MQ2008's 46. */
-const RERANK_FEATURES = 46
-const RERANK_TREES = 100
-const RERANK_DEPTH = 6
 /** Different 50-candidate sets the in-process scoring time cycles through (the HTTP timing draws new ones for every request). */
 const RERANK_BODIES = 64
 /** Untimed /noop + /rerank pairs per body form before the timed ones. */

@@ -1,5 +1,5 @@
 /** Processes of this machine, from /proc (proc(5)) and signal 0. */
-import {readFileSync} from 'node:fs'
+import {readFileSync, readdirSync} from 'node:fs'
 
 /** proc(5): fields of /proc/<pid>/stat, numbered from 1. */
 const PROC_STAT_PPID_FIELD = 4
@@ -45,4 +45,28 @@ export function isProcessAlive(pid: number): boolean {
 /** Blocks the thread for `ms` (for synchronous code that must wait, e.g. for a lock). */
 export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/** Every live descendant of `pid` (children first, then theirs), from /proc; [] where there is no /proc. */
+export function descendantPids(pid: number): number[] {
+  let all: number[]
+  try {
+    all = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+  } catch {
+    return []
+  }
+  const children = new Map<number, number[]>()
+  for (const p of all) {
+    const parent = parentPid(p)
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), p])
+  }
+  const out: number[] = []
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift()!) ?? []
+    out.push(...next)
+    queue.push(...next)
+  }
+  return out
 }
