@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 import {InputError} from '../util/errors.js'
-import {DEFAULT_REGISTRY} from '../rank/defaults.js'
+import {dataFlag, dataFormatFlag, registryFlag, reply} from '../cli/flags.js'
 
 export default class Eval extends KtCommand {
   static override summary =
@@ -19,19 +19,13 @@ export default class Eval extends KtCommand {
     '<%= config.bin %> eval --engine examples/python-engine/engine.service.json --data fixtures/memory_small.json',
   ]
   static override flags = {
-    data: Flags.string({
-      description: 'Dataset: LoCoMo JSON (.json), JSONL turns (.jsonl) or CSV turns (.csv).',
-      required: true,
-    }),
+    data: dataFlag({required: true}),
     profile: Flags.string({
       description:
         'Retrieval profile JSON: a kt profile, or parameter values (others default), or {config, overrides}.',
     }),
     k: Flags.string({description: 'Cut-offs for recall@k and hit@k, comma-separated.', default: '1,5,10,20'}),
-    format: Flags.string({
-      description: 'Input format (default: from the file extension).',
-      options: ['locomo', 'jsonl', 'csv'],
-    }),
+    format: dataFormatFlag(),
     columns: Flags.string({
       description: 'CSV column mapping, e.g. id=turn_id,session=sess,speaker=who,time=ts,text=utterance.',
     }),
@@ -46,10 +40,7 @@ export default class Eval extends KtCommand {
       description:
         'Also evaluate the engine followed by this learned reranker: a model file (kt rerank train --save) or "deployed" (the registry\'s current version).',
     }),
-    registry: Flags.string({
-      description: 'Reranker registry folder read by --reranker deployed.',
-      default: DEFAULT_REGISTRY,
-    }),
+    registry: registryFlag('Reranker registry folder read by --reranker deployed.'),
     engine: Flags.string({
       description:
         "Evaluate an external engine instead of kt's: an engine file (kt_engine: 1) whose evaluate.kind is retrieval-service. --profile and --against then hold that engine's parameter values.",
@@ -70,166 +61,31 @@ export default class Eval extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Eval)
-    const ks = parseKs(flags.k)
-    if (flags.engine !== undefined) return this.runEngine(flags, ks)
-    const {loadMemoryDataset} = await import('../data/conversations/index.js')
-    const {loadRetrievalProfile} = await import('../eval/profile.js')
-    const {defaultRetrievalConfig} = await import('../engine/retrieval/engine.js')
-    const {runEvaluation} = await import('../eval/harness.js')
-    const {renderEvalReport} = await import('../eval/render.js')
-    const profile =
-      flags.profile === undefined
-        ? {config: defaultRetrievalConfig(), overrides: undefined}
-        : loadRetrievalProfile(flags.profile)
-    const loaded = loadMemoryDataset(flags.data, {
-      format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
-      columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
-      questions: flags.questions,
-    })
-    const dataset = await restrictDataset(loaded, flags)
-    let rerank:
-      | {
-          reranker: import('../rank/apply.js').EngineReranker
-          pool: number
-          identity: import('../eval/reranked.js').RerankerIdentity
-        }
-      | undefined
-    if (flags.reranker !== undefined) {
-      const {loadReranker} = await import('../rank/search.js')
-      const {checkPool, resolveRerankPool} = await import('../eval/reranked.js')
-      const loadedModel = loadReranker(flags.reranker, flags.registry)
-      const {pool, from, warning} = resolveRerankPool(flags['rerank-pool'], loadedModel)
-      checkPool(pool, ks, from)
-      // on stderr even under --json
-      if (warning !== undefined) process.stderr.write(`kt: warning: ${warning}\n`)
-      rerank = {reranker: loadedModel.reranker, pool, identity: loadedModel}
-    }
-    const progress = this.spinner(
-      `evaluating ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`,
+    const {runEvalRequest} = await import('../eval/eval-request.js')
+    const {json, text} = await runEvalRequest(
+      {
+        data: flags.data,
+        ks: parseKs(flags.k),
+        format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
+        columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
+        questions: flags.questions,
+        conversations: flags.conversation === undefined ? undefined : parseIds(flags.conversation, '--conversation'),
+        categories: flags.category === undefined ? undefined : parseIds(flags.category, '--category'),
+        profile: flags.profile,
+        against: flags.against,
+        engine: flags.engine,
+        reranker:
+          flags.reranker === undefined
+            ? undefined
+            : {model: flags.reranker, registry: flags.registry, pool: flags['rerank-pool']},
+      },
+      {
+        start: (line) => this.spinner(line),
+        // on stderr even under --json
+        warn: (line) => process.stderr.write(`kt: warning: ${line}\n`),
+      },
     )
-    const engine = {overrides: profile.overrides}
-    const output =
-      rerank === undefined
-        ? runEvaluation(dataset, profile.config, {ks, engine})
-        : (await import('../eval/reranked.js')).runRerankedEvaluation(dataset, profile.config, {...rerank, ks, engine})
-    // no scored question means no measurement: an error, not a table of zeros
-    if (output.queries === 0)
-      throw new InputError(
-        flags.data,
-        'at least one question of categories 1-4 whose evidence names a turn of its conversation',
-        `${dataset.questions.length} questions, none scorable`,
-      )
-    await progress.succeed(`evaluated ${output.queries} queries`)
-    let against: import('../eval/categories.js').CategoryComparison | undefined
-    if (flags.against !== undefined) {
-      const {comparedMetrics, renderComparison} = await import('../eval/compare.js')
-      const {compareWithCategories, renderCategoryComparison} = await import('../eval/categories.js')
-      const {prepareEvaluation, evaluateSystem} = await import('../eval/harness.js')
-      const other = loadRetrievalProfile(flags.against)
-      // each profile with its own per-type overrides (they are built into the engines)
-      const rows = (p: typeof profile) =>
-        evaluateSystem(prepareEvaluation(dataset, {overrides: p.overrides}), 'engine', p.config, {ks}).rows
-      const c = compareWithCategories(
-        {name: flags.profile ?? 'defaults', rows: rows(profile)},
-        {name: flags.against, rows: rows(other)},
-        dataset,
-        comparedMetrics(ks),
-      )
-      against = c
-      if (!this.jsonEnabled())
-        this.log(`${renderEvalReport(output)}\n\n${renderComparison(c)}\n\n${renderCategoryComparison(c)}`)
-    } else if (!this.jsonEnabled()) this.log(renderEvalReport(output))
-    return against ? {...output, against} : output
-  }
-
-  /** `kt eval --engine`: a retrieval service scored on the dataset (and, with --against, compared). */
-  private async runEngine(
-    flags: {
-      engine?: string
-      data: string
-      profile?: string
-      against?: string
-      format?: string
-      columns?: string
-      questions?: string
-      conversation?: string
-      category?: string
-      reranker?: string
-    },
-    ks: number[],
-  ): Promise<unknown> {
-    if (flags.reranker !== undefined)
-      throw new InputError(
-        '--reranker',
-        "no --reranker with --engine (the reranker reorders kt's own candidates)",
-        flags.reranker,
-      )
-    const {loadEngineFile} = await import('../engines/file.js')
-    const {serviceSpecOf} = await import('../engines/retrieval-service.js')
-    const {evaluateService, evaluationQuestions, loadEngineProfile, renderServiceEval} =
-      await import('../eval/service-eval.js')
-    const {loadMemoryDataset} = await import('../data/conversations/index.js')
-    const {defaultConfig} = await import('../space/index.js')
-    const engine = loadEngineFile(flags.engine!)
-    if (engine.evaluate.kind !== 'retrieval-service')
-      throw new InputError(
-        `${flags.engine}: evaluate.kind`,
-        '"retrieval-service" for kt eval (a command or http engine computes its own metrics: tune it with kt search --engine)',
-        JSON.stringify(engine.evaluate.kind),
-      )
-    const spec = serviceSpecOf(engine)
-    const config =
-      flags.profile === undefined ? defaultConfig(engine.space) : loadEngineProfile(flags.profile, engine.space)
-    const otherConfig = flags.against === undefined ? undefined : loadEngineProfile(flags.against, engine.space)
-    const loaded = loadMemoryDataset(flags.data, {
-      format: flags.format as 'locomo' | 'jsonl' | 'csv' | undefined,
-      columns: flags.columns === undefined ? undefined : parseColumns(flags.columns),
-      questions: flags.questions,
-    })
-    const dataset = await restrictDataset(loaded, flags)
-    const progress = this.spinner(
-      `evaluating ${engine.name} on ${dataset.questions.length} questions over ${dataset.conversations.length} conversations`,
-    )
-    try {
-      const evaluated = await evaluateService(spec, dataset, config, {ks})
-      const {output, rows} = evaluated
-      // no scored question means no measurement: an error, not a table of zeros
-      if (output.queries === 0)
-        throw new InputError(
-          flags.data,
-          'at least one question of categories 1-4 whose evidence names a turn of its conversation',
-          `${dataset.questions.length} questions, none scorable`,
-        )
-      let against: import('../eval/categories.js').CategoryComparison | undefined
-      if (otherConfig !== undefined) {
-        const {comparedMetrics} = await import('../eval/compare.js')
-        const {compareWithCategories} = await import('../eval/categories.js')
-        const other = await evaluateService(spec, dataset, otherConfig, {ks, minTimings: 1})
-        against = compareWithCategories(
-          {name: flags.profile ?? 'defaults', rows},
-          {name: flags.against!, rows: other.rows},
-          dataset,
-          comparedMetrics(ks),
-        )
-      }
-      await progress.succeed(`evaluated ${output.queries} queries`)
-      if (!this.jsonEnabled()) {
-        this.log(renderServiceEval(output))
-        if (against) {
-          const {renderCategoryComparison} = await import('../eval/categories.js')
-          this.log(
-            `\n${(await import('../eval/compare.js')).renderComparison(against)}\n\n${renderCategoryComparison(against)}`,
-          )
-        }
-      }
-      // per-question results, so kt compare can pair this evaluation with another one
-      const name = flags.profile ?? 'defaults'
-      const questions = evaluationQuestions({[name]: evaluated}, {engine: flags.engine!, data: flags.data}, name)
-      return against ? {...output, against, questions} : {...output, questions}
-    } catch (error) {
-      await progress.fail()
-      throw error
-    }
+    return reply(this, text, json)
   }
 }
 
@@ -260,20 +116,4 @@ function parseColumns(text: string): Record<string, string> {
     out[m[1]] = m[2]
   }
   return out
-}
-
-/** The dataset restricted to --conversation's conversations and --category's questions (one line naming the flag otherwise). */
-async function restrictDataset(
-  loaded: import('../data/conversations/types.js').MemoryDataset,
-  flags: {conversation?: string; category?: string},
-): Promise<import('../data/conversations/types.js').MemoryDataset> {
-  const {restrictConversations} = await import('../data/conversations/queries.js')
-  const {restrictCategories} = await import('../eval/categories.js')
-  const byConversation =
-    flags.conversation === undefined
-      ? loaded
-      : restrictConversations(loaded, parseIds(flags.conversation, '--conversation'), '--conversation')
-  return flags.category === undefined
-    ? byConversation
-    : restrictCategories(byConversation, parseIds(flags.category, '--category'), '--category')
 }

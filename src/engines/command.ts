@@ -8,17 +8,17 @@
  * No orphans: the trial's whole process group is signalled on timeout (SIGTERM, then SIGKILL after
  * KILL_GRACE_MS), after the trial's main process exits (whatever it left running in its group is
  * killed), when the objective is closed (kt interrupted), at process exit as a last resort, and
- * by the watchdog (watchdog.ts) when kt itself is killed (kill -9), which no code in kt survives.
+ * by the watchdog (process-groups.ts) when kt itself is killed (kill -9), which no code in kt survives.
  */
-import {spawn} from 'node:child_process'
 import {closeSync, openSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {activeConfig, configToEnv, type Config} from '../space/index.js'
 import type {EvalContext, EvalResult, Objective} from '../space/objective.js'
 import {ensureDir} from '../util/fs.js'
-import {engineTierForBudget, type CommandEvaluate, type EngineSpec} from './file.js'
+import {engineTierForBudget, type EngineSpec} from './file.js'
+import type {CommandEvaluate} from './file-schema.js'
 import {TrialFailure, lastJsonObjectLine, resultFromMetrics, tailLines, engineObjectiveHeader} from './metrics.js'
-import {unwatchGroup, watchGroup} from './watchdog.js'
+import {isLiveGroup, releaseGroup, signalGroup, spawnGroup} from './process-groups.js'
 import {inheritedEnv} from './inherited-env.js'
 
 /** Time a process group gets between SIGTERM and SIGKILL. */
@@ -28,30 +28,6 @@ const KILL_GRACE_MS = 1000
  * the files beside the study keep everything.
  */
 const MAX_CAPTURE_BYTES = 4 * 1024 * 1024
-
-/** Process groups of running trials (their leaders' pids), across every command objective. */
-const liveGroups = new Set<number>()
-let exitHookInstalled = false
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: the group is gone already
-  }
-}
-
-/** Last resort when kt exits with trials still running: nothing it started survives it. */
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const pgid of liveGroups) {
-      signalGroup(pgid, 'SIGKILL')
-      unwatchGroup(pgid)
-    }
-  })
-}
 
 interface CommandTrial {
   readonly argv: readonly string[]
@@ -95,7 +71,6 @@ class Capture {
 
 /** Runs one command trial to its end (or its timeout, or cancellation). */
 function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) => void): Promise<CommandRun> {
-  installExitHook()
   return new Promise((resolvePromise) => {
     const stdout = new Capture()
     const stderr = new Capture()
@@ -108,21 +83,14 @@ function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) =
     let exited: {code: number | null; signal: NodeJS.Signals | null} | undefined
     let spawnError: string | undefined
     let killTimer: NodeJS.Timeout | undefined
-    const child = spawn(trial.argv[0], trial.argv.slice(1), {
-      cwd: trial.cwd,
-      env: trial.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawnGroup(trial.argv, {cwd: trial.cwd, env: trial.env, stdio: ['ignore', 'pipe', 'pipe']})
     const pgid = child.pid
     const stop = (): void => {
       if (pgid === undefined) return
       signalGroup(pgid, 'SIGTERM')
       killTimer ??= setTimeout(() => signalGroup(pgid, 'SIGKILL'), KILL_GRACE_MS)
     }
-    if (pgid !== undefined) {
-      liveGroups.add(pgid)
-      watchGroup(pgid)
+    if (pgid !== undefined)
       track?.({
         pgid,
         cancel() {
@@ -130,16 +98,15 @@ function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) =
           stop()
         },
       })
-    }
     const termTimer = setTimeout(() => {
       timedOut = true
       stop()
     }, trial.timeoutMs)
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       stdout.add(chunk)
       if (out !== undefined) writeSync(out, chunk)
     })
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
       stderr.add(chunk)
       if (err !== undefined) writeSync(err, chunk)
     })
@@ -156,8 +123,7 @@ function runCommandTrial(trial: CommandTrial, track?: (r: Running | undefined) =
       clearTimeout(killTimer)
       if (pgid !== undefined) {
         signalGroup(pgid, 'SIGKILL')
-        liveGroups.delete(pgid)
-        unwatchGroup(pgid)
+        releaseGroup(pgid)
       }
       track?.(undefined)
       if (out !== undefined) closeSync(out)
@@ -258,7 +224,7 @@ export function commandObjective(spec: EngineSpec, evaluate: CommandEvaluate): O
       })
       // wait until every cancelled group is gone (SIGKILL follows SIGTERM after the grace period)
       const deadline = Date.now() + KILL_GRACE_MS * 3
-      while (waits.some((g) => liveGroups.has(g)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      while (waits.some(isLiveGroup) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     },
   }
 }

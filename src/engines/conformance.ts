@@ -1,24 +1,25 @@
 /**
  * Phase 1 for any engine: a conformance suite generated with fast-check against the engine's
- * protocol, run before any tuning. For a retrieval service (kt drives /reset, /ingest, /search):
- * only ingested ids come back and none twice; `k` is respected; the same configuration and data
- * give the same ranking (unless the file says `"deterministic": false`); /reset isolates
+ * protocol, run before any tuning. For a retrieval service (an engine file's, or kt's built-in
+ * retrieval engine answered in process, kt-retrieval.ts; kt drives /reset, /ingest, /search): only
+ * ingested ids come back and none twice; `k` is respected; the same configuration and data give
+ * the same ranking (unless the engine says `"deterministic": false`); /reset isolates
  * conversations; empty, very long, non-ASCII and control-character queries are answered; every
- * parameter at its bounds is accepted; and the properties the file declares hold. For a command
- * or HTTP engine (one evaluation per trial): determinism of the loss, the bounds, the declared
- * properties. Each check counts its violations over seeded cases and reports fast-check's shrunk
- * counterexample with the reason, as phase 1 does for kt's own scoring properties.
+ * parameter at its bounds is accepted; and the properties the engine declares hold. For a command
+ * or HTTP engine (one evaluation per trial): determinism of the loss, random configurations
+ * answered at every tier with the objectives' metrics, the bounds, the declared properties. Each
+ * check counts its violations over seeded cases and reports fast-check's shrunk counterexample.
  */
 import fc from 'fast-check'
 import {queryMetrics, DEFAULT_KS} from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery} from '../data/conversations/queries.js'
 import type {MemoryDataset} from '../data/conversations/types.js'
-import {defaultConfig, type Config} from '../space/index.js'
-import type {Objective} from '../space/objective.js'
+import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {boundConfigs, configArbitrary} from './conformance-configs.js'
-import type {DeclaredProperty, EngineSpec} from './file.js'
+import type {EngineSpec} from './file.js'
+import type {DeclaredProperty} from './file-schema.js'
 import {engineObjective} from './objective.js'
-import {ServiceSession, runService, serviceSpecOf, turnsOf} from './retrieval-service.js'
+import {ServiceSession, runService, serviceSpecOf, turnsOf, type RetrievalServiceSpec} from './retrieval-service.js'
 
 /** Seeded cases of each sampled check (a planted one-query-in-fifty bug is met about 1 - (49/50)^200 = 98% of seeds). */
 const CONFORMANCE_RUNS = 200
@@ -26,8 +27,8 @@ const CONFORMANCE_RUNS = 200
 const RESET_RUNS = 25
 /** Configurations per declared property: each scores the whole conformance data set two or more times. */
 const DECLARED_RUNS = 6
-/** Configurations whose loss a command or HTTP engine is asked twice for (each is two trials). */
-const TRIAL_DETERMINISM_RUNS = 3
+/** Configurations a command or HTTP engine is asked for per sampled check (each case is one or two trials). */
+const TRIAL_RUNS = 3
 /** Characters of the "very long" queries. */
 const LONG_QUERY_CHARS = 20_000
 /** Conversations of the plan's data the suite ingests (enough for isolation, small enough to be quick). */
@@ -140,36 +141,35 @@ async function runCheck<T>(check: Check<T>, seed: number): Promise<ConformanceCh
   return {id: check.id, description: check.description, cases: cases.length, violations, counterexample, seed}
 }
 
-/** Runs the suite for an engine file; a retrieval service needs the conversations to drive through it. */
-export async function runConformance(engine: EngineSpec, options: ConformanceOptions): Promise<ConformanceReport> {
-  const runs = options.runs ?? CONFORMANCE_RUNS
+/** What phase 1 checks: an engine file, or a retrieval service described without one (kt's built-in retrieval engine). */
+export type ConformanceSubject = EngineSpec | RetrievalServiceSpec
+
+/**
+ * Runs the suite: a retrieval service (an engine file's, or a built-in one) by the service checks
+ * on the conversations, a command or HTTP engine by the trial checks.
+ */
+export async function runConformance(
+  engine: ConformanceSubject,
+  options: ConformanceOptions,
+): Promise<ConformanceReport> {
   const progress = options.progress ?? (() => {})
-  const checks = engine.evaluate.kind === 'retrieval-service' ? serviceChecks(engine, options, runs) : null
+  const service =
+    'evaluate' in engine ? (engine.evaluate.kind === 'retrieval-service' ? serviceSpecOf(engine) : undefined) : engine
+  const {list, close} = service
+    ? serviceChecks(service, options, options.runs ?? CONFORMANCE_RUNS)
+    : await trialChecks(engine as EngineSpec, options.seed)
   const results: ConformanceCheck[] = []
-  if (checks) {
-    const {list, close} = await checks
-    try {
-      for (const [i, check] of list.entries()) {
-        progress(`conformance: ${check.id}`)
-        results.push(await runCheck(check, options.seed + i))
-      }
-    } finally {
-      await close()
+  try {
+    for (const [i, check] of list.entries()) {
+      progress(`conformance: ${check.id}`)
+      results.push(await runCheck(check, options.seed + i))
     }
-  } else {
-    const objective = await engineObjective(engine, {})
-    try {
-      for (const [i, check] of trialChecks(engine, objective, options.seed).entries()) {
-        progress(`conformance: ${check.id}`)
-        results.push(await runCheck(check, options.seed + i))
-      }
-    } finally {
-      await (objective as {close?: () => Promise<void>}).close?.()
-    }
+  } finally {
+    await close()
   }
   return {
     engine: engine.name,
-    kind: engine.evaluate.kind,
+    kind: service ? 'retrieval-service' : (engine as EngineSpec).evaluate.kind,
     deterministic: engine.deterministic ?? true,
     checks: results,
     passed: results.every((c) => c.violations === 0),
@@ -204,16 +204,18 @@ function sameIds(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i])
 }
 
+type Query = {conversation: string; words: string[]; k: number}
+type Ranker = (q: Query, text?: string, config?: Config) => Promise<string[]>
+/** The checks a suite runs and what closes the engine's process or connection after them. */
+type CheckList = {list: Check<unknown>[]; close: () => Promise<void>}
+
 /** The checks of a retrieval service, on one session (one process) over the conformance data. */
-async function serviceChecks(
-  engine: EngineSpec,
-  options: ConformanceOptions,
-  runs: number,
-): Promise<{list: Check<unknown>[]; close: () => Promise<void>}> {
-  if (!options.dataset) throw new Error(`${engine.file}: a retrieval service's conformance suite needs conversations`)
+function serviceChecks(spec: RetrievalServiceSpec, options: ConformanceOptions, runs: number): CheckList {
+  if (!options.dataset)
+    throw new Error(`${spec.file ?? spec.name}: a retrieval service's conformance suite needs conversations`)
   const data = conformanceData(options.dataset)
-  const session = new ServiceSession(serviceSpecOf(engine), data)
-  const defaults = defaultConfig(engine.space)
+  const session = new ServiceSession(spec, data)
+  const defaults = defaultConfig(spec.space)
   const convIds = data.conversations.map((c) => c.id)
   const maxK = Math.max(...data.conversations.map((c) => c.turns.length)) + 2
   const words = vocabulary(data)
@@ -223,57 +225,57 @@ async function serviceChecks(
     words: fc.array(fc.constantFrom(...(words.length ? words : ['memory'])), {minLength: 1, maxLength: 6}),
     k: fc.integer({min: 1, max: maxK}),
   })
-  type Query = {conversation: string; words: string[]; k: number}
-  const rank = async (q: Query, text = q.words.join(' '), config = defaults): Promise<string[]> =>
+  const rank: Ranker = async (q, text = q.words.join(' '), config = defaults) =>
     (await session.rank(probe(q.conversation, text), q.k, config)).ids
+  const queries = selectScoredQueries(data).queries
+  const searched = (id: string, description: string, verdict: (ids: string[], q: Query) => true | string) => ({
+    id,
+    description,
+    arbitrary: query,
+    runs,
+    holds: async (q: Query) => {
+      await ready()
+      return verdict(await rank(q), q)
+    },
+  })
   const list: Check<unknown>[] = [
-    {
-      id: 'ingested-ids-once',
-      description: 'Every id a search returns is a turn of the conversation searched, and none comes twice.',
-      arbitrary: query,
-      runs,
-      holds: async (q: Query) => {
-        await ready()
-        await rank(q)
-        return true
-      },
-    },
-    {
-      id: 'k-respected',
-      description: 'A search for k turns returns at most k.',
-      arbitrary: query,
-      runs,
-      holds: async (q: Query) => {
-        await ready()
-        const ids = await rank(q)
-        return ids.length <= q.k || `${ids.length} ids for k=${q.k}`
-      },
-    },
-    ...(engine.deterministic === false
+    // session.rank refuses an id outside the conversation and an id given twice
+    searched(
+      'ingested-ids-once',
+      'Every id a search returns is a turn of the conversation searched, and none comes twice.',
+      () => true,
+    ),
+    searched(
+      'k-respected',
+      'A search for k turns returns at most k.',
+      (ids, q) => ids.length <= q.k || `${ids.length} ids for k=${q.k}`,
+    ),
+    ...(spec.deterministic === false
       ? []
       : [determinismCheck(query, Math.min(runs, RESET_RUNS), ready, rank, session, defaults)]),
     oddQueryCheck(convIds, runs, ready, rank),
     resetCheck(data, session, defaults),
-    boundsCheck(engine, data, session),
-    ...(engine.properties ?? []).map((p) => declaredServiceCheck(engine, p, data, session)),
+    boundsCheck(spec.space, async (config) => {
+      await session.ensureIngested(config)
+      for (const q of queries.slice(0, BOUNDS_QUERIES)) await session.rank(q, BOUNDS_K, config)
+    }),
+    ...(spec.properties ?? []).map((p) => declaredServiceCheck(spec, p, queries, session)),
   ]
   return {list, close: () => session.close()}
 }
 
-type Ranker = (
-  q: {conversation: string; words: string[]; k: number},
-  text?: string,
-  config?: Config,
-) => Promise<string[]>
+/** Scored questions each corner of the bounds check is asked, and their depth. */
+const BOUNDS_QUERIES = 3
+const BOUNDS_K = 10
 
 function determinismCheck(
-  query: fc.Arbitrary<{conversation: string; words: string[]; k: number}>,
+  query: fc.Arbitrary<Query>,
   runs: number,
   ready: () => Promise<boolean>,
   rank: Ranker,
   session: ServiceSession,
   defaults: Config,
-): Check<{conversation: string; words: string[]; k: number}> {
+): Check<Query> {
   return {
     id: 'same-config-same-ranking',
     description:
@@ -329,12 +331,13 @@ function oddQueryCheck(
  */
 function resetCheck(data: MemoryDataset, session: ServiceSession, defaults: Config): Check<unknown> {
   const convs = data.conversations
-  const first = 'kt-conformance-1'
-  const second = 'kt-conformance-2'
+  const [first, second] = ['kt-conformance-1', 'kt-conformance-2']
   const relabel = (index: number, turns: number, prefix: string) =>
     turnsOf(convs[index])
       .slice(0, turns)
       .map((t) => ({...t, id: `${prefix}:${t.id}`}))
+  const ingest = (id: string, turns: ReturnType<typeof relabel>) =>
+    session.call('ingest', {conversation_id: id, turns, config: defaults}, id)
   return {
     id: 'reset-isolates',
     description:
@@ -350,11 +353,10 @@ function resetCheck(data: MemoryDataset, session: ServiceSession, defaults: Conf
       session.invalidate()
       const before = relabel(a, turns, 'a')
       await session.call('reset', {}, 'reset')
-      await session.call('ingest', {conversation_id: first, turns: before, config: defaults}, first)
+      await ingest(first, before)
       await session.call('reset', {}, 'reset')
-      const after = relabel(b, turns, 'b')
-      await session.call('ingest', {conversation_id: first, turns: after, config: defaults}, first)
-      await session.call('ingest', {conversation_id: second, turns: relabel(a, turns, 'c'), config: defaults}, second)
+      await ingest(first, relabel(b, turns, 'b'))
+      await ingest(second, relabel(a, turns, 'c'))
       const q = before[pick % before.length].text
       const reply = await session.call('search', {conversation_id: first, query: q, k: 2 * turns, config: defaults}, q)
       const ids = Array.isArray(reply.ids) ? reply.ids : []
@@ -371,9 +373,9 @@ function strayOrigin(id: unknown): string {
   return 'never ingested'
 }
 
-function boundsCheck(engine: EngineSpec, data: MemoryDataset, session: ServiceSession): Check<number> {
-  const corners = boundConfigs(engine.space)
-  const queries = selectScoredQueries(data).queries.slice(0, 3)
+/** Every corner of the space (boundConfigs) tried once; `attempt` throws when the engine refuses it. */
+function boundsCheck(space: ParamSpace, attempt: (config: Config) => Promise<unknown>): Check<number> {
+  const corners = boundConfigs(space)
   return {
     id: 'parameters-at-bounds',
     description: 'Every parameter alone at each of its bounds (each choice, each simplex corner) is accepted.',
@@ -381,19 +383,17 @@ function boundsCheck(engine: EngineSpec, data: MemoryDataset, session: ServiceSe
     runs: corners.length,
     cases: corners.map((_, i) => i),
     holds: async (i) => {
-      const {label, config} = corners[i]
       try {
-        await session.ensureIngested(config)
-        for (const q of queries) await session.rank(q, 10, config)
+        await attempt(corners[i].config)
         return true
       } catch (error) {
-        return `${label}: ${(error as Error).message.split('\n')[0]}`
+        return `${corners[i].label}: ${(error as Error).message.split('\n')[0]}`
       }
     },
   }
 }
 
-/** The value of a declared metric for one configuration, by kind of `over`. */
+/** A declared monotonicity over successive values: true, or the values and why not. */
 function monotone(p: DeclaredProperty, values: number[]): true | string {
   for (let i = 1; i < values.length; i++) {
     const up = values[i] - values[i - 1]
@@ -403,116 +403,118 @@ function monotone(p: DeclaredProperty, values: number[]): true | string {
   return true
 }
 
-function declaredServiceCheck(
-  engine: EngineSpec,
+/** A declared property's check, by kind of `over`: the cut-off k (retrieval services) or a parameter. */
+function declaredCheck(
+  space: ParamSpace,
   p: DeclaredProperty,
-  data: MemoryDataset,
+  holds: (value: never) => Promise<true | string>,
+  arbitrary?: fc.Arbitrary<unknown>,
+): Check<unknown> {
+  return {
+    id: `declared:${p.id}`,
+    description: p.description ?? `${p.metric} is ${p.direction} in ${p.over} (declared by the engine file)`,
+    arbitrary: arbitrary ?? configArbitrary(space),
+    runs: DECLARED_RUNS,
+    shrinkBudget: COSTLY_SHRINK_BUDGET,
+    holds: vacuousOnError(holds),
+  }
+}
+
+function declaredServiceCheck(
+  spec: RetrievalServiceSpec,
+  p: DeclaredProperty,
+  queries: readonly EvalQuery[],
   session: ServiceSession,
 ): Check<unknown> {
-  const queries = selectScoredQueries(data).queries
-  const description = p.description ?? `${p.metric} is ${p.direction} in ${p.over} (declared by the engine file)`
   if (p.over === 'k')
-    return {
-      id: `declared:${p.id}`,
-      description,
-      arbitrary: configArbitrary(engine.space),
-      runs: DECLARED_RUNS,
-      shrinkBudget: COSTLY_SHRINK_BUDGET,
-      holds: vacuousOnError(async (config: Config) => {
-        await session.ensureIngested(config)
-        const values: number[] = []
-        for (const k of DEFAULT_KS) {
-          const name = p.metric.split('@k').join(`@${k}`)
-          let sum = 0
-          for (const q of queries) sum += queryMetrics((await session.rank(q, k, config)).ids, q.evidence, [k])[name]
-          values.push(queries.length ? sum / queries.length : 0)
-        }
-        const ok = monotone(p, values)
-        return ok === true || `${ok} over k = ${DEFAULT_KS.join(', ')}`
-      }),
-    }
-  const metricAt = async (config: Config): Promise<number> => {
+    return declaredCheck(spec.space, p, async (config: Config) => {
+      await session.ensureIngested(config)
+      const values: number[] = []
+      for (const k of DEFAULT_KS) {
+        const name = p.metric.split('@k').join(`@${k}`)
+        let sum = 0
+        for (const q of queries) sum += queryMetrics((await session.rank(q, k, config)).ids, q.evidence, [k])[name]
+        values.push(queries.length ? sum / queries.length : 0)
+      }
+      const ok = monotone(p, values)
+      return ok === true || `${ok} over k = ${DEFAULT_KS.join(', ')}`
+    })
+  return overParameterCheck(spec.space, p, async (config) => {
     const run = await runService(session, queries, config, {minTimings: 1, ks: DEFAULT_KS})
     const lat = {p50_ms: run.latency.p50, p95_ms: run.latency.p95, p99_ms: run.latency.p99}
     const all: Record<string, number> = {...run.report.overall, ...lat}
-    all.quality = all[serviceSpecOf(engine).metric ?? 'recall@10']
+    all.quality = all[spec.metric ?? 'recall@10']
     return all[p.metric]
-  }
-  return overParameterCheck(engine, p, description, metricAt)
+  })
 }
 
 /** A declared property over a numeric parameter: two values of it in a random configuration, the metric compared. */
 function overParameterCheck(
-  engine: EngineSpec,
+  space: ParamSpace,
   p: DeclaredProperty,
-  description: string,
   metricAt: (config: Config) => Promise<number>,
 ): Check<unknown> {
-  const param = engine.parameters.find((x) => x.name === p.over)!
-  const [low, high] = param.type === 'float' || param.type === 'int' ? [param.low, param.high] : [0, 1]
+  const param = space.params.find((x) => x.name === p.over)!
+  const [low, high] = param.kind === 'float' || param.kind === 'int' ? [param.low, param.high] : [0, 1]
   const at = (u: number): number => {
     const v = low + u * (high - low)
-    return param.type === 'int' ? Math.round(v) : v
+    return param.kind === 'int' ? Math.round(v) : v
   }
   const unit = fc.double({min: 0, max: 1, noNaN: true})
-  return {
-    id: `declared:${p.id}`,
-    description,
-    arbitrary: fc.tuple(configArbitrary(engine.space), unit, unit),
-    runs: DECLARED_RUNS,
-    shrinkBudget: COSTLY_SHRINK_BUDGET,
-    holds: vacuousOnError(async ([config, u, w]: [Config, number, number]) => {
-      const [a, b] = [at(Math.min(u, w)), at(Math.max(u, w))]
-      if (a === b) return true
-      const ok = monotone(p, [await metricAt({...config, [p.over]: a}), await metricAt({...config, [p.over]: b})])
-      return ok === true || `${ok} for ${p.over} ${a} -> ${b}`
-    }),
+  const holds = async ([config, u, w]: [Config, number, number]) => {
+    const [a, b] = [at(Math.min(u, w)), at(Math.max(u, w))]
+    if (a === b) return true
+    const ok = monotone(p, [await metricAt({...config, [p.over]: a}), await metricAt({...config, [p.over]: b})])
+    return ok === true || `${ok} for ${p.over} ${a} -> ${b}`
   }
+  return declaredCheck(space, p, holds, fc.tuple(configArbitrary(space), unit, unit))
 }
 
-/** The checks of an engine evaluated one trial at a time (command, http): each case is one or two trials. */
-function trialChecks(engine: EngineSpec, objective: Objective, seed: number): Check<unknown>[] {
-  const budget = engine.fidelity?.max ?? engine.tiers.at(-1)?.budget ?? 1
+/**
+ * The checks of an engine evaluated one trial at a time (command, http), each case one or two
+ * trials: determinism of the loss, random configurations at every tier answered with the
+ * objectives' metrics (bad output named), the bounds, the declared properties.
+ */
+async function trialChecks(engine: EngineSpec, seed: number): Promise<CheckList> {
+  const objective = await engineObjective(engine, {})
+  const top = engine.fidelity?.max ?? engine.tiers.at(-1)?.budget ?? 1
+  const budgets = engine.tiers.length > 0 ? engine.tiers.map((t) => t.budget) : [top]
+  const metric = engine.objectives[0].metric
   let trialId = 0
-  const evaluate = async (config: Config) =>
+  const evaluate = async (config: Config, budget = top) =>
     objective.evaluate(config, budget, {trialId: trialId++, configId: JSON.stringify(config), seed})
-  const corners = boundConfigs(engine.space)
   const checks: Check<unknown>[] = []
   if (engine.deterministic !== false)
     checks.push({
       id: 'same-config-same-loss',
-      description: `The same configuration gives the same ${engine.objectives[0].metric}, asked twice.`,
+      description: `The same configuration gives the same ${metric}, asked twice.`,
       arbitrary: configArbitrary(engine.space),
-      runs: TRIAL_DETERMINISM_RUNS,
+      runs: TRIAL_RUNS,
       shrinkBudget: COSTLY_SHRINK_BUDGET,
       holds: vacuousOnError(async (config: Config) => {
         const [x, y] = [await evaluate(config), await evaluate(config)]
-        return x.loss === y.loss || `${engine.objectives[0].metric} ${Math.abs(x.loss)} then ${Math.abs(y.loss)}`
+        return x.loss === y.loss || `${metric} ${Math.abs(x.loss)} then ${Math.abs(y.loss)}`
       }),
     })
   checks.push({
-    id: 'parameters-at-bounds',
-    description: 'Every parameter alone at each of its bounds (each choice, each simplex corner) is accepted.',
-    arbitrary: fc.integer({min: 0, max: corners.length - 1}),
-    runs: corners.length,
-    cases: corners.map((_, i) => i),
-    holds: async (i: number) => {
-      try {
-        await evaluate(corners[i].config)
-        return true
-      } catch (error) {
-        return `${corners[i].label}: ${(error as Error).message.split('\n')[0]}`
-      }
+    id: 'configurations-answered',
+    description: `A configuration drawn from the parameter table is answered at every tier with the objectives' metrics (${engine.objectives.map((o) => o.metric).join(', ')}) as finite numbers.`,
+    arbitrary: fc.tuple(configArbitrary(engine.space), fc.constantFrom(...budgets)),
+    runs: TRIAL_RUNS,
+    shrinkBudget: COSTLY_SHRINK_BUDGET,
+    holds: async ([config, budget]: [Config, number]) => {
+      await evaluate(config, budget)
+      return true
     },
   })
-  for (const p of engine.properties ?? []) {
-    const description = p.description ?? `${p.metric} is ${p.direction} in ${p.over} (declared by the engine file)`
-    const metricAt = async (config: Config) => {
-      const value = (await evaluate(config)).metrics?.[p.metric]
-      if (value === undefined) throw new Error(`no ${p.metric} in the trial's metrics`)
-      return value
-    }
-    checks.push(overParameterCheck(engine, p, description, metricAt))
-  }
-  return checks
+  checks.push(boundsCheck(engine.space, evaluate))
+  for (const p of engine.properties ?? [])
+    checks.push(
+      overParameterCheck(engine.space, p, async (config) => {
+        const value = (await evaluate(config)).metrics?.[p.metric]
+        if (value === undefined) throw new Error(`no ${p.metric} in the trial's metrics`)
+        return value
+      }),
+    )
+  return {list: checks, close: async () => (objective as {close?: () => Promise<void> | void}).close?.()}
 }

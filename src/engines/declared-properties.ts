@@ -5,7 +5,7 @@
 import {z} from 'zod'
 import {DEFAULT_KS, retrievalMetricNames} from '../data/conversations/metrics.js'
 import {InputError, describeValue} from '../util/errors.js'
-import type {EngineFile} from './file.js'
+import type {EngineFile} from './file-schema.js'
 
 /**
  * A property the engine declares about its own metrics, checked by kt run's phase 1

@@ -3,264 +3,34 @@
  * knowing anything else about it: its parameters (mapped onto the declarative ParamSpace of
  * src/space), how one trial is evaluated (a command, an HTTP endpoint, or a retrieval service kt
  * drives with its own benchmark), its fidelity tiers, its objectives and its own domain-profile
- * rules. One zod schema, one loader (loadEngineFile); every problem is one line naming the file
- * and the field (exit 2). Documented field by field in src/engines/README.md.
+ * rules. One zod schema (file-schema.ts), one loader (loadEngineFile) checking the fields' relations
+ * step by step; every problem is one line naming the file and the field (exit 2).
  */
 import {createHash} from 'node:crypto'
 import {dirname, isAbsolute, resolve} from 'node:path'
-import {z} from 'zod'
+import type {z} from 'zod'
 import {checkSpace, withoutOnline} from '../space/space.js'
-import {checkEnvName} from '../space/env.js'
-import {
-  KEY_MESSAGE,
-  KEY_PATTERN,
-  NAME_MESSAGE,
-  NAME_PATTERN,
-  SAFE_VALUE_MESSAGE,
-  SAFE_VALUE_PATTERN,
-  SPACE_ID_PATTERN,
-} from '../space/names.js'
 import type {Choice, Condition, ParamSpace, ParamSpec, SimplexMember} from '../space/types.js'
 import type {Fidelity} from '../space/objective.js'
 import {tierForBudget} from '../data/conversations/tiers.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {readJson} from '../util/fs.js'
 import {parseWith} from '../util/zod.js'
-import {checkDeclaredProperties, declaredProperty} from './declared-properties.js'
-import {GroupSchema, resolveGroups, type EngineGroup} from './groups.js'
-
-/** Version of the engine file format (`kt_engine`). */
-export const ENGINE_FORMAT_VERSION = 1
-
-/** Variables kt sets for a command trial itself; an engine parameter may not claim them. */
-export const RESERVED_ENV = ['KT_CONFIG_JSON', 'KT_BUDGET', 'KT_TIER', 'KT_TRIAL_ID', 'KT_SEED'] as const
-
-/** Default per-trial timeout of command and HTTP evaluations (seconds). */
-export const DEFAULT_TIMEOUT_S = 600
-/** Default time a retrieval service kt starts may take to listen (seconds). */
-export const DEFAULT_STARTUP_TIMEOUT_S = 15
-/** Default retries of an HTTP evaluation after a connection error. */
-export const DEFAULT_HTTP_RETRIES = 3
-
-/** Names of tiers and simplex groups (they reach no profile). */
-const NAME = /^[A-Za-z0-9._-]{1,64}$/
-const LOCAL_NAME_MESSAGE = 'a name of letters, digits, dot, dash or underscore (at most 64)'
-/**
- * What becomes part of a deployable profile is held to the profile schema's alphabets here, on
- * load (src/space/names.ts), so a study never runs to its end to be refused then: the engine and
- * profile-rule names (profile names), parameter and metric names (profile keys), categorical
- * strings (exported values) and env names (checkEnvName).
- */
-const SPACE_ID_PREFIX = 'engine:'
-/** Longest engine name: its space id `engine:<name>` must fit SPACE_ID_PATTERN. */
-export const MAX_ENGINE_NAME = 64 - SPACE_ID_PREFIX.length
-const profileName = z.string().regex(NAME_PATTERN, NAME_MESSAGE)
-const engineName = profileName.refine(
-  (n) => n.length <= MAX_ENGINE_NAME && SPACE_ID_PATTERN.test(`${SPACE_ID_PREFIX}${n}`),
-  `a name of at most ${MAX_ENGINE_NAME} characters (its space id ${SPACE_ID_PREFIX}<name> is at most 64)`,
-)
-/** Parameter names are profile config keys: letters, digits, _ . - (at most 64), not starting with . or -. */
-const parameterName = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/,
-    'a name of letters, digits, dot, dash or underscore, not starting with a dot or dash (at most 64)',
-  )
-const metricKey = z
-  .string()
-  .regex(KEY_PATTERN, `a metric name that is also a profile key: ${KEY_MESSAGE}, starting with a letter, digit or _`)
-const envName = z.string().superRefine((s, ctx) => {
-  const problem = checkEnvName(s)
-  if (problem) ctx.addIssue({code: z.ZodIssueCode.custom, message: problem})
-})
-
-const choice = z.union([z.string(), z.number().finite(), z.boolean()])
-/** A categorical choice: a string from the safe alphabet profiles export unquoted, a number or a boolean. */
-const safeChoice = choice.refine(
-  (c) => typeof c !== 'string' || SAFE_VALUE_PATTERN.test(c),
-  `a number, a boolean or ${SAFE_VALUE_MESSAGE} (profiles export it unquoted)`,
-)
-
-const condition = z
-  .object({
-    parameter: z.string().min(1),
-    in: z.array(choice).min(1),
-  })
-  .strict()
-
-const common = {
-  name: parameterName,
-  env: envName,
-  description: z.string().optional(),
-  /** For retrieval services: changing this parameter needs the conversations ingested again. */
-  ingest: z.boolean().optional(),
-  when: condition.optional(),
-  /** The per-tenant bandits tune this parameter by default (none marked: every parameter). */
-  online: z.boolean().optional(),
-}
-
-const numeric = {
-  ...common,
-  low: z.number().finite(),
-  high: z.number().finite(),
-  log: z.boolean().optional(),
-  default: z.number().finite(),
-}
-
-const parameter = z.discriminatedUnion('type', [
-  z.object({type: z.literal('float'), ...numeric}).strict(),
-  z
-    .object({
-      type: z.literal('int'),
-      ...numeric,
-      low: z.number().int(),
-      high: z.number().int(),
-      default: z.number().int(),
-    })
-    .strict(),
-  z
-    .object({type: z.literal('categorical'), ...common, choices: z.array(safeChoice).min(1), default: safeChoice})
-    .strict(),
-  z.object({type: z.literal('bool'), ...common, default: z.boolean()}).strict(),
-])
-
-const simplex = z
-  .object({
-    name: z.string().regex(NAME, LOCAL_NAME_MESSAGE),
-    parameters: z.array(z.string()).min(2),
-    floor: z.number().finite().min(0).default(0),
-    description: z.string().optional(),
-    /** The per-tenant bandits tune the group by default (its members cannot be marked one by one). */
-    online: z.boolean().optional(),
-  })
-  .strict()
-
-const timeout = z.number().finite().positive()
-
-const commandEval = z
-  .object({
-    kind: z.literal('command'),
-    command: z.array(z.string().min(1)).min(1),
-    cwd: z.string().default('.'),
-    timeout_s: timeout.default(DEFAULT_TIMEOUT_S),
-    /** Extra fixed variables for every trial (e.g. PYTHONHASHSEED). */
-    env: z.record(z.string()).optional(),
-  })
-  .strict()
-
-const httpEval = z
-  .object({
-    kind: z.literal('http'),
-    url: z.string().url(),
-    timeout_s: timeout.default(DEFAULT_TIMEOUT_S),
-    retries: z.number().int().min(0).default(DEFAULT_HTTP_RETRIES),
-    headers: z.record(z.string()).optional(),
-  })
-  .strict()
-
-/**
- * The engine only stores and ranks; kt brings the benchmark (src/engines/README.md). `transport`
- * says whether the engine is a server (`http`, at `url`) or a command speaking the same messages
- * as JSON lines over stdin/stdout (`stdio`, started with `command` in `cwd`).
- */
-const retrievalServiceEval = z
-  .object({
-    kind: z.literal('retrieval-service'),
-    transport: z.enum(['http', 'stdio']),
-    /** The service's base URL; `{port}` stands for a free port kt picks when it starts `command` itself. */
-    url: z
-      .string()
-      .refine(
-        (u) => URL.canParse(u.split('{port}').join('1')),
-        'a URL (http://host:port, or with {port} when kt starts the command)',
-      )
-      .optional(),
-    /** stdio: the engine's argv; http: a server kt starts before the study and stops after it (optional). */
-    command: z.array(z.string().min(1)).min(1).optional(),
-    cwd: z.string().default('.'),
-    /** Fixed variables for the command (e.g. PYTHONHASHSEED). */
-    env: z.record(z.string()).optional(),
-    /** Per message (one ingest or one search), not per trial. */
-    timeout_s: timeout.default(DEFAULT_TIMEOUT_S),
-    /** How long a server kt starts may take to accept connections. */
-    startup_timeout_s: timeout.default(DEFAULT_STARTUP_TIMEOUT_S),
-    /** Ranking depth asked of /search (default: the deepest k the metrics need). */
-    k: z.number().int().positive().optional(),
-    /**
-     * Where p99_ms comes from: "measured" (kt's wall time per search, default) or "cost_model" (the
-     * engine returns a deterministic `cost_ms` with every search; the wall time stays in measured_*).
-     */
-    latency: z.enum(['measured', 'cost_model']).default('measured'),
-    /** Timed searches wanted per trial for the latency percentiles (warm-up and repeats are on top of the scored pass). */
-    timings: z.number().int().min(1).max(100_000).optional(),
-  })
-  .strict()
-
-const evaluate = z.discriminatedUnion('kind', [commandEval, httpEval, retrievalServiceEval])
-
-const tier = z
-  .object({name: z.string().regex(NAME, LOCAL_NAME_MESSAGE), budget: z.number().finite().positive()})
-  .strict()
-
-const objective = z
-  .object({
-    metric: metricKey,
-    direction: z.enum(['maximize', 'minimize']),
-    /** Reference value of this objective for the hypervolume (default: see front.ts). */
-    reference: z.number().finite().optional(),
-  })
-  .strict()
-
-const constraint = z
-  .object({
-    metric: metricKey,
-    op: z.enum(['<=', '>=']),
-    value: z.number().finite().optional(),
-    /** The threshold as a fraction of the best value any trial reaches. */
-    value_of_best: z.number().finite().positive().optional(),
-  })
-  .strict()
-
-const profile = z
-  .object({
-    name: profileName,
-    description: z.string().optional(),
-    order_by: metricKey,
-    /** Needed when order_by is not one of the objectives (whose direction it takes otherwise). */
-    direction: z.enum(['maximize', 'minimize']).optional(),
-    constraints: z.array(constraint).default([]),
-  })
-  .strict()
-
-export const EngineFileSchema = z
-  .object({
-    kt_engine: z.literal(ENGINE_FORMAT_VERSION),
-    name: engineName,
-    description: z.string().optional(),
-    parameters: z.array(parameter).min(1),
-    simplex: z.array(simplex).default([]),
-    /** Parameter groups the ablation reverts and applies as one (src/engines/groups.ts). */
-    groups: z.array(GroupSchema).default([]),
-    evaluate,
-    tiers: z.array(tier).default([]),
-    /** false: a cheap tier does not rank configurations as the full one does (BOHB runs every trial at the last tier). */
-    tiers_comparable: z.boolean().default(true),
-    objectives: z.array(objective).min(1),
-    profiles: z.array(profile).default([]),
-    /** false: the same configuration and data may rank differently (phase 1 then skips its determinism checks). */
-    deterministic: z.boolean().default(true),
-    properties: z.array(declaredProperty).default([]),
-  })
-  .strict()
-
-export type EngineFile = z.infer<typeof EngineFileSchema>
-export type EngineParameter = EngineFile['parameters'][number]
-export type CommandEvaluate = z.infer<typeof commandEval>
-export type HttpEvaluate = z.infer<typeof httpEval>
-export type RetrievalServiceEvaluate = z.infer<typeof retrievalServiceEval>
-export type EngineObjective = EngineFile['objectives'][number]
-export type EngineProfileRule = EngineFile['profiles'][number]
-export type DeclaredProperty = EngineFile['properties'][number]
+import {checkDeclaredProperties} from './declared-properties.js'
+import {
+  EngineFileSchema,
+  RESERVED_ENV,
+  SPACE_ID_PREFIX,
+  type CommandEvaluate,
+  type DeclaredProperty,
+  type EngineFile,
+  type EngineObjective,
+  type EngineParameter,
+  type EngineProfileRule,
+  type HttpEvaluate,
+  type RetrievalServiceEvaluate,
+} from './file-schema.js'
+import {resolveGroups, type EngineGroup} from './groups.js'
 
 /** A fidelity tier: a name the engine understands (KT_TIER) and its budget (KT_BUDGET). */
 export interface EngineTier {
@@ -284,7 +54,7 @@ export interface EngineSpec {
   readonly evaluate: CommandEvaluate | HttpEvaluate | RetrievalServiceEvaluate
   /** Budgets in increasing order (empty: one fidelity). */
   readonly tiers: readonly EngineTier[]
-  /** BOHB's fidelity from the tiers: min, max, the common ratio eta and tiers_comparable (undefined with < 2 tiers). */
+  /** BOHB's fidelity from the tiers: min, max and the common ratio eta (undefined with < 2 tiers). */
   readonly fidelity?: Fidelity
   readonly objectives: readonly EngineObjective[]
   readonly profiles: readonly EngineProfileRule[]
@@ -306,15 +76,58 @@ export function loadEngineFile(path: string): EngineSpec {
   return parseEngineFile(readJson(path), path)
 }
 
+/** The file's field as errors name it: `<file>: <field>`. */
+type At = (field: string) => string
+/** The parameters by name, with their index in the file. */
+type ParametersByName = Map<string, {index: number; p: EngineParameter}>
+
 /** Checks an engine file's parsed JSON; `file` is the name used in errors and paths resolve against it. */
 export function parseEngineFile(value: unknown, file: string): EngineSpec {
   const data: EngineFile = parseWith<EngineFile>(EngineFileSchema as unknown as z.ZodType<EngineFile>, value, file)
-  const at = (field: string): string => `${file}: ${field}`
+  const at: At = (field) => `${file}: ${field}`
   const absolute = resolve(file)
   const dir = dirname(absolute)
+  const byName = checkParameters(data, at)
+  checkConditions(data, byName, at)
+  checkSimplexGroups(data, byName, at)
+  const tiers = data.tiers
+  checkTiers(tiers, at)
+  const fidelity = tierFidelity(tiers, data.tiers_comparable)
+  checkObjectivesAndProfiles(data, at)
+  checkDeclaredProperties(data, at)
+  const evaluation = resolveEvaluation(data.evaluate, dir, at)
+  const space = toSpace(data)
+  try {
+    checkSpace(space)
+  } catch (error) {
+    // every rule checkSpace enforces is checked above with the engine file's field; this is a backstop
+    throw new InputError(file, 'a valid parameter space', (error as Error).message)
+  }
+  return {
+    file: absolute,
+    dir,
+    name: data.name,
+    description: data.description ?? '',
+    space,
+    parameters: data.parameters,
+    evaluate: evaluation,
+    tiers,
+    fidelity,
+    objectives: data.objectives,
+    profiles: data.profiles,
+    groups: resolveGroups(
+      data.groups,
+      data.parameters.map((p) => p.name),
+      file,
+    ),
+    deterministic: data.deterministic,
+    properties: data.properties,
+  }
+}
 
-  // ---- parameters, one by one ----
-  const byName = new Map<string, {index: number; p: EngineParameter}>()
+/** Each parameter alone: unique name and env (none of kt's own), a non-empty range, a default it can take. */
+function checkParameters(data: EngineFile, at: At): ParametersByName {
+  const byName: ParametersByName = new Map()
   const envs = new Map<string, number>()
   data.parameters.forEach((p, i) => {
     const where = `parameters[${i}]`
@@ -361,7 +174,11 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     }
   })
 
-  // ---- conditions: on an earlier categorical, bool or int parameter, with values it can take ----
+  return byName
+}
+
+/** Conditions: on an earlier categorical, bool or int parameter, with values it can take. */
+function checkConditions(data: EngineFile, byName: ParametersByName, at: At): void {
   data.parameters.forEach((p, i) => {
     if (!p.when) return
     const where = `parameters[${i}].when`
@@ -396,8 +213,10 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
         )
     })
   })
+}
 
-  // ---- simplex groups ----
+/** Simplex groups: float members in one group only, ranges covering the group's corners, defaults summing to 1. */
+function checkSimplexGroups(data: EngineFile, byName: ParametersByName, at: At): void {
   const inGroup = new Map<string, number>()
   data.simplex.forEach((g, gi) => {
     const where = `simplex[${gi}]`
@@ -463,9 +282,10 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
         describeValue(p.when.parameter),
       )
   }
+}
 
-  // ---- tiers: increasing budgets in a geometric progression (BOHB's budget levels) ----
-  const tiers = data.tiers
+/** Tiers: increasing budgets in a geometric progression (BOHB's budget levels); the fidelity they give. */
+function checkTiers(tiers: EngineFile['tiers'], at: At): void {
   tiers.forEach((t, i) => {
     if (tiers.findIndex((x) => x.name === t.name) !== i)
       throw new InputError(at(`tiers[${i}].name`), 'a name no other tier has', describeValue(t.name))
@@ -476,7 +296,6 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
         String(t.budget),
       )
   })
-  let fidelity: EngineSpec['fidelity']
   if (tiers.length >= 2) {
     const eta = tiers[1].budget / tiers[0].budget
     const integral = Math.abs(eta - Math.round(eta)) < 1e-9 && Math.round(eta) >= 2
@@ -490,15 +309,21 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
           `${tiers.map((x) => x.budget).join(', ')}`,
         )
     })
-    fidelity = {
-      min: tiers[0].budget,
-      max: tiers[tiers.length - 1].budget,
-      eta: Math.round(eta),
-      ...(data.tiers_comparable ? {} : {comparable: false}),
-    }
   }
+}
 
-  // ---- objectives and profiles ----
+/**
+ * BOHB's fidelity of checked tiers (a geometric progression): smallest and largest budget, their
+ * ratio eta, and `comparable: false` when a cheap tier does not rank as the full one; none below two tiers.
+ */
+export function tierFidelity(tiers: readonly EngineTier[], comparable = true): EngineSpec['fidelity'] {
+  if (tiers.length < 2) return undefined
+  const eta = Math.round(tiers[1].budget / tiers[0].budget)
+  return {min: tiers[0].budget, max: tiers.at(-1)!.budget, eta, ...(comparable ? {} : {comparable: false})}
+}
+
+/** Objectives name distinct metrics; profile rules have distinct names, a direction and one threshold per constraint. */
+function checkObjectivesAndProfiles(data: EngineFile, at: At): void {
   data.objectives.forEach((o, i) => {
     if (data.objectives.findIndex((x) => x.metric === o.metric) !== i)
       throw new InputError(at(`objectives[${i}].metric`), 'a metric no other objective names', describeValue(o.metric))
@@ -522,11 +347,10 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
         )
     })
   })
+}
 
-  checkDeclaredProperties(data, at)
-
-  // ---- evaluation ----
-  const ev = data.evaluate
+/** The evaluation with its paths resolved against the file's folder, its URL or command as its transport needs. */
+function resolveEvaluation(ev: EngineFile['evaluate'], dir: string, at: At): EngineSpec['evaluate'] {
   let evaluation: EngineSpec['evaluate']
   if (ev.kind === 'command') evaluation = {...ev, cwd: resolveFrom(dir, ev.cwd)}
   else if (ev.kind === 'retrieval-service') {
@@ -547,34 +371,7 @@ export function parseEngineFile(value: unknown, file: string): EngineSpec {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new InputError(at('evaluate.url'), 'an http:// or https:// URL', describeValue(evaluation.url))
   }
-
-  const space = toSpace(data)
-  try {
-    checkSpace(space)
-  } catch (error) {
-    // every rule checkSpace enforces is checked above with the engine file's field; this is a backstop
-    throw new InputError(file, 'a valid parameter space', (error as Error).message)
-  }
-  return {
-    file: absolute,
-    dir,
-    name: data.name,
-    description: data.description ?? '',
-    space,
-    parameters: data.parameters,
-    evaluate: evaluation,
-    tiers,
-    fidelity,
-    objectives: data.objectives,
-    profiles: data.profiles,
-    groups: resolveGroups(
-      data.groups,
-      data.parameters.map((p) => p.name),
-      file,
-    ),
-    deterministic: data.deterministic,
-    properties: data.properties,
-  }
+  return evaluation
 }
 
 function resolveFrom(dir: string, path: string): string {
@@ -623,41 +420,16 @@ export function toSpace(data: Pick<EngineFile, 'name' | 'parameters' | 'simplex'
       })
       continue
     }
-    const description = p.description ?? ''
     const cond: Condition | undefined = p.when ? {param: p.when.parameter, values: p.when.in} : undefined
     const extra = {...(cond ? {condition: cond} : {}), ...(p.online ? {online: true} : {})}
-    if (p.type === 'float' || p.type === 'int')
-      params.push({
-        kind: p.type,
-        name: p.name,
-        env: p.env,
-        description,
-        low: p.low,
-        high: p.high,
-        scale: p.log ? 'log' : 'linear',
-        default: p.default,
-        ...extra,
-      })
-    else if (p.type === 'categorical')
-      params.push({
-        kind: 'categorical',
-        name: p.name,
-        env: p.env,
-        description,
-        choices: p.choices,
-        default: p.default,
-        ...extra,
-      })
-    else
-      params.push({
-        kind: 'categorical',
-        name: p.name,
-        env: p.env,
-        description,
-        choices: [false, true],
-        default: p.default,
-        ...extra,
-      })
+    const named = {name: p.name, env: p.env, description: p.description ?? ''}
+    if (p.type === 'float' || p.type === 'int') {
+      const scale = p.log ? ('log' as const) : ('linear' as const)
+      params.push({kind: p.type, ...named, low: p.low, high: p.high, scale, default: p.default, ...extra})
+    } else {
+      const choices = p.type === 'categorical' ? p.choices : [false, true]
+      params.push({kind: 'categorical', ...named, choices, default: p.default, ...extra})
+    }
   }
   return {id: engineSpaceId(data.name), params}
 }

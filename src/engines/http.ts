@@ -8,7 +8,8 @@ import http from 'node:http'
 import https from 'node:https'
 import {activeConfig} from '../space/index.js'
 import type {EvalResult, Objective} from '../space/objective.js'
-import {engineTierForBudget, type EngineSpec, type HttpEvaluate} from './file.js'
+import {engineTierForBudget, type EngineSpec} from './file.js'
+import type {HttpEvaluate} from './file-schema.js'
 import {TrialFailure, resultFromMetrics, engineObjectiveHeader} from './metrics.js'
 
 /** First backoff after a connection error; doubled on each further retry. */

@@ -3,7 +3,8 @@
  * Objective contract's result (loss, minimised objective vector, metrics), and the failure that
  * carries the engine's own last words (stderr) into the study.
  */
-import type {EngineObjective, EngineSpec} from './file.js'
+import type {EngineSpec} from './file.js'
+import type {EngineObjective} from './file-schema.js'
 
 /** Lines of stderr kept with a failed trial. */
 const STDERR_TAIL_LINES = 20

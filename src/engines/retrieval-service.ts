@@ -1,23 +1,12 @@
 /**
  * The `retrieval-service` evaluation kind: the engine only stores and ranks; kt brings the
- * benchmark. kt resets the service, ingests every conversation of a dataset (LoCoMo, JSONL or CSV
- * through src/data/conversations), asks it to rank turns for each scored question, and scores the
- * rankings with the harness of `kt eval` (recall@k, hit@k, NDCG@10, MRR, per category). Latency
- * is measured on kt's side, per search message, wall time: warmed (untimed searches first) and
- * repeated (timed passes until enough timings for a tail percentile).
- *
- * Protocol (HTTP: `POST <url>/<op>` with a JSON body; stdio: one JSON line `{"op": ..., ...}` in,
- * one JSON line out):
- *   reset  {}                                                -> any JSON object
- *   ingest {conversation_id, turns: [{id, speaker, text, time}], config} -> any JSON object
- *   search {conversation_id, query, k, config}               -> {"ids": [turn ids, best first]}
- * `time` is an ISO 8601 UTC string or null; `config` is the trial's whole configuration. A reply
- * `{"error": "..."}` fails the trial with that message. Re-ingestion happens only when a
- * parameter marked `"ingest": true` changes between trials (all others are search-time).
- *
- * A reply that is not JSON (the byte offset is named), is not `{"ids": [...]}`, or names an id
- * that is not a turn of the conversation (the first such id is named) fails that trial; the study
- * goes on, with the service still ingested.
+ * benchmark. kt resets the service, ingests every conversation of a dataset, asks it to rank
+ * turns for each scored question (the messages: src/engines/README.md "retrieval-service: kt
+ * brings the benchmark"), and scores the rankings with the harness of `kt eval`. Latency is
+ * measured on kt's side per search, warmed and repeated. Re-ingestion happens only when a
+ * parameter marked `"ingest": true` changes between trials. A reply that is not JSON (the byte
+ * offset is named), is not `{"ids": [...]}`, or names an id that is not a turn of the conversation
+ * fails that trial; the study goes on, with the service still ingested.
  */
 import {performance} from 'node:perf_hooks'
 import {valueNames} from './metrics.js'
@@ -33,13 +22,14 @@ import {
 } from '../data/conversations/metrics.js'
 import {selectScoredQueries, type EvalQuery, type QuerySelection} from '../data/conversations/queries.js'
 import {questionTiers, tierForBudget, type TierSpec} from '../data/conversations/tiers.js'
-import {TIMING_METRIC_PREFIX, type EvalResult, type Fidelity, type Objective} from '../space/objective.js'
+import {TIMING_METRIC_PREFIX, type EvalResult, type Objective} from '../space/objective.js'
 import type {Config, ParamSpace} from '../space/index.js'
 import {defaultConfig} from '../space/index.js'
 import {quantile} from '../stats/summary.js'
 import type {SplitPart, SplitSpec} from '../data/conversations/split.js'
 import {InputError, describeValue, oneLine} from '../util/errors.js'
-import type {EngineSpec, RetrievalServiceEvaluate} from './file.js'
+import type {DeclaredProperty, RetrievalServiceEvaluate} from './file-schema.js'
+import {loadEngineFile, tierFidelity, type EngineSpec} from './file.js'
 import {parseJsonOrOffset} from './json-offset.js'
 import {
   openTransport,
@@ -80,6 +70,10 @@ export interface RetrievalServiceSpec {
    * and the wall time stays in the measured_ metrics.
    */
   readonly latency?: LatencySource
+  /** false: the same configuration and data may rank differently (phase 1 skips its determinism check). */
+  readonly deterministic?: boolean
+  /** Properties of its own metrics the engine declares, checked by phase 1. */
+  readonly properties?: readonly DeclaredProperty[]
 }
 
 /** Timings of one search. */
@@ -325,27 +319,12 @@ export interface ServiceObjectiveOptions {
   readonly dataLabel?: string
 }
 
-/** Tiers of an engine file as question shares; the default is kt's 1, 3, 9 (a ninth, a third, all). */
-function serviceTierSpecs(tiers: RetrievalServiceSpec['tiers']): TierSpec[] {
-  const list =
-    tiers && tiers.length > 0
-      ? tiers
-      : [
-          {name: 'low', budget: 1},
-          {name: 'medium', budget: 3},
-          {name: 'high', budget: 9},
-        ]
-  const max = Math.max(...list.map((t) => t.budget))
-  return list.map((t) => ({name: t.name, budget: t.budget, fraction: t.budget / max}))
-}
-
-/** Budget levels of tiers: smallest to largest; eta the rounded mean ratio between neighbours (at least 2). */
-function tierFidelity(specs: readonly TierSpec[]): Fidelity | undefined {
-  const budgets = [...new Set(specs.map((s) => s.budget))].sort((a, b) => a - b)
-  if (budgets.length < 2) return undefined
-  const ratio = Math.pow(budgets[budgets.length - 1] / budgets[0], 1 / (budgets.length - 1))
-  return {min: budgets[0], max: budgets[budgets.length - 1], eta: Math.max(2, Math.round(ratio))}
-}
+/** kt's tiers when an engine file names none: a ninth, a third and all of the questions. */
+const DEFAULT_SERVICE_TIERS = [
+  {name: 'low', budget: 1},
+  {name: 'medium', budget: 3},
+  {name: 'high', budget: 9},
+]
 
 /** Names of the minimised objective vector of a retrieval service study (without engine-file objectives). */
 const SERVICE_VALUE_NAMES = ['neg_quality', 'p99_ms'] as const
@@ -423,7 +402,9 @@ export function retrievalServiceObjective(
 } {
   const metric = options.metric ?? spec.metric ?? DEFAULT_TUNING_METRIC
   const selection = selectScoredQueries(dataset)
-  const specs = serviceTierSpecs(spec.tiers)
+  const tierList = spec.tiers && spec.tiers.length > 0 ? spec.tiers : DEFAULT_SERVICE_TIERS
+  const max = tierList.at(-1)!.budget
+  const specs: TierSpec[] = tierList.map((t) => ({name: t.name, budget: t.budget, fraction: t.budget / max}))
   const tiers = questionTiers(selection.queries, options.tierSeed ?? 0, specs)
   const byId = new Map(selection.queries.map((q) => [q.id, q]))
   const pool = new SessionPool(spec, dataset)
@@ -432,7 +413,7 @@ export function retrievalServiceObjective(
   return {
     id: `service:${spec.name}:${options.dataLabel ?? dataset.source}`,
     space: spec.space,
-    fidelity: tierFidelity(specs),
+    fidelity: tierFidelity(tierList),
     valueNames: objectives ? valueNames(objectives) : SERVICE_VALUE_NAMES,
     concurrent: true,
     selection,
@@ -515,7 +496,21 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
     tiers: engine.tiers,
     metric: quality?.metric ?? DEFAULT_TUNING_METRIC,
     latency: ev.latency,
+    deterministic: engine.deterministic,
+    properties: engine.properties,
   }
+}
+
+/** An engine file that must be a retrieval service for `purpose` (e.g. "kt eval"): one line naming its evaluate.kind otherwise. */
+export function loadServiceEngine(file: string, purpose: string): {engine: EngineSpec; spec: RetrievalServiceSpec} {
+  const engine = loadEngineFile(file)
+  if (engine.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${file}: evaluate.kind`,
+      `"retrieval-service" for ${purpose}`,
+      JSON.stringify(engine.evaluate.kind),
+    )
+  return {engine, spec: serviceSpecOf(engine)}
 }
 
 /**
@@ -524,7 +519,6 @@ export function serviceSpecOf(engine: EngineSpec): RetrievalServiceSpec {
  * part (src/data/conversations/split.ts), tierSeed.
  */
 export async function createObjective(options: Record<string, unknown>): Promise<Objective> {
-  const {loadEngineFile} = await import('./file.js')
   if (typeof options.engine !== 'string')
     throw new InputError('retrieval-service objective: engine', 'an engine file path', describeValue(options.engine))
   return serviceObjectiveOf(loadEngineFile(options.engine), options)

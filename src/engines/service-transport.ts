@@ -8,10 +8,10 @@
  * server the engine file asks kt to start) runs in its own process group, and the whole group is
  * killed when the transport closes, when kt exits, or when the process misbehaves: no orphans.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {connect as netConnect, type Socket} from 'node:net'
 import {freePort} from '../util/net.js'
-import {unwatchGroup, watchGroup} from './watchdog.js'
+import {releaseGroup, signalGroup, spawnGroup} from './process-groups.js'
 import {inheritedEnv} from './inherited-env.js'
 import {performance} from 'node:perf_hooks'
 import {createInterface} from 'node:readline'
@@ -46,29 +46,6 @@ const KILL_GRACE_MS = 500
 /** Stderr lines of a child process kept for error messages. */
 const STDERR_TAIL_LINES = 20
 
-/** Process groups this process started and has not stopped yet (killed at exit as a last resort). */
-const liveGroups = new Set<number>()
-let exitHookInstalled = false
-
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const pid of liveGroups) {
-      killGroup(pid, 'SIGKILL')
-      unwatchGroup(pid)
-    }
-  })
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
 /** A child process in its own group, its stderr tail kept, stopped as a whole. */
 class ManagedProcess {
   readonly child: ChildProcess
@@ -78,21 +55,16 @@ class ManagedProcess {
 
   constructor(argv: readonly string[], options: {cwd?: string; env?: NodeJS.ProcessEnv; stdin?: boolean}) {
     if (argv.length === 0) throw new ServiceError('an empty command')
-    installExitHook()
-    this.child = spawn(argv[0], argv.slice(1), {
+    this.child = spawnGroup(argv, {
       cwd: options.cwd,
       env: options.env ?? inheritedEnv(),
-      detached: true,
       stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     })
     this.exit = new Promise((resolve) => {
       this.child.once('error', (error) => {
         this.stderrTail.push(`kt: could not start ${argv[0]}: ${error.message}`)
         this.exited = true
-        if (this.child.pid !== undefined) {
-          liveGroups.delete(this.child.pid)
-          unwatchGroup(this.child.pid)
-        }
+        if (this.child.pid !== undefined) releaseGroup(this.child.pid)
         resolve({code: null, signal: null})
       })
       this.child.once('exit', (code, signal) => {
@@ -100,11 +72,6 @@ class ManagedProcess {
         resolve({code, signal})
       })
     })
-    if (this.child.pid !== undefined) {
-      liveGroups.add(this.child.pid)
-      // killed by the watchdog if kt dies without stopping it (kill -9)
-      watchGroup(this.child.pid)
-    }
     this.child.stderr?.setEncoding('utf8')
     createInterface({input: this.child.stderr!}).on('line', (line) => {
       this.stderrTail.push(line)
@@ -131,14 +98,13 @@ class ManagedProcess {
   async stop(): Promise<void> {
     const pid = this.child.pid
     if (pid === undefined) return
-    killGroup(pid, 'SIGTERM')
-    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
+    signalGroup(pid, 'SIGTERM')
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS)
     await this.exit
     clearTimeout(timer)
     // the leader is gone; anything it left in its group goes too
-    killGroup(pid, 'SIGKILL')
-    liveGroups.delete(pid)
-    unwatchGroup(pid)
+    signalGroup(pid, 'SIGKILL')
+    releaseGroup(pid)
   }
 }
 
@@ -427,8 +393,13 @@ const PORT_PLACEHOLDER = '{port}'
 const DEFAULT_STARTUP_TIMEOUT_MS = 15_000
 const STARTUP_POLL_MS = 25
 
+/** A service answered in this process (a built-in engine): one message in, its reply object out. */
+export type InProcessService = (op: ServiceOp, body: Record<string, unknown>) => Record<string, unknown>
+
 export interface TransportSpec {
-  readonly transport: 'http' | 'stdio'
+  readonly transport: 'http' | 'stdio' | 'in-process'
+  /** For in-process: a fresh service state per transport opened. */
+  readonly serve?: () => InProcessService
   /** For http: the service's base URL (may contain {port} when kt starts the server). */
   readonly url?: string
   /** For stdio: the engine's argv; for http: a server kt starts and stops itself (optional). */
@@ -442,6 +413,7 @@ export interface TransportSpec {
 
 /** Opens the transport an engine file describes, starting its process if it names one. */
 export async function openTransport(spec: TransportSpec): Promise<ServiceTransport> {
+  if (spec.transport === 'in-process') return inProcessTransport(spec.serve!())
   const env = {...inheritedEnv(), ...(spec.env ?? {})}
   if (spec.transport === 'stdio') {
     if (!spec.command || spec.command.length === 0) throw new ServiceError('a stdio retrieval service needs a command')
@@ -467,6 +439,25 @@ export async function openTransport(spec: TransportSpec): Promise<ServiceTranspo
     throw error
   }
   return new HttpTransport(url, spec.timeoutMs, proc)
+}
+
+/**
+ * A service in this process behind the same text protocol: each message goes through JSON both
+ * ways, so the service sees what a remote one would and kt checks its reply by the same code; a
+ * thrown error is the service's `{"error": ...}` reply.
+ */
+function inProcessTransport(service: InProcessService): ServiceTransport {
+  return {
+    label: 'in-process',
+    send: async (op, body) => {
+      try {
+        return JSON.stringify(service(op, JSON.parse(JSON.stringify(body)) as Record<string, unknown>))
+      } catch (error) {
+        return JSON.stringify({error: (error as Error).message})
+      }
+    },
+    close: async () => {},
+  }
 }
 
 /** Polls until the server accepts a TCP connection, its process dies, or the time is up. */

@@ -30,11 +30,11 @@ import type {EvalQuery} from '../data/conversations/queries.js'
  */
 
 /** Name of the reranked system in reports. */
-export const RERANKED_SYSTEM = 'engine+reranker'
+const RERANKED_SYSTEM = 'engine+reranker'
 /** Seed of the paired bootstrap (fixed so the interval is reproducible). */
-export const RERANK_BOOTSTRAP_SEED = 20_241
+const RERANK_BOOTSTRAP_SEED = 20_241
 /** Metrics the paired comparison reports (NDCG at the report's cut-off, MRR). */
-export const PAIRED_METRICS = [`ndcg@${NDCG_K}`, 'mrr'] as const
+const PAIRED_METRICS = [`ndcg@${NDCG_K}`, 'mrr'] as const
 
 export interface RerankOptions {
   readonly reranker: EngineReranker
@@ -113,7 +113,7 @@ export function evaluateReranked(
 }
 
 /** A paired bootstrap interval of (reranked - engine) for one metric over the same queries. */
-export interface PairedDelta {
+interface PairedDelta {
   readonly metric: string
   readonly engine: number
   readonly reranked: number
@@ -127,10 +127,7 @@ export interface PairedDelta {
 }
 
 /** Paired deltas of PAIRED_METRICS (seeded percentile bootstrap over queries). */
-export function pairedDeltas(
-  engineRows: readonly MetricValues[],
-  rerankedRows: readonly MetricValues[],
-): PairedDelta[] {
+function pairedDeltas(engineRows: readonly MetricValues[], rerankedRows: readonly MetricValues[]): PairedDelta[] {
   return PAIRED_METRICS.map((metric) => {
     const a = engineRows.map((r) => r[metric])
     const b = rerankedRows.map((r) => r[metric])
@@ -152,7 +149,7 @@ export function pairedDeltas(
 }
 
 /** Per-query latency of the reranked path (ms), whole and by stage. */
-export interface RerankLatency extends LatencySummary {
+interface RerankLatency extends LatencySummary {
   /** The engine's search at pool depth plus the candidates' feature rows. */
   readonly candidates: LatencySummary
   /** The model: query-level columns, packed scoring and the sort (the reranking proper). */
@@ -160,7 +157,7 @@ export interface RerankLatency extends LatencySummary {
 }
 
 /** Warm in-process latency of engine + reranker per query, as measureLatency times the engine. */
-export function measureRerankLatency(
+function measureRerankLatency(
   prepared: PreparedEvaluation,
   config: Config,
   options: RerankOptions & {ks?: readonly number[]},
@@ -215,7 +212,7 @@ export interface RerankerIdentity {
 }
 
 /** The engine + reranker's part of the evaluation output. */
-export function rerankedOutput(
+function rerankedOutput(
   prepared: PreparedEvaluation,
   config: Config,
   ks: readonly number[],

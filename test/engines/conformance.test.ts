@@ -8,6 +8,8 @@ import {boundConfigs} from '../../src/engines/conformance-configs.js'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {InputError} from '../../src/util/errors.js'
+import {ktRetrievalService} from '../../src/engines/kt-retrieval.js'
+import {engineConformance} from '../../phases/lib/engine-phases.js'
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 const DATA = loadMemoryDataset(join(packageRoot, 'fixtures/memory_small.json'))
@@ -86,6 +88,23 @@ describe('conformance suite (phase 1 for any engine)', () => {
     expect(down.counterexample).toMatch(/^\[\{"x":.*\]: score .* -> .*, not non-increasing for x /)
   }, 120_000)
 
+  it("checks kt's built-in retrieval engine by the same service checks, in process", async () => {
+    const r = await runConformance(ktRetrievalService(), {seed: 42, dataset: DATA})
+    expect(r.kind).toBe('retrieval-service')
+    expect(r.checks.map((c) => [c.id, c.violations, c.counterexample])).toEqual(
+      [
+        'ingested-ids-once',
+        'k-respected',
+        'same-config-same-ranking',
+        'odd-queries-answered',
+        'reset-isolates',
+        'parameters-at-bounds',
+        'declared:recall-monotone-in-k',
+      ].map((id) => [id, 0, null]),
+    )
+    expect(check(r, 'parameters-at-bounds').cases).toBeGreaterThan(40)
+  }, 120_000)
+
   it('puts each parameter alone at its bounds, a conditional one with its parent active, simplex members at their corners', () => {
     const spec = loadEngineFile(join(packageRoot, 'examples/python-engine/engine.service.json'))
     const labels = boundConfigs(spec.space).map((b) => b.label)
@@ -144,4 +163,45 @@ describe('declared properties in the engine file', () => {
     expect(spec.properties).toHaveLength(1)
     expect(spec.deterministic).toBe(false)
   })
+})
+
+describe('planted bugs of a command engine, named by phase 1', () => {
+  const path = join(FIXTURES, 'toy-command.json')
+  const phase1 = (bug?: string) => {
+    const file = JSON.parse(readFileSync(path, 'utf8'))
+    if (bug) file.evaluate.env = {TOY_BUG: bug}
+    const input = {data: '', dataLabel: '', seed: 42, progress: () => {}}
+    return engineConformance(parseEngineFile(file, path), input)
+  }
+
+  it('passes the engine without a bug: determinism, every tier answered, bounds, the declared property', async () => {
+    const r = await phase1()
+    expect(r.checks.map((c) => [c.id, c.violations])).toEqual([
+      ['same-config-same-loss', 0],
+      ['configurations-answered', 0],
+      ['parameters-at-bounds', 0],
+      ['declared:score-up-in-x', 0],
+    ])
+    expect(r.passed).toBe(true)
+  }, 120_000)
+
+  it('names nondeterministic output with a shrunk counterexample', async () => {
+    const r = await phase1('nondeterministic')
+    expect(r.passed).toBe(false)
+    const c = r.checks.find((x) => x.id === 'same-config-same-loss')!
+    expect(c.violations).toBe(c.cases)
+    expect(c.counterexample).toMatch(/^\{"x":[^}]+\}: score [\d.]+ then [\d.]+$/)
+  }, 120_000)
+
+  it('names a parameter refused at its bound, and bad output on part of the table', async () => {
+    const high = await phase1('high-rejected')
+    const bounds = high.checks.find((x) => x.id === 'parameters-at-bounds')!
+    expect([bounds.violations, bounds.counterexample]).toEqual([1, 'x=1: exit status 2'])
+    const bad = await phase1('no-score')
+    const answered = bad.checks.find((x) => x.id === 'configurations-answered')!
+    expect(answered.violations).toBeGreaterThan(0)
+    expect(answered.counterexample).toMatch(
+      /^\[\{"x":0\.5\d*\},\d\]: the metrics have no "score" \(objective\); got other$/,
+    )
+  }, 120_000)
 })

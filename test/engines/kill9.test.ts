@@ -1,5 +1,5 @@
 /**
- * kill -9 of kt leaves no command trial running (review D#9): the watchdog (src/engines/watchdog.ts)
+ * kill -9 of kt leaves no command trial running (review D#9): the watchdog (src/engines/process-groups.ts)
  * kills every live trial's process group, grandchildren included, when kt dies.
  */
 import {spawn} from 'node:child_process'

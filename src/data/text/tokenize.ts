@@ -4,8 +4,12 @@
  */
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
 
-/** Common English function words (a short subset of the SMART stop list, Salton 1971). */
-const STOP_WORDS: ReadonlySet<string> = new Set(
+/**
+ * Stop words of the importance signals: a short subset of the SMART stop list (Salton 1971),
+ * negations included, since novelty and overlap are about topics. Not retrieval's list
+ * (engine/retrieval/tokenize.ts RETRIEVAL_STOP_WORDS): each engine's scores and reports are fixed by its own.
+ */
+const IMPORTANCE_STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a an and are as at be but by do does for from had has have he her his i if in into is it its me my no not of on or ' +
     'our she so that the their them then there these they this to was we were what when where which who will with you your ' +
@@ -19,7 +23,7 @@ function tokenize(text: string): string[] {
 
 /** Content tokens: tokens without stop words. */
 export function contentTokens(text: string): string[] {
-  return tokenize(text).filter((t) => !STOP_WORDS.has(t))
+  return tokenize(text).filter((t) => !IMPORTANCE_STOP_WORDS.has(t))
 }
 
 /**

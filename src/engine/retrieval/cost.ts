@@ -32,20 +32,8 @@ export function totalWork(work: QueryWork): number {
 }
 
 /*
- * Source of both constants: `node bin/kt.js bench latency-model` (defaults: synthetic
- * conversations of 100, 300, 1000 and 3000 turns, the default and 8 random configurations, 28
- * questions each, per-query minimum wall time over 9 passes; 1008 points), run 2026-11-30 on the
- * shared 2-core AMD EPYC development machine while it was otherwise idle (load average 1.54
- * before, 1.59 after: the benchmark itself; vmstat 100% idle just before). Ordinary least squares
- * of wall ms against work: 5.31 ns per unit, 0.0425 ms fixed, R^2 0.983. Three other quiet runs
- * that morning gave 5.26-5.34 ns and 0.042-0.056 ms (R^2 0.984-0.988); runs while other
- * engineers' test suites were running (load 2.3-3.1) gave 5.6-7.1 ns and -0.03-0.19 ms, which is
- * why a quiet run is the source. Work not counted (query hashing, ACT-R recency and top-k over
- * the candidates) bends the line: fitted per corpus size the intercept grows from 0.041 ms at 126
- * turns to 0.34 ms at 3080. Against measured times the committed model's median relative error
- * is about 16% (90th percentile about 50%); P99 over every query and
- * configuration: fixtures/memory_small.json measured 0.49 ms, estimated 0.54 ms; LoCoMo dev
- * (locomo-dev.json, 2 conversations of 419 and 663 turns) measured 3.82 ms, estimated 3.92 ms.
+ * Source of both constants: a least-squares fit by `kt bench latency-model` on a quiet machine;
+ * the sitting, its load and the model's error are in docs/measurements.md ("Retrieval latency cost model").
  */
 /** Nanoseconds of wall time per unit of work (the slope of the fit above). */
 export const NS_PER_WORK_UNIT = 5.31

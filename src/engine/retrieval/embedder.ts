@@ -1,4 +1,4 @@
-import {STOP_WORDS, stem, words} from './tokenize.js'
+import {RETRIEVAL_STOP_WORDS, stem, words} from './tokenize.js'
 import {buildCsr, type Csr} from './vocabulary.js'
 
 /**
@@ -125,7 +125,7 @@ function hashedFeatures(text: string, options: HashedTfidfOptions): HashedFeatur
   const keys: number[] = []
   let previous: string | undefined
   for (const w of words(text)) {
-    if (STOP_WORDS.has(w)) {
+    if (RETRIEVAL_STOP_WORDS.has(w)) {
       previous = undefined
       continue
     }

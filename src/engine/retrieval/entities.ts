@@ -1,4 +1,4 @@
-import {STOP_WORDS, stem, words} from './tokenize.js'
+import {RETRIEVAL_STOP_WORDS, stem, words} from './tokenize.js'
 
 /**
  * Offline entity extraction by documented rules (no model):
@@ -81,10 +81,17 @@ function nameVocabulary(texts: readonly string[], speakers: readonly string[]): 
   }
   const names = new Set<string>()
   for (const [word, mid] of capitalMid) {
-    if (mid < 1 || word.length < 2 || STOP_WORDS.has(word) || MONTH_WORDS.has(word) || WEEKDAY_WORDS.has(word)) continue
+    if (
+      mid < 1 ||
+      word.length < 2 ||
+      RETRIEVAL_STOP_WORDS.has(word) ||
+      MONTH_WORDS.has(word) ||
+      WEEKDAY_WORDS.has(word)
+    )
+      continue
     if ((lower.get(word) ?? 0) < (capital.get(word) ?? 0)) names.add(word)
   }
-  for (const s of speakers) for (const w of words(s)) if (w.length >= 2 && !STOP_WORDS.has(w)) names.add(w)
+  for (const s of speakers) for (const w of words(s)) if (w.length >= 2 && !RETRIEVAL_STOP_WORDS.has(w)) names.add(w)
   return names
 }
 
@@ -127,7 +134,7 @@ export function queryEntityKeys(query: string): string[] {
   const out: string[] = []
   for (const m of query.replace(/['\u2019]s\b/g, '').matchAll(CASED_WORD)) {
     const w = m[0].toLowerCase()
-    if (STOP_WORDS.has(w)) continue
+    if (RETRIEVAL_STOP_WORDS.has(w)) continue
     const e = ruleEntity(m[0])
     if (e !== undefined) pushUnique(out, e)
     else {

@@ -6,11 +6,12 @@ import {stemmer} from 'stemmer'
  */
 
 /**
- * English stop words: function words that carry no topic. The list follows the Snowball English
- * stop list (snowball.tartarus.org/algorithms/english/stop.txt), without its negations, which can
- * matter in a memory ("not", "no"), plus a few conversational fillers seen in chat data.
+ * Stop words of retrieval (BM25, vectors, entities): the Snowball English stop list
+ * (snowball.tartarus.org/algorithms/english/stop.txt) without its negations, which can decide a
+ * memory question ("not", "no"), plus chat fillers. Not the importance signals' list
+ * (data/text/tokenize.ts IMPORTANCE_STOP_WORDS): each engine's scores and reports are fixed by its own.
  */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
+export const RETRIEVAL_STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself ' +
     'it its itself they them their theirs themselves what which who whom this that these those am is are was were be ' +
@@ -49,6 +50,6 @@ export function stem(word: string): string {
 /** Content terms of a text: stems of its words that are not stop words. */
 export function terms(text: string): string[] {
   const out: string[] = []
-  for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w))
+  for (const w of words(text)) if (!RETRIEVAL_STOP_WORDS.has(w)) out.push(stem(w))
   return out
 }

@@ -1,5 +1,7 @@
 /**
- * The parent-death watch of the process groups kt starts (command trials, retrieval services).
+ * The process groups kt starts for engines (command trials, retrieval services): each child leads
+ * its own group, killed whole when kt stops it, at kt's exit as a last resort, and by the
+ * parent-death watch below when kt itself is killed.
  *
  * kt kills those groups itself on timeout, Ctrl-C/SIGTERM and exit, but nothing in kt runs after
  * a `kill -9` (or an out-of-memory kill): the trials would keep running, reparented to init, and a
@@ -15,7 +17,7 @@
  * kt dies, not when its last trial does. Without /bin/sh (or if the watchdog dies) kt runs as
  * before, with only its own clean-ups.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import {spawn, type ChildProcess, type SpawnOptions} from 'node:child_process'
 import type {Socket} from 'node:net'
 
 /** Seconds between the watchdog's SIGTERM and SIGKILL to the groups of a kt that died. */
@@ -68,12 +70,45 @@ function pipe(): Socket | undefined {
   return (watchdog.stdin as Socket | null) ?? undefined
 }
 
-/** From now on, the group `pgid` is killed if this process dies before unwatchGroup(pgid). */
-export function watchGroup(pgid: number): void {
-  pipe()?.write(`+${pgid}\n`)
+/** Leaders of the groups started and not released yet. */
+const liveGroups = new Set<number>()
+let exitHookInstalled = false
+
+/** Sends a signal to a whole process group (nothing when it is gone already). */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal)
+  } catch {
+    // ESRCH: the group is gone already
+  }
 }
 
-/** The group `pgid` is gone (or killed by kt itself): the watchdog forgets it. */
-export function unwatchGroup(pgid: number): void {
+/** Starts argv as the leader of a new process group, watched and killed at kt's exit until releaseGroup. */
+export function spawnGroup(argv: readonly string[], options: SpawnOptions): ChildProcess {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.on('exit', () => {
+      for (const pgid of liveGroups) {
+        signalGroup(pgid, 'SIGKILL')
+        releaseGroup(pgid)
+      }
+    })
+  }
+  const child = spawn(argv[0], argv.slice(1), {...options, detached: true})
+  if (child.pid !== undefined) {
+    liveGroups.add(child.pid)
+    pipe()?.write(`+${child.pid}\n`)
+  }
+  return child
+}
+
+/** The group is gone (or killed by kt itself): neither killed at exit nor watched any more. */
+export function releaseGroup(pgid: number): void {
+  liveGroups.delete(pgid)
   if (watchdog) pipe()?.write(`-${pgid}\n`)
+}
+
+/** Whether a group started by spawnGroup is not released yet. */
+export function isLiveGroup(pgid: number): boolean {
+  return liveGroups.has(pgid)
 }
