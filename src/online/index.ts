@@ -31,7 +31,7 @@ export type {
 export {GroupCommit} from './commit.js'
 export {Journal} from './journal.js'
 export type {JournalOptions, JournalStats} from './journal.js'
-export type {JournalRecovery} from './store.js'
+export type {JournalRecovery} from './journal-recovery.js'
 export type {CommitStats} from './commit.js'
 export type {Verdict, Counters} from './tenant.js'
 export type {BanditSettings} from './bandit.js'

@@ -15,14 +15,9 @@ import {MAX_PRIOR_STRENGTH} from './prior.js'
 import type {GroupCommit} from './commit.js'
 import {MAX_DECAY_EVERY_QUERIES, forgettingDefaults} from './forgetting.js'
 import {ENGINE_SPACES_BUSY, forgetEngineSpace, keepEngineSpace, spaceById, withEngineSpacesLock} from './spaces.js'
-import {
-  StateDamagedError,
-  TenantStore,
-  recoverJournals,
-  validateTenantId,
-  type CreateOptions,
-  type JournalRecovery,
-} from './store.js'
+import {StateDamagedError, TenantStore, type CreateOptions} from './store.js'
+import {validateTenantId} from './tenant-id.js'
+import {recoverJournals, type JournalRecovery} from './journal-recovery.js'
 import {Journal, type JournalOptions} from './journal.js'
 import {MAX_IMPLICIT_WINDOW_MS, type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
 import {GateRefusedError, passGate} from '../deploy/gate.js'

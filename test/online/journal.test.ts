@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {FRAME_HEADER_BYTES, JOURNAL_DIR, Journal, readSegment} from '../../src/online/journal.js'
 import {OnlineError, openJournal, openTenant} from '../../src/online/library.js'
-import {catchUpLog, recoverJournals} from '../../src/online/store.js'
+import {catchUpLog, recoverJournals} from '../../src/online/journal-recovery.js'
 import {InputError} from '../../src/util/errors.js'
 import {runAndKill, tempDir} from './helpers.js'
 
