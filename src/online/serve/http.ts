@@ -8,7 +8,7 @@ import type {Socket} from 'node:net'
 import {GateRefusedError} from '../../deploy/gate.js'
 import {InputError} from '../../util/errors.js'
 import {parseJsonText} from '../../util/json.js'
-import {OnlineError, SERVER_SIDE_CODES} from '../library.js'
+import {OnlineError, SERVER_SIDE_CODES} from '../online-error.js'
 
 /** Retry-After (seconds) sent with 429 and 503 answers. */
 export const RETRY_AFTER_S = 1

@@ -5,7 +5,9 @@
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import type {Journal} from '../journal.js'
-import {OnlineError, Tenant, openJournal, openTenant, type TenantSpec} from '../library.js'
+import {Tenant, openJournal, openTenant} from '../library.js'
+import {OnlineError} from '../online-error.js'
+import type {TenantSpec} from '../tenant-spec.js'
 import {validateTenantId} from '../tenant-id.js'
 import {describeValue} from '../../util/errors.js'
 import {bearerToken, hostRefusal, tokenMatches} from '../../util/loopback.js'
