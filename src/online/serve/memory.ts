@@ -15,8 +15,8 @@ import type {Tenant} from '../library.js'
 const PENDING_QUERY_BYTES = 400
 /**
  * The heap the remembered queries of all open tenants may take by default: 16 MiB, about an eighth
- * of the ~130 MB the server holds at rest with 100 tenants open, so that a full load fills it within
- * a minute even at the ~900 queries/s of a shared 2-core machine and RSS is then flat.
+ * of the ~120 MB the server holds with 100 tenants open; a full load of ~900 queries/s (a shared
+ * 2-core machine) fills it within the first minute.
  */
 const DEFAULT_PENDING_BUDGET_BYTES = 16 * 1024 * 1024
 /** Remembered queries over all open tenants by default: the budget at PENDING_QUERY_BYTES each (41,943). */
