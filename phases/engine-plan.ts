@@ -33,10 +33,15 @@ const EnginePlanSchema = z
     description: z.string().default(''),
     /** An engine file (relative to the plan) or a built-in engine: kt:retrieval, kt:importance. */
     engine: z.string().min(1),
-    /** The conversations, and which of them are tuned on and which held out (share or ids). */
+    /**
+     * The conversations and which of them are tuned on and which held out (share or ids), or two
+     * files: the tuning conversations and the held-out ones.
+     */
     data: z
-      .object({conversations: z.string().min(1), split})
-      .strict()
+      .union([
+        z.object({conversations: z.string().min(1), split}).strict(),
+        z.object({tuning: z.string().min(1), holdout: z.string().min(1)}).strict(),
+      ])
       .optional(),
     metric: z
       .string()
@@ -149,7 +154,7 @@ export function loadAnyPlan(file: string = DEFAULT_PLAN_FILE): AnyPlan {
   for (const field of ['data', 'metric', 'search'] as const)
     if (plan[field] === undefined) throw new InputError(`${file}: ${field}`, `a ${field} section`, 'nothing')
   const data = plan.data!
-  if (typeof data.split !== 'string') {
+  if ('split' in data && typeof data.split !== 'string') {
     const train = new Set(data.split.train)
     data.split.holdout.forEach((id, i) => {
       if (train.has(id))

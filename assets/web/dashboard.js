@@ -116,41 +116,62 @@
   }
 
   /* ---------------------------------------------------------------- one study */
-  /** One object per trial from the column-wise view: what charts and the table read. */
-  /** What the front's latency axis is, by the study's latency kind (views.ts LatencyKind). */
+  /** What the front's latency axis is, by the study's latency kind (src/report/front-chart.ts LatencyKind). */
   var LATENCY_NOTES = {
     estimated: 'P99 latency is the cost model\'s estimate (deterministic); measured timings are the measured_* metrics in the tooltip and table.',
+    declared: 'Latency is the engine\'s declared cost model.',
     measured: 'Latency is wall time measured on kt\'s side: it differs between runs and with the machine\'s load.',
     reported: 'Latency is the figure the engine reports.',
   }
+  /** The front chart's sets (src/report/front-chart.ts FRONT_SETS). */
+  var LOWER = 'lower budget (fewer queries)'
 
-  function trialRows(view) {
+  /** Points a scatter draws at most: past this the page thins the points it draws (and says how many). */
+  var SCATTER_MAX = 2000
+
+  /** Each trial's set in the front chart (null: not charted), by column position. */
+  function frontSets(view) {
     var t = view.trials
-    var rows = new Array(t.id.length)
-    var front = {}
-    var dominated = {}
-    if (view.front) {
-      view.front.points.forEach(function (id) { front[id] = true })
-      view.front.dominated.forEach(function (id) { dominated[id] = true })
-    }
-    for (var i = 0; i < t.id.length; i++) {
-      var r = {trial: t.id[i], budget: t.budget[i], status: t.status[i], value: t.value[i], order: t.order[i], best_so_far: t.best_so_far[i], budget_so_far: t.budget_so_far[i]}
-      if (view.front) {
-        r.set = front[r.trial] ? 'Pareto front' : dominated[r.trial] ? 'dominated' : r.status === 'ok' && r.budget < view.max_budget ? 'lower budget' : null
-        r._draw_order = r.set === 'Pareto front' ? 2 : r.set === 'dominated' ? 1 : 0
-      }
-      for (var m in t.metric) r[m] = t.metric[m][i]
-      for (var p in t.config) r[p] = t.config[p][i]
-      rows[i] = r
-    }
+    var sets = new Array(t.id.length).fill(null)
+    if (!view.front) return sets
+    var on = {}
+    view.front.points.forEach(function (id) { on[id] = 'Pareto front' })
+    view.front.dominated.forEach(function (id) { on[id] = 'dominated' })
+    for (var i = 0; i < t.id.length; i++) sets[i] = on[t.id[i]] || (t.status[i] === 'ok' && t.budget[i] < view.max_budget ? LOWER : null)
+    return sets
+  }
+
+  /** Trial i of the column-wise view as one object: what the table and the tooltips read. */
+  function rowAt(view, sets, i) {
+    var t = view.trials
+    var r = {trial: t.id[i], budget: t.budget[i], status: t.status[i], value: t.value[i], order: t.order[i], best_so_far: t.best_so_far[i], budget_so_far: t.budget_so_far[i]}
+    if (view.front) r.set = sets[i]
+    for (var m in t.metric) r[m] = t.metric[m][i]
+    for (var p in t.config) r[p] = t.config[p][i]
+    return r
+  }
+
+  /** Every trial as an object (built on first need: a 100,000-trial page draws without them). */
+  function trialRows(view, sets) {
+    var rows = new Array(view.trials.id.length)
+    for (var i = 0; i < rows.length; i++) rows[i] = rowAt(view, sets, i)
     return rows
   }
 
+  /** Every k-th of `indices` (and every index `keep` marks) so that about `max` are left; `indices` itself when it has no more than `max`. */
+  function thin(indices, max, keep) {
+    if (indices.length <= max) return indices
+    var step = Math.ceil(indices.length / max)
+    return indices.filter(function (i, k) { return k % step === 0 || (keep && keep(i)) })
+  }
+
   /** Long-format rows of the best trials for parallel coordinates, each parameter scaled to [0, 1]. */
-  function parallelRows(view, rows, max) {
-    var ok = rows.filter(function (r) { return r.value !== null })
-    ok.sort(function (a, b) { return view.value.sense === 'max' ? b.value - a.value : a.value - b.value })
-    ok = ok.slice(0, max)
+  function parallelRows(view, sets, max) {
+    var t = view.trials
+    var idx = []
+    for (var i = 0; i < t.id.length; i++) if (t.value[i] !== null) idx.push(i)
+    idx.sort(function (a, b) { return view.value.sense === 'max' ? t.value[b] - t.value[a] : t.value[a] - t.value[b] })
+    var ok = idx.slice(0, max).map(function (i) { return rowAt(view, sets, i) })
     var out = []
     view.params.forEach(function (p) {
       var vals = ok.map(function (r) { return r[p] })
@@ -167,10 +188,20 @@
     return out
   }
 
-  /** A step line needs only the points where the best value changes (and the last one). */
-  function stepRows(rows) {
-    rows.sort(function (a, b) { return a.order - b.order })
-    return rows.filter(function (r, i) { return i === 0 || i === rows.length - 1 || r.best_so_far !== rows[i - 1].best_so_far })
+  /** Column positions of the finished trials in finish order, and the progress charts' slim rows of positions. */
+  function finishOrder(t) {
+    var idx = []
+    for (var i = 0; i < t.id.length; i++) if (t.order[i] !== null) idx.push(i)
+    return idx.sort(function (a, b) { return t.order[a] - t.order[b] })
+  }
+  function slimRows(t, idx) {
+    return idx.map(function (i) { return {trial: t.id[i], budget: t.budget[i], status: t.status[i], value: t.value[i], order: t.order[i], best_so_far: t.best_so_far[i], budget_so_far: t.budget_so_far[i]} })
+  }
+
+  /** A step line needs only the points (in finish order) where the best value changes, and the last one. */
+  function stepIndices(t, ordered) {
+    var idx = ordered.filter(function (i) { return t.best_so_far[i] !== null })
+    return idx.filter(function (i, k) { return k === 0 || k === idx.length - 1 || t.best_so_far[i] !== t.best_so_far[idx[k - 1]] })
   }
 
   function chartBox(id, note) {
@@ -203,9 +234,24 @@
     return function (r) { return terms.every(function (t) { return t(r) }) }
   }
 
+  /** The table's trials: objects for all of them only once a filter or a sort needs them. */
+  function tableSource(view, sets) {
+    var all = null
+    return {
+      count: view.trials.id.length,
+      all: function () { return all || (all = trialRows(view, sets)) },
+      range: function (from, to) {
+        var out = []
+        for (var i = from; i < Math.min(to, this.count); i++) out.push(all ? all[i] : rowAt(view, sets, i))
+        return out
+      },
+    }
+  }
+
   function renderTable(container, view, rows) {
     var cols = ['trial', 'budget', 'status', 'value'].concat(view.front ? ['set'] : [], view.metrics, view.params)
-    var filtered = rows.filter(matcher(tableState.filter))
+    var whole = !tableState.filter.trim() && tableState.sort === null
+    var filtered = whole ? {length: rows.count, slice: rows.range.bind(rows)} : rows.all().filter(matcher(tableState.filter))
     if (tableState.sort !== null) {
       var key = cols[tableState.sort], dir = tableState.dir
       filtered.sort(function (a, b) {
@@ -234,7 +280,7 @@
       ' page ' + (tableState.page + 1) + ' of ' + pages + ' ',
       h('button', {type: 'button', disabled: tableState.page >= pages - 1 ? 'disabled' : null, onclick: function () { tableState.page++; renderTable(container, view, rows) }}, ['next ›']),
     ])
-    var count = h('span', {class: 'muted', id: 'trial-count', text: filtered.length + ' of ' + rows.length + ' trials'})
+    var count = h('span', {class: 'muted', id: 'trial-count', text: filtered.length + ' of ' + rows.count + ' trials'})
     container.querySelector('.table-meta').replaceChildren(count, pager)
     container.querySelector('.wrap').replaceChildren(table)
     ktSortable(container, function (i, dir) {
@@ -259,7 +305,8 @@
 
     function renderStudy(data) {
       var view = data.view
-      var rows = trialRows(view)
+      var sets = frontSets(view)
+      var rows = tableSource(view, sets)
       var scrollY = window.scrollY
       app.innerHTML = ''
       app.appendChild(h('p', {}, [h('a', {href: '/', text: '← all studies'})]))
@@ -316,23 +363,37 @@
       app.appendChild(tableBox)
       renderTable(tableBox, view, rows)
       // each chart gets rows of its own (vega tags the objects it ingests, so views must not share them)
-      var slim = function (keep) {
-        return rows.filter(keep).map(function (r) { return {trial: r.trial, budget: r.budget, status: r.status, value: r.value, order: r.order, best_so_far: r.best_so_far, budget_so_far: r.budget_so_far} })
-      }
+      // a 100,000-trial study draws a thinned sample of its points (every new best kept), and says so
+      var t = view.trials
+      var ordered = finishOrder(t)
+      var steps = stepIndices(t, ordered)
+      var isStep = {}
+      steps.forEach(function (i) { isStep[i] = true })
+      var valued = ordered.filter(function (i) { return t.value[i] !== null })
+      var drawn = thin(valued, SCATTER_MAX, function (i) { return isStep[i] })
+      if (drawn.length < valued.length) document.getElementById('history-note').textContent += ' ' + drawn.length + ' of ' + valued.length + ' trials drawn (every ' + Math.ceil(valued.length / SCATTER_MAX) + 'th in finish order, and every new best).'
       var jobs = [
-        ktEmbed(document.getElementById('chart-history'), data.charts.history, 'history', {trials: slim(function (r) { return r.value !== null }), steps: stepRows(slim(function (r) { return r.best_so_far !== null }))}),
-        ktEmbed(document.getElementById('chart-budget'), data.charts.budget, 'budget', {trials: stepRows(slim(function (r) { return r.best_so_far !== null }))}),
-        ktEmbed(document.getElementById('chart-parallel'), data.charts.parallel, 'parallel', {parallel: parallelRows(view, rows, 200)}),
+        ktEmbed(document.getElementById('chart-history'), data.charts.history, 'history', {trials: slimRows(t, drawn), steps: slimRows(t, steps)}),
+        ktEmbed(document.getElementById('chart-budget'), data.charts.budget, 'budget', {trials: slimRows(t, steps)}),
+        ktEmbed(document.getElementById('chart-parallel'), data.charts.parallel, 'parallel', {parallel: parallelRows(view, sets, 200)}),
       ]
       if (data.charts.front) {
-        // lower-budget trials are context, not candidates: past FRONT_CONTEXT_MAX rows only the largest budget is drawn
-        var frontRows = rows.filter(function (r) { return r.set !== null })
-        var lower = frontRows.filter(function (r) { return r.set === 'lower budget' }).length
-        if (frontRows.length > FRONT_CONTEXT_MAX) {
-          frontRows = frontRows.filter(function (r) { return r.set !== 'lower budget' })
-          document.getElementById('front-note').textContent += ' ' + lower + ' trials at lower budgets are not drawn (more than ' + FRONT_CONTEXT_MAX + ' points); filter the table by budget to see them.'
+        // lower-budget trials are context, not candidates: past FRONT_CONTEXT_MAX points only the largest budget is drawn,
+        // and past SCATTER_MAX a thinned sample of the dominated trials (the front always whole)
+        var bySet = {'Pareto front': [], dominated: []}
+        bySet[LOWER] = []
+        sets.forEach(function (set, i) { if (set !== null) bySet[set].push(i) })
+        var note = document.getElementById('front-note')
+        var lower = bySet[LOWER].length
+        if (lower + bySet.dominated.length + bySet['Pareto front'].length > FRONT_CONTEXT_MAX) {
+          bySet[LOWER] = []
+          note.textContent += ' ' + lower + ' trials at lower budgets are not drawn (more than ' + FRONT_CONTEXT_MAX + ' points); filter the table by budget to see them.'
         }
-        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontRows.map(function (r) { return Object.assign({}, r) })}))
+        var dominated = bySet.dominated.length
+        bySet.dominated = thin(bySet.dominated, SCATTER_MAX)
+        if (bySet.dominated.length < dominated) note.textContent += ' ' + bySet.dominated.length + ' of ' + dominated + ' dominated trials drawn (every ' + Math.ceil(dominated / SCATTER_MAX) + 'th); the table lists them all.'
+        var frontIdx = bySet[LOWER].concat(bySet.dominated, bySet['Pareto front'])
+        jobs.push(ktEmbed(document.getElementById('chart-front'), data.charts.front, 'front', {trials: frontIdx.map(function (i) { return rowAt(view, sets, i) })}))
       }
       if (data.charts.per_type) {
         var pt = []
@@ -383,7 +444,7 @@
       var rows = []
       var fronts = []
       data.views.forEach(function (v) {
-        trialRows(v).forEach(function (r) {
+        trialRows(v, frontSets(v)).forEach(function (r) {
           if (r.best_so_far !== null) rows.push({study: v.name, trial: r.trial, order: r.order, budget_so_far: r.budget_so_far, best_so_far: r.best_so_far})
           if (v.front && (r.set === 'Pareto front' || r.set === 'dominated')) fronts.push({study: v.name, trial: r.trial, set: r.set, p99_ms: r[v.front.latency], quality: r[v.front.quality_metric]})
         })

@@ -1,23 +1,22 @@
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import type {SplitSpec} from '../../src/data/conversations/split.js'
 import {conformanceData, runConformance} from '../../src/engines/conformance.js'
-import {loadEngineFile, type EngineSpec} from '../../src/engines/file.js'
+import type {EngineSpec} from '../../src/engines/file.js'
 import type {EngineAblation} from '../../src/eval/ablation.js'
 import {engineCharts} from '../../src/report/engine-charts.js'
 import {CHART_FONT_FAMILY, renderChart} from '../../src/report/render.js'
 import {retrievalFrontChart} from '../../src/report/study-charts.js'
 import type {
   EngineConformance,
-  PropertiesResult,
+  EngineVisualization,
   RetrievalSearchResult,
   SyntheticResult,
   VisualizeResult,
 } from '../../src/report/types.js'
 import {writeCharts} from './charts.js'
-import {latencyKindLabel} from '../../src/report/engine-charts.js'
+import {latencyKindLabel} from '../../src/report/front-chart.js'
 import {studyImportance, type ImportanceTrial} from '../../src/search/importance.js'
 import type {ParamSpace} from '../../src/space/types.js'
-import type {EngineVisualization} from '../../src/report/types.js'
 import {engineSynthetic} from './engine-synthetic.js'
 import type {PlanEngine} from './plan-engine.js'
 
@@ -59,13 +58,6 @@ export async function engineConformance(
   }
 }
 
-/** Phase 1 of a kt_plan 2 run: the engine file's conformance suite (a built-in engine has no protocol to check). */
-export async function engineProperties(input: EnginePhaseInput): Promise<PropertiesResult> {
-  if (!input.engine.file) return {properties: [], passed: true}
-  const conformance = await engineConformance(loadEngineFile(input.engine.file), input)
-  return {properties: [], passed: conformance.passed, conformance}
-}
-
 /** Phase 2 of a kt_plan 2 run: kt's synthetic conversations through the engine, the data's fingerprint and the split's leakage audit. */
 export async function engineSyntheticPhase(input: EnginePhaseInput, split: SplitSpec): Promise<SyntheticResult> {
   return {datasets: [], leaks_found: 0, engine: await engineSynthetic({...input, split})}
@@ -81,9 +73,7 @@ export async function engineVisualize(
   },
 ): Promise<VisualizeResult> {
   const {engine, search} = input
-  const objectives = engine.file
-    ? loadEngineFile(engine.file).objectives.map((o) => o.metric)
-    : [input.metric, 'p99_ms']
+  const objectives = engine.objectives(input.metric)
   const v = engineVisualization({name: engine.name, space: engine.space, objectives}, search, input.seed)
   const specs = [retrievalFrontChart(search), ...engineCharts(search, v, input.ablation)]
   const ctx = {outDir: input.outDir, progress: input.progress, charts: {render: renderChart, close: async () => {}}}

@@ -11,6 +11,9 @@ import type {ParameterGroup} from '../../src/eval/ablation.js'
 import {configKeys, defaultConfig} from '../../src/space/space.js'
 import type {Config, ParamSpace} from '../../src/space/types.js'
 import {InputError, describeValue} from '../../src/util/errors.js'
+import {engineRefFor} from '../../src/deploy/spaces.js'
+import type {PropertiesResult} from '../../src/report/types.js'
+import {engineConformance, type EnginePhaseInput} from './engine-phases.js'
 
 /**
  * The engine a format-2 plan names, as the phases use it: its parameter table, its declared
@@ -28,8 +31,16 @@ export interface PlanEngine {
   readonly linked: readonly ParameterGroup[]
   /** The engine file's absolute path (undefined for a built-in engine). */
   readonly file?: string
+  /** The folder the engine's command runs in (its scripts are inputs of a run too). */
+  readonly dir?: string
   /** Where P99 comes from: a cost model (repeats exactly) or the clock. */
   readonly latency: 'cost_model' | 'measured'
+  /** The metrics its charts explain: the objectives it is tuned on (the plan's metric and P99, or the engine file's). */
+  objectives(metric: string): string[]
+  /** Phase 1: its protocol's conformance suite. */
+  properties(input: Omit<EnginePhaseInput, 'engine'>): Promise<PropertiesResult>
+  /** How its profiles name it (an engine file, relative to the profiles' folder); undefined: kind retrieval. */
+  profileRef(profileDir: string): {name: string; file: string} | undefined
   /** Per-question metric rows of every scored question of `dataset` (selectScoredQueries order) and each question's category. */
   score(dataset: MemoryDataset, config: Config): Promise<{rows: MetricValues[]; categories: string[]}>
 }
@@ -49,6 +60,10 @@ function ktRetrieval(): PlanEngine {
     groups: resolveGroups(KT_RETRIEVAL_GROUPS, configKeys(RETRIEVAL_SPACE), 'kt:retrieval'),
     linked: simplexSets(RETRIEVAL_SPACE),
     latency: 'cost_model',
+    objectives: (metric) => [metric, 'p99_ms'],
+    // called in-process: there is no protocol to check
+    properties: async () => ({properties: [], passed: true}),
+    profileRef: () => undefined,
     async score(dataset, config) {
       let p = prepared.get(dataset)
       if (!p) prepared.set(dataset, (p = prepareEvaluation(dataset)))
@@ -82,7 +97,14 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
     groups: spec.groups,
     linked: simplexSets(spec.space),
     file: spec.file,
+    dir: spec.evaluate.cwd,
     latency: spec.evaluate.latency,
+    objectives: () => spec.objectives.map((o) => o.metric),
+    properties: async (input) => {
+      const conformance = await engineConformance(spec, input)
+      return {properties: [], passed: conformance.passed, conformance}
+    },
+    profileRef: (dir) => engineRefFor(spec, dir),
     async score(dataset, config) {
       // latency is not what is scored here: one pass over the questions
       const {rows} = await evaluateService(service, dataset, {...defaultConfig(spec.space), ...config}, {minTimings: 1})

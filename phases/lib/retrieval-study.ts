@@ -9,13 +9,32 @@ import type {TrialRow} from '../../src/study/model.js'
 import {openStorage} from '../../src/study/storage.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
 import {defaultConfig} from '../../src/space/space.js'
-import {InputError} from '../../src/util/errors.js'
-import {DEFAULTS_TRIAL_ID, frontAndProfileItems} from '../../src/search/holdout.js'
-import {DEFAULT_HOLDOUT_SETTINGS} from '../../src/eval/holdout-validation.js'
+import {InputError, describeValue} from '../../src/util/errors.js'
+import type {MemoryDataset} from '../../src/data/conversations/types.js'
+import {DEFAULTS_TRIAL_ID, evaluateHoldoutItems, frontAndProfileItems} from '../../src/search/holdout.js'
+import {
+  DEFAULT_HOLDOUT_SETTINGS,
+  validateOnHoldout,
+  type HoldoutValidationSettings,
+} from '../../src/eval/holdout-validation.js'
 import {writeRunQuestions} from '../../src/eval/question-results.js'
-import {parseSplit, idSplit, type SplitSpec} from '../../src/data/conversations/split.js'
+import {describeSplit, idSplit, parseSplit, splitDataset, splitIds} from '../../src/data/conversations/split.js'
+import type {SplitSpec} from '../../src/data/conversations/split.js'
+import {loadMemoryDataset} from '../../src/data/conversations/index.js'
+import type {RoutedOverrides} from '../../src/engine/retrieval/classifier.js'
+import {loadEngineFile, type EngineSpec} from '../../src/engines/file.js'
+import {createEngineObjective} from '../../src/engines/objective.js'
+import {evalQuality} from '../../src/eval/profile.js'
+import {createObjective} from '../../src/eval/retrieval-objective.js'
+import {analyzeObjectiveStudy} from '../../src/search/analysis.js'
+import type {ProfileChoice} from '../../src/search/profiles.js'
+import type {Objective} from '../../src/space/objective.js'
+import type {Config} from '../../src/space/types.js'
+import {engineHoldout} from '../../src/study/engine-holdout.js'
+import {runSearch} from '../../src/study/search.js'
 import type {Plan} from '../plan.js'
 import type {RetrievalSearchResult} from '../../src/report/types.js'
+import {frontRecord} from '../../src/report/front-chart.js'
 
 /** The id the engine's default configuration carries among the trials (no real trial has it). */
 export const DEFAULTS_TRIAL = DEFAULTS_TRIAL_ID
@@ -63,20 +82,62 @@ export async function retrievalStudy(
     ...(split ? {split} : {}),
   })
   if (!result.analysis) throw new Error('the retrieval study produced no bi-objective trials')
-  // The engine's defaults compete too (as trial -1, measured like a trial at the full budget), so
-  // no front point or domain profile is one the defaults beat on the same queries.
   // the sweeps' own objective: the dataset is loaded and the engines are built once
   const overall = result.objectiveFor(undefined).instance
-  const budget = overall.fidelity?.max ?? 1
-  const defaults = defaultConfig(RETRIEVAL_SPACE)
-  const measured = await overall.evaluate(defaults, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
+  const study = `${STUDY_PREFIX}-all`
   const store = await openStorage(input.storage, {mustExist: true})
-  const trials = await store.trials(`${STUDY_PREFIX}-all`).finally(() => store.close())
-  const defaultsRow: TrialRow = {
-    study: `${STUDY_PREFIX}-all`,
+  const trials = await store.trials(study).finally(() => store.close())
+  const defaults = await defaultsTrial(study, defaultConfig(RETRIEVAL_SPACE), overall, seed)
+  const all = [...trials, defaults.row]
+  const analysis = analyzeStudy(all)
+  // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
+  const latencyCheck = checkFrontLatency(analysis, overall)
+  const routedBase = {...defaults.row.config, ...result.routed.base}
+  const held = split
+    ? await ktHoldout(input, split, all, analysis, {base: routedBase, overrides: result.routed.overrides}, progress)
+    : undefined
+  return {
+    ...studyRecord(
+      input,
+      [...result.studies],
+      result.missing_types,
+      -defaults.measured.loss,
+      all,
+      analysis,
+      analysis.profiles,
+    ),
+    // the routed profile's quality as kt eval --profile measures it (base plus overrides on every tuning query)
+    routed: {
+      base: result.routed.base,
+      overrides: result.routed.overrides,
+      per_type: result.routed.per_type,
+      min_gain: result.routed.min_gain,
+      quality: held
+        ? held.routedQuality
+        : await evalQuality(data, routedBase, result.routed.overrides, settings.metric),
+    },
+    ...(held ? {holdout: held.holdout, validation: held.validation} : {}),
+    ...(latencyCheck ? {latency_check: latencyCheck} : {}),
+  }
+}
+
+/**
+ * The engine's defaults as a trial of the study (trial -1, measured like a full-budget trial), so
+ * no front point or profile is one the defaults beat on the same queries.
+ */
+async function defaultsTrial(
+  study: string,
+  config: Config,
+  objective: Objective,
+  seed: number,
+): Promise<{row: TrialRow; measured: Awaited<ReturnType<Objective['evaluate']>>}> {
+  const budget = objective.fidelity?.max ?? 1
+  const measured = await objective.evaluate(config, budget, {trialId: DEFAULTS_TRIAL, configId: 'defaults', seed})
+  const row: TrialRow = {
+    study,
     id: DEFAULTS_TRIAL,
     configId: 'defaults',
-    config: defaults,
+    config,
     budget,
     continues: null,
     info: {defaults: true},
@@ -93,72 +154,32 @@ export async function retrievalStudy(
     durationMs: null,
     worker: null,
   }
-  const analysis = analyzeStudy([...trials, defaultsRow], undefined, undefined, settings.metric)
-  const trialRecords = frontTrialRecords([...trials, defaultsRow], analysis)
-  // the front's P99 is the cost model; the same configurations on the clock go to the report's timing section
-  const latencyCheck = checkFrontLatency(analysis, overall)
-  const routedBase = {...defaults, ...result.routed.base}
-  const {evalQuality} = await import('../../src/eval/profile.js')
-  let holdout: RetrievalSearchResult['holdout']
-  let validation: RetrievalSearchResult['validation']
-  let tuningData: string | import('../../src/data/conversations/types.js').MemoryDataset = data
-  if (split) {
-    // every front point, profile and the defaults on the held-out conversations (quality and P99),
-    // then each deployable profile against the defaults there (paired, with its interval and verdict)
-    const {createObjective} = await import('../../src/eval/retrieval-objective.js')
-    const {evaluateHoldoutItems} = await import('../../src/search/holdout.js')
-    const {splitDataset, describeSplit} = await import('../../src/data/conversations/split.js')
-    const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
-    const {validateOnHoldout} = await import('../../src/eval/holdout-validation.js')
-    progress('scoring the front and the profiles on the held-out conversations')
-    const loaded = loadMemoryDataset(data)
-    const description = describeSplit(loaded, split)
-    tuningData = splitDataset(loaded, split, 'train')
-    const side = await createObjective({data, metric: settings.metric, split, part: 'holdout'})
-    const byId = new Map([...trials, defaultsRow].map((t) => [t.id, t]))
-    holdout = await evaluateHoldoutItems(
-      [
-        ...frontAndProfileItems(analysis.front.front, analysis.profiles, (id) => byId.get(id)?.metrics),
-        {trial: DEFAULTS_TRIAL, config: defaults, role: 'defaults', metrics: defaultsRow.metrics},
-      ],
-      {objective: side, description},
-      seed,
-    )
-    validation = validateOnHoldout(
-      splitDataset(loaded, split, 'holdout'),
-      [
-        ...analysis.profiles
-          .filter((p) => p.config !== null)
-          .map((p) => ({
-            name: `retrieval-${p.profile}`,
-            trial: p.trialId,
-            config: p.config!,
-            tuning_quality: p.metrics?.quality ?? null,
-          })),
-        {
-          name: ROUTED_PROFILE,
-          trial: null,
-          config: routedBase,
-          overrides: result.routed.overrides,
-          tuning_quality: await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric),
-        },
-      ],
-      validationSettings(input),
-      description,
-    )
-  }
+  return {row, measured}
+}
+
+/** What every retrieval study's record holds, kt's engine or an engine file's: its settings, front, trials and profiles. */
+function studyRecord(
+  input: RetrievalStudyInput,
+  studies: string[],
+  missingTypes: RetrievalSearchResult['missing_types'],
+  defaultQuality: number,
+  all: readonly TrialRow[],
+  analysis: StudyAnalysis,
+  profiles: readonly ProfileChoice[],
+) {
+  const {settings} = input
   return {
     data: input.dataLabel,
     metric: settings.metric,
     optimizer: settings.optimizer,
     budget: settings.budget,
-    studies: result.studies,
+    studies,
     store: basename(input.storage),
-    missing_types: result.missing_types,
-    default_quality: -measured.loss,
+    missing_types: missingTypes,
+    default_quality: defaultQuality,
     front: frontRecord(analysis),
-    trials: trialRecords,
-    profiles: analysis.profiles.map((p) => ({
+    trials: frontTrialRecords(all, analysis),
+    profiles: profiles.map((p) => ({
       name: p.profile,
       description: p.description,
       trial: p.trialId,
@@ -167,44 +188,66 @@ export async function retrievalStudy(
       on_front: p.onFront,
       rationale: p.rationale,
     })),
-    // the routed profile's quality as kt eval --profile measures it (base plus overrides on every tuning query)
-    routed: {
-      base: result.routed.base,
-      overrides: result.routed.overrides,
-      per_type: result.routed.per_type,
-      min_gain: result.routed.min_gain,
-      quality:
-        validation?.profiles.find((p) => p.name === ROUTED_PROFILE)?.tuning_quality ??
-        (await evalQuality(tuningData, routedBase, result.routed.overrides, settings.metric)),
-    },
-    ...(holdout ? {holdout} : {}),
-    ...(validation ? {validation} : {}),
-    ...(latencyCheck ? {latency_check: latencyCheck} : {}),
   }
+}
+
+/**
+ * kt's engine with a split: every front point, profile and the defaults on the held-out
+ * conversations (quality and P99), then each deployable profile and the routed one against the
+ * defaults there (paired, with its interval and verdict).
+ */
+async function ktHoldout(
+  input: RetrievalStudyInput,
+  split: SplitSpec,
+  all: readonly TrialRow[],
+  analysis: StudyAnalysis,
+  routed: {base: Config; overrides: RoutedOverrides},
+  progress: (line: string) => void,
+) {
+  const {data, settings, seed} = input
+  progress('scoring the front and the profiles on the held-out conversations')
+  const loaded = loadMemoryDataset(data)
+  const description = describeSplit(loaded, split)
+  const tuning = splitDataset(loaded, split, 'train')
+  const side = await createObjective({data, metric: settings.metric, split, part: 'holdout'})
+  const byId = new Map(all.map((t) => [t.id, t]))
+  const defaults = byId.get(DEFAULTS_TRIAL)!
+  const holdout = await evaluateHoldoutItems(
+    [
+      ...frontAndProfileItems(analysis.front.front, analysis.profiles, (id) => byId.get(id)?.metrics),
+      {trial: DEFAULTS_TRIAL, config: defaults.config, role: 'defaults', metrics: defaults.metrics},
+    ],
+    {objective: side, description},
+    seed,
+  )
+  const routedQuality = await evalQuality(tuning, routed.base, routed.overrides, settings.metric)
+  const validation = validateOnHoldout(
+    splitDataset(loaded, split, 'holdout'),
+    [
+      ...analysis.profiles
+        .filter((p) => p.config !== null)
+        .map((p) => ({
+          name: `retrieval-${p.profile}`,
+          trial: p.trialId,
+          config: p.config!,
+          tuning_quality: p.metrics?.quality ?? null,
+        })),
+      {
+        name: ROUTED_PROFILE,
+        trial: null,
+        config: routed.base,
+        overrides: routed.overrides,
+        tuning_quality: routedQuality,
+      },
+    ],
+    validationSettings(input),
+    description,
+  )
+  return {holdout, validation, routedQuality}
 }
 
 /** The name Phase 6 gives the routed profile (and its held-out check). */
 export const ROUTED_PROFILE = 'retrieval-routed'
-
-/** The report's record of a study's quality-latency front (kt's engine and engine files alike). */
-function frontRecord(analysis: StudyAnalysis): RetrievalSearchResult['front'] {
-  const point = (p: {trialId: number; quality: number; latencyMs: number}) => ({
-    trial: p.trialId,
-    quality: p.quality,
-    p99_ms: p.latencyMs,
-  })
-  return {
-    reference: {
-      quality: analysis.front.reference.quality,
-      p99_ms: analysis.front.reference.latencyMs,
-      rule: analysis.front.reference.rule,
-    },
-    points: analysis.front.front.map(point),
-    dominated: analysis.front.dominated.map(point),
-    hypervolume: analysis.front.hypervolume,
-    hypervolume_share: analysis.front.hypervolumeShare,
-  }
-}
 
 /**
  * Reads and checks the plan's retrieval inputs before the run writes anything: the memory dataset,
@@ -217,33 +260,27 @@ export async function checkRetrievalInputs(
   seed: number,
   engine?: string,
 ): Promise<{engineDir?: string}> {
-  const {loadMemoryDataset} = await import('../../src/data/conversations/index.js')
-  const {splitIds} = await import('../../src/data/conversations/split.js')
   const split = planSplit(settings, seed)
-  const dataset = loadMemoryDataset(data)
-  if (split) {
-    const ids = splitIds(dataset, split, 'retrieval.split')
-    const known = new Set(dataset.conversations.map((c) => c.id))
-    for (const part of ['train', 'holdout'] as const)
-      ids[part].forEach((id, i) => {
-        if (!known.has(id))
-          throw new InputError(`retrieval.split.${part}[${i}]`, `a conversation id of ${data}`, JSON.stringify(id))
-      })
-  }
-  if (engine === undefined) return {}
-  const {loadEngineFile} = await import('../../src/engines/file.js')
-  const spec = loadEngineFile(engine)
-  if (spec.evaluate.kind !== 'retrieval-service')
-    throw new InputError(
-      `${engine}: evaluate.kind`,
-      '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)',
-      JSON.stringify(spec.evaluate.kind),
-    )
-  return {engineDir: spec.evaluate.cwd}
+  if (split) checkSplitIds(loadMemoryDataset(data), split, data, 'retrieval.split')
+  return engine === undefined ? {} : {engineDir: serviceEngine(engine, "a plan's retrieval section").evaluate.cwd}
+}
+
+/** Every conversation id a split names is one of the data's (one line naming `where`.train[i] or .holdout[i] otherwise). */
+export function checkSplitIds(dataset: MemoryDataset, split: SplitSpec, data: string, where: string): void {
+  const ids = splitIds(dataset, split, where)
+  const known = new Set(dataset.conversations.map((c) => c.id))
+  for (const part of ['train', 'holdout'] as const)
+    ids[part].forEach((id, i) => {
+      if (!known.has(id))
+        throw new InputError(`${where}.${part}[${i}]`, `a conversation id of ${data}`, describeValue(id))
+    })
 }
 
 /** The plan's retrieval.split, seeded with the run's seed (undefined without one). */
-export function planSplit(settings: RetrievalStudyInput['settings'], seed: number): SplitSpec | undefined {
+export function planSplit(
+  settings: Pick<RetrievalStudyInput['settings'], 'split'>,
+  seed: number,
+): SplitSpec | undefined {
   if (settings.split === undefined) return undefined
   return typeof settings.split === 'string'
     ? parseSplit(settings.split, seed, 'retrieval.split')
@@ -261,32 +298,19 @@ async function engineRetrievalStudy(
   engineFile: string,
   progress: (line: string) => void,
 ): Promise<RetrievalSearchResult> {
-  const {settings, data, seed} = input
-  const {loadEngineFile} = await import('../../src/engines/file.js')
-  const {createEngineObjective} = await import('../../src/engines/objective.js')
-  const {runSearch} = await import('../../src/study/search.js')
-  const {analyzeObjectiveStudy} = await import('../../src/search/analysis.js')
-  const {engineHoldout} = await import('../../src/study/engine-holdout.js')
-  const spec = loadEngineFile(engineFile)
-  if (spec.evaluate.kind !== 'retrieval-service')
-    throw new InputError(
-      `${engineFile}: evaluate.kind`,
-      '"retrieval-service" for a plan\'s retrieval section (kt drives the plan\'s conversations through it)',
-      JSON.stringify(spec.evaluate.kind),
-    )
+  const {settings, seed} = input
+  const spec = serviceEngine(engineFile, "a plan's retrieval section")
   const split = planSplit(settings, seed)
   // the plan's metric is the quality objective; latency is the engine's p99_ms
   const objectives = [
     {metric: settings.metric, direction: 'maximize' as const},
     {metric: 'p99_ms', direction: 'minimize' as const},
   ]
-  const tuned = {...spec, objectives}
-  const options = {file: engineFile, data, ...(split ? {split, part: 'train'} : {})}
+  const options = {file: engineFile, data: input.data, ...(split ? {split, part: 'train'} : {})}
   const study = `${STUDY_PREFIX}-engine-${spec.name}`
   const objective = await createEngineObjective(options)
-  const budget = objective.fidelity?.max ?? 1
-  let trials: TrialRow[]
-  let measured: Awaited<ReturnType<typeof objective.evaluate>>
+  let all: TrialRow[]
+  let measured: Awaited<ReturnType<Objective['evaluate']>>
   try {
     const outcome = await runSearch({
       storage: input.storage,
@@ -298,141 +322,98 @@ async function engineRetrievalStudy(
       maxBudget: settings.budget,
       onTrial: (t, o) => progress(`trial ${t.id} (budget ${t.budget}) ${o.status}`),
     })
-    trials = outcome.trials
-    // the defaults compete as trial -1, measured like a full-budget trial
-    measured = await objective.evaluate(defaultConfig(spec.space), budget, {
-      trialId: DEFAULTS_TRIAL,
-      configId: 'defaults',
-      seed,
-    })
+    const defaults = await defaultsTrial(study, defaultConfig(spec.space), objective, seed)
+    all = [...outcome.trials, defaults.row]
+    measured = defaults.measured
   } finally {
     await objective.close?.()
   }
-  const defaultsRow: TrialRow = {
-    study,
-    id: DEFAULTS_TRIAL,
-    configId: 'defaults',
-    config: defaultConfig(spec.space),
-    budget,
-    continues: null,
-    info: {defaults: true},
-    status: 'ok',
-    loss: measured.loss,
-    values: measured.values ? [...measured.values] : null,
-    metrics: measured.metrics ? {...measured.metrics} : null,
-    checkpoint: null,
-    error: null,
-    tellSeq: null,
-    asksBefore: null,
-    startedAt: null,
-    finishedAt: null,
-    durationMs: null,
-    worker: null,
-  }
-  const all = [...trials, defaultsRow]
-  const analysis = analyzeStudy(all, undefined, undefined, settings.metric)
-  const own = analyzeObjectiveStudy(all, objectives, tuned.profiles)
-  const byId = new Map(all.map((t) => [t.id, t]))
+  // the engine file's stated reference values, if any, for the front's hypervolume
+  const stated = (metric: string) => spec.objectives.find((o) => o.metric === metric)?.reference
+  const analysis = analyzeStudy(all, undefined, {quality: stated(settings.metric), latencyMs: stated('p99_ms')})
+  const own = analyzeObjectiveStudy(all, objectives, spec.profiles)
   if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')
-  // every front point, profile and the defaults on the held-out conversations, then each of the
-  // engine's profiles against its defaults question by question: the verdict Phase 6 writes
-  const held = await engineHoldout({
-    spec,
-    options,
-    seed,
-    quality: 'quality',
-    items: [
-      ...analysis.front.front.map((p) => ({
-        trial: p.trialId,
-        config: p.config,
-        role: 'front',
-        metrics: byId.get(p.trialId)?.metrics,
-      })),
-      ...own.profiles
-        .filter((p) => p.trialId !== null && p.config)
-        .map((p) => ({
-          trial: p.trialId!,
-          config: p.config!,
-          role: `profile ${p.profile}`,
-          metrics: byId.get(p.trialId!)?.metrics,
-        })),
-    ],
-    defaultsMetrics: defaultsRow.metrics,
-    profiles: own.profiles
-      .filter((p) => p.config !== null)
-      .map((p) => {
-        const m = p.trialId === null ? undefined : byId.get(p.trialId)?.metrics
-        return {
-          name: `retrieval-${p.profile}`,
-          trial: p.trialId,
-          config: p.config!,
-          tuning_quality: m?.[settings.metric] ?? m?.quality ?? null,
-        }
-      }),
-    settings: validationSettings(input),
-  })
-  const holdout = held?.report
-  const validation = held?.validation
-  // per-question results beside report.json, for kt compare (the first profile is its default side)
-  if (held) {
-    const latency = (metrics: Record<string, number> | null | undefined) =>
-      typeof metrics?.p99_ms === 'number' ? {p99: metrics.p99_ms, kind: latencyKind} : null
-    const latencyKind = (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured'
-    const kept = own.profiles.filter((p) => p.config !== null)
-    writeRunQuestions(dirname(input.storage), {
-      engine: {name: spec.name, file: engineFile},
-      data,
-      questions: held.questions.ids.map((id, i) => ({id, category: held.questions.categories[i]})),
-      systems: [
-        ...kept.map((p) => ({
-          name: p.profile,
-          config: p.config!,
-          rows: held.questions.profiles[`retrieval-${p.profile}`],
-          latency: latency(p.metrics),
-        })),
-        {
-          name: 'defaults',
-          config: defaultConfig(spec.space),
-          rows: held.questions.defaults,
-          latency: latency(defaultsRow.metrics),
-        },
-      ],
-    })
-  }
+  const held = await engineStudyHoldout(input, spec, options, all, analysis, own.profiles)
+  const latency = spec.evaluate.latency
   return {
-    data: input.dataLabel,
-    metric: settings.metric,
-    optimizer: settings.optimizer,
-    budget: settings.budget,
-    studies: [study],
-    store: basename(input.storage),
-    missing_types: [],
-    default_quality: measured.metrics?.quality ?? -measured.loss,
-    front: frontRecord(analysis),
-    trials: frontTrialRecords(all, analysis),
-    profiles: own.profiles.map((p) => ({
-      name: p.profile,
-      description: p.description,
-      trial: p.trialId,
-      config: p.config,
-      metrics: p.metrics,
-      on_front: p.onFront,
-      rationale: p.rationale,
-    })),
-    engine: {
-      name: spec.name,
-      file: basename(engineFile),
-      latency: (spec.evaluate as {latency?: 'measured' | 'cost_model'}).latency ?? 'measured',
-    },
-    ...(holdout ? {holdout} : {}),
-    ...(validation ? {validation} : {}),
+    ...studyRecord(input, [study], [], measured.metrics?.quality ?? -measured.loss, all, analysis, own.profiles),
+    engine: {name: spec.name, file: basename(engineFile), latency},
+    ...(held ? {holdout: held.report, validation: held.validation} : {}),
   }
 }
 
-/** The held-out validation's settings from the plan: its metric and margin, its bootstrap's resamples and confidence. */
-function validationSettings(
+/** The engine file a plan names, which must be a retrieval service (kt drives the plan's conversations through it). */
+function serviceEngine(file: string, what: string): EngineSpec & {evaluate: {kind: 'retrieval-service'}} {
+  const spec = loadEngineFile(file)
+  if (spec.evaluate.kind !== 'retrieval-service')
+    throw new InputError(
+      `${file}: evaluate.kind`,
+      `"retrieval-service" for ${what} (kt drives the plan's conversations through it)`,
+      JSON.stringify(spec.evaluate.kind),
+    )
+  return spec as EngineSpec & {evaluate: {kind: 'retrieval-service'}}
+}
+
+/**
+ * With a split: every front point, profile and the defaults on the held-out conversations, then
+ * each of the engine's profiles against its defaults question by question (the verdict Phase 6
+ * writes); the per-question results go beside report.json, for kt compare.
+ */
+async function engineStudyHoldout(
   input: RetrievalStudyInput,
-): import('../../src/eval/holdout-validation.js').HoldoutValidationSettings {
+  spec: EngineSpec & {evaluate: {kind: 'retrieval-service'}},
+  options: Record<string, unknown>,
+  all: readonly TrialRow[],
+  analysis: StudyAnalysis,
+  profiles: ReturnType<typeof analyzeObjectiveStudy>['profiles'],
+) {
+  const byId = new Map(all.map((t) => [t.id, t]))
+  const metricsOf = (id: number | null) => (id === null ? undefined : byId.get(id)?.metrics)
+  const kept = profiles.filter((p) => p.config !== null)
+  const held = await engineHoldout({
+    spec,
+    options,
+    seed: input.seed,
+    quality: 'quality',
+    items: frontAndProfileItems(analysis.front.front, kept, metricsOf),
+    defaultsMetrics: byId.get(DEFAULTS_TRIAL)!.metrics,
+    profiles: kept.map((p) => ({
+      name: `retrieval-${p.profile}`,
+      trial: p.trialId,
+      config: p.config!,
+      tuning_quality: metricsOf(p.trialId)?.[input.settings.metric] ?? metricsOf(p.trialId)?.quality ?? null,
+    })),
+    settings: validationSettings(input),
+  })
+  if (!held) return undefined
+  const kind = spec.evaluate.latency
+  const latency = (metrics: Record<string, number> | null | undefined) =>
+    typeof metrics?.p99_ms === 'number' ? {p99: metrics.p99_ms, kind} : null
+  // the first profile is kt compare's default side
+  writeRunQuestions(dirname(input.storage), {
+    engine: {name: spec.name, file: input.engine!},
+    data: input.data,
+    questions: held.questions.ids.map((id, i) => ({id, category: held.questions.categories[i]})),
+    systems: [
+      ...kept.map((p) => ({
+        name: p.profile,
+        config: p.config!,
+        rows: held.questions.profiles[`retrieval-${p.profile}`],
+        latency: latency(p.metrics),
+      })),
+      {
+        name: 'defaults',
+        config: defaultConfig(spec.space),
+        rows: held.questions.defaults,
+        latency: latency(byId.get(DEFAULTS_TRIAL)!.metrics),
+      },
+    ],
+  })
+  return held
+}
+
+/** The held-out validation's settings from the plan: its metric and margin, its bootstrap's resamples and confidence. */
+function validationSettings(input: RetrievalStudyInput): HoldoutValidationSettings {
   const d = DEFAULT_HOLDOUT_SETTINGS
   return {
     ...d,

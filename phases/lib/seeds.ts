@@ -5,7 +5,7 @@ import {ensureDir} from '../../src/util/fs.js'
 import {max, mean, min, sd} from '../../src/stats/summary.js'
 import {createContext, type PhaseContext} from './context.js'
 import type {LoadedPlan} from '../plan.js'
-import type {SearchResult, SeedRobustness, ValidationResult} from '../../src/report/types.js'
+import type {SeedRobustness, ValidationResult} from '../../src/report/types.js'
 import {searchPhase} from '../4-search.js'
 import {runValidation} from '../5-validation.js'
 
@@ -34,54 +34,83 @@ function failures(v: ValidationResult): string[] {
 }
 
 /**
- * Re-runs the search and the validation (phases 4 and 5, on the plan's datasets; every random choice
- * of them, search sampling, BOHB and bootstrap resamples, comes from the seed) for every seed, and reports how far the optimum moves and whether the verdict holds on each:
- * whether that seed's validation verdict is the run's own (a consistent FAIL holds as much as a consistent PASS).
- * A seed equal to the run's own reuses its results. Each seed's study store goes to a scratch
- * folder inside `outDir` that is removed afterwards.
+ * Re-runs the search and the validation (phases 4 and 5, on the plan's datasets; every random
+ * choice of them, search sampling, BOHB and bootstrap resamples, comes from the seed) for every
+ * seed, and reports how far the optimum moves and whether the verdict holds on each (checkEachSeed).
  */
-export async function checkSeeds(
+export function checkSeeds(
   plan: LoadedPlan,
   seeds: readonly number[],
   main: PhaseContext,
   progress: (t: string) => void,
 ): Promise<SeedRobustness> {
-  const runVerdict = main.results.validation?.verdict
-  if (runVerdict === undefined) throw new Error("the seed check needs the run's own validation (phase 5) first")
-  const scratch = join(main.outDir, '.seeds')
-  const perSeed: SeedRobustness['per_seed'] = []
+  const run = {outDir: main.outDir, seed: main.seed, verdict: main.results.validation?.verdict}
+  return checkEachSeed(run, seeds, progress, async (seed, dir) => {
+    let search = main.results.search!
+    let validation = main.results.validation!
+    if (dir) {
+      const ctx = createContext(plan, seed, dir, () => {})
+      search = await searchPhase(ctx)
+      ;(ctx.results as Record<string, unknown>).search = search
+      validation = runValidation(ctx)
+    }
+    return {
+      seed,
+      optimum: {...search.optimum.weights},
+      objective: search.optimum.objective.estimate,
+      validation_passed: validation.passed,
+      verdict: validation.verdict,
+      failed: failures(validation),
+      ...(validation.note ? {note: validation.note} : {}),
+    }
+  })
+}
+
+type PerSeed = SeedRobustness['per_seed'][number]
+
+/**
+ * The seed check of any plan: `check` for each seed (without a folder for the run's own seed, which
+ * reuses the run's results; the others in a scratch folder inside the run folder, removed
+ * afterwards), then the spread and whether the run's verdict holds on each seed: a consistent FAIL
+ * holds as much as a consistent PASS.
+ */
+export async function checkEachSeed(
+  run: {readonly outDir: string; readonly seed: number; readonly verdict: ValidationResult['verdict'] | undefined},
+  seeds: readonly number[],
+  progress: (t: string) => void,
+  check: (seed: number, dir?: string) => Promise<PerSeed>,
+): Promise<SeedRobustness> {
+  if (run.verdict === undefined) throw new Error("the seed check needs the run's own validation (phase 5) first")
+  const scratch = join(run.outDir, '.seeds')
+  const perSeed: PerSeed[] = []
   try {
     for (const seed of seeds) {
-      let search: SearchResult, validation: ValidationResult
-      if (seed === main.seed && main.results.search && main.results.validation) {
-        search = main.results.search
-        validation = main.results.validation
-      } else {
-        progress(`seed check: seed ${seed} (${perSeed.length + 1} of ${seeds.length})`)
-        const dir = join(scratch, `seed${seed}`)
-        ensureDir(dir)
-        const ctx = createContext(plan, seed, dir, () => {})
-        search = await searchPhase(ctx)
-        ;(ctx.results as Record<string, unknown>).search = search
-        validation = runValidation(ctx)
+      if (seed === run.seed) {
+        perSeed.push(await check(seed))
+        continue
       }
-      perSeed.push({
-        seed,
-        optimum: search.optimum.weights,
-        objective: search.optimum.objective.estimate,
-        validation_passed: validation.passed,
-        verdict: validation.verdict,
-        failed: failures(validation),
-        ...(validation.note ? {note: validation.note} : {}),
-      })
+      progress(`seed check: seed ${seed} (${perSeed.length + 1} of ${seeds.length})`)
+      const dir = join(scratch, `seed${seed}`)
+      ensureDir(dir)
+      perSeed.push(await check(seed, dir))
     }
   } finally {
     rmSync(scratch, {recursive: true, force: true})
   }
-  const names = Object.keys(perSeed[0].optimum)
+  return seedRobustness(seeds, run.verdict, perSeed)
+}
+
+/** The seed check's record: per seed, the spread of each optimum value over the seeds, and whether the verdict holds on each. */
+function seedRobustness(
+  seeds: readonly number[],
+  runVerdict: ValidationResult['verdict'],
+  perSeed: SeedRobustness['per_seed'],
+): SeedRobustness {
+  // a value every seed's optimum has (an engine's numeric parameters; kt's importance weights)
+  const names = Object.keys(perSeed[0].optimum).filter((name) => perSeed.every((s) => name in s.optimum))
   const spread = Object.fromEntries(
     names.map((name) => {
-      const values = perSeed.map((s) => s.optimum[name as keyof typeof s.optimum])
+      const values = perSeed.map((s) => s.optimum[name])
       // the sample sd of one value is undefined (null), not a spread of 0
       return [
         name,

@@ -98,24 +98,17 @@ function measureQueries(queries: readonly TimedQuery[], configs: readonly Config
       })
     })
   }
-  const points: LatencyPoint[] = []
-  configs.forEach((_, ci) =>
-    queries.forEach((q, qi) =>
-      points.push({turns: q.engine.turnCount, config: ci, work: work[ci][qi], ms: best[ci][qi]}),
-    ),
+  return configs.flatMap((_, ci) =>
+    queries.map((q, qi) => ({turns: q.engine.turnCount, config: ci, work: work[ci][qi], ms: best[ci][qi]})),
   )
-  return points
 }
 
 /** The points of one seeded synthetic corpus of about `turns` turns. */
 function measureCorpus(turns: number, configs: readonly Config[], repeats: number, seed: number): LatencyPoint[] {
   const dataset = benchDataset(turns, seed)
   const engine = new RetrievalEngine(dataset.conversations[0])
-  return measureQueries(
-    dataset.questions.map((q) => ({engine, text: q.text})),
-    configs,
-    repeats,
-  )
+  const queries = dataset.questions.map((q) => ({engine, text: q.text}))
+  return measureQueries(queries, configs, repeats)
 }
 
 /** The least-squares line through measured points. */
@@ -153,19 +146,14 @@ function checkOnDataset(prepared: PreparedEvaluation, configs: readonly Config[]
     text: q.text,
   }))
   const points = measureQueries(queries, configs, repeats)
+  const p99 = (ms: (p: LatencyPoint) => number) => quantile(points.map(ms), 0.99)
   return {
     source: prepared.dataset.source,
     points: points.length,
     committedRelativeError: relativeError(points, estimatedLatencyMs),
     fit: fitPoints(points),
-    measuredP99Ms: quantile(
-      points.map((p) => p.ms),
-      0.99,
-    ),
-    estimatedP99Ms: quantile(
-      points.map((p) => estimatedLatencyMs(p.work)),
-      0.99,
-    ),
+    measuredP99Ms: p99((p) => p.ms),
+    estimatedP99Ms: p99((p) => estimatedLatencyMs(p.work)),
   }
 }
 
@@ -185,11 +173,8 @@ export function measureLatencyModel(
     bySize.push({turns: corpus[0]?.turns ?? turns, fit: fitPoints(corpus)})
   }
   const fit = fitPoints(points)
-  let dataset: DatasetCheck | undefined
-  if (options.data !== undefined) {
-    progress?.(options.data.dataset.source)
-    dataset = checkOnDataset(options.data, configs, options.repeats)
-  }
+  if (options.data !== undefined) progress?.(options.data.dataset.source)
+  const dataset = options.data && checkOnDataset(options.data, configs, options.repeats)
   const ratio = (fitted: number | undefined, committed: number): number | null =>
     fitted === undefined || committed === 0 ? null : fitted / committed
   return {

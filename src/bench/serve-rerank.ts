@@ -6,16 +6,20 @@
 import {join} from 'node:path'
 import {Rng} from '../util/rng.js'
 import {toSavedModel, writeModel} from '../rank/model.js'
-import {deploy} from '../rank/registry.js'
-import {randomCompleteTree} from '../rank/bench.js'
+import {deploy} from '../rank/deploy.js'
+import {
+  BENCH_DEPTH as RERANK_DEPTH,
+  BENCH_TREES as RERANK_TREES,
+  MQ2008_FEATURES as RERANK_FEATURES,
+  REQUEST_CANDIDATES as RERANK_CANDIDATES,
+  randomCompleteTree,
+} from './rerank.js'
 import {PackedEnsemble} from '../rank/packed.js'
 import {RawClient} from './serve-client.js'
 import {quantileSorted} from './serve-load.js'
 
 /** The issue's target: µs beyond HTTP per 50-candidate request. */
 export const TARGET_RERANK_US = 50
-/** The bench's requests and reranker: 50 candidates of LETOR 4.0 MQ2008's 46 features, 100 random complete trees of depth 6. */
-const BENCH_RERANK = {candidates: 50, features: 46, trees: 100, depth: 6} as const
 /** Different 50-candidate sets the in-process scoring time cycles through (the HTTP timing draws new ones for every request). */
 const RERANK_BODIES = 64
 /** Untimed /noop + /rerank pairs per body form before the timed ones. */
@@ -55,10 +59,8 @@ export interface RerankEndpointReport {
 /** A deployed reranker for the bench: random complete trees (the worst case for their size). */
 export function benchRegistry(dir: string, seed: number): {registry: string; packed: PackedEnsemble} {
   const rng = new Rng(seed)
-  const names = Array.from({length: BENCH_RERANK.features}, (_, i) => `f${i + 1}`)
-  const trees = Array.from({length: BENCH_RERANK.trees}, () =>
-    randomCompleteTree(BENCH_RERANK.depth, BENCH_RERANK.features, rng),
-  )
+  const names = Array.from({length: RERANK_FEATURES}, (_, i) => `f${i + 1}`)
+  const trees = Array.from({length: RERANK_TREES}, () => randomCompleteTree(RERANK_DEPTH, RERANK_FEATURES, rng))
   const packed = new PackedEnsemble({featureNames: names, trees})
   const modelPath = join(dir, 'bench-model.json')
   // Random trees rank nothing well: the validation NDCG the registry's gate asks for is recorded as 0.
@@ -159,14 +161,14 @@ export async function rerankEndpoint(
 ): Promise<RerankEndpointReport> {
   const rng = new Rng(seed)
   const candidates = (): number[][] =>
-    Array.from({length: BENCH_RERANK.candidates}, () => Array.from({length: BENCH_RERANK.features}, () => rng.next()))
+    Array.from({length: RERANK_CANDIDATES}, () => Array.from({length: RERANK_FEATURES}, () => rng.next()))
   const rounded = (): Buffer =>
     Buffer.from(
       JSON.stringify({features: candidates().map((row) => row.map((v) => Number(v.toFixed(RERANK_JSON_DECIMALS))))}),
     )
   const fullPrecision = (): Buffer => Buffer.from(JSON.stringify({features: candidates()}))
   const littleEndian = (): Buffer => {
-    const bytes = Buffer.alloc(BENCH_RERANK.candidates * BENCH_RERANK.features * 8)
+    const bytes = Buffer.alloc(RERANK_CANDIDATES * RERANK_FEATURES * 8)
     candidates()
       .flat()
       .forEach((v, i) => bytes.writeDoubleLE(v, i * 8))
@@ -190,13 +192,13 @@ export async function rerankEndpoint(
   const modelScoring = timeScoring(
     (rows, count, out) => packed.scoreAll(rows, count, out),
     flat,
-    BENCH_RERANK.candidates,
+    RERANK_CANDIDATES,
     requests,
   )
   return {
-    candidates: BENCH_RERANK.candidates,
-    features: BENCH_RERANK.features,
-    trees: BENCH_RERANK.trees,
+    candidates: RERANK_CANDIDATES,
+    features: RERANK_FEATURES,
+    trees: RERANK_TREES,
     requests,
     bodies: 3 * requests,
     model_scoring_us: modelScoring,

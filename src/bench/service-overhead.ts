@@ -46,10 +46,8 @@ process.stdin.on('end', () => process.exit(0))
 process.stdin.resume()
 `
 
-/** One line of `kt bench adapters` (the shape every adapter line has). */
-export type ServiceOverheadLine = BenchLine
-
-export async function serviceOverhead(): Promise<ServiceOverheadLine> {
+/** The line of `kt bench adapters` for a retrieval service. */
+export async function serviceOverhead(): Promise<BenchLine> {
   const dataset = loadMemoryDataset(`${fixturesDir}/memory_small.json`)
   const queries = selectScoredQueries(dataset).queries
   const port = await freePort()
@@ -68,19 +66,16 @@ export async function serviceOverhead(): Promise<ServiceOverheadLine> {
   try {
     await session.ensureIngested({})
     const depth = rankingDepth(DEFAULT_KS)
-    const ask = async (i: number): Promise<void> => {
-      const q = queries[i % queries.length]
-      const r = await session.rank(q, depth, {})
-      queryMetrics(r.ids, q.evidence, DEFAULT_KS)
-    }
-    const block = async (): Promise<{cpu: NodeJS.CpuUsage; wall: number}> => {
+    const blocks: Array<{cpu: NodeJS.CpuUsage; wall: number}> = []
+    for (let b = 0; b < SERVICE_BENCH_BLOCKS; b++) {
       const cpu0 = process.cpuUsage()
       const t0 = performance.now()
-      for (let i = 0; i < SERVICE_BENCH_QUERIES; i++) await ask(i)
-      return {cpu: process.cpuUsage(cpu0), wall: (performance.now() - t0) / SERVICE_BENCH_QUERIES}
+      for (let i = 0; i < SERVICE_BENCH_QUERIES; i++) {
+        const q = queries[i % queries.length]
+        queryMetrics((await session.rank(q, depth, {})).ids, q.evidence, DEFAULT_KS)
+      }
+      blocks.push({cpu: process.cpuUsage(cpu0), wall: (performance.now() - t0) / SERVICE_BENCH_QUERIES})
     }
-    const blocks = []
-    for (let b = 0; b < SERVICE_BENCH_BLOCKS; b++) blocks.push(await block())
     const perQuery = (c: NodeJS.CpuUsage): number => (c.user + c.system) / 1000 / SERVICE_BENCH_QUERIES
     const {cpu, wall} = blocks[blocks.length - 1]
     const ktMs = perQuery(cpu)

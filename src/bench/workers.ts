@@ -261,7 +261,9 @@ export async function benchWorkers(options: {
   let serverName = 'given'
   let statsDir = ''
   // Ctrl-C or a timeout's SIGTERM must not leave the run's server behind (finally does not run on a signal)
+  let signalled = false
   const onSignal = (signal: NodeJS.Signals): void => {
+    signalled = true
     for (const child of children) child.kill('SIGKILL')
     const stopping = server ? server.stop('immediate').catch(() => undefined) : Promise.resolve()
     void stopping.then(() => {
@@ -339,6 +341,8 @@ export async function benchWorkers(options: {
       load_average: loadavg()[0],
     }
   } finally {
+    // after a signal the run ends from onSignal (exit 130 / 143), not with the failure the killed workers caused
+    if (signalled) await new Promise(() => undefined)
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     await server?.stop('fast').catch(() => server?.stop('immediate'))

@@ -2,6 +2,7 @@ import {Command, Flags, Errors, Interfaces} from '@oclif/core'
 import {refuseNonFolder} from '../util/fs.js'
 import {failureLine} from './failure.js'
 import {redactDeep, redactPasswords} from '../util/redact.js'
+import {exitOnSignal} from './interrupt.js'
 
 // oclif's FlagOutput and ArgOutput, which its package does not export
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -16,6 +17,11 @@ type ArgOutput = {[name: string]: any}
  */
 export abstract class KtCommand extends Command {
   static override enableJsonFlag = true
+
+  override async init(): Promise<void> {
+    await super.init()
+    exitOnSignal()
+  }
 
   /** Every command's parse, plus the one rule all `--out` flags share: a file there is refused (exit 2). */
   protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(

@@ -4,6 +4,7 @@
  * codes": 130 after SIGINT, 143 after SIGTERM, as shells report 128 + the signal's number).
  */
 import {EXIT_INTERRUPTED} from '../util/errors.js'
+import {descendantPids} from '../util/proc.js'
 
 /** Exit code after SIGTERM (128 + 15). */
 const EXIT_TERMINATED = 143
@@ -33,4 +34,24 @@ export function listenForInterrupt(): Interrupt {
       process.off('SIGTERM', stop)
     },
   }
+}
+
+/**
+ * Every command's default (KtCommand.init): a SIGINT or SIGTERM that no handler of the command
+ * takes (none listens, or a second signal after the first) ends kt at once with 130 / 143, after
+ * sending SIGTERM to every process kt started, so that no server, engine or database it started
+ * outlives it.
+ */
+export function exitOnSignal(): void {
+  for (const name of ['SIGINT', 'SIGTERM'] as const)
+    process.on(name, () => {
+      if (process.listenerCount(name) > 1) return
+      for (const pid of descendantPids(process.pid))
+        try {
+          process.kill(pid, 'SIGTERM')
+        } catch {
+          // gone already
+        }
+      process.exit(name === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED)
+    })
 }

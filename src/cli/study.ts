@@ -137,7 +137,7 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
             .join(', ')}`,
         ]
       : []
-  if (r.engine) {
+  if (r.engine?.validation) {
     const v = r.engine.validation
     const reasons = [
       ...nonConforming,
@@ -175,20 +175,24 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
   return {verdict: 'pass', reasons: [], exitCode: 0}
 }
 
-/** The engine's figures for --json: the tuned and minimal profiles against the reference, and the ablation's headline. */
+/** The engine's figures for --json: the tuned and minimal profiles against the reference, and the ablation's headline (those its run has). */
 function engineSummary(e: EngineReport): Record<string, unknown> {
   const v = e.validation
-  const d = (c: typeof v.tuned) => ({value: c.delta.value, low: c.delta.low, high: c.delta.high, passed: c.passed})
+  const d = (c: NonNullable<typeof v>['tuned']) => ({
+    value: c.delta.value,
+    low: c.delta.low,
+    high: c.delta.high,
+    passed: c.passed,
+  })
   return {
     name: e.engine.name,
     ref: e.engine.ref,
     metric: e.metric,
-    against: v.tuned.against,
-    tuned: d(v.tuned),
-    minimal: {...d(v.minimal), changes: e.ablation.minimal.changes},
-    changed: e.ablation.changes.map((c) => c.parameter),
-    ablation: e.ablation.headline,
-    profiles: e.deploy.profiles.map((p) => p.files[2]),
+    ...(v
+      ? {against: v.tuned.against, tuned: d(v.tuned), minimal: {...d(v.minimal), changes: e.ablation?.minimal.changes}}
+      : {}),
+    ...(e.ablation ? {changed: e.ablation.changes.map((c) => c.parameter), ablation: e.ablation.headline} : {}),
+    ...(e.deploy ? {profiles: e.deploy.profiles.map((p) => p.files[2])} : {}),
   }
 }
 
@@ -196,8 +200,12 @@ function engineLines(e: EngineReport): string[] {
   const v = e.validation
   return [
     `  engine: ${e.engine.name} (${e.engine.ref}), ${e.metric} on ${e.data}`,
-    `  ablation: ${e.ablation.headline}`,
-    `  validation: tuned ${formatDelta(v.tuned.delta)}, minimal ${formatDelta(v.minimal.delta)} against ${v.tuned.against} (${v.tuned.queries} held-out questions): ${v.verdict.toUpperCase()}`,
-    `  profiles: ${e.deploy.profiles.map((p) => `${p.files[2]} (${p.verdict})`).join(', ')}`,
+    ...(e.ablation ? [`  ablation: ${e.ablation.headline}`] : []),
+    ...(v
+      ? [
+          `  validation: tuned ${formatDelta(v.tuned.delta)}, minimal ${formatDelta(v.minimal.delta)} against ${v.tuned.against} (${v.tuned.queries} held-out questions): ${v.verdict.toUpperCase()}`,
+        ]
+      : []),
+    ...(e.deploy ? [`  profiles: ${e.deploy.profiles.map((p) => `${p.files[2]} (${p.verdict})`).join(', ')}`] : []),
   ]
 }

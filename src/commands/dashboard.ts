@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
+import {listenForInterrupt} from '../cli/interrupt.js'
 import {DEFAULT_STORAGE} from '../study/model.js'
 
 export default class DashboardCmd extends KtCommand {
@@ -43,19 +44,14 @@ export default class DashboardCmd extends KtCommand {
       await reader.close()
       throw error
     }
+    // listening before the URL is announced: a Ctrl-C right after it still stops the server cleanly
+    const interrupt = listenForInterrupt()
     // announce the URL once every study is read, so the first page a user opens is served from the cache
     await dash.warmed
     if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify({url: dash.url, storage: reader.location})}\n`)
     else this.log(`kt dashboard: ${dash.url} (studies in ${reader.location}; read-only; Ctrl-C stops)`)
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
-        resolve()
-      }
-      process.on('SIGINT', stop)
-      process.on('SIGTERM', stop)
-    })
+    await new Promise((resolve) => interrupt.signal.addEventListener('abort', resolve))
+    interrupt.dispose()
     await dash.close()
     await reader.close()
     return undefined

@@ -1,8 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 
-/** Default deployment folder; one per parameter space, so importance and retrieval profiles live side by side. */
-export const DEFAULT_TARGET_ROOT = 'reports/deployed'
+/** Default deployment folder of a space: one per parameter space, so importance and retrieval profiles live side by side. */
+export function defaultTarget(space: string): string {
+  return `reports/deployed/${space.replace(/[^A-Za-z0-9._-]+/g, '-')}`
+}
 
 export default class Deploy extends KtCommand {
   static override summary =
@@ -75,9 +77,7 @@ export default class Deploy extends KtCommand {
     const {deployProfile} = await import('../deploy/target.js')
     const {loadProfile} = await import('../deploy/load.js')
     const space = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
-    const target =
-      flags.target ??
-      `${DEFAULT_TARGET_ROOT}/${loadProfile(args.profile, {space}).profile.space.replace(/[^A-Za-z0-9._-]+/g, '-')}`
+    const target = flags.target ?? defaultTarget(loadProfile(args.profile, {space}).profile.space)
     const outcome = deployProfile(args.profile, target, {
       force: flags.force,
       reason: flags.reason,

@@ -1,5 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
+import {portFlag, reply} from '../cli/flags.js'
+import {DEFAULT_INIT_PORT, ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../engines/scaffold.js'
 
 export default class Init extends KtCommand {
   static override summary =
@@ -19,27 +21,20 @@ export default class Init extends KtCommand {
     },
   ]
   static override flags = {
-    engine: Flags.string({
+    engine: Flags.option({
       description: 'How kt evaluates the engine: command, http or retrieval-service.',
-      options: ['command', 'http', 'retrieval-service'],
+      options: ENGINE_KINDS,
       required: true,
-    }),
-    lang: Flags.string({description: 'The language of the skeleton.', options: ['python', 'node'], default: 'python'}),
+    })(),
+    lang: Flags.option({description: 'The language of the skeleton.', options: ENGINE_LANGS, default: 'python'})(),
     name: Flags.string({description: "The engine's name (studies and reports carry it).", default: 'my-engine'}),
-    port: Flags.integer({description: "The port of the http kind's server.", default: 8765, min: 1, max: 65535}),
+    port: portFlag("The port of the http kind's server.", DEFAULT_INIT_PORT),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(Init)
-    const {initEngine} = await import('../engines/scaffold.js')
-    const written = initEngine({
-      kind: flags.engine as import('../engines/scaffold.js').EngineKind,
-      lang: flags.lang as import('../engines/scaffold.js').EngineLang,
-      name: flags.name,
-      dir: process.cwd(),
-      port: flags.port,
-    })
-    if (!this.jsonEnabled()) this.log(`wrote ${written.join(', ')}; next steps in KT-README.md`)
-    return {written}
+    const {engine: kind, lang, name, port} = flags
+    const written = initEngine({kind, lang, name, port, dir: process.cwd()})
+    return reply(this, `wrote ${written.join(', ')}; next steps in KT-README.md`, {written})
   }
 }

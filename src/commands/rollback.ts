@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
-import {DEFAULT_TARGET_ROOT} from './deploy.js'
+import {defaultTarget} from './deploy.js'
 
 export default class Rollback extends KtCommand {
   static override summary = 'Restore the profile that the last deploy replaced.'
@@ -42,9 +42,7 @@ export default class Rollback extends KtCommand {
     const engineSpace = flags.engine
       ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space
       : undefined
-    const target =
-      flags.target ??
-      `${DEFAULT_TARGET_ROOT}/${engineSpace ? engineSpace.id.replace(/[^A-Za-z0-9._-]+/g, '-') : flags.space}`
+    const target = flags.target ?? defaultTarget(engineSpace ? engineSpace.id : flags.space)
     const outcome = rollback(target, {space: engineSpace})
     this.log(`rolled back to ${outcome.active} in ${target}/active.env (${outcome.history} older profile(s) left)`)
     return outcome

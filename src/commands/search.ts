@@ -112,11 +112,6 @@ export default class Search extends KtCommand {
       description: "Exactly hpbandster's BOHB (no magic-clip bandwidth floor).",
       default: false,
     }),
-    'delay-ms': Flags.integer({
-      description: 'Sleep this long in every evaluation (demos and crash tests).',
-      min: 0,
-      hidden: true,
-    }),
     data: Flags.string({description: 'For --objective retrieval: the dataset (LoCoMo .json, .jsonl or .csv turns).'}),
     metric: Flags.string({
       description: 'For --objective retrieval: the ranking metric to maximise (recall@10, ndcg@10, mrr, hit@k).',

@@ -6,19 +6,16 @@
  */
 import {axisScale, scaleNote} from '../util/axis-scale.js'
 import type {StudyView} from './views.js'
+import {LATENCY_LABELS, ZOOM, frontChartSpec, objectiveTitle} from '../report/front-chart.js'
 
 export type Spec = Record<string, unknown>
 
 /** Parallel coordinates draw at most this many trials (the best ones): more lines are unreadable and slow. */
 const PARALLEL_MAX_TRIALS = 200
 
-const FRONT_COLORS = {domain: ['Pareto front', 'dominated', 'lower budget'], range: ['#1f77b4', '#9a9a9a', '#dddddd']}
-
 function valueTitle(v: StudyView): string {
-  return `${v.value.name} (${v.value.sense === 'max' ? 'higher' : 'lower'} is better)`
+  return objectiveTitle(v.value.name, v.value.sense === 'max')
 }
-
-const zoom = {name: 'zoom', select: 'interval', bind: 'scales'}
 
 function historyChart(v: StudyView): Spec {
   const y = axisScale(v.trials.value)
@@ -29,7 +26,7 @@ function historyChart(v: StudyView): Spec {
     data: {name: 'trials'},
     layer: [
       {
-        params: [zoom],
+        params: [ZOOM],
         transform: [{filter: 'datum.value != null'}],
         mark: {type: 'point', filled: true, size: 22, opacity: 0.55, tooltip: {content: 'data'}},
         encoding: {
@@ -56,7 +53,7 @@ function budgetChart(v: StudyView): Spec {
     height: 260,
     data: {name: 'trials'},
     transform: [{filter: 'datum.best_so_far != null'}],
-    params: [zoom],
+    params: [ZOOM],
     mark: {type: 'line', interpolate: 'step-after', point: {size: 14}},
     encoding: {
       x: {
@@ -75,52 +72,29 @@ function budgetChart(v: StudyView): Spec {
   }
 }
 
-/** A metric name as a vega field (dots and brackets would be read as nested access). */
-function fieldName(metric: string): string {
-  return metric.replace(/[.[\]\\]/g, (c) => `\\${c}`)
-}
-
-/** The front's latency axis as the study measured it: the cost model's estimate, wall time, or the engine's own figure. */
+/** The front's latency axis: its metric and the latency kind the study really used. */
 function latencyTitle(front: NonNullable<StudyView['front']>): string {
-  const how =
-    front.latency_kind === 'estimated'
-      ? 'estimated by the cost model; measured timings are the measured_* metrics'
-      : front.latency_kind === 'measured'
-        ? "measured on kt's side"
-        : 'as the engine reports it'
-  return `${front.latency === 'p99_ms' ? 'P99 latency, ms' : front.latency} (${how})`
+  return `${front.latency === 'p99_ms' ? 'P99 latency, ms' : front.latency} (${LATENCY_LABELS[front.latency_kind]})`
 }
 
-/** The front: every trial at the largest budget (front and dominated) and, faint, the lower budgets. */
+/** The front: every trial at the largest budget (front and dominated) and, faint, the lower budgets (the page fills `trials`). */
 export function frontChart(v: StudyView): Spec | null {
-  if (!v.front) return null
-  const lat = v.trials.metric[v.front.latency] ?? []
-  const x = axisScale(lat)
-  return {
-    title: `${v.front.quality} against ${latencyTitle(v.front)}: ${v.front.points.length} on the front, ${v.front.dominated.length} dominated at the largest budget`,
+  const f = v.front
+  if (!f) return null
+  return frontChartSpec({
+    title: `${f.quality} against ${latencyTitle(f)}: ${f.points.length} on the front, ${f.dominated.length} dominated at the largest budget`,
+    x: {
+      field: f.latency,
+      title: latencyTitle(f),
+      minimize: f.directions.latency === 'minimize',
+      values: v.trials.metric[f.latency] ?? [],
+    },
+    y: {field: f.quality_metric, title: objectiveTitle(f.quality, f.directions.quality === 'maximize')},
+    data: {name: 'trials'},
     width: 'container',
     height: 320,
-    data: {name: 'trials'},
     transform: [{filter: 'datum.set != null'}],
-    params: [zoom],
-    mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
-    encoding: {
-      x: {
-        field: fieldName(v.front.latency),
-        type: 'quantitative',
-        title: `${latencyTitle(v.front)}${scaleNote(x)}`,
-        scale: x,
-      },
-      y: {
-        field: fieldName(v.front.quality_metric),
-        type: 'quantitative',
-        title: `${v.front.quality} (higher is better)`,
-        scale: {zero: false},
-      },
-      color: {field: 'set', type: 'nominal', scale: FRONT_COLORS, title: null},
-      order: {field: '_draw_order', type: 'quantitative'},
-    },
-  }
+  })
 }
 
 function parallelChart(v: StudyView): Spec {
@@ -221,7 +195,7 @@ export function compareChart(views: readonly StudyView[], x: 'order' | 'budget_s
     width: 'container',
     height: 300,
     data: {name: 'compare'},
-    params: [zoom],
+    params: [ZOOM],
     mark: {type: 'line', interpolate: 'step-after', point: {size: 12}},
     encoding: {
       x: {
@@ -251,7 +225,7 @@ export function compareFrontChart(views: readonly StudyView[]): Spec | null {
     width: 'container',
     height: 300,
     data: {name: 'compare_front'},
-    params: [zoom],
+    params: [ZOOM],
     layer: [
       {
         mark: {type: 'line', interpolate: 'step-after'},
@@ -267,7 +241,7 @@ export function compareFrontChart(views: readonly StudyView[]): Spec | null {
             field: 'quality',
             type: 'quantitative',
             scale: {zero: false},
-            title: `${bi[0].front!.quality} (higher is better)`,
+            title: objectiveTitle(bi[0].front!.quality, bi[0].front!.directions.quality === 'maximize'),
           },
           color: {field: 'study', type: 'nominal'},
         },

@@ -11,15 +11,7 @@ import type {ProfileChoice} from '../search/profiles.js'
 import type {StudyRecord, TrialRow} from '../study/model.js'
 import {studyEngine} from '../study/pipeline.js'
 import type {StudyView, ValueDefinition} from './views.js'
-
-/** estimated: a cost model; measured: wall time on kt's side; reported: the figure the engine prints. */
-export type LatencyKind = 'estimated' | 'measured' | 'reported'
-
-/** The latency kind of an engine file's second objective. */
-function engineLatencyKind(spec: EngineSpec): LatencyKind {
-  if (spec.evaluate.kind !== 'retrieval-service') return 'reported'
-  return (spec.evaluate as {latency?: string}).latency === 'cost_model' ? 'estimated' : 'measured'
-}
+import {latencyKindOf} from '../report/front-chart.js'
 
 /** Engine files by study name and stored file: read once (a file gone or changed shows no engine front). */
 const engines = new Map<string, EngineSpec | null>()
@@ -63,7 +55,8 @@ export function engineFront(
       quality: f.objectives[0].metric,
       quality_metric: f.objectives[0].metric,
       latency: f.objectives[1].metric,
-      latency_kind: engineLatencyKind(spec),
+      directions: {quality: f.objectives[0].direction, latency: f.objectives[1].direction},
+      latency_kind: latencyKindOf(spec.evaluate),
       reference: {
         quality: f.reference[0],
         p99_ms: f.reference[1],
@@ -89,8 +82,9 @@ export function retrievalFront(
       quality: def.source === 'metric:quality' ? def.name : 'quality',
       quality_metric: 'quality',
       latency: 'p99_ms',
-      // the retrieval objective's p99_ms is its cost model's estimate (src/engine/retrieval/cost.ts); measured timings are the measured_* metrics
-      latency_kind: 'estimated',
+      directions: {quality: 'maximize', latency: 'minimize'},
+      // kt's retrieval objective states no evaluation: its p99_ms is kt's cost model (src/engine/retrieval/cost.ts)
+      latency_kind: latencyKindOf(undefined),
       reference: {
         quality: a.front.reference.quality,
         p99_ms: a.front.reference.latencyMs,

@@ -148,29 +148,23 @@ function sendCached(req: IncomingMessage, res: ServerResponse, entry: Cached, gz
     ? entry.body
     : [typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body]
   const length = chunks.reduce((n, c) => n + c.length, 0)
-  const gzip = gzipRule === 'always' || (gzipRule === 'remote' && !isLoopback(req.socket.remoteAddress))
-  if (gzip && length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-    entry.gzip ??= gzipSync(Buffer.concat(chunks, length), {level: GZIP_LEVEL})
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-encoding': 'gzip',
-      'content-length': entry.gzip.length,
-      'cache-control': 'no-store',
-      vary: 'accept-encoding',
-    })
-    res.end(req.method === 'HEAD' ? undefined : entry.gzip)
-    return
-  }
+  const gzip =
+    (gzipRule === 'always' || (gzipRule === 'remote' && !isLoopback(req.socket.remoteAddress))) &&
+    length >= GZIP_MIN_BYTES &&
+    /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))
+  if (gzip) entry.gzip ??= gzipSync(Buffer.concat(chunks, length), {level: GZIP_LEVEL})
+  const body = gzip ? [entry.gzip!] : chunks
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
-    'content-length': length,
+    ...(gzip ? {'content-encoding': 'gzip'} : {}),
+    'content-length': gzip ? entry.gzip!.length : length,
     'cache-control': 'no-store',
     vary: 'accept-encoding',
   })
   if (req.method === 'HEAD') return void res.end()
   // one writev for all the chunks
   res.cork()
-  for (const c of chunks) res.write(c)
+  for (const c of body) res.write(c)
   res.uncork()
   res.end()
 }

@@ -11,7 +11,7 @@ import {DEFAULT_TUNING_METRIC} from '../data/conversations/metrics.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudySummary} from '../study/reader.js'
 import type {StudyRecord, TrialRow} from '../study/model.js'
-import type {LatencyKind} from './front.js'
+import type {LatencyKind} from '../report/front-chart.js'
 
 /** What a study's headline value is: a metric it maximises, or the loss it minimises. */
 export interface ValueDefinition {
@@ -187,7 +187,8 @@ export interface StudyView {
     quality: string
     quality_metric: string
     latency: string
-    /** estimated: a cost model (kt's retrieval engine, an engine declaring evaluate.latency cost_model); measured: wall time on kt's side; reported: the engine's own figure. */
+    /** Which way each of the two objectives is better (an engine file's own; kt's retrieval: more quality, less latency). */
+    directions: {quality: 'maximize' | 'minimize'; latency: 'maximize' | 'minimize'}
     latency_kind: LatencyKind
     reference: {quality: number; p99_ms: number; rule: string}
     points: number[]
@@ -243,15 +244,8 @@ export function grownBasis(
 }
 
 export function sameBasis(a: ViewBasis, b: ViewBasis): boolean {
-  return (
-    a.def.name === b.def.name &&
-    a.def.sense === b.def.sense &&
-    a.def.source === b.def.source &&
-    a.params.length === b.params.length &&
-    a.params.every((p, i) => p === b.params[i]) &&
-    a.metrics.length === b.metrics.length &&
-    a.metrics.every((m, i) => m === b.metrics[i])
-  )
+  // plain data built in one order: equal text is equal content
+  return JSON.stringify(a) === JSON.stringify(b)
 }
 
 /** Empty columns of length n for the basis (filled by writeTrial and finishOrder). */

@@ -16,6 +16,7 @@ import {
   envMap,
   notValidated,
   spaceFingerprint,
+  validationFrom,
   NAME_PATTERN,
   PROFILE_FORMAT_VERSION,
   PROFILE_KINDS,
@@ -148,30 +149,17 @@ function upgradeV1(obj: Record<string, unknown>, file: string): unknown {
     else throw new InputError(`${file}: metrics.${k}`, 'a number, null or text', describeValue(v))
   }
   // kt_profile 1 recorded the verdict as a string ("true", "false", "reference", "not run") without its criteria
+  const passed = recorded === 'true' || recorded === true
   const validation: ProfileValidation =
-    recorded === 'true' || recorded === true
-      ? {
-          verdict: 'pass',
-          validation_passed: true,
-          data: [],
-          criteria: [
-            {id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 1, passed: true},
-          ],
-          note: 'kt_profile 1: its run recorded validation_passed "true" without the criteria',
-        }
-      : recorded === 'false' || recorded === false
-        ? {
-            verdict: 'fail',
-            validation_passed: false,
-            data: [],
-            criteria: [
-              {id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: 0, passed: false},
-            ],
-            note: 'kt_profile 1: its run recorded validation_passed "false"',
-          }
-        : notValidated(
-            `kt_profile 1: ${recorded === undefined ? 'no validation recorded' : `validation_passed ${JSON.stringify(recorded)}`}`,
-          )
+    passed || recorded === 'false' || recorded === false
+      ? validationFrom(
+          [{id: 'recorded-verdict', metric: 'validation_passed', op: '>=', threshold: 1, value: +passed, passed}],
+          [],
+          `kt_profile 1: its run recorded validation_passed "${passed}"${passed ? ' without the criteria' : ''}`,
+        )
+      : notValidated(
+          `kt_profile 1: ${recorded === undefined ? 'no validation recorded' : `validation_passed ${JSON.stringify(recorded)}`}`,
+        )
   const {kt_profile: _v, metrics: _m, ...rest} = obj
   return {
     kt_profile: PROFILE_FORMAT_VERSION,
@@ -240,7 +228,6 @@ function upgradeRouted(obj: Record<string, unknown>, file: string): unknown {
   }
 }
 
-/** A plain object of parameter values: the space's defaults for the rest, not validated. */
 /** Keys a profile listing entry (kt search's profiles.json) may carry beside its config: read, not used. */
 const ENTRY_KEYS = new Set([
   'config',
@@ -272,6 +259,7 @@ function configEntry(obj: Record<string, unknown>, file: string): Record<string,
   return obj.config
 }
 
+/** A plain object of parameter values: the space's defaults for the rest, not validated. */
 function fromParameters(obj: Record<string, unknown>, file: string, space: ParamSpace, where = file): unknown {
   const config = {...defaultConfig(space), ...(obj as Record<string, never>)}
   validateConfig(space, config, where)

@@ -28,10 +28,9 @@ import {
   NAME_PATTERN,
   SPACE_ID_PATTERN,
   profileJson,
-  renderEnvFile,
-  renderShellScript,
   safeText,
   spaceFingerprint,
+  writeProfileFiles,
   type Profile,
 } from './profile.js'
 import {findEngineFile} from './spaces.js'
@@ -148,41 +147,15 @@ export function deployProfile(profileFile: string, target: string, options: Depl
         `a profile of space ${JSON.stringify(index.space)} (the space of deployment target ${target})`,
         JSON.stringify(loaded.profile.space),
       )
-    const text = profileJson(loaded.profile)
-    const entry = storeProfile(target, loaded.profile, text, engineRecord(loaded, profileFile, options))
-    const forced = !gate.passed
-    const event: DeploymentEvent = {
-      seq: nextSeq(index),
-      action: 'deploy',
-      name: entry.name,
-      sha256: entry.sha256,
-      replaced: index.active?.sha256 ?? null,
-      verdict: loaded.profile.validation.verdict,
-      forced,
-      reason: options.reason?.trim() || null,
-      gate: gate.reason,
-      at: (options.now?.() ?? new Date()).toISOString(),
-    }
-    const next: DeploymentIndex = {
-      ...index,
-      active: entry,
-      stack: index.active ? [...index.stack, index.active] : index.stack,
-      events: [...index.events, event],
-    }
-    writeIndex(target, next)
-    renderActive(target, loaded.profile)
-    return {
+    const entry = storeProfile(
       target,
-      space: index.space,
-      kind: loaded.profile.kind,
-      active: entry.name,
-      previous: index.active?.name ?? null,
-      history: next.stack.length,
-      verdict: event.verdict,
-      forced,
-      reason: event.reason,
-      gate: gate.reason,
-    }
+      loaded.profile,
+      profileJson(loaded.profile),
+      engineRecord(loaded, profileFile, options),
+    )
+    const stack = index.active ? [...index.stack, index.active] : index.stack
+    const gateSays = {forced: !gate.passed, reason: options.reason?.trim() || null, gate: gate.reason}
+    return activate(target, index, 'deploy', entry, loaded.profile, stack, gateSays, options)
   })
 }
 
@@ -197,40 +170,45 @@ export function rollback(
     const index = readIndex(target)
     const back = index.stack.at(-1)
     if (!back) throw new InputError(join(target, INDEX_FILE), 'a previous profile to roll back to', 'none')
-    const loaded = readStored(target, back, options.space)
-    const event: DeploymentEvent = {
-      seq: nextSeq(index),
-      action: 'rollback',
-      name: back.name,
-      sha256: back.sha256,
-      replaced: index.active?.sha256 ?? null,
-      verdict: loaded.profile.validation.verdict,
-      forced: false,
-      reason: null,
-      gate: null,
-      at: (options.now?.() ?? new Date()).toISOString(),
-    }
-    const next: DeploymentIndex = {
-      ...index,
-      active: back,
-      stack: index.stack.slice(0, -1),
-      events: [...index.events, event],
-    }
-    writeIndex(target, next)
-    renderActive(target, loaded.profile)
-    return {
-      target,
-      space: index.space,
-      kind: loaded.profile.kind,
-      active: back.name,
-      previous: index.active?.name ?? null,
-      history: next.stack.length,
-      verdict: event.verdict,
-      forced: false,
-      reason: null,
-      gate: null,
-    }
+    const {profile} = readStored(target, back, options.space)
+    const notForced = {forced: false, reason: null, gate: null}
+    return activate(target, index, 'rollback', back, profile, index.stack.slice(0, -1), notForced, options)
   })
+}
+
+/** Records the event, writes the index with `entry` active over `stack`, and renders the active files (under the lock). */
+function activate(
+  target: string,
+  index: DeploymentIndex,
+  action: 'deploy' | 'rollback',
+  entry: Entry,
+  profile: Profile,
+  stack: Entry[],
+  gate: Pick<DeploymentEvent, 'forced' | 'reason' | 'gate'>,
+  options: Pick<DeployOptions, 'now'>,
+): DeployOutcome {
+  const event: DeploymentEvent = {
+    seq: nextSeq(index),
+    action,
+    name: entry.name,
+    sha256: entry.sha256,
+    replaced: index.active?.sha256 ?? null,
+    verdict: profile.validation.verdict,
+    ...gate,
+    at: (options.now?.() ?? new Date()).toISOString(),
+  }
+  writeIndex(target, {...index, active: entry, stack, events: [...index.events, event]})
+  writeProfileFiles(target, ACTIVE, profile)
+  return {
+    target,
+    space: index.space,
+    kind: profile.kind,
+    active: entry.name,
+    previous: index.active?.name ?? null,
+    history: stack.length,
+    verdict: event.verdict,
+    ...gate,
+  }
 }
 
 /** The active profile of a target (from the index and the store), or null when nothing is deployed. */
@@ -366,10 +344,4 @@ function recordedEngineSpace(target: string, name: string, engine: EngineRecord)
       `a changed table (${now.slice(0, 12)}...)`,
     )
   return space
-}
-
-function renderActive(target: string, profile: Profile): void {
-  writeFileAtomic(join(target, `${ACTIVE}.env`), renderEnvFile(profile))
-  writeFileAtomic(join(target, `${ACTIVE}.sh`), renderShellScript(profile), 0o755)
-  writeFileAtomic(join(target, `${ACTIVE}.json`), profileJson(profile))
 }

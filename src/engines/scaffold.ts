@@ -11,12 +11,12 @@ import {writeFileAtomic} from '../util/fs.js'
 import {packageRoot} from '../util/paths.js'
 
 export const ENGINE_KINDS = ['command', 'http', 'retrieval-service'] as const
-export type EngineKind = (typeof ENGINE_KINDS)[number]
+type EngineKind = (typeof ENGINE_KINDS)[number]
 export const ENGINE_LANGS = ['python', 'node'] as const
-export type EngineLang = (typeof ENGINE_LANGS)[number]
+type EngineLang = (typeof ENGINE_LANGS)[number]
 
 /** The port the http templates serve on unless told otherwise (any free port works). */
-const DEFAULT_INIT_PORT = 8765
+export const DEFAULT_INIT_PORT = 8765
 
 /** The next-steps file kt init writes (not README.md: a project usually has one). */
 const NEXT_STEPS_FILE = 'KT-README.md'

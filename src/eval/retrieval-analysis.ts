@@ -1,11 +1,11 @@
 /**
  * What kt's retrieval study yields, from its stored trials: the quality/latency Pareto front with
  * its hypervolume, the dominated trials, the issue-4 domain profiles chosen from it
- * (src/eval/retrieval-profiles.ts), and a chart spec. Only trials at the largest budget are
+ * (src/eval/retrieval-profiles.ts). Only trials at the largest budget are
  * compared (lower budgets score fewer queries). The machinery (front, profile choice) is search's
  * and knows no engine.
  */
-import {frontChartSpec, frontLines, frontReport, type FrontReport, type ReferencePoint} from '../search/front.js'
+import {frontLines, frontReport, type FrontReport, type ReferencePoint} from '../search/front.js'
 import {chooseDomainProfiles, type MetricNames, type ProfileChoice} from '../search/profiles.js'
 import {fullBudgetCandidates, type AnalyzedTrial} from '../search/analysis.js'
 import {splitTimingMetrics} from '../search/types.js'
@@ -25,19 +25,14 @@ export function isBiObjective(trials: readonly AnalyzedTrial[], names: MetricNam
 export interface StudyAnalysis {
   readonly front: FrontReport
   readonly profiles: ProfileChoice[]
-  readonly chart: Record<string, unknown>
   readonly lines: string[]
 }
 
-/**
- * The front, profiles and chart of a bi-objective study. `qualityLabel` names the quality metric
- * in the chart (e.g. recall@10); the chart also shows the trials at lower budgets, faintly.
- */
+/** The front and profiles of a bi-objective study. */
 export function analyzeStudy(
   trials: readonly AnalyzedTrial[],
   names: MetricNames = RETRIEVAL_METRIC_NAMES,
-  reference?: ReferencePoint,
-  qualityLabel = 'quality',
+  reference: Partial<ReferencePoint> = {},
 ): StudyAnalysis {
   const candidates = fullBudgetCandidates(trials).filter(
     (c) => Number.isFinite(c.metrics[names.quality]) && Number.isFinite(c.metrics[names.latency]),
@@ -58,40 +53,7 @@ export function analyzeStudy(
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
-  // the chart copies every trial's configuration and metrics: built only when someone asks for it
-  let chart: Record<string, unknown> | undefined
-  return {
-    front,
-    profiles,
-    lines,
-    get chart() {
-      return (chart ??= frontChartSpec(front, {qualityLabel, lower: lowerBudgetPoints(trials, names)}))
-    },
-  }
-}
-
-function lowerBudgetPoints(trials: readonly AnalyzedTrial[], names: MetricNames) {
-  const top = Math.max(-Infinity, ...trials.filter((t) => t.status === 'ok').map((t) => t.budget))
-  return trials
-    .filter(
-      (t) =>
-        t.status === 'ok' &&
-        t.metrics &&
-        t.budget < top &&
-        Number.isFinite(t.metrics[names.quality]) &&
-        Number.isFinite(t.metrics[names.latency]),
-    )
-    .map((t) => {
-      const m = splitTimingMetrics(t.metrics as Record<string, number>).deterministic
-      return {
-        trialId: t.id,
-        quality: m[names.quality],
-        latencyMs: m[names.latency],
-        config: t.config,
-        metrics: m,
-        budget: t.budget,
-      }
-    })
+  return {front, profiles, lines}
 }
 
 /** One scored trial of a retrieval study as the report charts it: which set it falls in, its quality and P99. */

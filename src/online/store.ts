@@ -62,7 +62,7 @@ import {
 } from './tenant.js'
 
 /** Re-exported for callers that check lock owners (tests). */
-export {processStartTime} from '../util/lock.js'
+export {processStartTime} from '../util/proc.js'
 
 /** Events between snapshots: bounds replay after a crash to this many lines. */
 const SNAPSHOT_EVERY_EVENTS = 200

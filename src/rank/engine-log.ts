@@ -6,7 +6,7 @@ import type {Config} from '../space/types.js'
 import {InputError} from '../util/errors.js'
 import {Rng} from '../util/rng.js'
 import {layoutNames, rerankerInputs, type QueryFeatureKind} from './query-features.js'
-import type {SplitName} from './report.js'
+import type {SplitName} from './splits.js'
 
 /**
  * Feature logs from the retrieval engine (`kt rerank log`): for every scored question of a memory
@@ -106,39 +106,21 @@ function splitForLog(
       testConversations.join(','),
     )
   }
+  const withValid = (test: EvalQuery[], rest: EvalQuery[], unit: 'conversation' | 'query') => {
+    const validCount = Math.max(1, Math.round(VALID_QUERY_SHARE * rest.length))
+    const of = (qs: EvalQuery[]): LogSplit => ({queries: qs, conversations: convsOf(qs)})
+    return {unit, splits: {train: of(rest.slice(validCount)), valid: of(rest.slice(0, validCount)), test: of(test)}}
+  }
   if (conversations.length >= 2) {
     const shuffled = rng.shuffle([...conversations])
     const testCount = Math.max(1, Math.round(TEST_CONVERSATION_SHARE * conversations.length))
     const testConvs = new Set(testConversations ?? shuffled.slice(0, testCount))
     const test = queries.filter((q) => testConvs.has(q.conversation))
-    const rest = rng.shuffle(queries.filter((q) => !testConvs.has(q.conversation)))
-    const validCount = Math.max(1, Math.round(VALID_QUERY_SHARE * rest.length))
-    const valid = rest.slice(0, validCount)
-    const train = rest.slice(validCount)
-    return {
-      unit: 'conversation',
-      splits: {
-        train: {queries: train, conversations: convsOf(train)},
-        valid: {queries: valid, conversations: convsOf(valid)},
-        test: {queries: test, conversations: convsOf(test)},
-      },
-    }
+    return withValid(test, rng.shuffle(queries.filter((q) => !testConvs.has(q.conversation))), 'conversation')
   }
   const shuffled = rng.shuffle([...queries])
   const testCount = Math.max(1, Math.round(TEST_CONVERSATION_SHARE * shuffled.length))
-  const test = shuffled.slice(0, testCount)
-  const rest = shuffled.slice(testCount)
-  const validCount = Math.max(1, Math.round(VALID_QUERY_SHARE * rest.length))
-  const valid = rest.slice(0, validCount)
-  const train = rest.slice(validCount)
-  return {
-    unit: 'query',
-    splits: {
-      train: {queries: train, conversations: convsOf(train)},
-      valid: {queries: valid, conversations: convsOf(valid)},
-      test: {queries: test, conversations: convsOf(test)},
-    },
-  }
+  return withValid(shuffled.slice(0, testCount), shuffled.slice(testCount), 'query')
 }
 
 export interface LogSummary {

@@ -15,49 +15,29 @@ import type {RegressionTree} from './tree.js'
 export const MODEL_FORMAT = 'kt-lambdamart'
 export const MODEL_VERSION = 1
 
-export interface SavedModel {
-  format: typeof MODEL_FORMAT
-  version: typeof MODEL_VERSION
-  feature_names: string[]
-  /**
-   * The engine's candidates per query of the feature log the model was trained on (`kt rerank log
-   * --pool`), when the log records it. Query-level columns (`@qmax`, `@qrank`) are computed over
-   * this pool, so `kt eval --reranker` serves such a model with exactly this pool.
-   */
-  pool?: number
-  params: Partial<LambdaMartParams> & Record<string, unknown>
-  /** Boosting started from weight x this feature (LambdaMartModel.base), when it did. */
-  base?: {feature: string; weight: number}
-  /** NDCG per split ("train", "valid", "test") at training time. */
-  metrics: Record<string, NdcgReport>
-  /** The data files the model was trained and measured on, by split (train, valid, test). */
-  data: Record<string, string>
-  /**
-   * sha256 of each of those files' bytes, same keys (src/rank/provenance.ts): the deploy gate
-   * refuses to judge the model on data with the content of its train or valid file. Absent in
-   * models saved before it was recorded.
-   */
-  data_sha256?: Record<string, string>
-  trees: {
-    split_feature: number[]
-    threshold: number[]
-    left: number[]
-    right: number[]
-    gain: number[]
-    leaf_value: number[]
-  }[]
-}
-
 const finite = z.number().finite()
 const savedModelSchema = z.object({
   format: z.literal(MODEL_FORMAT),
   version: z.literal(MODEL_VERSION),
   feature_names: z.array(z.string()).min(1),
+  /**
+   * The engine's candidates per query of the feature log the model was trained on (`kt rerank log
+   * --pool`), when the log records it. Query-level columns (`@qmax`, `@qrank`) are computed over
+   * this pool, so `kt eval --reranker` serves such a model with exactly this pool.
+   */
   pool: z.number().int().positive().optional(),
   params: z.record(z.unknown()),
+  /** Boosting started from weight x this feature (LambdaMartModel.base), when it did. */
   base: z.object({feature: z.string(), weight: finite}).strict().optional(),
+  /** NDCG per split ("train", "valid", "test") at training time. */
   metrics: z.record(z.record(finite)),
+  /** The data files the model was trained and measured on, by split (train, valid, test). */
   data: z.record(z.string()),
+  /**
+   * sha256 of each of those files' bytes, same keys (src/rank/provenance.ts): the deploy gate
+   * refuses to judge the model on data with the content of its train or valid file. Absent in
+   * models saved before it was recorded.
+   */
   data_sha256: z.record(z.string().regex(/^[0-9a-f]{64}$/, '64 hex digits')).optional(),
   trees: z.array(
     z.object({
@@ -70,6 +50,7 @@ const savedModelSchema = z.object({
     }),
   ),
 })
+export type SavedModel = z.infer<typeof savedModelSchema>
 
 /** The JSON form of a trained model with its metrics. */
 export function toSavedModel(
@@ -148,7 +129,7 @@ function checkSavedModel(value: unknown, where: string): SavedModel {
       `a ${MODEL_FORMAT} v${MODEL_VERSION} model (${issue.message})`,
     )
   }
-  const saved = parsed.data as SavedModel
+  const saved = parsed.data
   if (saved.base && !saved.feature_names.includes(saved.base.feature))
     throw new InputError(
       `${where} field base.feature`,

@@ -1,11 +1,10 @@
+import {discount, gain} from '../stats/ranking.js'
 import {InputError} from '../util/errors.js'
 import {MAX_LABEL, numQueries, type LtrDataset} from './dataset.js'
 
 /**
- * NDCG for the reranker, written for repeated evaluation over flat score arrays.
- *
- * - Gain 2^rel - 1 and discount 1 / log2(position + 1) with positions from 1 (Järvelin & Kekäläinen
- *   2002; Burges 2010 "From RankNet to LambdaRank to LambdaMART: An Overview", section 3).
+ * NDCG for the reranker, written for repeated evaluation over flat score arrays: the gain 2^rel - 1
+ * and discount of stats/ranking.ts (Burges 2010, "From RankNet to LambdaRank to LambdaMART", s. 3).
  * - Ties in score are broken pessimistically (lower label first, then file order): a scorer gets no
  *   credit for an order it does not express, so a constant feature scores like the worst order.
  * - CONVENTION for queries with no relevant document (ideal DCG = 0): they are SKIPPED, i.e. left
@@ -22,21 +21,20 @@ export const PRIMARY_CUTOFF = 10
 
 export type NdcgReport = Record<`ndcg@${number}`, number>
 
-/** Graded gain 2^rel - 1 (Burges 2010, section 3). */
+/** Graded gain 2^rel - 1 (stats/ranking.ts, 'exp2'), tabulated for labels 0..MAX_LABEL. */
 export function labelGain(label: number): number {
-  return label <= MAX_LABEL ? GAINS[label] : Math.pow(2, label) - 1
+  return label <= MAX_LABEL ? GAINS[label] : gain(label, 'exp2')
 }
 
-/** Discount of 0-based rank position p: 1 / log2(p + 2). */
+/** Discount of 0-based rank position p (stats/ranking.ts), tabulated for the first positions. */
 export function positionDiscount(position: number): number {
-  return position < DISCOUNTS.length ? DISCOUNTS[position] : 1 / Math.log2(position + 2)
+  return position < DISCOUNTS.length ? DISCOUNTS[position] : discount(position)
 }
 
-/** Gains of the labels 0..MAX_LABEL, tabulated: evaluation runs thousands of times in tuning. */
-const GAINS = Float64Array.from({length: MAX_LABEL + 1}, (_, label) => Math.pow(2, label) - 1)
-/** Discounts of the first positions, tabulated for the same reason (covers every reported cut-off). */
+/** Tabulated because evaluation runs thousands of times in tuning; the table covers every reported cut-off. */
+const GAINS = Float64Array.from({length: MAX_LABEL + 1}, (_, label) => gain(label, 'exp2'))
 const TABULATED_POSITIONS = 1024
-const DISCOUNTS = Float64Array.from({length: TABULATED_POSITIONS}, (_, p) => 1 / Math.log2(p + 2))
+const DISCOUNTS = Float64Array.from({length: TABULATED_POSITIONS}, (_, p) => discount(p))
 
 /** DCG@k of the labels of documents begin..end-1 when sorted by label, best first. */
 export function idealDcg(labels: ArrayLike<number>, begin: number, end: number, k: number): number {
@@ -147,29 +145,13 @@ export class NdcgEvaluator {
 
   /** Mean NDCG at each cut-off (same order as `cutoffs`), skipping queries with ideal DCG 0. */
   meanAll(scores: Float64Array): number[] {
-    const {labels, queryOffsets} = this.data
-    const {cutoffs} = this
-    const sums = cutoffs.map(() => 0)
+    const sums = new Float64Array(this.cutoffs.length)
     let counted = 0
-    for (let q = 0; q < numQueries(this.data); q++) {
-      if (!(this.ideal[0][q] > 0)) continue
+    this.eachJudged(scores, (ndcg) => {
       counted++
-      const m = topKForEvaluation(
-        scores,
-        labels,
-        queryOffsets[q],
-        queryOffsets[q + 1],
-        cutoffs[cutoffs.length - 1],
-        this.order,
-      )
-      let dcg = 0
-      let p = 0
-      for (let c = 0; c < cutoffs.length; c++) {
-        for (; p < Math.min(cutoffs[c], m); p++) dcg += labelGain(labels[this.order[p]]) * positionDiscount(p)
-        sums[c] += dcg / this.ideal[c][q]
-      }
-    }
-    return sums.map((s) => (counted === 0 ? Number.NaN : s / counted))
+      for (let c = 0; c < ndcg.length; c++) sums[c] += ndcg[c]
+    })
+    return Array.from(sums, (s) => (counted === 0 ? Number.NaN : s / counted))
   }
 
   /**
@@ -179,16 +161,27 @@ export class NdcgEvaluator {
   perQuery(scores: Float64Array, k: number): Float64Array {
     const c = this.cutoffs.indexOf(k)
     if (c < 0) throw new RangeError(`perQuery: cut-off ${k} is not one of ${this.cutoffs.join(', ')}`)
-    const {labels, queryOffsets} = this.data
     const out: number[] = []
+    this.eachJudged(scores, (ndcg) => out.push(ndcg[c]))
+    return Float64Array.from(out)
+  }
+
+  /** Calls `visit` with the NDCG at every cut-off of each judged query, in query order (one buffer, reused). */
+  private eachJudged(scores: Float64Array, visit: (ndcg: Float64Array) => void): void {
+    const {labels, queryOffsets} = this.data
+    const {cutoffs, order} = this
+    const ndcg = new Float64Array(cutoffs.length)
     for (let q = 0; q < numQueries(this.data); q++) {
       if (!(this.ideal[0][q] > 0)) continue
-      const m = topKForEvaluation(scores, labels, queryOffsets[q], queryOffsets[q + 1], k, this.order)
+      const m = topKForEvaluation(scores, labels, queryOffsets[q], queryOffsets[q + 1], cutoffs.at(-1)!, order)
       let dcg = 0
-      for (let p = 0; p < Math.min(k, m); p++) dcg += labelGain(labels[this.order[p]]) * positionDiscount(p)
-      out.push(dcg / this.ideal[c][q])
+      let p = 0
+      for (let c = 0; c < cutoffs.length; c++) {
+        for (; p < Math.min(cutoffs[c], m); p++) dcg += labelGain(labels[order[p]]) * positionDiscount(p)
+        ndcg[c] = dcg / this.ideal[c][q]
+      }
+      visit(ndcg)
     }
-    return Float64Array.from(out)
   }
 
   /** Mean NDCG at the smallest cut-off (construct with one cut-off for a single number). */

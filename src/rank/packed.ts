@@ -99,31 +99,12 @@ export class PackedEnsemble {
     return {end: next, depth}
   }
 
-  /** Score of the candidate whose features start at rows[offset]. */
+  /** Score of the candidate whose features start at rows[offset] (scoreAll's odd last one; tests). */
   score(rows: Float64Array, offset: number): number {
     const {feature, threshold, left, value, roots, depth} = this
-    const trees = roots.length
     // The base term first, as the trainer starts its scores from it (bit-identical sums).
     let sum = this.baseFeature >= 0 ? this.baseWeight * rows[offset + this.baseFeature] : 0
-    let t = 0
-    for (; t + LANES <= trees; t += LANES) {
-      let a = roots[t]
-      let b = roots[t + 1]
-      let c = roots[t + 2]
-      let e = roots[t + 3]
-      const steps = Math.max(depth[t], depth[t + 1], depth[t + 2], depth[t + 3])
-      for (let s = 0; s < steps; s++) {
-        a = left[a] + +!(rows[offset + feature[a]] <= threshold[a])
-        b = left[b] + +!(rows[offset + feature[b]] <= threshold[b])
-        c = left[c] + +!(rows[offset + feature[c]] <= threshold[c])
-        e = left[e] + +!(rows[offset + feature[e]] <= threshold[e])
-      }
-      sum += value[a]
-      sum += value[b]
-      sum += value[c]
-      sum += value[e]
-    }
-    for (; t < trees; t++) {
+    for (let t = 0; t < roots.length; t++) {
       let a = roots[t]
       for (let s = 0; s < depth[t]; s++) a = left[a] + +!(rows[offset + feature[a]] <= threshold[a])
       sum += value[a]
@@ -134,7 +115,7 @@ export class PackedEnsemble {
   /**
    * Scores `count` row-major candidates into `out` (no allocation). Candidates go in pairs, each
    * pair walking the same four trees in lock-step: eight independent chains of loads in flight
-   * (about 20% less CPU per candidate than one candidate at a time, measured with `kt bench rerank`).
+   * (less CPU per candidate than one at a time: `kt bench rerank`).
    * Each candidate's tree outputs are still added in tree order, so scores equal score()'s.
    */
   scoreAll(rows: Float64Array, count: number, out: Float64Array): Float64Array {

@@ -56,8 +56,7 @@ interface ParsedLine {
 /** Parses LETOR text (form 1); every data line must carry `qid:`. */
 export function parseLetor(text: string, path: string): LtrDataset {
   const builder = new DatasetBuilder()
-  const firstLineOfQuery = new Map<string, number>()
-  let current: string | undefined
+  const enter = queryEntry(builder)
   forEachDataLine(text, (line, lineNo) => {
     const parsed = parseLine(line, `${path}:${lineNo}`)
     if (parsed.qid === undefined) {
@@ -67,22 +66,32 @@ export function parseLetor(text: string, path: string): LtrDataset {
         describeValue(line.slice(0, 40)),
       )
     }
-    if (parsed.qid !== current) {
-      const seen = firstLineOfQuery.get(parsed.qid)
-      if (seen !== undefined) {
-        throw new InputError(
-          `${path}:${lineNo}`,
-          `the lines of query ${parsed.qid} to be contiguous (it started at line ${seen})`,
-          'it again after another query',
-        )
-      }
-      firstLineOfQuery.set(parsed.qid, lineNo)
-      builder.beginQuery(parsed.qid)
-      current = parsed.qid
-    }
+    enter(parsed.qid, lineNo, `${path}:${lineNo}`)
     builder.addRow(parsed.label, parsed.row)
   })
   return builder.build(path)
+}
+
+/**
+ * Starts a new query in `builder` when a line's qid differs from the previous line's; the lines of
+ * a query must be contiguous (a qid seen before is an InputError naming both lines).
+ */
+function queryEntry(builder: DatasetBuilder): (qid: string, lineNo: number, where: string) => void {
+  const firstLineOfQuery = new Map<string, number>()
+  let current: string | undefined
+  return (qid, lineNo, where) => {
+    if (qid === current) return
+    const seen = firstLineOfQuery.get(qid)
+    if (seen !== undefined)
+      throw new InputError(
+        where,
+        `the lines of query ${qid} to be contiguous (it started at line ${seen})`,
+        'it again after another query',
+      )
+    firstLineOfQuery.set(qid, lineNo)
+    builder.beginQuery(qid)
+    current = qid
+  }
 }
 
 /** Parses libsvm text whose query groups come from a sidecar file of group sizes (form 2). */
@@ -132,11 +141,10 @@ function parseGroupSizes(text: string, path: string): number[] {
 /** Parses a kt feature log (form 3). */
 export function parseFeatureLog(text: string, path: string): LtrDataset {
   const builder = new DatasetBuilder()
-  const firstLineOfQuery = new Map<string, number>()
+  const enter = queryEntry(builder)
   let names: string[] | undefined
   let hasEngineScore: boolean | undefined
   let pool: number | null | undefined
-  let current: string | undefined
   forEachDataLine(text, (line, lineNo) => {
     const where = `${path}:${lineNo}`
     const record = parseJsonText(path, line, {firstLine: lineNo, expected: 'one JSON object per line'})
@@ -193,19 +201,7 @@ export function parseFeatureLog(text: string, path: string): LtrDataset {
       )
     }
     pool = checkLoggedPool(rawPool, pool, `${where} field pool`)
-    if (qid !== current) {
-      const seen = firstLineOfQuery.get(qid)
-      if (seen !== undefined) {
-        throw new InputError(
-          where,
-          `the lines of query ${qid} to be contiguous (it started at line ${seen})`,
-          'it again after another query',
-        )
-      }
-      firstLineOfQuery.set(qid, lineNo)
-      builder.beginQuery(qid)
-      current = qid
-    }
+    enter(qid, lineNo, where)
     builder.addRow(label, row, engineScore as number | undefined)
   })
   const data = builder.build(path, names ?? [])

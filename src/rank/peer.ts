@@ -12,11 +12,8 @@ import type {LambdaMartParams} from './lambdamart.js'
  * NDCG and the paired interval itself, so both rankers are measured by one piece of code.
  *
  * Threads matter to XGBoost's results, not only its speed: its gradient sums depend on how the rows
- * are split among threads, so on MQ2008 fold 1 one thread gives NDCG@10 0.7955 (all queries) /
- * 0.6962 (judged) and two threads 0.7997 / 0.7024. Each thread count is deterministic (two runs give
- * the same scores bit for bit). Quality is compared with the run the issue quotes (0.799 / 0.702):
- * XGBoost's default here, nthread unset = every core of this 2-core machine, pinned to
- * PEER_QUALITY_THREADS so the figures do not change with the machine's core count.
+ * are split among threads (each thread count is deterministic; figures in src/rank/README.md), so
+ * the scores compared come from PEER_QUALITY_THREADS, the run the issue quotes.
  */
 
 /** Debian's interpreter, which has python3-xgboost (a pyenv python3 on PATH may not). */
@@ -27,15 +24,12 @@ const XGBOOST_PEER_SCRIPT = join(packageRoot, 'src', 'rank', 'peers', 'xgboost_r
  * the issue's reference (0.799 / 0.702, ../shared/ltr/README.md) was measured.
  */
 export const PEER_QUALITY_THREADS = 2
-/** Training time of kt's LambdaMART at most this multiple of XGBoost's with the same settings (the issue's target). */
-export const TARGET_TRAIN_TIME_RATIO = 2
 /** Threads of the CPU-fair timing run: kt's trainer is single-threaded. */
 export const PEER_TIMING_THREADS = 1
 /**
  * OpenMP's wait policy for the peer, unless OMP_WAIT_POLICY is set: idle threads sleep instead of
- * spinning. The scores are the same bit for bit (test/rank/peer.test.ts); the time is not: on this
- * shared 2-core machine at load 12-24, GOMP's default spin-wait made the 2-thread MQ2008 training
- * (0.75 s of work) take 20-107 s of wall time, passive 2.2 s.
+ * spinning, which on a loaded shared machine multiplied the wall time (docs/measurements.md); the
+ * scores are the same bit for bit (test/rank/peer.test.ts).
  */
 export const PEER_OMP_WAIT_POLICY = 'passive'
 /** A peer run longer than this is killed (the MQ2008 fold trains in about a second). */

@@ -2,7 +2,10 @@ import {createHash} from 'node:crypto'
 import {existsSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {numFeatures, numQueries, type LtrDataset} from './dataset.js'
-import type {SavedModel} from './model.js'
+import {snakeKeys} from '../util/json-keys.js'
+import type {LambdaMartModel} from './lambdamart.js'
+import {toSavedModel, writeModel, type SavedModel} from './model.js'
+import type {NdcgReport} from './ndcg.js'
 import {readLtrFile} from './parse.js'
 
 /**
@@ -27,11 +30,24 @@ export function fileSha256(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex')
 }
 
-/** The `data_sha256` record of the data files a model was trained and measured on. */
-export function dataSha256(files: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [split, path] of Object.entries(files)) if (path !== undefined) out[split] = fileSha256(path)
-  return out
+/**
+ * Saves a trained model with its settings (snake_case keys), metrics, the data files it was trained,
+ * selected and measured on, and their sha256 (`data_sha256`: the deploy gate refuses to judge it on them).
+ */
+export function saveTrainedModel(
+  path: string,
+  model: LambdaMartModel,
+  params: object,
+  metrics: Record<string, NdcgReport>,
+  files: Readonly<Record<string, string | undefined>>,
+  pool: number | undefined,
+): void {
+  const data = Object.fromEntries(Object.entries(files).filter(([, file]) => file !== undefined)) as Record<
+    string,
+    string
+  >
+  const hashes = Object.fromEntries(Object.entries(data).map(([split, file]) => [split, fileSha256(file)]))
+  writeModel(path, toSavedModel(model, snakeKeys(params) as Record<string, unknown>, metrics, data, pool, hashes))
 }
 
 /** How a gate file was found to be data the model saw. */

@@ -1,7 +1,7 @@
 import type {CandidateRow} from '../engine/retrieval/features.js'
 import {CANDIDATE_FEATURES} from '../engine/retrieval/space.js'
 import {InputError} from '../util/errors.js'
-import {ENGINE_SCORE_FEATURE, formatNameList} from './report.js'
+import {ENGINE_SCORE_FEATURE, formatNameList} from './splits.js'
 
 /**
  * The reranker's input columns for one query's candidates, computed by ONE function

@@ -1,6 +1,5 @@
 import type {Config, ParamSpace} from '../space/index.js'
-import {meanStatistic, pairedBootstrapDelta} from '../stats/bootstrap.js'
-import {hashString, Rng} from '../util/rng.js'
+import {hashString} from '../util/rng.js'
 import {createOptimizer, type OptimizerName} from '../search/optimizers.js'
 import type {Fidelity} from '../search/types.js'
 import {incumbent} from '../search/incumbent.js'
@@ -9,7 +8,7 @@ import type {LtrDataset} from './dataset.js'
 import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart, type LambdaMartParams} from './lambdamart.js'
 import {NdcgEvaluator, PRIMARY_CUTOFF} from './ndcg.js'
 import {DEFAULT_EARLY_STOP} from './defaults.js'
-import {COMPARISON_MIN_QUERIES, COMPARISON_RESAMPLES} from './report.js'
+import {compareScorers} from './compare.js'
 
 /**
  * `kt rerank tune`: searches LambdaMART's regularisation with kt's own optimiser on validation
@@ -224,24 +223,14 @@ export function tuneLambdaMart(options: TuneOptions): TuneResult {
     const tuned = evaluator.perQuery(scoreDataset(chosen.model, options.test), PRIMARY_CUTOFF)
     const plain = evaluator.perQuery(scoreDataset(defaults.model, options.test), PRIMARY_CUTOFF)
     const mean = (v: Float64Array): number => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length)
-    const r = pairedBootstrapDelta(tuned.length, meanStatistic(plain), meanStatistic(tuned), {
-      rng: new Rng(hashString(`${options.seed}/tune/test`)),
-      resamples: COMPARISON_RESAMPLES,
-    })
-    const interval = tuned.length >= COMPARISON_MIN_QUERIES
+    const c = compareScorers('defaults', tuned, plain, hashString(`${options.seed}/tune/test`))
     return {
       ...result,
       test: {
         tuned: mean(tuned),
         defaults: mean(plain),
         queries: tuned.length,
-        delta: {
-          kind: 'absolute',
-          estimate: r.estimate,
-          low: interval ? r.low : null,
-          high: interval ? r.high : null,
-          confidence: r.confidence,
-        },
+        delta: {kind: c.kind, estimate: c.delta, low: c.low, high: c.high, confidence: c.confidence},
       },
     }
   }

@@ -15,17 +15,6 @@ export function engineCharts(r: RetrievalSearchResult, v: EngineVisualization, a
   return charts.map((c) => ({...c, spec: withChartDefaults({title: c.title, ...c.spec})}))
 }
 
-/**
- * What the study's P99 is, in words, from the study itself: kt's wall time per search, the
- * engine's declared cost model, or (kt's own retrieval engine, which declares none) kt's cost model.
- */
-export function latencyKindLabel(r: Pick<RetrievalSearchResult, 'engine'>): string {
-  if (!r.engine) return "kt's cost model (an estimate)"
-  return r.engine.latency === 'measured'
-    ? "kt's measurement (wall time per search)"
-    : "the engine's declared cost model"
-}
-
 function importanceChart(v: EngineVisualization): ChartSpec | undefined {
   const values = v.importance.flatMap((i) =>
     i.params.map((p) => ({objective: i.objective, parameter: p.param, importance: p.importance})),

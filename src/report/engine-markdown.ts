@@ -6,12 +6,61 @@ import type {EngineComparison, EngineReport} from './types.js'
 /**
  * report.md's sections for a format-2 plan's engine (Report.engine): the summary with the verdict,
  * phase 3 (the ablation table and the minimal profile), phase 4 (the study, as for any retrieval
- * study: `retrievalSection`), phase 5 (overall and per category) and phase 6 (the profiles).
+ * study: `retrievalSection`), phase 5 (overall and per category) and phase 6 (the profiles); a
+ * partial run (kt phase N) has the sections of the phases it ran.
  */
-export function engineSections(e: EngineReport, retrievalSection: (r: EngineReport['search']) => string[]): string[] {
-  const a = e.ablation
-  const v = e.validation
-  const level = confidenceLabel(v.confidence)
+export function engineSections(
+  e: EngineReport,
+  retrievalSection: (r: NonNullable<EngineReport['search']>) => string[],
+): string[] {
+  const {ablation: a, validation: v} = e
+  return [
+    '## Summary',
+    '',
+    `- Engine: ${e.engine.name} (\`${e.engine.ref}\`), tuned on \`${e.data}\` for ${e.metric}; P99 ${e.engine.latency === 'cost_model' ? "from the engine's cost model" : 'measured on the clock'}.`,
+    ...(a ? [`- Ablation: ${a.headline}`] : []),
+    ...(v
+      ? [
+          `- Validation: the tuned profile ${formatDelta(v.tuned.delta)} against ${v.tuned.against}, the minimal profile ${formatDelta(v.minimal.delta)} (${confidenceLabel(v.confidence)} paired bootstrap, ${v.tuned.queries} held-out questions).`,
+          `- Verdict: ${v.verdict === 'pass' ? '**pass**' : '**failed**'}: ${v.rule}.`,
+        ]
+      : []),
+    '',
+    ...(a && e.tuned ? ablationSection(e, a, e.tuned) : []),
+    ...(e.search ? [`## Phase 4: search of ${e.engine.name}`, '', ...retrievalSection(e.search)] : []),
+    ...(v
+      ? [
+          `## Phase 5: validation of ${e.engine.name}`,
+          '',
+          `Held-out conversations: ${v.split}. Rule: ${v.rule}.`,
+          '',
+          `| profile | against | questions | ${e.metric} (reference) | ${e.metric} (profile) | profile - reference, ${confidenceLabel(v.confidence)} CI | better / worse | verdict |`,
+          '|---|---|---:|---:|---:|---|---:|---|',
+          ...[v.tuned, v.minimal].flatMap((c) => comparisonRows(c)),
+          '',
+        ]
+      : []),
+    ...(e.deploy
+      ? [
+          '## Phase 6: profiles',
+          '',
+          ...e.deploy.profiles.map(
+            (p) =>
+              `- [${p.name}](${p.files[2]}) (validation ${p.verdict}; \`kt deploy\` reads it through the same gate as every profile)`,
+          ),
+          '',
+        ]
+      : []),
+  ]
+}
+
+/** Phase 3: each change reverted and alone, the declared groups, and the minimal profile. */
+function ablationSection(
+  e: EngineReport,
+  a: NonNullable<EngineReport['ablation']>,
+  tuned: NonNullable<EngineReport['tuned']>,
+): string[] {
+  const level = confidenceLabel(a.confidence)
   const q = (x: number) => x.toFixed(3)
   const changeRow = (name: string, params: string, reverted: AblationDelta, alone: AblationDelta, kept: string) =>
     `| ${name} | ${params} | ${formatDelta(reverted)} | ${formatDelta(alone)} | ${kept} |`
@@ -28,18 +77,11 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
           .join(', ')
       : scalar(x)
   return [
-    '## Summary',
-    '',
-    `- Engine: ${e.engine.name} (\`${e.engine.ref}\`), tuned on \`${e.data}\` for ${e.metric}; P99 ${e.engine.latency === 'cost_model' ? "from the engine's cost model" : 'measured on the clock'}.`,
-    `- Ablation: ${a.headline}`,
-    `- Validation: the tuned profile ${formatDelta(v.tuned.delta)} against ${v.tuned.against}, the minimal profile ${formatDelta(v.minimal.delta)} (${level} paired bootstrap, ${v.tuned.queries} held-out questions).`,
-    `- Verdict: ${v.verdict === 'pass' ? '**pass**' : '**failed**'}: ${v.rule}.`,
-    '',
     `## Phase 3: ablation of ${e.engine.name}`,
     '',
     a.headline,
     '',
-    `The tuned profile (${e.tuned.profile === undefined ? `trial ${e.tuned.trial}, ${e.metric} ${q(e.tuned.tuning_quality ?? NaN)} on the tuning conversations` : `\`${e.tuned.profile}\`, the plan's ablation.profile`}) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
+    `The tuned profile (${tuned.profile === undefined ? `trial ${tuned.trial}, ${e.metric} ${q(tuned.tuning_quality ?? NaN)} on the tuning conversations` : `\`${tuned.profile}\`, the plan's ablation.profile`}) against the defaults (${q(a.defaults_quality)} held-out) on ${a.queries} held-out questions, ${a.resamples} paired bootstrap resamples at ${level}. "Reverted": the tuned profile with that change set back to its default, minus the tuned profile. "Alone": the defaults with only that change, minus the defaults.`,
     '',
     '| change | default -> tuned | reverted (vs tuned) | alone (vs defaults) | in the minimal profile |',
     '|---|---|---|---|---|',
@@ -57,24 +99,6 @@ export function engineSections(e: EngineReport, retrievalSection: (r: EngineRepo
     ),
     '',
     `Minimal profile (greedy backward elimination, each step tested against the tuned profile, margin ${a.margin}): ${a.minimal.changes.length ? a.minimal.changes.join(', ') : 'no change (the defaults)'}; ${formatDelta(a.minimal.against_tuned)} against the tuned profile, ${formatDelta(a.minimal.against_defaults)} against the defaults. Removed in order: ${a.minimal.steps.map((s) => `${s.removed} (${formatDelta(s.against_tuned)})`).join(', ') || 'none'}.`,
-    '',
-    `## Phase 4: search of ${e.engine.name}`,
-    '',
-    ...retrievalSection(e.search),
-    `## Phase 5: validation of ${e.engine.name}`,
-    '',
-    `Held-out conversations: ${v.split}. Rule: ${v.rule}.`,
-    '',
-    `| profile | against | questions | ${e.metric} (reference) | ${e.metric} (profile) | profile - reference, ${level} CI | better / worse | verdict |`,
-    '|---|---|---:|---:|---:|---|---:|---|',
-    ...[v.tuned, v.minimal].flatMap((c) => comparisonRows(c)),
-    '',
-    '## Phase 6: profiles',
-    '',
-    ...e.deploy.profiles.map(
-      (p) =>
-        `- [${p.name}](${p.files[2]}) (validation ${p.verdict}; \`kt deploy\` reads it through the same gate as every profile)`,
-    ),
     '',
   ]
 }

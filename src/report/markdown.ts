@@ -317,7 +317,7 @@ function retrieval(r: NonNullable<PhaseResults['search']['retrieval']>): string[
     '',
     `${r.optimizer.toUpperCase()} on \`${r.data}\` (fidelity tiers as budgets, ${r.budget} units of the full query set per study; studies ${r.studies.join(', ')}, every trial in \`${r.store}\`). Objectives: ${r.metric} (maximised) and P99 latency (minimised; ${latency}). The engine's default configuration scores ${f(r.default_quality)} and competes as trial "defaults", so nothing it beats on these queries is chosen. ${r.holdout ? `Tuned on part of the data; the front and the profiles are scored on held-out conversations below.` : `These are tuning-set numbers on ${r.data}: check a profile on your own data with \`kt eval --profile\`.`}`,
     '',
-    `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the reference box; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
+    `Pareto front: ${r.front.points.length} trials (${r.front.dominated.length} dominated); hypervolume ${f(r.front.hypervolume)} (${(100 * r.front.hypervolume_share).toFixed(1)}% of the box between the reference and the best values; reference ${r.metric} ${r.front.reference.quality} at ${r.front.reference.p99_ms} ms: ${r.front.reference.rule}).`,
     ...(r.trials ? ['', fidelityNote(r.trials)] : []),
     '',
     '| trial | ' + r.metric + ` | P99 ms (${r.engine?.latency === 'measured' ? 'measured' : 'estimate'}) |`,

@@ -1,8 +1,8 @@
-import type {PhaseResults} from './types.js'
+import type {PhaseResults, RetrievalSearchResult} from './types.js'
 import {withChartDefaults, type VegaLiteSpec} from './render.js'
 import {axisScale, scaleNote} from '../util/axis-scale.js'
 import {sharedConfidenceLabel} from './confidence.js'
-import {latencyKindLabel} from './engine-charts.js'
+import {FRONT_SETS, LATENCY_LABELS, ZOOM, frontChartSpec, latencyKindOf, objectiveTitle} from './front-chart.js'
 
 /**
  * The study's charts (importance phases and the retrieval study). Each is a vega-lite spec whose data values are copied from the
@@ -12,14 +12,6 @@ export interface ChartSpec {
   readonly id: string
   readonly title: string
   readonly spec: VegaLiteSpec
-}
-
-/** Drag to pan, wheel to zoom (interactive renderings; ignored in the SVG and PNG). */
-const ZOOM = {name: 'zoom', select: 'interval', bind: 'scales'}
-
-/** A field name as vega-lite reads it: dots and brackets would otherwise mean nesting. */
-function escapeField(name: string): string {
-  return name.replace(/[.[\]]/g, (c) => `\\${c}`)
 }
 
 const SIGNAL_COLORS = {
@@ -37,7 +29,7 @@ export function studyCharts(r: Partial<PhaseResults>): ChartSpec[] {
 }
 
 /** The retrieval study's front alone, with the chart defaults (for runs without the importance study's charts). */
-export function retrievalFrontChart(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+export function retrievalFrontChart(r: RetrievalSearchResult): ChartSpec {
   const c = retrievalFront(r)
   return {...c, spec: withChartDefaults({title: c.title, ...c.spec})}
 }
@@ -143,40 +135,25 @@ function front(s: PhaseResults['search']): ChartSpec {
   }
 }
 
-/** The retrieval study's front chart, its latency axis labelled as the study measured it. */
-function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): ChartSpec {
+/** The retrieval study's front chart, its latency axis labelled with the latency kind the study really used. */
+export function retrievalFrontSpec(
+  r: Pick<RetrievalSearchResult, 'metric' | 'front' | 'trials' | 'engine'> & {readonly data?: string},
+): VegaLiteSpec {
   const metric = r.metric
   // older reports carry only the full-budget trials' two numbers
   const trials = r.trials ?? [
-    ...r.front.points.map((p) => ({
-      ...p,
-      set: 'Pareto front' as const,
-      budget: null,
-      queries: null,
-      config: {},
-      metrics: {},
-    })),
-    ...r.front.dominated.map((p) => ({
-      ...p,
-      set: 'dominated' as const,
-      budget: null,
-      queries: null,
-      config: {},
-      metrics: {},
-    })),
+    ...r.front.points.map((p) => ({...p, set: FRONT_SETS[0], budget: null, queries: null, config: {}, metrics: {}})),
+    ...r.front.dominated.map((p) => ({...p, set: FRONT_SETS[1], budget: null, queries: null, config: {}, metrics: {}})),
   ]
-  const order = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
-  // the latency the study really used: kt's cost model, an engine's declared cost model, or wall time
-  // the latency the study really used: kt's own cost model, an engine's declared cost model, or wall time
-  const kind = r.engine?.latency === 'measured' ? 'measured' : r.engine ? 'cost model' : 'estimated'
+  const order: Record<string, number> = {'lower budget': 0, dominated: 1, 'Pareto front': 2}
+  const kind = latencyKindOf(r.engine ? {latency: r.engine.latency} : undefined)
   const latencyField = `P99 ms (${kind})`
-  const latencyLabel = r.engine ? latencyKindLabel(r) : 'estimated by the cost model'
-  const latencyNote = r.engine ? `P99: ${latencyKindLabel(r)}.` : "P99: the cost model's estimate."
+  const latencyNote = r.engine ? `P99: ${LATENCY_LABELS[kind]}.` : "P99: the cost model's estimate."
   const values = [...trials]
     .sort((a, b) => order[a.set] - order[b.set] || a.trial - b.trial)
     .map((t) => ({
       trial: t.trial === -1 ? 'defaults' : t.trial,
-      set: t.set === 'lower budget' ? 'lower budget (fewer queries)' : t.set,
+      set: t.set === 'lower budget' ? FRONT_SETS[2] : t.set,
       [metric]: t.quality,
       [latencyField]: t.p99_ms,
       budget: t.budget,
@@ -184,58 +161,30 @@ function retrievalFront(r: NonNullable<PhaseResults['search']['retrieval']>): Ch
       ...t.config,
       ...t.metrics,
     }))
-  const x = axisScale(trials.map((t) => t.p99_ms))
   const lower = trials.filter((t) => t.set === 'lower budget').length
-  const y = {field: escapeField(metric), type: 'quantitative'}
-  return {
-    id: 'retrieval-front',
-    title: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
-    spec: {
-      title: {
-        text: `Retrieval: ${metric} vs P99 latency on ${r.data.split('/').pop()} (hypervolume ${r.front.hypervolume.toFixed(3)})`,
-        subtitle: [
-          `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
-          lower ? `${lower} more at lower budgets (fewer queries), shown faintly. ${latencyNote}` : latencyNote,
-        ],
-      },
-      width: 460,
-      height: 300,
-      data: {values},
-      layer: [
-        {
-          transform: [{filter: "datum.set === 'Pareto front'"}],
-          mark: {type: 'line', interpolate: 'step-after', color: '#4c78a8'},
-          encoding: {
-            x: {
-              field: latencyField,
-              type: 'quantitative',
-              title: `P99 latency, ms (${latencyLabel})${scaleNote(x)}`,
-              scale: x,
-            },
-            y: {...y, title: `${metric} (higher is better)`, scale: {zero: false}},
-          },
-        },
-        {
-          params: [ZOOM],
-          mark: {type: 'point', filled: true, size: 60, tooltip: {content: 'data'}},
-          encoding: {
-            x: {field: latencyField, type: 'quantitative'},
-            y,
-            color: {
-              field: 'set',
-              type: 'nominal',
-              scale: {
-                domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'],
-                range: ['#4c78a8', '#8c8c8c', '#d9d9d9'],
-              },
-              title: null,
-              legend: {labelLimit: 260, orient: 'bottom'},
-            },
-          },
-        },
+  const text = `Retrieval: ${metric} vs P99 latency${r.data ? ` on ${r.data.split('/').pop()}` : ''} (hypervolume ${r.front.hypervolume.toFixed(3)})`
+  return frontChartSpec({
+    title: {
+      text,
+      subtitle: [
+        `${r.front.points.length} trials on the front and ${r.front.dominated.length} dominated, scored on all queries;`,
+        lower ? `${lower} more at lower budgets (fewer queries), shown faintly. ${latencyNote}` : latencyNote,
       ],
     },
-  }
+    x: {
+      field: latencyField,
+      title: `P99 latency, ms (${LATENCY_LABELS[kind]})`,
+      minimize: true,
+      values: trials.map((t) => t.p99_ms),
+    },
+    y: {field: metric, title: objectiveTitle(metric, true)},
+    data: {values},
+  })
+}
+
+function retrievalFront(r: RetrievalSearchResult): ChartSpec {
+  const spec = retrievalFrontSpec(r)
+  return {id: 'retrieval-front', title: (spec.title as {text: string}).text, spec}
 }
 
 function landscape(s: PhaseResults['search']): ChartSpec {
@@ -273,41 +222,38 @@ function ablationBars(a: PhaseResults['ablation']): ChartSpec {
   )
   const order = a.datasets[0].configs.map((c) => c.id)
   const level = sharedConfidenceLabel(a.datasets.flatMap((d) => d.configs.map((c) => c.spearman)))
-  return {
-    id: 'ablation',
-    title: `Ablation: Spearman against the truth with ${level} bootstrap intervals`,
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: a.datasets.length,
-      spec: {
-        width: 200,
-        height: 320,
-        layer: [
-          {
-            mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
-            encoding: {
-              y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
-              x: {
-                field: 'estimate',
-                type: 'quantitative',
-                title: `Spearman correlation with the truth (${level} CI)`,
-                scale: {domain: [-1, 1]},
-              },
+  return perDataset(
+    'ablation',
+    `Ablation: Spearman against the truth with ${level} bootstrap intervals`,
+    values,
+    a.datasets.length,
+    {
+      width: 200,
+      height: 320,
+      layer: [
+        {
+          mark: {type: 'bar', color: '#4c78a8', tooltip: {content: 'data'}},
+          encoding: {
+            y: {field: 'config', type: 'nominal', sort: order, title: null, axis: {labelLimit: 240}},
+            x: {
+              field: 'estimate',
+              type: 'quantitative',
+              title: `Spearman correlation with the truth (${level} CI)`,
+              scale: {domain: [-1, 1]},
             },
           },
-          {
-            mark: {type: 'rule', color: 'black'},
-            encoding: {
-              y: {field: 'config', type: 'nominal', sort: order},
-              x: {field: 'low', type: 'quantitative'},
-              x2: {field: 'high'},
-            },
+        },
+        {
+          mark: {type: 'rule', color: 'black'},
+          encoding: {
+            y: {field: 'config', type: 'nominal', sort: order},
+            x: {field: 'low', type: 'quantitative'},
+            x2: {field: 'high'},
           },
-        ],
-      },
+        },
+      ],
     },
-  }
+  )
 }
 
 function scatter(v: PhaseResults['validation']): ChartSpec {
@@ -317,26 +263,23 @@ function scatter(v: PhaseResults['validation']): ChartSpec {
       {dataset: d.dataset, truth: p.truth, score: p.optimum, weights: 'optimum'},
     ]),
   )
-  return {
-    id: 'scatter',
-    title: 'Calculated importance vs ground truth (held-out data)',
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: Math.max(1, v.datasets.length),
-      spec: {
-        width: 240,
-        height: 240,
-        params: [ZOOM],
-        mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
-          y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
-          color: {field: 'weights', type: 'nominal', title: null},
-        },
-      },
+  return perDataset('scatter', 'Calculated importance vs ground truth (held-out data)', values, v.datasets.length, {
+    width: 240,
+    height: 240,
+    params: [ZOOM],
+    mark: {type: 'point', opacity: 0.7, tooltip: {content: 'data'}},
+    encoding: {
+      x: {field: 'truth', type: 'quantitative', title: 'ground truth', scale: {domain: [0, 1]}},
+      y: {field: 'score', type: 'quantitative', title: 'calculated importance', scale: {domain: [0, 1]}},
+      color: {field: 'weights', type: 'nominal', title: null},
     },
-  }
+  })
+}
+
+/** One panel per dataset (`spec` draws one), side by side. */
+function perDataset(id: string, title: string, values: object[], datasets: number, spec: object): ChartSpec {
+  const facet = {field: 'dataset', type: 'nominal', title: null}
+  return {id, title, spec: {data: {values}, facet, columns: Math.max(1, datasets), spec}}
 }
 
 function levels(v: PhaseResults['validation']): ChartSpec {
@@ -347,24 +290,15 @@ function levels(v: PhaseResults['validation']): ChartSpec {
     ]),
   )
   const order = v.datasets[0]?.levels.order ?? []
-  return {
-    id: 'detail-levels',
-    title: 'Detail levels before (baseline) and after (optimum)',
-    spec: {
-      data: {values},
-      facet: {field: 'dataset', type: 'nominal', title: null},
-      columns: Math.max(1, v.datasets.length),
-      spec: {
-        width: 240,
-        height: 200,
-        mark: {type: 'bar', tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
-          xOffset: {field: 'weights'},
-          y: {field: 'turns', type: 'quantitative', title: 'turns'},
-          color: {field: 'weights', type: 'nominal', title: null},
-        },
-      },
+  return perDataset('detail-levels', 'Detail levels before (baseline) and after (optimum)', values, v.datasets.length, {
+    width: 240,
+    height: 200,
+    mark: {type: 'bar', tooltip: {content: 'data'}},
+    encoding: {
+      x: {field: 'level', type: 'ordinal', sort: order, title: 'detail level (least to most detail)'},
+      xOffset: {field: 'weights'},
+      y: {field: 'turns', type: 'quantitative', title: 'turns'},
+      color: {field: 'weights', type: 'nominal', title: null},
     },
-  }
+  })
 }

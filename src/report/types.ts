@@ -400,7 +400,8 @@ export interface SeedRobustness {
   run_verdict: ValidationResult['verdict']
   per_seed: Array<{
     seed: number
-    optimum: WeightsRecord
+    /** The importance weights, or an engine's tuned numeric parameters. */
+    optimum: Record<string, number>
     objective: number | null
     validation_passed: boolean
     verdict: ValidationResult['verdict']
@@ -479,20 +480,20 @@ export interface EngineReport {
    * The ablated (tuned) profile: the study's best trial on the tuning conversations, or the profile
    * file the plan's ablation.profile names (trial and tuning quality null, `profile` its file).
    */
-  tuned: {
+  tuned?: {
     trial: number | null
     config: Record<string, number | string | boolean>
     tuning_quality: number | null
     profile?: string
   }
-  /** Phase 3. */
-  ablation: EngineAblation
+  /** Phase 3 (each part absent when its phase did not run: kt phase N). */
+  ablation?: EngineAblation
   /** Phase 4. */
-  search: RetrievalSearchResult
+  search?: RetrievalSearchResult
   /** Phase 5. */
-  validation: EngineValidation
+  validation?: EngineValidation
   /** Phase 6: the tuned and the minimal profile, and the engine's own domain profiles. */
-  deploy: {profiles: Array<{name: string; files: string[]; verdict: string}>}
+  deploy?: {profiles: Array<{name: string; files: string[]; verdict: string}>}
 }
 
 export interface Report {

@@ -4,13 +4,7 @@
  * the largest budget are compared (lower budgets score fewer queries). kt's own retrieval study
  * (its metric names and issue-4 domain rules) is analysed in src/eval/retrieval-analysis.ts.
  */
-import {
-  objectiveFront,
-  objectiveFrontChartSpec,
-  objectiveFrontLines,
-  type FrontObjective,
-  type ObjectiveFrontReport,
-} from './front.js'
+import {objectiveFront, objectiveFrontLines, type FrontObjective, type ObjectiveFrontReport} from './front.js'
 import {chooseProfile, type Candidate, type ProfileChoice, type ProfileRule} from './profiles.js'
 import {splitTimingMetrics} from './types.js'
 
@@ -79,7 +73,6 @@ export interface ObjectiveStudyAnalysis {
   /** The Pareto front over the objectives (null with a single objective). */
   readonly front: ObjectiveFrontReport | null
   readonly profiles: ProfileChoice[]
-  readonly chart: Record<string, unknown> | null
   readonly lines: string[]
 }
 
@@ -112,5 +105,5 @@ export function analyzeObjectiveStudy(
     lines.push(`profile ${p.profile} (${p.description}): ${p.trialId === null ? 'none' : `trial #${p.trialId}`}`)
     for (const r of p.rationale) lines.push(`  - ${r}`)
   }
-  return {front, profiles, chart: front ? objectiveFrontChartSpec(front) : null, lines}
+  return {front, profiles, lines}
 }

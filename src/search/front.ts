@@ -1,11 +1,10 @@
 /**
  * Bi-objective results: quality (maximised) against P99 latency (minimised). The Pareto front,
  * its hypervolume against a stated reference point (Zitzler & Thiele 1998; src/stats/pareto.ts),
- * the dominated trials with the front trials that dominate them, and a chart of the front.
+ * and the dominated trials with the front trials that dominate them (charted by src/report/front-chart.ts).
  */
 import type {Config} from '../space/index.js'
 import {dominates, hypervolume2d, paretoFront, type Sense} from '../stats/pareto.js'
-import {axisScale, scaleNote} from '../util/axis-scale.js'
 
 export interface FrontPoint {
   readonly trialId: number
@@ -27,40 +26,30 @@ export interface FrontReport {
   readonly front: FrontPoint[]
   /** Every other trial with (up to three) front trials that dominate it. */
   readonly dominated: Array<FrontPoint & {readonly dominatedBy: number[]}>
-  /** Area dominated by the front within the reference box (quality units x ms). */
+  /** Area dominated by the front up to the reference point (quality units x ms). */
   readonly hypervolume: number
-  /** Hypervolume over the reference box's area (quality 1 at 0 ms would give 1). */
+  /** Hypervolume over the box between the reference and the best values (hypervolumeOf). */
   readonly hypervolumeShare: number
 }
 
-/** Default reference: quality 0 and 1.1 x the slowest trial's P99, rounded up to two significant digits. */
-const REFERENCE_LATENCY_FACTOR = 1.1
-/** Quality metrics in kt (recall, NDCG, accuracy) live in [0, 1]: 0 is the worst. */
-const REFERENCE_QUALITY = 0
 /** Front trials listed as dominating a dominated trial. */
 const MAX_DOMINATORS_LISTED = 3
 
 const SENSES: readonly [Sense, Sense] = ['max', 'min']
 
-/** Rounds up to two significant digits (63.4 -> 64, 0.1234 -> 0.13). */
-export function roundUpTwoDigits(x: number): number {
-  if (!(x > 0)) return x
-  const scale = Math.pow(10, Math.floor(Math.log10(x)) - 1)
-  // toPrecision drops the binary noise of the product (0.059000000000000004 -> 0.059)
-  return Number((Math.ceil(x / scale - 1e-9) * scale).toPrecision(2))
+/** The quality/P99 objectives of a retrieval front; a stated reference replaces objectiveReference's rule. */
+function qualityLatency(stated: Partial<ReferencePoint>): [FrontObjective, FrontObjective] {
+  return [
+    {metric: 'quality', direction: 'maximize', ...(stated.quality === undefined ? {} : {reference: stated.quality})},
+    {metric: 'p99_ms', direction: 'minimize', ...(stated.latencyMs === undefined ? {} : {reference: stated.latencyMs})},
+  ]
 }
 
-export function defaultReference(points: readonly FrontPoint[]): ReferencePoint & {rule: string} {
-  const slowest = Math.max(0, ...points.map((p) => p.latencyMs))
-  return {
-    quality: REFERENCE_QUALITY,
-    latencyMs: roundUpTwoDigits(REFERENCE_LATENCY_FACTOR * slowest) || 1,
-    rule: `quality ${REFERENCE_QUALITY}, latency ${REFERENCE_LATENCY_FACTOR} x the slowest trial's P99 (${slowest.toFixed(2)} ms) rounded up to two significant digits`,
-  }
-}
-
-export function frontReport(points: readonly FrontPoint[], reference?: ReferencePoint): FrontReport {
-  const ref = reference ? {...reference, rule: 'stated by the caller'} : defaultReference(points)
+/**
+ * The quality/P99 front of a retrieval study (kt's engine or an engine file's service): the one
+ * hypervolume rule of every front (hypervolumeOf), `stated` overriding a reference value.
+ */
+export function frontReport(points: readonly FrontPoint[], stated: Partial<ReferencePoint> = {}): FrontReport {
   const objectives = [
     {value: (p: FrontPoint) => p.quality, sense: 'max' as const},
     {value: (p: FrontPoint) => p.latencyMs, sense: 'min' as const},
@@ -79,9 +68,14 @@ export function frontReport(points: readonly FrontPoint[], reference?: Reference
         .slice(0, MAX_DOMINATORS_LISTED)
         .map((f) => f.trialId),
     }))
-  const hypervolume = hypervolume2d(front.map(vector), [ref.quality, ref.latencyMs], SENSES)
-  const box = (1 - ref.quality) * ref.latencyMs
-  return {reference: ref, front, dominated, hypervolume, hypervolumeShare: box > 0 ? hypervolume / box : 0}
+  const hv = hypervolumeOf(qualityLatency(stated), points.map(vector), front.map(vector))
+  return {
+    reference: {quality: hv.reference[0], latencyMs: hv.reference[1], rule: hv.rules.join('; ')},
+    front,
+    dominated,
+    hypervolume: hv.hypervolume,
+    hypervolumeShare: hv.share ?? 0,
+  }
 }
 
 /** Text lines: the front, the hypervolume and a count of dominated trials. */
@@ -90,91 +84,9 @@ export function frontLines(report: FrontReport, qualityLabel = 'quality'): strin
   for (const p of report.front)
     lines.push(`  #${p.trialId}: ${qualityLabel} ${p.quality.toFixed(4)}, p99 ${p.latencyMs.toFixed(2)} ms`)
   lines.push(
-    `hypervolume ${report.hypervolume.toFixed(4)} (${(100 * report.hypervolumeShare).toFixed(1)}% of the reference box; reference ${report.reference.rule})`,
+    `hypervolume ${report.hypervolume.toFixed(4)} (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values; reference ${report.reference.rule})`,
   )
   return lines
-}
-
-/** A trial at a lower budget than the front's (fewer queries): drawn faintly, never on the front. */
-export interface LowerBudgetPoint extends FrontPoint {
-  readonly budget: number
-}
-
-/**
- * Vega-lite scatter of every trial: the front (step line and points), the dominated trials and,
- * faint, the trials at lower budgets, so a reviewer sees every configuration tried and why only a
- * few reached the front. The quality axis names its metric; the latency axis says it is the cost
- * model's estimate and goes logarithmic by the rule of src/util/axis-scale.ts. Hover: the trial's
- * configuration and every metric; drag and wheel: pan and zoom.
- */
-export function frontChartSpec(
-  report: FrontReport,
-  options: {qualityLabel?: string; latencyKind?: 'estimated' | 'measured'; lower?: readonly LowerBudgetPoint[]} = {},
-): Record<string, unknown> {
-  const qualityLabel = options.qualityLabel ?? 'quality'
-  const kind = options.latencyKind ?? 'estimated'
-  const datum = (p: FrontPoint, set: string, budget?: number) => ({
-    trial: p.trialId,
-    set,
-    [qualityLabel]: p.quality,
-    'P99 ms': p.latencyMs,
-    ...(budget === undefined ? {} : {budget}),
-    ...p.config,
-    ...(p.metrics ?? {}),
-  })
-  const values = [
-    ...(options.lower ?? []).map((p) => datum(p, 'lower budget (fewer queries)', p.budget)),
-    ...report.dominated.map((p) => datum(p, 'dominated')),
-    ...report.front.map((p) => datum(p, 'Pareto front')),
-  ]
-  const x = axisScale(values.map((v) => v['P99 ms'] as number))
-  const field = (name: string) => name.replace(/[.[\]]/g, (c) => `\\${c}`)
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: {
-      text: `${qualityLabel} vs P99 latency: ${report.front.length} ${report.front.length === 1 ? 'trial' : 'trials'} on the front, ${report.dominated.length} dominated${options.lower?.length ? `, ${options.lower.length} at lower budgets` : ''}`,
-      subtitle: [
-        `P99 latency ${kind === 'estimated' ? "estimated by the engine's cost model (deterministic)" : 'measured'}; lower budgets score fewer queries.`,
-        `Hypervolume ${report.hypervolume.toFixed(3)} against ${qualityLabel} ${report.reference.quality} at ${report.reference.latencyMs} ms.`,
-      ],
-    },
-    width: 460,
-    height: 300,
-    data: {values},
-    layer: [
-      {
-        transform: [{filter: "datum.set === 'Pareto front'"}],
-        mark: {type: 'line', interpolate: 'step-after', color: '#1f77b4'},
-        encoding: {
-          x: {field: 'P99 ms', type: 'quantitative', title: `P99 latency, ms (${kind})${scaleNote(x)}`, scale: x},
-          y: {
-            field: field(qualityLabel),
-            type: 'quantitative',
-            title: `${qualityLabel} (higher is better)`,
-            scale: {zero: false},
-          },
-        },
-      },
-      {
-        params: [{name: 'zoom', select: 'interval', bind: 'scales'}],
-        mark: {type: 'point', filled: true, size: 50, tooltip: {content: 'data'}},
-        encoding: {
-          x: {field: 'P99 ms', type: 'quantitative'},
-          y: {field: field(qualityLabel), type: 'quantitative'},
-          color: {
-            field: 'set',
-            type: 'nominal',
-            scale: {
-              domain: ['Pareto front', 'dominated', 'lower budget (fewer queries)'],
-              range: ['#1f77b4', '#8c8c8c', '#d9d9d9'],
-            },
-            title: null,
-            legend: {labelLimit: 260, orient: 'bottom'},
-          },
-        },
-      },
-    ],
-  }
 }
 
 /** An objective of a study's front: a metric and whether more is better. */
@@ -188,8 +100,7 @@ export interface FrontObjective {
 /**
  * Default reference of a metric: the worst value any compared trial reached, pushed out by this
  * share of the observed range (by this share of its magnitude, or by ZERO_SPREAD_MARGIN when all
- * trials reached 0), so the extreme front points still add area; the same idea as kt's retrieval
- * front (1.1 x the slowest).
+ * trials reached 0), so the extreme front points still add area; every front's rule (hypervolumeOf).
  */
 const REFERENCE_RANGE_MARGIN = 0.1
 /** The reference margin when every trial reached exactly 0: no range or magnitude to scale by, so one unit of the metric. */
@@ -271,32 +182,52 @@ export function objectiveFront(
         .slice(0, MAX_DOMINATORS_LISTED)
         .map((f) => f.trialId),
     }))
-  let hypervolume: number | null = null
-  let share: number | null = null
-  let reference: number[] | null = null
-  if (objectives.length === 2 && usable.length > 0) {
-    reference = refs.map((r) => r.value)
-    const s2: [Sense, Sense] = [senses[0], senses[1]]
-    hypervolume = hypervolume2d(
-      front.map((f) => [f.values[0], f.values[1]] as [number, number]),
-      [reference[0], reference[1]],
-      s2,
-    )
-    // the box between the reference and the best value each objective reached
-    const best = objectives.map((o, j) =>
-      senses[j] === 'max' ? Math.max(...usable.map((c) => vec(c)[j])) : Math.min(...usable.map((c) => vec(c)[j])),
-    )
-    const box = Math.abs(best[0] - reference[0]) * Math.abs(best[1] - reference[1])
-    share = box > 0 ? hypervolume / box : null
-  }
+  const hv =
+    objectives.length === 2 && usable.length > 0
+      ? hypervolumeOf(
+          [objectives[0], objectives[1]],
+          usable.map(vec),
+          front.map((f) => f.values),
+        )
+      : null
   return {
     objectives: objectives.map((o, j) => ({...o, reference_rule: refs[j].rule})),
-    reference,
+    reference: hv ? [...hv.reference] : null,
     front,
     dominated,
-    hypervolume,
-    hypervolumeShare: share,
+    hypervolume: hv?.hypervolume ?? null,
+    hypervolumeShare: hv?.share ?? null,
   }
+}
+
+/**
+ * THE hypervolume of a two-objective front, one rule everywhere (kt's retrieval studies and engine
+ * files alike, in the CLI, the report and the dashboard): each objective's reference is stated or
+ * objectiveReference's over every compared trial, and the share is over the box between the
+ * reference and the best value each objective reached.
+ */
+function hypervolumeOf(
+  objectives: readonly [FrontObjective, FrontObjective],
+  values: ReadonlyArray<readonly number[]>,
+  front: ReadonlyArray<readonly number[]>,
+): {reference: [number, number]; rules: [string, string]; hypervolume: number; share: number | null} {
+  if (values.length === 0) return {reference: [0, 0], rules: ['no trial', 'no trial'], hypervolume: 0, share: null}
+  const senses = objectives.map((o) => (o.direction === 'maximize' ? 'max' : 'min')) as [Sense, Sense]
+  const refs = objectives.map((o, j) =>
+    objectiveReference(
+      o,
+      values.map((v) => v[j]),
+    ),
+  )
+  const reference: [number, number] = [refs[0].value, refs[1].value]
+  const hypervolume = hypervolume2d(
+    front.map((f) => [f[0], f[1]] as [number, number]),
+    reference,
+    senses,
+  )
+  const best = senses.map((s, j) => (s === 'max' ? Math.max : Math.min)(...values.map((v) => v[j])))
+  const box = Math.abs(best[0] - reference[0]) * Math.abs(best[1] - reference[1])
+  return {reference, rules: [refs[0].rule, refs[1].rule], hypervolume, share: box > 0 ? hypervolume / box : null}
 }
 
 export function objectiveFrontLines(report: ObjectiveFrontReport): string[] {
@@ -311,32 +242,4 @@ export function objectiveFrontLines(report: ObjectiveFrontReport): string[] {
       `hypervolume ${Number(report.hypervolume.toPrecision(5))}${report.hypervolumeShare !== null ? ` (${(100 * report.hypervolumeShare).toFixed(1)}% of the box between the reference and the best values)` : ''}; reference ${report.objectives.map((o, j) => `${o.metric} ${report.reference![j]} (${o.reference_rule})`).join(', ')}`,
     )
   return lines
-}
-
-/** Vega-lite scatter of the first two objectives, front trials highlighted. */
-export function objectiveFrontChartSpec(report: ObjectiveFrontReport): Record<string, unknown> {
-  const [x, y] = report.objectives
-  const values = [
-    ...report.front.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'Pareto front'})),
-    ...report.dominated.map((p) => ({trial: p.trialId, x: p.values[1], y: p.values[0], set: 'dominated'})),
-  ]
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: `${x.metric} vs ${y?.metric ?? ''}${report.hypervolume !== null ? ` (hypervolume ${Number(report.hypervolume.toPrecision(4))})` : ''}`,
-    width: 420,
-    height: 300,
-    data: {values},
-    mark: {type: 'point', filled: true, size: 40},
-    encoding: {
-      x: {field: 'x', type: 'quantitative', title: y?.metric ?? '', scale: {zero: false}},
-      y: {field: 'y', type: 'quantitative', title: x.metric, scale: {zero: false}},
-      color: {
-        field: 'set',
-        type: 'nominal',
-        scale: {domain: ['Pareto front', 'dominated'], range: ['#1f77b4', '#bbbbbb']},
-        title: null,
-      },
-      tooltip: [{field: 'trial'}, {field: 'x'}, {field: 'y'}],
-    },
-  }
 }

@@ -181,6 +181,44 @@ function satisfies(c: Constraint, t: number, cand: Candidate): boolean {
   return c.op === '<=' ? v <= t : v >= t
 }
 
+/**
+ * A rule's preference: among the feasible trials within its tolerance of the best, the one with the
+ * highest (or lowest) value of its parameter; the best one when the parameter was not searched.
+ */
+function favoured(
+  f: NonNullable<ProfileRule['favour']>,
+  primary: ProfileRule['primary'],
+  feasible: readonly Candidate[],
+  bestFeasible: Candidate,
+  tieBreak: ChoiceContext['tieBreak'],
+  rationale: string[],
+): Candidate {
+  const {metric, sense, label} = primary
+  const bestValue = bestFeasible.metrics[metric]
+  const band = feasible.filter(
+    (c) =>
+      (sense === 'max' ? c.metrics[metric] >= bestValue - f.tolerance : c.metrics[metric] <= bestValue + f.tolerance) &&
+      typeof c.config[f.param] === 'number',
+  )
+  if (band.length === 0 || typeof bestFeasible.config[f.param] !== 'number') {
+    rationale.push(`${f.label}: parameter ${f.param} is not in the searched configurations; not applied`)
+    return bestFeasible
+  }
+  const pick = band.reduce((a, b) => {
+    const va = a.config[f.param] as number
+    const vb = b.config[f.param] as number
+    const better = f.direction === 'high' ? vb > va : vb < va
+    return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, tieBreak)!.trialId) ? b : a
+  })
+  const most = f.direction === 'high' ? 'highest' : 'lowest'
+  rationale.push(
+    pick.trialId === bestFeasible.trialId
+      ? `${f.label}: the best trial already has the ${most} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`
+      : `${f.label}: among ${band.length} trials within ${f.tolerance} ${label} of the best, #${pick.trialId} has the ${most} ${f.param} (${fmt(pick.config[f.param] as number)} vs ${fmt(bestFeasible.config[f.param] as number)}), costing ${fmt(Math.abs(bestValue - pick.metrics[metric]))} ${label}`,
+  )
+  return pick
+}
+
 /** Chooses one profile from the candidates under a rule, and says why. */
 export function chooseProfile(
   rule: ProfileRule,
@@ -246,35 +284,7 @@ export function chooseProfile(
         `${c.label}${limit} does not bind: the best by ${label} overall meets it (it excludes ${o.excluded} other trials)`,
       )
   })
-  if (rule.favour) {
-    const f = rule.favour
-    const bestValue = bestFeasible.metrics[metric]
-    const band = feasible.filter(
-      (c) =>
-        (sense === 'max'
-          ? c.metrics[metric] >= bestValue - f.tolerance
-          : c.metrics[metric] <= bestValue + f.tolerance) && typeof c.config[f.param] === 'number',
-    )
-    if (band.length === 0 || typeof bestFeasible.config[f.param] !== 'number') {
-      rationale.push(`${f.label}: parameter ${f.param} is not in the searched configurations; not applied`)
-    } else {
-      const pick = band.reduce((a, b) => {
-        const va = a.config[f.param] as number
-        const vb = b.config[f.param] as number
-        const better = f.direction === 'high' ? vb > va : vb < va
-        return better || (vb === va && b.trialId === bestBy([a, b], metric, sense, tieBreak)!.trialId) ? b : a
-      })
-      if (pick.trialId === bestFeasible.trialId)
-        rationale.push(
-          `${f.label}: the best trial already has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)}) among ${band.length} trials within ${f.tolerance} ${label}`,
-        )
-      else
-        rationale.push(
-          `${f.label}: among ${band.length} trials within ${f.tolerance} ${label} of the best, #${pick.trialId} has the ${f.direction === 'high' ? 'highest' : 'lowest'} ${f.param} (${fmt(pick.config[f.param] as number)} vs ${fmt(bestFeasible.config[f.param] as number)}), costing ${fmt(Math.abs(bestValue - pick.metrics[metric]))} ${label}`,
-        )
-      chosen = pick
-    }
-  }
+  if (rule.favour) chosen = favoured(rule.favour, rule.primary, feasible, bestFeasible, tieBreak, rationale)
   const givenUp =
     sense === 'max'
       ? unconstrained.metrics[metric] - chosen.metrics[metric]

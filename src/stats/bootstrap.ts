@@ -102,14 +102,31 @@ function defined(value: number | null): number | null {
 }
 
 /**
- * Percentile interval from the defined resampled values: the (1-c)/2 and (1+c)/2 quantiles
- * (R type 7 interpolation). Sorts `values` in place.
+ * The percentile interval of value(b) over the resamples b = 0..resamples-1: the (1-c)/2 and
+ * (1+c)/2 quantiles (R type 7 interpolation) of the defined values; a null or NaN value is
+ * undefined, left out of the interval and counted.
  */
-function percentileInterval(values: Float64Array, confidence: number): {low: number | null; high: number | null} {
-  if (values.length === 0) return {low: null, high: null}
-  values.sort()
+export function percentileOver(
+  resamples: number,
+  confidence: number,
+  value: (b: number) => number | null,
+): Omit<BootstrapResult, 'estimate'> {
+  const values = new Float64Array(resamples)
+  let count = 0
+  for (let b = 0; b < resamples; b++) {
+    const v = value(b)
+    if (v !== null && !Number.isNaN(v)) values[count++] = v
+  }
+  const sorted = values.subarray(0, count).sort()
   const tail = (1 - confidence) / 2
-  return {low: quantileSorted(values, tail), high: quantileSorted(values, 1 - tail)}
+  return {
+    low: count === 0 ? null : quantileSorted(sorted, tail),
+    high: count === 0 ? null : quantileSorted(sorted, 1 - tail),
+    resamples,
+    undefinedResamples: resamples - count,
+    confidence,
+    method: 'percentile',
+  }
 }
 
 /**
@@ -123,20 +140,7 @@ function percentileInterval(values: Float64Array, confidence: number): {low: num
 export function bootstrapCI(n: number, statistic: IndexStatistic, options: BootstrapOptions): BootstrapResult {
   const {resamples, confidence} = resolveOptions(n, options, 'bootstrapCI')
   const estimate = defined(statistic(identityIndices(n)))
-  const values = new Float64Array(resamples)
-  let count = 0
-  for (let b = 0; b < resamples; b++) {
-    const value = defined(statistic(resampleIndices(n, options.rng)))
-    if (value !== null) values[count++] = value
-  }
-  return {
-    estimate,
-    ...percentileInterval(values.subarray(0, count), confidence),
-    resamples,
-    undefinedResamples: resamples - count,
-    confidence,
-    method: 'percentile',
-  }
+  return {estimate, ...percentileOver(resamples, confidence, () => statistic(resampleIndices(n, options.rng)))}
 }
 
 /**
@@ -154,21 +158,15 @@ export function pairedBootstrapDelta(
   const identity = identityIndices(n)
   const estimateA = defined(statA(identity))
   const estimateB = defined(statB(identity))
-  const values = new Float64Array(resamples)
-  let count = 0
-  for (let b = 0; b < resamples; b++) {
+  const interval = percentileOver(resamples, confidence, () => {
     const indices = resampleIndices(n, options.rng)
     const a = defined(statA(indices))
-    const bValue = defined(statB(indices))
-    if (a !== null && bValue !== null) values[count++] = bValue - a
-  }
+    const b = defined(statB(indices))
+    return a === null || b === null ? null : b - a
+  })
   return {
     estimate: estimateA === null || estimateB === null ? null : estimateB - estimateA,
-    ...percentileInterval(values.subarray(0, count), confidence),
-    resamples,
-    undefinedResamples: resamples - count,
-    confidence,
-    method: 'percentile',
+    ...interval,
     kind: 'absolute',
     estimateA,
     estimateB,

@@ -11,8 +11,7 @@
  */
 import type {Rng} from '../util/rng.js'
 import {pearson, spearman} from './correlation.js'
-import {quantileSorted} from './summary.js'
-import type {BootstrapResult, PairedBootstrapResult} from './bootstrap.js'
+import {percentileOver, type BootstrapResult, type PairedBootstrapResult} from './bootstrap.js'
 import {checkConfidence} from './interval.js'
 
 export type CorrelationKind = 'pearson' | 'spearman'
@@ -97,13 +96,6 @@ export class ResampleCounts {
 
 const CORRELATIONS = {pearson, spearman}
 
-function percentile(values: Float64Array, confidence: number): {low: number | null; high: number | null} {
-  if (values.length === 0) return {low: null, high: null}
-  values.sort()
-  const tail = (1 - confidence) / 2
-  return {low: quantileSorted(values, tail), high: quantileSorted(values, 1 - tail)}
-}
-
 /** Percentile interval of corr(x, y) over the resamples. */
 export function correlationBootstrap(
   kind: CorrelationKind,
@@ -113,20 +105,9 @@ export function correlationBootstrap(
   confidence: number,
 ): BootstrapResult {
   checkConfidence(confidence, 'correlationBootstrap')
-  const values = new Float64Array(set.resamples)
-  let count = 0
-  for (let b = 0; b < set.resamples; b++) {
-    const r = set.correlation(kind, x, y, b)
-    // NaN (a resample with infinite or NaN values) is undefined, as in bootstrapCI: left out and counted
-    if (r !== null && !Number.isNaN(r)) values[count++] = r
-  }
   return {
     estimate: CORRELATIONS[kind](x, y),
-    ...percentile(values.subarray(0, count), confidence),
-    resamples: set.resamples,
-    undefinedResamples: set.resamples - count,
-    confidence,
-    method: 'percentile',
+    ...percentileOver(set.resamples, confidence, (b) => set.correlation(kind, x, y, b)),
   }
 }
 
@@ -140,22 +121,16 @@ export function correlationDeltaBootstrap(
   confidence: number,
 ): PairedBootstrapResult {
   checkConfidence(confidence, 'correlationDeltaBootstrap')
-  const values = new Float64Array(set.resamples)
-  let count = 0
-  for (let k = 0; k < set.resamples; k++) {
+  const interval = percentileOver(set.resamples, confidence, (k) => {
     const ra = set.correlation(kind, a, y, k)
     const rb = set.correlation(kind, b, y, k)
-    if (ra !== null && rb !== null && !Number.isNaN(rb - ra)) values[count++] = rb - ra
-  }
+    return ra === null || rb === null ? null : rb - ra
+  })
   const estimateA = CORRELATIONS[kind](a, y),
     estimateB = CORRELATIONS[kind](b, y)
   return {
     estimate: estimateA === null || estimateB === null ? null : estimateB - estimateA,
-    ...percentile(values.subarray(0, count), confidence),
-    resamples: set.resamples,
-    undefinedResamples: set.resamples - count,
-    confidence,
-    method: 'percentile',
+    ...interval,
     kind: 'absolute',
     estimateA,
     estimateB,

@@ -23,8 +23,13 @@ function checkK(k: number, where: string): void {
 }
 
 /** Gain of one relevance grade. */
-function gain(relevance: number, gainKind: GainKind): number {
+export function gain(relevance: number, gainKind: GainKind): number {
   return gainKind === 'exp2' ? Math.pow(2, relevance) - 1 : relevance
+}
+
+/** Discount of 0-based rank position i, 1 / log2(i + 2) (dcgAtK divides by its inverse). */
+export function discount(position: number): number {
+  return 1 / Math.log2(position + 2)
 }
 
 /**

@@ -18,6 +18,7 @@ import {
 } from '../eval/holdout-validation.js'
 import type {TrialRow} from './model.js'
 import {writeFrontChart} from './sweeps.js'
+import {objectiveFrontChart} from '../report/front-chart.js'
 import {DEFAULTS_PROFILE} from '../deploy/load.js'
 import {engineRefFor} from '../deploy/spaces.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'
@@ -149,8 +150,8 @@ export async function writeEngineStudyOutputs(
     })
     for (const f of profileFiles(`profiles/${d.name}`, profile)) write(f.path, f.text, f.mode)
   }
-  if (analysis.chart) {
-    const note = await writeFrontChart(analysis.chart, out, write)
+  if (analysis.front) {
+    const note = await writeFrontChart(objectiveFrontChart(analysis.front), out, write)
     if (note) analysis.lines.push(note)
   }
   for (const f of pending) {

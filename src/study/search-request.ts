@@ -42,7 +42,6 @@ export interface SearchRequest {
   readonly 'grid-subset': boolean
   readonly 'simplex-step': string
   readonly 'bohb-reference': boolean
-  readonly 'delay-ms'?: number
   readonly data?: string
   readonly metric?: string
   readonly 'query-type'?: string
@@ -150,7 +149,7 @@ function readRequest(flags: SearchRequest) {
       throw new InputError('--margin', 'a number in [0, 1) (absolute, on the metric)', JSON.stringify(flags.margin))
   }
   const name = flags.engine ? 'engine' : flags.objective
-  const objective = name ? {name, options, delayMs: flags['delay-ms']} : undefined
+  const objective = name ? {name, options} : undefined
   return {resume, maxBudget, maxTrials, options, engine, objective, margin, split}
 }
 

@@ -3,7 +3,9 @@
  * and the per-query-type sweeps bundled into a routed profile. Shared by `kt search` and Phase 4.
  */
 import {basename, join} from 'node:path'
-import {analyzeStudy, isBiObjective, type StudyAnalysis} from '../eval/retrieval-analysis.js'
+import {analyzeStudy, frontTrialRecords, isBiObjective, type StudyAnalysis} from '../eval/retrieval-analysis.js'
+import {frontRecord} from '../report/front-chart.js'
+import {retrievalFrontSpec} from '../report/study-charts.js'
 import {evaluateHoldout, holdoutLines, type HoldoutReport, type HoldoutSide} from '../search/holdout.js'
 import {runTypeSweeps, type RoutedProfile} from '../search/routed.js'
 import type {OptimizerName} from '../search/optimizers.js'
@@ -37,7 +39,7 @@ export async function writeStudyAnalysis(
   qualityLabel = DEFAULT_TUNING_METRIC,
 ): Promise<(StudyAnalysis & {files: string[]; holdout?: HoldoutReport}) | undefined> {
   if (!isBiObjective(trials)) return undefined
-  const base = analyzeStudy(trials, undefined, undefined, qualityLabel)
+  const base = analyzeStudy(trials)
   let analysis: StudyAnalysis & {holdout?: HoldoutReport} = base
   if (holdout) {
     const report = await evaluateHoldout(base, holdout.side, holdout.seed)
@@ -72,7 +74,12 @@ export async function writeStudyAnalysis(
       `${JSON.stringify(snakeKeysOfRecord(analysis.holdout ? {...analysis.front, holdout_split: analysis.holdout.split} : analysis.front), null, 2)}\n`,
     )
     write('profiles.json', `${JSON.stringify(snakeKeysOfRecord(analysis.profiles), null, 2)}\n`)
-    const note = await writeFrontChart(analysis.chart, out, write)
+    const chart = retrievalFrontSpec({
+      metric: qualityLabel,
+      front: frontRecord(base),
+      trials: frontTrialRecords(trials, base),
+    })
+    const note = await writeFrontChart(chart, out, write)
     if (note) analysis.lines.push(note)
   }
   return {...analysis, files}

@@ -33,10 +33,10 @@ export function useLogScale(values: ReadonlyArray<number | null | undefined>): b
   return (median - lo) / (hi - lo) < SKEW_MEDIAN_SHARE
 }
 
-/** A vega-lite scale for these values: log by the rule above (a linear one without zero, so the data fill the axis). */
 /** Pixels a log axis extends past the data at each end (instead of rounding out to whole decades, which can leave most of the axis empty). */
 const LOG_AXIS_PADDING_PX = 14
 
+/** A vega-lite scale for these values: log by the rule above (a linear one without zero, so the data fill the axis). */
 export function axisScale(
   values: ReadonlyArray<number | null | undefined>,
 ): {type: 'log'; nice: false; padding: number} | {type: 'linear'; zero: false} {

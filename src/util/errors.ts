@@ -60,9 +60,8 @@ const DESCRIBE_CHARS = 40
 
 /**
  * Short, printable description of an offending value for error messages: its JSON text, cut at
- * DESCRIBE_CHARS. Safe for any value (a request body nested 100,000 deep, a cycle, a BigInt): the
- * value is first clipped to what can show in those characters (see clipForJson), so nothing
- * recursive sees more than a few dozen levels.
+ * DESCRIBE_CHARS. Safe for any value (deep nesting, a cycle, a BigInt): clipForJson first cuts it
+ * to what those characters can show.
  */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing'
@@ -120,29 +119,28 @@ function clipForJson(value: unknown, chars: number, depth = 0): unknown {
 
 /** Exit code of a failed acceptance criterion (a run whose validation failed, a deploy the gate refused). */
 export const EXIT_CRITERION = 1
+/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130
 
 /**
  * An acceptance criterion failed (a study whose validation failed, a deploy the gate refused): the
  * CLI prints it as one line and exits with code 1, so CI can tell it from bad input (2).
  */
-/** Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it). */
-export const EXIT_INTERRUPTED = 130
+export class AcceptanceError extends Error {
+  readonly exitCode = EXIT_CRITERION
+  override readonly name = 'AcceptanceError'
+
+  constructor(message: string) {
+    super(oneLine(message))
+  }
+}
 
 /** A run stopped by the user (Ctrl-C) that cannot report as usual: one line, exit 130, not a failure of kt. */
 export class InterruptedError extends Error {
   readonly exitCode = EXIT_INTERRUPTED
+  override readonly name = 'InterruptedError'
 
   constructor(message: string) {
     super(oneLine(message))
-    this.name = 'InterruptedError'
-  }
-}
-
-export class AcceptanceError extends Error {
-  readonly exitCode = EXIT_CRITERION
-
-  constructor(message: string) {
-    super(oneLine(message))
-    this.name = 'AcceptanceError'
   }
 }

@@ -13,16 +13,14 @@ import {
 } from 'node:fs'
 import {dirname, basename, join, resolve} from 'node:path'
 import {InputError} from './errors.js'
-import {parseJsonText, readJsonFile, stripBom} from './json.js'
+import {stripBom} from './json.js'
 
 /**
  * Writes a file whole or not at all, also across a power loss: the bytes go to a temporary
- * sibling, which is flushed to disk (fsync) before it is renamed over the target (rename is atomic
- * within one file system), and the folder is flushed after, so the new name is durable too.
- * Without the first fsync, ext4/xfs may commit the rename before the data and a crash leaves an
- * empty file under the target's name (e.g. a deployment target's index.json). `durable: false`
- * keeps it atomic against a killed process but skips both flushes: for files that can be rebuilt
- * when a power loss damages them (a checksummed snapshot of a synced log).
+ * sibling, flushed to disk before it is renamed over the target, and the folder is flushed after,
+ * so the new name is durable too (without the first flush, ext4/xfs may commit the rename before
+ * the data). `durable: false` stays atomic against a killed process but skips both flushes: for
+ * files rebuilt when a power loss damages them (a checksummed snapshot of a synced log).
  */
 export function writeFileAtomic(
   path: string,
@@ -36,7 +34,7 @@ export function writeFileAtomic(
     const fd = openSync(tmp, 'w', mode)
     try {
       writeFileSync(fd, data)
-      if (durable) fsyncSync(fd)
+      if (durable) fsyncSync(fd) // observable (test/util/atomic-write.test.ts), unlike writeFileSync's flush
     } finally {
       closeSync(fd)
     }
@@ -48,8 +46,8 @@ export function writeFileAtomic(
 }
 
 /**
- * writeFileAtomic for text made piece by piece (a study exported page by page): the same temporary
- * file, flush and rename, so memory holds one piece at a time and a failure leaves no half file.
+ * writeFileAtomic for text made piece by piece (a study exported page by page), so memory holds
+ * one piece at a time; a failure leaves no half file.
  */
 export async function writeFileAtomicFrom(path: string, chunks: AsyncIterable<string>): Promise<void> {
   const {dir, tmp} = atomicTemp(path)
@@ -161,10 +159,7 @@ export function outFolderWithUndo(path: string, flag = '--out'): () => void {
   }
 }
 
-/**
- * Reads a text file (without a UTF-8 byte-order mark), turning a missing or unreadable file into a
- * one-line InputError.
- */
+/** A text file without its UTF-8 byte-order mark; a missing or unreadable file is a one-line InputError. */
 export function readText(path: string): string {
   if (!existsSync(path)) throw new InputError(path, 'an existing file', 'no such file')
   try {
@@ -176,15 +171,8 @@ export function readText(path: string): string {
   }
 }
 
-/** JSON text read from `path`: see parseJsonText (src/util/json.ts), the one JSON reader. */
-export function parseJson(path: string, text: string): unknown {
-  return parseJsonText(path, text)
-}
-
-/** A JSON file: see readJsonFile (src/util/json.ts), the one JSON reader. */
-export function readJson(path: string): unknown {
-  return readJsonFile(path)
-}
+/** The JSON readers under the names most callers use: parseJsonText and readJsonFile (src/util/json.ts). */
+export {parseJsonText as parseJson, readJsonFile as readJson} from './json.js'
 
 /** Makes a rename or a new file in `dir` durable (POSIX: the entry lives in the folder's own data). */
 export function fsyncDir(dir: string): void {

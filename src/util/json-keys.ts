@@ -13,11 +13,7 @@ export function snakeCase(key: string): string {
  * maps keyed by user data (tenant names, parameter names a user chose) must not pass through it.
  */
 export function snakeKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeKeys)
-  if (value === null || typeof value !== 'object') return value
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[snakeCase(k)] = snakeKeys(v)
-  return out
+  return snakeKeysOfRecord(value, [])
 }
 
 /**
@@ -34,9 +30,4 @@ export function snakeKeysOfRecord(value: unknown, verbatim: readonly string[] = 
   for (const [k, v] of Object.entries(value as Record<string, unknown>))
     out[snakeCase(k)] = verbatim.includes(k) ? v : snakeKeysOfRecord(v, verbatim)
   return out
-}
-
-/** Whether a JSON key follows kt's style (snake_case; digits, `@`, `.` and `-` allowed in data-like keys). */
-export function isSnakeKey(key: string): boolean {
-  return !/[A-Z]/.test(key)
 }

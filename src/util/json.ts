@@ -4,14 +4,12 @@
  * does), nesting deeper than MAX_JSON_DEPTH is refused before anything recursive sees the value,
  * and a syntax error names file, line and column and the character found, escaped.
  */
-import {readFileSync, existsSync, statSync} from 'node:fs'
 import {InputError, escapeControls} from './errors.js'
+import {readText} from './fs.js'
 
 /**
- * Deepest nesting of arrays and objects kt accepts. kt's own files nest at most about 10 levels
- * (a LoCoMo file: list > conversation > session > turn > field); recursive code that walks a
- * parsed value (zod schemas, JSON.stringify, the engine's readers) overflows V8's stack somewhere
- * past a few thousand levels, so 256 leaves room on both sides.
+ * Deepest nesting of arrays and objects kt accepts: kt's own files nest about 10 levels, recursive
+ * code walking a parsed value overflows V8's stack past a few thousand; 256 leaves room both sides.
  */
 const MAX_JSON_DEPTH = 256
 
@@ -97,16 +95,7 @@ export function parseJsonText(file: string, text: string, options: JsonReadOptio
 
 /** Reads and parses a JSON file: the one JSON reader of every kt file kind. */
 export function readJsonFile(path: string, options: Omit<JsonReadOptions, 'firstLine'> = {}): unknown {
-  if (!existsSync(path)) throw new InputError(path, 'an existing file', 'no such file')
-  let text: string
-  try {
-    if (statSync(path).isDirectory()) throw new InputError(path, 'a file', 'a folder')
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if (error instanceof InputError) throw error
-    throw new InputError(path, 'a readable file', (error as NodeJS.ErrnoException).code ?? 'an error')
-  }
-  return parseJsonText(path, text, options)
+  return parseJsonText(path, readText(path), options)
 }
 
 /** V8's reason without its position and without the quoted snippet of the input it appends. */

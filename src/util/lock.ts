@@ -1,38 +1,22 @@
 /**
  * The one lock every store of kt shares (online tenants, deployment histories, model registries):
- * a file `<dir>/lock` holding "pid start-time token" of the process that holds it.
- *
- * - It is created with its content in one step (written to a temp file, fsync'd, then hard-linked
- *   to `lock`), so nobody ever sees it empty.
- * - A holder that died (kill -9) is detected by pid and start time (a pid reused by another
- *   process is not taken for the owner) and its lock is taken over, under `lock.takeover` so two
- *   waiters never both remove and re-take it. A lock file without a pid counts as held.
- * - A waiter polls every LOCK_POLL_MS up to its wait; then it fails with one line naming the pid.
- * - The token is unique per acquisition, so a second acquisition of the same lock by this process
- *   (by another spelling of the path) is refused instead of deadlocking.
- *
- * The API is synchronous (the stores are): waiting blocks the thread with Atomics.wait.
+ * a file `<dir>/lock` holding "pid start-time token" of its holder, created with its content in
+ * one step (a temp file hard-linked to `lock`), so nobody ever sees it empty. A dead holder
+ * (kill -9; pid and start time tell it from a process that reused the pid) is taken over under
+ * `lock.takeover`; a lock file without a pid counts as held. Waiters poll up to their wait, then
+ * fail in one line naming the pid. The token is unique per acquisition, so this process taking
+ * the same lock twice (by another spelling of the path) is refused instead of deadlocking.
+ * Synchronous, as the stores are.
  */
-import {
-  closeSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs'
+import {linkSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {randomBytes} from 'node:crypto'
 import {InputError} from './errors.js'
+import {isProcessAlive, processStartTime, sleepSync} from './proc.js'
 
 /**
- * Default wait for a lock another process holds. Stores hold their lock for one
- * open-apply-close (milliseconds; the CLI's start-up is outside it), so bursts of concurrent
- * commands queue well inside this; a longer hold is a stuck or long-running process.
+ * Default wait for a lock another process holds: stores hold it for one open-apply-close
+ * (milliseconds), so bursts of concurrent commands queue well inside this.
  */
 export const LOCK_WAIT_MS = 5000
 /** Pause between attempts to take a held lock: short against a hold, long enough not to spin. */
@@ -51,41 +35,8 @@ export interface DirLockOptions {
   readonly subject: string
 }
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** Blocks the thread for `ms`. */
-export function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-}
-
-/** Temp files holding this process's lock line, unique per acquisition (a process may hold several locks). */
+/** Numbers this process's lock temp files (it may hold several locks). */
 let lockTempSeq = 0
-
-/** proc(5): field 22 of /proc/<pid>/stat is the process start time. */
-const PROC_STAT_STARTTIME_FIELD = 22
-
-/**
- * When a process started (clock ticks since boot, field 22 of /proc/<pid>/stat), or undefined where
- * /proc is missing. A lock records its owner's start time, so a pid reused by another process (small
- * container pids come back often) is not mistaken for the owner.
- */
-export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces and parentheses) start at field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return fields[PROC_STAT_STARTTIME_FIELD - 3]
-  } catch {
-    return undefined
-  }
-}
 
 /** This process's start time, read once. */
 const OWN_START = processStartTime(process.pid)
@@ -94,13 +45,7 @@ const OWN_START = processStartTime(process.pid)
 function writeLockTemp(dir: string, token: string): string {
   const path = join(dir, `.lock.${process.pid}.${++lockTempSeq}.tmp`)
   try {
-    const fd = openSync(path, 'w')
-    try {
-      writeSync(fd, `${process.pid} ${OWN_START ?? '-'} ${token}\n`)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
+    writeFileSync(path, `${process.pid} ${OWN_START ?? '-'} ${token}\n`, {flush: true})
   } catch (error) {
     rmSync(path, {force: true})
     throw new InputError(path, 'a writable folder for the lock', (error as Error).message.split('\n')[0])
@@ -116,7 +61,7 @@ function removeDeadTemps(dir: string): void {
   }
 }
 
-/** Creates `path` as a hard link to the filled temp file: atomic create-with-content; false if it exists. */
+/** Creates `path` as a hard link to the filled temp file (atomic create-with-content); false if it exists. */
 function tryLink(temp: string, path: string): boolean {
   try {
     linkSync(temp, path)
@@ -136,7 +81,7 @@ const LOCK_GONE = 'gone'
 /** A lock file without a pid: an unknown owner (e.g. an older kt that crashed between creating and writing it). */
 const LOCK_UNKNOWN = 'unknown'
 
-/** A lock's owner: its line as written, the pid, and (locks since kt-online locks v2) start time and token. */
+/** A lock's owner: its line as written, the pid, and (all but the oldest "pid" lines) start time and token. */
 interface LockOwner {
   line: string
   pid: number
@@ -144,7 +89,7 @@ interface LockOwner {
   token?: string
 }
 
-/** Who holds a lock file: its owner, LOCK_UNKNOWN or LOCK_GONE. Accepts the older "pid" lines. */
+/** Who holds a lock file: its owner (older "pid" lines too), LOCK_UNKNOWN or LOCK_GONE. */
 function lockOwner(path: string): LockOwner | typeof LOCK_UNKNOWN | typeof LOCK_GONE {
   let text: string
   try {
@@ -162,9 +107,8 @@ function lockOwner(path: string): LockOwner | typeof LOCK_UNKNOWN | typeof LOCK_
 const heldTokens = new Set<string>()
 
 /**
- * Whether a lock's owner still runs: its pid is alive and, where both start times are known, is the
- * same process (not a later one that got the pid). A lock naming our own pid that this process
- * does not hold, without a start time to tell, was left by a dead earlier process with our pid.
+ * Whether a lock's owner still runs: its pid is alive and, where both start times are known, the
+ * same process. A lock naming our pid that we do not hold was left by a dead earlier process.
  */
 function ownerAlive(owner: LockOwner): boolean {
   if (owner.pid === process.pid) return owner.token !== undefined && heldTokens.has(owner.token)
@@ -174,10 +118,7 @@ function ownerAlive(owner: LockOwner): boolean {
   return now === undefined || now === owner.start
 }
 
-/**
- * Removes a lock whose owner is dead, holding the takeover lock: it re-reads the lock there, so a
- * lock someone re-took in between is left alone. False if another waiter is taking over.
- */
+/** Removes a dead owner's lock under the takeover lock (re-read there); false if another waiter is taking over. */
 function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, dead: LockOwner): boolean {
   if (!tryLink(temp, takeoverPath) && !(removeDeadTakeover(takeoverPath) && tryLink(temp, takeoverPath))) return false
   try {
@@ -191,13 +132,11 @@ function removeDeadLock(temp: string, lockPath: string, takeoverPath: string, de
 }
 
 /**
- * Removes a takeover lock whose owner died inside removeDeadLock (a kill -9 there: found by the
- * kill -9 campaign of `kt online serve`, after which no opener could ever take the lock again).
- * It is moved aside by rename, which only one remover can do; if what was moved is not the dead
- * owner's line (a live process made a new takeover lock between our read and the rename), it is
- * put back. True if the dead takeover lock is gone. Residual race: a third process making yet
- * another takeover lock in the instant before the put-back (three processes recovering the same
- * dead lock at once).
+ * Removes a takeover lock whose owner died inside removeDeadLock (else no opener could ever take
+ * the lock again). It is moved aside by rename, which only one remover can do; if what was moved
+ * is not the dead owner's line (a live process re-took it between our read and the rename), it is
+ * put back. True if the dead takeover lock is gone. Residual race: three processes recovering the
+ * same dead lock at once.
  */
 function removeDeadTakeover(takeoverPath: string): boolean {
   const owner = lockOwner(takeoverPath)
@@ -251,14 +190,10 @@ function heldError(
   return new InputError(lockPath, expected, `held by pid ${owner.pid}${unsure}`)
 }
 
-/** Random bytes of a lock's token (collisions between acquisitions are then out of the question). */
+/** Random bytes of a lock's token (no two acquisitions collide). */
 const LOCK_TOKEN_BYTES = 8
 
-/**
- * Takes `<dir>/lock` (the folder must exist), waiting up to `waitMs` while another live process
- * holds it and taking over a lock left by a dead process (or by a dead earlier process whose pid
- * was reused). A lock file without a pid counts as held, never as dead.
- */
+/** Takes `<dir>/lock` (the folder must exist), waiting up to `waitMs` for a live holder, taking over a dead one's. */
 export function acquireDirLock(dir: string, options: DirLockOptions): void {
   const lockPath = join(dir, LOCK_FILE)
   const takeoverPath = join(dir, TAKEOVER_FILE)
@@ -305,29 +240,22 @@ export function withDirLock<T>(dir: string, options: DirLockOptions, fn: () => T
 }
 
 /**
- * Removes the temp files that writeFileAtomic (src/util/fs.ts) leaves when killed between writing
- * and renaming (`.<name>.<pid>.tmp`, possibly 0 bytes), for the file `target` or every file whose
- * name matches it. Call it only while holding the lock that guards those files: then nobody else
- * is writing them, so every such temp file is stale (one of this process's own cannot be in flight
- * either, the writes being synchronous). The lock's own temp files (`.lock.<pid>.<n>.tmp`) are
- * never matched by a target other than "lock". Returns the names removed.
+ * Removes the temp files writeFileAtomic (src/util/fs.ts) leaves when killed before its rename
+ * (`.<name>.<pid>.tmp`) of the file `target`, or of every file whose name matches it; returns the
+ * names removed. Only under the lock that guards those files: then every such file is stale.
  */
 export function removeStaleTemps(dir: string, target: string | RegExp): string[] {
-  const removed: string[] = []
   let names: string[]
   try {
     names = readdirSync(dir)
   } catch {
-    return removed
+    return []
   }
-  for (const name of names) {
+  const matches = (name: string) => (typeof target === 'string' ? name === basename(target) : target.test(name))
+  const removed = names.filter((name) => {
     const m = /^\.(.+)\.\d+\.tmp$/.exec(name)
-    if (!m) continue
-    const matches = typeof target === 'string' ? m[1] === basename(target) : target.test(m[1])
-    if (matches) {
-      rmSync(join(dir, name), {force: true})
-      removed.push(name)
-    }
-  }
+    return m !== null && matches(m[1])
+  })
+  for (const name of removed) rmSync(join(dir, name), {force: true})
   return removed
 }

@@ -22,11 +22,7 @@ export class Rng {
   private s1: number
   private s2: number
   private s3: number
-  /**
-   * The second normal of the last polar draw, valid while hasSpare. Kept as a plain double beside a
-   * flag (not `number | undefined`): V8 then stores it in place instead of allocating a heap
-   * number for every draw, which was a large part of BOHB's garbage.
-   */
+  /** The second normal of the last polar draw, valid while hasSpare (a plain double: V8 stores it unboxed). */
   private spare = 0
   private hasSpare = false
 
@@ -47,10 +43,7 @@ export class Rng {
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1
   }
 
-  /**
-   * Takes the state from four draws of `source` (never all zero) and forgets any spare normal:
-   * a per-query stream reseeded in place, without allocating a generator per query.
-   */
+  /** The state from four draws of `source` (never all zero), no spare normal: a stream reseeded without allocating. */
   reseed(source: {nextU32(): number}): this {
     this.s0 = source.nextU32() | 0
     this.s1 = source.nextU32() | 0
@@ -62,9 +55,8 @@ export class Rng {
   }
 
   /**
-   * A uniform 32-bit unsigned integer. The state words are kept as int32 (`| 0`, shifts, imul):
-   * V8 then stores them as small integers instead of boxed doubles, about 3x faster than unsigned
-   * words with the same outputs (test/util/rng.test.ts pins the sequence).
+   * A uniform 32-bit unsigned integer. The state words are int32 (`| 0`, shifts, imul), which V8
+   * keeps as small integers, not boxed doubles (test/util/rng.test.ts pins the sequence).
    */
   nextU32(): number {
     const s1 = this.s1
@@ -163,13 +155,6 @@ export class Rng {
     }
     for (let i = 0; i < alpha.length; i++) out[i] /= sum
     return out
-  }
-
-  /** Binomial(n, p) by summing Bernoulli draws (n is small in kt: at most a few thousand). */
-  binomial(n: number, p: number): number {
-    let k = 0
-    for (let i = 0; i < n; i++) if (this.next() < p) k++
-    return k
   }
 
   /** Fisher-Yates shuffle in place. */

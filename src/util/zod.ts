@@ -17,7 +17,6 @@ function describeExpected(issue: z.ZodIssue): string {
     case 'invalid_type':
       return issue.received === 'undefined' ? `${issue.expected} (the field is missing)` : issue.expected
     case 'invalid_enum_value':
-      return `one of ${issue.options.map((o) => JSON.stringify(o)).join(', ')}`
     case 'invalid_union_discriminator':
       return `one of ${issue.options.map((o) => JSON.stringify(o)).join(', ')}`
     case 'invalid_literal':

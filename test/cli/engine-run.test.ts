@@ -5,28 +5,10 @@ import {describe, expect, it} from 'vitest'
 import {kt} from './helpers.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {PHASE_NAMES} from '../../src/report/types.js'
+import {MEMORY_FIXTURE, writeRetrievalPlan} from '../helpers/engine-plan.js'
 
-const memory = join(packageRoot, 'fixtures', 'memory_small.json')
-
-/** A format-2 plan for kt's retrieval engine on the committed memory fixture (in-process: no service to start). */
-function plan(dir: string, name: string, edit: Record<string, unknown> = {}): string {
-  const file = join(dir, name)
-  writeFileSync(
-    file,
-    JSON.stringify({
-      kt_plan: 2,
-      name: 'kt-retrieval',
-      engine: 'kt:retrieval',
-      data: {conversations: memory, split: 'conversations:0.5'},
-      metric: 'recall@10',
-      search: {optimizer: 'random', budget: 2},
-      acceptance: {against: 'defaults', margin: 0.05},
-      bootstrap: {resamples: 200, confidence: 0.95},
-      ...edit,
-    }),
-  )
-  return file
-}
+const memory = MEMORY_FIXTURE
+const plan = writeRetrievalPlan
 
 describe('kt run --plan with an engine-only plan', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kt-engine-run-'))

@@ -1,4 +1,7 @@
-import {isSnakeKey} from '../../src/util/json-keys.js'
+/** Whether a JSON key follows kt's style (snake_case; digits, `@`, `.` and `-` allowed in data-like keys). */
+export function isSnakeKey(key: string): boolean {
+  return !/[A-Z]/.test(key)
+}
 
 /** Paths of keys in a JSON value that break kt's snake_case style. */
 export function nonSnakeKeys(value: unknown, path = ''): string[] {

@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {packageRoot} from '../../src/util/paths.js'
 import {SearchProgress, formatDuration} from '../../src/study/progress.js'
+import {TINY, tinyEngine} from '../engines/helpers.js'
 
 /** Bound of the pseudo-terminal run: the old spinner wrote 14 MB of cursor codes in 10 s. */
 const MAX_BYTES = 20_000
@@ -20,7 +21,11 @@ describe('progress on a terminal', () => {
         const env: NodeJS.ProcessEnv = {...process.env}
         delete env.NODE_ENV
         delete env.KT_NO_PROGRESS
-        const cmd = `node ${join(packageRoot, 'bin', 'kt.js')} search --objective branin --trials 40 --delay-ms 80 --storage ${join(dir, 's.sqlite')}`
+        // a command engine whose trials take 80 ms each, so the search runs long enough to show progress
+        const engine = tinyEngine(dir, {
+          evaluate: {kind: 'command', command: [process.execPath, TINY], timeout_s: 20, env: {TEST_SLEEP_MS: '80'}},
+        })
+        const cmd = `node ${join(packageRoot, 'bin', 'kt.js')} search --engine ${engine} --trials 40 --storage ${join(dir, 's.sqlite')}`
         // script gives kt a pseudo-terminal nobody sized (0 columns); `timeout` bounds the time
         const r = spawnSync('timeout', [String(MAX_SECONDS), 'script', '-qec', cmd, log], {
           cwd: dir,

@@ -7,7 +7,7 @@ import {runStudy} from '../../phases/runner.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-run-test-'))
 /** content_sha256 of the default plan's report at seed 42. */
-const DEFAULT_PLAN_CONTENT_SHA256 = 'eff87607ca062ca5d0e7f620a0b21163c057d25bd815a57701d0f0962ece1540'
+const DEFAULT_PLAN_CONTENT_SHA256 = 'fe2ab08dbac609dfd8f48bea9292815f282fd85f269390cdf75bbc07ce3468b0'
 
 describe('kt run', () => {
   let first: ReturnType<typeof kt>

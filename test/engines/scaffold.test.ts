@@ -31,7 +31,8 @@ describe('kt init (initEngine)', () => {
     expect(any.kind).toBe('engine')
     if (any.kind !== 'engine') return
     expect(any.loaded.plan.engine).toBe('engine.json')
-    expect(any.loaded.resolvePath(any.loaded.plan.data.conversations)).toBe(
+    const data = any.loaded.plan.data
+    expect('conversations' in data && any.loaded.resolvePath(data.conversations)).toBe(
       join(root, 'retrieval-service-python', 'memory.json'),
     )
     // kt's own files resolve inside the package (kt: paths), through the same loader kt run uses

@@ -8,7 +8,7 @@ import {runVerdict} from '../../src/cli/study.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {InputError} from '../../src/util/errors.js'
 import {fastImportancePlan} from '../helpers/fast-plan.js'
-import {latencyKindLabel} from '../../src/report/engine-charts.js'
+import {latencyKindLabel} from '../../src/report/front-chart.js'
 
 const ENGINES = resolve(dirname(fileURLToPath(import.meta.url)), '../engines/fixtures')
 const dir = mkdtempSync(join(tmpdir(), 'kt-engine-phases-'))
@@ -133,7 +133,7 @@ describe('phase 7 for the engine a plan names', () => {
     expect(latencyKindLabel({engine: {name: 'e', file: 'e.json', latency: 'cost_model'}})).toBe(
       "the engine's declared cost model",
     )
-    expect(latencyKindLabel({})).toBe("kt's cost model (an estimate)")
+    expect(latencyKindLabel({})).toBe('estimated by the cost model')
   })
 })
 
@@ -173,7 +173,7 @@ describe('phases 1, 2 and 7 of an engine-only plan (kt_plan 2)', () => {
     // the ablation chart's bars are phase 3's intervals
     if (ids.includes('engine-ablation')) {
       const spec = JSON.parse(readFileSync(join(out, 'charts/engine-ablation.vl.json'), 'utf8'))
-      const first = report.engine!.ablation.changes[0]
+      const first = report.engine!.ablation!.changes[0]
       expect(spec.data.values[0]).toMatchObject({change: first.parameter, value: first.reverted.value})
     }
     const md = readFileSync(join(out, 'report.md'), 'utf8')

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fixturesDir} from '../../src/util/paths.js'
 import {numDocs, numQueries, selectQueries} from '../../src/rank/dataset.js'
 import {parseFeatureLog, parseLetor, parseLibsvmWithGroups, readLtrFile} from '../../src/rank/parse.js'
-import {alignColumns, alignSplits, loggedPool} from '../../src/rank/report.js'
+import {alignColumns, alignSplits, loggedPool} from '../../src/rank/splits.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-rank-parse-'))
 function file(name: string, text: string): string {

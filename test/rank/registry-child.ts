@@ -5,7 +5,8 @@
  * the parent can release both racers at the same moment.
  */
 import {createInterface} from 'node:readline'
-import {deploy, rollback} from '../../src/rank/registry.js'
+import {deploy} from '../../src/rank/deploy.js'
+import {rollback} from '../../src/rank/registry.js'
 
 const lines = createInterface({input: process.stdin})
 lines.on('line', (line) => {

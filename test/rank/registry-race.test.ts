@@ -6,13 +6,8 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {DEFAULT_LAMBDAMART, trainLambdaMart} from '../../src/rank/lambdamart.js'
 import {toSavedModel, writeModel, type SavedModel} from '../../src/rank/model.js'
-import {
-  deploy,
-  readRegistry,
-  versionProblem,
-  type DeployOutcome,
-  type RollbackOutcome,
-} from '../../src/rank/registry.js'
+import {deploy, type DeployOutcome} from '../../src/rank/deploy.js'
+import {readRegistry, versionProblem, type RollbackOutcome} from '../../src/rank/registry.js'
 import {generateSynthetic} from '../../src/rank/synthetic.js'
 import {kt} from '../cli/helpers.js'
 

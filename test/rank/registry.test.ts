@@ -6,15 +6,8 @@ import {numFeatures, type LtrDataset} from '../../src/rank/dataset.js'
 import {DEFAULT_LAMBDAMART, trainLambdaMart} from '../../src/rank/lambdamart.js'
 import {toSavedModel, writeModel, type SavedModel} from '../../src/rank/model.js'
 import {layoutNames} from '../../src/rank/query-features.js'
-import {
-  deploy as deployModel,
-  loadDeployed,
-  readRegistry,
-  rollback,
-  versionProblem,
-  KEEP_VERSIONS,
-  type DeployOptions,
-} from '../../src/rank/registry.js'
+import {deploy as deployModel, type DeployOptions} from '../../src/rank/deploy.js'
+import {loadDeployed, readRegistry, rollback, versionProblem, KEEP_VERSIONS} from '../../src/rank/registry.js'
 
 /** These tests are about the registry's rules; the gate against the engine's own order is tested in registry-gate.test.ts. */
 const deploy = (dir: string, path: string, options: DeployOptions = {}) =>

@@ -9,7 +9,8 @@ import {
   type CurvePoint,
 } from '../../src/rank/lambdamart.js'
 import {readLtrFile} from '../../src/rank/parse.js'
-import {meanUnjudgedAsOne, MEMORISING_GAP, trainingAdvice} from '../../src/rank/report.js'
+import {MEMORISING_GAP, trainingAdvice} from '../../src/rank/advice.js'
+import {meanUnjudgedAsOne} from '../../src/rank/peer-comparison.js'
 import {tuneLambdaMart} from '../../src/rank/tune.js'
 import {fixturesDir} from '../../src/util/paths.js'
 import {Rng} from '../../src/util/rng.js'

@@ -8,7 +8,7 @@ import {CANDIDATE_FEATURES} from '../../src/engine/retrieval/space.js'
 import {engineReranker} from '../../src/rank/apply.js'
 import {MODEL_FORMAT, MODEL_VERSION, type SavedModel} from '../../src/rank/model.js'
 import {layoutNames, layoutOf, maxNormalised, rankNormalised, rerankerInputs} from '../../src/rank/query-features.js'
-import {deploy} from '../../src/rank/registry.js'
+import {deploy} from '../../src/rank/deploy.js'
 import {loadReranker, rerankedSearch} from '../../src/rank/search.js'
 import {conversation} from '../retrieval/tiny-conversation.js'
 

@@ -8,7 +8,8 @@ import {DEFAULT_LAMBDAMART, scoreDataset, trainLambdaMart} from '../../src/rank/
 import {readModel} from '../../src/rank/model.js'
 import {bestSingleFeature, scoreLinear, tuneLinear} from '../../src/rank/linear.js'
 import {reportEvaluator} from '../../src/rank/ndcg.js'
-import {compareScorers, runTrainReport} from '../../src/rank/report.js'
+import {compareScorers} from '../../src/rank/compare.js'
+import {runTrainReport} from '../../src/rank/report.js'
 import {generateSynthetic, splitByQueries} from '../../src/rank/synthetic.js'
 import {Rng} from '../../src/util/rng.js'
 

@@ -1,11 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {
-  defaultReference,
-  frontReport,
-  objectiveReference,
-  roundUpTwoDigits,
-  type FrontPoint,
-} from '../../src/search/front.js'
+import {frontReport, objectiveFront, objectiveReference, type FrontPoint} from '../../src/search/front.js'
 import {chooseDomainProfiles as choose, type Candidate} from '../../src/search/profiles.js'
 import {domainRules, RETRIEVAL_METRIC_NAMES} from '../../src/eval/retrieval-profiles.js'
 
@@ -33,21 +27,28 @@ describe('quality / P99 Pareto front', () => {
 
   it('computes the hypervolume against the stated reference point by hand', () => {
     // Gains over (0, 100 ms): (0.9, 60), (0.85, 70), (0.8, 90), (0.6, 95):
-    // 0.9 * 60 + 0.85 * 10 + 0.8 * 20 + 0.6 * 5 = 81.5 of a 100 box.
+    // 0.9 * 60 + 0.85 * 10 + 0.8 * 20 + 0.6 * 5 = 81.5 of the box up to the best values (0.9, 5 ms): 0.9 * 95.
     const r = frontReport(points, {quality: 0, latencyMs: 100})
     expect(r.hypervolume).toBeCloseTo(81.5, 12)
-    expect(r.hypervolumeShare).toBeCloseTo(0.815, 12)
-    expect(r.reference.rule).toBe('stated by the caller')
+    expect(r.hypervolumeShare).toBeCloseTo(81.5 / (0.9 * 95), 12)
+    expect(r.reference.rule).toBe('stated in the engine file; stated in the engine file')
   })
 
-  it('states its default reference: quality 0 and 1.1 x the slowest P99 rounded up to two digits', () => {
-    expect(roundUpTwoDigits(66.00000000000001)).toBe(66)
-    expect(roundUpTwoDigits(63.4)).toBe(64)
-    expect(roundUpTwoDigits(0.1234)).toBeCloseTo(0.13, 12)
-    const ref = defaultReference(points)
-    expect(ref.quality).toBe(0)
-    expect(ref.latencyMs).toBe(roundUpTwoDigits(1.1 * 60))
-    expect(ref.rule).toMatch(/1.1 x the slowest trial's P99 \(60.00 ms\)/)
+  it("takes its default reference by the one rule of every front: an engine file's front over the same trials has the same hypervolume", () => {
+    const r = frontReport(points)
+    // quality: worst 0.6 minus 0.1 x the range 0.3; P99: worst 60 plus 0.1 x the range 55
+    expect(r.reference).toMatchObject({quality: 0.57, latencyMs: 65.5})
+    expect(r.reference.rule).toMatch(/^the worst trial's quality \(0\.6\) minus 0\.1 x the observed range; /)
+    const same = objectiveFront(
+      points.map((p) => ({trialId: p.trialId, config: {}, metrics: {quality: p.quality, p99_ms: p.latencyMs}})),
+      [
+        {metric: 'quality', direction: 'maximize'},
+        {metric: 'p99_ms', direction: 'minimize'},
+      ],
+    )
+    expect(same.reference).toEqual([r.reference.quality, r.reference.latencyMs])
+    expect(same.hypervolume).toBe(r.hypervolume)
+    expect(same.hypervolumeShare).toBe(r.hypervolumeShare)
   })
 
   it('ranks bi-objective observations front by front (NSGA-II), failures last', () => {

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {isSnakeKey, snakeCase, snakeKeys} from '../../src/util/json-keys.js'
+import {snakeCase, snakeKeys} from '../../src/util/json-keys.js'
+import {isSnakeKey} from '../cli/json-style.js'
 
 describe('snake_case JSON keys', () => {
   it('renames lowerCamelCase identifiers and nothing else', () => {

@@ -6,7 +6,8 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {writeFileAtomic} from '../../src/util/fs.js'
-import {sleepSync, withDirLock} from '../../src/util/lock.js'
+import {withDirLock} from '../../src/util/lock.js'
+import {sleepSync} from '../../src/util/proc.js'
 
 const [dir, increments, useLock] = process.argv.slice(2)
 const counter = join(dir, 'counter')

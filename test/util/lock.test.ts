@@ -4,7 +4,8 @@ import {existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {acquireDirLock, processStartTime, releaseDirLock, removeStaleTemps, withDirLock} from '../../src/util/lock.js'
+import {acquireDirLock, releaseDirLock, removeStaleTemps, withDirLock} from '../../src/util/lock.js'
+import {processStartTime} from '../../src/util/proc.js'
 import {InputError} from '../../src/util/errors.js'
 
 const CHILD = fileURLToPath(new URL('./lock-child.ts', import.meta.url))

@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {reply} from '../../cli/flags.js'
 
 export default class BenchCli extends KtCommand {
   static override summary = 'Wall time of a whole `kt run` (all phases, all charts) and of `kt --help`.'
@@ -10,17 +11,8 @@ export default class BenchCli extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchCli)
-    const {benchCli} = await import('../../bench/cli.js')
+    const {benchCli, cliBenchLines} = await import('../../bench/cli.js')
     const r = benchCli(flags.runs)
-    this.log(
-      `kt run: median ${r.kt_run_ms.median.toFixed(0)} ms (min ${r.kt_run_ms.min.toFixed(0)}, max ${r.kt_run_ms.max.toFixed(0)}); target < ${r.target_run_ms} ms: ${r.run_meets_target ? 'met' : 'MISSED'}`,
-    )
-    this.log(
-      `kt run without the plan's retrieval study: median ${r.kt_run_without_retrieval_ms.median.toFixed(0)} ms (min ${r.kt_run_without_retrieval_ms.min.toFixed(0)}, max ${r.kt_run_without_retrieval_ms.max.toFixed(0)})`,
-    )
-    this.log(
-      `kt --help: median ${r.kt_help_ms.median.toFixed(0)} ms (min ${r.kt_help_ms.min.toFixed(0)}, max ${r.kt_help_ms.max.toFixed(0)}); target < ${r.target_help_ms} ms: ${r.help_meets_target ? 'met' : 'MISSED'}`,
-    )
-    return r
+    return reply(this, cliBenchLines(r), r)
   }
 }

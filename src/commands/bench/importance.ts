@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import {repetitionsFlag, reply, seedFlag} from '../../cli/flags.js'
 
 export default class BenchImportance extends KtCommand {
   static override summary = 'Turns scored per second: columnar batch scoring vs a naive object-per-turn loop.'
@@ -11,18 +12,14 @@ export default class BenchImportance extends KtCommand {
   ]
   static override flags = {
     turns: Flags.integer({description: 'Turns per pass.', default: 1_000_000, min: 1000}),
-    repeats: Flags.integer({description: 'Timed passes per loop (median reported).', default: 15, min: 1}),
-    seed: Flags.integer({description: 'Seed of the random signals.', default: 42}),
+    repeats: repetitionsFlag(15, 'Timed passes per loop (median reported).'),
+    seed: seedFlag('Seed of the random signals.'),
   }
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchImportance)
-    const {benchImportance} = await import('../../bench/importance.js')
+    const {benchImportance, importanceBenchLine} = await import('../../bench/importance.js')
     const r = benchImportance(flags.turns, flags.repeats, flags.seed)
-    const m = (x: number) => `${(x / 1e6).toFixed(1)} M turns/s`
-    this.log(
-      `columnar: ${m(r.columnar_turns_per_s)}  naive: ${m(r.naive_turns_per_s)}  ratio ${r.speedup.toFixed(1)}x  target ${m(r.target_turns_per_s)}: ${r.meets_target ? 'met' : 'MISSED'}  (same scores: ${r.checksum_equal})`,
-    )
-    return r
+    return reply(this, importanceBenchLine(r), r)
   }
 }

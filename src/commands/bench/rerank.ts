@@ -28,8 +28,8 @@ export default class BenchRerank extends KtCommand {
 
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchRerank)
-    const {runRerankBench, TARGET_US_PER_CANDIDATE} = await import('../../rank/bench.js')
-    const {table} = await import('../../rank/report.js')
+    const {runRerankBench, TARGET_US_PER_CANDIDATE} = await import('../../bench/rerank.js')
+    const {table} = await import('../../rank/table.js')
     const spinner = this.spinner('kt bench rerank: timing')
     const {loadavg, cpus} = await import('node:os')
     const cases = runRerankBench({candidates: flags.candidates, repetitions: flags.repetitions, seed: flags.seed})
@@ -72,7 +72,7 @@ export default class BenchRerank extends KtCommand {
     }
     const {existsSync} = await import('node:fs')
     const {join} = await import('node:path')
-    const {runTrainingSpeedBench} = await import('../../rank/bench.js')
+    const {runTrainingSpeedBench} = await import('../../bench/rerank.js')
     const {peerAvailable} = await import('../../rank/peer.js')
     const trainFile = join(flags['ltr-dir'], 'vali.txt')
     const testFile = join(flags['ltr-dir'], 'test.txt')

@@ -111,6 +111,16 @@ export default class OnlineServe extends KtCommand {
       idleTenantMs: flags['idle-tenant-seconds'] === undefined ? undefined : flags['idle-tenant-seconds'] * 1000,
       allowOrigins: flags['allow-origin'],
     })
+    // listening for the signal before the line that announces the server: a Ctrl-C right after it still stops it cleanly
+    const stopped = new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+        void running.close().then(resolve)
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
     // --json: stdout carries JSON only, one line when listening and one when stopped; the human line goes to stderr
     if (this.jsonEnabled()) {
       process.stdout.write(
@@ -121,15 +131,7 @@ export default class OnlineServe extends KtCommand {
       process.stdout.write(
         `kt online serve: listening on ${running.url} (tenants in ${flags.dir}, reranker registry ${flags.registry}, pid ${process.pid})\n`,
       )
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
-        void running.close().then(resolve)
-      }
-      process.on('SIGINT', stop)
-      process.on('SIGTERM', stop)
-    })
+    await stopped
     if (this.jsonEnabled()) {
       process.stdout.write(`${JSON.stringify({stopped: true, url: running.url})}\n`)
       return undefined

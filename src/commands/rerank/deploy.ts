@@ -60,7 +60,7 @@ export default class RerankDeploy extends KtCommand {
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(RerankDeploy)
-    const {deploy, formatComparison} = await import('../../rank/registry.js')
+    const {deploy, formatComparison} = await import('../../rank/deploy.js')
     const {readLtrFile} = await import('../../rank/parse.js')
     const {parseEngineOrder} = await import('../../rank/engine-order.js')
     const {InputError} = await import('../../util/errors.js')

@@ -17,7 +17,7 @@ export default class RerankList extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(RerankList)
     const {readConsistent, versionProblem} = await import('../../rank/registry.js')
-    const {formatMetric: fmt, table} = await import('../../rank/report.js')
+    const {formatMetric: fmt, table} = await import('../../rank/table.js')
     // lock-free: read again if a deploy or rollback replaced the index meanwhile
     const {index, versions} = readConsistent(flags.registry, (index) => ({
       index,

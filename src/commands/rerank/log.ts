@@ -36,7 +36,7 @@ export default class RerankLog extends KtCommand {
     const {defaultRetrievalConfig} = await import('../../engine/retrieval/engine.js')
     const {engineFeatureLogs} = await import('../../rank/engine-log.js')
     const {parseQueryFeatureKinds} = await import('../../rank/query-features.js')
-    const {table} = await import('../../rank/report.js')
+    const {table} = await import('../../rank/table.js')
     const {writeFileAtomic} = await import('../../util/fs.js')
     const profile =
       flags.profile === undefined

@@ -39,15 +39,14 @@ export default class RerankTune extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(RerankTune)
     const {DEFAULT_LAMBDAMART} = await import('../../rank/lambdamart.js')
-    const {loadSplits, METRIC_DIGITS} = await import('../../rank/report.js')
+    const {loadSplits, withEngineScoreFeature} = await import('../../rank/splits.js')
+    const {METRIC_DIGITS, signed} = await import('../../rank/table.js')
     const {tuneLambdaMart} = await import('../../rank/tune.js')
     const {trainLambdaMart} = await import('../../rank/lambdamart.js')
-    const {toSavedModel, writeModel} = await import('../../rank/model.js')
     const {snakeKeys} = await import('../../util/json-keys.js')
-    const {dataSha256} = await import('../../rank/provenance.js')
+    const {saveTrainedModel} = await import('../../rank/provenance.js')
     const {carveValidation} = await import('../../rank/dataset.js')
     const {InputError} = await import('../../util/errors.js')
-    const {withEngineScoreFeature} = await import('../../rank/report.js')
     const data = loadSplits({train: flags.data, valid: flags.valid, test: flags.test})
     if (flags['engine-score-feature'])
       for (const name of ['train', 'valid', 'test'] as const)
@@ -82,27 +81,14 @@ export default class RerankTune extends KtCommand {
       let model: string | undefined
       if (flags.save) {
         const outcome = trainLambdaMart(data.train, result.best.params, {valid: data.valid!})
-        // valid (or the share of --data carved off as valid) selected the configuration: the deploy gate refuses to judge on it; test is held out
-        const files = Object.fromEntries(
-          Object.entries({train: flags.data, valid: flags.valid, test: flags.test}).filter(
-            ([, path]) => path !== undefined,
-          ),
-        ) as Record<string, string>
-        writeModel(
-          flags.save,
-          toSavedModel(
-            outcome.model,
-            snakeKeys({...result.best.params}) as Record<string, unknown>,
-            {valid: {'ndcg@10': result.best.valid_ndcg10}},
-            files,
-            data.train.pool,
-            dataSha256(files),
-          ),
-        )
+        // valid (or the share of --data carved off as valid) selected the configuration: the deploy gate refuses to judge on it
+        const files = {train: flags.data, valid: flags.valid, test: flags.test}
+        const metrics = {valid: {'ndcg@10': result.best.valid_ndcg10}}
+        saveTrainedModel(flags.save, outcome.model, {...result.best.params}, metrics, files, data.train.pool)
         model = flags.save
       }
       const out = {...result, model}
-      if (!this.jsonEnabled()) this.log(formatTune(out, METRIC_DIGITS))
+      if (!this.jsonEnabled()) this.log(formatTune(out, METRIC_DIGITS, signed))
       return snakeKeys(out)
     } catch (error) {
       await spinner.fail()
@@ -125,8 +111,8 @@ function formatTune(
     model?: string
   },
   digits: number,
+  signed: (x: number | null) => string,
 ): string {
-  const signed = (x: number | null): string => (x === null ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`)
   const kept = Object.keys(r.best.config).length === 0
   const lines = [
     `${r.trials.length} fits. Validation NDCG@10: defaults ${r.defaults.valid_ndcg10.toFixed(digits)} (${r.defaults.trees} trees), ${kept ? 'no searched configuration beat them: the defaults are kept' : `chosen ${r.best.valid_ndcg10.toFixed(digits)} (${r.best.trees} trees)`}.`,
