@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {crc32} from 'node:zlib'
 import {InputError} from '../util/errors.js'
 import {isProcessAlive, processStartTime} from '../util/proc.js'
-import {TENANT_ID_PATTERN} from './store.js'
+import {TENANT_ID_PATTERN} from './tenant-id.js'
 
 /** Folder of the journal segments inside the tenants' folder (tenant ids cannot start with a dot). */
 export const JOURNAL_DIR = '.journal'

@@ -10,54 +10,23 @@
  */
 import {createHash} from 'node:crypto'
 import {QUERY_TYPES} from '../engine/retrieval/classifier.js'
-import {DEFAULT_FEEDBACK, DEFAULT_SAMPLER, DEFAULT_LEVELS, TenantBandit, type BanditSettings} from './bandit.js'
-import {MAX_PRIOR_STRENGTH} from './prior.js'
+import {TenantBandit} from './bandit.js'
 import type {GroupCommit} from './commit.js'
-import {MAX_DECAY_EVERY_QUERIES, forgettingDefaults} from './forgetting.js'
 import {ENGINE_SPACES_BUSY, forgetEngineSpace, keepEngineSpace, spaceById, withEngineSpacesLock} from './spaces.js'
-import {
-  StateDamagedError,
-  TenantStore,
-  recoverJournals,
-  validateTenantId,
-  type CreateOptions,
-  type JournalRecovery,
-} from './store.js'
+import {StateDamagedError, TenantStore, type CreateOptions} from './store.js'
+import {validateTenantId} from './tenant-id.js'
+import {recoverJournals, type JournalRecovery} from './journal-recovery.js'
 import {Journal, type JournalOptions} from './journal.js'
-import {MAX_IMPLICIT_WINDOW_MS, type PriorOrigin, type Verdict, callerQueryIdProblem} from './tenant.js'
+import {type PriorOrigin, callerQueryIdProblem} from './tenant.js'
 import {GateRefusedError, passGate} from '../deploy/gate.js'
 import {parseProfile} from '../deploy/load.js'
 import {profileJson} from '../deploy/profile.js'
-import {defaultConfig, onlineTuned} from '../space/space.js'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
 import {snakeKeys} from '../util/json-keys.js'
-
-/**
- * Why a request failed, as a stable code (the HTTP service maps each to a status; see
- * src/online/README.md). `retry` errors mean the request was not acknowledged and may be sent again.
- */
-export type OnlineErrorCode =
-  | 'bad_request'
-  | 'unknown_tenant'
-  | 'tenant_exists'
-  | 'unknown_query'
-  | 'already_settled'
-  | 'duplicate_query_id'
-  | 'not_accepted'
-  | 'tenant_busy'
-  | 'not_durable'
-  | 'tenant_closed'
-  | 'state_damaged'
-  | 'storage_failed'
-
-/**
- * Codes for a fault on the serving side, not in the request: the tenant's stored files do not read
- * back as kt wrote them (state_damaged: restore them from a backup), or its folder cannot be read
- * or written (storage_failed). The HTTP service answers them 500 without the message (which names
- * server paths) and logs the message.
- */
-export const SERVER_SIDE_CODES: ReadonlySet<OnlineErrorCode> = new Set(['state_damaged', 'storage_failed'])
+import type {ChooseRequest, Choice, FeedbackOutcome, FeedbackRequest, TenantStatus} from './wire.js'
+import {OnlineError} from './online-error.js'
+import {resolveSpec, type TenantSpec} from './tenant-spec.js'
 
 /**
  * A tenant over its cap of remembered queries forgets down to this fraction of it (limitPending), so
@@ -67,166 +36,6 @@ const PENDING_TRIM_TO = 0.9
 
 /** Query types a choose may name: the retrieval query classifier's (src/engine/retrieval/classifier.ts). */
 export const CHOOSE_TYPES = QUERY_TYPES
-
-export class OnlineError extends InputError {
-  constructor(
-    readonly code: OnlineErrorCode,
-    where: string,
-    expected: string,
-    got?: string,
-  ) {
-    super(where, expected, got)
-  }
-
-  /** Whether the request was not applied and may be sent again unchanged. */
-  get retry(): boolean {
-    return this.code === 'not_durable' || this.code === 'tenant_busy'
-  }
-}
-
-/** How a new tenant learns; every field optional (the CLI's `kt online init` defaults). */
-export interface TenantSpec {
-  /** Parameter space id (default `retrieval`). */
-  space?: string
-  /** The prior: a configuration of the space (e.g. a deployed profile's `config`); default the space's defaults. */
-  profile?: Config
-  levels?: number
-  sampler?: 'logit' | 'gaussian' | 'exact'
-  forgetting?: 'periodic' | 'adaptive' | 'none'
-  decay_every?: number
-  decay_fraction?: number
-  feedback?: 'implicit' | 'labels'
-  implicit_window_ms?: number
-  prior_strength?: number
-  /** Parameters to tune (default: those the space's table marks `online`; none marked: all). */
-  tuned?: string[]
-  /** One set of bandits per query type (the type named in each choose). */
-  per_type?: boolean
-  seed?: number
-}
-
-const SPEC_KEYS = new Set([
-  'space',
-  'profile',
-  'levels',
-  'sampler',
-  'forgetting',
-  'decay_every',
-  'decay_fraction',
-  'feedback',
-  'implicit_window_ms',
-  'prior_strength',
-  'tuned',
-  'per_type',
-  'seed',
-])
-
-/** The space, prior, settings and seed a spec describes (`space`: the space when the caller has it, e.g. an engine file's); errors name `where` and the field. */
-export function resolveSpec(
-  spec: TenantSpec,
-  where = 'tenant spec',
-  dir?: string,
-  known?: ParamSpace,
-): {space: ParamSpace; profile: Config; settings: BanditSettings; seed: number} {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
-    throw new OnlineError('bad_request', where, 'an object', describeValue(spec))
-  for (const key of Object.keys(spec))
-    if (!SPEC_KEYS.has(key))
-      throw new OnlineError(
-        'bad_request',
-        `${where}: ${key}`,
-        `one of ${[...SPEC_KEYS].join(', ')}`,
-        'an unknown field',
-      )
-  const field = <T>(key: keyof TenantSpec, ok: (v: unknown) => boolean, expected: string): T | undefined => {
-    const v = spec[key]
-    if (v === undefined) return undefined
-    if (!ok(v)) throw new OnlineError('bad_request', `${where}: ${key}`, expected, describeValue(v))
-    return v as T
-  }
-  const isInt = (v: unknown): boolean => Number.isInteger(v)
-  const id = field<string>('space', (v) => typeof v === 'string', 'a space id')
-  if (known && id !== undefined && id !== known.id)
-    throw new OnlineError('bad_request', `${where}: space`, `the engine file's space ${known.id}`, describeValue(id))
-  const space = known ?? spaceById(id ?? 'retrieval', `${where}: space`, dir)
-  const profile =
-    field<Config>(
-      'profile',
-      (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-      'a configuration object',
-    ) ?? defaultConfig(space)
-  const kind =
-    field<'periodic' | 'adaptive' | 'none'>(
-      'forgetting',
-      (v) => v === 'periodic' || v === 'adaptive' || v === 'none',
-      'periodic, adaptive or none',
-    ) ?? 'periodic'
-  const forgetting = forgettingDefaults(kind)
-  const every = field<number>(
-    'decay_every',
-    (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_DECAY_EVERY_QUERIES,
-    `an integer number of queries in 1..${MAX_DECAY_EVERY_QUERIES} (MAX_DECAY_EVERY_QUERIES; forgetting none never decays)`,
-  )
-  const fraction = field<number>(
-    'decay_fraction',
-    (v) => typeof v === 'number' && v > 0 && v < 1,
-    'a fraction in (0, 1)',
-  )
-  if (every !== undefined || fraction !== undefined) {
-    if (forgetting.kind !== 'periodic')
-      throw new OnlineError(
-        'bad_request',
-        `${where}: decay_every/decay_fraction`,
-        'them only with forgetting periodic',
-        `forgetting ${forgetting.kind}`,
-      )
-    if (every !== undefined) forgetting.every = every
-    if (fraction !== undefined) forgetting.fraction = fraction
-  }
-  const tuned =
-    field<string[]>(
-      'tuned',
-      (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'),
-      'a non-empty array of parameter names',
-    ) ?? onlineTuned(space)
-  const settings: BanditSettings = {
-    levels: field<number>('levels', isInt, 'an integer') ?? DEFAULT_LEVELS,
-    sampler:
-      field<'logit' | 'gaussian' | 'exact'>(
-        'sampler',
-        (v) => v === 'logit' || v === 'gaussian' || v === 'exact',
-        'logit, gaussian or exact',
-      ) ?? DEFAULT_SAMPLER,
-    forgetting,
-    tuned,
-    feedback:
-      field<'implicit' | 'labels'>('feedback', (v) => v === 'implicit' || v === 'labels', 'implicit or labels') ??
-      DEFAULT_FEEDBACK,
-  }
-  const prior = field<number>(
-    'prior_strength',
-    (v) => isInt(v) && (v as number) >= 0 && (v as number) <= MAX_PRIOR_STRENGTH,
-    `an integer in 0..${MAX_PRIOR_STRENGTH} (MAX_PRIOR_STRENGTH: beyond it float64 cannot tell the profile's arms apart)`,
-  )
-  if (prior !== undefined) settings.priorStrength = prior
-  const window = field<number>(
-    'implicit_window_ms',
-    (v) => isInt(v) && (v as number) >= 1 && (v as number) <= MAX_IMPLICIT_WINDOW_MS,
-    `a whole number of milliseconds in 1..${MAX_IMPLICIT_WINDOW_MS} (MAX_IMPLICIT_WINDOW_MS, a day)`,
-  )
-  if (window !== undefined) settings.implicitWindowMs = window
-  if (field<boolean>('per_type', (v) => typeof v === 'boolean', 'true or false')) settings.perType = true
-  const seed =
-    field<number>(
-      'seed',
-      (v) => isInt(v) && (v as number) >= 0 && (v as number) <= 0xffffffff,
-      'an integer in 0..2^32-1',
-    ) ?? DEFAULT_SEED
-  return {space, profile, settings, seed}
-}
-
-/** The project's default seed. */
-export const DEFAULT_SEED = 42
 
 /**
  * A deployed profile as a new tenant's prior. It goes through THE deploy gate (src/deploy/gate.ts),
@@ -287,65 +96,6 @@ export interface OpenTenantOptions {
 
 /** Where tenants live unless `dir` says otherwise (relative to the working folder). */
 export const DEFAULT_ONLINE_DIR = '.kt/online'
-
-export interface ChooseRequest {
-  /**
-   * Your id for the query (printable ASCII, at most 128 characters, not a bare integer); default
-   * kt's own (1, 2, ...). Choosing an id again while the query is remembered (the label window,
-   * an hour) returns the same configuration: a retry after a lost answer is safe.
-   */
-  query_id?: string
-  /** The query's type (the retrieval classifier's: entity_lookup, temporal, multi_hop, simple_factual, exploratory); per-type tenants play that type's bandits. */
-  type?: string
-  /** Event time, ms since the epoch (default now). */
-  now?: number
-}
-
-export interface Choice {
-  /** The id to name in feedback: yours if you gave one, else kt's. */
-  query_id: string
-  /** kt's own number for the query. */
-  kt_query_id: number
-  type: string | null
-  /** Arm index per bandit dimension (0-based). */
-  arms: number[]
-  /** The configuration to run the query with (every parameter of the space). */
-  config: Config
-  /** Present (true) when the query_id was chosen before: the recorded configuration is returned again, nothing new is logged. */
-  repeated?: true
-}
-
-export interface FeedbackRequest {
-  query_id: string | number
-  /** Implicit feedback: a node retrieved for the query was used. */
-  used?: boolean
-  /** Explicit feedback: graded relevance 0..levels-1. */
-  label?: number
-  now?: number
-}
-
-export interface FeedbackOutcome {
-  query_id: string
-  /** applied, or duplicate / late (counted and ignored: the query was already settled). */
-  verdict: Verdict
-}
-
-export interface TenantStatus {
-  tenant: string
-  queries: number
-  pending: number
-  /** The learner's Counters, snake_case (bad_label, not_accepted, ...). */
-  counters: Record<string, number>
-  /** What opening found (replayed, rebuilt, torn_bytes, journaled). */
-  open: Record<string, unknown>
-  /** The tenant's BanditSettings, snake_case. */
-  settings: Record<string, unknown>
-  dimensions: Array<{key: string; best_bin: number; best_value: unknown; best_mean_reward: number; evidence: number[]}>
-  /** Per-type tenants: the queries each type's bandits have played and their best bins. */
-  types?: Record<string, {queries: number; best_bins: number[]}>
-  /** The deployed profile behind the prior, as the deploy gate judged it (forced: with its reason), and a routed profile's overrides; null: the space's defaults or a configuration given as such. */
-  prior: (PriorOrigin & {overrides: Record<string, Config>}) | null
-}
 
 /** The store's own errors, by what they say was found (store.ts). */
 function storeErrorIs(error: unknown, test: (e: InputError) => boolean): error is InputError {

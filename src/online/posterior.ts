@@ -28,6 +28,7 @@ import {
   kn,
   wn,
   normalSlowPath,
+  dirichletMoments,
   sampleMeanExact,
   trigamma,
 } from './sampling.js'
@@ -198,33 +199,12 @@ export class ArmPosteriors {
   }
 
   /**
-   * Mean mu = sum r_l alpha_l / alpha_0 and variance (sum r_l^2 alpha_l / alpha_0 - mu^2) / (alpha_0 + 1)
-   * of the expected reward under Dirichlet(alpha[o .. o+levels)) (the exact moments), and alpha_0.
-   */
-  private moments(alpha: Float64Array, o: number): {mean: number; variance: number} {
-    const top = this.levels - 1
-    let total = 0,
-      m1 = 0,
-      m2 = 0
-    for (let l = 0; l < this.levels; l++) {
-      const a = alpha[o + l]
-      const r = l / top
-      total += a
-      m1 += a * r
-      m2 += a * r * r
-    }
-    const mean = m1 / total
-    const variance = (m2 / total - mean * mean) / (total + 1)
-    return {mean, variance: variance > 0 ? variance : 0}
-  }
-
-  /**
    * The Beta(a, b) the logit sampler approximates: exactly Beta(alpha_1, alpha_0) for two levels;
    * otherwise the Beta with the expected reward's mean and variance (a + b = mu (1 - mu) / var - 1).
    */
   private betaOf(alpha: Float64Array, o: number): {a: number; b: number} {
     if (this.levels === 2) return {a: alpha[o + 1], b: alpha[o]}
-    const {mean, variance} = this.moments(alpha, o)
+    const {mean, variance} = dirichletMoments(alpha, o, this.levels)
     const size = (mean * (1 - mean)) / variance - 1
     return {a: mean * size, b: (1 - mean) * size}
   }
@@ -237,7 +217,7 @@ export class ArmPosteriors {
       this.sd[slot] = Math.sqrt(trigamma(a) + trigamma(b))
       return
     }
-    const {mean, variance} = this.moments(alpha, o)
+    const {mean, variance} = dirichletMoments(alpha, o, this.levels)
     this.mu[slot] = mean
     this.sd[slot] = Math.sqrt(variance)
     if (kind !== 'exact') return

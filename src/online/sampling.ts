@@ -218,6 +218,16 @@ export function sampleMeanExact(rng: U32Source, alpha: Float64Array, offset: num
  * its tails are lighter than a Beta's at small counts, so it explores badly-rated arms a little less.
  */
 export function sampleMeanGaussian(rng: U32Source, alpha: Float64Array, offset: number, levels: number): number {
+  const {mean, variance} = dirichletMoments(alpha, offset, levels)
+  return mean + Math.sqrt(variance) * fastNormal(rng)
+}
+
+/** The mean and variance above of the expected reward under Dirichlet(alpha[offset .. offset+levels)), rewards l / (levels - 1). */
+export function dirichletMoments(
+  alpha: Float64Array,
+  offset: number,
+  levels: number,
+): {mean: number; variance: number} {
   let total = 0
   let m1 = 0
   let m2 = 0
@@ -229,9 +239,9 @@ export function sampleMeanGaussian(rng: U32Source, alpha: Float64Array, offset: 
     m1 += a * r
     m2 += a * r * r
   }
-  const mu = m1 / total
-  const variance = (m2 / total - mu * mu) / (total + 1)
-  return mu + Math.sqrt(variance > 0 ? variance : 0) * fastNormal(rng)
+  const mean = m1 / total
+  const variance = (m2 / total - mean * mean) / (total + 1)
+  return {mean, variance: variance > 0 ? variance : 0}
 }
 
 /** Seed of a named random stream (a run, an algorithm, a query): independent of the order streams are created in. */

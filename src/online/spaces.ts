@@ -3,7 +3,7 @@
  * bandits tune by default (the `online` column, read by onlineTuned), live only in each space's table.
  */
 import type {ParamSpace} from '../space/types.js'
-import {existsSync, readdirSync, rmSync, rmdirSync} from 'node:fs'
+import {existsSync, rmSync, rmdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {checkSpace} from '../space/space.js'
 import {InputError, describeValue} from '../util/errors.js'
@@ -46,9 +46,10 @@ export function withEngineSpacesLock<T>(dir: string, fn: () => T, waitMs?: numbe
   }
 }
 
-function removeIfEmpty(folder: string): void {
+/** Removes a folder this process created, unless something else has appeared in it meanwhile. */
+export function removeIfEmpty(folder: string): void {
   try {
-    if (readdirSync(folder).length === 0) rmdirSync(folder)
+    rmdirSync(folder)
   } catch {
     // another process put something there meanwhile, or it is gone: leave it
   }

@@ -1,40 +1,30 @@
 /**
  * Persistence of a tenant's learner: an append-only event log plus a checksummed state snapshot.
  *
- * <dir>/<tenant>/log.jsonl   line 1 the init record, then one event per line; every line is
- *                            written with one write() and fsync'd before the event is applied,
- *                            so an acknowledged query or feedback survives a crash. Each line ends
- *                            with a checksum chained to the previous line's (LOG_FORMAT). With a
- *                            GroupCommit (commit.ts; the server) the line is written, applied, and
- *                            acknowledged only when the batch's fdatasync has covered it
- *                            (durable()); later events of the tenant may see it before then, which
- *                            is safe because they follow it in the same file: a later event that
- *                            is durable implies every earlier line is.
- * <dir>/<tenant>/state.json  the learner after the first `logLines` lines (`logBytes` bytes: opening
- *                            replays only the log after them, and hashes the part before to check
- *                            its chain ends at the snapshot's `chain`), written atomically
- *                            (temp file, rename) every SNAPSHOT_EVERY_EVENTS events and on close,
- *                            followed by a line `sha256 <hex of everything before it>`. Under a
- *                            journal (the server) also not before the log has grown by the last
- *                            snapshot's size: a snapshot holds every query of the open windows
- *                            (the label window: an hour of traffic), so at a few hundred events it would cost more
- *                            than the log itself; this way snapshots cost at most as much to write
- *                            as the log, and replay after a crash reads at most about one snapshot's
- *                            worth of log beyond the snapshot.
- * <dir>/<tenant>/lock        "pid start-time token" of the process that has the tenant open: the
- *                            lock every kt store shares (src/util/lock.ts); an opener that finds it
- *                            held waits up to LOCK_WAIT_MS. Under it, temp files of state.json
- *                            that a kill left behind (.state.json.<pid>.tmp) are removed.
+ * <dir>/<tenant>/log.jsonl: line 1 the init record, then one event per line (log-file.ts), each
+ * written with one write() and fsync'd before the event is applied, so an acknowledged query or
+ * feedback survives a crash. With a GroupCommit (commit.ts) the line is written, applied, and
+ * acknowledged once the batch's fdatasync covered it (durable()); later events of the tenant may
+ * see it before then, which is safe: a later event that is durable implies every earlier line is.
+ * Under a journal (journal.ts; the server) the line is journaled and written to the log behind it.
+ *
+ * <dir>/<tenant>/state.json (state-file.ts): written every SNAPSHOT_EVERY_EVENTS events and on
+ * close, always after the log it covers is synced. Under a journal also not before the log has
+ * grown by the last snapshot's size (a snapshot holds every remembered query, so at a few hundred
+ * events it would cost more than the log; this way it costs at most as much to write, and replay
+ * reads at most about one snapshot's worth of log), and off the request path (snapshotInTurns).
+ *
+ * <dir>/<tenant>/lock: the lock every kt store shares (src/util/lock.ts); an opener that finds it
+ * held waits up to LOCK_WAIT_MS. Under it, temp files of state.json a kill left behind are removed.
  *
  * Opening loads the snapshot and replays the log lines after it. A snapshot that is missing its
  * checksum line, fails the checksum, does not parse or does not fit the space is discarded and the
  * learner rebuilt from the whole log (the log is the truth; the snapshot only saves replay time).
- * A checksummed snapshot that covers more bytes than the log holds is damage (snapshot() syncs the
- * log first), refused in one line naming the log. A torn last log line (a crash mid-write: no
- * newline at the end) is cut off; it was never acknowledged. A log line that does not match its
- * chained checksum (a byte changed after it was written, before or after the snapshot's position)
- * stops the open with one line naming it: the log cannot be trusted and kt does not guess. The query counter is part of the
- * state, so scheduled decay resumes in phase after a restart.
+ * A checksummed snapshot that covers more bytes than the log holds is damage, refused in one line
+ * naming the log. A torn last log line (a crash mid-write) is cut off; it was never acknowledged.
+ * A log line that does not match its chained checksum stops the open with one line naming it: the
+ * log cannot be trusted and kt does not guess. The query counter is part of the state, so
+ * scheduled decay resumes in phase after a restart.
  */
 import {
   closeSync,
@@ -44,37 +34,24 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
-  readFileSync,
-  readSync,
-  rmdirSync,
   rmSync,
-  statSync,
-  truncateSync,
   writeSync,
 } from 'node:fs'
 import {join} from 'node:path'
-import {createHash} from 'node:crypto'
 import type {Config, ParamSpace} from '../space/types.js'
 import {InputError, describeValue} from '../util/errors.js'
-import {ensureDir, fsyncDir, writeFileAtomic} from '../util/fs.js'
+import {ensureDir, fsyncDir} from '../util/fs.js'
 import {acquireDirLock, releaseDirLock, removeStaleTemps, LOCK_WAIT_MS as DEFAULT_LOCK_WAIT_MS} from '../util/lock.js'
-
-/** Re-exported for callers that check lock owners (tests). */
-export {processStartTime} from '../util/proc.js'
 import type {BanditSettings} from './bandit.js'
 import {TenantBandit} from './bandit.js'
+import {removeIfEmpty} from './spaces.js'
+import {validateTenantId} from './tenant-id.js'
 import type {GroupCommit} from './commit.js'
+import {type Journal, type JournalClient, deadRecordsFor, hasJournal} from './journal.js'
+import {catchUpLog} from './journal-recovery.js'
+import {LOG_FILE, LOG_FORMAT, chainedLine, readFirstLine, replayLog, verifyChained, verifyCovered} from './log-file.js'
+import {STATE_FILE, readStateFile, stateInTurns, stateNow, writeState, type LogPosition} from './state-file.js'
 import {
-  type Journal,
-  type JournalClient,
-  type JournalRecord,
-  deadRecordsFor,
-  deadSegments,
-  readSegment,
-  hasJournal,
-} from './journal.js'
-import {
-  type LearnerState,
   type QueryEvent,
   type TenantEvent,
   type PriorOrigin,
@@ -84,42 +61,14 @@ import {
   dimensionsFingerprint,
 } from './tenant.js'
 
-/** Longest tenant id: ids become folder names, and 64 fits every file system's name limit with room. */
-export const MAX_TENANT_ID_LENGTH = 64
-/** Tenant ids: letters, digits, dot, dash, underscore, starting with a letter or digit (so no '/', '\\', '..' or hidden names). */
-export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+/** Re-exported for callers that check lock owners (tests). */
+export {processStartTime} from '../util/proc.js'
+
 /** Events between snapshots: bounds replay after a crash to this many lines. */
 const SNAPSHOT_EVERY_EVENTS = 200
-/** Format tag of the state file. */
-/**
- * Format tag of the state file. 2: snapshots written before it may lack the outcomes of used queries
- * whose window was open at the snapshot (fixed in tenant.ts), so a /1 snapshot is discarded and the
- * learner rebuilt from the log.
- */
-const STATE_FORMAT = 'kt-online-state/3'
-/**
- * 3: the snapshot records `chain`, the log's chained checksum at the end of the part it covers (see
- * LOG_FORMAT), so a byte changed in that part is noticed on open; a /2 snapshot is discarded and the
- * learner rebuilt from the log (which verifies every line).
- */
-
-/**
- * Log format (the init record's `v`). 2: every line ends with `"c":"<hex>"`, the first
- * CHAIN_HEX_CHARS of sha256(previous line's c + this line without its c), the init line's previous
- * c being empty. Each line's checksum thus covers every line before it: a byte flipped anywhere is
- * noticed at its line, also in the part a snapshot covers (opening hashes that part without
- * replaying it). Format 1 logs (no checksums) are still read, and appended to in format 1.
- */
-export const LOG_FORMAT = 2
-/** 64 bits of sha256 per line: a random corruption goes unnoticed with probability 2^-64, for 16 bytes a line. */
-const CHAIN_HEX_CHARS = 16
 
 /** How long opening waits for a tenant another process has open (the shared lock's default wait). */
 const LOCK_WAIT_MS = DEFAULT_LOCK_WAIT_MS
-
-const LOG_FILE = 'log.jsonl'
-const STATE_FILE = 'state.json'
-const CHECKSUM_PREFIX = 'sha256 '
 
 /**
  * A tenant's stored files (log, snapshot, journal) do not read back as kt wrote them: damage to
@@ -131,20 +80,6 @@ export class StateDamagedError extends InputError {
     super(cause.where, cause.expected, cause.got)
     this.name = 'StateDamagedError'
   }
-}
-
-/** Throws InputError unless `tenant` is a safe tenant id. */
-export function validateTenantId(tenant: string): void {
-  if (typeof tenant !== 'string' || tenant.length === 0)
-    throw new InputError('tenant id', 'a non-empty id', describeValue(tenant))
-  if (tenant.length > MAX_TENANT_ID_LENGTH)
-    throw new InputError('tenant id', `at most ${MAX_TENANT_ID_LENGTH} characters`, `${tenant.length} characters`)
-  if (!TENANT_ID_PATTERN.test(tenant))
-    throw new InputError(
-      'tenant id',
-      'letters, digits, ".", "-" or "_", starting with a letter or digit (no path separators)',
-      describeValue(tenant),
-    )
 }
 
 export interface CreateOptions {
@@ -186,127 +121,6 @@ export interface OpenReport {
   journaled: number
 }
 
-const NEWLINE = 0x0a
-/** Bytes read at a time while looking for the end of the init line. */
-const READ_CHUNK = 65536
-
-/** Bytes [from, to) of a file. */
-function readRange(path: string, from: number, to: number): Buffer {
-  const buffer = Buffer.alloc(Math.max(0, to - from))
-  const fd = openSync(path, 'r')
-  try {
-    let done = 0
-    while (done < buffer.length) {
-      const n = readSync(fd, buffer, done, buffer.length - done, from + done)
-      if (n === 0) break
-      done += n
-    }
-    return buffer.subarray(0, done)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** The log's first line (the init record), without its newline. */
-function readFirstLine(path: string): string {
-  const size = statSync(path).size
-  let text = Buffer.alloc(0)
-  for (let from = 0; from < size; from += READ_CHUNK) {
-    text = Buffer.concat([text, readRange(path, from, Math.min(size, from + READ_CHUNK))])
-    const nl = text.indexOf(NEWLINE)
-    if (nl >= 0) return text.subarray(0, nl).toString('utf8')
-  }
-  throw new InputError(path, 'an init record on line 1', size === 0 ? 'an empty log' : 'no complete first line')
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex')
-}
-
-/** The chained checksum of a line whose JSON without `c` is `body`, after a line whose checksum was `previous`. */
-export function chainChecksum(previous: string, body: string): string {
-  // one update of one string: each update is a crossing into native code
-  return createHash('sha256').update(`${previous}\n${body}`).digest('hex').slice(0, CHAIN_HEX_CHARS)
-}
-
-/** A log line in format 2: `body` (a JSON object) with its chained checksum as the last field. */
-function chainedLine(previous: string, body: string): {line: string; chain: string} {
-  const chain = chainChecksum(previous, body)
-  return {line: `${body.slice(0, -1)},"c":"${chain}"}`, chain}
-}
-
-const CHAIN_SUFFIX = new RegExp(`,"c":"([0-9a-f]{${CHAIN_HEX_CHARS}})"}$`)
-
-/**
- * Checks one format-2 log line against the previous line's checksum and returns its own checksum
- * and its JSON without `c`; a mismatch is a one-line InputError naming the file and line.
- */
-function verifyChained(line: string, previous: string, at: string): {chain: string; body: string} {
-  const m = CHAIN_SUFFIX.exec(line)
-  if (!m)
-    throw new InputError(
-      at,
-      `a log line ending in its checksum ,"c":"<${CHAIN_HEX_CHARS} hex digits>"} (log format ${LOG_FORMAT})`,
-      'none',
-    )
-  const body = `${line.slice(0, m.index)}}`
-  if (chainChecksum(previous, body) !== m[1]) {
-    throw new InputError(
-      at,
-      'a log line matching its chained checksum',
-      'a mismatch: this line or one before it was changed after it was written (the log is the record of every event; restore it from a backup)',
-    )
-  }
-  return {chain: m[1], body}
-}
-
-/** Removes a folder this open created, unless something else has appeared in it meanwhile. */
-function removeIfEmpty(dir: string): void {
-  try {
-    rmdirSync(dir)
-  } catch {
-    // not empty (another opener's files) or already gone: leave it
-  }
-}
-
-/** Checks the shape of a logged event; errors name the file and line. */
-function parseEvent(value: unknown, where: string): TenantEvent {
-  const v = value as Record<string, unknown>
-  const num = (field: string): number => {
-    if (typeof v[field] !== 'number' || !Number.isFinite(v[field]))
-      throw new InputError(`${where}: ${field}`, 'a finite number', describeValue(v[field]))
-    return v[field] as number
-  }
-  const str = (field: string): string => {
-    if (typeof v[field] !== 'string') throw new InputError(`${where}: ${field}`, 'a string', describeValue(v[field]))
-    return v[field] as string
-  }
-  if (typeof v !== 'object' || v === null) throw new InputError(where, 'an event object', describeValue(value))
-  switch (v.e) {
-    case 'q': {
-      if (!Array.isArray(v.arms))
-        throw new InputError(`${where}: arms`, 'an array of arm indices', describeValue(v.arms))
-      const q: QueryEvent = {e: 'q', id: num('id'), t: num('t'), arms: v.arms as number[]}
-      if (v.ty !== undefined) q.ty = str('ty')
-      if (v.qid !== undefined) q.qid = str('qid')
-      return q
-    }
-    case 'used':
-      return {e: 'used', id: str('id'), t: num('t')}
-    case 'label':
-      return {e: 'label', id: str('id'), t: num('t'), grade: num('grade')}
-    case 'tick':
-      return {e: 'tick', t: num('t')}
-    case 'forget': {
-      const n = num('n')
-      if (!Number.isInteger(n) || n < 1) throw new InputError(`${where}: n`, 'a positive integer', describeValue(n))
-      return {e: 'forget', t: num('t'), n}
-    }
-    default:
-      throw new InputError(`${where}: e`, 'q, used, label, tick or forget', describeValue(v.e))
-  }
-}
-
 export class TenantStore implements JournalClient {
   private fd: number
   private sinceSnapshot = 0
@@ -325,8 +139,8 @@ export class TenantStore implements JournalClient {
   private fileBytes: number
   /** A failed write left bytes past fileBytes that could not be cut off yet. */
   private tornTail = false
-  /** A journaled store's snapshot is due and will run once the current request has been handled. */
-  private snapshotScheduled = false
+  /** A journaled store's snapshot is being made (snapshotInTurns). */
+  private snapshotRunning = false
   /** Snapshots that failed (a full disk): the log still holds everything, the next one is tried later. */
   snapshotFailures = 0
 
@@ -471,11 +285,11 @@ export class TenantStore implements JournalClient {
     let rebuilt: string | null = null
     const statePath = join(dir, STATE_FILE)
     if (existsSync(statePath)) {
-      const loaded = TenantStore.readState(statePath, initLine, logPath)
+      const loaded = readStateFile(statePath, initLine, logPath)
       if (typeof loaded === 'string') rebuilt = loaded
       else {
         // The covered part is hashed, not replayed: a byte changed in it breaks the chain at its line.
-        const coveredChain = chained ? TenantStore.verifyCovered(logPath, covered, loaded, chain!) : null
+        const coveredChain = chained ? verifyCovered(logPath, covered, loaded, chain!) : null
         if (coveredChain === undefined)
           rebuilt = 'state file covers another number of log lines than its log position holds'
         else if (coveredChain !== loaded.chain)
@@ -493,33 +307,7 @@ export class TenantStore implements JournalClient {
       if (rebuilt !== null) learner = new TenantLearner(init, space)
     }
 
-    const size = statSync(logPath).size
-    const tail = readRange(logPath, covered.bytes, size)
-    const end = tail.lastIndexOf(NEWLINE) + 1
-    const tornBytes = tail.length - end
-    if (tornBytes > 0) truncateSync(logPath, covered.bytes + end)
-    const lines =
-      end === 0
-        ? []
-        : tail
-            .subarray(0, end - 1)
-            .toString('utf8')
-            .split('\n')
-    for (let i = 0; i < lines.length; i++) {
-      const at = `${logPath}:${covered.lines + i + 1}`
-      let text = lines[i]
-      if (chain !== null) {
-        const verified = verifyChained(text, chain, at)
-        chain = verified.chain
-        text = verified.body
-      }
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch (error) {
-        throw new InputError(at, 'one JSON event per line', (error as Error).message.split('\n')[0])
-      }
-      const event = parseEvent(value, at)
+    const replay = replayLog(logPath, covered, chain, (event, at) => {
       if (event.e === 'q') {
         learner.bandit.checkArms(event.arms, at)
         const next = learner.queries + 1
@@ -531,115 +319,21 @@ export class TenantStore implements JournalClient {
           )
       }
       learner.apply(event)
-    }
-    const report: OpenReport = {replayed: lines.length, rebuilt, tornBytes, journaled}
+    })
+    const report: OpenReport = {replayed: replay.lines, rebuilt, tornBytes: replay.tornBytes, journaled}
     const store = new TenantStore(
       dir,
       learner,
       initLine,
-      {lines: covered.lines + lines.length, bytes: covered.bytes + end},
-      chain,
+      {lines: covered.lines + replay.lines, bytes: covered.bytes + replay.bytes},
+      replay.chain,
       report,
       options.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS,
     )
-    // the log holds everything: a snapshot a full disk refuses only costs replay time at the next open
-    if (report.replayed > 0 || report.rebuilt !== null) store.trySnapshot()
     store.groupCommit = options.journal ? undefined : options.groupCommit
     store.journal = options.journal
+    if (report.replayed > 0 || report.rebuilt !== null) store.snapshotDue()
     return store
-  }
-
-  /**
-   * Verifies the chain over the log lines after `from` up to byte loaded.logBytes and returns the
-   * checksum of the last (undefined if that is not line loaded.logLines); a line that does not
-   * match is a one-line InputError naming it.
-   */
-  private static verifyCovered(
-    logPath: string,
-    from: {lines: number; bytes: number},
-    loaded: {logLines: number; logBytes: number},
-    initChain: string,
-  ): string | undefined {
-    const part = readRange(logPath, from.bytes, loaded.logBytes)
-    let chain = initChain
-    let start = 0
-    let line = from.lines
-    while (start < part.length) {
-      const nl = part.indexOf(NEWLINE, start)
-      chain = verifyChained(part.subarray(start, nl).toString('utf8'), chain, `${logPath}:${++line}`).chain
-      start = nl + 1
-    }
-    return line === loaded.logLines ? chain : undefined
-  }
-
-  /** The parsed snapshot, or why it cannot be used. */
-  private static readState(
-    path: string,
-    initLine: string,
-    logPath: string,
-  ): {logLines: number; logBytes: number; chain: string | null; learner: LearnerState} | string {
-    if (!statSync(path).isFile())
-      throw new InputError(
-        path,
-        'a state file (a regular file kt writes; remove what is there)',
-        'a folder or other non-file',
-      )
-    let text: string
-    try {
-      text = readFileSync(path, 'utf8')
-    } catch (error) {
-      throw new InputError(
-        path,
-        'a readable state file',
-        (error as NodeJS.ErrnoException).code ?? (error as Error).message.split('\n')[0],
-      )
-    }
-    const cut = text.lastIndexOf(`\n${CHECKSUM_PREFIX}`)
-    if (cut < 0 || !text.endsWith('\n')) return 'state file truncated (no checksum line)'
-    const body = text.slice(0, cut + 1)
-    const sum = text.slice(cut + 1 + CHECKSUM_PREFIX.length, -1)
-    if (sha256(body) !== sum) return 'state file checksum mismatch'
-    let parsed: {
-      format?: string
-      init?: string
-      logLines?: number
-      logBytes?: number
-      chain?: string | null
-      learner?: LearnerState
-    }
-    try {
-      parsed = JSON.parse(body)
-    } catch {
-      return 'state file does not parse'
-    }
-    if (parsed.format !== STATE_FORMAT)
-      return `state file format ${describeValue(parsed.format)} is not ${STATE_FORMAT}`
-    if (parsed.init !== sha256(initLine)) return 'state file belongs to another log'
-    const {logLines, logBytes} = parsed
-    if (
-      !Number.isInteger(logLines) ||
-      logLines! < 1 ||
-      !Number.isInteger(logBytes) ||
-      logBytes! <= Buffer.byteLength(initLine)
-    )
-      return 'state file has no valid log position'
-    // A checksummed snapshot ahead of its log is damage, not a crash: snapshot() fdatasyncs the log
-    // before it writes state.json, and with a journal the lines it counts come back from the
-    // journal before this check. Rebuilding from the shorter log would drop acknowledged events
-    // and hand their query ids out again, so kt refuses (the operator restores the log).
-    const size = statSync(logPath).size
-    if (logBytes! > size)
-      throw new InputError(
-        logPath,
-        `at least ${logBytes} bytes (${path} covers ${logLines} lines of it)`,
-        `${size} bytes: ${logBytes! - size} bytes of acknowledged events are missing from the log (restore it from a backup)`,
-      )
-    // The covered part must end at a line boundary inside the log.
-    if (readRange(logPath, logBytes! - 1, logBytes!)[0] !== NEWLINE)
-      return 'state file does not end at a line of the log'
-    if (!parsed.learner) return 'state file has no learner'
-    if (parsed.chain !== null && typeof parsed.chain !== 'string') return 'state file has no log checksum'
-    return {logLines: logLines!, logBytes: logBytes!, chain: parsed.chain, learner: parsed.learner}
   }
 
   /** Logs (fsync'd) and applies one event. */
@@ -667,9 +361,7 @@ export class TenantStore implements JournalClient {
       ++this.sinceSnapshot >= this.snapshotEvery &&
       (!this.journal || this.log.bytes - this.snapshotAt.logBytes >= this.snapshotAt.size)
     ) {
-      // the event is durable (or will be) whatever becomes of the snapshot: a failed one never fails the request
-      if (this.journal) this.scheduleSnapshot()
-      else this.trySnapshot()
+      this.snapshotDue()
     }
     return verdict
   }
@@ -702,14 +394,13 @@ export class TenantStore implements JournalClient {
     this.fileBytes += text.length
   }
 
-  /** A journaled store's snapshot, run after the request that made it due (once per turn of the event loop). */
-  private scheduleSnapshot(): void {
-    if (this.snapshotScheduled) return
-    this.snapshotScheduled = true
-    setImmediate(() => {
-      this.snapshotScheduled = false
-      if (!this.closed && !this.failed) this.trySnapshot()
-    })
+  /**
+   * A snapshot is due. The event is durable (or will be) whatever becomes of it: a failed one (a
+   * full disk) never fails the request, it only costs replay time at the next open.
+   */
+  private snapshotDue(): void {
+    if (!this.journal) this.trySnapshot()
+    else if (!this.snapshotRunning) void this.snapshotInTurns()
   }
 
   /** snapshot(), except that a failure (a full disk) is counted and the next one is tried SNAPSHOT_EVERY_EVENTS later. */
@@ -721,6 +412,52 @@ export class TenantStore implements JournalClient {
       this.snapshotFailures++
       this.sinceSnapshot = 0
       return false
+    }
+  }
+
+  /** The log position everything logged so far ends at, its lines written to the log file first (not synced). */
+  private positionWritten(): LogPosition {
+    // The snapshot covers what the log file holds: journaled lines go there first, and reach the
+    // disk before state.json can (a snapshot ahead of its log is refused as damage on open).
+    this.writeBack()
+    return {logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain}
+  }
+
+  /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
+  snapshot(): void {
+    const at = this.positionWritten()
+    fdatasyncSync(this.fd)
+    this.snapshotWritten(at, writeState(this.dir, stateNow(this.initLine, at, this.learner.save())))
+  }
+
+  private snapshotWritten(at: LogPosition, size: number): void {
+    this.sinceSnapshot = 0
+    this.snapshotAt = {logBytes: at.logBytes, size}
+  }
+
+  /**
+   * A journaled store's snapshot, off the request path: the learner copied now (learner.save()),
+   * its JSON made a slice per turn of the event loop, the log synced by the thread pool, then the
+   * file written in one synchronous step, unless the store closed (close() wrote its own) or failed
+   * meanwhile. The file protocol is snapshot()'s: a kill at any point leaves the old state file or
+   * the new one, each covering a synced part of the log.
+   */
+  private async snapshotInTurns(): Promise<void> {
+    this.snapshotRunning = true
+    try {
+      const at = this.positionWritten()
+      const parts = await stateInTurns(this.initLine, at, this.learner.save())
+      if (this.closed) return
+      const fd = this.fd
+      await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())))
+      if (this.closed || this.failed || this.snapshotAt.logBytes >= at.logBytes) return
+      this.snapshotWritten(at, writeState(this.dir, parts))
+    } catch {
+      if (this.closed) return
+      this.snapshotFailures++
+      this.sinceSnapshot = 0
+    } finally {
+      this.snapshotRunning = false
     }
   }
 
@@ -808,22 +545,6 @@ export class TenantStore implements JournalClient {
     )
   }
 
-  /** Writes the snapshot of everything logged so far (atomically, with its checksum). */
-  snapshot(): void {
-    // The snapshot covers what the log file holds: journaled lines go there first, and reach the
-    // disk before state.json can (a snapshot ahead of its log is refused as damage on open).
-    this.writeBack()
-    fdatasyncSync(this.fd)
-    const body = `${JSON.stringify({format: STATE_FORMAT, init: sha256(this.initLine), logLines: this.log.lines, logBytes: this.log.bytes, chain: this.chain, learner: this.learner.save()})}\n`
-    // not flushed (durable: false): a snapshot a power loss tears or loses fails its checksum and is
-    // rebuilt from the log, which was synced above; two fsyncs less on the request path
-    writeFileAtomic(join(this.dir, STATE_FILE), `${body}${CHECKSUM_PREFIX}${sha256(body)}\n`, undefined, {
-      durable: false,
-    })
-    this.sinceSnapshot = 0
-    this.snapshotAt = {logBytes: this.log.bytes, size: body.length}
-  }
-
   /**
    * Closes without a snapshot, after a failed log sync: memory may hold events the disk lost, so
    * the next open rebuilds from what the log really holds.
@@ -865,147 +586,4 @@ export class TenantStore implements JournalClient {
     this.closed = true
     releaseDirLock(this.dir)
   }
-}
-
-/**
- * Appends to a tenant's log the journaled lines (from dead journal segments) it lacks; returns how
- * many. A line the log already holds must be identical; a journaled line beyond the log's end
- * (a gap) or a different line at the same place is a one-line InputError: the log lost lines the
- * journal acknowledged, or they disagree, and kt does not guess. A torn last line is cut first.
- */
-export function catchUpLog(logPath: string, records: JournalRecord[]): number {
-  if (records.length === 0) return 0
-  const size = statSync(logPath).size
-  // Bytes of complete lines: a torn last line (a kill mid-write) is not part of the log.
-  const base = completeLength(logPath, size)
-  let end = base
-  const append: string[] = []
-  const appended = new Map<number, string>()
-  const disagree = (r: JournalRecord): InputError =>
-    new InputError(
-      `${logPath}: byte ${r.offset}`,
-      `the line journal ${r.at} holds there`,
-      'a different line (the log and the journal disagree)',
-    )
-  for (const r of records) {
-    const rEnd = r.offset + Buffer.byteLength(r.line)
-    if (r.offset < base) {
-      // the log holds this place already: the same line must be there
-      if (rEnd > base || readRange(logPath, r.offset, rEnd).toString('utf8') !== r.line) throw disagree(r)
-    } else if (r.offset < end) {
-      // appended by this call already (two dead segments hold it)
-      if (appended.get(r.offset) !== r.line) throw disagree(r)
-    } else if (r.offset === end) {
-      append.push(r.line)
-      appended.set(r.offset, r.line)
-      end = rEnd
-    } else {
-      throw new InputError(
-        logPath,
-        `a log of at least ${r.offset} bytes (journal ${r.at} holds the line after them)`,
-        `${end} bytes: acknowledged events are missing from both the log and the journal`,
-      )
-    }
-  }
-  if (append.length === 0) return 0
-  if (base < size) truncateSync(logPath, base)
-  const fd = openSync(logPath, 'a')
-  try {
-    const text = Buffer.from(append.join(''), 'utf8')
-    for (let w = 0; w < text.length;) w += writeSync(fd, text, w, text.length - w)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  return append.length
-}
-
-/** Bytes of a log up to and including its last newline (a torn last line excluded). */
-function completeLength(logPath: string, size: number): number {
-  for (let to = size; to > 0;) {
-    const from = Math.max(0, to - READ_CHUNK)
-    const part = readRange(logPath, from, to)
-    const nl = part.lastIndexOf(NEWLINE)
-    if (nl >= 0) return from + nl + 1
-    to = from
-  }
-  return 0
-}
-
-export interface JournalRecovery {
-  /** Dead segments read. */
-  segments: number
-  /** Lines appended to tenant logs. */
-  appended: number
-  tenants: number
-  /** Tenants another live process had open (it caught them up when it opened them); their segments stay. */
-  busy: string[]
-  /** Segments deleted (every tenant in them caught up). */
-  removed: number
-  /** Segments whose last frame was torn (a batch never acknowledged). */
-  torn: number
-  /**
-   * Acknowledged records of tenants whose log no longer exists (the folder was removed): not
-   * applied, and gone with their segments, so the caller says so (one log line).
-   */
-  orphaned: Array<{tenant: string; records: number}>
-}
-
-/**
- * Applies every dead journal segment of `dir` to the tenants' logs, each under its tenant's lock,
- * then deletes the segments (kept if a tenant was busy). Run by the server before it opens its own
- * journal; TenantStore.open does the same for its one tenant, so a CLI after a server crash reads
- * the acknowledged events too.
- */
-export function recoverJournals(dir: string): JournalRecovery {
-  const segments = deadSegments(dir)
-  const report: JournalRecovery = {
-    segments: segments.length,
-    appended: 0,
-    tenants: 0,
-    busy: [],
-    removed: 0,
-    torn: 0,
-    orphaned: [],
-  }
-  if (segments.length === 0) return report
-  const byTenant = new Map<string, JournalRecord[]>()
-  for (const path of segments) {
-    const contents = readSegment(path)
-    if (contents.tornAt !== null) report.torn++
-    for (const r of contents.records) {
-      let list = byTenant.get(r.tenant)
-      if (!list) byTenant.set(r.tenant, (list = []))
-      list.push(r)
-    }
-  }
-  for (const [tenant, records] of byTenant) {
-    const tenantDir = join(dir, tenant)
-    const logPath = join(tenantDir, LOG_FILE)
-    if (!existsSync(logPath)) {
-      // the tenant's folder was removed after these were acknowledged: nothing to apply them to
-      report.orphaned.push({tenant, records: records.length})
-      continue
-    }
-    try {
-      acquireDirLock(tenantDir, {waitMs: 0, expected: 'a tenant nobody else has open', subject: `tenant ${tenant}`})
-    } catch {
-      report.busy.push(tenant)
-      continue
-    }
-    try {
-      report.appended += catchUpLog(
-        logPath,
-        records.sort((a, b) => a.offset - b.offset),
-      )
-      report.tenants++
-    } finally {
-      releaseDirLock(tenantDir)
-    }
-  }
-  if (report.busy.length === 0) {
-    for (const path of segments) rmSync(path, {force: true})
-    report.removed = segments.length
-  }
-  return report
 }

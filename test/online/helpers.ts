@@ -6,7 +6,8 @@ import type {ParamSpace} from '../../src/space/types.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {defaultConfig} from '../../src/space/space.js'
 import type {BanditSettings} from '../../src/online/bandit.js'
-import {TenantStore, chainChecksum} from '../../src/online/store.js'
+import {TenantStore} from '../../src/online/store.js'
+import {chainChecksum} from '../../src/online/log-file.js'
 
 /** A small space with one parameter of every kind. */
 export const TEST_SPACE: ParamSpace = {

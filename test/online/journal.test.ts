@@ -4,8 +4,9 @@ import {existsSync, readFileSync, readdirSync, renameSync, rmSync, truncateSync,
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {FRAME_HEADER_BYTES, JOURNAL_DIR, Journal, readSegment} from '../../src/online/journal.js'
-import {OnlineError, openJournal, openTenant} from '../../src/online/library.js'
-import {catchUpLog, recoverJournals} from '../../src/online/store.js'
+import {openJournal, openTenant} from '../../src/online/library.js'
+import {OnlineError} from '../../src/online/online-error.js'
+import {catchUpLog, recoverJournals} from '../../src/online/journal-recovery.js'
 import {InputError} from '../../src/util/errors.js'
 import {runAndKill, tempDir} from './helpers.js'
 
@@ -235,6 +236,38 @@ describe('the server journal (one fdatasync per batch for all tenants)', () => {
       await journal.close()
       // the segment stays for recovery
       expect(readdirSync(join(dir, JOURNAL_DIR)).filter((f) => f.endsWith('.wal')).length).toBeGreaterThan(0)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+
+  it('a journaled tenant writes its snapshot in later turns of the event loop; closed while one is being made, it reopens from the snapshot close wrote', async () => {
+    const dir = tempDir()
+    try {
+      const {journal} = openJournal(dir)
+      const t = openTenant({dir, tenant: 'bg', create: {}, journal, snapshotEvery: 5})
+      const state = join(dir, 'bg', 'state.json')
+      for (let i = 0; i < 5; i++) await t.choose({now: 1000 + i})
+      // the 5th event made one due: the request's own turn did not write it, later turns do
+      while (!existsSync(state)) await new Promise((r) => setImmediate(r))
+      const first = JSON.parse(readFileSync(state, 'utf8').split('\n')[0]) as {logLines: number}
+      expect(first.logLines).toBe(6)
+      for (let i = 5; i < 9; i++) await t.choose({now: 1000 + i})
+      // the 10th event is logged at once and makes the next snapshot due; the store closes in the
+      // same turn (its own snapshot, of all 10), and the one in the making must not replace it
+      const last = t.choose({now: 1010})
+      t.store.close()
+      await last
+      await t.close()
+      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r))
+      await journal.close()
+      const again = openTenant({dir, tenant: 'bg'})
+      try {
+        expect(again.store.openReport).toMatchObject({rebuilt: null, replayed: 0})
+        expect(again.status().queries).toBe(10)
+      } finally {
+        await again.close()
+      }
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }

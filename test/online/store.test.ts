@@ -2,13 +2,8 @@ import {describe, expect, it} from 'vitest'
 import {appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {createHash} from 'node:crypto'
-import {
-  TenantStore,
-  validateTenantId,
-  MAX_TENANT_ID_LENGTH,
-  processStartTime,
-  StateDamagedError,
-} from '../../src/online/store.js'
+import {TenantStore, processStartTime, StateDamagedError} from '../../src/online/store.js'
+import {validateTenantId, MAX_TENANT_ID_LENGTH} from '../../src/online/tenant-id.js'
 import {InputError} from '../../src/util/errors.js'
 import {forgettingDefaults} from '../../src/online/forgetting.js'
 import {createTenant, openTenant, rechain, tempDir, TEST_SETTINGS, TEST_SPACE} from './helpers.js'

@@ -8,14 +8,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {connect} from 'node:net'
-import {
-  DEFAULT_MAX_CONNECTIONS,
-  FD_HEADROOM,
-  SHUTDOWN_GRACE_MS,
-  fdBudget,
-  startServer,
-  type RunningServer,
-} from '../../src/online/serve/server.js'
+import {SHUTDOWN_GRACE_MS, startServer, type RunningServer} from '../../src/online/serve/server.js'
+import {DEFAULT_MAX_CONNECTIONS, FD_HEADROOM, fdBudget} from '../../src/online/serve/fd-budget.js'
 import {call, serve} from './helpers.js'
 import {startServerProcess, stopServerProcess} from '../../src/bench/serve-process.js'
 import {RawClient} from '../../src/bench/serve-client.js'

@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../../cli/base.js'
+import type {ServeBenchReport} from '../../bench/serve.js'
 
 export default class BenchServe extends KtCommand {
   static override summary =
@@ -100,45 +101,9 @@ export default class BenchServe extends KtCommand {
   async run(): Promise<unknown> {
     const {flags} = await this.parse(BenchServe)
     if (flags.soak !== undefined) return this.soak(flags.soak, flags)
-    const {runServeBench, runRerankServeBench, TARGET_QUERIES_PER_S, TARGET_P99_MS, TARGET_RERANK_US} =
-      await import('../../bench/serve.js')
+    const {runServeBench, runRerankServeBench} = await import('../../bench/serve.js')
     const {renderTable} = await import('../../online/format.js')
-    const yes = (b: boolean): string => (b ? 'yes' : 'NO')
-    const machineLine = (m: {cores: number; load_average_1m_before: number; load_average_1m_after: number}): string =>
-      `machine: ${m.cores} cores, load average (1 min) ${m.load_average_1m_before.toFixed(2)} before, ${m.load_average_1m_after.toFixed(2)} after (shared machine: other processes compete for the cores)`
-    type Rerank = Awaited<ReturnType<typeof runRerankServeBench>>['rerank']
-    const rerankRows = (r: Rerank): string[][] => [
-      [
-        `rerank JSON (${r.candidates} candidates, ${r.json.body_bytes} B, 6 decimals): beyond /noop (µs)`,
-        `${r.json.beyond_http_us.toFixed(1)} (${r.json.rerank_median_us.toFixed(0)} - ${r.json.noop_median_us.toFixed(0)})`,
-        `<= ${TARGET_RERANK_US}`,
-        yes(r.json.meets_target),
-      ],
-      [
-        `rerank JSON, full-precision doubles (${r.json_full_precision.body_bytes} B): beyond /noop (µs)`,
-        `${r.json_full_precision.beyond_http_us.toFixed(1)} (${r.json_full_precision.rerank_median_us.toFixed(0)} - ${r.json_full_precision.noop_median_us.toFixed(0)})`,
-        `<= ${TARGET_RERANK_US}`,
-        yes(r.json_full_precision.meets_target),
-      ],
-      [
-        `rerank float64 rows (${r.binary.body_bytes} B): beyond /noop (µs)`,
-        `${r.binary.beyond_http_us.toFixed(1)} (${r.binary.rerank_median_us.toFixed(0)} - ${r.binary.noop_median_us.toFixed(0)})`,
-        `<= ${TARGET_RERANK_US}`,
-        yes(r.binary.meets_target),
-      ],
-      [
-        `  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP (µs)`,
-        r.model_scoring_us.toFixed(1),
-        '',
-        '',
-      ],
-      [
-        `  of which JSON.parse of the body in-process, no HTTP: 6 decimals / full precision (µs)`,
-        `${r.json_reading_us.toFixed(1)} / ${r.json_full_precision_reading_us.toFixed(1)}`,
-        '',
-        '',
-      ],
-    ]
+    const header = ['figure', 'measured', 'target', 'met']
     if (flags.only === 'rerank') {
       const spinner = this.spinner('kt bench serve --only rerank')
       const report = await runRerankServeBench({rerankRequests: flags['rerank-requests'], seed: flags.seed})
@@ -148,7 +113,7 @@ export default class BenchServe extends KtCommand {
         this.log(
           `${report.rerank.requests} requests each of POST /noop and POST /rerank per body form, alternating, the same new candidates for each pair; medians`,
         )
-        this.log(renderTable(['figure', 'measured', 'target', 'met'], rerankRows(report.rerank)))
+        this.log(renderTable(header, await rerankRows(report.rerank)))
       }
       return report
     }
@@ -176,84 +141,110 @@ export default class BenchServe extends KtCommand {
       this.log(
         `every answer waits for at least one flush, so queries/s <= clients / (2 x flush time) = ${(l.clients / ((2 * l.fsync.mean_flush_ms) / 1000)).toFixed(0)} at the flush time measured; the load generator (this process: ${l.clients} keep-alive connections, one request at a time each, no pipelining) took ${(100 * l.client_cpu_share).toFixed(0)}% of the ${m.cores} cores`,
       )
-      const loadAt = `load avg ${l.load_average_1m.before.toFixed(2)} -> ${l.load_average_1m.after.toFixed(2)}`
       this.log(
         `the disk just before: a pwrite + fdatasync into a preallocated file (one journal flush) took ${l.disk_sync_ms.p50.toFixed(2)} ms (p50), ${l.disk_sync_ms.p99.toFixed(2)} ms (p99)`,
       )
-      this.log(
-        renderTable(
-          ['figure', 'measured', 'target', 'met'],
-          [
-            [
-              `queries/s (${loadAt})`,
-              l.queries_per_s.toFixed(0),
-              `>= ${TARGET_QUERIES_PER_S}`,
-              yes(l.meets_queries_target),
-            ],
-            [
-              `request latency p99 (ms) (${loadAt})`,
-              l.latency_ms.p99.toFixed(2),
-              `<= ${TARGET_P99_MS}`,
-              yes(l.meets_p99_target),
-            ],
-            [
-              'CPU per query: server / load generator (µs)',
-              `${l.server_cpu_us_per_query.toFixed(0)} / ${l.client_cpu_us_per_query.toFixed(0)}`,
-              '',
-              '',
-            ],
-            [
-              'one free core could serve (queries/s, 1e6 / server CPU per query)',
-              (1e6 / l.server_cpu_us_per_query).toFixed(0),
-              `>= ${TARGET_QUERIES_PER_S}`,
-              yes(1e6 / l.server_cpu_us_per_query >= TARGET_QUERIES_PER_S),
-            ],
-            [
-              'request latency p50 / p99.9 / max (ms)',
-              `${l.latency_ms.p50.toFixed(2)} / ${l.latency_ms.p999.toFixed(2)} / ${l.latency_ms.max.toFixed(2)}`,
-              '',
-              '',
-            ],
-            ...rerankRows(report.rerank),
-            ...(report.flood
-              ? [
-                  [
-                    `under a flood of ${report.flood.connections_opened} idle connections: queries/s, p99 (ms)`,
-                    `${report.flood.load.queries_per_s.toFixed(0)}, ${report.flood.load.latency_ms.p99.toFixed(2)} (${report.flood.refused_429} refused with 429)`,
-                    'keeps serving',
-                    yes(report.flood.load.errors === 0 && report.flood.healthz_ok),
-                  ],
-                ]
-              : []),
-            ...report.bad_input.map((b) => [
-              `bad input: ${b.case}`,
-              `${b.status} ${b.code}`,
-              '4xx JSON error',
-              yes(b.ok),
-            ]),
-            [
-              'log lines for those bad requests',
-              String(report.bad_input_log_lines),
-              `${report.bad_input.length} (one each)`,
-              yes(report.bad_input_log_lines === report.bad_input.length),
-            ],
-            ...(report.campaign
-              ? [
-                  [
-                    `kill -9 campaign: ${report.campaign.kills} kills`,
-                    `${report.campaign.acknowledged_feedback} acknowledged feedbacks, ${report.campaign.violations.length} violations (${report.campaign.retried_feedback} retried, ${report.campaign.retried_feedback_already_applied} found applied)`,
-                    'all in the state, none twice',
-                    yes(report.campaign.passed),
-                  ],
-                ]
-              : []),
-          ],
-        ),
-      )
+      this.log(renderTable(header, await serveRows(report)))
       if (report.campaign && !report.campaign.passed)
         for (const v of report.campaign.violations) this.log(`violation: ${v}`)
       if (l.first_error) this.log(`load error: ${l.first_error}`)
     }
     return report
   }
+}
+
+const yes = (b: boolean): string => (b ? 'yes' : 'NO')
+
+function machineLine(m: ServeBenchReport['machine']): string {
+  return `machine: ${m.cores} cores, load average (1 min) ${m.load_average_1m_before.toFixed(2)} before, ${m.load_average_1m_after.toFixed(2)} after (shared machine: other processes compete for the cores)`
+}
+
+/** The rerank part's rows: each body form beyond /noop, then the in-process shares. */
+async function rerankRows(r: ServeBenchReport['rerank']): Promise<string[][]> {
+  const {TARGET_RERANK_US} = await import('../../bench/serve-rerank.js')
+  const form = (label: string, t: ServeBenchReport['rerank']['json']): string[] => [
+    `${label}: beyond /noop (µs)`,
+    `${t.beyond_http_us.toFixed(1)} (${t.rerank_median_us.toFixed(0)} - ${t.noop_median_us.toFixed(0)})`,
+    `<= ${TARGET_RERANK_US}`,
+    yes(t.meets_target),
+  ]
+  return [
+    form(`rerank JSON (${r.candidates} candidates, ${r.json.body_bytes} B, 6 decimals)`, r.json),
+    form(`rerank JSON, full-precision doubles (${r.json_full_precision.body_bytes} B)`, r.json_full_precision),
+    form(`rerank float64 rows (${r.binary.body_bytes} B)`, r.binary),
+    [
+      `  of which scoring ${r.candidates} x ${r.trees} depth-6 trees in-process, no HTTP (µs)`,
+      r.model_scoring_us.toFixed(1),
+      '',
+      '',
+    ],
+    [
+      `  of which JSON.parse of the body in-process, no HTTP: 6 decimals / full precision (µs)`,
+      `${r.json_reading_us.toFixed(1)} / ${r.json_full_precision_reading_us.toFixed(1)}`,
+      '',
+      '',
+    ],
+  ]
+}
+
+/** The full bench's rows: load, rerank, flood, bad input, kill campaign. */
+async function serveRows(report: ServeBenchReport): Promise<string[][]> {
+  const {TARGET_QUERIES_PER_S, TARGET_P99_MS} = await import('../../bench/serve.js')
+  const l = report.load
+  const loadAt = `load avg ${l.load_average_1m.before.toFixed(2)} -> ${l.load_average_1m.after.toFixed(2)}`
+  return [
+    [`queries/s (${loadAt})`, l.queries_per_s.toFixed(0), `>= ${TARGET_QUERIES_PER_S}`, yes(l.meets_queries_target)],
+    [
+      `request latency p99 (ms) (${loadAt})`,
+      l.latency_ms.p99.toFixed(2),
+      `<= ${TARGET_P99_MS}`,
+      yes(l.meets_p99_target),
+    ],
+    [
+      'CPU per query: server / load generator (µs)',
+      `${l.server_cpu_us_per_query.toFixed(0)} / ${l.client_cpu_us_per_query.toFixed(0)}`,
+      '',
+      '',
+    ],
+    [
+      'one free core could serve (queries/s, 1e6 / server CPU per query)',
+      (1e6 / l.server_cpu_us_per_query).toFixed(0),
+      `>= ${TARGET_QUERIES_PER_S}`,
+      yes(1e6 / l.server_cpu_us_per_query >= TARGET_QUERIES_PER_S),
+    ],
+    [
+      'request latency p50 / p99.9 / max (ms)',
+      `${l.latency_ms.p50.toFixed(2)} / ${l.latency_ms.p999.toFixed(2)} / ${l.latency_ms.max.toFixed(2)}`,
+      '',
+      '',
+    ],
+    ...(await rerankRows(report.rerank)),
+    ...(report.flood
+      ? [
+          [
+            `under a flood of ${report.flood.connections_opened} idle connections: queries/s, p99 (ms)`,
+            `${report.flood.load.queries_per_s.toFixed(0)}, ${report.flood.load.latency_ms.p99.toFixed(2)} (${report.flood.refused_429} refused with 429)`,
+            'keeps serving',
+            yes(report.flood.load.errors === 0 && report.flood.healthz_ok),
+          ],
+        ]
+      : []),
+    ...report.bad_input.map((b) => [`bad input: ${b.case}`, `${b.status} ${b.code}`, '4xx JSON error', yes(b.ok)]),
+    [
+      'log lines for those bad requests',
+      String(report.bad_input_log_lines),
+      `${report.bad_input.length} (one each)`,
+      yes(report.bad_input_log_lines === report.bad_input.length),
+    ],
+    ...(report.campaign
+      ? [
+          [
+            `kill -9 campaign: ${report.campaign.kills} kills`,
+            `${report.campaign.acknowledged_feedback} acknowledged feedbacks, ${report.campaign.violations.length} violations (${report.campaign.retried_feedback} retried, ${report.campaign.retried_feedback_already_applied} found applied)`,
+            'all in the state, none twice',
+            yes(report.campaign.passed),
+          ],
+        ]
+      : []),
+  ]
 }

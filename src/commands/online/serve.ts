@@ -74,12 +74,12 @@ export default class OnlineServe extends KtCommand {
     'snapshot-every': Flags.integer({description: "Events between a tenant's snapshots (default 200).", min: 1}),
     'max-pending': Flags.integer({
       description:
-        'Queries one open tenant remembers at most (default 20000, about 14 MB); past it the oldest are forgotten (their open implicit window settles as unused, later feedback is late), counted in kt_pending_evicted_total.',
+        'Queries one open tenant remembers at most (default 20000, about 8 MB at 400 bytes a query); past it the oldest are forgotten (their open implicit window settles as unused, later feedback is late), counted in kt_pending_evicted_total.',
       min: 10,
     }),
     'max-pending-total': Flags.integer({
       description:
-        'Queries all open tenants remember at most (default 200000, about 140 MB); past it a tenant that chooses is held to an equal share.',
+        'Queries all open tenants remember at most (default 41943: a 16 MiB budget at 400 bytes a query); past it a tenant that chooses is held to an equal share.',
       min: 10,
     }),
     'idle-tenant-seconds': Flags.integer({

@@ -49,6 +49,37 @@ function labelValue(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 }
 
+/** The journal's counters (Journal.stats), in the order exposed: metric name, stats field, help. */
+const JOURNAL_COUNTERS = [
+  [
+    'kt_fsync_batches_total',
+    'batches',
+    'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).',
+  ],
+  ['kt_fsync_commits_total', 'commits', 'Logged events made durable by the journal.'],
+  ['kt_fsync_syncs_total', 'syncs', 'Journal fdatasyncs issued (one per flush).'],
+  [
+    'kt_fsync_failures_total',
+    'failures',
+    'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).',
+  ],
+  [
+    'kt_journal_checkpoints_total',
+    'checkpoints',
+    'Journal segments retired: every tenant log written since synced, the segment deleted.',
+  ],
+  [
+    'kt_journal_disk_full_total',
+    'diskFull',
+    'Events refused 503 not_durable (nothing applied) because the disk had no room for the next journal segment.',
+  ],
+  [
+    'kt_journal_checkpoint_failures_total',
+    'checkpointFailures',
+    'Journal segment retirements that failed (a tenant log the disk had no room for): the segment is kept and retried every second.',
+  ],
+] as const
+
 export class ServiceMetrics {
   /** Per route: its latency histogram and its answers by status code (no key string built per request). */
   private readonly routes = new Map<string, {latency: Histogram; codes: Map<number, number>}>()
@@ -68,21 +99,17 @@ export class ServiceMetrics {
   render(extra: {
     tenantsOpen: number
     memory: {pending: number; evicted: number; closedIdle: number}
-    commit: {
-      batches: number
-      commits: number
-      syncs: number
-      failures: number
-      checkpoints: number
-      diskFull: number
-      checkpointFailures: number
-    }
+    commit: Record<(typeof JOURNAL_COUNTERS)[number][1], number>
     modelVersion: string | null
     registryDamaged?: boolean
   }): string {
     const out: string[] = []
     const family = (name: string, type: string, help: string): void => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
+    }
+    const scalar = (name: string, type: string, help: string, value: number): void => {
+      family(name, type, help)
+      out.push(`${name} ${value}`)
     }
     family('kt_http_requests_total', 'counter', 'HTTP requests by route and status code.')
     for (const [route, r] of this.routes)
@@ -95,80 +122,49 @@ export class ServiceMetrics {
     )
     for (const [route, r] of this.routes)
       out.push(...r.latency.lines('kt_http_request_duration_seconds', `route="${labelValue(route)}"`))
-    family('kt_http_connections', 'gauge', 'Open client connections.')
-    out.push(`kt_http_connections ${this.connections}`)
-    family(
+    scalar('kt_http_connections', 'gauge', 'Open client connections.', this.connections)
+    scalar(
       'kt_http_connections_rejected_total',
       'counter',
       'Connections refused with 429 because the connection limit was reached.',
+      this.connectionsRejected,
     )
-    out.push(`kt_http_connections_rejected_total ${this.connectionsRejected}`)
-    family('kt_tenants_open', 'gauge', 'Tenants this server has open.')
-    out.push(`kt_tenants_open ${extra.tenantsOpen}`)
-    family(
+    scalar('kt_tenants_open', 'gauge', 'Tenants this server has open.', extra.tenantsOpen)
+    scalar(
       'kt_pending_queries',
       'gauge',
       'Queries the open tenants remember (the memory the caps --max-pending and --max-pending-total bound).',
+      extra.memory.pending,
     )
-    out.push(`kt_pending_queries ${extra.memory.pending}`)
-    family(
+    scalar(
       'kt_pending_evicted_total',
       'counter',
       'Queries forgotten, oldest first, to keep under the caps (an open implicit window settles as unused; later feedback is late).',
+      extra.memory.evicted,
     )
-    out.push(`kt_pending_evicted_total ${extra.memory.evicted}`)
-    family('kt_tenants_closed_idle_total', 'counter', 'Tenants closed after --idle-tenant-seconds without a request.')
-    out.push(`kt_tenants_closed_idle_total ${extra.memory.closedIdle}`)
-    family(
-      'kt_fsync_batches_total',
+    scalar(
+      'kt_tenants_closed_idle_total',
       'counter',
-      'Journal flushes (each one pwrite of a frame holding every event since the previous flush, and one fdatasync).',
+      'Tenants closed after --idle-tenant-seconds without a request.',
+      extra.memory.closedIdle,
     )
-    out.push(`kt_fsync_batches_total ${extra.commit.batches}`)
-    family('kt_fsync_commits_total', 'counter', 'Logged events made durable by the journal.')
-    out.push(`kt_fsync_commits_total ${extra.commit.commits}`)
-    family('kt_fsync_syncs_total', 'counter', 'Journal fdatasyncs issued (one per flush).')
-    out.push(`kt_fsync_syncs_total ${extra.commit.syncs}`)
-    family(
-      'kt_fsync_failures_total',
-      'counter',
-      'Journal flushes that failed (their requests and every later one are answered 503 not_durable until a restart).',
-    )
-    out.push(`kt_fsync_failures_total ${extra.commit.failures}`)
-    family(
-      'kt_journal_checkpoints_total',
-      'counter',
-      'Journal segments retired: every tenant log written since synced, the segment deleted.',
-    )
-    out.push(`kt_journal_checkpoints_total ${extra.commit.checkpoints}`)
-    family(
-      'kt_journal_disk_full_total',
-      'counter',
-      'Events refused 503 not_durable (nothing applied) because the disk had no room for the next journal segment.',
-    )
-    out.push(`kt_journal_disk_full_total ${extra.commit.diskFull}`)
-    family(
-      'kt_journal_checkpoint_failures_total',
-      'counter',
-      'Journal segment retirements that failed (a tenant log the disk had no room for): the segment is kept and retried every second.',
-    )
-    out.push(`kt_journal_checkpoint_failures_total ${extra.commit.checkpointFailures}`)
+    for (const [name, field, help] of JOURNAL_COUNTERS) scalar(name, 'counter', help, extra.commit[field])
     family('kt_fsync_batch_duration_seconds', 'histogram', 'Time one journal flush took (write and fdatasync).')
     out.push(...this.commitBatch.lines('kt_fsync_batch_duration_seconds', ''))
     family('kt_rerank_model_info', 'gauge', 'The deployed reranker version served by POST /rerank (absent: none).')
     if (extra.modelVersion !== null) out.push(`kt_rerank_model_info{version="${labelValue(extra.modelVersion)}"} 1`)
-    family(
+    scalar(
       'kt_rerank_registry_damaged',
       'gauge',
       "1 while the reranker registry's last change could not be read: POST /rerank serves the last good version (kt_rerank_model_info), or answers 503 model_unavailable if there is none.",
+      extra.registryDamaged ? 1 : 0,
     )
-    out.push(`kt_rerank_registry_damaged ${extra.registryDamaged ? 1 : 0}`)
-    family(
+    scalar(
       'kt_rerank_registry_errors_total',
       'counter',
       'Reads of the reranker registry (index or model file) that failed; each is logged once at error level.',
+      this.registryErrors,
     )
-    out.push(`kt_rerank_registry_errors_total ${this.registryErrors}`)
     return `${out.join('\n')}\n`
   }
 }
