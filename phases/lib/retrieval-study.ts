@@ -261,7 +261,9 @@ export async function checkRetrievalInputs(
   engine?: string,
 ): Promise<{engineDir?: string}> {
   const split = planSplit(settings, seed)
-  if (split) checkSplitIds(loadMemoryDataset(data), split, data, 'retrieval.split')
+  // the data is read even without a split: a file that is not a dataset must fail before --out is made
+  const dataset = loadMemoryDataset(data)
+  if (split) checkSplitIds(dataset, split, data, 'retrieval.split')
   return engine === undefined ? {} : {engineDir: serviceEngine(engine, "a plan's retrieval section").evaluate.cwd}
 }
 
