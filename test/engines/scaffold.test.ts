@@ -1,5 +1,6 @@
 import {afterAll, describe, expect, it} from 'vitest'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
@@ -22,8 +23,9 @@ describe('kt init (initEngine)', () => {
         expect(engine.evaluate.kind).toBe(kind)
         expect(engine.space.params.map((p) => p.name)).toEqual(['bm25.k1', 'candidates'])
         expect(readFileSync(join(dir, 'KT-README.md'), 'utf8')).toContain('npx kt search --engine engine.json')
-        // only the retrieval service has a plan: kt run drives retrieval services
-        expect(existsSync(join(dir, 'plan.json'))).toBe(kind === 'retrieval-service')
+        // every kind has a plan; only the retrieval service's names data (the others evaluate on their own)
+        const plan = loadAnyPlan(join(dir, 'plan.json'))
+        expect(plan.kind === 'engine' && plan.loaded.plan.data !== undefined).toBe(kind === 'retrieval-service')
       })
 
   it("writes an engine-only plan (kt_plan 2) for the engine, on the conversations in the user's folder", () => {
@@ -31,7 +33,7 @@ describe('kt init (initEngine)', () => {
     expect(any.kind).toBe('engine')
     if (any.kind !== 'engine') return
     expect(any.loaded.plan.engine).toBe('engine.json')
-    const data = any.loaded.plan.data
+    const data = any.loaded.plan.data!
     expect('conversations' in data && any.loaded.resolvePath(data.conversations)).toBe(
       join(root, 'retrieval-service-python', 'memory.json'),
     )
@@ -57,4 +59,25 @@ describe('kt init (initEngine)', () => {
       /--name: expected letters/,
     )
   })
+})
+
+describe('the plan kt init writes runs as written (kt run --plan plan.json)', () => {
+  const bin = join(packageRoot, 'bin', 'kt.js')
+  // the http kind needs its server running: the command kind in both languages is the metrics-only path
+  for (const lang of ENGINE_LANGS)
+    it(`a command skeleton in ${lang}: a verdict (not validated, exit 1), the phases that do not apply with their reasons`, () => {
+      const dir = join(root, `run-command-${lang}`)
+      mkdirSync(dir)
+      initEngine({kind: 'command', lang, name: 'my-engine', dir})
+      const run = spawnSync(process.execPath, [bin, 'run', '--plan', 'plan.json', '--json'], {
+        cwd: dir,
+        encoding: 'utf8',
+      })
+      expect(run.status, run.stderr).toBe(1)
+      const out = JSON.parse(run.stdout) as {verdict: string; report_json: string; report_md: string}
+      expect(out.verdict).toBe('not-validated')
+      const report = JSON.parse(readFileSync(out.report_json, 'utf8')) as {engine: {not_applicable: object}}
+      expect(Object.keys(report.engine.not_applicable).sort()).toEqual(['ablation', 'synthetic', 'validation'])
+      expect(readFileSync(out.report_md, 'utf8')).toMatch(/Phase validation: not applicable: .*no per-question results/)
+    })
 })
