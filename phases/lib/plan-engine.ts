@@ -1,3 +1,4 @@
+import {dirname} from 'node:path'
 import type {MemoryDataset} from '../../src/data/conversations/types.js'
 import type {MetricValues} from '../../src/data/conversations/metrics.js'
 import {selectScoredQueries} from '../../src/data/conversations/queries.js'
@@ -98,7 +99,8 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
     groups: spec.groups,
     linked: simplexSets(spec.space),
     file: spec.file,
-    dir: 'cwd' in spec.evaluate ? spec.evaluate.cwd : undefined,
+    // an http engine's server is the user's: the engine file's folder holds its program, if anywhere
+    dir: 'cwd' in spec.evaluate ? spec.evaluate.cwd : dirname(spec.file),
     scoresQuestions: service !== undefined,
     latency: spec.evaluate.kind === 'retrieval-service' ? spec.evaluate.latency : 'measured',
     objectives: () => spec.objectives.map((o) => o.metric),

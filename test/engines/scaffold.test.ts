@@ -1,12 +1,13 @@
 import {afterAll, describe, expect, it} from 'vitest'
 import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../../src/engines/scaffold.js'
 import {loadEngineFile} from '../../src/engines/file.js'
 import {loadAnyPlan} from '../../phases/engine-plan.js'
 import {packageRoot} from '../../src/util/paths.js'
+import {freePort} from '../../src/util/net.js'
 
 const root = mkdtempSync(join(tmpdir(), 'kt-init-'))
 afterAll(() => rmSync(root, {recursive: true, force: true}))
@@ -63,21 +64,47 @@ describe('kt init (initEngine)', () => {
 
 describe('the plan kt init writes runs as written (kt run --plan plan.json)', () => {
   const bin = join(packageRoot, 'bin', 'kt.js')
-  // the http kind needs its server running: the command kind in both languages is the metrics-only path
-  for (const lang of ENGINE_LANGS)
-    it(`a command skeleton in ${lang}: a verdict (not validated, exit 1), the phases that do not apply with their reasons`, () => {
-      const dir = join(root, `run-command-${lang}`)
-      mkdirSync(dir)
-      initEngine({kind: 'command', lang, name: 'my-engine', dir})
-      const run = spawnSync(process.execPath, [bin, 'run', '--plan', 'plan.json', '--json'], {
-        cwd: dir,
-        encoding: 'utf8',
+  /** The phases a command or http engine has no per-question results for. */
+  const perQuestion = ['ablation', 'synthetic', 'validation']
+  for (const kind of ENGINE_KINDS)
+    for (const lang of ENGINE_LANGS)
+      it(`a ${kind} skeleton in ${lang}: a verdict, and the phases that do not apply with their reasons`, async () => {
+        const dir = join(root, `run-${kind}-${lang}`)
+        mkdirSync(dir)
+        const port = kind === 'http' ? await freePort() : undefined
+        initEngine({kind, lang, name: 'my-engine', dir, ...(port ? {port} : {})})
+        // the http kind's server is the user's to start (KT-README.md step 1): kt POSTs to it
+        const server = port
+          ? spawn(
+              lang === 'python' ? 'python3' : 'node',
+              [lang === 'python' ? 'server.py' : 'server.mjs', '--port', String(port)],
+              {
+                cwd: dir,
+                stdio: ['ignore', 'ignore', 'pipe'],
+              },
+            )
+          : undefined
+        try {
+          if (server) await new Promise<void>((resolve) => server.stderr!.once('data', () => resolve()))
+          const run = spawnSync(process.execPath, [bin, 'run', '--plan', 'plan.json', '--json'], {
+            cwd: dir,
+            encoding: 'utf8',
+          })
+          expect([0, 1], run.stderr).toContain(run.status)
+          const out = JSON.parse(run.stdout) as {verdict: string; report_json: string; report_md: string}
+          const report = JSON.parse(readFileSync(out.report_json, 'utf8')) as {engine: {not_applicable?: object}}
+          if (kind === 'retrieval-service') {
+            expect(['pass', 'fail']).toContain(out.verdict)
+            expect(report.engine.not_applicable).toBeUndefined()
+            return
+          }
+          expect([run.status, out.verdict]).toEqual([1, 'not-validated'])
+          expect(Object.keys(report.engine.not_applicable!).sort()).toEqual(perQuestion)
+          expect(readFileSync(out.report_md, 'utf8')).toMatch(
+            /Phase validation: not applicable: .*no per-question results/,
+          )
+        } finally {
+          server?.kill()
+        }
       })
-      expect(run.status, run.stderr).toBe(1)
-      const out = JSON.parse(run.stdout) as {verdict: string; report_json: string; report_md: string}
-      expect(out.verdict).toBe('not-validated')
-      const report = JSON.parse(readFileSync(out.report_json, 'utf8')) as {engine: {not_applicable: object}}
-      expect(Object.keys(report.engine.not_applicable).sort()).toEqual(['ablation', 'synthetic', 'validation'])
-      expect(readFileSync(out.report_md, 'utf8')).toMatch(/Phase validation: not applicable: .*no per-question results/)
-    })
 })
