@@ -35,7 +35,8 @@ const EnginePlanSchema = z
     engine: z.string().min(1),
     /**
      * The conversations and which of them are tuned on and which held out (share or ids), or two
-     * files: the tuning conversations and the held-out ones.
+     * files: the tuning conversations and the held-out ones. Absent for a command or http engine
+     * (it evaluates on its own data).
      */
     data: z
       .union([
@@ -87,7 +88,7 @@ type EnginePlan = z.infer<typeof EnginePlanSchema>
 
 /** A format-2 plan for an engine with conversations (an engine file or kt:retrieval), read and checked. */
 export interface LoadedEnginePlan {
-  readonly plan: EnginePlan & Required<Pick<EnginePlan, 'data' | 'metric' | 'search' | 'acceptance'>>
+  readonly plan: EnginePlan & Required<Pick<EnginePlan, 'metric' | 'search' | 'acceptance'>>
   readonly file: string
   /** sha256 of the plan text, first 12 hex digits: part of the run id. */
   readonly hash: string
@@ -151,10 +152,10 @@ export function loadAnyPlan(file: string = DEFAULT_PLAN_FILE): AnyPlan {
       `no importance section for engine ${plan.engine} (it is kt:importance's)`,
       'a section',
     )
-  for (const field of ['data', 'metric', 'search'] as const)
+  for (const field of ['metric', 'search'] as const)
     if (plan[field] === undefined) throw new InputError(`${file}: ${field}`, `a ${field} section`, 'nothing')
-  const data = plan.data!
-  if ('split' in data && typeof data.split !== 'string') {
+  const data = plan.data
+  if (data && 'split' in data && typeof data.split !== 'string') {
     const train = new Set(data.split.train)
     data.split.holdout.forEach((id, i) => {
       if (train.has(id))
@@ -171,7 +172,7 @@ export function loadAnyPlan(file: string = DEFAULT_PLAN_FILE): AnyPlan {
   return {
     kind: 'engine',
     loaded: {
-      plan: {...plan, data, metric: plan.metric!, search: plan.search!, acceptance},
+      plan: {...plan, metric: plan.metric!, search: plan.search!, acceptance},
       file,
       hash,
       resolvePath,

@@ -74,7 +74,7 @@ export function createEngineContext(
       const full = {...defaults, ...config}
       const key = JSON.stringify(Object.keys(full).map((k) => [k, full[k]]))
       let s = scored.get(key)
-      if (!s) scored.set(key, (s = await inputs.engine.score(inputs.heldOut, full)))
+      if (!s) scored.set(key, (s = await inputs.engine.score(inputs.questions!.heldOut, full)))
       return s
     },
   }
@@ -82,10 +82,10 @@ export function createEngineContext(
 
 /** What phases 1, 2 and 7 read of a run: the engine and its data as reports name them. */
 function phaseInput(ctx: EngineContext): EnginePhaseInput {
-  const {engine, data, dataLabel} = ctx.inputs
+  const {engine, questions, dataLabel} = ctx.inputs
   return {
     engine,
-    data,
+    ...(questions ? {data: questions.data} : {}),
     dataLabel,
     ...(engine.file ? {fileLabel: displayPath(engine.file, ctx.loaded.file)} : {}),
     seed: ctx.seed,
@@ -96,19 +96,18 @@ function phaseInput(ctx: EngineContext): EnginePhaseInput {
 /** Phase 4: the study of the engine on the tuning conversations (kt search's study, with the plan's settings). */
 export function engineSearch(ctx: EngineContext): Promise<RetrievalSearchResult> {
   const {plan} = ctx.loaded
-  const {engine, data, dataLabel, splitSetting} = ctx.inputs
+  const {engine, questions, dataLabel} = ctx.inputs
   ctx.progress(`phase 4: tuning ${engine.name} on ${dataLabel}`)
   return startRetrievalStudy(
     {
       settings: {
-        data,
+        ...(questions ? {split: questions.splitSetting} : {}),
         metric: plan.metric,
         optimizer: plan.search.optimizer,
         budget: plan.search.budget,
-        split: splitSetting,
         ...(plan.acceptance.margin === undefined ? {} : {margin: plan.acceptance.margin}),
       },
-      data,
+      ...(questions ? {data: questions.data} : {}),
       dataLabel,
       storage: join(ctx.outDir, RETRIEVAL_STUDY_FILE),
       seed: ctx.seed,
@@ -151,9 +150,16 @@ function engineValidation(ctx: EngineContext): Promise<EngineValidation> {
   return validateEngine(ctx, tunedOf(ctx).config, ctx.results.ablation!.minimal.config)
 }
 
-/** Phase 6: the tuned and the minimal profile, then the engine's own profile rules' choices, validated by the study. */
+/**
+ * Phase 6: the tuned and the minimal profile, then the engine's own profile rules' choices, validated
+ * by the study (an engine without held-out questions: its own profiles only, not validated).
+ */
 function engineDeploy(ctx: EngineContext): EngineResults['deploy'] {
-  const deploy = writeEngineProfiles(ctx, tunedOf(ctx), ctx.results.ablation!.minimal.config, ctx.results.validation!)
+  const {ablation, validation} = ctx.results
+  const deploy =
+    ablation && validation
+      ? writeEngineProfiles(ctx, tunedOf(ctx), ablation.minimal.config, validation)
+      : {profiles: []}
   const own = retrievalProfiles(ctx.outDir, ctx.results.search!, ctx.runId, ctx.inputs.engine.file, ctx.progress)
   deploy.profiles.push(
     ...own.domain.map((p) => ({name: p.name, files: p.files, verdict: p.verdict})),
@@ -179,7 +185,8 @@ export const ENGINE_PHASES: readonly PhaseDef<EngineContext>[] = [
     name: 'synthetic',
     title: "kt's synthetic conversations through the engine",
     needs: [],
-    run: (ctx) => engineSyntheticPhase(phaseInput(ctx), ctx.inputs.split),
+    skip: (ctx) => perQuestion(ctx, "kt's synthetic conversations are scored question by question"),
+    run: (ctx) => engineSyntheticPhase(phaseInput(ctx), ctx.inputs.questions!.split),
   },
   {
     number: 4,
@@ -189,12 +196,20 @@ export const ENGINE_PHASES: readonly PhaseDef<EngineContext>[] = [
     run: engineSearch,
     outputs: (r) => [(r as RetrievalSearchResult).store],
   },
-  {number: 3, name: 'ablation', title: 'Ablation of the tuned profile', needs: ['search'], run: engineAblation},
+  {
+    number: 3,
+    name: 'ablation',
+    title: 'Ablation of the tuned profile',
+    needs: ['search'],
+    skip: (ctx) => perQuestion(ctx, 'the ablation pairs configurations question by question on held-out data'),
+    run: engineAblation,
+  },
   {
     number: 5,
     name: 'validation',
     title: 'Validation on the held-out conversations',
     needs: ['search', 'ablation'],
+    skip: (ctx) => perQuestion(ctx, 'the validation pairs the tuned profile with the reference on held-out questions'),
     run: engineValidation,
   },
   {
@@ -215,15 +230,23 @@ export const ENGINE_PHASES: readonly PhaseDef<EngineContext>[] = [
         ...phaseInput(ctx),
         metric: ctx.loaded.plan.metric,
         search: ctx.results.search!,
-        ablation: ctx.results.ablation!,
+        ...(ctx.results.ablation ? {ablation: ctx.results.ablation} : {}),
         outDir: ctx.outDir,
       }),
     outputs: (r) => (r as VisualizeResult).charts.flatMap((c) => [c.spec, c.svg, c.png]),
   },
 ]
 
+/** Why a phase that needs per-question results does not apply to an engine that has none (undefined: it applies). */
+function perQuestion(ctx: EngineContext, why: string): string | undefined {
+  const {engine} = ctx.inputs
+  return engine.scoresQuestions
+    ? undefined
+    : `${why}; ${engine.name} is a command or http engine, which returns metrics of its own data, no per-question results`
+}
+
 /** The report's engine section from the phases that ran (a partial run has the sections of its phases). */
-export function engineSection(ctx: EngineContext): EngineReport {
+export function engineSection(ctx: EngineContext, notApplicable: EngineReport['not_applicable'] = {}): EngineReport {
   const {engine, dataLabel} = ctx.inputs
   const {search, ablation, validation, deploy} = ctx.results
   return {
@@ -239,5 +262,6 @@ export function engineSection(ctx: EngineContext): EngineReport {
     ...(search ? {search} : {}),
     ...(validation ? {validation} : {}),
     ...(deploy ? {deploy} : {}),
+    ...(Object.keys(notApplicable).length ? {not_applicable: notApplicable} : {}),
   }
 }

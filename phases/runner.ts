@@ -53,6 +53,8 @@ export interface PhaseDef<C = PhaseContext> {
   /** Phases whose results this one reads; they run first even when not requested. */
   readonly needs: readonly PhaseName[]
   run(ctx: C, runId: string): unknown
+  /** Why the phase does not apply to this run (e.g. it needs per-question results the engine has not); undefined: it runs. */
+  skip?(ctx: C): string | undefined
   /** The files the phase writes into the run folder (relative paths), from its result: a reused phase must still have them. */
   outputs?(result: unknown): string[]
 }
@@ -218,11 +220,11 @@ async function runImportanceStudy(loaded: LoadedPlan, notes: string[], options: 
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
   let reused: PhaseName[]
   try {
-    reused = await runPhases(PHASES, toRun, reusable, ctx, runId, checkpoints, timing, (def, result) => {
+    ;({reused} = await runPhases(PHASES, toRun, reusable, ctx, runId, checkpoints, timing, (def, result) => {
       if (def.name === 'search') moveLatencyCheck((result as SearchResult).retrieval, timing)
       // start rendering every chart whose data is now complete, while later phases compute
       if (charts) for (const chart of studyCharts(ctx.results)) charts.prefetch(chart.spec)
-    })
+    }))
   } finally {
     await charts?.close()
   }
@@ -252,9 +254,18 @@ async function runEngineStudy(loaded: LoadedEnginePlan, options: RunOptions): Pr
   if (toRun.includes('search') && !reusable.has('search')) checkpoints.markRetrievalStore()
   const ctx = createEngineContext(loaded, inputs, {seed: options.seed, outDir, runId, progress, continueStore})
   const timing: Report['timing'] = {total_ms: 0, phases_ms: {}}
-  const reused = await runPhases(ENGINE_PHASES, toRun, reusable, ctx, runId, checkpoints, timing, (def, result) => {
-    if (def.name === 'search') moveLatencyCheck(result as RetrievalSearchResult, timing)
-  })
+  const {reused, notApplicable} = await runPhases(
+    ENGINE_PHASES,
+    toRun,
+    reusable,
+    ctx,
+    runId,
+    checkpoints,
+    timing,
+    (def, result) => {
+      if (def.name === 'search') moveLatencyCheck(result as RetrievalSearchResult, timing)
+    },
+  )
   const seeds = options.checkSeeds ? await checkEngineSeeds(ctx, options.checkSeeds) : undefined
   const {properties, synthetic, visualize} = ctx.results
   const phases = {
@@ -265,7 +276,7 @@ async function runEngineStudy(loaded: LoadedEnginePlan, options: RunOptions): Pr
   const search = ctx.results.search
   const report = runReport(loaded, options.seed, layout, phases, {
     ...(seeds ? {seeds} : {}),
-    engine: engineSection(ctx),
+    engine: engineSection(ctx, notApplicable),
     // the reproducibility of the run is its study's (a measured latency is not)
     ...(search ? {reproducibleFrom: {search: {retrieval: search}} as unknown as Partial<PhaseResults>} : {}),
   })
@@ -315,7 +326,10 @@ function reusablePhases<C>(
   return {reusable, notReused}
 }
 
-/** Runs (or reuses) the table's phases in `toRun`, in the table's order, checkpointing each, `after` seeing each result; the phases reused. */
+/**
+ * Runs (or reuses) the table's phases in `toRun`, in the table's order, checkpointing each, `after`
+ * seeing each result; the phases reused, and those that do not apply to the run with the reason.
+ */
 async function runPhases<C extends {readonly results: object; progress(text: string): void}>(
   table: readonly PhaseDef<C>[],
   toRun: readonly PhaseName[],
@@ -325,11 +339,18 @@ async function runPhases<C extends {readonly results: object; progress(text: str
   checkpoints: Checkpoints,
   timing: Report['timing'],
   after: (def: PhaseDef<C>, result: unknown) => void = () => {},
-): Promise<PhaseName[]> {
+): Promise<{reused: PhaseName[]; notApplicable: Partial<Record<PhaseName, string>>}> {
   const reused: PhaseName[] = []
+  const notApplicable: Partial<Record<PhaseName, string>> = {}
   const results = ctx.results as Record<string, unknown>
   for (const def of table.filter((p) => toRun.includes(p.name))) {
     const t0 = performance.now()
+    const skip = def.skip?.(ctx)
+    if (skip !== undefined) {
+      notApplicable[def.name] = skip
+      ctx.progress(`phase ${def.number}: not applicable: ${skip}`)
+      continue
+    }
     if (reusable.has(def.name)) {
       results[def.name] = reusable.get(def.name)
       reused.push(def.name)
@@ -344,7 +365,7 @@ async function runPhases<C extends {readonly results: object; progress(text: str
     if (reused.includes(def.name)) after(def, results[def.name])
     timing.phases_ms[def.name] = round(performance.now() - t0)
   }
-  return reused
+  return {reused, notApplicable}
 }
 
 /** The report of a run: its record (id, seed, plan, phases, reproducibility) and its results. */

@@ -16,18 +16,25 @@ import {checkSplitIds, planSplit} from './retrieval-study.js'
 /** The conversations a two-file plan tunes and validates on, merged in the run folder (the study reads one file). */
 const MERGED_DATA = 'data'
 
-/** Everything a format-2 run needs, read and checked before anything is written. */
-export interface EngineInputs {
-  readonly engine: PlanEngine
-  /** The conversations the study reads (the plan's file, or the two files merged in the run folder) and as reports name them. */
+/** The conversations of a run whose engine scores questions: tuned on one part, validated on the other. */
+interface QuestionData {
+  /** The conversations the study reads (the plan's file, or the two files merged in the run folder). */
   readonly data: string
-  readonly dataLabel: string
   readonly dataset: MemoryDataset
   readonly split: SplitSpec
   /** The split as the study's settings spell it (a share, or the ids of each part). */
   readonly splitSetting: string | {train: string[]; holdout: string[]}
   readonly heldOut: MemoryDataset
   readonly splitText: string
+}
+
+/** Everything a format-2 run needs, read and checked before anything is written. */
+export interface EngineInputs {
+  readonly engine: PlanEngine
+  /** The plan's conversations (absent for a command or http engine, which evaluates on its own data). */
+  readonly questions?: QuestionData
+  /** The data as reports name it. */
+  readonly dataLabel: string
   readonly reference: {readonly name: string; readonly config: Config}
   /** The profile the plan's ablation.profile names, to ablate instead of the tuned one. */
   readonly ablated?: {readonly name: string; readonly config: Config}
@@ -37,6 +44,9 @@ export interface EngineInputs {
   writeData(): void
 }
 
+/** How a run of a command or http engine names its data. */
+const OWN_DATA_LABEL = "the engine's own (it evaluates a configuration and returns metrics)"
+
 /**
  * The plan's engine, data and profiles, read and checked: a conversation id of the split that the
  * data lacks, held-out data that overlaps the tuning data, or a profile of another engine is one
@@ -45,7 +55,7 @@ export interface EngineInputs {
 export function checkEngineInputs(loaded: LoadedEnginePlan, seed: number, outDir: string): EngineInputs {
   const {plan, file} = loaded
   const engine = planEngine(plan.engine, loaded.resolvePath, `${file}: engine`)
-  const data = 'conversations' in plan.data ? oneFile(loaded, plan.data, seed) : twoFiles(loaded, plan.data, outDir)
+  const data = planData(loaded, engine, seed, outDir)
   const profile = (path: string) => ({
     name: displayPath(loaded.resolvePath(path), file),
     config: loadEngineProfile(loaded.resolvePath(path), engine.space),
@@ -53,22 +63,56 @@ export function checkEngineInputs(loaded: LoadedEnginePlan, seed: number, outDir
   const against = plan.acceptance.against
   const ablated = plan.ablation?.profile
   return {
-    ...data,
     engine,
-    heldOut: splitDataset(data.dataset, data.split, 'holdout'),
-    splitText: describeSplit(data.dataset, data.split),
+    dataLabel: data?.dataLabel ?? OWN_DATA_LABEL,
+    writeData: data?.writeData ?? (() => {}),
+    ...(data
+      ? {
+          questions: {
+            data: data.data,
+            dataset: data.dataset,
+            split: data.split,
+            splitSetting: data.splitSetting,
+            heldOut: splitDataset(data.dataset, data.split, 'holdout'),
+            splitText: describeSplit(data.dataset, data.split),
+          },
+        }
+      : {}),
     // a profile of another engine is refused here (its space is not this engine's)
     reference: against === 'defaults' ? {name: 'defaults', config: defaultConfig(engine.space)} : profile(against),
     ...(ablated === undefined ? {} : {ablated: profile(ablated)}),
     files: [
       {field: 'plan', file: resolve(file), sha256: fileSha256(file)},
-      ...data.files,
+      ...(data?.files ?? []),
       ...(engine.file ? engineInputFiles(engine.file, engine.dir ?? engine.file, 'engine') : []),
     ],
   }
 }
 
-type DataPart = Pick<EngineInputs, 'data' | 'dataLabel' | 'dataset' | 'split' | 'splitSetting' | 'files' | 'writeData'>
+type DataPart = Pick<QuestionData, 'data' | 'dataset' | 'split' | 'splitSetting'> &
+  Pick<EngineInputs, 'dataLabel' | 'files' | 'writeData'>
+
+/** The plan's data section: required for an engine that scores questions, refused for one that evaluates on its own data. */
+function planData(loaded: LoadedEnginePlan, engine: PlanEngine, seed: number, outDir: string): DataPart | undefined {
+  const {data} = loaded.plan
+  if (!engine.scoresQuestions) {
+    const reported = engine.objectives(loaded.plan.metric)
+    if (!reported.includes(loaded.plan.metric))
+      throw new InputError(
+        `${loaded.file}: metric`,
+        `a metric ${engine.ref} reports among its objectives (${reported.join(', ')})`,
+        loaded.plan.metric,
+      )
+    if (data === undefined) return undefined
+    throw new InputError(
+      `${loaded.file}: data`,
+      `no data section for ${engine.ref} (a command or http engine evaluates on its own data)`,
+      'a section',
+    )
+  }
+  if (data === undefined) throw new InputError(`${loaded.file}: data`, 'a data section', 'nothing')
+  return 'conversations' in data ? oneFile(loaded, data, seed) : twoFiles(loaded, data, outDir)
+}
 
 function oneFile(
   loaded: LoadedEnginePlan,

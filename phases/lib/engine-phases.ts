@@ -26,8 +26,8 @@ import type {PlanEngine} from './plan-engine.js'
  */
 export interface EnginePhaseInput {
   readonly engine: PlanEngine
-  /** The plan's conversations: absolute path, and as reports name it. */
-  readonly data: string
+  /** The plan's conversations (absent for a command or http engine): absolute path, and as reports name it. */
+  readonly data?: string
   readonly dataLabel: string
   /** The engine file as reports name it (undefined for a built-in engine). */
   readonly fileLabel?: string
@@ -41,7 +41,7 @@ export async function engineConformance(
   input: Omit<EnginePhaseInput, 'engine'>,
 ): Promise<EngineConformance> {
   const service = spec.evaluate.kind === 'retrieval-service'
-  const dataset = service ? conformanceData(loadMemoryDataset(input.data)) : undefined
+  const dataset = service ? conformanceData(loadMemoryDataset(input.data!)) : undefined
   const report = await runConformance(spec, {
     seed: input.seed,
     dataset,
@@ -60,7 +60,7 @@ export async function engineConformance(
 
 /** Phase 2 of a kt_plan 2 run: kt's synthetic conversations through the engine, the data's fingerprint and the split's leakage audit. */
 export async function engineSyntheticPhase(input: EnginePhaseInput, split: SplitSpec): Promise<SyntheticResult> {
-  return {datasets: [], leaks_found: 0, engine: await engineSynthetic({...input, split})}
+  return {datasets: [], leaks_found: 0, engine: await engineSynthetic({...input, data: input.data!, split})}
 }
 
 /** Phase 7 of a kt_plan 2 run: the front, the parameters' importance per objective, slices and the ablation's intervals. */
@@ -68,7 +68,7 @@ export async function engineVisualize(
   input: EnginePhaseInput & {
     readonly metric: string
     readonly search: RetrievalSearchResult
-    readonly ablation: EngineAblation
+    readonly ablation?: EngineAblation
     readonly outDir: string
   },
 ): Promise<VisualizeResult> {

@@ -58,7 +58,7 @@ export async function validateEngine(ctx: EngineContext, tuned: Config, minimal:
   const tunedCheck = await checkTuned(ctx, tuned)
   const reference = await ctx.score(ctx.inputs.reference.config)
   return {
-    split: ctx.inputs.splitText,
+    split: ctx.inputs.questions!.splitText,
     metric: ctx.loaded.plan.metric,
     confidence: ctx.settings.confidence,
     resamples: ctx.settings.resamples,

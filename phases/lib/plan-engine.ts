@@ -1,3 +1,4 @@
+import {dirname} from 'node:path'
 import type {MemoryDataset} from '../../src/data/conversations/types.js'
 import type {MetricValues} from '../../src/data/conversations/metrics.js'
 import {selectScoredQueries} from '../../src/data/conversations/queries.js'
@@ -33,6 +34,12 @@ export interface PlanEngine {
   readonly file?: string
   /** The folder the engine's command runs in (its scripts are inputs of a run too). */
   readonly dir?: string
+  /**
+   * true: kt drives the plan's conversations through it and scores each question (kt:retrieval, a
+   * retrieval service); false: a command or http engine, which evaluates on its own data and returns
+   * metrics only (no plan data, no per-question phases).
+   */
+  readonly scoresQuestions: boolean
   /** Where P99 comes from: a cost model (repeats exactly) or the clock. */
   readonly latency: 'cost_model' | 'measured'
   /** The metrics its charts explain: the objectives it is tuned on (the plan's metric and P99, or the engine file's). */
@@ -59,6 +66,7 @@ function ktRetrieval(): PlanEngine {
     space: RETRIEVAL_SPACE,
     groups: resolveGroups(KT_RETRIEVAL_GROUPS, configKeys(RETRIEVAL_SPACE), 'kt:retrieval'),
     linked: simplexSets(RETRIEVAL_SPACE),
+    scoresQuestions: true,
     latency: 'cost_model',
     objectives: (metric) => [metric, 'p99_ms'],
     // called in-process: there is no protocol to check
@@ -73,7 +81,7 @@ function ktRetrieval(): PlanEngine {
   }
 }
 
-/** The engine a plan names: a built-in one by name, otherwise an engine file (a retrieval service) relative to the plan. */
+/** The engine a plan names: a built-in one by name, otherwise an engine file relative to the plan. */
 export function planEngine(ref: string, resolvePath: (p: string) => string, field: string): PlanEngine {
   if (ref === 'kt:retrieval') return ktRetrieval()
   if (ref.startsWith('kt:'))
@@ -83,13 +91,7 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
       describeValue(ref),
     )
   const spec = loadEngineFile(resolvePath(ref))
-  if (spec.evaluate.kind !== 'retrieval-service')
-    throw new InputError(
-      `${spec.file}: evaluate.kind`,
-      '"retrieval-service" for a plan\'s engine (kt drives the plan\'s conversations through it)',
-      JSON.stringify(spec.evaluate.kind),
-    )
-  const service = serviceSpecOf(spec)
+  const service = spec.evaluate.kind === 'retrieval-service' ? serviceSpecOf(spec) : undefined
   return {
     ref,
     name: spec.name,
@@ -97,8 +99,10 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
     groups: spec.groups,
     linked: simplexSets(spec.space),
     file: spec.file,
-    dir: spec.evaluate.cwd,
-    latency: spec.evaluate.latency,
+    // an http engine's server is the user's: the engine file's folder holds its program, if anywhere
+    dir: 'cwd' in spec.evaluate ? spec.evaluate.cwd : dirname(spec.file),
+    scoresQuestions: service !== undefined,
+    latency: spec.evaluate.kind === 'retrieval-service' ? spec.evaluate.latency : 'measured',
     objectives: () => spec.objectives.map((o) => o.metric),
     properties: async (input) => {
       const conformance = await engineConformance(spec, input)
@@ -106,6 +110,7 @@ export function planEngine(ref: string, resolvePath: (p: string) => string, fiel
     },
     profileRef: (dir) => engineRefFor(spec, dir),
     async score(dataset, config) {
+      if (!service) throw new Error(`${spec.file}: a ${spec.evaluate.kind} engine scores no questions`)
       // latency is not what is scored here: one pass over the questions
       const {rows} = await evaluateService(service, dataset, {...defaultConfig(spec.space), ...config}, {minTimings: 1})
       return {rows, categories: selectScoredQueries(dataset).queries.map((q) => q.category)}

@@ -44,9 +44,9 @@ const STUDY_PREFIX = 'retrieval'
 export const RETRIEVAL_STUDY_FILE = 'retrieval-studies.sqlite'
 
 export interface RetrievalStudyInput {
-  readonly settings: NonNullable<Plan['retrieval']>
-  /** Absolute path of the memory dataset. */
-  readonly data: string
+  readonly settings: Omit<NonNullable<Plan['retrieval']>, 'data'>
+  /** Absolute path of the memory dataset (absent for a command or http engine: it evaluates on its own data). */
+  readonly data?: string
   /** How the report names the dataset. */
   readonly dataLabel: string
   readonly storage: string
@@ -68,7 +68,8 @@ export async function retrievalStudy(
   progress: (line: string) => void,
 ): Promise<RetrievalSearchResult> {
   if (input.engine) return engineRetrievalStudy(input, input.engine, progress)
-  const {settings, data, seed} = input
+  const {settings, seed} = input
+  const data = input.data!
   const split = planSplit(settings, seed)
   const result = await runRoutedSweeps({
     data,
@@ -204,7 +205,8 @@ async function ktHoldout(
   routed: {base: Config; overrides: RoutedOverrides},
   progress: (line: string) => void,
 ) {
-  const {data, settings, seed} = input
+  const {settings, seed} = input
+  const data = input.data!
   progress('scoring the front and the profiles on the held-out conversations')
   const loaded = loadMemoryDataset(data)
   const description = describeSplit(loaded, split)
@@ -290,8 +292,8 @@ export function planSplit(
 }
 
 /**
- * An external engine (an engine file whose evaluate.kind is retrieval-service) tuned on the plan's
- * conversations: one study over its tiers (quality = the plan's metric, P99 as the engine reports
+ * An external engine tuned on the plan's conversations (a retrieval service) or on its own data (a
+ * command or http engine of a kt_plan 2 plan, which has no data): one study over its tiers (quality = the plan's metric, P99 as the engine reports
  * it), the Pareto front, the engine file's own profile rules, its defaults competing as trial -1,
  * and, with a split, every front point and profile scored on the held-out conversations.
  */
@@ -301,14 +303,19 @@ async function engineRetrievalStudy(
   progress: (line: string) => void,
 ): Promise<RetrievalSearchResult> {
   const {settings, seed} = input
-  const spec = serviceEngine(engineFile, "a plan's retrieval section")
+  const spec =
+    input.data === undefined ? loadEngineFile(engineFile) : serviceEngine(engineFile, "a plan's retrieval section")
   const split = planSplit(settings, seed)
   // the plan's metric is the quality objective; latency is the engine's p99_ms
   const objectives = [
     {metric: settings.metric, direction: 'maximize' as const},
     {metric: 'p99_ms', direction: 'minimize' as const},
   ]
-  const options = {file: engineFile, data: input.data, ...(split ? {split, part: 'train'} : {})}
+  const options = {
+    file: engineFile,
+    ...(input.data ? {data: input.data} : {}),
+    ...(split ? {split, part: 'train'} : {}),
+  }
   const study = `${STUDY_PREFIX}-engine-${spec.name}`
   const objective = await createEngineObjective(options)
   let all: TrialRow[]
@@ -325,7 +332,10 @@ async function engineRetrievalStudy(
       onTrial: (t, o) => progress(`trial ${t.id} (budget ${t.budget}) ${o.status}`),
     })
     const defaults = await defaultsTrial(study, defaultConfig(spec.space), objective, seed)
-    all = [...outcome.trials, defaults.row]
+    // a retrieval service reports the plan's metric as quality; a command or http engine under its own name
+    all = [...outcome.trials, defaults.row].map((t) =>
+      input.data === undefined && t.metrics ? {...t, metrics: {...t.metrics, quality: t.metrics[settings.metric]}} : t,
+    )
     measured = defaults.measured
   } finally {
     await objective.close?.()
@@ -335,10 +345,13 @@ async function engineRetrievalStudy(
   const analysis = analyzeStudy(all, undefined, {quality: stated(settings.metric), latencyMs: stated('p99_ms')})
   const own = analyzeObjectiveStudy(all, objectives, spec.profiles)
   if (split) progress('scoring the front and the profiles on the held-out conversations, then validating the profiles')
-  const held = await engineStudyHoldout(input, spec, options, all, analysis, own.profiles)
-  const latency = spec.evaluate.latency
+  const held = split
+    ? await engineStudyHoldout(input, serviceEngine(engineFile, 'a split'), options, all, analysis, own.profiles)
+    : undefined
+  const latency = spec.evaluate.kind === 'retrieval-service' ? spec.evaluate.latency : 'measured'
+  const defaultQuality = measured.metrics?.[input.data === undefined ? settings.metric : 'quality'] ?? -measured.loss
   return {
-    ...studyRecord(input, [study], [], measured.metrics?.quality ?? -measured.loss, all, analysis, own.profiles),
+    ...studyRecord(input, [study], [], defaultQuality, all, analysis, own.profiles),
     engine: {name: spec.name, file: basename(engineFile), latency},
     ...(held ? {holdout: held.report, validation: held.validation} : {}),
   }
@@ -394,7 +407,7 @@ async function engineStudyHoldout(
   // the first profile is kt compare's default side
   writeRunQuestions(dirname(input.storage), {
     engine: {name: spec.name, file: input.engine!},
-    data: input.data,
+    data: input.data!,
     questions: held.questions.ids.map((id, i) => ({id, category: held.questions.categories[i]})),
     systems: [
       ...kept.map((p) => ({

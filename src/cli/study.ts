@@ -137,6 +137,11 @@ export function runVerdict(r: import('../report/types.js').Report): RunVerdict {
             .join(', ')}`,
         ]
       : []
+  const heldOut = r.engine?.not_applicable?.validation
+  if (heldOut && !r.engine?.validation)
+    return nonConforming.length
+      ? {verdict: 'fail', reasons: nonConforming, exitCode: 1}
+      : {verdict: 'not-validated', reasons: [`no held-out validation: ${heldOut}`], exitCode: 1}
   if (r.engine?.validation) {
     const v = r.engine.validation
     const reasons = [

@@ -7,7 +7,7 @@ export default class Init extends KtCommand {
   static override summary =
     'Start tuning your own engine: write a working engine skeleton, its engine file, a plan and next steps into the current folder.'
   static override description =
-    "Writes, into the current folder and never over an existing file (one line, exit 2, nothing written), a small memory engine (BM25 + recency, from kt's examples) behind the chosen protocol: command (one process per trial), http (a server you start; one POST per trial) or retrieval-service (kt drives the benchmark on memory.json, a small bundled dataset). Also engine.json (two example parameters, tiers, objectives, profiles), plan.json for kt run (retrieval-service) and KT-README.md with the next steps. The files run as written: kt search --engine engine.json (and kt eval --engine for a retrieval service) succeed straight away."
+    "Writes, into the current folder and never over an existing file (one line, exit 2, nothing written), a small memory engine (BM25 + recency, from kt's examples) behind the chosen protocol: command (one process per trial), http (a server you start; one POST per trial) or retrieval-service (kt drives the benchmark on memory.json, a small bundled dataset). Also engine.json (two example parameters, tiers, objectives, profiles), plan.json for kt run --plan plan.json (for command and http engines without data: its verdict is not-validated) and KT-README.md with the next steps. The files run as written: kt search --engine engine.json (and kt eval --engine for a retrieval service) succeed straight away."
   static override examples = [
     {
       description: 'A Python retrieval service in a new empty folder, then its defaults scored.',

@@ -2,7 +2,7 @@
  * `kt init`: a working engine skeleton in the user's folder, from the package's examples (the
  * memory engine, its evaluation and service programs) and templates/ (the http servers, the Node
  * service): the program, an engine file with two example parameters, tiers and objectives, a plan
- * (retrieval-service kind, the kind kt run's retrieval study drives) and a next-steps README.
+ * (kt_plan 2) and a next-steps README.
  */
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -158,8 +158,24 @@ function engineFile(o: InitOptions, port: number): object {
   }
 }
 
-/** The plan of a retrieval-service skeleton: the example's engine-only plan (kt_plan 2) for this engine, on the bundled data. */
+/** Phase 4's budget in a command or http skeleton's plan (its `unit` tier, as the next steps' kt search). */
+const METRICS_PLAN_BUDGET = 4
+
+/**
+ * The plan of a skeleton (kt_plan 2): for a retrieval service, the example's engine-only plan on the
+ * bundled data; for a command or http engine, no data (it evaluates on its own) and its quality objective.
+ */
 function planFile(o: InitOptions): object {
+  if (o.kind !== 'retrieval-service')
+    return {
+      kt_plan: 2,
+      name: o.name,
+      description: `${o.name} tuned with BOHB over its tiers on its own data; with no per-question results there is no held-out validation, so the verdict is "not validated".`,
+      engine: 'engine.json',
+      metric: 'mrr',
+      search: {optimizer: 'bohb', budget: METRICS_PLAN_BUDGET},
+      acceptance: {against: 'defaults'},
+    }
   const example = JSON.parse(readFileSync(join(packageRoot, 'examples/python-engine/plan.json'), 'utf8')) as {
     data: Record<string, unknown>
   }
@@ -178,12 +194,14 @@ function nextSteps(o: InitOptions, port: number): string {
     command: [
       `1. Try one evaluation by hand: \`${o.lang === 'python' ? 'KT_TIER=unit python3 eval.py' : 'KT_TIER=unit node eval.mjs'}\` (the last stdout line is the metrics).`,
       '2. Tune: `npx kt search --engine engine.json --budget 4` (BOHB over the tiers; the study and report go to reports/).',
-      '3. Replace the engine program with yours: keep the protocol (parameters from the environment, one JSON line of metrics) and declare your parameters in engine.json.',
+      '3. The seven phases and the report: `npx kt run --plan plan.json` (phases needing per-question results are marked not applicable; the verdict is "not validated", exit 1).',
+      '4. Replace the engine program with yours: keep the protocol (parameters from the environment, one JSON line of metrics) and declare your parameters in engine.json.',
     ],
     http: [
       `1. Start the server and leave it running: \`${start} &\` (kt POSTs one request per trial).`,
       '2. Tune: `npx kt search --engine engine.json --budget 4`.',
-      '3. Put your engine behind the same endpoint: a JSON object of metrics per POST {config, budget, tier, trial_id, seed}.',
+      '3. The seven phases and the report, with the server running: `npx kt run --plan plan.json` (the verdict is "not validated", exit 1: no per-question results).',
+      '4. Put your engine behind the same endpoint: a JSON object of metrics per POST {config, budget, tier, trial_id, seed}.',
     ],
     'retrieval-service': [
       '1. Score the defaults: `npx kt eval --engine engine.json --data memory.json` (kt starts and stops the service).',
@@ -211,7 +229,7 @@ function scaffoldFiles(o: InitOptions): Array<[string, string]> {
     readFileSync(join(packageRoot, from), 'utf8'),
   ])
   files.push(['engine.json', `${JSON.stringify(engineFile(o, port), null, 2)}\n`])
-  if (o.kind === 'retrieval-service') files.push(['plan.json', `${JSON.stringify(planFile(o), null, 2)}\n`])
+  files.push(['plan.json', `${JSON.stringify(planFile(o), null, 2)}\n`])
   files.push([NEXT_STEPS_FILE, nextSteps(o, port)])
   return files
 }

@@ -25,6 +25,7 @@ export function engineSections(
           `- Verdict: ${v.verdict === 'pass' ? '**pass**' : '**failed**'}: ${v.rule}.`,
         ]
       : []),
+    ...Object.entries(e.not_applicable ?? {}).map(([phase, why]) => `- Phase ${phase}: not applicable: ${why}.`),
     '',
     ...(a && e.tuned ? ablationSection(e, a, e.tuned) : []),
     ...(e.search ? [`## Phase 4: search of ${e.engine.name}`, '', ...retrievalSection(e.search)] : []),

@@ -494,6 +494,8 @@ export interface EngineReport {
   validation?: EngineValidation
   /** Phase 6: the tuned and the minimal profile, and the engine's own domain profiles. */
   deploy?: {profiles: Array<{name: string; files: string[]; verdict: string}>}
+  /** The phases that do not apply to this engine, with the reason (a command or http engine scores no questions). */
+  not_applicable?: Partial<Record<PhaseName, string>>
 }
 
 export interface Report {

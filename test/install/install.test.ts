@@ -103,13 +103,18 @@ describe('kt installed from the packed tarball into an empty folder', () => {
     ['command', 'python'],
     ['command', 'node'],
     ['retrieval-service', 'node'],
-  ])('kt init --engine %s --lang %s writes files that kt search tunes as written', (kind, lang) => {
+  ])('kt init --engine %s --lang %s writes files that kt search tunes (and kt run runs) as written', (kind, lang) => {
     const dir = initIn(kind, lang)
     const data = kind === 'retrieval-service' ? ['--data', 'memory.json'] : []
     const r = kt(dir, ['search', '--engine', 'engine.json', ...data, '--budget', '2', '--json'])
     expect(r.stderr.split('\n').filter((l) => l.startsWith('kt:'))).toEqual([])
     expect(r.status).toBe(0)
     expect(JSON.parse(r.stdout)).toHaveProperty('front')
+    if (kind !== 'command') return
+    // its plan runs as written: no held-out questions, so the verdict is not validated (exit 1)
+    const run = kt(dir, ['run', '--plan', 'plan.json', '--json'])
+    expect(run.status, run.stderr).toBe(1)
+    expect(JSON.parse(run.stdout).verdict).toBe('not-validated')
   })
 
   it.each([['python'], ['node']])('kt init --engine http --lang %s: its server, started, is tuned', async (lang) => {

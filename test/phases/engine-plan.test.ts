@@ -1,9 +1,10 @@
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadAnyPlan} from '../../phases/engine-plan.js'
 import {loadPlan} from '../../phases/plan.js'
+import {checkEngineInputs} from '../../phases/lib/engine-inputs.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {InputError} from '../../src/util/errors.js'
 
@@ -25,9 +26,11 @@ const enginePlan = (edit: Record<string, unknown> = {}) => ({
   ...edit,
 })
 
+/** The one-line error of reading the plan and then checking its inputs as kt run does before writing anything. */
 function errorOf(file: string): string {
   try {
-    loadAnyPlan(file)
+    const any = loadAnyPlan(file)
+    if (any.kind === 'engine') checkEngineInputs(any.loaded, 42, join(dirname(file), 'out'))
   } catch (error) {
     expect(error).toBeInstanceOf(InputError)
     expect((error as Error).message).not.toContain('\n')
@@ -100,6 +103,21 @@ describe('plans of format 2 name one engine', () => {
     expect(
       errorOf(write(dir, 'both.json', enginePlan({acceptance: {against: 'defaults', margin: 0.01, gain: 0.01}}))),
     ).toMatch(/both\.json: acceptance: expected a margin or a gain, not both/)
+  })
+
+  it('takes a command engine without data, and refuses data or a metric the engine does not report', () => {
+    const engine = join(packageRoot, 'examples', 'python-engine', 'engine.json')
+    const command = (edit: Record<string, unknown>) => enginePlan({engine, data: undefined, metric: 'mrr', ...edit})
+    const ok = loadAnyPlan(write(dir, 'command.json', command({})))
+    expect(ok.kind === 'engine' && checkEngineInputs(ok.loaded, 42, dir).questions).toBeUndefined()
+    expect(
+      errorOf(write(dir, 'cdata.json', command({data: {conversations: memory, split: 'conversations:0.5'}}))),
+    ).toMatch(
+      /cdata\.json: data: expected no data section for .*engine\.json \(a command or http engine evaluates on its own data\)/,
+    )
+    expect(errorOf(write(dir, 'cmetric.json', command({metric: 'recall@10'})))).toMatch(
+      /cmetric\.json: metric: expected a metric .*engine\.json reports among its objectives \(mrr, p99_ms\), got recall@10/,
+    )
   })
 
   it('the kt_plan 1 checks still apply to a format-1 file', () => {
