@@ -1,7 +1,6 @@
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
 import type {SplitSpec} from '../../src/data/conversations/split.js'
-import {conformanceData, runConformance} from '../../src/engines/conformance.js'
-import type {EngineSpec} from '../../src/engines/file.js'
+import {conformanceData, runConformance, type ConformanceSubject} from '../../src/engines/conformance.js'
 import type {EngineAblation} from '../../src/eval/ablation.js'
 import {engineCharts} from '../../src/report/engine-charts.js'
 import {CHART_FONT_FAMILY, renderChart} from '../../src/report/render.js'
@@ -35,12 +34,12 @@ export interface EnginePhaseInput {
   readonly progress: (line: string) => void
 }
 
-/** The conformance suite of an engine file on the first conversations of the plan's data. */
+/** The conformance suite of an engine (an engine file, or a built-in engine's service description) on the first conversations of the plan's data. */
 export async function engineConformance(
-  spec: EngineSpec,
+  spec: ConformanceSubject,
   input: Omit<EnginePhaseInput, 'engine'>,
 ): Promise<EngineConformance> {
-  const service = spec.evaluate.kind === 'retrieval-service'
+  const service = !('evaluate' in spec) || spec.evaluate.kind === 'retrieval-service'
   const dataset = service ? conformanceData(loadMemoryDataset(input.data!)) : undefined
   const report = await runConformance(spec, {
     seed: input.seed,

@@ -15,6 +15,7 @@ import {InputError, describeValue} from '../../src/util/errors.js'
 import {engineRefFor} from '../../src/deploy/spaces.js'
 import type {PropertiesResult} from '../../src/report/types.js'
 import {engineConformance, type EnginePhaseInput} from './engine-phases.js'
+import {ktRetrievalService} from '../../src/engines/kt-retrieval.js'
 
 /**
  * The engine a format-2 plan names, as the phases use it: its parameter table, its declared
@@ -69,8 +70,11 @@ function ktRetrieval(): PlanEngine {
     scoresQuestions: true,
     latency: 'cost_model',
     objectives: (metric) => [metric, 'p99_ms'],
-    // called in-process: there is no protocol to check
-    properties: async () => ({properties: [], passed: true}),
+    // the same suite as any retrieval service, answered in this process (src/engines/kt-retrieval.ts)
+    properties: async (input) => {
+      const conformance = await engineConformance(ktRetrievalService(), input)
+      return {properties: [], passed: conformance.passed, conformance}
+    },
     profileRef: () => undefined,
     async score(dataset, config) {
       let p = prepared.get(dataset)

@@ -21,10 +21,23 @@ describe('kt run --plan with an engine-only plan', () => {
     // the run's verdict is the engine's (the tuned profile under the plan's rule), and so is its exit code
     expect(summary.verdict).toBe(report.engine.validation.verdict)
     expect(r.status).toBe(report.engine.validation.verdict === 'pass' ? 0 : 1)
-    // phases 1, 2 and 7 for the engine: kt's built-in engine has no protocol to check, but it is scored on
-    // kt's synthetic conversations and charted in its own terms
+    // phases 1, 2 and 7 for the engine: kt's built-in engine goes through the retrieval-service conformance
+    // suite (in process), is scored on kt's synthetic conversations and charted in its own terms
     expect(Object.keys(report.phases)).toEqual(['properties', 'synthetic', 'visualize'])
-    expect(report.phases.properties).toEqual({properties: [], passed: true})
+    expect(report.phases.properties.passed).toBe(true)
+    expect(report.phases.properties.conformance.kind).toBe('retrieval-service')
+    expect(report.phases.properties.conformance.checks.map((c: {id: string}) => c.id)).toEqual(
+      expect.arrayContaining([
+        'ingested-ids-once',
+        'k-respected',
+        'same-config-same-ranking',
+        'reset-isolates',
+        'declared:recall-monotone-in-k',
+      ]),
+    )
+    expect(report.phases.properties.conformance.checks.every((c: {violations: number}) => c.violations === 0)).toBe(
+      true,
+    )
     expect(report.phases.synthetic.engine.scored.questions).toBeGreaterThan(0)
     expect(report.phases.visualize.engine.importance.map((i: {objective: string}) => i.objective)).toEqual([
       'recall@10',
