@@ -14,7 +14,7 @@ import {
 import type {PhaseContext} from './lib/context.js'
 import type {DeployResult, RetrievalSearchResult, ValidationResult} from '../src/report/types.js'
 import {RETRIEVAL_SPACE} from '../src/engine/retrieval/space.js'
-import {loadEngineFile} from '../src/engines/file.js'
+import {loadEngineFile} from '../src/adapters/file.js'
 import {defaultConfig} from '../src/space/space.js'
 import type {Config} from '../src/space/types.js'
 import {holdoutMetrics, holdoutProfileValidation} from '../src/eval/holdout-validation.js'

@@ -1,6 +1,6 @@
 """memengine as a retrieval service: the engine only stores and ranks; kt brings the benchmark.
 
-kt drives three messages (src/engines/retrieval-service.ts):
+kt drives three messages (src/adapters/retrieval-service.ts):
 
     reset  {}                                                      -> {"ok": true}
     ingest {"conversation_id", "turns": [{id, speaker, text, time}], "config"} -> {"ok": true, "turns": n}

@@ -1,4 +1,4 @@
-import {loadEngineFile, type EngineSpec} from '../../src/engines/file.js'
+import {loadEngineFile, type EngineSpec} from '../../src/adapters/file.js'
 import type {LoadedPlan} from '../plan.js'
 import {displayPath} from './context.js'
 

@@ -3,9 +3,9 @@ import type {MemoryDataset} from '../../src/data/conversations/types.js'
 import type {MetricValues} from '../../src/data/conversations/metrics.js'
 import {selectScoredQueries} from '../../src/data/conversations/queries.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
-import {loadEngineFile} from '../../src/engines/file.js'
-import {resolveGroups, type EngineGroup} from '../../src/engines/groups.js'
-import {serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
+import {resolveGroups, type EngineGroup} from '../../src/adapters/groups.js'
+import {serviceSpecOf} from '../../src/adapters/retrieval-service.js'
 import {evaluateService} from '../../src/eval/service-eval.js'
 import {evaluateSystem, prepareEvaluation, type PreparedEvaluation} from '../../src/eval/harness.js'
 import type {ParameterGroup} from '../../src/eval/ablation.js'
@@ -15,7 +15,7 @@ import {InputError, describeValue} from '../../src/util/errors.js'
 import {engineRefFor} from '../../src/deploy/spaces.js'
 import type {PropertiesResult} from '../../src/report/types.js'
 import {engineConformance, type EnginePhaseInput} from './engine-phases.js'
-import {ktRetrievalService} from '../../src/engines/kt-retrieval.js'
+import {ktRetrievalService} from '../../src/adapters/kt-retrieval.js'
 
 /**
  * The engine a format-2 plan names, as the phases use it: its parameter table, its declared
@@ -70,7 +70,7 @@ function ktRetrieval(): PlanEngine {
     scoresQuestions: true,
     latency: 'cost_model',
     objectives: (metric) => [metric, 'p99_ms'],
-    // the same suite as any retrieval service, answered in this process (src/engines/kt-retrieval.ts)
+    // the same suite as any retrieval service, answered in this process (src/adapters/kt-retrieval.ts)
     properties: async (input) => {
       const conformance = await engineConformance(ktRetrievalService(), input)
       return {properties: [], passed: conformance.passed, conformance}

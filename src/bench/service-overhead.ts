@@ -8,7 +8,7 @@
  */
 import {performance} from 'node:perf_hooks'
 import {loadMemoryDataset} from '../data/conversations/index.js'
-import {ServiceSession} from '../engines/retrieval-service.js'
+import {ServiceSession} from '../adapters/retrieval-service.js'
 import {freePort} from '../util/net.js'
 import {DEFAULT_KS, queryMetrics, rankingDepth} from '../data/conversations/metrics.js'
 import {selectScoredQueries} from '../data/conversations/queries.js'

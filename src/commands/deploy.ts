@@ -76,7 +76,7 @@ export default class Deploy extends KtCommand {
     const {args, flags} = await this.parse(Deploy)
     const {deployProfile} = await import('../deploy/target.js')
     const {loadProfile} = await import('../deploy/load.js')
-    const space = flags.engine ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space : undefined
+    const space = flags.engine ? (await import('../adapters/file.js')).loadEngineFile(flags.engine).space : undefined
     const target = flags.target ?? defaultTarget(loadProfile(args.profile, {space}).profile.space)
     const outcome = deployProfile(args.profile, target, {
       force: flags.force,

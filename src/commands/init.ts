@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {KtCommand} from '../cli/base.js'
 import {portFlag, reply} from '../cli/flags.js'
-import {DEFAULT_INIT_PORT, ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../engines/scaffold.js'
+import {DEFAULT_INIT_PORT, ENGINE_KINDS, ENGINE_LANGS, initEngine} from '../adapters/scaffold.js'
 
 export default class Init extends KtCommand {
   static override summary =

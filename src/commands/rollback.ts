@@ -40,7 +40,7 @@ export default class Rollback extends KtCommand {
     const {flags} = await this.parse(Rollback)
     const {rollback} = await import('../deploy/target.js')
     const engineSpace = flags.engine
-      ? (await import('../engines/file.js')).loadEngineFile(flags.engine).space
+      ? (await import('../adapters/file.js')).loadEngineFile(flags.engine).space
       : undefined
     const target = flags.target ?? defaultTarget(engineSpace ? engineSpace.id : flags.space)
     const outcome = rollback(target, {space: engineSpace})

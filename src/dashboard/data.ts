@@ -7,7 +7,7 @@ import {existsSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {InputError} from '../util/errors.js'
-import {studyImportance, type ImportanceTrial, type StudyImportance} from '../search/importance.js'
+import {studyImportance, type ImportanceTrial, type StudyImportance} from '../search/parameter-importance.js'
 import type {ParamSpace} from '../space/index.js'
 import type {StudyReader, StudySummary} from '../study/reader.js'
 import {studyListEntry, type StudyView} from './views.js'
@@ -15,7 +15,7 @@ import {StudyCache} from './study-cache.js'
 import {ColumnBlocks, studyBodyChunks} from './body.js'
 import {importanceChart, studyCharts} from './charts.js'
 
-const importanceWorkerFile = fileURLToPath(new URL('./importance-worker.js', import.meta.url))
+const importanceWorkerFile = fileURLToPath(new URL('./parameter-importance-worker.js', import.meta.url))
 
 /**
  * fANOVA importance on a worker thread (a forest on thousands of trials takes seconds, and the

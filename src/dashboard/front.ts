@@ -5,7 +5,7 @@
  * retrieval analysis and its domain profiles. The latency kind is the one the study really used.
  */
 import {analyzeStudy} from '../eval/retrieval-analysis.js'
-import type {EngineSpec} from '../engines/file.js'
+import type {EngineSpec} from '../adapters/file.js'
 import {analyzeObjectiveStudy} from '../search/analysis.js'
 import type {ProfileChoice} from '../search/profiles.js'
 import type {StudyRecord, TrialRow} from '../study/model.js'

@@ -6,7 +6,7 @@ import {InputError, describeValue} from '../util/errors.js'
 import type {EngineRef, ProfileKind} from './profile.js'
 import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, relative, resolve, sep} from 'node:path'
-import {loadEngineFile} from '../engines/file.js'
+import {loadEngineFile} from '../adapters/file.js'
 
 /** The space of each built-in profile kind (engine profiles name their own). */
 export const KIND_SPACES: Readonly<Record<Exclude<ProfileKind, 'engine'>, ParamSpace>> = {
@@ -21,7 +21,7 @@ export const ROUTED_QUERY_TYPES: readonly string[] = QUERY_TYPES
 /**
  * Finds the parameter space of an engine profile from its engine reference (name and file, as
  * written in the profile) and the profile file's path; undefined when this resolver does not know
- * the engine. src/engines registers one (an engine file's parameter table is a ParamSpace).
+ * the engine. src/adapters registers one (an engine file's parameter table is a ParamSpace).
  */
 export type EngineSpaceResolver = (engine: EngineRef, profileFile: string) => ParamSpace | undefined
 

@@ -34,7 +34,7 @@ import {
   type Profile,
 } from './profile.js'
 import {findEngineFile} from './spaces.js'
-import {loadEngineFile} from '../engines/file.js'
+import {loadEngineFile} from '../adapters/file.js'
 
 const ACTIVE = 'active'
 const INDEX_FILE = 'index.json'

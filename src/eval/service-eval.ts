@@ -5,7 +5,7 @@
  * and the latency of the service's searches measured on kt's side (warm, repeated).
  */
 import type {MemoryDataset} from '../data/conversations/types.js'
-import {runService, type RetrievalServiceSpec, ServiceSession} from '../engines/retrieval-service.js'
+import {runService, type RetrievalServiceSpec, ServiceSession} from '../adapters/retrieval-service.js'
 import {parseProfile, readProfileValue} from '../deploy/load.js'
 import {defaultConfig, type Config, type ParamSpace} from '../space/index.js'
 import {InputError, describeValue} from '../util/errors.js'

@@ -2,8 +2,8 @@
  * kt compare's inputs: two run folders or kt eval --engine --json outputs, read as they are; or,
  * with an engine file and a data file, two profiles of that engine evaluated now on the same data.
  */
-import {loadEngineFile} from '../engines/file.js'
-import {serviceSpecOf} from '../engines/retrieval-service.js'
+import {loadEngineFile} from '../adapters/file.js'
+import {serviceSpecOf} from '../adapters/retrieval-service.js'
 import {evaluateService, evaluationQuestions, loadEngineProfile} from '../eval/service-eval.js'
 import {loadQuestionResults, type QuestionResults} from '../eval/question-results.js'
 import {loadMemoryDataset} from '../data/conversations/index.js'

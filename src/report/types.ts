@@ -53,7 +53,7 @@ export interface PropertiesResult {
   properties: PropertyResult[]
   /** Every property holds, kt's own and (when present) the engine's conformance checks. */
   passed: boolean
-  /** The conformance suite of the engine file the plan names (src/engines/conformance.ts); absent for kt's own engines. */
+  /** The conformance suite of the engine file the plan names (src/adapters/conformance.ts); absent for kt's own engines. */
   conformance?: EngineConformance
 }
 
@@ -373,7 +373,7 @@ export interface EngineVisualization {
   latency_label: string
   /** The numeric parameters the slices chart shows. */
   numeric: string[]
-  /** fANOVA importance of the parameters for each of the engine file's objectives (src/search/importance.ts). */
+  /** fANOVA importance of the parameters for each of the engine file's objectives (src/search/parameter-importance.ts). */
   importance: Array<{
     objective: string
     method: string

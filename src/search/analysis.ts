@@ -34,7 +34,7 @@ export function fullBudgetCandidates(trials: readonly AnalyzedTrial[]): Candidat
     }))
 }
 
-/** A domain-profile rule as an engine file states it (src/engines/file.ts `profiles[]`). */
+/** A domain-profile rule as an engine file states it (src/adapters/file.ts `profiles[]`). */
 export interface StatedProfileRule {
   readonly name: string
   readonly description?: string

@@ -5,7 +5,7 @@
  *
  * Written against plain candidates {trialId, config, metrics} and rules that name metrics and
  * parameters, so it knows no engine: kt's retrieval rules live with its objective
- * (src/eval/retrieval-profiles.ts), an engine file states its own (src/engines/file.ts).
+ * (src/eval/retrieval-profiles.ts), an engine file states its own (src/adapters/file.ts).
  */
 import type {Config} from '../space/index.js'
 import type {FrontPoint} from './front.js'

@@ -1,7 +1,7 @@
 /**
  * The alphabets of what a parameter table hands on to deployable profiles (src/deploy/profile.ts)
  * and exported files: names, keys, values and free text. They live here, below both the profile
- * schema and the engine-file loader (src/engines/file.ts), so an engine file is refused on load
+ * schema and the engine-file loader (src/adapters/file.ts), so an engine file is refused on load
  * for what its profiles would be refused for at the end of a study.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The objective contract: a function to minimise over a parameter space, at a budget. Optimisers
  * (src/search) ask for configurations and the study runner (src/study) calls `evaluate`; every
- * target implements it, from the benchmark functions to the engine adapters (src/engines). It
+ * target implements it, from the benchmark functions to the engine adapters (src/adapters). It
  * lives below both so that the adapters need nothing from the layers above them.
  */
 import type {Config, ParamSpace} from './types.js'

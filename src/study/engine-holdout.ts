@@ -5,9 +5,9 @@
  * verdict kt deploy reads). The per-question rows are kept, so an ablation or a per-category
  * check pairs its own configurations with the same questions (heldOutScorer).
  */
-import type {EngineSpec} from '../engines/file.js'
-import {createEngineObjective} from '../engines/objective.js'
-import {serviceSpecOf} from '../engines/retrieval-service.js'
+import type {EngineSpec} from '../adapters/file.js'
+import {createEngineObjective} from '../adapters/objective.js'
+import {serviceSpecOf} from '../adapters/retrieval-service.js'
 import {describeSplit, splitDataset, type SplitSpec} from '../data/conversations/split.js'
 import {loadMemoryDataset} from '../data/conversations/index.js'
 import {selectScoredQueries} from '../data/conversations/queries.js'

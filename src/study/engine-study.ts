@@ -6,7 +6,7 @@
  */
 import {join} from 'node:path'
 import {analyzeObjectiveStudy, type ObjectiveStudyAnalysis} from '../search/analysis.js'
-import type {EngineSpec} from '../engines/file.js'
+import type {EngineSpec} from '../adapters/file.js'
 import {activeConfig, configKeys, defaultConfig, type Config} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {holdoutLines, type HoldoutReport} from '../search/holdout.js'

@@ -38,7 +38,7 @@ const MAX_DETAIL_CHARS = 12_000
 
 /**
  * What the store keeps of an error: its first line, and for errors that carry a `detail` (an
- * external engine's last stderr lines, src/engines/metrics.ts) that detail on the following lines.
+ * external engine's last stderr lines, src/adapters/metrics.ts) that detail on the following lines.
  */
 function errorText(error: unknown): string {
   const carried = error instanceof Error ? (error as Error & {detail?: unknown}).detail : undefined

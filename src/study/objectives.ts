@@ -1,14 +1,14 @@
 /**
  * Objectives by a serializable description, so that a worker thread or a resumed process can
  * rebuild exactly the objective a study was created with. The study layer is where optimisers
- * meet targets: the factories themselves live below it (src/engines: engine files, kt's importance
+ * meet targets: the factories themselves live below it (src/adapters: engine files, kt's importance
  * engine; src/eval: kt's retrieval engine on a benchmark) and search sees only the contract.
  *
  * - a benchmark function by name (branin, hartmann6, counting_ones, simplex, simplex_mf);
- * - `engine`: an engine file (`kt_engine: 1`; options: file, an absolute path), src/engines;
+ * - `engine`: an engine file (`kt_engine: 1`; options: file, an absolute path), src/adapters;
  * - `retrieval`: kt's retrieval engine on a dataset, quality vs P99 latency
  *   (src/eval/retrieval-objective.ts; options: data, metric, queryType, tierSeed);
- * - `importance`: kt's importance weights on an importance dataset (src/engines/kt-importance.ts);
+ * - `importance`: kt's importance weights on an importance dataset (src/adapters/kt-importance.ts);
  * - `module`: an ES module exporting `createObjective(options)`. Not offered by any command (the
  *   former `kt search --objective module` is replaced by engine files); kept for tests that need
  *   an in-process objective which misbehaves on purpose (spins, throws).
@@ -46,11 +46,11 @@ export async function createObjective(spec: ObjectiveSpec, where = '--objective'
   let base: Objective
   if (isBenchmarkName(spec.name)) base = benchmarkObjective(spec.name, where)
   else if (spec.name === 'engine')
-    base = await (await import('../engines/objective.js')).createEngineObjective(spec.options ?? {})
+    base = await (await import('../adapters/objective.js')).createEngineObjective(spec.options ?? {})
   else if (spec.name === 'retrieval')
     base = await (await import('../eval/retrieval-objective.js')).createObjective(spec.options ?? {})
   else if (spec.name === 'importance')
-    base = (await import('../engines/kt-importance.js')).createObjective(spec.options as never)
+    base = (await import('../adapters/kt-importance.js')).createObjective(spec.options as never)
   else if (spec.name === 'module') base = await loadModuleObjective(spec, where)
   else throw new InputError(where, `one of ${OBJECTIVE_NAMES.join(', ')}`, spec.name)
   return withInstrumentation(base, spec)

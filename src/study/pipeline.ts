@@ -4,7 +4,7 @@
  * for every objective; Phase 4 shares its held-out step (engineHoldout, validateRetrievalStudy).
  */
 import {join} from 'node:path'
-import {checkEngineFingerprint, loadEngineFile, type EngineSpec} from '../engines/file.js'
+import {checkEngineFingerprint, loadEngineFile, type EngineSpec} from '../adapters/file.js'
 import type {SplitSpec} from '../data/conversations/split.js'
 import {describeSplit} from '../data/conversations/split.js'
 import {loadMemoryDataset} from '../data/conversations/index.js'
@@ -12,7 +12,7 @@ import {DEFAULT_HOLDOUT_SETTINGS, type HoldoutValidation} from '../eval/holdout-
 import {checkFrontLatency, latencyCheckLines} from '../eval/latency-check.js'
 import {analyzeObjectiveStudy} from '../search/analysis.js'
 import {frontAndProfileItems, type HoldoutSide} from '../search/holdout.js'
-import {serviceSpecOf} from '../engines/retrieval-service.js'
+import {serviceSpecOf} from '../adapters/retrieval-service.js'
 import {defaultConfig} from '../space/index.js'
 import {writeFileAtomic} from '../util/fs.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'

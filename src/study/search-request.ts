@@ -5,8 +5,8 @@
  */
 import {resolve} from 'node:path'
 import {idSplit, parseSplit, type SplitSpec} from '../data/conversations/split.js'
-import {loadEngineFile, type EngineSpec} from '../engines/file.js'
-import {engineStudyOptions} from '../engines/objective.js'
+import {loadEngineFile, type EngineSpec} from '../adapters/file.js'
+import {engineStudyOptions} from '../adapters/objective.js'
 import {checkOptimizerName} from '../search/optimizers.js'
 import {EXIT_INTERRUPTED, InputError} from '../util/errors.js'
 import {snakeKeysOfRecord} from '../util/json-keys.js'

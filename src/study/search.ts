@@ -120,7 +120,7 @@ export function studyDifferences(
   const sOptions = (so.options ?? {}) as Record<string, unknown>
   const wOptions = (wo.options ?? {}) as Record<string, unknown>
   for (const key of new Set([...Object.keys(so), ...Object.keys(wo)])) {
-    // an engine file's fingerprint (src/engines/file.ts) is named by the parts that changed; a study
+    // an engine file's fingerprint (src/adapters/file.ts) is named by the parts that changed; a study
     // made before kt stored one has none, and is not checked on it (as checkEngineFingerprint)
     if (key === 'options' && (sOptions.fingerprint || wOptions.fingerprint)) {
       if (sOptions.fingerprint && wOptions.fingerprint) {

@@ -53,7 +53,7 @@ async function frontOf(
 ): Promise<{lines: string[]; json: Record<string, unknown>} | undefined> {
   const file = engineFileOf(study)
   if (file) {
-    const engine = (await import('../engines/file.js')).loadEngineFile(file)
+    const engine = (await import('../adapters/file.js')).loadEngineFile(file)
     const analysis = analyzeObjectiveStudy(top.trials(), engine.objectives, engine.profiles)
     return {lines: analysis.lines, json: {engine: engine.name, front: analysis.front, profiles: analysis.profiles}}
   }

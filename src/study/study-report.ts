@@ -5,7 +5,7 @@
  * engine file relative to the folder.
  */
 import {basename, join, relative, resolve, sep} from 'node:path'
-import type {EngineSpec} from '../engines/file.js'
+import type {EngineSpec} from '../adapters/file.js'
 import type {HoldoutValidation} from '../eval/holdout-validation.js'
 import type {FrontReport, ObjectiveFrontReport} from '../search/front.js'
 import type {HoldoutReport} from '../search/holdout.js'

@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {packageRoot} from '../../src/util/paths.js'
 import {SearchProgress, formatDuration} from '../../src/study/progress.js'
-import {TINY, tinyEngine} from '../engines/helpers.js'
+import {TINY, tinyEngine} from '../adapters/helpers.js'
 
 /** Bound of the pseudo-terminal run: the old spinner wrote 14 MB of cursor codes in 10 s. */
 const MAX_BYTES = 20_000

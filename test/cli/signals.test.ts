@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {packageRoot} from '../../src/util/paths.js'
 import {descendantPids} from '../../src/util/proc.js'
-import {TINY, tinyEngine} from '../engines/helpers.js'
+import {TINY, tinyEngine} from '../adapters/helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kt-signals-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
@@ -34,12 +34,12 @@ const slowEngine = (): string =>
     'slow.json',
   )
 
-/** A retrieval service that never answers a search (test/engines/fixtures/toy_service.py hang). */
+/** A retrieval service that never answers a search (test/adapters/fixtures/toy_service.py hang). */
 function hangingService(): string {
-  const engine = JSON.parse(readFileSync(join(packageRoot, 'test/engines/fixtures/toy-good.json'), 'utf8'))
+  const engine = JSON.parse(readFileSync(join(packageRoot, 'test/adapters/fixtures/toy-good.json'), 'utf8'))
   engine.evaluate = {
     ...engine.evaluate,
-    command: ['python3', join(packageRoot, 'test/engines/fixtures/toy_service.py'), 'hang'],
+    command: ['python3', join(packageRoot, 'test/adapters/fixtures/toy_service.py'), 'hang'],
     timeout_s: 600,
   }
   writeFileSync(join(dir, 'hang.json'), JSON.stringify(engine))

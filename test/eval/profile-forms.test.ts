@@ -11,7 +11,7 @@ import {loadRetrievalProfile} from '../../src/eval/profile.js'
 import {loadEngineProfile} from '../../src/eval/service-eval.js'
 import {defaultConfig} from '../../src/space/index.js'
 import {RETRIEVAL_SPACE} from '../../src/engine/retrieval/space.js'
-import {loadEngineFile} from '../../src/engines/file.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {kt} from '../cli/helpers.js'
 

@@ -81,7 +81,7 @@ describe('kt installed from the packed tarball into an empty folder', () => {
     const pkg = join(project, 'node_modules', 'kt')
     for (const f of [
       'README.md',
-      'src/engines/README.md',
+      'src/adapters/README.md',
       'examples/python-engine/engine.json',
       'examples/ci/github-actions.yml',
       'fixtures/memory_small.json',

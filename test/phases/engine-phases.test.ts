@@ -10,7 +10,7 @@ import {InputError} from '../../src/util/errors.js'
 import {fastImportancePlan} from '../helpers/fast-plan.js'
 import {latencyKindLabel} from '../../src/report/front-chart.js'
 
-const ENGINES = resolve(dirname(fileURLToPath(import.meta.url)), '../engines/fixtures')
+const ENGINES = resolve(dirname(fileURLToPath(import.meta.url)), '../adapters/fixtures')
 const dir = mkdtempSync(join(tmpdir(), 'kt-engine-phases-'))
 
 /** A format-1 plan at fast settings whose retrieval section tunes `engine` on kt's memory fixture (absolute paths). */

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {engineFingerprint, parseEngineFile} from '../../src/engines/file.js'
+import {engineFingerprint, parseEngineFile} from '../../src/adapters/file.js'
 import {BohbOptimizer} from '../../src/search/bohb.js'
 import {countingOnesObjective, hartmann6, hartmann6Space} from '../../src/search/benchmarks/index.js'
 import {FidelityCheck} from '../../src/search/fidelity-check.js'

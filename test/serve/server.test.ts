@@ -11,7 +11,7 @@ import {randomCompleteTree} from '../../src/bench/rerank.js'
 import {PackedEnsemble} from '../../src/rank/packed.js'
 import {Rng} from '../../src/util/rng.js'
 import {InputError} from '../../src/util/errors.js'
-import {loadEngineFile} from '../../src/engines/file.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
 import {saveEngineSpace} from '../../src/online/spaces.js'
 import {packageRoot} from '../../src/util/paths.js'
 

@@ -10,7 +10,7 @@ import {SqliteStudyFile} from '../helpers/study-file.js'
 import {openStudyReader} from '../../src/study/reader.js'
 import {startDashboard} from '../../src/dashboard/server.js'
 import {InputError} from '../../src/util/errors.js'
-import {tinyEngine} from '../engines/helpers.js'
+import {tinyEngine} from '../adapters/helpers.js'
 
 const HOSTILE = ['../../escaped', '../a/b', 'a/b', '..', '.hidden', '-rf', 'two\nlines', '<b>x</b>', 'a b', '', 'é']
 

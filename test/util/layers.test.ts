@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['rank'], // the reranker (its tuner drives search's optimisers)
   ['search'], // optimisers, fronts, profile choice: they know no engine, no store, no report
   ['deploy'], // the deployable profile: schema, loader, gate (read by eval, study and online)
-  ['engines', 'engine'], // adapters of external engines; kt's own engine
+  ['adapters', 'engine'], // how kt drives an engine (engine files, their kinds, conformance); kt's own engines
   ['data', 'db'], // datasets; a local PostgreSQL server
   ['stats', 'space'],
   ['util'],
@@ -149,10 +149,10 @@ describe('layers point down only', () => {
       '../d/index.js',
       './side-effect.js',
     ])
-    // an adapter reaching up into eval (how src/engines/retrieval-service.ts once imported its metrics) fails; down and sideways pass
+    // an adapter reaching up into eval (how src/adapters/retrieval-service.ts once imported its metrics) fails; down and sideways pass
     const at = (file: string, text: string) => upwardImports([{file: join(packageRoot, file), text}], packageRoot)
-    expect(at('src/engines/x.ts', "import {queryMetrics} from '../eval/metrics.js'")).toEqual([
-      'src/engines/x.ts -> ../eval/metrics.js (engines is below eval)',
+    expect(at('src/adapters/x.ts', "import {queryMetrics} from '../eval/metrics.js'")).toEqual([
+      'src/adapters/x.ts -> ../eval/metrics.js (engines is below eval)',
     ])
     expect(at('src/report/x.ts', "import type {Report} from '../../phases/report-types.js'")).toEqual([
       'src/report/x.ts -> ../../phases/report-types.js (report is below phases)',
@@ -161,7 +161,7 @@ describe('layers point down only', () => {
     expect(
       at(
         'src/eval/x.ts',
-        "import {a} from '../engines/a.js'\nimport {b} from '../search/b.js'\nimport {c} from '../util/c.js'\nimport {d} from './d.js'",
+        "import {a} from '../adapters/a.js'\nimport {b} from '../search/b.js'\nimport {c} from '../util/c.js'\nimport {d} from './d.js'",
       ),
     ).toEqual([])
   })
@@ -183,12 +183,12 @@ describe('layers point down only', () => {
     // a longer loop, inside one layer (engines and engine may import each other, but not both ways)
     expect(
       folderCycles(
-        graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/data/c.ts ../engines/d.js']),
+        graph(['src/adapters/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/data/c.ts ../adapters/d.js']),
       ),
     ).toHaveLength(1)
     expect(
       folderCycles(
-        graph(['src/engines/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/eval/c.ts ../engines/d.js']),
+        graph(['src/adapters/a.ts ../engine/b.js', 'src/engine/b.ts ../data/c.js', 'src/eval/c.ts ../adapters/d.js']),
       ),
     ).toEqual([])
   })

@@ -96,7 +96,7 @@ export default class OnlineInit extends KtCommand {
     const {openTenant} = await import('../../online/library.js')
     // Only read here: the table is kept beside the tenants, and the profile gated, by openTenant, once everything is checked.
     const engine = flags.engine
-      ? {space: (await import('../../engines/file.js')).loadEngineFile(flags.engine).space, file: flags.engine}
+      ? {space: (await import('../../adapters/file.js')).loadEngineFile(flags.engine).space, file: flags.engine}
       : undefined
     if (engine && flags.space !== 'retrieval')
       throw new InputError('--space', 'no --space with --engine (the engine file names the space)', flags.space)

@@ -32,7 +32,7 @@ export default class StudyImportance extends KtCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(StudyImportance)
     const {openStudyReader} = await import('../../study/reader.js')
-    const {studyImportance} = await import('../../search/importance.js')
+    const {studyImportance} = await import('../../search/parameter-importance.js')
     const {requireStudy} = await import('../../study/name.js')
     const reader = await openStudyReader(flags.storage)
     try {

@@ -11,7 +11,7 @@
  */
 const WITHHELD = /^(PG|KT_)/
 
-/** kt's environment without the withheld names (src/engines/README.md, "What a trial inherits"). */
+/** kt's environment without the withheld names (src/adapters/README.md, "What a trial inherits"). */
 export function inheritedEnv(from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [name, value] of Object.entries(from)) if (!WITHHELD.test(name)) env[name] = value

@@ -3,17 +3,17 @@ import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {commandObjective} from '../../src/engines/command.js'
-import {parseEngineFile, type EngineSpec} from '../../src/engines/file.js'
-import type {CommandEvaluate} from '../../src/engines/file-schema.js'
-import {TrialFailure} from '../../src/engines/metrics.js'
+import {commandObjective} from '../../src/adapters/command.js'
+import {parseEngineFile, type EngineSpec} from '../../src/adapters/file.js'
+import type {CommandEvaluate} from '../../src/adapters/file-schema.js'
+import {TrialFailure} from '../../src/adapters/metrics.js'
 import {readJson} from '../../src/util/fs.js'
 import {packageRoot} from '../../src/util/paths.js'
 import {SqliteStudyFile} from '../helpers/study-file.js'
 import {kt} from '../cli/helpers.js'
 import {alive, pidsIn, waitFor, waitGone} from './helpers.js'
 
-const FIXTURES = join(packageRoot, 'test', 'engines', 'fixtures')
+const FIXTURES = join(packageRoot, 'test', 'adapters', 'fixtures')
 const ENGINE = join(FIXTURES, 'engine.json')
 
 /** The test engine with every mode allowed and a short timeout. */

@@ -9,7 +9,7 @@ import type {EngineFile} from './file-schema.js'
 
 /**
  * A property the engine declares about its own metrics, checked by kt run's phase 1
- * (src/engines/conformance.ts): `metric` moves in `direction` as `over` grows. `over` is a numeric
+ * (src/adapters/conformance.ts): `metric` moves in `direction` as `over` grows. `over` is a numeric
  * parameter, or "k" (retrieval services only: `metric` is then a template such as "recall@k" and kt
  * asks the service for each cut-off of DEFAULT_KS separately).
  */

@@ -1,11 +1,11 @@
 import {parentPort} from 'node:worker_threads'
-import {studyImportance, type ImportanceTrial} from '../search/importance.js'
+import {studyImportance, type ImportanceTrial} from '../search/parameter-importance.js'
 import {InputError} from '../util/errors.js'
 import type {ParamSpace} from '../space/index.js'
 
 /** Worker side of the dashboard's importance: the forest fits here, so the server keeps answering polls meanwhile. */
 const port = parentPort
-if (!port) throw new Error('importance-worker must run in a worker thread')
+if (!port) throw new Error('parameter-importance-worker must run in a worker thread')
 port.on(
   'message',
   (msg: {id: number; space: ParamSpace | undefined; trials: ImportanceTrial[]; target: string; seed: number}) => {

@@ -44,7 +44,7 @@ export async function waitFor(check: () => boolean, ms = 10000): Promise<void> {
 }
 
 /** A tiny command engine (node): score = TEST_X, plus the metrics in TEST_EXTRA_METRICS. */
-export const TINY = join(packageRoot, 'test', 'engines', 'fixtures', 'tiny.mjs')
+export const TINY = join(packageRoot, 'test', 'adapters', 'fixtures', 'tiny.mjs')
 
 /** A command engine file around tiny.mjs (score = x), with overrides of its fields. */
 export function tinyEngine(dir: string, extra: Record<string, unknown> = {}, file = 'engine.json'): string {

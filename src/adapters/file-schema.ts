@@ -1,7 +1,7 @@
 /**
  * The engine file's schema (`kt_engine: 1`), in named parts: names, parameters, simplex groups,
  * the three evaluation kinds, tiers, objectives, profile rules. Checks that span fields (and name
- * the field in error) are the loader's (file.ts). Documented field by field in src/engines/README.md.
+ * the field in error) are the loader's (file.ts). Documented field by field in src/adapters/README.md.
  */
 import {z} from 'zod'
 import {checkEnvName} from '../space/env.js'
@@ -147,7 +147,7 @@ const httpEval = z
   .strict()
 
 /**
- * The engine only stores and ranks; kt brings the benchmark (src/engines/README.md). `transport`
+ * The engine only stores and ranks; kt brings the benchmark (src/adapters/README.md). `transport`
  * says whether the engine is a server (`http`, at `url`) or a command speaking the same messages
  * as JSON lines over stdin/stdout (`stdio`, started with `command` in `cwd`).
  */
@@ -225,7 +225,7 @@ export const EngineFileSchema = z
     description: z.string().optional(),
     parameters: z.array(parameter).min(1),
     simplex: z.array(simplex).default([]),
-    /** Parameter groups the ablation reverts and applies as one (src/engines/groups.ts). */
+    /** Parameter groups the ablation reverts and applies as one (src/adapters/groups.ts). */
     groups: z.array(GroupSchema).default([]),
     evaluate,
     tiers: z.array(tier).default([]),

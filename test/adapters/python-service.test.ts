@@ -2,8 +2,8 @@ import {spawn} from 'node:child_process'
 import {resolve} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
-import {loadEngineFile} from '../../src/engines/file.js'
-import {serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
+import {serviceSpecOf} from '../../src/adapters/retrieval-service.js'
 import {evaluateService} from '../../src/eval/service-eval.js'
 import {defaultConfig} from '../../src/space/index.js'
 
@@ -41,7 +41,7 @@ describe('examples/python-engine/service.py (python3, for real)', () => {
   it('a server kt started does not outlive a kt killed with kill -9', async () => {
     // a child kt process opens the service, prints the server's pid, then waits to be killed
     const script = `
-      import {openTransport} from ${JSON.stringify(resolve(ROOT, 'src/engines/service-transport.ts'))}
+      import {openTransport} from ${JSON.stringify(resolve(ROOT, 'src/adapters/service-transport.ts'))}
       const t = await openTransport({transport: 'http', url: 'http://127.0.0.1:{port}', command: ['python3', 'service.py', '--port', '{port}', '--watch-stdin'], cwd: ${JSON.stringify(resolve(ROOT, 'examples/python-engine'))}})
       console.log(t.pid)
       setInterval(() => {}, 1000)

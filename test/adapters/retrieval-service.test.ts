@@ -3,9 +3,9 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
-import {loadEngineFile} from '../../src/engines/file.js'
-import {parseJsonOrOffset} from '../../src/engines/json-offset.js'
-import {retrievalServiceObjective, serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
+import {parseJsonOrOffset} from '../../src/adapters/json-offset.js'
+import {retrievalServiceObjective, serviceSpecOf} from '../../src/adapters/retrieval-service.js'
 import {runSearch} from '../../src/study/search.js'
 import {defaultConfig} from '../../src/space/index.js'
 
@@ -132,7 +132,7 @@ describe('retrieval-service over stdio (python3)', () => {
 
   it('a study goes on past a failed trial (the study store keeps the reason)', async () => {
     const file = engineFile({transport: 'stdio', command: ['python3', TOY, 'bad-id'], timeout_s: 20})
-    const module = resolve(__dirname, '../../src/engines/retrieval-service.ts')
+    const module = resolve(__dirname, '../../src/adapters/retrieval-service.ts')
     const outcome = await runSearch({
       storage: ':memory:',
       objective: {name: 'module', module, options: {engine: file, data: DATA}},

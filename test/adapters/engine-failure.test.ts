@@ -6,8 +6,8 @@ import {join, resolve} from 'node:path'
 import {fastImportancePlan} from '../helpers/fast-plan.js'
 import {describe, expect, it} from 'vitest'
 import {loadMemoryDataset} from '../../src/data/conversations/index.js'
-import {loadEngineFile} from '../../src/engines/file.js'
-import {retrievalServiceObjective, serviceSpecOf} from '../../src/engines/retrieval-service.js'
+import {loadEngineFile} from '../../src/adapters/file.js'
+import {retrievalServiceObjective, serviceSpecOf} from '../../src/adapters/retrieval-service.js'
 import {runSearch} from '../../src/study/search.js'
 import {defaultConfig} from '../../src/space/index.js'
 import {InputError} from '../../src/util/errors.js'
@@ -71,7 +71,7 @@ describe('an engine whose program exits at start', () => {
       storage: ':memory:',
       objective: {
         name: 'module',
-        module: resolve(packageRoot, 'src/engines/retrieval-service.ts'),
+        module: resolve(packageRoot, 'src/adapters/retrieval-service.ts'),
         options: {engine: file, data: DATA},
       },
       optimizer: 'random',

@@ -214,7 +214,7 @@ function nextSteps(o: InitOptions, port: number): string {
   return [
     `# ${o.name}: tuning with kt`,
     '',
-    `Written by \`kt init --engine ${o.kind} --lang ${o.lang}\`. The engine-file format: node_modules/kt/src/engines/README.md.`,
+    `Written by \`kt init --engine ${o.kind} --lang ${o.lang}\`. The engine-file format: node_modules/kt/src/adapters/README.md.`,
     '',
     ...steps[o.kind],
     '',

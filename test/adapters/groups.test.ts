@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {parseEngineFile} from '../../src/engines/file.js'
+import {parseEngineFile} from '../../src/adapters/file.js'
 import {InputError} from '../../src/util/errors.js'
 
 function engine(groups?: unknown): Record<string, unknown> {

@@ -1,9 +1,9 @@
 import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {afterEach, describe, expect, it} from 'vitest'
-import {parseEngineFile} from '../../src/engines/file.js'
-import {httpObjective} from '../../src/engines/http.js'
-import {TrialFailure} from '../../src/engines/metrics.js'
+import {parseEngineFile} from '../../src/adapters/file.js'
+import {httpObjective} from '../../src/adapters/http.js'
+import {TrialFailure} from '../../src/adapters/metrics.js'
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse, n: number) => void
 

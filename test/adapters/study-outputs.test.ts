@@ -7,7 +7,7 @@ import {existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileS
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {parseEngineFile} from '../../src/engines/file.js'
+import {parseEngineFile} from '../../src/adapters/file.js'
 import {writeEngineStudyOutputs} from '../../src/study/engine-study.js'
 import type {TrialRow} from '../../src/study/model.js'
 import {InputError} from '../../src/util/errors.js'

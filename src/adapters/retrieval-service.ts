@@ -1,7 +1,7 @@
 /**
  * The `retrieval-service` evaluation kind: the engine only stores and ranks; kt brings the
  * benchmark. kt resets the service, ingests every conversation of a dataset, asks it to rank
- * turns for each scored question (the messages: src/engines/README.md "retrieval-service: kt
+ * turns for each scored question (the messages: src/adapters/README.md "retrieval-service: kt
  * brings the benchmark"), and scores the rankings with the harness of `kt eval`. Latency is
  * measured on kt's side per search, warmed and repeated. Re-ingestion happens only when a
  * parameter marked `"ingest": true` changes between trials. A reply that is not JSON (the byte

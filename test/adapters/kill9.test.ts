@@ -1,5 +1,5 @@
 /**
- * kill -9 of kt leaves no command trial running (review D#9): the watchdog (src/engines/process-groups.ts)
+ * kill -9 of kt leaves no command trial running (review D#9): the watchdog (src/adapters/process-groups.ts)
  * kills every live trial's process group, grandchildren included, when kt dies.
  */
 import {spawn} from 'node:child_process'
@@ -12,7 +12,7 @@ import {packageRoot} from '../../src/util/paths.js'
 import {parentPid} from '../../src/util/proc.js'
 import {pidsIn, waitFor, waitGone} from './helpers.js'
 
-const FIXTURES = join(packageRoot, 'test', 'engines', 'fixtures')
+const FIXTURES = join(packageRoot, 'test', 'adapters', 'fixtures')
 
 describe('kt search --engine killed with SIGKILL', () => {
   it('its running trials and their grandchildren die with it', async () => {

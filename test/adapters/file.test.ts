@@ -2,7 +2,7 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {loadEngineFile, parseEngineFile, engineTierForBudget} from '../../src/engines/file.js'
+import {loadEngineFile, parseEngineFile, engineTierForBudget} from '../../src/adapters/file.js'
 import {
   activeConfig,
   configFromEnv,
