@@ -152,7 +152,7 @@ describe('layers point down only', () => {
     // an adapter reaching up into eval (how src/adapters/retrieval-service.ts once imported its metrics) fails; down and sideways pass
     const at = (file: string, text: string) => upwardImports([{file: join(packageRoot, file), text}], packageRoot)
     expect(at('src/adapters/x.ts', "import {queryMetrics} from '../eval/metrics.js'")).toEqual([
-      'src/adapters/x.ts -> ../eval/metrics.js (engines is below eval)',
+      'src/adapters/x.ts -> ../eval/metrics.js (adapters is below eval)',
     ])
     expect(at('src/report/x.ts', "import type {Report} from '../../phases/report-types.js'")).toEqual([
       'src/report/x.ts -> ../../phases/report-types.js (report is below phases)',
