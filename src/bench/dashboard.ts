@@ -41,8 +41,8 @@ const QUERY_TYPES = ['entity_lookup', 'temporal', 'multi_hop', 'simple_factual',
 const START_MS = Date.UTC(2026, 0, 1)
 /** How long one page load may take before the bench gives up (a 100,000-trial page under load). */
 const PAGE_TIMEOUT_MS = 120_000
-/** Headless Debian Chromium without the background work that would add noise to the timings. */
-const CHROMIUM_ARGS = [
+/** Headless Debian Chromium without the background work that adds noise to timings (and, on this closed network, refused connections). */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

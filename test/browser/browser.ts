@@ -6,18 +6,9 @@
 import {existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
+import {CHROMIUM_ARGS} from '../../src/bench/dashboard.js'
 
 const CHROMIUM = process.env.KT_CHROMIUM ?? '/usr/bin/chromium'
-/** Exactly the flags; Playwright adds a fresh profile folder (--user-data-dir) per launch. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 const SCREENSHOT_DIR = join(process.cwd(), '.ci-out', 'screenshots')
 
 export interface BrowserHandle {
